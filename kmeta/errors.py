@@ -1,0 +1,70 @@
+"""The error base class and the exit codes: the two things every layer may raise or return.
+
+Bad *data* is not an error here: it becomes a :class:`~kmeta.findings.Finding`.  An error
+is a condition that stops a command — a path that cannot be read, a usage mistake.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes; part of kmeta's interface (documented in ``man/kmeta.1``)."""
+
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    UNREADABLE = 3
+
+
+class KmetaError(Exception):
+    """A condition that stops a command, reported to the user as one line.
+
+    ``reference`` is a stable short code; ``context`` names the file (and byte offset);
+    ``hint`` says what the user can do about it.
+    """
+
+    reference = "KM000"
+    exit_code = ExitCode.UNREADABLE
+
+    def __init__(self, message: str, *, context: str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.context = context
+        self.hint = hint
+
+    def one_line(self) -> str:
+        parts = [f"kmeta: error[{self.reference}]:"]
+        if self.context:
+            parts.append(f"{self.context}:")
+        parts.append(self.message)
+        line = " ".join(parts)
+        if self.hint:
+            line += f" ({self.hint})"
+        return line
+
+
+class UnreadableInput(KmetaError):
+    """A path that does not exist, cannot be opened, or holds no Kafka files."""
+
+    reference = "KM001"
+    exit_code = ExitCode.UNREADABLE
+
+
+class UsageError(KmetaError):
+    """Options that contradict each other or name things that do not exist."""
+
+    reference = "KM002"
+    exit_code = ExitCode.USAGE
+
+
+class FormatError(KmetaError):
+    """Bytes that do not follow a format; callers turn it into a Finding with a position."""
+
+    reference = "KM003"
+    exit_code = ExitCode.FINDINGS
+
+    def __init__(self, message: str, *, position: int | None = None, **kw):
+        super().__init__(message, **kw)
+        self.position = position

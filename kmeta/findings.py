@@ -1,0 +1,83 @@
+"""Findings: what kmeta says about bad or surprising data.
+
+Every problem kmeta sees in its input becomes a :class:`Finding` with a stable ``code``
+(documented in ``man/kmeta.1`` under FINDINGS), never an exception.  Codes are grouped by
+the layer that raises them: ``F`` format, ``S`` storage, ``V`` verify.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+#: Every finding code kmeta can emit, with its severity and a one-line meaning.
+CODES: dict[str, tuple[Severity, str]] = {
+    "F001": (Severity.ERROR, "batch CRC does not match its contents"),
+    "F002": (Severity.ERROR, "batch header is impossible (length, magic or counts out of range)"),
+    "F003": (Severity.ERROR, "records inside a batch cannot be decoded"),
+    "F004": (Severity.WARNING, "metadata record of unknown apiKey or version; shown as raw hex"),
+    "F005": (Severity.ERROR, "metadata record body does not match its schema"),
+    "F006": (Severity.ERROR, "compressed batch cannot be decompressed"),
+    "F007": (Severity.ERROR, "control record cannot be decoded"),
+    "F008": (Severity.WARNING, "control record of unknown type or version; shown as raw hex"),
+    "F009": (Severity.ERROR, "legacy message CRC does not match its contents"),
+    "F010": (Severity.ERROR, "file content does not follow its format"),
+    "F011": (Severity.WARNING, "record count in batch header differs from records decoded"),
+    "S001": (Severity.ERROR, "torn or truncated tail: the segment ends inside a batch"),
+    "S002": (Severity.WARNING, "zero-filled tail (preallocated space never written)"),
+    "S003": (Severity.ERROR, "damaged byte range skipped; reading resumed at the next valid batch"),
+    "S004": (Severity.ERROR, "garbage after the last valid batch"),
+    "S005": (Severity.ERROR, "batch offsets go backwards or overlap the previous batch"),
+    "S006": (Severity.INFO, "empty file"),
+    "S007": (Severity.WARNING, "file name not recognised as a Kafka file; skipped"),
+    "S008": (Severity.ERROR, "file cannot be read"),
+    "S009": (Severity.WARNING, "segment base offset in its name differs from its first batch"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem in the input, located as precisely as kmeta can."""
+
+    code: str
+    message: str
+    file: str | None = None
+    position: int | None = None
+    offset: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def severity(self) -> Severity:
+        return CODES[self.code][0]
+
+    def where(self) -> str:
+        parts = [self.file or "-"]
+        if self.position is not None:
+            parts.append(f"byte {self.position}")
+        if self.offset is not None:
+            parts.append(f"offset {self.offset}")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "finding",
+            "file": self.file,
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+        }
+        if self.position is not None:
+            out["position"] = self.position
+        if self.offset is not None:
+            out["offset"] = self.offset
+        if self.details:
+            out["details"] = self.details
+        return out

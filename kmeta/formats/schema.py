@@ -1,0 +1,507 @@
+"""A declarative language for Kafka's versioned messages, and the codecs derived from it.
+
+Kafka describes every metadata record and KRaft control message in a JSON schema: fields
+with a type, the versions they exist in, nullable and tagged versions.  kmeta writes the
+same facts once, as :class:`Message` objects (see ``metadata_schemas.py`` and
+``control_schemas.py``), and derives from each (message, version):
+
+* a construct ``Construct`` that parses *and* builds the body (the definition), and
+* a fast decoder (closures over ``struct``) used on hot paths; tests prove both agree.
+
+Encoding rules (Kafka's ``MessageGenerator``): in flexible versions strings, bytes and
+arrays carry an unsigned varint length + 1 (0 = null) and every struct ends with a tagged
+field section; in older versions lengths are int16 (strings) or int32 (bytes, arrays), -1
+for null.  Decoded values use Kafka's JSON field names (camelCase) so dumps can be
+compared with ``kafka-dump-log.sh`` field by field.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import construct as cs
+
+from kmeta.errors import FormatError
+from kmeta.formats.primitives import (
+    ZERO_UUID,
+    KafkaUuid,
+    UVarInt,
+    encode_uvarint,
+    read_uvarint,
+    uuid_to_str,
+)
+
+# ---------------------------------------------------------------------------- versions
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    lo: int
+    hi: int  # inclusive; 32767 for "N+"
+
+    def __contains__(self, v: int) -> bool:
+        return self.lo <= v <= self.hi
+
+    @property
+    def empty(self) -> bool:
+        return self.lo > self.hi
+
+
+NONE = Versions(1, 0)
+
+
+def versions(spec: str | None) -> Versions:
+    """Parse Kafka's version range syntax: ``"0+"``, ``"1-3"``, ``"2"`` or ``"none"``."""
+    if spec is None or spec == "none":
+        return NONE
+    if spec.endswith("+"):
+        return Versions(int(spec[:-1]), 32767)
+    if "-" in spec:
+        lo, hi = spec.split("-")
+        return Versions(int(lo), int(hi))
+    return Versions(int(spec), int(spec))
+
+
+# ---------------------------------------------------------------------------- declarations
+
+PRIMITIVES = ("bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
+              "uuid", "string", "bytes", "records")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a message, as Kafka's schema declares it.
+
+    ``type`` is a primitive name, ``"[]T"`` for an array of primitive or struct ``T``, or a
+    struct name.  ``fields`` holds the members when the type is a struct (or array of one).
+    ``sensitive`` marks values kmeta redacts unless ``--show-secrets`` is given.
+    """
+
+    name: str
+    type: str
+    versions: str = "0+"
+    nullable: str | None = None
+    tagged: str | None = None
+    tag: int | None = None
+    default: Any = None
+    fields: tuple[Field, ...] = ()
+    sensitive: bool = False
+
+    @property
+    def json_name(self) -> str:
+        return self.name[:1].lower() + self.name[1:]
+
+    @property
+    def is_array(self) -> bool:
+        return self.type.startswith("[]")
+
+    @property
+    def element(self) -> str:
+        return self.type[2:] if self.is_array else self.type
+
+    @property
+    def is_struct(self) -> bool:
+        return self.element not in PRIMITIVES
+
+    def default_value(self) -> Any:
+        """The value Kafka assumes when a tagged field is absent (and omits from JSON)."""
+        if self.default == "null":
+            return None
+        if self.is_array:
+            return []
+        t = self.type
+        if self.default is not None:
+            if t == "bool":
+                return str(self.default).lower() == "true"
+            if t == "float64":
+                return float(self.default)
+            if t in ("string",):
+                return str(self.default)
+            if t == "uuid":
+                return ZERO_UUID
+            return int(str(self.default), 0)
+        return {"bool": False, "float64": 0.0, "string": "", "bytes": b"", "records": None,
+                "uuid": ZERO_UUID}.get(t, 0 if t in PRIMITIVES else None)
+
+
+def F(name: str, type: str, versions: str = "0+", **kw: Any) -> Field:  # noqa: A002
+    """Shorthand used by the schema tables."""
+    if "fields" in kw:
+        kw["fields"] = tuple(kw["fields"])
+    return Field(name, type, versions, **kw)
+
+
+@dataclass(frozen=True)
+class Message:
+    """A versioned message: a metadata record type or a KRaft control message."""
+
+    name: str
+    api_key: int | None
+    valid_versions: str
+    flexible_versions: str
+    fields: tuple[Field, ...] = field(default_factory=tuple)
+
+    @property
+    def type_name(self) -> str:
+        """Kafka's enum spelling, e.g. ``PartitionChangeRecord`` -> ``PARTITION_CHANGE_RECORD``."""
+        return to_upper_snake(self.name)
+
+    def supports(self, version: int) -> bool:
+        return version in versions(self.valid_versions)
+
+    def flexible(self, version: int) -> bool:
+        return version in versions(self.flexible_versions)
+
+
+def to_upper_snake(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i > 0 and not name[i - 1].isupper():
+            out.append("_")
+        out.append(ch.upper())
+    return "".join(out)
+
+
+def M(name: str, api_key: int | None, valid: str, flexible: str, *fields: Field) -> Message:
+    return Message(name, api_key, valid, flexible, tuple(fields))
+
+
+# ---------------------------------------------------------------------------- construct
+
+
+def _fixed(t: str) -> cs.Construct:
+    return {
+        "bool": cs.Flag,
+        "int8": cs.Int8sb,
+        "int16": cs.Int16sb,
+        "uint16": cs.Int16ub,
+        "int32": cs.Int32sb,
+        "uint32": cs.Int32ub,
+        "int64": cs.Int64sb,
+        "float64": cs.Float64b,
+        "uuid": KafkaUuid(),
+    }[t]
+
+
+class _Length(cs.Construct):
+    """A length prefix: int16/int32 (-1 null) or, when flexible, uvarint length+1 (0 null)."""
+
+    def __init__(self, flexible: bool, width: int):
+        super().__init__()
+        self.flexible = flexible
+        self.fixed = cs.Int16sb if width == 2 else cs.Int32sb
+
+    def _parse(self, stream, context, path):
+        if self.flexible:
+            return UVarInt(5)._parse(stream, context, path) - 1
+        return self.fixed._parse(stream, context, path)
+
+    def _build(self, obj, stream, context, path):
+        if self.flexible:
+            return UVarInt(5)._build(obj + 1, stream, context, path)
+        return self.fixed._build(obj, stream, context, path)
+
+
+class _Nullable(cs.Construct):
+    """A length-prefixed value (string, bytes, array) that may be null (length -1)."""
+
+    def __init__(self, length: _Length, item: Callable[[int], cs.Construct] | None,
+                 kind: str, nullable: bool):
+        super().__init__()
+        self.length = length
+        self.item = item  # element construct for arrays; None for strings/bytes
+        self.kind = kind
+        self.nullable = nullable
+
+    def _parse(self, stream, context, path):
+        n = self.length._parse(stream, context, path)
+        if n < 0:
+            if not self.nullable:
+                raise cs.ExplicitError(f"null {self.kind} in a non-nullable field", path=path)
+            return None
+        if self.kind == "array":
+            item = self.item(0)
+            return [item._parsereport(stream, context, path) for _ in range(n)]
+        data = cs.stream_read(stream, n, path)
+        return data.decode("utf-8") if self.kind == "string" else data
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            if not self.nullable:
+                raise cs.ExplicitError(f"null {self.kind} in a non-nullable field", path=path)
+            self.length._build(-1, stream, context, path)
+            return obj
+        if self.kind == "array":
+            self.length._build(len(obj), stream, context, path)
+            item = self.item(0)
+            for x in obj:
+                item._build(x, stream, context, path)
+            return obj
+        data = obj.encode("utf-8") if self.kind == "string" else bytes(obj)
+        self.length._build(len(data), stream, context, path)
+        cs.stream_write(stream, data, len(data), path)
+        return obj
+
+
+class StructBody(cs.Construct):
+    """The fields of one struct at one version, in order, then (flexible) its tagged fields.
+
+    Parses into a dict keyed by Kafka's JSON names.  Unknown tags are kept raw under
+    ``"_unknownTaggedFields"`` as ``[{"tag": n, "data": bytes}]`` and rebuilt unchanged.
+    """
+
+    def __init__(self, fields: tuple[Field, ...], version: int, flexible: bool):
+        super().__init__()
+        self.flexible = flexible
+        self.plain: list[tuple[Field, cs.Construct]] = []
+        self.tagged: dict[int, tuple[Field, cs.Construct]] = {}
+        for f in fields:
+            if version not in versions(f.versions):
+                continue
+            if flexible and f.tagged and version in versions(f.tagged):
+                # Tagged values are always encoded with flexible rules.
+                self.tagged[f.tag] = (f, field_construct(f, version, True))
+            else:
+                self.plain.append((f, field_construct(f, version, flexible)))
+
+    def _parse(self, stream, context, path):
+        out: dict[str, Any] = {}
+        for f, con in self.plain:
+            out[f.json_name] = con._parsereport(stream, context, f"{path} -> {f.json_name}")
+        if self.flexible:
+            n = UVarInt(5)._parse(stream, context, path)
+            unknown = []
+            for _ in range(n):
+                tag = UVarInt(5)._parse(stream, context, path)
+                size = UVarInt(5)._parse(stream, context, path)
+                data = cs.stream_read(stream, size, path)
+                if tag in self.tagged:
+                    f, con = self.tagged[tag]
+                    value = con.parse(data)
+                    if value != f.default_value():
+                        out[f.json_name] = value
+                else:
+                    unknown.append({"tag": tag, "data": data})
+            if unknown:
+                out["_unknownTaggedFields"] = unknown
+        return out
+
+    def _build(self, obj, stream, context, path):
+        for f, con in self.plain:
+            value = obj.get(f.json_name, f.default_value()) if f.default is not None or \
+                f.is_array else obj[f.json_name]
+            con._build(value, stream, context, f"{path} -> {f.json_name}")
+        if self.flexible:
+            items: list[tuple[int, bytes]] = []
+            for tag, (f, con) in self.tagged.items():
+                if f.json_name in obj and obj[f.json_name] != f.default_value():
+                    items.append((tag, con.build(obj[f.json_name])))
+            for u in obj.get("_unknownTaggedFields", ()):
+                items.append((u["tag"], bytes(u["data"])))
+            items.sort(key=lambda kv: kv[0])
+            out = bytearray(encode_uvarint(len(items)))
+            for tag, data in items:
+                out += encode_uvarint(tag) + encode_uvarint(len(data)) + data
+            cs.stream_write(stream, bytes(out), len(out), path)
+        return obj
+
+
+def field_construct(f: Field, version: int, flexible: bool) -> cs.Construct:
+    nullable = version in versions(f.nullable)
+    if f.is_array:
+        if f.is_struct:
+            elem = StructBody(f.fields, version, flexible)
+        else:
+            elem = _fixed(f.element) if f.element not in ("string", "bytes") else \
+                _Nullable(_Length(flexible, 2 if f.element == "string" else 4), None,
+                          f.element, False)
+        return _Nullable(_Length(flexible, 4), lambda _v: elem, "array", nullable)
+    if f.type == "string":
+        return _Nullable(_Length(flexible, 2), None, "string", nullable)
+    if f.type in ("bytes", "records"):
+        return _Nullable(_Length(flexible, 4), None, "bytes", nullable)
+    if f.is_struct:
+        body = StructBody(f.fields, version, flexible)
+        if nullable:
+            return cs.FocusedSeq("v", "present" / cs.Int8sb,
+                                 "v" / cs.If(cs.this.present >= 0, body))
+        return body
+    return _fixed(f.type)
+
+
+@cache
+def message_construct(message: Message, version: int) -> cs.Construct:
+    """The construct that parses and builds ``message`` at ``version`` (body only)."""
+    return StructBody(message.fields, version, message.flexible(version))
+
+
+# ---------------------------------------------------------------------------- fast decoder
+
+_FIXED_STRUCTS = {
+    "bool": struct.Struct(">?"),
+    "int8": struct.Struct(">b"),
+    "int16": struct.Struct(">h"),
+    "uint16": struct.Struct(">H"),
+    "int32": struct.Struct(">i"),
+    "uint32": struct.Struct(">I"),
+    "int64": struct.Struct(">q"),
+    "float64": struct.Struct(">d"),
+}
+
+Reader = Callable[[bytes, int], tuple[Any, int]]
+
+
+def _fast_fixed(t: str) -> Reader:
+    if t == "uuid":
+        def read_uuid(buf: bytes, pos: int) -> tuple[Any, int]:
+            end = pos + 16
+            if end > len(buf):
+                raise FormatError("uuid runs past the end of the record", position=pos)
+            return uuid_to_str(buf[pos:end]), end
+        return read_uuid
+    st = _FIXED_STRUCTS[t]
+    unpack_from = st.unpack_from
+    size = st.size
+
+    def read_fixed(buf: bytes, pos: int) -> tuple[Any, int]:
+        return unpack_from(buf, pos)[0], pos + size
+    return read_fixed
+
+
+def _fast_length(flexible: bool, width: int) -> Reader:
+    if flexible:
+        def read_compact(buf: bytes, pos: int) -> tuple[int, int]:
+            n, pos = read_uvarint(buf, pos)
+            return n - 1, pos
+        return read_compact
+    return _fast_fixed("int16" if width == 2 else "int32")
+
+
+def _fast_nullable(length: Reader, kind: str, nullable: bool, item: Reader | None) -> Reader:
+    def read(buf: bytes, pos: int) -> tuple[Any, int]:
+        n, pos = length(buf, pos)
+        if n < 0:
+            if not nullable:
+                raise FormatError(f"null {kind} in a non-nullable field", position=pos)
+            return None, pos
+        if kind == "array":
+            if n > len(buf) - pos:
+                raise FormatError(f"array of {n} elements cannot fit in the record", position=pos)
+            out = []
+            append = out.append
+            for _ in range(n):
+                v, pos = item(buf, pos)
+                append(v)
+            return out, pos
+        end = pos + n
+        if end > len(buf):
+            raise FormatError(f"{kind} of {n} bytes runs past the end of the record",
+                              position=pos)
+        data = buf[pos:end]
+        if kind == "string":
+            try:
+                return data.decode("utf-8"), end
+            except UnicodeDecodeError as e:
+                raise FormatError("string is not valid UTF-8", position=pos) from e
+        return bytes(data), end
+    return read
+
+
+def field_reader(f: Field, version: int, flexible: bool) -> Reader:
+    nullable = version in versions(f.nullable)
+    if f.is_array:
+        if f.is_struct:
+            elem = struct_reader(f.fields, version, flexible)
+        elif f.element in ("string", "bytes"):
+            elem = _fast_nullable(_fast_length(flexible, 2 if f.element == "string" else 4),
+                                  f.element, False, None)
+        else:
+            elem = _fast_fixed(f.element)
+        return _fast_nullable(_fast_length(flexible, 4), "array", nullable, elem)
+    if f.type == "string":
+        return _fast_nullable(_fast_length(flexible, 2), "string", nullable, None)
+    if f.type in ("bytes", "records"):
+        return _fast_nullable(_fast_length(flexible, 4), "bytes", nullable, None)
+    if f.is_struct:
+        body = struct_reader(f.fields, version, flexible)
+        if not nullable:
+            return body
+
+        def read_nullable_struct(buf: bytes, pos: int) -> tuple[Any, int]:
+            marker = buf[pos]
+            if marker >= 0x80:
+                return None, pos + 1
+            return body(buf, pos + 1)
+        return read_nullable_struct
+    return _fast_fixed(f.type)
+
+
+def struct_reader(fields: tuple[Field, ...], version: int, flexible: bool) -> Reader:
+    plain: list[tuple[str, Reader]] = []
+    tagged: dict[int, tuple[Field, Reader]] = {}
+    for f in fields:
+        if version not in versions(f.versions):
+            continue
+        if flexible and f.tagged and version in versions(f.tagged):
+            tagged[f.tag] = (f, field_reader(f, version, True))
+        else:
+            plain.append((f.json_name, field_reader(f, version, flexible)))
+    plain_t = tuple(plain)
+
+    def read(buf: bytes, pos: int) -> tuple[dict[str, Any], int]:
+        out: dict[str, Any] = {}
+        for name, reader in plain_t:
+            out[name], pos = reader(buf, pos)
+        if flexible:
+            n = buf[pos]
+            if n == 0:
+                return out, pos + 1
+            n, pos = read_uvarint(buf, pos)
+            unknown = []
+            for _ in range(n):
+                tag, pos = read_uvarint(buf, pos)
+                size, pos = read_uvarint(buf, pos)
+                end = pos + size
+                if end > len(buf):
+                    raise FormatError(f"tagged field {tag} runs past the end of the record",
+                                      position=pos)
+                if tag in tagged:
+                    f, reader = tagged[tag]
+                    value, used = reader(buf[pos:end], 0)
+                    if used != size:
+                        raise FormatError(f"tagged field {tag} has {size - used} stray bytes",
+                                          position=pos)
+                    if value != f.default_value():
+                        out[f.json_name] = value
+                else:
+                    unknown.append({"tag": tag, "data": bytes(buf[pos:end])})
+                pos = end
+            if unknown:
+                out["_unknownTaggedFields"] = unknown
+        return out, pos
+    return read
+
+
+@cache
+def message_reader(message: Message, version: int) -> Reader:
+    """Fast decoder of ``message`` at ``version``, derived from the same declaration."""
+    return struct_reader(message.fields, version, message.flexible(version))
+
+
+def sensitive_paths(message: Message) -> tuple[tuple[str, ...], ...]:
+    """JSON-name paths of fields marked sensitive (for redaction)."""
+    out: list[tuple[str, ...]] = []
+
+    def walk(fields: tuple[Field, ...], prefix: tuple[str, ...]) -> None:
+        for f in fields:
+            p = prefix + (f.json_name,)
+            if f.sensitive:
+                out.append(p)
+            if f.fields:
+                walk(f.fields, p)
+    walk(message.fields, ())
+    return tuple(out)
