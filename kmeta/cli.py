@@ -1,0 +1,228 @@
+"""The ``kmeta`` command line: parse options, call one op, render, choose the exit code.
+
+Imports of ops and renderers happen inside the commands so that ``kmeta --help`` stays
+fast and never touches pyspark.  All errors pass through :func:`main`, which prints one
+line on stderr and exits with the documented code; ``--traceback`` re-raises instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kmeta import __version__
+from kmeta.errors import ExitCode, KmetaError, UsageError
+
+app = typer.Typer(
+    name="kmeta",
+    help="Inspect, verify and repair Apache Kafka KRaft metadata logs on disk.\n\n"
+         "Exit codes: 0 clean, 1 findings of severity error, 2 usage error, "
+         "3 input unreadable.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state = {"traceback": False}
+
+
+class Decoder(str, Enum):
+    metadata = "metadata"
+    raw = "raw"
+    utf8 = "utf8"
+    hex = "hex"
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"kmeta {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    traceback: Annotated[bool, typer.Option("--traceback", help="Show Python tracebacks "
+                                            "instead of one-line errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    _state["traceback"] = traceback
+
+
+class Tally:
+    """Counts findings by severity as events stream past."""
+
+    def __init__(self) -> None:
+        self.errors = 0
+        self.warnings = 0
+        self.infos = 0
+
+    def watch(self, events: Iterable[Any]) -> Iterator[Any]:
+        from kmeta.findings import Finding, Severity
+
+        for ev in events:
+            if isinstance(ev, Finding):
+                sev = ev.severity
+                if sev is Severity.ERROR:
+                    self.errors += 1
+                elif sev is Severity.WARNING:
+                    self.warnings += 1
+                else:
+                    self.infos += 1
+            yield ev
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.FINDINGS if self.errors else ExitCode.OK
+
+    def summary(self) -> str | None:
+        total = self.errors + self.warnings + self.infos
+        if not total:
+            return None
+        return (f"kmeta: {total} finding(s): {self.errors} error(s), "
+                f"{self.warnings} warning(s), {self.infos} info")
+
+
+def write_lines(lines: Iterable[str]) -> None:
+    """Write lines to stdout in chunks (a write per line is the slowest part of a dump)."""
+    out = sys.stdout
+    buf: list[str] = []
+    for line in lines:
+        buf.append(line)
+        if len(buf) >= 512:
+            buf.append("")
+            out.write("\n".join(buf))
+            buf.clear()
+    if buf:
+        buf.append("")
+        out.write("\n".join(buf))
+    out.flush()
+
+
+PathsArg = Annotated[list[Path], typer.Argument(
+    help="Data directories, partition directories or files.", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one object per "
+                                       "line (schema in kmeta(1)).")]
+
+
+@app.command()
+def dump(
+    paths: PathsArg,
+    records: Annotated[bool, typer.Option("--records", "-r", help="Text: also print a line "
+                                          "per record with its decoded payload.")] = False,
+    json_out: JsonOpt = False,
+    decoder: Annotated[Decoder | None, typer.Option(
+        "--decoder", help="Payload decoder; default: metadata for __cluster_metadata and "
+        "snapshots, raw (base64) otherwise.")] = None,
+    from_offset: Annotated[int | None, typer.Option("--from-offset", help="Skip records "
+                                                   "before this offset.")] = None,
+    to_offset: Annotated[int | None, typer.Option("--to-offset", help="Skip records after "
+                                                 "this offset.")] = None,
+    types: Annotated[list[str] | None, typer.Option(
+        "--type", "-t", help="Only records of this type, e.g. PARTITION_RECORD or "
+        "LEADER_CHANGE (repeatable).")] = None,
+    batches_only: Annotated[bool, typer.Option("--batches-only", help="Batch headers only; "
+                                               "do not decode records.")] = False,
+    skip_control: Annotated[bool, typer.Option("--skip-control", help="Leave out control "
+                                               "batches.")] = False,
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", min=1, help="Read at most "
+                                                  "this many bytes of each file.")] = None,
+    show_hex: Annotated[bool, typer.Option("--hex", help="Also show the raw bytes of each "
+                                           "batch and record.")] = False,
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Print SCRAM "
+                                               "credentials, token ids and sensitive config "
+                                               "values instead of [redacted].")] = False,
+) -> None:
+    """Decode every batch and record of Kafka log segments, snapshots and small files."""
+    from kmeta.ops.dump import DumpOptions, dump, normalise_type
+    from kmeta.storage.discover import discover
+
+    if from_offset is not None and to_offset is not None and from_offset > to_offset:
+        raise UsageError(f"--from-offset {from_offset} is after --to-offset {to_offset}")
+    opts = DumpOptions(
+        decoder=decoder.value if decoder else None, from_offset=from_offset,
+        to_offset=to_offset, types=frozenset(normalise_type(t) for t in types or ()),
+        batches_only=batches_only, skip_control=skip_control, max_bytes=max_bytes,
+        show_hex=show_hex, show_secrets=show_secrets)
+    tally = Tally()
+    events = tally.watch(dump(discover(paths), opts))
+    if json_out:
+        from kmeta.render.jsonl import render as render_json
+
+        write_lines(render_json(events, show_hex))
+    else:
+        from kmeta.render.text import render as render_text
+
+        write_lines(render_text(events, records=records, show_hex=show_hex))
+    _finish(tally)
+
+
+@app.command()
+def info(paths: PathsArg, json_out: JsonOpt = False) -> None:
+    """One screen about a data dir: cluster, partitions, metadata log, snapshots, findings."""
+    from kmeta.ops.info import info as run_info
+    from kmeta.storage.discover import discover
+
+    tally = Tally()
+    report = run_info(discover(paths))
+    list(tally.watch(report.findings))
+    if json_out:
+        from kmeta.render.jsonl import dumps
+
+        write_lines([dumps(report.to_json())])
+    else:
+        from kmeta.render.info import render_info
+
+        render_info(report)
+    _finish(tally)
+
+
+def _finish(tally: Tally) -> None:
+    summary = tally.summary()
+    if summary:
+        print(summary, file=sys.stderr)
+    raise typer.Exit(int(tally.exit_code))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one place turns errors into a line on stderr and an exit code."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+        if isinstance(code, int):
+            sys.exit(code)
+    except BrokenPipeError:
+        # The reader (``| head``) went away: stop quietly, and keep Python from
+        # complaining while it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+    except KmetaError as e:
+        if _state["traceback"]:
+            raise
+        print(e.one_line(), file=sys.stderr)
+        sys.exit(int(e.exit_code))
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # click's usage errors and anything unforeseen
+        import click
+
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(130)
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(ExitCode.USAGE)
+        if _state["traceback"]:
+            raise
+        print(f"kmeta: internal error: {type(e).__name__}: {e} (a bug: please report it "
+              "with --traceback output)", file=sys.stderr)
+        sys.exit(70)

@@ -1,0 +1,100 @@
+"""The compression codecs Kafka uses inside batches, through the codecs' own libraries.
+
+Spec: Kafka's ``CompressionType`` ids (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd) and its
+codec streams: gzip; snappy in xerial's framing (an 8-byte magic, two int32 versions,
+then int32-length-prefixed raw snappy blocks); the LZ4 frame format; zstd frames.
+
+Every decompressor is bounded: corrupt or hostile input can claim any output size, so
+output beyond ``MAX_DECOMPRESSED`` is refused instead of allocated.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import zlib
+
+import cramjam
+import lz4.frame
+import zstandard
+
+from kmeta.errors import FormatError
+
+CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+CODEC_IDS = {v: k for k, v in CODEC_NAMES.items()}
+
+#: Largest decompressed records section kmeta will materialise (Kafka's own limit on a
+#: batch is message.max.bytes, 1 MiB by default; this leaves ample room).
+MAX_DECOMPRESSED = 256 * 1024 * 1024
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = struct.Struct(">8sii")
+
+
+def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED) -> bytes:
+    """Decompress a records section; raises FormatError on corrupt or oversized input."""
+    try:
+        if codec == 1:
+            d = zlib.decompressobj(wbits=31)
+            out = d.decompress(data, limit + 1)
+            if len(out) > limit or d.unconsumed_tail:
+                raise FormatError(f"gzip data expands beyond {limit} bytes")
+            return out
+        if codec == 2:
+            return _snappy_decompress(data, limit)
+        if codec == 3:
+            out = lz4.frame.LZ4FrameDecompressor().decompress(data, max_length=limit + 1)
+            if len(out) > limit:
+                raise FormatError(f"lz4 data expands beyond {limit} bytes")
+            return out
+        if codec == 4:
+            reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
+            out = reader.read(limit + 1)
+            if len(out) > limit:
+                raise FormatError(f"zstd data expands beyond {limit} bytes")
+            return out
+    except FormatError:
+        raise
+    except Exception as e:  # each codec library raises its own error types
+        name = CODEC_NAMES.get(codec, str(codec))
+        raise FormatError(f"{name} data is corrupt: {e}") from e
+    raise FormatError(f"unknown compression codec {codec}")
+
+
+def _snappy_decompress(data: bytes, limit: int) -> bytes:
+    if not data.startswith(XERIAL_MAGIC):
+        if cramjam.snappy.decompress_raw_len(data) > limit:
+            raise FormatError(f"snappy data expands beyond {limit} bytes")
+        return bytes(cramjam.snappy.decompress_raw(data))
+    pos = _XERIAL_HEADER.size
+    out = bytearray()
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise FormatError("snappy block length truncated", position=pos)
+        (n,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        if n < 0 or pos + n > len(data):
+            raise FormatError(f"snappy block of {n} bytes does not fit", position=pos)
+        block = data[pos:pos + n]
+        if len(out) + cramjam.snappy.decompress_raw_len(block) > limit:
+            raise FormatError(f"snappy data expands beyond {limit} bytes")
+        out += bytes(cramjam.snappy.decompress_raw(block))
+        pos += n
+    return bytes(out)
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    """Compress a records section the way Kafka's producers frame it."""
+    if codec == 1:
+        return gzip.compress(data, mtime=0)
+    if codec == 2:
+        out = bytearray(_XERIAL_HEADER.pack(XERIAL_MAGIC, 1, 1))
+        for i in range(0, len(data), 32 * 1024):
+            block = bytes(cramjam.snappy.compress_raw(data[i:i + 32 * 1024]))
+            out += struct.pack(">i", len(block)) + block
+        return bytes(out)
+    if codec == 3:
+        return lz4.frame.compress(data, content_checksum=False, store_size=False)
+    if codec == 4:
+        return zstandard.ZstdCompressor(write_content_size=False).compress(data)
+    raise ValueError(f"unknown compression codec {codec}")

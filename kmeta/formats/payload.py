@@ -1,0 +1,152 @@
+"""Decoding a record's key and value into (type, version, data) for each decoder.
+
+* ``metadata`` — KRaft metadata record values, framed as Kafka's ``AbstractApiMessageSerde``
+  writes them: unsigned varint frame version (1), apiKey, version, then the message body.
+* control records (any decoder) — key (version int16, type int16) and value: a transaction
+  marker, or a KRaft control message whose first field is its own int16 ``Version``.
+* ``raw`` / ``utf8`` / ``hex`` — opaque keys and values of ordinary topics.
+
+Unknown apiKeys, versions or control types are never guessed: the payload is returned as
+hex with a finding code (F004/F008), and malformed bodies as hex with F005/F007.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from typing import Any, NamedTuple
+
+from kmeta.errors import FormatError
+from kmeta.formats.control_schemas import (
+    CONTROL_KEY,
+    CONTROL_MESSAGES,
+    CONTROL_TYPE_NAMES,
+    END_TXN_MARKER,
+)
+from kmeta.formats.metadata_schemas import METADATA_MESSAGES
+from kmeta.formats.primitives import read_uvarint
+from kmeta.formats.schema import Message, message_reader
+
+DECODERS = ("metadata", "raw", "utf8", "hex")
+
+
+class Payload(NamedTuple):
+    """A decoded record: Kafka's type name, its version, the fields, and any problem."""
+
+    type: str
+    version: int | None
+    data: Any
+    finding: tuple[str, str] | None = None
+    api_key: int | None = None
+
+
+_NOOP = METADATA_MESSAGES[20]
+_NOOP_VALUE = b"\x01\x14\x00\x00"  # frame 1, apiKey 20, version 0, no tagged fields
+_NOOP_PAYLOAD = Payload(_NOOP.type_name, 0, {}, None, 20)
+
+
+def decode_metadata(value: bytes | None) -> Payload:
+    """Decode one metadata record value; never raises for bad bytes."""
+    if value == _NOOP_VALUE:
+        return _NOOP_PAYLOAD  # shared: callers treat payload data as read-only
+    if value is None:
+        return Payload("UNKNOWN", None, None, ("F005", "metadata record has a null value"))
+    try:
+        frame, pos = read_uvarint(value, 0)
+        api_key, pos = read_uvarint(value, pos)
+        version, pos = read_uvarint(value, pos)
+    except (IndexError, FormatError):
+        return _raw_metadata(value, None, None, "F005", "metadata record frame is truncated")
+    if frame != 1:
+        return _raw_metadata(value, api_key, version, "F005",
+                             f"metadata frame version {frame} is not 1")
+    message = METADATA_MESSAGES.get(api_key)
+    if message is None:
+        return _raw_metadata(value, api_key, version, "F004",
+                             f"unknown metadata record apiKey {api_key} (version {version})")
+    if not message.supports(version):
+        return _raw_metadata(value, api_key, version, "F004",
+                             f"{message.type_name} version {version} is not in Kafka's "
+                             f"schemas known to kmeta ({message.valid_versions})")
+    data, err = _read_body(message, version, value, pos)
+    if err:
+        return _raw_metadata(value, api_key, version, "F005",
+                             f"{message.type_name} v{version}: {err}", message.type_name)
+    return Payload(message.type_name, version, data, None, api_key)
+
+
+def _read_body(message: Message, version: int, buf: bytes, pos: int) -> tuple[Any, str | None]:
+    try:
+        data, end = message_reader(message, version)(buf, pos)
+    except FormatError as e:
+        return None, f"{e.message} at byte {e.position}"
+    except (IndexError, struct.error):
+        return None, "body ends early"
+    if end != len(buf):
+        return None, f"{len(buf) - end} bytes after the end of the body"
+    return data, None
+
+
+def _raw_metadata(value: bytes, api_key: int | None, version: int | None, code: str,
+                  message: str, type_name: str = "UNKNOWN") -> Payload:
+    data = {"apiKey": api_key, "version": version, "hex": value.hex()}
+    return Payload(type_name, version, data, (code, message), api_key)
+
+
+def decode_control(key: bytes | None, value: bytes | None) -> Payload:
+    """Decode a record of a control batch."""
+    if key is None or len(key) < 4:
+        return Payload("UNKNOWN", None, {"key": _hex(key), "value": _hex(value)},
+                       ("F007", "control record key is shorter than 4 bytes"))
+    kv = CONTROL_KEY.parse(key[:4])
+    ctype = kv.type
+    name = CONTROL_TYPE_NAMES.get(ctype)
+    if name is None or kv.version < 0:
+        return Payload(f"UNKNOWN({ctype})", None, {"key": _hex(key), "value": _hex(value)},
+                       ("F008", f"unknown control record type {ctype} "
+                                f"(key version {kv.version})"))
+    if value is None:
+        return Payload(name, None, None, ("F007", f"{name} control record has a null value"))
+    if ctype in (0, 1):
+        if len(value) < 6:
+            return Payload(name, None, {"hex": value.hex()},
+                           ("F007", f"{name} marker value is shorter than 6 bytes"))
+        marker = END_TXN_MARKER.parse(value[:6])
+        return Payload(name, marker.version, {"version": marker.version,
+                                              "coordinatorEpoch": marker.coordinatorEpoch})
+    message = CONTROL_MESSAGES.get(ctype)
+    if message is None or len(value) < 2:
+        return Payload(name, None, {"hex": value.hex()},
+                       ("F007", f"{name} control record value is too short"))
+    (version,) = struct.unpack_from(">h", value, 0)
+    if not message.supports(version):
+        return Payload(name, version, {"hex": value.hex()},
+                       ("F008", f"{name} control record version {version} is not in Kafka's "
+                                f"schemas known to kmeta ({message.valid_versions})"))
+    data, err = _read_body(message, version, value, 0)
+    if err:
+        return Payload(name, version, {"hex": value.hex()}, ("F007", f"{name}: {err}"))
+    return Payload(name, version, data)
+
+
+def _hex(b: bytes | None) -> str | None:
+    return None if b is None else b.hex()
+
+
+def decode_opaque(key: bytes | None, value: bytes | None, decoder: str) -> Payload:
+    """Keys and values of ordinary topics, shown as base64 (raw), text (utf8) or hex."""
+    if decoder == "utf8":
+        conv = _utf8
+    elif decoder == "hex":
+        conv = _hex
+    else:
+        conv = _b64
+    return Payload("RAW", None, {"key": conv(key), "value": conv(value)})
+
+
+def _b64(b: bytes | None) -> str | None:
+    return None if b is None else base64.b64encode(b).decode("ascii")
+
+
+def _utf8(b: bytes | None) -> str | None:
+    return None if b is None else bytes(b).decode("utf-8", "replace")

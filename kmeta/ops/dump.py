@@ -1,0 +1,191 @@
+"""``kmeta dump``: every batch and record of every file, decoded, as a stream of events.
+
+The op yields events in file order; renderers turn them into text or JSON Lines.  It
+never prints and never raises for bad data: problems are yielded as Findings where they
+are met, so the reader sees them next to the bytes they concern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from kmeta.errors import FormatError, KmetaError
+from kmeta.findings import Finding
+from kmeta.formats.batch import Batch, Record
+from kmeta.formats.legacy import LegacyBatch
+from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
+from kmeta.ops.redact import redact
+from kmeta.storage.discover import Discovery, LogFile
+from kmeta.storage.files import load_content
+from kmeta.storage.segments import mapped, scan
+
+
+@dataclass
+class DumpOptions:
+    decoder: str | None = None  # None: chosen per file
+    from_offset: int | None = None
+    to_offset: int | None = None
+    types: frozenset[str] = frozenset()
+    batches_only: bool = False
+    skip_control: bool = False
+    max_bytes: int | None = None
+    show_hex: bool = False
+    show_secrets: bool = False
+
+
+@dataclass
+class FileEvent:
+    """The start of one file: what it is and, for small files, its decoded content."""
+
+    file: str
+    file_kind: str
+    size: int
+    decoder: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    content: Any = None
+
+
+class RecordEvent(NamedTuple):
+    file: str
+    batch: Batch | LegacyBatch
+    record: Record
+    payload: Payload | None
+
+
+Event = FileEvent | Batch | LegacyBatch | RecordEvent | Finding
+
+
+def normalise_type(name: str) -> str:
+    """Accept ``PARTITION_RECORD``, ``PartitionRecord`` or ``partition`` for --type."""
+    from kmeta.formats.schema import to_upper_snake
+
+    n = name.strip()
+    if any(c.islower() for c in n) and any(c.isupper() for c in n):
+        n = to_upper_snake(n)
+    n = n.upper().replace("-", "_")
+    return n
+
+
+def _type_matches(wanted: frozenset[str], type_name: str) -> bool:
+    return type_name in wanted or type_name.removesuffix("_RECORD") in wanted
+
+
+def decoder_for(f: LogFile, forced: str | None) -> str:
+    if forced:
+        return forced
+    return "metadata" if f.is_metadata else "raw"
+
+
+def dump(discovery: Discovery, opts: DumpOptions) -> Iterator[Event]:
+    """All events for every file found, in discovery order (segments by offset)."""
+    yield from discovery.findings
+    for f in discovery.all_files():
+        yield from dump_file(f, opts)
+
+
+def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
+    path = str(f.path)
+    try:
+        size = f.path.stat().st_size
+    except OSError as e:
+        yield Finding("S008", f"cannot read: {e.strerror}", path)
+        return
+    kind = f.kind
+    info: dict[str, Any] = {}
+    if kind.base_offset is not None:
+        info["base_offset"] = kind.base_offset
+    if kind.epoch is not None:
+        info["epoch"] = kind.epoch
+    if kind.suffix:
+        info["suffix"] = kind.suffix
+    if not f.is_batches:
+        try:
+            content = load_content(f)
+        except KmetaError as e:
+            yield FileEvent(path, kind.kind, size, None, info)
+            yield Finding("S008", e.message, path)
+            return
+        except FormatError as e:
+            yield FileEvent(path, kind.kind, size, None, info)
+            yield Finding("F010", e.message, path, e.position)
+            return
+        yield FileEvent(path, kind.kind, size, None, info, content)
+        return
+    decoder = decoder_for(f, opts.decoder)
+    yield FileEvent(path, kind.kind, size, decoder, info)
+    if size == 0:
+        yield Finding("S006", "empty file", path)
+        return
+    try:
+        with mapped(f.path) as buf:
+            yield from _dump_batches(buf, path, decoder, opts, kind.base_offset
+                                     if kind.kind == "segment" else None)
+    except KmetaError as e:
+        yield Finding("S008", e.message, path)
+
+
+def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
+                  segment_base: int | None) -> Iterator[Event]:
+    lo, hi = opts.from_offset, opts.to_offset
+    first = True
+    for item in scan(buf, path, max_bytes=opts.max_bytes):
+        if isinstance(item, Finding):
+            yield item
+            continue
+        batch = item
+        if first and segment_base is not None and batch.base_offset != segment_base:
+            yield Finding("S009", f"segment is named for offset {segment_base} but its first "
+                          f"batch starts at {batch.base_offset}", path, batch.position,
+                          batch.base_offset)
+        first = False
+        if hi is not None and batch.base_offset > hi:
+            continue
+        if lo is not None and batch.last_offset < lo:
+            continue
+        if opts.skip_control and batch.is_control:
+            continue
+        if opts.batches_only:
+            yield batch
+            continue
+        try:
+            records = batch.records()
+        except FormatError as e:
+            yield batch
+            code = "F006" if "compress" in e.message or "data is corrupt" in e.message or \
+                "expands" in e.message else "F003"
+            pos = batch.position + (e.position or 0) if e.position is not None else \
+                batch.position
+            yield Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
+                          pos, batch.base_offset)
+            continue
+        if batch.records_count is not None and len(records) != batch.records_count:
+            yield Finding("F011", f"batch header says {batch.records_count} records, "
+                          f"{len(records)} decoded", path, batch.position, batch.base_offset)
+        events: list[Event] = []
+        control = batch.is_control
+        for r in records:
+            if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
+                continue
+            if control:
+                payload = decode_control(r.key, r.value)
+            elif decoder == "metadata":
+                payload = decode_metadata(r.value)
+            else:
+                payload = decode_opaque(r.key, r.value, decoder)
+            if opts.types and not _type_matches(opts.types, payload.type):
+                continue
+            if payload.finding:
+                code, message = payload.finding
+                events.append(Finding(code, f"record at offset {r.offset}: {message}", path,
+                                      batch.position, r.offset))
+            if not opts.show_secrets and not control and payload.data:
+                data = redact(payload.type, payload.data)
+                if data is not payload.data:
+                    payload = payload._replace(data=data)
+            events.append(RecordEvent(path, batch, r, payload))
+        if opts.types and not events:
+            continue
+        yield batch
+        yield from events

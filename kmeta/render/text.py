@@ -1,0 +1,133 @@
+"""Text lines for people, in the style of Kafka's ``kafka-dump-log.sh``.
+
+An SRE who knows Kafka's tool reads these lines the same way: a ``baseOffset: …`` line per
+batch and, with ``--records``, a ``| offset: …`` line per record with its payload.
+Findings appear inline, where they were met, as ``!! CODE severity: message``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from kmeta.findings import Finding
+from kmeta.formats.batch import Batch
+from kmeta.formats.legacy import LegacyBatch
+from kmeta.ops.dump import FileEvent, RecordEvent
+from kmeta.render.jsonl import dumps
+
+_CONTROL_LABELS = {
+    "SNAPSHOT_HEADER": "SnapshotHeader",
+    "SNAPSHOT_FOOTER": "SnapshotFooter",
+    "KRAFT_VERSION": "KRaftVersion",
+    "KRAFT_VOTERS": "KRaftVoters",
+    "LEADER_CHANGE": "LeaderChange",
+}
+
+
+def _bool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def batch_line(b: Batch | LegacyBatch) -> str:
+    if b.magic >= 2:
+        horizon = b.delete_horizon_ms
+        head = (f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} "
+                f"count: {b.records_count} baseSequence: {b.base_sequence} "
+                f"lastSequence: {b.last_sequence} producerId: {b.producer_id} "
+                f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.leader_epoch} "
+                f"isTransactional: {_bool(b.is_transactional)} "
+                f"isControl: {_bool(b.is_control)} "
+                f"deleteHorizonMs: {'OptionalLong.empty' if horizon is None else horizon}")
+    else:
+        head = f"offset: {b.last_offset}"
+    return (f"{head} position: {b.position} {b.timestamp_type}: {b.max_timestamp} "
+            f"size: {b.size} magic: {b.magic} compresscodec: {b.compression} "
+            f"crc: {b.crc} isvalid: {_bool(b.crc_valid)}")
+
+
+def record_line(ev: RecordEvent, show_hex: bool = False) -> str:
+    r, b, p = ev.record, ev.batch, ev.payload
+    key_size = -1 if r.key is None else len(r.key)
+    value_size = -1 if r.value is None else len(r.value)
+    line = (f"| offset: {r.offset} {b.timestamp_type}: {r.timestamp} "
+            f"keySize: {key_size} valueSize: {value_size}")
+    if b.magic >= 2:
+        keys = ",".join(h.key for h in r.headers)
+        line += f" sequence: {r.sequence} headerKeys: [{keys}]"
+    if b.is_control:
+        if p.type in ("ABORT", "COMMIT") and p.data and "coordinatorEpoch" in p.data:
+            line += f" endTxnMarker: {p.type} coordinatorEpoch: {p.data['coordinatorEpoch']}"
+        elif p.type in _CONTROL_LABELS and not p.finding:
+            line += f" {_CONTROL_LABELS[p.type]} {dumps(p.data)}"
+        else:
+            line += f" controlType: {p.type} {dumps(p.data)}"
+    elif p.type == "RAW":
+        if p.data["key"] is not None:
+            line += f" key: {p.data['key']}"
+        line += f" payload: {p.data['value']}"
+    else:
+        line += " payload: " + dumps({"type": p.type, "version": p.version, "data": p.data})
+    if show_hex:
+        line += f" keyHex: {'null' if r.key is None else bytes(r.key).hex()}"
+        line += f" valueHex: {'null' if r.value is None else bytes(r.value).hex()}"
+    return line
+
+
+def finding_line(f: Finding) -> str:
+    return f"!! {f.code} {f.severity.value}: {f.where()}: {f.message}"
+
+
+def file_lines(ev: FileEvent) -> Iterator[str]:
+    yield f"Dumping {ev.file}"
+    kind = ev.file_kind
+    if kind == "bootstrap-checkpoint":
+        yield "KRaft bootstrap snapshot"
+    elif kind == "kraft-snapshot":
+        state = f" ({ev.info['suffix']})" if ev.info.get("suffix") else ""
+        yield (f"Snapshot end offset: {ev.info.get('base_offset')}, "
+               f"epoch: {ev.info.get('epoch')}{state}")
+    elif kind == "segment":
+        yield f"Log starting offset: {ev.info.get('base_offset')}"
+    if ev.content is not None:
+        yield from content_lines(ev.content)
+
+
+def content_lines(content: Any) -> Iterator[str]:
+    """Small files: their decoded fields, one ``key: value`` per line, lists expanded."""
+    data = content.to_json() if hasattr(content, "to_json") else content
+    if not isinstance(data, dict):
+        yield str(data)
+        return
+    for k, v in data.items():
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            yield f"{k}: {len(v)}"
+            for item in v:
+                yield "  " + " ".join(f"{ik}: {_scalar(iv)}" for ik, iv in item.items())
+        else:
+            yield f"{k}: {_scalar(v)}"
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return _bool(v)
+    if v is None:
+        return "null"
+    if isinstance(v, (list, dict)):
+        return dumps(v)
+    return str(v)
+
+
+def render(events: Iterable[Any], *, records: bool, show_hex: bool = False) -> Iterator[str]:
+    for ev in events:
+        if type(ev) is RecordEvent:
+            if records:
+                yield record_line(ev, show_hex)
+        elif isinstance(ev, (Batch, LegacyBatch)):
+            yield batch_line(ev)
+            if show_hex:
+                yield f"  hex: {bytes(ev.raw).hex()}"
+        elif isinstance(ev, Finding):
+            yield finding_line(ev)
+        elif isinstance(ev, FileEvent):
+            yield from file_lines(ev)

@@ -1,0 +1,193 @@
+"""Finding and classifying the files under any path a user gives kmeta.
+
+A path may be one file, one partition directory (``topic-N``), a broker data directory
+(``log.dirs`` entry: ``meta.properties`` plus partition directories), or a folder above
+several data directories.  :func:`discover` returns them all, sorted so that segments come
+in offset order, and a Finding for every file it does not recognise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kmeta.errors import UnreadableInput
+from kmeta.findings import Finding
+from kmeta.formats.filenames import FileKind, classify, parse_partition_dir
+
+METADATA_TOPIC = "__cluster_metadata"
+MAX_DEPTH = 4  # how far below the given path to look for data directories
+
+
+@dataclass(frozen=True)
+class LogFile:
+    path: Path
+    kind: FileKind
+    topic: str | None = None
+
+    @property
+    def is_metadata(self) -> bool:
+        """Holds KRaft metadata records: the metadata log or a snapshot/bootstrap file."""
+        return self.topic == METADATA_TOPIC or self.kind.kind in ("kraft-snapshot",
+                                                                    "bootstrap-checkpoint")
+
+    @property
+    def is_batches(self) -> bool:
+        """Stored in record-batch format (segments and KRaft snapshots)."""
+        return self.kind.kind in ("segment", "kraft-snapshot", "bootstrap-checkpoint")
+
+    def sort_key(self) -> tuple:
+        k = self.kind
+        order = {"segment": 0, "kraft-snapshot": 1}.get(k.kind, 2)
+        return (order, k.base_offset if k.base_offset is not None else -1,
+                k.epoch if k.epoch is not None else -1, self.path.name)
+
+
+@dataclass
+class PartitionDir:
+    path: Path
+    topic: str
+    partition: int
+    files: list[LogFile] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def is_metadata(self) -> bool:
+        return self.topic == METADATA_TOPIC
+
+    def of_kind(self, *kinds: str, live_only: bool = True) -> list[LogFile]:
+        return [f for f in self.files if f.kind.kind in kinds
+                and (not live_only or f.kind.suffix is None)]
+
+    @property
+    def segments(self) -> list[LogFile]:
+        return self.of_kind("segment")
+
+    @property
+    def snapshots(self) -> list[LogFile]:
+        return self.of_kind("kraft-snapshot")
+
+
+@dataclass
+class DataDir:
+    path: Path
+    files: list[LogFile] = field(default_factory=list)
+    partitions: list[PartitionDir] = field(default_factory=list)
+
+
+@dataclass
+class Discovery:
+    data_dirs: list[DataDir] = field(default_factory=list)
+    partitions: list[PartitionDir] = field(default_factory=list)  # given directly
+    files: list[LogFile] = field(default_factory=list)  # given directly
+    findings: list[Finding] = field(default_factory=list)
+
+    def all_files(self) -> Iterable[LogFile]:
+        yield from self.files
+        for p in self.partitions:
+            yield from p.files
+        for d in self.data_dirs:
+            yield from d.files
+            for p in d.partitions:
+                yield from p.files
+
+    def all_partitions(self) -> Iterable[PartitionDir]:
+        yield from self.partitions
+        for d in self.data_dirs:
+            yield from d.partitions
+
+
+def _topic_of(directory: Path) -> str | None:
+    parsed = parse_partition_dir(directory.name)
+    return parsed[0] if parsed else None
+
+
+def _scan_partition(path: Path, parsed: tuple[str, int], findings: list[Finding]) -> PartitionDir:
+    part = PartitionDir(path, parsed[0], parsed[1])
+    for entry in _listdir(path):
+        if entry.is_dir():
+            findings.append(Finding("S007", "unexpected directory inside a partition "
+                                    "directory; skipped", str(entry)))
+            continue
+        kind = classify(entry.name)
+        if kind.kind == "unknown":
+            findings.append(Finding("S007", "not a Kafka file name; skipped", str(entry)))
+            continue
+        part.files.append(LogFile(entry, kind, part.topic))
+    part.files.sort(key=LogFile.sort_key)
+    return part
+
+
+def _listdir(path: Path) -> list[Path]:
+    try:
+        return sorted(Path(e.path) for e in os.scandir(path))
+    except OSError as e:
+        raise UnreadableInput(f"cannot list directory: {e.strerror}", context=str(path),
+                              hint="check its permissions") from e
+
+
+def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
+    parsed = parse_partition_dir(path.name)
+    entries = _listdir(path)
+    files = [e for e in entries if e.is_file()]
+    if parsed and any(classify(f.name).kind != "unknown" for f in files):
+        out.partitions.append(_scan_partition(path, parsed, out.findings))
+        return
+    partition_dirs = []
+    for e in entries:
+        if e.is_dir():
+            p = parse_partition_dir(e.name)
+            if p and any(classify(f.name).kind != "unknown" for f in _listdir(e)
+                         if f.is_file()) or p and not _listdir(e):
+                partition_dirs.append((e, p))
+    kafka_files = [(f, classify(f.name)) for f in files]
+    known = [(f, k) for f, k in kafka_files if k.kind != "unknown"]
+    if partition_dirs or any(k.kind == "meta-properties" for _, k in known):
+        dd = DataDir(path)
+        dd.files = sorted((LogFile(f, k) for f, k in known), key=LogFile.sort_key)
+        for f, k in kafka_files:
+            if k.kind == "unknown":
+                out.findings.append(Finding("S007", "not a Kafka file name; skipped", str(f)))
+        for d, p in partition_dirs:
+            dd.partitions.append(_scan_partition(d, p, out.findings))
+        out.data_dirs.append(dd)
+        return
+    if known:
+        # Loose Kafka files (a copied segment, a snapshot) outside any partition dir.
+        topic = _topic_of(path)
+        out.files.extend(sorted((LogFile(f, k, topic) for f, k in known),
+                                key=LogFile.sort_key))
+    if depth < MAX_DEPTH:
+        for e in entries:
+            if e.is_dir() and not e.name.startswith("."):
+                _scan_dir(e, out, depth + 1)
+
+
+def discover(paths: Iterable[str | Path]) -> Discovery:
+    """Find every Kafka file under ``paths``; raises UnreadableInput if a path has none."""
+    out = Discovery()
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise UnreadableInput("no such file or directory", context=str(path))
+        before = sum(1 for _ in out.all_files()), len(out.data_dirs) + len(out.partitions)
+        if path.is_dir():
+            _scan_dir(path, out, 0)
+        else:
+            kind = classify(path.name)
+            if kind.kind == "unknown":
+                # Named oddly (a renamed copy?); read it as a segment rather than refuse.
+                kind = FileKind("segment", None, None, None)
+                out.findings.append(Finding("S007", "file name not recognised; reading it "
+                                            "as a log segment", str(path)))
+            out.files.append(LogFile(path, kind, _topic_of(path.parent)))
+        after = sum(1 for _ in out.all_files()), len(out.data_dirs) + len(out.partitions)
+        if after == before:
+            raise UnreadableInput("no Kafka files found", context=str(path),
+                                  hint="point kmeta at a data dir, a partition dir or a file")
+    return out
