@@ -138,6 +138,14 @@ def decode_records(data: bytes, count: int, base_offset: int, base_timestamp: in
 
     Raises FormatError (position relative to ``data``) when a record does not fit.
     """
+    try:
+        return _decode_records(data, count, base_offset, base_timestamp, base_sequence)
+    except IndexError as e:  # a varint or field ran off the end of ``data``
+        raise FormatError("records section ends inside a record", position=len(data)) from e
+
+
+def _decode_records(data: bytes, count: int, base_offset: int, base_timestamp: int,
+                    base_sequence: int) -> list[Record]:
     out: list[Record] = []
     append = out.append
     pos = 0
@@ -303,9 +311,6 @@ class Batch:
         try:
             return decode_records(data, self.records_count, self.base_offset,
                                   self.base_timestamp, self.base_sequence)
-        except IndexError as e:
-            raise FormatError("records section ends inside a record",
-                              position=HEADER_SIZE + len(data)) from e
         except FormatError as e:
             if self.attributes & COMPRESSION_MASK == 0 and e.position is not None:
                 e.position += HEADER_SIZE

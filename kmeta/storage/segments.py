@@ -18,6 +18,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -88,6 +89,17 @@ def _plausible_v2(buf: Any, p: int, n: int, min_offset: int | None, min_epoch: i
     if fields[2] < min_epoch and fields[2] != -1:
         return False
     return crc32c(buf[p + CRC_START:p + LOG_OVERHEAD + length]) == fields[4]
+
+
+def _plausible_legacy(buf: Any, p: int, n: int) -> bool:
+    """Does an intact magic 0/1 message (CRC-32 matching) begin at ``p``?"""
+    if p + LOG_OVERHEAD + MIN_MESSAGE > n or buf[p + MAGIC_POSITION] not in (0, 1):
+        return False
+    _, length = _PREFIX.unpack_from(buf, p)
+    end = p + LOG_OVERHEAD + length
+    if length < MIN_MESSAGE or end > n:
+        return False
+    return zlib.crc32(buf[p + 16:end]) == struct.unpack_from(">I", buf, p + 12)[0]
 
 
 def _resync(buf: Any, start: int, n: int, min_offset: int | None, min_epoch: int) -> int | None:
@@ -180,7 +192,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
         if batch.magic == 2 and batch.leader_epoch > last_epoch:
             last_epoch = batch.leader_epoch
         if batch.crc_valid or end >= n or _plausible_v2(buf, end, n, None, -1) or \
-                buf[end + MAGIC_POSITION:end + MAGIC_POSITION + 1] in (b"\x00", b"\x01"):
+                _plausible_legacy(buf, end, n):
             pos = end
             continue
         # A bad CRC and nothing valid where its length points: the length itself may be

@@ -1,0 +1,240 @@
+"""``kmeta info``: the first screen an SRE wants about a broker's disk.
+
+For each data directory: ``meta.properties``, the offset checkpoint files, every partition
+found, and for the metadata log its segments, offsets, leader epochs, snapshots,
+``quorum-state``, records per type and control records — plus every finding met on the way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kmeta.errors import FormatError, KmetaError
+from kmeta.findings import Finding
+from kmeta.formats.batch import Batch
+from kmeta.formats.legacy import LegacyBatch
+from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
+from kmeta.storage.files import load_content
+from kmeta.storage.segments import mapped, scan
+
+
+@dataclass
+class FileSummary:
+    """What a scan of one batch-format file (segment or snapshot) found."""
+
+    file: str
+    kind: str
+    size: int
+    base_offset: int | None = None
+    epoch: int | None = None
+    suffix: str | None = None
+    batches: int = 0
+    records: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    leader_epochs: list[int] = field(default_factory=list)
+    control_records: Counter = field(default_factory=Counter)
+    record_types: Counter = field(default_factory=Counter)
+    bad_crc_batches: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items()
+               if k not in ("control_records", "record_types")}
+        out["control_records"] = dict(self.control_records)
+        out["record_types"] = dict(sorted(self.record_types.items()))
+        return out
+
+
+@dataclass
+class PartitionSummary:
+    name: str
+    topic: str
+    partition: int
+    path: str
+    is_metadata: bool
+    segments: list[FileSummary] = field(default_factory=list)
+    snapshots: list[FileSummary] = field(default_factory=list)
+    files: dict[str, Any] = field(default_factory=dict)  # small files, decoded
+    other_files: list[str] = field(default_factory=list)
+
+    @property
+    def log_start_offset(self) -> int | None:
+        firsts = [s.first_offset for s in self.segments if s.first_offset is not None]
+        return min(firsts) if firsts else None
+
+    @property
+    def log_end_offset(self) -> int | None:
+        lasts = [s.last_offset for s in self.segments if s.last_offset is not None]
+        return max(lasts) + 1 if lasts else None
+
+    def record_types(self) -> Counter:
+        total: Counter = Counter()
+        for s in self.segments:
+            total.update(s.record_types)
+        return total
+
+    def control_records(self) -> Counter:
+        total: Counter = Counter()
+        for s in self.segments:
+            total.update(s.control_records)
+        return total
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "topic": self.topic, "partition": self.partition,
+            "path": self.path, "is_metadata": self.is_metadata,
+            "log_start_offset": self.log_start_offset, "log_end_offset": self.log_end_offset,
+            "segments": [s.to_json() for s in self.segments],
+            "snapshots": [s.to_json() for s in self.snapshots],
+            "record_types": dict(sorted(self.record_types().items())),
+            "control_records": dict(self.control_records()),
+            "files": self.files,
+            "other_files": self.other_files,
+        }
+
+
+@dataclass
+class DataDirSummary:
+    path: str
+    files: dict[str, Any] = field(default_factory=dict)
+    partitions: list[PartitionSummary] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "files": self.files,
+                "partitions": [p.to_json() for p in self.partitions]}
+
+
+@dataclass
+class InfoReport:
+    data_dirs: list[DataDirSummary] = field(default_factory=list)
+    partitions: list[PartitionSummary] = field(default_factory=list)
+    files: list[FileSummary] = field(default_factory=list)
+    small_files: dict[str, Any] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "info",
+            "data_dirs": [d.to_json() for d in self.data_dirs],
+            "partitions": [p.to_json() for p in self.partitions],
+            "files": [f.to_json() for f in self.files],
+            "small_files": self.small_files,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:
+    """Scan one segment or snapshot: counts, offsets, times, epochs, record types."""
+    path = str(f.path)
+    k = f.kind
+    try:
+        size = f.path.stat().st_size
+    except OSError as e:
+        findings.append(Finding("S008", f"cannot read: {e.strerror}", path))
+        return FileSummary(path, k.kind, 0, k.base_offset, k.epoch, k.suffix)
+    s = FileSummary(path, k.kind, size, k.base_offset, k.epoch, k.suffix)
+    if size == 0:
+        return s
+    epochs: set[int] = set()
+    try:
+        with mapped(f.path) as buf:
+            for item in scan(buf, path):
+                if isinstance(item, Finding):
+                    findings.append(item)
+                    continue
+                _count_batch(s, item, f.is_metadata, epochs, findings)
+    except KmetaError as e:
+        findings.append(Finding("S008", e.message, path))
+    s.leader_epochs = sorted(epochs)
+    return s
+
+
+def _count_batch(s: FileSummary, b: Batch | LegacyBatch, metadata: bool, epochs: set[int],
+                 findings: list[Finding]) -> None:
+    s.batches += 1
+    if not b.crc_valid:
+        s.bad_crc_batches += 1
+    if s.first_offset is None:
+        s.first_offset = b.base_offset
+        s.first_timestamp = b.max_timestamp
+    s.last_offset = b.last_offset
+    s.last_timestamp = b.max_timestamp
+    if b.magic == 2:
+        epochs.add(b.leader_epoch)
+    if not metadata and not b.is_control:
+        s.records += b.records_count if b.records_count is not None else len(b.records())
+        return
+    try:
+        records = b.records()
+    except FormatError as e:
+        findings.append(Finding("F003", f"batch at offset {b.base_offset}: {e.message}",
+                                s.file, b.position, b.base_offset))
+        return
+    s.records += len(records)
+    for r in records:
+        if b.is_control:
+            p = decode_control(r.key, r.value)
+            s.control_records[p.type] += 1
+        else:
+            p = decode_metadata(r.value)
+            s.record_types[p.type] += 1
+        if p.finding:
+            findings.append(Finding(p.finding[0], f"record at offset {r.offset}: "
+                                    f"{p.finding[1]}", s.file, b.position, r.offset))
+
+
+def _small(f: LogFile, findings: list[Finding]) -> Any:
+    try:
+        content = load_content(f)
+    except FormatError as e:
+        findings.append(Finding("F010", e.message, str(f.path), e.position))
+        return {"error": e.message}
+    except KmetaError as e:
+        findings.append(Finding("S008", e.message, str(f.path)))
+        return {"error": e.message}
+    return content.to_json() if hasattr(content, "to_json") else content
+
+
+def summarise_partition(p: PartitionDir, findings: list[Finding]) -> PartitionSummary:
+    ps = PartitionSummary(p.name, p.topic, p.partition, str(p.path), p.is_metadata)
+    for f in p.files:
+        kind = f.kind.kind
+        if kind == "segment" and f.kind.suffix is None:
+            ps.segments.append(summarise_file(f, findings))
+        elif kind == "kraft-snapshot":
+            ps.snapshots.append(summarise_file(f, findings))
+        elif kind in ("leader-epoch-checkpoint", "quorum-state", "partition-metadata"):
+            ps.files[kind] = _small(f, findings)
+        else:
+            ps.other_files.append(f.path.name)
+    return ps
+
+
+def summarise_data_dir(d: DataDir, findings: list[Finding]) -> DataDirSummary:
+    ds = DataDirSummary(str(d.path))
+    for f in d.files:
+        if f.is_batches:
+            ds.files[f.path.name] = summarise_file(f, findings).to_json()
+        else:
+            ds.files[f.path.name] = _small(f, findings)
+    ds.partitions = [summarise_partition(p, findings) for p in d.partitions]
+    return ds
+
+
+def info(discovery: Discovery) -> InfoReport:
+    report = InfoReport(findings=list(discovery.findings))
+    for d in discovery.data_dirs:
+        report.data_dirs.append(summarise_data_dir(d, report.findings))
+    for p in discovery.partitions:
+        report.partitions.append(summarise_partition(p, report.findings))
+    for f in discovery.files:
+        if f.is_batches:
+            report.files.append(summarise_file(f, report.findings))
+        else:
+            report.small_files[str(f.path)] = _small(f, report.findings)
+    return report

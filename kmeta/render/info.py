@@ -1,0 +1,106 @@
+"""``kmeta info`` for people: rich tables on a terminal, plain text through a pipe.
+
+rich honours ``NO_COLOR`` and drops colour when stdout is not a terminal.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
+from kmeta.render.text import finding_line
+
+
+def _ts(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def _n(v: Any) -> str:
+    return "-" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _segments_table(title: str, files: list[FileSummary]) -> Table:
+    t = Table(title=title, title_justify="left", show_edge=False)
+    for col in ("file", "first", "last", "batches", "records", "bytes", "from", "to",
+                "epochs"):
+        t.add_column(col, justify="left" if col in ("file", "from", "to", "epochs")
+                     else "right")
+    for s in files:
+        name = s.file.rsplit("/", 1)[-1]
+        t.add_row(name, _n(s.first_offset), _n(s.last_offset), _n(s.batches), _n(s.records),
+                  _n(s.size), _ts(s.first_timestamp), _ts(s.last_timestamp),
+                  ",".join(map(str, s.leader_epochs)) or "-")
+    return t
+
+
+def _small_lines(name: str, content: Any) -> list[str]:
+    if isinstance(content, dict):
+        if "entries" in content and isinstance(content["entries"], list):
+            items = ", ".join(" ".join(str(v) for v in e.values()) if isinstance(e, dict)
+                              else str(e) for e in content["entries"][:12])
+            more = "" if len(content["entries"]) <= 12 else f" … ({len(content['entries'])})"
+            return [f"{name}: {items}{more}"]
+        body = " ".join(f"{k}={v}" for k, v in content.items() if v not in (None, [], {}))
+        return [f"{name}: {body}"]
+    return [f"{name}: {content}"]
+
+
+def _partition(console: Console, p: PartitionSummary) -> None:
+    console.print(f"[bold]{p.name}[/bold]  ({p.path})")
+    console.print(f"  log start offset: {_n(p.log_start_offset)}  "
+                  f"log end offset: {_n(p.log_end_offset)}")
+    for name, content in p.files.items():
+        for line in _small_lines(name, content):
+            console.print("  " + line, markup=False, highlight=False)
+    if p.segments:
+        console.print(_segments_table("  segments", p.segments))
+    if p.snapshots:
+        console.print(_segments_table("  snapshots", p.snapshots))
+    if p.is_metadata:
+        types = p.record_types()
+        if types:
+            console.print("  records per type: " + ", ".join(
+                f"{k}={v:,}" for k, v in sorted(types.items(), key=lambda kv: -kv[1])),
+                markup=False, highlight=False)
+        ctl = p.control_records()
+        if ctl:
+            console.print("  control records: " + ", ".join(f"{k}={v}" for k, v in
+                                                            ctl.items()),
+                          markup=False, highlight=False)
+    if p.other_files:
+        console.print("  other files: " + ", ".join(p.other_files), markup=False,
+                      highlight=False)
+
+
+def render_info(report: InfoReport, console: Console | None = None) -> None:
+    console = console or Console(soft_wrap=True)
+    for d in report.data_dirs:
+        console.print(f"[bold]data dir[/bold] {d.path}")
+        for name, content in d.files.items():
+            for line in _small_lines(name, content):
+                console.print("  " + line, markup=False, highlight=False)
+        console.print(f"  partitions: {len(d.partitions)}")
+        for p in d.partitions:
+            _partition(console, p)
+    for p in report.partitions:
+        _partition(console, p)
+    if report.files:
+        console.print(_segments_table("files", report.files))
+    for name, content in report.small_files.items():
+        for line in _small_lines(name, content):
+            console.print(line, markup=False, highlight=False)
+    if report.findings:
+        console.print(f"[bold]findings[/bold]: {len(report.findings)}")
+        for f in report.findings:
+            console.print("  " + finding_line(f), markup=False, highlight=False)
+    else:
+        console.print("findings: none")

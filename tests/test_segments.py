@@ -1,0 +1,183 @@
+"""Segment scanning: every batch in order, and every kind of damage reported exactly once."""
+
+from __future__ import annotations
+
+import struct
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kmeta.findings import Finding
+from kmeta.formats.batch import build_batch
+from kmeta.formats.legacy import build_compressed, build_message
+from kmeta.storage.segments import scan
+
+
+def log(n: int = 10, per: int = 3, epoch_every: int = 4) -> tuple[bytes, list[int]]:
+    out = bytearray()
+    starts = []
+    for i in range(n):
+        starts.append(len(out))
+        out += build_batch(i * per, [(None, b"value-%d-%d" % (i, j)) for j in range(per)],
+                           leader_epoch=i // epoch_every, base_timestamp=1000 + i)
+    return bytes(out), starts
+
+
+def split(items):
+    batches = [x for x in items if not isinstance(x, Finding)]
+    findings = [x for x in items if isinstance(x, Finding)]
+    return batches, findings
+
+
+def test_clean_log_has_no_findings():
+    data, starts = log()
+    batches, findings = split(list(scan(data, "f")))
+    assert findings == []
+    assert [b.position for b in batches] == starts
+    assert [b.base_offset for b in batches] == [i * 3 for i in range(10)]
+
+
+def test_torn_tail_reported_once_at_its_first_byte():
+    data, starts = log()
+    torn = data[:-7]
+    batches, findings = split(list(scan(torn, "f")))
+    assert len(batches) == 9
+    assert [(f.code, f.position) for f in findings] == [("S001", starts[-1])]
+
+
+def test_short_torn_tail_smaller_than_a_header():
+    data, starts = log(3)
+    batches, findings = split(list(scan(data + b"\x00\x00\x00\x00\x00\x00\x00\x09\x00", "f")))
+    assert len(batches) == 3
+    assert [f.code for f in findings] in (["S001"], ["S002"])
+
+
+def test_zero_filled_tail():
+    data, _ = log(4)
+    batches, findings = split(list(scan(data + bytes(4096), "f")))
+    assert len(batches) == 4
+    assert [(f.code, f.position) for f in findings] == [("S002", len(data))]
+
+
+def test_garbage_tail():
+    data, _ = log(4)
+    batches, findings = split(list(scan(data + b"\xde\xad\xbe\xef" * 40, "f")))
+    assert len(batches) == 4
+    assert [(f.code, f.position) for f in findings] == [("S004", len(data))]
+
+
+def test_bad_crc_in_the_middle_keeps_reading():
+    data, starts = log()
+    bad = bytearray(data)
+    bad[starts[4] + 70] ^= 0xFF  # inside batch 4's records
+    batches, findings = split(list(scan(bytes(bad), "f")))
+    assert len(batches) == 10
+    assert [b.crc_valid for b in batches].count(False) == 1
+    assert [(f.code, f.position) for f in findings] == [("F001", starts[4])]
+
+
+def test_corrupt_length_resyncs_on_next_valid_batch():
+    data, starts = log()
+    bad = bytearray(data)
+    struct.pack_into(">i", bad, starts[3] + 8, 0x7FFF0000)  # absurd length
+    batches, findings = split(list(scan(bytes(bad), "f")))
+    assert [b.base_offset for b in batches] == [0, 3, 6, 12, 15, 18, 21, 24, 27]
+    assert [(f.code, f.position, f.details["end"]) for f in findings] == \
+        [("S003", starts[3], starts[4])]
+
+
+def test_garbage_in_the_middle_resyncs():
+    data, starts = log()
+    bad = data[:starts[5]] + b"\x17" * 333 + data[starts[5]:]
+    batches, findings = split(list(scan(bad, "f")))
+    assert len(batches) == 10
+    assert [(f.code, f.position, f.details["bytes"]) for f in findings] == \
+        [("S003", starts[5], 333)]
+
+
+def test_zeroed_hole_in_the_middle_resyncs():
+    data, starts = log()
+    bad = data[:starts[2]] + bytes(starts[4] - starts[2]) + data[starts[4]:]
+    batches, findings = split(list(scan(bad, "f")))
+    assert [b.base_offset for b in batches] == [0, 3] + [i * 3 for i in range(4, 10)]
+    assert [(f.code, f.position) for f in findings] == [("S003", starts[2])]
+
+
+def test_bad_crc_and_corrupt_length_resync():
+    data, starts = log()
+    bad = bytearray(data)
+    struct.pack_into(">i", bad, starts[6] + 8, 200)  # plausible but wrong length
+    batches, findings = split(list(scan(bytes(bad), "f")))
+    assert [b.base_offset for b in batches if b.crc_valid] == \
+        [i * 3 for i in range(10) if i != 6]
+    codes = [f.code for f in findings]
+    assert codes[0] == "F001" and "S003" in codes
+
+
+def test_offsets_going_backwards():
+    a = build_batch(10, [(None, b"a")])
+    b = build_batch(5, [(None, b"b")])
+    batches, findings = split(list(scan(a + b, "f")))
+    assert len(batches) == 2
+    assert [f.code for f in findings] == ["S005"]
+
+
+def test_max_bytes_stops_quietly():
+    data, starts = log()
+    batches, findings = split(list(scan(data, "f", max_bytes=starts[3] + 10)))
+    assert len(batches) == 3 and findings == []
+
+
+def test_absurd_length_in_tiny_file():
+    data = struct.pack(">qi", 0, 2**31 - 1) + bytes(1012)
+    data = data[:16] + b"\x02" + data[17:]
+    batches, findings = split(list(scan(data, "f")))
+    assert batches == [] and len(findings) == 1 and findings[0].position == 0
+
+
+def test_negative_length():
+    data = struct.pack(">qi", 0, -5) + b"\x00\x00\x00\x00\x02" + bytes(100)
+    batches, findings = split(list(scan(data, "f")))
+    assert batches == [] and [f.code for f in findings] == ["S004"]
+
+
+def test_legacy_message_sets():
+    data = build_message(0, None, b"a", magic=0) + build_message(1, b"k", b"b", magic=1) + \
+        build_compressed([2, 3, 4], [(None, b"x"), (None, b"y"), (None, b"z")], codec=1)
+    batches, findings = split(list(scan(data, "f")))
+    assert findings == []
+    assert [(b.magic, b.last_offset) for b in batches] == [(0, 0), (1, 1), (1, 4)]
+    assert [r.value for r in batches[2].records()] == [b"x", b"y", b"z"]
+    assert [r.offset for r in batches[2].records()] == [2, 3, 4]
+
+
+def test_legacy_bad_crc():
+    data = bytearray(build_message(0, None, b"abc", magic=1))
+    data[-1] ^= 1
+    batches, findings = split(list(scan(bytes(data), "f")))
+    assert [f.code for f in findings] == ["F001"] and not batches[0].crc_valid
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=2000))
+def test_any_bytes_give_batches_or_findings(data):
+    items = list(scan(data, "f"))
+    covered = 0
+    for x in items:
+        if isinstance(x, Finding):
+            assert x.position is not None and 0 <= x.position <= len(data)
+        else:
+            covered += x.size
+    assert covered <= len(data)
+
+
+@settings(max_examples=100)
+@given(st.integers(0, 10_000), st.binary(min_size=1, max_size=64))
+def test_any_corruption_of_a_log_is_located(where, junk):
+    data, _ = log(6)
+    where %= len(data)
+    bad = data[:where] + junk + data[where + len(junk):]
+    items = list(scan(bad, "f"))
+    batches, findings = split(items)
+    if bad != data:
+        assert findings or all(b.crc_valid for b in batches)
