@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import construct as cs
@@ -148,6 +149,7 @@ def _decode_records(data: bytes, count: int, base_offset: int, base_timestamp: i
                     base_sequence: int) -> list[Record]:
     out: list[Record] = []
     append = out.append
+    new = tuple.__new__  # NamedTuple's own __new__ is a slow Python function
     pos = 0
     n = len(data)
     for i in range(count):
@@ -206,9 +208,9 @@ def _decode_records(data: bytes, count: int, base_offset: int, base_timestamp: i
             headers, p = _decode_headers(data, p, end, i)
         if p != end:
             raise FormatError(f"record {i} has {end - p} bytes beyond its fields", position=p)
-        seq = base_sequence + off_delta if base_sequence >= 0 else -1
-        append(Record(base_offset + off_delta, base_timestamp + ts_delta, key, value, headers,
-                      attributes, seq))
+        append(new(Record, (base_offset + off_delta, base_timestamp + ts_delta, key, value,
+                            headers, attributes,
+                            base_sequence + off_delta if base_sequence >= 0 else -1)))
         pos = end
     if pos != n:
         raise FormatError(f"{n - pos} bytes after the last of {count} records", position=pos)
@@ -242,24 +244,55 @@ def _decode_headers(data: bytes, p: int, end: int, i: int) -> tuple[tuple[Header
     return tuple(headers), p
 
 
-class Batch:
-    """A v2 record batch as found in a file: header fields plus where it sits."""
+_SMALL_RECORD = 48  # bytes: single records up to this size are memoised
+_SMALL_BATCH = 61 + _SMALL_RECORD
+_SMALL_CACHE_LIMIT = 4096
+_small_records: dict[bytes, tuple | bool] = {}
 
-    __slots__ = ("file", "position", "base_offset", "length", "leader_epoch", "magic", "crc",
-                 "attributes", "last_offset_delta", "base_timestamp", "max_timestamp",
-                 "producer_id", "producer_epoch", "base_sequence", "records_count",
-                 "crc_valid", "raw")
 
-    def __init__(self, fields: tuple, raw: Any, file: str | None, position: int,
-                 crc_valid: bool):
-        (self.base_offset, self.length, self.leader_epoch, self.magic, self.crc,
-         self.attributes, self.last_offset_delta, self.base_timestamp, self.max_timestamp,
-         self.producer_id, self.producer_epoch, self.base_sequence,
-         self.records_count) = fields
-        self.raw = raw
-        self.file = file
-        self.position = position
-        self.crc_valid = crc_valid
+def _remember_small(section: bytes) -> tuple | bool:
+    """Decode a lone small record relative to offset 0 / time 0, and memoise it."""
+    try:
+        (r,) = _decode_records(section, 1, 0, 0, -1)
+        hit: tuple | bool = (r.key, r.value, r.headers, r.attributes, r.timestamp, r.offset)
+    except (FormatError, IndexError, ValueError):
+        hit = False  # let the general path report the problem with its position
+    if len(_small_records) < _SMALL_CACHE_LIMIT:
+        _small_records[section] = hit
+    return hit
+
+
+class Batch(tuple):
+    """A v2 record batch as found in a file: header fields plus where it sits.
+
+    A tuple of the unpacked ``HEADER`` fields followed by ``crc_valid``, ``position``,
+    ``raw`` (the batch's bytes) and ``file``, with named properties over it: a full scan
+    builds one per batch, and a tuple is the cheapest object Python can build.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, fields: tuple, raw: Any, file: str | None, position: int,
+                crc_valid: bool) -> Batch:
+        return tuple.__new__(cls, fields + (crc_valid, position, raw, file))
+
+    base_offset = property(itemgetter(0))
+    length = property(itemgetter(1))
+    leader_epoch = property(itemgetter(2))
+    magic = property(itemgetter(3))
+    crc = property(itemgetter(4))
+    attributes = property(itemgetter(5))
+    last_offset_delta = property(itemgetter(6))
+    base_timestamp = property(itemgetter(7))
+    max_timestamp = property(itemgetter(8))
+    producer_id = property(itemgetter(9))
+    producer_epoch = property(itemgetter(10))
+    base_sequence = property(itemgetter(11))
+    records_count = property(itemgetter(12))
+    crc_valid = property(itemgetter(13))
+    position = property(itemgetter(14))
+    raw = property(itemgetter(15))
+    file = property(itemgetter(16))
 
     @property
     def size(self) -> int:
@@ -283,7 +316,7 @@ class Batch:
 
     @property
     def is_control(self) -> bool:
-        return bool(self.attributes & CONTROL_FLAG)
+        return self[5] & 0x20 != 0  # CONTROL_FLAG
 
     @property
     def delete_horizon_ms(self) -> int | None:
@@ -303,16 +336,34 @@ class Batch:
             return body
         return decompress(codec, bytes(body))
 
-    def records(self) -> list[Record]:
+    def records(self, _get=_small_records.get, _new=tuple.__new__) -> list[Record]:
         """Decode every record; raises FormatError (position relative to the batch)."""
-        data = self.records_section()
+        h = self
+        compressed = h[5] & 7
+        raw = h[15]
+        if not compressed and h[12] == 1 and len(raw) <= _SMALL_BATCH:
+            # Most KRaft batches hold one small, repeated record (NoOp heartbeats):
+            # decode each distinct byte string once.  (Defaults bind globals as locals:
+            # this is the hottest method of a full scan.)
+            section = raw[61:]
+            hit = _get(section)
+            if hit is None:
+                hit = _remember_small(section)
+            if hit is not False:
+                off_delta = hit[5]
+                return [_new(Record, (h[0] + off_delta, h[7] + hit[4], hit[0], hit[1], hit[2],
+                                      hit[3], h[11] + off_delta if h[11] >= 0 else -1))]
+        data = self.records_section() if compressed else raw[HEADER_SIZE:]
         # Record timestamps are deltas from baseTimestamp, which holds the delete
         # horizon when that flag is set: the writer computed the deltas from it.
         try:
-            return decode_records(data, self.records_count, self.base_offset,
-                                  self.base_timestamp, self.base_sequence)
+            return _decode_records(data, h[12], h[0], h[7], h[11])
+        except IndexError as e:
+            raise FormatError("records section ends inside a record",
+                              position=HEADER_SIZE + len(data) if not compressed else None
+                              ) from e
         except FormatError as e:
-            if self.attributes & COMPRESSION_MASK == 0 and e.position is not None:
+            if not compressed and e.position is not None:
                 e.position += HEADER_SIZE
             raise
 

@@ -150,3 +150,43 @@ def _b64(b: bytes | None) -> str | None:
 
 def _utf8(b: bytes | None) -> str | None:
     return None if b is None else bytes(b).decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------- building
+
+_BY_TYPE = {m.type_name: m for m in METADATA_MESSAGES.values()}
+_CONTROL_IDS = {name: ctype for ctype, name in CONTROL_TYPE_NAMES.items()}
+
+
+def metadata_message(type_name: str) -> Message:
+    """The schema of a metadata record type by Kafka's enum name (``PARTITION_RECORD``)."""
+    try:
+        return _BY_TYPE[type_name]
+    except KeyError:
+        raise ValueError(f"unknown metadata record type {type_name!r}") from None
+
+
+def encode_metadata(type_name: str, version: int, data: dict[str, Any]) -> bytes:
+    """A metadata record value: frame version 1, apiKey, version, body."""
+    from kmeta.formats.primitives import encode_uvarint
+    from kmeta.formats.schema import message_construct
+
+    message = metadata_message(type_name)
+    if not message.supports(version):
+        raise ValueError(f"{type_name} has no version {version}")
+    return (encode_uvarint(1) + encode_uvarint(message.api_key) + encode_uvarint(version)
+            + message_construct(message, version).build(data))
+
+
+def encode_control(type_name: str, data: dict[str, Any]) -> tuple[bytes, bytes]:
+    """Key and value of a control record; ``data`` holds the message's own fields."""
+    from kmeta.formats.schema import message_construct
+
+    ctype = _CONTROL_IDS[type_name]
+    key = CONTROL_KEY.build({"version": 0, "type": ctype})
+    if ctype in (0, 1):
+        return key, END_TXN_MARKER.build({"version": data.get("version", 0),
+                                          "coordinatorEpoch": data["coordinatorEpoch"]})
+    message = CONTROL_MESSAGES[ctype]
+    version = data.get("version", 0)
+    return key, message_construct(message, version).build(data)

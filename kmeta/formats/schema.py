@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import construct as cs
@@ -145,7 +145,7 @@ class Message:
     flexible_versions: str
     fields: tuple[Field, ...] = field(default_factory=tuple)
 
-    @property
+    @cached_property
     def type_name(self) -> str:
         """Kafka's enum spelling, e.g. ``PartitionChangeRecord`` -> ``PARTITION_CHANGE_RECORD``."""
         return to_upper_snake(self.name)

@@ -579,7 +579,8 @@ class MetaProperties:
 
     ``node_id`` comes from ``node.id`` in version 1 and ``broker.id`` in version 0.
     ``comments`` are the comment lines (text after ``#``), written first, as Kafka does
-    (an empty one, then the date).  ``extra`` keeps properties Kafka does not read.
+    (an empty one, then the date).  ``extra`` keeps properties Kafka does not read, sorted
+    by key.
     ``key_order`` is ``None`` when the keys are in the order Kafka writes them, else the
     order found in the file (which also says which keys are present, e.g. a version-0
     file without a ``version`` key).
@@ -609,7 +610,7 @@ class MetaProperties:
         for c in self.comments:
             if "\n" in c or "\r" in c or any(ord(ch) > 0xFF for ch in c):
                 raise ValueError(f"a comment must be one line of Latin-1 text: {c!r}")
-        object.__setattr__(self, "extra", tuple((k, v) for k, v in self.extra))
+        object.__setattr__(self, "extra", tuple(sorted((k, v) for k, v in self.extra)))
         names = [k for k, _ in self.extra]
         if len(set(names)) != len(names) or set(names) & self._typed_keys():
             raise ValueError("extra holds a duplicate key or one of the typed keys")
@@ -617,7 +618,8 @@ class MetaProperties:
             order = tuple(self.key_order)
             if len(set(order)) != len(order) or not set(order) <= self._available_keys():
                 raise ValueError(f"key_order {order!r} names a key without a value")
-            if not (self._available_keys() - {META_VERSION}) <= set(order):
+            needed = self._available_keys() - ({META_VERSION} if self.version == 0 else set())
+            if not needed <= set(order):
                 raise ValueError(f"key_order {order!r} leaves out a key that has a value")
             if order == self.canonical_order():
                 order = None

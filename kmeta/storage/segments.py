@@ -146,7 +146,24 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     pos = 0
     next_offset = first_offset
     last_epoch = -1
+    unpack = HEADER.unpack_from
+    new = tuple.__new__
+    min_length = HEADER_SIZE - LOG_OVERHEAD
     while pos < n:
+        if n - pos >= HEADER_SIZE:
+            # Fast path: an intact v2 batch where one is expected.
+            fields = unpack(buf, pos)
+            end = pos + LOG_OVERHEAD + fields[1]
+            if fields[3] == 2 and fields[1] >= min_length and end <= n and fields[0] >= 0 \
+                    and (next_offset is None or fields[0] >= next_offset):
+                raw = buf[pos:end]
+                if crc32c(raw[CRC_START:]) == fields[4]:
+                    yield new(Batch, fields + (True, pos, raw, file))
+                    next_offset = fields[0] + fields[6] + 1
+                    if fields[2] > last_epoch:
+                        last_epoch = fields[2]
+                    pos = end
+                    continue
         if n - pos < LOG_OVERHEAD + 5:
             if not cut:
                 yield _tail_finding(buf, pos, n, file)
@@ -155,7 +172,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
         magic = buf[pos + MAGIC_POSITION]
         end = pos + LOG_OVERHEAD + length
         batch: Batch | LegacyBatch | None = None
-        problem = f"impossible batch header (magic {magic}, length {length})"
+        problem = "impossible batch header"
         if end > n and cut:
             return
         if magic == 2 and length >= HEADER_SIZE - LOG_OVERHEAD and end <= n and base >= 0:
@@ -175,6 +192,8 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
             if resume is None:
                 yield _tail_finding(buf, pos, n, file)
                 return
+            if problem == "impossible batch header":
+                problem += f" (magic {magic}, length {length})"
             yield _damage(file, pos, resume, problem)
             pos = resume
             continue
