@@ -245,9 +245,9 @@ def _decode_headers(data: bytes, p: int, end: int, i: int) -> tuple[tuple[Header
 
 
 _SMALL_RECORD = 48  # bytes: single records up to this size are memoised
-_SMALL_BATCH = 61 + _SMALL_RECORD
+SMALL_BATCH = 61 + _SMALL_RECORD
 _SMALL_CACHE_LIMIT = 4096
-_small_records: dict[bytes, tuple | bool] = {}
+SMALL_RECORDS: dict[bytes, tuple | bool] = {}
 
 
 def _remember_small(section: bytes) -> tuple | bool:
@@ -257,24 +257,40 @@ def _remember_small(section: bytes) -> tuple | bool:
         hit: tuple | bool = (r.key, r.value, r.headers, r.attributes, r.timestamp, r.offset)
     except (FormatError, IndexError, ValueError):
         hit = False  # let the general path report the problem with its position
-    if len(_small_records) < _SMALL_CACHE_LIMIT:
-        _small_records[section] = hit
+    if len(SMALL_RECORDS) < _SMALL_CACHE_LIMIT:
+        SMALL_RECORDS[section] = hit
     return hit
+
+
+def small_record(fields: tuple, raw: bytes, _get=SMALL_RECORDS.get,
+                 _new=tuple.__new__) -> list[Record] | None:
+    """The lone record of a small uncompressed batch, from the memo; None if not such."""
+    if fields[12] != 1 or fields[5] & 7 or len(raw) > SMALL_BATCH:
+        return None
+    hit = _get(raw[61:])
+    if hit is None:
+        hit = _remember_small(raw[61:])
+    if hit is False:
+        return None
+    off_delta = hit[5]
+    return [_new(Record, (fields[0] + off_delta, fields[7] + hit[4], hit[0], hit[1], hit[2],
+                          hit[3], fields[11] + off_delta if fields[11] >= 0 else -1))]
 
 
 class Batch(tuple):
     """A v2 record batch as found in a file: header fields plus where it sits.
 
     A tuple of the unpacked ``HEADER`` fields followed by ``crc_valid``, ``position``,
-    ``raw`` (the batch's bytes) and ``file``, with named properties over it: a full scan
-    builds one per batch, and a tuple is the cheapest object Python can build.
+    ``raw`` (the batch's bytes), ``file`` and the records if a reader decoded them already,
+    with named properties over it: a full scan builds one per batch, and a tuple is the
+    cheapest object Python can build.
     """
 
     __slots__ = ()
 
     def __new__(cls, fields: tuple, raw: Any, file: str | None, position: int,
-                crc_valid: bool) -> Batch:
-        return tuple.__new__(cls, fields + (crc_valid, position, raw, file))
+                crc_valid: bool, records: list[Record] | None = None) -> Batch:
+        return tuple.__new__(cls, fields + (crc_valid, position, raw, file, records))
 
     base_offset = property(itemgetter(0))
     length = property(itemgetter(1))
@@ -336,23 +352,18 @@ class Batch(tuple):
             return body
         return decompress(codec, bytes(body))
 
-    def records(self, _get=_small_records.get, _new=tuple.__new__) -> list[Record]:
+    def records(self) -> list[Record]:
         """Decode every record; raises FormatError (position relative to the batch)."""
         h = self
-        compressed = h[5] & 7
+        if h[17] is not None:
+            return h[17]
         raw = h[15]
-        if not compressed and h[12] == 1 and len(raw) <= _SMALL_BATCH:
-            # Most KRaft batches hold one small, repeated record (NoOp heartbeats):
-            # decode each distinct byte string once.  (Defaults bind globals as locals:
-            # this is the hottest method of a full scan.)
-            section = raw[61:]
-            hit = _get(section)
-            if hit is None:
-                hit = _remember_small(section)
-            if hit is not False:
-                off_delta = hit[5]
-                return [_new(Record, (h[0] + off_delta, h[7] + hit[4], hit[0], hit[1], hit[2],
-                                      hit[3], h[11] + off_delta if h[11] >= 0 else -1))]
+        compressed = h[5] & 7
+        if not compressed:
+            # Most KRaft batches hold one small, repeated record (NoOp heartbeats).
+            small = small_record(h, raw)
+            if small is not None:
+                return small
         data = self.records_section() if compressed else raw[HEADER_SIZE:]
         # Record timestamps are deltas from baseTimestamp, which holds the delete
         # horizon when that flag is set: the writer computed the deltas from it.
