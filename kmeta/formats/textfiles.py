@@ -85,17 +85,19 @@ def _decode_utf8(data: bytes, what: str) -> str:
                           position=e.start) from None
 
 
-def _lines(text: str, base: int = 0) -> list[_Line]:
+def _lines(text: str, latin1: bool = False) -> list[_Line]:
     """Split like Java's ``BufferedReader.readLine``: ``\\n``, ``\\r`` or ``\\r\\n`` end a
-    line; a last line without a terminator still counts, an empty remainder does not."""
+    line; a last line without a terminator still counts, an empty remainder does not.
+    Positions count UTF-8 bytes, or characters for text decoded as ISO-8859-1."""
     out: list[_Line] = []
     start = 0
-    pos = base
+    pos = 0
     number = 1
     for m in _LINE_BREAK.finditer(text):
         chunk = text[start:m.start()]
         out.append(_Line(number, pos, chunk))
-        pos += len(chunk.encode("utf-8", "surrogatepass")) + (m.end() - m.start())
+        size = len(chunk) if latin1 else len(chunk.encode("utf-8", "surrogatepass"))
+        pos += size + (m.end() - m.start())
         start = m.end()
         number += 1
     if start < len(text):
@@ -691,7 +693,7 @@ def _properties_lines(text: str) -> tuple[list[_Line], list[tuple[_Line, str]]]:
     """
     comments: list[_Line] = []
     logical: list[tuple[_Line, str]] = []
-    natural = _lines(text)
+    natural = _lines(text, latin1=True)
     i = 0
     while i < len(natural):
         line = natural[i]

@@ -131,41 +131,62 @@ def _listdir(path: Path) -> list[Path]:
                               hint="check its permissions") from e
 
 
-def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
-    parsed = parse_partition_dir(path.name)
-    entries = _listdir(path)
+#: File kinds that live in a partition directory (and never at a data dir's top level).
+PARTITION_KINDS = frozenset({
+    "segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
+    "kraft-snapshot", "leader-epoch-checkpoint", "partition-metadata", "quorum-state",
+})
+
+
+def _split(entries: list[Path]) -> tuple[list[Path], list[Path]]:
     files = [e for e in entries if e.is_file()]
-    if parsed and any(classify(f.name).kind != "unknown" for f in files):
+    dirs = [e for e in entries if e.is_dir() and not e.name.startswith(".")]
+    return files, dirs
+
+
+def _is_partition_dir(path: Path, files: list[Path]) -> tuple[str, int] | None:
+    """A ``topic-N`` directory holding partition files (or nothing at all)."""
+    parsed = parse_partition_dir(path.name)
+    if not parsed:
+        return None
+    kinds = {classify(f.name).kind for f in files}
+    if "meta-properties" in kinds:
+        return None  # a data dir that happens to be named like ``kafka-1``
+    if kinds & PARTITION_KINDS or not files:
+        return parsed
+    return None
+
+
+def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
+    files, dirs = _split(_listdir(path))
+    parsed = _is_partition_dir(path, files)
+    if parsed and files:
         out.partitions.append(_scan_partition(path, parsed, out.findings))
         return
-    partition_dirs = []
-    for e in entries:
-        if e.is_dir():
-            p = parse_partition_dir(e.name)
-            if p and any(classify(f.name).kind != "unknown" for f in _listdir(e)
-                         if f.is_file()) or p and not _listdir(e):
-                partition_dirs.append((e, p))
-    kafka_files = [(f, classify(f.name)) for f in files]
-    known = [(f, k) for f, k in kafka_files if k.kind != "unknown"]
-    if partition_dirs or any(k.kind == "meta-properties" for _, k in known):
+    partitions = []
+    others = []
+    for d in dirs:
+        p = _is_partition_dir(d, _split(_listdir(d))[0])
+        (partitions if p else others).append((d, p))
+    known = [(f, classify(f.name)) for f in files]
+    if partitions or any(k.kind == "meta-properties" for _, k in known):
         dd = DataDir(path)
-        dd.files = sorted((LogFile(f, k) for f, k in known), key=LogFile.sort_key)
-        for f, k in kafka_files:
+        for f, k in known:
             if k.kind == "unknown":
                 out.findings.append(Finding("S007", "not a Kafka file name; skipped", str(f)))
-        for d, p in partition_dirs:
-            dd.partitions.append(_scan_partition(d, p, out.findings))
+            else:
+                dd.files.append(LogFile(f, k))
+        dd.files.sort(key=LogFile.sort_key)
+        dd.partitions = [_scan_partition(d, p, out.findings) for d, p in partitions]
         out.data_dirs.append(dd)
-        return
-    if known:
+    else:
         # Loose Kafka files (a copied segment, a snapshot) outside any partition dir.
         topic = _topic_of(path)
-        out.files.extend(sorted((LogFile(f, k, topic) for f, k in known),
-                                key=LogFile.sort_key))
+        out.files.extend(sorted((LogFile(f, k, topic) for f, k in known
+                                 if k.kind != "unknown"), key=LogFile.sort_key))
     if depth < MAX_DEPTH:
-        for e in entries:
-            if e.is_dir() and not e.name.startswith("."):
-                _scan_dir(e, out, depth + 1)
+        for d, _ in others:
+            _scan_dir(d, out, depth + 1)
 
 
 def discover(paths: Iterable[str | Path]) -> Discovery:
