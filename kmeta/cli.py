@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,7 +34,7 @@ app = typer.Typer(
 _state = {"traceback": False}
 
 
-class Decoder(str, Enum):
+class Decoder(StrEnum):
     metadata = "metadata"
     raw = "raw"
     utf8 = "utf8"
@@ -65,18 +65,27 @@ class Tally:
         self.warnings = 0
         self.infos = 0
 
+    def count(self, finding: Any) -> None:
+        from kmeta.findings import Severity
+
+        sev = finding.severity
+        if sev is Severity.ERROR:
+            self.errors += 1
+        elif sev is Severity.WARNING:
+            self.warnings += 1
+        else:
+            self.infos += 1
+
     def watch(self, events: Iterable[Any]) -> Iterator[Any]:
-        from kmeta.findings import Finding, Severity
+        """Pass events through, counting Findings (also those carried inside a batch)."""
+        from kmeta.findings import Finding
 
         for ev in events:
-            if isinstance(ev, Finding):
-                sev = ev.severity
-                if sev is Severity.ERROR:
-                    self.errors += 1
-                elif sev is Severity.WARNING:
-                    self.warnings += 1
-                else:
-                    self.infos += 1
+            if type(ev) is Finding:
+                self.count(ev)
+            else:
+                for f in getattr(ev, "findings", ()):
+                    self.count(f)
             yield ev
 
     @property

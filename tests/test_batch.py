@@ -20,7 +20,7 @@ from kmeta.formats.batch import (
     encode_record,
     parse_batch,
 )
-from kmeta.formats.primitives import read_uvarint, read_varint, VarInt, VarLong, encode_varint
+from kmeta.formats.primitives import VarInt, VarLong, encode_varint, read_uvarint, read_varint
 
 blobs = st.one_of(st.none(), st.binary(max_size=300))
 headers = st.lists(st.builds(Header, st.text(max_size=20), blobs), max_size=3)

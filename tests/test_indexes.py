@@ -25,7 +25,7 @@ def offset_index(draw):
     rels = sorted(draw(st.sets(st.integers(1, INT32_MAX), max_size=40)))
     positions = sorted(draw(st.sets(st.integers(1, INT32_MAX), min_size=len(rels),
                                     max_size=len(rels))))
-    entries = tuple(ix.OffsetPosition(base + r, p) for r, p in zip(rels, positions))
+    entries = tuple(ix.OffsetPosition(base + r, p) for r, p in zip(rels, positions, strict=True))
     return base, entries, draw(st.integers(0, 30))
 
 
@@ -35,7 +35,7 @@ def time_index(draw):
     rels = sorted(draw(st.sets(st.integers(0, INT32_MAX), max_size=40)))
     stamps = sorted(draw(st.sets(st.integers(1, 2**63 - 1), min_size=len(rels),
                                  max_size=len(rels))))
-    entries = tuple(ix.TimestampOffset(t, base + r) for t, r in zip(stamps, rels))
+    entries = tuple(ix.TimestampOffset(t, base + r) for t, r in zip(stamps, rels, strict=True))
     return base, entries, draw(st.integers(0, 30))
 
 

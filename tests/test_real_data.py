@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kmeta.findings import Finding
-from kmeta.ops.dump import DumpOptions, FileEvent, RecordEvent, dump
+from kmeta.ops.dump import BatchDump, DumpOptions, FileEvent, dump
 from kmeta.storage.discover import discover
 
 
@@ -22,13 +22,17 @@ def tally(path: Path) -> dict[str, Counter]:
         elif isinstance(ev, Finding):
             key = str(Path(ev.file).relative_to(path)) if ev.file else "-"
             out.setdefault(key, Counter())["finding:" + ev.code] += 1
-        elif isinstance(ev, RecordEvent):
-            cur["records"] += 1
-            cur[f"{ev.payload.type}@{ev.payload.version}"] += 1
         else:
+            assert isinstance(ev, BatchDump)
+            b = ev.batch
             cur["batches"] += 1
-            cur["bad_crc"] += not ev.crc_valid
-            cur[f"epoch:{ev.leader_epoch}"] += 1
+            cur["bad_crc"] += not b.crc_valid
+            cur[f"epoch:{b.leader_epoch}"] += 1
+            for f in ev.findings:
+                cur["finding:" + f.code] += 1
+            for _record, payload in ev.records():
+                cur["records"] += 1
+                cur[f"{payload.type}@{payload.version}"] += 1
     return out
 
 

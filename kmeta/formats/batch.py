@@ -379,28 +379,27 @@ class Batch(tuple):
             raise
 
     def header_json(self) -> dict[str, Any]:
+        """The header as JSON fields: what varies batch to batch first, then the rest."""
         return {
             "base_offset": self.base_offset,
             "last_offset": self.last_offset,
-            "batch_length": self.length,
             "leader_epoch": self.leader_epoch,
-            "magic": self.magic,
             "crc": self.crc,
             "crc_valid": self.crc_valid,
+            "max_timestamp": self.max_timestamp,
+            "delete_horizon_ms": self.delete_horizon_ms,
+            "size": self.size,
+            "magic": self.magic,
             "attributes": self.attributes,
             "compression": self.compression,
             "timestamp_type": self.timestamp_type,
             "is_transactional": self.is_transactional,
             "is_control": self.is_control,
-            "delete_horizon_ms": self.delete_horizon_ms,
-            "base_timestamp": self.base_timestamp,
-            "max_timestamp": self.max_timestamp,
             "producer_id": self.producer_id,
             "producer_epoch": self.producer_epoch,
             "base_sequence": self.base_sequence,
             "last_sequence": self.last_sequence,
             "record_count": self.records_count,
-            "size": self.size,
         }
 
 

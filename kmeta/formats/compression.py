@@ -28,6 +28,11 @@ CODEC_IDS = {v: k for k, v in CODEC_NAMES.items()}
 MAX_DECOMPRESSED = 256 * 1024 * 1024
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
+
+
+class CompressionError(FormatError):
+    """A records section that its codec cannot decompress (or that expands too far)."""
+
 _XERIAL_HEADER = struct.Struct(">8sii")
 
 
@@ -38,46 +43,46 @@ def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED) -> bytes:
             d = zlib.decompressobj(wbits=31)
             out = d.decompress(data, limit + 1)
             if len(out) > limit or d.unconsumed_tail:
-                raise FormatError(f"gzip data expands beyond {limit} bytes")
+                raise CompressionError(f"gzip data expands beyond {limit} bytes")
             return out
         if codec == 2:
             return _snappy_decompress(data, limit)
         if codec == 3:
             out = lz4.frame.LZ4FrameDecompressor().decompress(data, max_length=limit + 1)
             if len(out) > limit:
-                raise FormatError(f"lz4 data expands beyond {limit} bytes")
+                raise CompressionError(f"lz4 data expands beyond {limit} bytes")
             return out
         if codec == 4:
             reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
             out = reader.read(limit + 1)
             if len(out) > limit:
-                raise FormatError(f"zstd data expands beyond {limit} bytes")
+                raise CompressionError(f"zstd data expands beyond {limit} bytes")
             return out
-    except FormatError:
+    except CompressionError:
         raise
     except Exception as e:  # each codec library raises its own error types
         name = CODEC_NAMES.get(codec, str(codec))
-        raise FormatError(f"{name} data is corrupt: {e}") from e
-    raise FormatError(f"unknown compression codec {codec}")
+        raise CompressionError(f"{name} data is corrupt: {e}") from e
+    raise CompressionError(f"unknown compression codec {codec}")
 
 
 def _snappy_decompress(data: bytes, limit: int) -> bytes:
     if not data.startswith(XERIAL_MAGIC):
         if cramjam.snappy.decompress_raw_len(data) > limit:
-            raise FormatError(f"snappy data expands beyond {limit} bytes")
+            raise CompressionError(f"snappy data expands beyond {limit} bytes")
         return bytes(cramjam.snappy.decompress_raw(data))
     pos = _XERIAL_HEADER.size
     out = bytearray()
     while pos < len(data):
         if pos + 4 > len(data):
-            raise FormatError("snappy block length truncated", position=pos)
+            raise CompressionError("snappy block length truncated", position=pos)
         (n,) = struct.unpack_from(">i", data, pos)
         pos += 4
         if n < 0 or pos + n > len(data):
-            raise FormatError(f"snappy block of {n} bytes does not fit", position=pos)
+            raise CompressionError(f"snappy block of {n} bytes does not fit", position=pos)
         block = data[pos:pos + n]
         if len(out) + cramjam.snappy.decompress_raw_len(block) > limit:
-            raise FormatError(f"snappy data expands beyond {limit} bytes")
+            raise CompressionError(f"snappy data expands beyond {limit} bytes")
         out += bytes(cramjam.snappy.decompress_raw(block))
         pos += n
     return bytes(out)

@@ -8,7 +8,9 @@ Spec (in ``apache/kafka``, ``storage/.../internals/log/``):
 * ``TimeIndex``: 12-byte entries, ``timestamp`` int64 then ``relativeOffset`` int32.
 * ``AbortedTxn`` / ``TransactionIndex``: 34-byte entries, ``version`` int16 (0),
   ``producerId``, ``firstOffset``, ``lastOffset``, ``lastStableOffset`` (int64 each),
-  appended as transactions abort; never preallocated.
+  appended as transactions abort; never preallocated.  (Kafka writes ``version`` as a
+  short but its ``AbortedTxn.version()`` reads only the first byte; kmeta reports the
+  whole int16.)
 * ``AbstractIndex``: offset and time index files are created preallocated
   (``segment.index.bytes``, 10 MiB by default, rounded down to whole entries) and trimmed
   to their used size when the segment is rolled or closed.  A broker that stops uncleanly

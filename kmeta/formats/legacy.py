@@ -161,22 +161,27 @@ class LegacyBatch:
         return out
 
     def header_json(self) -> dict[str, Any]:
+        """Same keys as a v2 batch's; fields a legacy message lacks are -1 or null."""
         return {
             "base_offset": self.base_offset,
             "last_offset": self.last_offset,
-            "batch_length": self.message_size,
             "leader_epoch": -1,
-            "magic": self.magic,
             "crc": self.crc,
             "crc_valid": self.crc_valid,
+            "max_timestamp": self.timestamp,
+            "delete_horizon_ms": None,
+            "size": self.size,
+            "magic": self.magic,
             "attributes": self.attributes,
             "compression": self.compression,
             "timestamp_type": self.timestamp_type,
             "is_transactional": False,
             "is_control": False,
-            "max_timestamp": self.timestamp,
+            "producer_id": -1,
+            "producer_epoch": -1,
+            "base_sequence": -1,
+            "last_sequence": -1,
             "record_count": len(self.records()) if self.codec else 1,
-            "size": self.size,
         }
 
 

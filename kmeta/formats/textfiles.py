@@ -22,7 +22,10 @@ Spec (read for facts, in ``apache/kafka``):
   ``version`` is missing) may carry ``broker.id``; version 1 must carry ``cluster.id`` and
   ``node.id``; either may carry ``directory.id``.  Kafka writes it with
   ``Properties.store``: an empty comment line, a date comment, then ``key=value`` lines in
-  the iteration order of the JDK's hash table, which this module reproduces.
+  the iteration order of the JDK's hash table, which this module reproduces.  Kafka
+  writes the file as UTF-8 but ``Properties.load(InputStream)`` reads it as ISO-8859-1;
+  kmeta reads it the way Kafka does (so every byte survives a round trip) and writes a
+  character beyond Latin-1 as a ``\\uXXXX`` escape.
 
 Every ``parse_*`` takes bytes and returns a frozen dataclass with ``to_json()``; every
 ``build_*`` renders that dataclass to the bytes Kafka itself would write, so
@@ -43,6 +46,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kmeta.errors import FormatError
+from kmeta.formats.filenames import OFFSET_CHECKPOINTS
+from kmeta.formats.primitives import uuid_to_str
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -50,13 +55,8 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: The only checkpoint-file version Kafka has ever written (and the only one it reads).
 CHECKPOINT_VERSION = 0
 
-#: ``cleaner-offset-checkpoint`` and friends: the file names of the offset checkpoint files.
-OFFSET_CHECKPOINT_FILES = {
-    "recovery-point-offset-checkpoint": "recovery-point",
-    "replication-offset-checkpoint": "replication",
-    "log-start-offset-checkpoint": "log-start",
-    "cleaner-offset-checkpoint": "cleaner",
-}
+#: The file names that hold offset checkpoints (-> which one), as :mod:`filenames` knows them.
+OFFSET_CHECKPOINT_FILES = OFFSET_CHECKPOINTS
 
 # Java's ``\s`` (without UNICODE_CHARACTER_CLASS) and ``Integer/Long.parseInt`` syntax.
 _JAVA_WS = " \t\n\x0b\f\r"
@@ -139,7 +139,7 @@ def _normalize_uuid(text: str) -> str | None:
         return None
     if len(raw) != 16:
         return None
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    return uuid_to_str(raw)
 
 
 def _check_range(value: Any, lo: int, hi: int, name: str) -> None:
@@ -540,7 +540,7 @@ def parse_partition_metadata(data: bytes | bytearray | memoryview) -> PartitionM
 
 
 def build_partition_metadata(value: PartitionMetadata) -> bytes:
-    return f"version: {value.version}\ntopic_id: {value.topic_id}".encode("utf-8")
+    return f"version: {value.version}\ntopic_id: {value.topic_id}".encode()
 
 
 # ------------------------------------------------------------------ meta.properties
@@ -672,6 +672,7 @@ class MetaProperties:
             "nodeId": self.node_id,
             "directoryId": self.directory_id,
             "extra": dict(self.extra),
+            "comments": list(self.comments),
         }
 
 

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch, Record
+from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
@@ -47,14 +48,26 @@ class FileEvent:
     content: Any = None
 
 
-class RecordEvent(NamedTuple):
-    file: str
+class BatchDump(NamedTuple):
+    """One batch and what was decoded from it, in order.
+
+    ``entries`` holds ``(record, payload)`` pairs and, just before the record they concern,
+    the Findings met while decoding; ``findings`` lists those Findings again so callers
+    that only count them need not walk the entries.  Payload data is shared between
+    identical records: treat it as read-only.
+    """
+
     batch: Batch | LegacyBatch
-    record: Record
-    payload: Payload | None
+    entries: list[tuple[Record, Payload] | Finding]
+    findings: tuple[Finding, ...] = ()
+
+    def records(self) -> Iterator[tuple[Record, Payload]]:
+        for e in self.entries:
+            if type(e) is tuple:
+                yield e
 
 
-Event = FileEvent | Batch | LegacyBatch | RecordEvent | Finding
+Event = FileEvent | BatchDump | Finding
 
 
 def normalise_type(name: str) -> str:
@@ -130,8 +143,11 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
                   segment_base: int | None) -> Iterator[Event]:
     lo, hi = opts.from_offset, opts.to_offset
     first = True
-    for item in scan(buf, path, max_bytes=opts.max_bytes):
-        if isinstance(item, Finding):
+    decode = decode_metadata if decoder == "metadata" else None
+    redacting = not opts.show_secrets
+    new = tuple.__new__
+    for item in scan(buf, path, max_bytes=opts.max_bytes, records=not opts.batches_only):
+        if type(item) is Finding:
             yield item
             continue
         batch = item
@@ -140,52 +156,53 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
                           f"batch starts at {batch.base_offset}", path, batch.position,
                           batch.base_offset)
         first = False
-        if hi is not None and batch.base_offset > hi:
-            continue
-        if lo is not None and batch.last_offset < lo:
-            continue
-        if opts.skip_control and batch.is_control:
+        if (hi is not None and batch.base_offset > hi) or \
+                (lo is not None and batch.last_offset < lo) or \
+                (opts.skip_control and batch.is_control):
             continue
         if opts.batches_only:
-            yield batch
+            yield BatchDump(batch, [])
             continue
         try:
             records = batch.records()
         except FormatError as e:
-            yield batch
-            code = "F006" if "compress" in e.message or "data is corrupt" in e.message or \
-                "expands" in e.message else "F003"
-            pos = batch.position + (e.position or 0) if e.position is not None else \
-                batch.position
-            yield Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
-                          pos, batch.base_offset)
+            code = "F006" if isinstance(e, CompressionError) else "F003"
+            pos = batch.position + e.position if e.position is not None else batch.position
+            finding = Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
+                              pos, batch.base_offset)
+            yield BatchDump(batch, [finding], (finding,))
             continue
+        entries: list[tuple[Record, Payload] | Finding] = []
+        findings: list[Finding] = []
+        append = entries.append
         if batch.records_count is not None and len(records) != batch.records_count:
-            yield Finding("F011", f"batch header says {batch.records_count} records, "
-                          f"{len(records)} decoded", path, batch.position, batch.base_offset)
-        events: list[Event] = []
+            findings.append(Finding("F011", f"batch header says {batch.records_count} records, "
+                                    f"{len(records)} decoded", path, batch.position,
+                                    batch.base_offset))
+            entries.append(findings[-1])
         control = batch.is_control
         for r in records:
             if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
                 continue
             if control:
                 payload = decode_control(r.key, r.value)
-            elif decoder == "metadata":
-                payload = decode_metadata(r.value)
+            elif decode is not None:
+                payload = decode(r.value)
             else:
                 payload = decode_opaque(r.key, r.value, decoder)
             if opts.types and not _type_matches(opts.types, payload.type):
                 continue
             if payload.finding:
                 code, message = payload.finding
-                events.append(Finding(code, f"record at offset {r.offset}: {message}", path,
-                                      batch.position, r.offset))
-            if not opts.show_secrets and not control and payload.data:
+                findings.append(Finding(code, f"record at offset {r.offset}: {message}", path,
+                                        batch.position, r.offset))
+                entries.append(findings[-1])
+            if redacting and payload.data and not control:
                 data = redact(payload.type, payload.data)
                 if data is not payload.data:
                     payload = payload._replace(data=data)
-            events.append(RecordEvent(path, batch, r, payload))
-        if opts.types and not events:
+            append((r, payload))
+        if opts.types and not entries:
             continue
-        yield batch
-        yield from events
+        # tuple.__new__: NamedTuple's own constructor is a slow Python function.
+        yield new(BatchDump, (batch, entries, tuple(findings) if findings else ()))

@@ -13,7 +13,7 @@ from typing import Any
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import FileEvent, RecordEvent
+from kmeta.ops.dump import BatchDump, FileEvent
 from kmeta.render.jsonl import dumps
 
 _CONTROL_LABELS = {
@@ -46,8 +46,7 @@ def batch_line(b: Batch | LegacyBatch) -> str:
             f"crc: {b.crc} isvalid: {_bool(b.crc_valid)}")
 
 
-def record_line(ev: RecordEvent, show_hex: bool = False) -> str:
-    r, b, p = ev.record, ev.batch, ev.payload
+def record_line(b: Batch | LegacyBatch, r: Any, p: Any, show_hex: bool = False) -> str:
     key_size = -1 if r.key is None else len(r.key)
     value_size = -1 if r.value is None else len(r.value)
     line = (f"| offset: {r.offset} {b.timestamp_type}: {r.timestamp} "
@@ -120,13 +119,16 @@ def _scalar(v: Any) -> str:
 
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False) -> Iterator[str]:
     for ev in events:
-        if type(ev) is RecordEvent:
-            if records:
-                yield record_line(ev, show_hex)
-        elif isinstance(ev, (Batch, LegacyBatch)):
-            yield batch_line(ev)
+        if type(ev) is BatchDump:
+            b = ev.batch
+            yield batch_line(b)
             if show_hex:
-                yield f"  hex: {bytes(ev.raw).hex()}"
+                yield f"  hex: {bytes(b.raw).hex()}"
+            for e in ev.entries:
+                if type(e) is not tuple:
+                    yield finding_line(e)
+                elif records:
+                    yield record_line(b, e[0], e[1], show_hex)
         elif isinstance(ev, Finding):
             yield finding_line(ev)
         elif isinstance(ev, FileEvent):
