@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -64,10 +63,13 @@ class Tally:
         self.errors = 0
         self.warnings = 0
         self.infos = 0
+        self.unreadable = 0
 
     def count(self, finding: Any) -> None:
         from kmeta.findings import Severity
 
+        if finding.code == "S008":
+            self.unreadable += 1
         sev = finding.severity
         if sev is Severity.ERROR:
             self.errors += 1
@@ -79,17 +81,22 @@ class Tally:
     def watch(self, events: Iterable[Any]) -> Iterator[Any]:
         """Pass events through, counting Findings (also those carried inside a batch)."""
         from kmeta.findings import Finding
+        from kmeta.ops.dump import BatchDump
 
         for ev in events:
-            if type(ev) is Finding:
+            if type(ev) is BatchDump:
+                if ev[2]:
+                    for f in ev[2]:
+                        self.count(f)
+            elif type(ev) is Finding:
                 self.count(ev)
-            else:
-                for f in getattr(ev, "findings", ()):
-                    self.count(f)
             yield ev
 
     @property
     def exit_code(self) -> ExitCode:
+        """3 if some input could not be read at all, else 1 for error findings, else 0."""
+        if self.unreadable:
+            return ExitCode.UNREADABLE
         return ExitCode.FINDINGS if self.errors else ExitCode.OK
 
     def summary(self) -> str | None:
@@ -101,23 +108,31 @@ class Tally:
 
 
 def write_lines(lines: Iterable[str]) -> None:
-    """Write lines to stdout in chunks (a write per line is the slowest part of a dump)."""
-    out = sys.stdout
-    buf: list[str] = []
-    for line in lines:
-        buf.append(line)
-        if len(buf) >= 512:
-            buf.append("")
-            out.write("\n".join(buf))
-            buf.clear()
-    if buf:
-        buf.append("")
-        out.write("\n".join(buf))
-    out.flush()
+    """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes."""
+    try:
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        buf: list[str] = []
+        append = buf.append
+        for line in lines:
+            append(line)
+            if len(buf) >= 256:  # ~200 KB: joins stay in cache
+                append("")
+                out.write("\n".join(buf).encode("utf-8", "surrogateescape"))
+                buf.clear()
+        if buf:
+            append("")
+            out.write("\n".join(buf).encode("utf-8", "surrogateescape"))
+        out.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        raise typer.Exit(0) from None
 
 
-PathsArg = Annotated[list[Path], typer.Argument(
-    help="Data directories, partition directories or files.", show_default=False)]
+# Plain strings: kmeta itself reports unreadable paths (exit 3), not the option parser.
+PathsArg = Annotated[list[str], typer.Argument(
+    help="Data directories, partition directories or files.", show_default=False,
+    metavar="PATH...")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one object per "
                                        "line (schema in kmeta(1)).")]
 
@@ -201,37 +216,34 @@ def _finish(tally: Tally) -> None:
     raise typer.Exit(int(tally.exit_code))
 
 
+def _quiet_stdout() -> None:
+    """The reader (``| head``) went away: point stdout at /dev/null so that the flush at
+    exit does not complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: one place turns errors into a line on stderr and an exit code."""
+    """Entry point: one place turns errors into a line on stderr and an exit code.
+
+    Usage errors are click's (exit 2); a KmetaError is one line and its own exit code;
+    anything else is a bug, reported in one line unless ``--traceback`` was given.
+    """
     try:
-        code = app(args=argv, standalone_mode=False)
-        if isinstance(code, int):
-            sys.exit(code)
+        app(args=argv, prog_name="kmeta")
     except BrokenPipeError:
-        # The reader (``| head``) went away: stop quietly, and keep Python from
-        # complaining while it flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _quiet_stdout()
         sys.exit(0)
     except KmetaError as e:
         if _state["traceback"]:
             raise
         print(e.one_line(), file=sys.stderr)
         sys.exit(int(e.exit_code))
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as e:  # click's usage errors and anything unforeseen
-        import click
-
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(130)
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(ExitCode.USAGE)
+    except Exception as e:
         if _state["traceback"]:
             raise
         print(f"kmeta: internal error: {type(e).__name__}: {e} (a bug: please report it "
-              "with --traceback output)", file=sys.stderr)
+              "with the output of --traceback)", file=sys.stderr)
         sys.exit(70)

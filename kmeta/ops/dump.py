@@ -17,7 +17,7 @@ from kmeta.formats.batch import Batch, Record
 from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
-from kmeta.ops.redact import redact
+from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import Discovery, LogFile
 from kmeta.storage.files import load_content
 from kmeta.storage.segments import mapped, scan
@@ -142,67 +142,81 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
 def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
                   segment_base: int | None) -> Iterator[Event]:
     lo, hi = opts.from_offset, opts.to_offset
-    first = True
     decode = decode_metadata if decoder == "metadata" else None
-    redacting = not opts.show_secrets
+    # No filter, metadata decoder: the common case gets a lean path below.
+    plain = decode is not None and lo is None and hi is None and not opts.types \
+        and not opts.skip_control and not opts.batches_only
+    secret_types = frozenset() if opts.show_secrets else SECRET_TYPES
     new = tuple.__new__
+    first = segment_base is not None
     for item in scan(buf, path, max_bytes=opts.max_bytes, records=not opts.batches_only):
         if type(item) is Finding:
             yield item
             continue
-        batch = item
-        if first and segment_base is not None and batch.base_offset != segment_base:
-            yield Finding("S009", f"segment is named for offset {segment_base} but its first "
-                          f"batch starts at {batch.base_offset}", path, batch.position,
-                          batch.base_offset)
-        first = False
-        if (hi is not None and batch.base_offset > hi) or \
-                (lo is not None and batch.last_offset < lo) or \
-                (opts.skip_control and batch.is_control):
+        if first:
+            first = False
+            if item.base_offset != segment_base:
+                yield Finding("S009", f"segment is named for offset {segment_base} but its "
+                              f"first batch starts at {item.base_offset}", path, item.position,
+                              item.base_offset)
+        if plain and type(item) is Batch and item[17] is not None and not item[5] & 0x20:
+            # A lone record decoded by the scan already (most often a NoOp heartbeat).
+            r = item[17][0]
+            payload = decode(r[3])
+            if payload.finding is None and payload.type not in secret_types:
+                yield new(BatchDump, (item, [(r, payload)], ()))
+                continue
+        if (hi is not None and item.base_offset > hi) or \
+                (lo is not None and item.last_offset < lo) or \
+                (opts.skip_control and item.is_control):
             continue
         if opts.batches_only:
-            yield BatchDump(batch, [])
+            yield BatchDump(item, [])
             continue
-        try:
-            records = batch.records()
-        except FormatError as e:
-            code = "F006" if isinstance(e, CompressionError) else "F003"
-            pos = batch.position + e.position if e.position is not None else batch.position
-            finding = Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
-                              pos, batch.base_offset)
-            yield BatchDump(batch, [finding], (finding,))
+        dumped = _batch_dump(item, path, decoder, opts)
+        if dumped is not None:
+            yield dumped
+
+
+def _batch_dump(batch: Batch | LegacyBatch, path: str, decoder: str,
+                opts: DumpOptions) -> BatchDump | None:
+    """Decode one batch's records into entries; None if filters leave nothing of it."""
+    lo, hi = opts.from_offset, opts.to_offset
+    try:
+        records = batch.records()
+    except FormatError as e:
+        code = "F006" if isinstance(e, CompressionError) else "F003"
+        pos = batch.position + e.position if e.position is not None else batch.position
+        finding = Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
+                          pos, batch.base_offset)
+        return BatchDump(batch, [finding], (finding,))
+    entries: list[tuple[Record, Payload] | Finding] = []
+    findings: list[Finding] = []
+    if batch.records_count is not None and len(records) != batch.records_count:
+        findings.append(Finding("F011", f"batch header says {batch.records_count} records, "
+                                f"{len(records)} decoded", path, batch.position,
+                                batch.base_offset))
+        entries.append(findings[-1])
+    control = batch.is_control
+    for r in records:
+        if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
             continue
-        entries: list[tuple[Record, Payload] | Finding] = []
-        findings: list[Finding] = []
-        append = entries.append
-        if batch.records_count is not None and len(records) != batch.records_count:
-            findings.append(Finding("F011", f"batch header says {batch.records_count} records, "
-                                    f"{len(records)} decoded", path, batch.position,
-                                    batch.base_offset))
+        if control:
+            payload = decode_control(r.key, r.value)
+        elif decoder == "metadata":
+            payload = decode_metadata(r.value)
+        else:
+            payload = decode_opaque(r.key, r.value, decoder)
+        if opts.types and not _type_matches(opts.types, payload.type):
+            continue
+        if payload.finding:
+            code, message = payload.finding
+            findings.append(Finding(code, f"record at offset {r.offset}: {message}", path,
+                                    batch.position, r.offset))
             entries.append(findings[-1])
-        control = batch.is_control
-        for r in records:
-            if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
-                continue
-            if control:
-                payload = decode_control(r.key, r.value)
-            elif decode is not None:
-                payload = decode(r.value)
-            else:
-                payload = decode_opaque(r.key, r.value, decoder)
-            if opts.types and not _type_matches(opts.types, payload.type):
-                continue
-            if payload.finding:
-                code, message = payload.finding
-                findings.append(Finding(code, f"record at offset {r.offset}: {message}", path,
-                                        batch.position, r.offset))
-                entries.append(findings[-1])
-            if redacting and payload.data and not control:
-                data = redact(payload.type, payload.data)
-                if data is not payload.data:
-                    payload = payload._replace(data=data)
-            append((r, payload))
-        if opts.types and not entries:
-            continue
-        # tuple.__new__: NamedTuple's own constructor is a slow Python function.
-        yield new(BatchDump, (batch, entries, tuple(findings) if findings else ()))
+        if not opts.show_secrets and not control and payload.type in SECRET_TYPES:
+            payload = payload._replace(data=redact(payload.type, payload.data))
+        entries.append((r, payload))
+    if opts.types and not entries:
+        return None
+    return BatchDump(batch, entries, tuple(findings))

@@ -33,6 +33,10 @@ def _paths_by_type() -> dict[str, tuple[tuple[str, ...], ...]]:
     return out
 
 
+#: Record types that can hold a secret; everything else passes through untouched.
+SECRET_TYPES = frozenset({"CONFIG_RECORD", *_paths_by_type()})
+
+
 def _redact_path(data: Any, path: tuple[str, ...]) -> Any:
     if isinstance(data, list):
         return [_redact_path(x, path) for x in data]

@@ -5,6 +5,8 @@ rich honours ``NO_COLOR`` and drops colour when stdout is not a terminal.
 
 from __future__ import annotations
 
+import os
+import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,7 +84,11 @@ def _partition(console: Console, p: PartitionSummary) -> None:
 
 
 def render_info(report: InfoReport, console: Console | None = None) -> None:
-    console = console or Console(soft_wrap=True)
+    if console is None:
+        # NO_COLOR: no escape codes at all (rich alone would still send bold).
+        plain = bool(os.environ.get("NO_COLOR"))
+        console = Console(soft_wrap=True, color_system=None if plain else "auto",
+                          width=None if sys.stdout.isatty() else 200)
     for d in report.data_dirs:
         console.print(f"[bold]data dir[/bold] {d.path}")
         for name, content in d.files.items():

@@ -83,81 +83,96 @@ def file_object(ev: FileEvent) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- fast path
 
-_BATCH = ('{"kind":"batch","file":%s,"position":%d,"base_offset":%d,"last_offset":%d,'
-          '"leader_epoch":%d,"crc":%d,"crc_valid":%s,"max_timestamp":%s,'
-          '"delete_horizon_ms":%s,%s}')
-_RECORD = ('{"kind":"record","file":%s,"offset":%d,"timestamp":%s,"batch_position":%d,'
-           '"type":"%s","version":%s,"data":%s}')
-
-
 class _Texts:
-    """Caches of JSON text that repeats across a dump."""
+    """Caches of JSON text that repeats across a dump.
+
+    Entries keep the cached object alive so that its ``id`` cannot be reused.
+    """
 
     def __init__(self) -> None:
         self.tails: dict[tuple, str] = {}
-        self.data: dict[int, tuple[Any, str]] = {}  # id(data) -> (data kept alive, text)
+        self.payloads: dict[int, tuple[Any, str]] = {}
 
-    def data_text(self, data: Any) -> str:
-        hit = self.data.get(id(data))
-        if hit is not None and hit[0] is data:
+    def payload(self, p: Any) -> str:
+        """``"type":…,"version":…,"data":…`` of a payload (shared payloads hit the cache)."""
+        hit = self.payloads.get(id(p))
+        if hit is not None and hit[0] is p:
             return hit[1]
-        text = _encode(data)
-        if len(self.data) > 50_000:
-            self.data.clear()
-        self.data[id(data)] = (data, text)
+        version = "null" if p.version is None else p.version
+        text = f'"type":"{p.type}","version":{version},"data":{_encode(p.data)}'
+        if len(self.payloads) > 50_000:
+            self.payloads.clear()
+        self.payloads[id(p)] = (p, text)
         return text
 
-    def tail(self, b: Batch) -> str:
-        """The keys after ``delete_horizon_ms``: the same for most batches of a log."""
-        key = (b[1], b[3], b[5], b[6], b[9], b[10], b[11], b[12])
-        text = self.tails.get(key)
-        if text is None:
-            fields = b.header_json()
-            keys = list(fields)
-            tail = {k: fields[k] for k in keys[keys.index("size"):]}
-            text = _encode(tail)[1:-1]
-            if len(self.tails) > 10_000:
-                self.tails.clear()
-            self.tails[key] = text
+    def tail(self, b: Batch, key: tuple) -> str:
+        """The keys from ``size`` on, which are the same for most batches of a log.
+
+        ``key`` holds every header field they depend on (attributes, lastOffsetDelta,
+        producer id/epoch, base sequence, record count, length); magic is always 2 here.
+        """
+        fields = b.header_json()
+        keys = list(fields)
+        text = _encode({k: fields[k] for k in keys[keys.index("size"):]})[1:-1]
+        if len(self.tails) > 10_000:
+            self.tails.clear()
+        self.tails[key] = text
         return text
-
-
-def _batch_line(b: Batch, file_text: str, texts: _Texts, max_ts: str) -> str:
-    return _BATCH % (file_text, b[14], b[0], b[0] + b[6], b[2], b[4],
-                     "true" if b[13] else "false", max_ts,
-                     b[7] if b[5] & 0x40 else "null", texts.tail(b))
 
 
 def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
-    """JSON text for each event: one line per object (a batch yields several lines)."""
+    """JSON text for each event: one line per object (a batch yields several lines).
+
+    v2 batches and their plain records are written with f-strings (the fastest way
+    CPython builds text); their keys and order are those of ``batch_object`` and
+    ``record_object``, which ``tests/test_render.py`` checks line by line.
+    """
     texts = _Texts()
-    file_texts: dict[str, str] = {}
+    tails = texts.tails
+    payloads = texts.payloads
+    payload_text = texts.payload
+    file = None
+    f = '""'  # the current file name, JSON-quoted
     encode = _encode
     for ev in events:
         if type(ev) is BatchDump:
-            b = ev.batch
-            file = b.file
-            file_text = file_texts.get(file)
-            if file_text is None:
-                file_text = file_texts[file] = encode(file)
-            fast = type(b) is Batch and not show_hex
-            max_ts_value = b.max_timestamp
-            max_ts = str(max_ts_value)
-            lines = [_batch_line(b, file_text, texts, max_ts) if fast
-                     else encode(batch_object(b, show_hex))]
-            position = b.position
-            for e in ev.entries:
+            b, entries = ev[0], ev[1]
+            if type(b) is not Batch or show_hex:
+                yield "\n".join(_general(b, entries, show_hex))
+                continue
+            if b[16] != file:
+                file = b[16]
+                f = encode(file)
+            if b[9] == -1 and b[10] == -1 and b[11] == -1:  # no producer: the usual case
+                key = (b[1], b[5], b[12])
+            else:
+                key = b[5:7] + b[9:13] + (b[1],)
+            tail = tails.get(key) or texts.tail(b, key)
+            position = b[14]
+            max_ts = b[8]
+            line = (f'{{"kind":"batch","file":{f},"position":{position},"base_offset":{b[0]},'
+                    f'"last_offset":{b[0] + b[6]},"leader_epoch":{b[2]},"crc":{b[4]},'
+                    f'"crc_valid":{"true" if b[13] else "false"},"max_timestamp":{max_ts},'
+                    f'"delete_horizon_ms":{b[7] if b[5] & 0x40 else "null"},{tail}}}')
+            if len(entries) == 1 and type(entries[0]) is tuple and not entries[0][0][4]:
+                r, p = entries[0]
+                pt = payloads.get(id(p))
+                pt = pt[1] if pt is not None and pt[0] is p else payload_text(p)
+                yield (f'{line}\n{{"kind":"record","file":{f},"offset":{r[0]},'
+                       f'"timestamp":{r[1]},"batch_position":{position},{pt}}}')
+                continue
+            lines = [line]
+            for e in entries:
                 if type(e) is not tuple:
                     lines.append(encode(e.to_json()))
                     continue
                 r, p = e
-                if r[4] or show_hex:  # headers or hex: the general form
-                    lines.append(encode(record_object(file, b, r, p, show_hex)))
+                if r[4]:  # headers: the general form
+                    lines.append(encode(record_object(file, b, r, p)))
                 else:
-                    version = "null" if p.version is None else p.version
-                    ts = max_ts if r[1] == max_ts_value else r[1]
-                    lines.append(_RECORD % (file_text, r[0], ts, position, p.type, version,
-                                            texts.data_text(p.data)))
+                    lines.append(f'{{"kind":"record","file":{f},"offset":{r[0]},'
+                                 f'"timestamp":{r[1]},"batch_position":{position},'
+                                 f'{payload_text(p)}}}')
             yield "\n".join(lines)
         elif type(ev) is Finding:
             yield encode(ev.to_json())
@@ -165,3 +180,12 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
             yield encode(file_object(ev))
         else:
             yield encode(ev)
+
+
+def _general(b: Batch | LegacyBatch, entries: list, show_hex: bool) -> Iterator[str]:
+    yield _encode(batch_object(b, show_hex))
+    for e in entries:
+        if type(e) is tuple:
+            yield _encode(record_object(b.file, b, e[0], e[1], show_hex))
+        else:
+            yield _encode(e.to_json())

@@ -47,6 +47,7 @@ _PREFIX = struct.Struct(">qi")
 #: bound only keeps a corrupt length from being believed).
 MAX_BATCH = 1 << 30
 _ZERO_CHUNK = bytes(1 << 16)
+RELEASE_EVERY = 32 << 20
 
 
 @contextmanager
@@ -169,7 +170,15 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     remember_small = _remember_small
     small_batch = SMALL_BATCH
     last_header = n - HEADER_SIZE
+    # Pages of a mapped file stay resident (and count in RSS) once read; hand back those
+    # behind the cursor every RELEASE_EVERY bytes so a 1 GiB dump stays small.
+    release = getattr(buf, "madvise", None)
+    released = 0
     while pos < n:
+        if release is not None and pos - released >= RELEASE_EVERY:
+            chunk = (pos - released) // mmap.PAGESIZE * mmap.PAGESIZE
+            release(mmap.MADV_DONTNEED, released, chunk)
+            released += chunk
         if pos <= last_header:
             # Fast path: an intact v2 batch where one is expected.  Literals stand for
             # LOG_OVERHEAD (12), CRC_START (21), HEADER_SIZE (61) and the least batch
