@@ -132,7 +132,7 @@ def write_lines(lines: Iterable[str]) -> None:
 # Plain strings: kmeta itself reports unreadable paths (exit 3), not the option parser.
 PathsArg = Annotated[list[str], typer.Argument(
     help="Data directories, partition directories or files.", show_default=False,
-    metavar="PATH...")]
+    metavar="PATH")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one object per "
                                        "line (schema in kmeta(1)).")]
 
@@ -240,10 +240,10 @@ def main(argv: list[str] | None = None) -> None:
         print(e.one_line(), file=sys.stderr)
         sys.exit(int(e.exit_code))
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except Exception as e:
         if _state["traceback"]:
             raise
         print(f"kmeta: internal error: {type(e).__name__}: {e} (a bug: please report it "
               "with the output of --traceback)", file=sys.stderr)
-        sys.exit(70)
+        sys.exit(ExitCode.INTERNAL)

@@ -16,6 +16,8 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     USAGE = 2
     UNREADABLE = 3
+    INTERNAL = 70  # a bug in kmeta (EX_SOFTWARE); reported in one line
+    INTERRUPTED = 130  # Ctrl-C
 
 
 class KmetaError(Exception):

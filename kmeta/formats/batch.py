@@ -254,7 +254,9 @@ def _remember_small(section: bytes) -> tuple | bool:
     """Decode a lone small record relative to offset 0 / time 0, and memoise it."""
     try:
         (r,) = _decode_records(section, 1, 0, 0, -1)
-        hit: tuple | bool = (r.key, r.value, r.headers, r.attributes, r.timestamp, r.offset)
+        # Offset delta, timestamp delta, then the rest of a Record as stored.
+        hit: tuple | bool = (r.offset, r.timestamp, r.key, r.value, r.headers, r.attributes,
+                             -1)
     except (FormatError, IndexError, ValueError):
         hit = False  # let the general path report the problem with its position
     if len(SMALL_RECORDS) < _SMALL_CACHE_LIMIT:
@@ -272,9 +274,9 @@ def small_record(fields: tuple, raw: bytes, _get=SMALL_RECORDS.get,
         hit = _remember_small(raw[61:])
     if hit is False:
         return None
-    off_delta = hit[5]
-    return [_new(Record, (fields[0] + off_delta, fields[7] + hit[4], hit[0], hit[1], hit[2],
-                          hit[3], fields[11] + off_delta if fields[11] >= 0 else -1))]
+    off_delta = hit[0]
+    return [_new(Record, (fields[0] + off_delta, fields[7] + hit[1], hit[2], hit[3], hit[4],
+                          hit[5], fields[11] + off_delta if fields[11] >= 0 else -1))]
 
 
 class Batch(tuple):

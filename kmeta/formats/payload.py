@@ -38,6 +38,7 @@ class Payload(NamedTuple):
     data: Any
     finding: tuple[str, str] | None = None
     api_key: int | None = None
+    redacted: bool = False  # secrets in ``data`` were replaced; raw bytes must stay hidden
 
 
 _NOOP = METADATA_MESSAGES[20]

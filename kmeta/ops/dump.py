@@ -61,6 +61,11 @@ class BatchDump(NamedTuple):
     entries: list[tuple[Record, Payload] | Finding]
     findings: tuple[Finding, ...] = ()
 
+    @property
+    def redacted(self) -> bool:
+        """Some record's secrets were hidden: raw bytes of this batch must not be shown."""
+        return any(type(e) is tuple and e[1].redacted for e in self.entries)
+
     def records(self) -> Iterator[tuple[Record, Payload]]:
         for e in self.entries:
             if type(e) is tuple:
@@ -116,13 +121,13 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     if not f.is_batches:
         try:
             content = load_content(f)
+        except FormatError as e:  # before KmetaError: it is one, but the file was read
+            yield FileEvent(path, kind.kind, size, None, info)
+            yield Finding("F010", e.message, path, e.position)
+            return
         except KmetaError as e:
             yield FileEvent(path, kind.kind, size, None, info)
             yield Finding("S008", e.message, path)
-            return
-        except FormatError as e:
-            yield FileEvent(path, kind.kind, size, None, info)
-            yield Finding("F010", e.message, path, e.position)
             return
         yield FileEvent(path, kind.kind, size, None, info, content)
         return
@@ -215,7 +220,7 @@ def _batch_dump(batch: Batch | LegacyBatch, path: str, decoder: str,
                                     batch.position, r.offset))
             entries.append(findings[-1])
         if not opts.show_secrets and not control and payload.type in SECRET_TYPES:
-            payload = payload._replace(data=redact(payload.type, payload.data))
+            payload = payload._replace(data=redact(payload.type, payload.data), redacted=True)
         entries.append((r, payload))
     if opts.types and not entries:
         return None

@@ -42,11 +42,15 @@ def dumps(obj: Any) -> str:
 # ---------------------------------------------------------------------------- definitions
 
 
-def batch_object(b: Batch | LegacyBatch, show_hex: bool = False) -> dict[str, Any]:
+REDACTED = "[redacted]"
+
+
+def batch_object(b: Batch | LegacyBatch, show_hex: bool = False,
+                 redacted: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": "batch", "file": b.file, "position": b.position}
     out.update(b.header_json())
     if show_hex:
-        out["hex"] = bytes(b.raw).hex()
+        out["hex"] = REDACTED if redacted else bytes(b.raw).hex()
     return out
 
 
@@ -66,7 +70,8 @@ def record_object(file: str, batch: Batch | LegacyBatch, r: Any, p: Any,
         out["headers"] = [{"key": h.key, "value": h.value} for h in r.headers]
     if show_hex:
         out["key_hex"] = None if r.key is None else bytes(r.key).hex()
-        out["value_hex"] = None if r.value is None else bytes(r.value).hex()
+        out["value_hex"] = REDACTED if p.redacted else \
+            None if r.value is None else bytes(r.value).hex()
     return out
 
 
@@ -138,7 +143,7 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
         if type(ev) is BatchDump:
             b, entries = ev[0], ev[1]
             if type(b) is not Batch or show_hex:
-                yield "\n".join(_general(b, entries, show_hex))
+                yield "\n".join(_general(ev, show_hex))
                 continue
             if b[16] != file:
                 file = b[16]
@@ -182,9 +187,10 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
             yield encode(ev)
 
 
-def _general(b: Batch | LegacyBatch, entries: list, show_hex: bool) -> Iterator[str]:
-    yield _encode(batch_object(b, show_hex))
-    for e in entries:
+def _general(ev: BatchDump, show_hex: bool) -> Iterator[str]:
+    b = ev.batch
+    yield _encode(batch_object(b, show_hex, ev.redacted))
+    for e in ev.entries:
         if type(e) is tuple:
             yield _encode(record_object(b.file, b, e[0], e[1], show_hex))
         else:

@@ -69,7 +69,9 @@ def record_line(b: Batch | LegacyBatch, r: Any, p: Any, show_hex: bool = False) 
         line += " payload: " + dumps({"type": p.type, "version": p.version, "data": p.data})
     if show_hex:
         line += f" keyHex: {'null' if r.key is None else bytes(r.key).hex()}"
-        line += f" valueHex: {'null' if r.value is None else bytes(r.value).hex()}"
+        value_hex = "[redacted]" if p.redacted else \
+            "null" if r.value is None else bytes(r.value).hex()
+        line += f" valueHex: {value_hex}"
     return line
 
 
@@ -123,7 +125,7 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False) -> I
             b = ev.batch
             yield batch_line(b)
             if show_hex:
-                yield f"  hex: {bytes(b.raw).hex()}"
+                yield f"  hex: {'[redacted]' if ev.redacted else bytes(b.raw).hex()}"
             for e in ev.entries:
                 if type(e) is not tuple:
                     yield finding_line(e)

@@ -174,11 +174,13 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     # behind the cursor every RELEASE_EVERY bytes so a 1 GiB dump stays small.
     release = getattr(buf, "madvise", None)
     released = 0
+    release_at = RELEASE_EVERY if release is not None else n + 1
     while pos < n:
-        if release is not None and pos - released >= RELEASE_EVERY:
+        if pos >= release_at:
             chunk = (pos - released) // mmap.PAGESIZE * mmap.PAGESIZE
             release(mmap.MADV_DONTNEED, released, chunk)
             released += chunk
+            release_at = released + RELEASE_EVERY
         if pos <= last_header:
             # Fast path: an intact v2 batch where one is expected.  Literals stand for
             # LOG_OVERHEAD (12), CRC_START (21), HEADER_SIZE (61) and the least batch
@@ -197,9 +199,11 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                         if hit is None:
                             hit = remember_small(raw[61:])
                         if hit is not False:
+                            # hit: offset delta, timestamp delta, key, value, headers,
+                            # attributes (see formats.batch._remember_small).
                             decoded = [new(Record, (
-                                fields[0] + hit[5], fields[7] + hit[4], hit[0], hit[1],
-                                hit[2], hit[3], -1 if fields[11] < 0 else fields[11] + hit[5]))]
+                                fields[0] + hit[0], fields[7] + hit[1], hit[2], hit[3], hit[4],
+                                hit[5], -1 if fields[11] < 0 else fields[11] + hit[0]))]
                     yield new(Batch, fields + (True, pos, raw, file, decoded))
                     next_offset = fields[0] + fields[6] + 1
                     if fields[2] > last_epoch:
