@@ -153,6 +153,8 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
         and not opts.skip_control and not opts.batches_only
     secret_types = frozenset() if opts.show_secrets else SECRET_TYPES
     new = tuple.__new__
+    last_value: Any = None
+    last_payload: Payload | None = None
     first = segment_base is not None
     for item in scan(buf, path, max_bytes=opts.max_bytes, records=not opts.batches_only):
         if type(item) is Finding:
@@ -165,9 +167,13 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
                               f"first batch starts at {item.base_offset}", path, item.position,
                               item.base_offset)
         if plain and type(item) is Batch and item[17] is not None and not item[5] & 0x20:
-            # A lone record decoded by the scan already (most often a NoOp heartbeat).
+            # A lone record decoded by the scan already (most often a NoOp heartbeat,
+            # whose value is then the very bytes object of the last one).
             r = item[17][0]
-            payload = decode(r[3])
+            if r[3] is not last_value:
+                last_value = r[3]
+                last_payload = decode(last_value)
+            payload = last_payload
             if payload.finding is None and payload.type not in secret_types:
                 yield new(BatchDump, (item, [(r, payload)], ()))
                 continue

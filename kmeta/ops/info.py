@@ -222,7 +222,9 @@ def summarise_data_dir(d: DataDir, findings: list[Finding]) -> DataDirSummary:
             ds.files[f.path.name] = summarise_file(f, findings).to_json()
         else:
             ds.files[f.path.name] = _small(f, findings)
-    ds.partitions = [summarise_partition(p, findings) for p in d.partitions]
+    # The metadata log first: it is what an SRE came for.
+    ordered = sorted(d.partitions, key=lambda p: (not p.is_metadata, p.name))
+    ds.partitions = [summarise_partition(p, findings) for p in ordered]
     return ds
 
 

@@ -21,7 +21,7 @@ def _ts(ms: int | None) -> str:
     if ms is None or ms < 0:
         return "-"
     try:
-        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (OverflowError, OSError, ValueError):
         return str(ms)
 
@@ -45,13 +45,22 @@ def _segments_table(title: str, files: list[FileSummary]) -> Table:
 
 
 def _small_lines(name: str, content: Any) -> list[str]:
+    if isinstance(content, dict) and "batches" in content and "record_types" in content:
+        types = ", ".join(f"{k}={v}" for k, v in content["record_types"].items())
+        ctl = ", ".join(f"{k}={v}" for k, v in content["control_records"].items())
+        return [f"{name}: {content['records']} records in {content['batches']} batches "
+                f"(offsets {_n(content['first_offset'])}..{_n(content['last_offset'])}): "
+                f"{types}" + (f"; control: {ctl}" if ctl else "")]
     if isinstance(content, dict):
         if "entries" in content and isinstance(content["entries"], list):
+            if not content["entries"]:
+                return [f"{name}: no entries"]
             items = ", ".join(" ".join(str(v) for v in e.values()) if isinstance(e, dict)
                               else str(e) for e in content["entries"][:12])
             more = "" if len(content["entries"]) <= 12 else f" … ({len(content['entries'])})"
             return [f"{name}: {items}{more}"]
-        body = " ".join(f"{k}={v}" for k, v in content.items() if v not in (None, [], {}))
+        body = " ".join(f"{k}={v}" for k, v in content.items()
+                        if v not in (None, [], {}, "") and k != "comments")
         return [f"{name}: {body}"]
     return [f"{name}: {content}"]
 
@@ -65,6 +74,8 @@ def _partition(console: Console, p: PartitionSummary) -> None:
             console.print("  " + line, markup=False, highlight=False)
     if p.segments:
         console.print(_segments_table("  segments", p.segments))
+    else:
+        console.print("  no log segments", markup=False, highlight=False)
     if p.snapshots:
         console.print(_segments_table("  snapshots", p.snapshots))
     if p.is_metadata:
