@@ -181,3 +181,26 @@ def test_any_corruption_of_a_log_is_located(where, junk):
     batches, findings = split(items)
     if bad != data:
         assert findings or all(b.crc_valid for b in batches)
+
+
+@settings(max_examples=80)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.binary(max_size=40)),
+                          st.one_of(st.none(), st.binary(max_size=80))), min_size=1, max_size=6),
+       st.sampled_from([0, 1]), st.sampled_from([0, 1, 2, 3]), st.integers(0, 2**40))
+def test_legacy_round_trip(items, magic, codec, first):
+    from kmeta.formats.legacy import LEGACY_MESSAGE, LegacyBatch
+
+    offsets = list(range(first, first + len(items)))
+    if codec:
+        data = build_compressed(offsets, items, codec=codec, magic=magic, timestamp=123)
+    else:
+        data = b"".join(build_message(o, k, v, magic=magic, timestamp=123)
+                        for o, (k, v) in zip(offsets, items, strict=True))
+    batches, findings = split(list(scan(data, "f")))
+    assert findings == []
+    records = [r for b in batches for r in b.records()]
+    assert [(r.offset, r.key, r.value) for r in records] == \
+        [(o, k, v) for o, (k, v) in zip(offsets, items, strict=True)]
+    first_entry = LEGACY_MESSAGE.parse(data)
+    assert first_entry.magic == magic and first_entry.offset == batches[0].offset
+    assert isinstance(batches[0], LegacyBatch) and batches[0].crc_valid

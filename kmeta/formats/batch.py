@@ -24,7 +24,14 @@ from crc32c import crc32c
 
 from kmeta.errors import FormatError
 from kmeta.formats.compression import CODEC_NAMES, compress, decompress
-from kmeta.formats.primitives import VarInt, VarLong, encode_uvarint, read_varint, zigzag
+from kmeta.formats.primitives import (
+    VarInt,
+    VarLong,
+    derive_struct,
+    encode_uvarint,
+    read_varint,
+    zigzag,
+)
 
 BATCH_HEADER = cs.Struct(
     "baseOffset" / cs.Int64sb,
@@ -43,15 +50,6 @@ BATCH_HEADER = cs.Struct(
 )
 
 
-def derive_struct(definition: cs.Struct) -> struct.Struct:
-    """A ``struct.Struct`` with the same layout as a construct Struct of fixed big-endian fields."""
-    codes = []
-    for sub in definition.subcons:
-        fmt = sub.subcon.fmtstr
-        if fmt[0] != ">":
-            raise TypeError(f"{sub.name} is not a big-endian fixed field")
-        codes.append(fmt[1:])
-    return struct.Struct(">" + "".join(codes))
 
 
 HEADER = derive_struct(BATCH_HEADER)

@@ -42,6 +42,7 @@ from typing import Any, Generic, TypeVar
 import construct as cs
 
 from kmeta.errors import FormatError
+from kmeta.formats.primitives import derive_struct
 
 OFFSET_INDEX_ENTRY = cs.Struct(
     "relativeOffset" / cs.Int32sb,
@@ -65,20 +66,9 @@ ABORTED_TXN_ENTRY = cs.Struct(
 ABORTED_TXN_VERSION = 0
 
 
-def _derive_struct(definition: cs.Struct) -> struct.Struct:
-    """The ``struct.Struct`` with the layout of a construct Struct of fixed big-endian fields."""
-    codes = []
-    for sub in definition.subcons:
-        fmt = sub.subcon.fmtstr
-        if fmt[0] != ">":
-            raise TypeError(f"{sub.name} is not a big-endian fixed-size field")
-        codes.append(fmt[1:])
-    return struct.Struct(">" + "".join(codes))
-
-
-OFFSET_INDEX_STRUCT = _derive_struct(OFFSET_INDEX_ENTRY)
-TIME_INDEX_STRUCT = _derive_struct(TIME_INDEX_ENTRY)
-ABORTED_TXN_STRUCT = _derive_struct(ABORTED_TXN_ENTRY)
+OFFSET_INDEX_STRUCT = derive_struct(OFFSET_INDEX_ENTRY)
+TIME_INDEX_STRUCT = derive_struct(TIME_INDEX_ENTRY)
+ABORTED_TXN_STRUCT = derive_struct(ABORTED_TXN_ENTRY)
 OFFSET_INDEX_ENTRY_SIZE = OFFSET_INDEX_STRUCT.size  # 8
 TIME_INDEX_ENTRY_SIZE = TIME_INDEX_STRUCT.size  # 12
 ABORTED_TXN_ENTRY_SIZE = ABORTED_TXN_STRUCT.size  # 34

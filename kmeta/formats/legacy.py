@@ -17,8 +17,9 @@ from typing import Any
 import construct as cs
 
 from kmeta.errors import FormatError
-from kmeta.formats.batch import LOG_OVERHEAD, Record, derive_struct
+from kmeta.formats.batch import LOG_OVERHEAD, Record
 from kmeta.formats.compression import CODEC_NAMES, compress, decompress
+from kmeta.formats.primitives import derive_struct
 
 LEGACY_PREFIX = cs.Struct(
     "offset" / cs.Int64sb,

@@ -8,6 +8,7 @@ the ``read_*`` functions are the hot-path twins, proved equal by ``tests/test_pr
 from __future__ import annotations
 
 import base64
+import struct
 from typing import Any
 
 import construct as cs
@@ -139,3 +140,17 @@ class KafkaUuid(cs.Adapter):
 
 
 ZERO_UUID = uuid_to_str(bytes(16))
+
+
+def derive_struct(definition: cs.Struct) -> struct.Struct:
+    """A ``struct.Struct`` with the layout of a construct Struct of fixed big-endian fields.
+
+    This is how hot paths read a format without writing its layout a second time.
+    """
+    codes = []
+    for sub in definition.subcons:
+        fmt = sub.subcon.fmtstr
+        if fmt[0] != ">":
+            raise TypeError(f"{sub.name} is not a big-endian fixed-size field")
+        codes.append(fmt[1:])
+    return struct.Struct(">" + "".join(codes))

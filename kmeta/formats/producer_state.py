@@ -26,6 +26,7 @@ import construct as cs
 import crc32c
 
 from kmeta.errors import FormatError
+from kmeta.formats.primitives import derive_struct
 
 PRODUCER_ENTRY = cs.Struct(
     "producerId" / cs.Int64sb,
@@ -58,17 +59,6 @@ ENTRIES_OFFSET = 6  # where the CRC-covered bytes begin
 CURRENT_VERSION = max(SNAPSHOT_BODIES)
 
 
-def _derive_struct(definition: cs.Struct) -> struct.Struct:
-    """The ``struct.Struct`` with the layout of a construct Struct of fixed big-endian fields."""
-    codes = []
-    for sub in definition.subcons:
-        fmt = sub.subcon.fmtstr
-        if fmt[0] != ">":
-            raise TypeError(f"{sub.name} is not a big-endian fixed-size field")
-        codes.append(fmt[1:])
-    return struct.Struct(">" + "".join(codes))
-
-
 def _derive_header(version: int) -> struct.Struct:
     """version, crc and entry count: the fixed fields in front of the entries."""
     body = SNAPSHOT_BODIES[version]
@@ -77,7 +67,7 @@ def _derive_header(version: int) -> struct.Struct:
     return struct.Struct(">" + "".join(f.fmtstr[1:] for f in fields))
 
 
-ENTRY_STRUCT = _derive_struct(PRODUCER_ENTRY)
+ENTRY_STRUCT = derive_struct(PRODUCER_ENTRY)
 ENTRY_SIZE = ENTRY_STRUCT.size  # 46
 _HEADER = _derive_header(CURRENT_VERSION)  # >hIi
 
