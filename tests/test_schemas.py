@@ -571,3 +571,38 @@ def test_control_key_and_end_txn_marker() -> None:
     assert (parsed.version, parsed.coordinatorEpoch) == (0, -2)
     # Kafka parses newer marker versions as version 0 and ignores what follows.
     assert END_TXN_MARKER.parse(bytes.fromhex("00010000000709")).coordinatorEpoch == 7
+
+
+def test_nullable_struct_builds_and_parses_both_ways():
+    from kmeta.formats.schema import F, M, message_construct, message_reader
+
+    m = M("Probe", None, "0", "0+", F("S", "Inner", nullable="0+", fields=[F("A", "int32")]),
+          F("T", "int8"))
+    con, read = message_construct(m, 0), message_reader(m, 0)
+    for value, wire in (({"s": None, "t": 1}, "ff0100"),
+                        ({"s": {"a": 5}, "t": 2}, "0100000005000200")):
+        built = con.build(value)
+        assert built.hex() == wire
+        assert con.parse(built) == value == read(built, 0)[0]
+
+
+def test_stray_bytes_inside_a_tagged_field_are_rejected_by_both_codecs():
+    import construct as cs
+    import pytest
+
+    from kmeta.errors import FormatError
+    from kmeta.formats.metadata_schemas import METADATA_MESSAGES
+    from kmeta.formats.schema import message_construct, message_reader
+
+    partition = METADATA_MESSAGES[3]
+    good = message_construct(partition, 0).build(
+        {"partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "replicas": [1], "isr": [1],
+         "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+         "partitionEpoch": 0, "leaderRecoveryState": 1})
+    # The tagged section is the tail: count 1, tag 0, size 1, value 1.  Make the size 2.
+    assert good.endswith(b"\x01\x00\x01\x01")
+    bad = good[:-2] + b"\x02\x01\x00"
+    with pytest.raises(cs.ConstructError):
+        message_construct(partition, 0).parse(bad)
+    with pytest.raises(FormatError):
+        message_reader(partition, 0)(bad, 0)

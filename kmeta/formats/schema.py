@@ -17,6 +17,7 @@ compared with ``kafka-dump-log.sh`` field by field.
 
 from __future__ import annotations
 
+import io
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -281,7 +282,12 @@ class StructBody(cs.Construct):
                 data = cs.stream_read(stream, size, path)
                 if tag in self.tagged:
                     f, con = self.tagged[tag]
-                    value = con.parse(data)
+                    inner = io.BytesIO(data)
+                    value = con._parsereport(inner, context, path)
+                    if inner.tell() != len(data):
+                        raise cs.ExplicitError(f"tagged field {tag} has "
+                                               f"{len(data) - inner.tell()} stray bytes",
+                                               path=path)
                     if value != f.default_value():
                         out[f.json_name] = value
                 else:
@@ -326,11 +332,29 @@ def field_construct(f: Field, version: int, flexible: bool) -> cs.Construct:
         return _Nullable(_Length(flexible, 4), None, "bytes", nullable)
     if f.is_struct:
         body = StructBody(f.fields, version, flexible)
-        if nullable:
-            return cs.FocusedSeq("v", "present" / cs.Int8sb,
-                                 "v" / cs.If(cs.this.present >= 0, body))
-        return body
+        return _NullableStruct(body) if nullable else body
     return _fixed(f.type)
+
+
+class _NullableStruct(cs.Construct):
+    """A struct that may be null: an int8 marker (-1 null, 1 present), then the body."""
+
+    def __init__(self, body: cs.Construct):
+        super().__init__()
+        self.body = body
+
+    def _parse(self, stream, context, path):
+        if cs.Int8sb._parse(stream, context, path) < 0:
+            return None
+        return self.body._parsereport(stream, context, path)
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            cs.Int8sb._build(-1, stream, context, path)
+            return obj
+        cs.Int8sb._build(1, stream, context, path)
+        self.body._build(obj, stream, context, path)
+        return obj
 
 
 @cache
