@@ -7,7 +7,7 @@ are met, so the reader sees them next to the bytes they concern.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -34,6 +34,14 @@ class DumpOptions:
     max_bytes: int | None = None
     show_hex: bool = False
     show_secrets: bool = False
+    #: Called with every Finding the dump yields (also those inside a BatchDump), so a
+    #: caller can count them without inspecting the whole stream.
+    on_finding: Callable[[Finding], None] | None = None
+
+    def note(self, finding: Finding) -> Finding:
+        if self.on_finding is not None:
+            self.on_finding(finding)
+        return finding
 
 
 @dataclass
@@ -98,7 +106,8 @@ def decoder_for(f: LogFile, forced: str | None) -> str:
 
 def dump(discovery: Discovery, opts: DumpOptions) -> Iterator[Event]:
     """All events for every file found, in discovery order (segments by offset)."""
-    yield from discovery.findings
+    for finding in discovery.findings:
+        yield opts.note(finding)
     for f in discovery.all_files():
         yield from dump_file(f, opts)
 
@@ -108,7 +117,7 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     try:
         size = f.path.stat().st_size
     except OSError as e:
-        yield Finding("S008", f"cannot read: {e.strerror}", path)
+        yield opts.note(Finding("S008", f"cannot read: {e.strerror}", path))
         return
     kind = f.kind
     info: dict[str, Any] = {}
@@ -123,25 +132,25 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
             content = load_content(f)
         except FormatError as e:  # before KmetaError: it is one, but the file was read
             yield FileEvent(path, kind.kind, size, None, info)
-            yield Finding("F010", e.message, path, e.position)
+            yield opts.note(Finding("F010", e.message, path, e.position))
             return
         except KmetaError as e:
             yield FileEvent(path, kind.kind, size, None, info)
-            yield Finding("S008", e.message, path)
+            yield opts.note(Finding("S008", e.message, path))
             return
         yield FileEvent(path, kind.kind, size, None, info, content)
         return
     decoder = decoder_for(f, opts.decoder)
     yield FileEvent(path, kind.kind, size, decoder, info)
     if size == 0:
-        yield Finding("S006", "empty file", path)
+        yield opts.note(Finding("S006", "empty file", path))
         return
     try:
         with mapped(f.path) as buf:
             yield from _dump_batches(buf, path, decoder, opts, kind.base_offset
                                      if kind.kind == "segment" else None)
     except KmetaError as e:
-        yield Finding("S008", e.message, path)
+        yield opts.note(Finding("S008", e.message, path))
 
 
 def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
@@ -154,18 +163,19 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
     secret_types = frozenset() if opts.show_secrets else SECRET_TYPES
     new = tuple.__new__
     last_value: Any = None
-    last_payload: Payload | None = None
+    last_payload: Any = None
+    plain_payload = False
     first = segment_base is not None
     for item in scan(buf, path, max_bytes=opts.max_bytes, records=not opts.batches_only):
         if type(item) is Finding:
-            yield item
+            yield opts.note(item)
             continue
         if first:
             first = False
             if item.base_offset != segment_base:
-                yield Finding("S009", f"segment is named for offset {segment_base} but its "
-                              f"first batch starts at {item.base_offset}", path, item.position,
-                              item.base_offset)
+                yield opts.note(Finding(
+                    "S009", f"segment is named for offset {segment_base} but its first batch "
+                    f"starts at {item.base_offset}", path, item.position, item.base_offset))
         if plain and type(item) is Batch and item[17] is not None and not item[5] & 0x20:
             # A lone record decoded by the scan already (most often a NoOp heartbeat,
             # whose value is then the very bytes object of the last one).
@@ -173,9 +183,10 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
             if r[3] is not last_value:
                 last_value = r[3]
                 last_payload = decode(last_value)
-            payload = last_payload
-            if payload.finding is None and payload.type not in secret_types:
-                yield new(BatchDump, (item, [(r, payload)], ()))
+                plain_payload = last_payload.finding is None and \
+                    last_payload.type not in secret_types
+            if plain_payload:
+                yield new(BatchDump, (item, [(r, last_payload)], ()))
                 continue
         if (hi is not None and item.base_offset > hi) or \
                 (lo is not None and item.last_offset < lo) or \
@@ -186,6 +197,8 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
             continue
         dumped = _batch_dump(item, path, decoder, opts)
         if dumped is not None:
+            for finding in dumped.findings:
+                opts.note(finding)
             yield dumped
 
 

@@ -134,8 +134,9 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
     """
     texts = _Texts()
     tails = texts.tails
-    payloads = texts.payloads
     payload_text = texts.payload
+    last_payload: Any = None
+    last_text = ""
     file = None
     f = '""'  # the current file name, JSON-quoted
     encode = _encode
@@ -161,8 +162,10 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
                     f'"delete_horizon_ms":{b[7] if b[5] & 0x40 else "null"},{tail}}}')
             if len(entries) == 1 and type(entries[0]) is tuple and not entries[0][0][4]:
                 r, p = entries[0]
-                pt = payloads.get(id(p))
-                pt = pt[1] if pt is not None and pt[0] is p else payload_text(p)
+                if p is not last_payload:  # runs of NoOps share one payload object
+                    last_payload = p
+                    last_text = payload_text(p)
+                pt = last_text
                 yield (f'{line}\n{{"kind":"record","file":{f},"offset":{r[0]},'
                        f'"timestamp":{r[1]},"batch_position":{position},{pt}}}')
                 continue

@@ -168,7 +168,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     new = tuple.__new__
     memo_get = SMALL_RECORDS.get
     remember_small = _remember_small
-    small_batch = SMALL_BATCH
+    small_length = SMALL_BATCH - 12
     last_header = n - HEADER_SIZE
     # Pages of a mapped file stay resident (and count in RSS) once read; hand back those
     # behind the cursor every RELEASE_EVERY bytes so a 1 GiB dump stays small.
@@ -186,13 +186,15 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
             # LOG_OVERHEAD (12), CRC_START (21), HEADER_SIZE (61) and the least batch
             # length (49): globals cost a lookup each in the hottest loop of kmeta.
             fields = unpack(buf, pos)
-            end = pos + 12 + fields[1]
-            if end <= n and fields[1] >= 49 and fields[3] == 2 and fields[0] >= next_offset:
+            (base, length, epoch, magic, crc, attributes, last_delta, base_ts, _,
+             _, _, base_seq, count) = fields
+            end = pos + 12 + length
+            if end <= n and length >= 49 and magic == 2 and base >= next_offset:
                 raw = buf[pos:end]
-                if crc32c(raw[21:]) == fields[4]:
+                if crc32c(raw[21:]) == crc:
                     decoded = None
-                    if records and fields[12] == 1 and not fields[5] & 7 and \
-                            end - pos <= small_batch:
+                    if records and count == 1 and not attributes & 7 and \
+                            length <= small_length:
                         # One small record, most often a NoOp heartbeat seen before:
                         # take it from the memo.
                         hit = memo_get(raw[61:])
@@ -202,12 +204,12 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                             # hit: offset delta, timestamp delta, key, value, headers,
                             # attributes (see formats.batch._remember_small).
                             decoded = [new(Record, (
-                                fields[0] + hit[0], fields[7] + hit[1], hit[2], hit[3], hit[4],
-                                hit[5], -1 if fields[11] < 0 else fields[11] + hit[0]))]
+                                base + hit[0], base_ts + hit[1], hit[2], hit[3], hit[4],
+                                hit[5], -1 if base_seq < 0 else base_seq + hit[0]))]
                     yield new(Batch, fields + (True, pos, raw, file, decoded))
-                    next_offset = fields[0] + fields[6] + 1
-                    if fields[2] > last_epoch:
-                        last_epoch = fields[2]
+                    next_offset = base + last_delta + 1
+                    if epoch > last_epoch:
+                        last_epoch = epoch
                     pos = end
                     continue
         if n - pos < LOG_OVERHEAD + 5:
