@@ -378,6 +378,24 @@ class Batch(tuple):
                 e.position += HEADER_SIZE
             raise
 
+    def salvage_records(self) -> list[Record] | None:
+        """The records, when the section holds whole records but not as many as the header
+        says (``records()`` then fails); None when the section itself is damaged."""
+        try:
+            data = self.records_section()
+            pos, count = 0, 0
+            while pos < len(data):
+                length, pos = read_varint(data, pos)
+                if length < 6:
+                    return None
+                pos += length
+                count += 1
+            if pos != len(data):
+                return None
+            return _decode_records(data, count, self[0], self[7], self[11])
+        except (FormatError, IndexError):
+            return None
+
     def header_json(self) -> dict[str, Any]:
         """The header as JSON fields: what varies batch to batch first, then the rest."""
         return {

@@ -143,7 +143,7 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     decoder = decoder_for(f, opts.decoder)
     yield FileEvent(path, kind.kind, size, decoder, info)
     if size == 0:
-        yield opts.note(Finding("S006", "empty file", path))
+        yield opts.note(Finding("S006", "empty file", path, 0))
         return
     try:
         with mapped(f.path) as buf:
@@ -209,11 +209,15 @@ def _batch_dump(batch: Batch | LegacyBatch, path: str, decoder: str,
     try:
         records = batch.records()
     except FormatError as e:
-        code = "F006" if isinstance(e, CompressionError) else "F003"
-        pos = batch.position + e.position if e.position is not None else batch.position
-        finding = Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
-                          pos, batch.base_offset)
-        return BatchDump(batch, [finding], (finding,))
+        salvaged = None if isinstance(e, CompressionError) or type(batch) is not Batch \
+            else batch.salvage_records()
+        if salvaged is None:
+            code = "F006" if isinstance(e, CompressionError) else "F003"
+            pos = batch.position + e.position if e.position is not None else batch.position
+            finding = Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
+                              pos, batch.base_offset)
+            return BatchDump(batch, [finding], (finding,))
+        records = salvaged  # whole records, but not the count the header claims: F011 below
     entries: list[tuple[Record, Payload] | Finding] = []
     findings: list[Finding] = []
     if batch.records_count is not None and len(records) != batch.records_count:

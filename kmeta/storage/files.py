@@ -25,7 +25,7 @@ _PARSERS: dict[str, Callable[[bytes, LogFile], Any]] = {
     "meta-properties": lambda d, f: textfiles.parse_meta_properties(d),
     "offset-index": lambda d, f: indexes.parse_offset_index(d, f.kind.base_offset or 0),
     "time-index": lambda d, f: indexes.parse_time_index(d, f.kind.base_offset or 0),
-    "txn-index": lambda d, f: indexes.parse_txn_index(d),
+    "txn-index": lambda d, f: indexes.parse_txn_index(d, f.kind.base_offset or 0),
     "producer-snapshot": lambda d, f: producer_state.parse_producer_snapshot(d),
 }
 
