@@ -26,5 +26,8 @@ def iterate(data: bytes) -> int:
 
 
 if __name__ == "__main__":
-    with open(sys.argv[1], "rb") as f:
-        print(iterate(f.read()))
+    total = 0
+    for path in sys.argv[1:]:
+        with open(path, "rb") as f:
+            total += iterate(f.read())
+    print(total)
