@@ -201,6 +201,26 @@ def _check_header(version: int, header_lines: int, entries: tuple) -> None:
         raise ValueError("a checkpoint without its count line cannot hold entries")
 
 
+class _CheckpointFile:
+    """What the two checkpoint formats share: a version line, a count line, entries."""
+
+    __slots__ = ()
+    entries: tuple
+    version: int
+    header_lines: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entries", tuple(self.entries))
+        _check_header(self.version, self.header_lines, self.entries)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version if self.header_lines >= 1 else None,
+            "count": len(self.entries) if self.header_lines >= 2 else None,
+            "entries": [e.to_json() for e in self.entries],
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class EpochEntry:
     """One line of ``leader-epoch-checkpoint``: the first offset written in ``epoch``."""
@@ -217,7 +237,7 @@ class EpochEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class LeaderEpochCheckpoint:
+class LeaderEpochCheckpoint(_CheckpointFile):
     """``leader-epoch-checkpoint``.  ``header_lines`` is 2 for every file Kafka writes; 0
     for a zero-length file and 1 for a file cut after its version line (both of which Kafka
     reads as no entries)."""
@@ -226,16 +246,6 @@ class LeaderEpochCheckpoint:
     version: int = CHECKPOINT_VERSION
     header_lines: int = 2
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "entries", tuple(self.entries))
-        _check_header(self.version, self.header_lines, self.entries)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version if self.header_lines >= 1 else None,
-            "count": len(self.entries) if self.header_lines >= 2 else None,
-            "entries": [e.to_json() for e in self.entries],
-        }
 
 
 def parse_leader_epoch_checkpoint(data: bytes | bytearray | memoryview) -> LeaderEpochCheckpoint:
@@ -276,7 +286,7 @@ class TopicPartitionOffset:
 
 
 @dataclass(frozen=True, slots=True)
-class OffsetCheckpoint:
+class OffsetCheckpoint(_CheckpointFile):
     """``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint``,
     ``log-start-offset-checkpoint`` or ``cleaner-offset-checkpoint`` (same format; the
     file name says which).  ``header_lines`` as in :class:`LeaderEpochCheckpoint`."""
@@ -285,16 +295,6 @@ class OffsetCheckpoint:
     version: int = CHECKPOINT_VERSION
     header_lines: int = 2
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "entries", tuple(self.entries))
-        _check_header(self.version, self.header_lines, self.entries)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version if self.header_lines >= 1 else None,
-            "count": len(self.entries) if self.header_lines >= 2 else None,
-            "entries": [e.to_json() for e in self.entries],
-        }
 
 
 def parse_offset_checkpoint(data: bytes | bytearray | memoryview) -> OffsetCheckpoint:
