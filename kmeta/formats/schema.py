@@ -6,7 +6,8 @@ same facts once, as :class:`Message` objects (see ``metadata_schemas.py`` and
 ``control_schemas.py``), and derives from each (message, version):
 
 * a construct ``Construct`` that parses *and* builds the body (the definition), and
-* a fast decoder (closures over ``struct``) used on hot paths; tests prove both agree.
+* a fast decoder (Python source generated from the declaration, see ``readergen.py``)
+  used on hot paths; tests prove both agree.
 
 Encoding rules (Kafka's ``MessageGenerator``): in flexible versions strings, bytes and
 arrays carry an unsigned varint length + 1 (0 = null) and every struct ends with a tagged
@@ -18,7 +19,6 @@ compared with ``kafka-dump-log.sh`` field by field.
 from __future__ import annotations
 
 import io
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -26,14 +26,11 @@ from typing import Any
 
 import construct as cs
 
-from kmeta.errors import FormatError
 from kmeta.formats.primitives import (
     ZERO_UUID,
     KafkaUuid,
     UVarInt,
     encode_uvarint,
-    read_uvarint,
-    uuid_to_str,
 )
 
 # ---------------------------------------------------------------------------- versions
@@ -55,6 +52,7 @@ class Versions:
 NONE = Versions(1, 0)
 
 
+@cache
 def versions(spec: str | None) -> Versions:
     """Parse Kafka's version range syntax: ``"0+"``, ``"1-3"``, ``"2"`` or ``"none"``."""
     if spec is None or spec == "none":
@@ -136,9 +134,13 @@ def F(name: str, type: str, versions: str = "0+", **kw: Any) -> Field:  # noqa: 
     return Field(name, type, versions, **kw)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Message:
-    """A versioned message: a metadata record type or a KRaft control message."""
+    """A versioned message: a metadata record type or a KRaft control message.
+
+    Compared and hashed by identity (``eq=False``): each message is declared once, and
+    the codec caches keyed by it must not hash its whole field tree on every lookup.
+    """
 
     name: str
     api_key: int | None
@@ -365,155 +367,16 @@ def message_construct(message: Message, version: int) -> cs.Construct:
 
 # ---------------------------------------------------------------------------- fast decoder
 
-_FIXED_STRUCTS = {
-    "bool": struct.Struct(">?"),
-    "int8": struct.Struct(">b"),
-    "int16": struct.Struct(">h"),
-    "uint16": struct.Struct(">H"),
-    "int32": struct.Struct(">i"),
-    "uint32": struct.Struct(">I"),
-    "int64": struct.Struct(">q"),
-    "float64": struct.Struct(">d"),
-}
-
 Reader = Callable[[bytes, int], tuple[Any, int]]
-
-
-def _fast_fixed(t: str) -> Reader:
-    if t == "uuid":
-        def read_uuid(buf: bytes, pos: int) -> tuple[Any, int]:
-            end = pos + 16
-            if end > len(buf):
-                raise FormatError("uuid runs past the end of the record", position=pos)
-            return uuid_to_str(buf[pos:end]), end
-        return read_uuid
-    st = _FIXED_STRUCTS[t]
-    unpack_from = st.unpack_from
-    size = st.size
-
-    def read_fixed(buf: bytes, pos: int) -> tuple[Any, int]:
-        return unpack_from(buf, pos)[0], pos + size
-    return read_fixed
-
-
-def _fast_length(flexible: bool, width: int) -> Reader:
-    if flexible:
-        def read_compact(buf: bytes, pos: int) -> tuple[int, int]:
-            n, pos = read_uvarint(buf, pos)
-            return n - 1, pos
-        return read_compact
-    return _fast_fixed("int16" if width == 2 else "int32")
-
-
-def _fast_nullable(length: Reader, kind: str, nullable: bool, item: Reader | None) -> Reader:
-    def read(buf: bytes, pos: int) -> tuple[Any, int]:
-        n, pos = length(buf, pos)
-        if n < 0:
-            if not nullable:
-                raise FormatError(f"null {kind} in a non-nullable field", position=pos)
-            return None, pos
-        if kind == "array":
-            if n > len(buf) - pos:
-                raise FormatError(f"array of {n} elements cannot fit in the record", position=pos)
-            out = []
-            append = out.append
-            for _ in range(n):
-                v, pos = item(buf, pos)
-                append(v)
-            return out, pos
-        end = pos + n
-        if end > len(buf):
-            raise FormatError(f"{kind} of {n} bytes runs past the end of the record",
-                              position=pos)
-        data = buf[pos:end]
-        if kind == "string":
-            try:
-                return data.decode("utf-8"), end
-            except UnicodeDecodeError as e:
-                raise FormatError("string is not valid UTF-8", position=pos) from e
-        return bytes(data), end
-    return read
-
-
-def field_reader(f: Field, version: int, flexible: bool) -> Reader:
-    nullable = version in versions(f.nullable)
-    if f.is_array:
-        if f.is_struct:
-            elem = struct_reader(f.fields, version, flexible)
-        elif f.element in ("string", "bytes"):
-            elem = _fast_nullable(_fast_length(flexible, 2 if f.element == "string" else 4),
-                                  f.element, False, None)
-        else:
-            elem = _fast_fixed(f.element)
-        return _fast_nullable(_fast_length(flexible, 4), "array", nullable, elem)
-    if f.type == "string":
-        return _fast_nullable(_fast_length(flexible, 2), "string", nullable, None)
-    if f.type in ("bytes", "records"):
-        return _fast_nullable(_fast_length(flexible, 4), "bytes", nullable, None)
-    if f.is_struct:
-        body = struct_reader(f.fields, version, flexible)
-        if not nullable:
-            return body
-
-        def read_nullable_struct(buf: bytes, pos: int) -> tuple[Any, int]:
-            marker = buf[pos]
-            if marker >= 0x80:
-                return None, pos + 1
-            return body(buf, pos + 1)
-        return read_nullable_struct
-    return _fast_fixed(f.type)
-
-
-def struct_reader(fields: tuple[Field, ...], version: int, flexible: bool) -> Reader:
-    plain: list[tuple[str, Reader]] = []
-    tagged: dict[int, tuple[Field, Reader]] = {}
-    for f in fields:
-        if version not in versions(f.versions):
-            continue
-        if flexible and f.tagged and version in versions(f.tagged):
-            tagged[f.tag] = (f, field_reader(f, version, True))
-        else:
-            plain.append((f.json_name, field_reader(f, version, flexible)))
-    plain_t = tuple(plain)
-
-    def read(buf: bytes, pos: int) -> tuple[dict[str, Any], int]:
-        out: dict[str, Any] = {}
-        for name, reader in plain_t:
-            out[name], pos = reader(buf, pos)
-        if flexible:
-            n = buf[pos]
-            if n == 0:
-                return out, pos + 1
-            n, pos = read_uvarint(buf, pos)
-            unknown = []
-            for _ in range(n):
-                tag, pos = read_uvarint(buf, pos)
-                size, pos = read_uvarint(buf, pos)
-                end = pos + size
-                if end > len(buf):
-                    raise FormatError(f"tagged field {tag} runs past the end of the record",
-                                      position=pos)
-                if tag in tagged:
-                    f, reader = tagged[tag]
-                    value, used = reader(buf[pos:end], 0)
-                    if used != size:
-                        raise FormatError(f"tagged field {tag} has {size - used} stray bytes",
-                                          position=pos)
-                    if value != f.default_value():
-                        out[f.json_name] = value
-                else:
-                    unknown.append({"tag": tag, "data": bytes(buf[pos:end])})
-                pos = end
-            if unknown:
-                out["_unknownTaggedFields"] = unknown
-        return out, pos
-    return read
 
 
 @cache
 def message_reader(message: Message, version: int) -> Reader:
-    """Fast decoder of ``message`` at ``version``, derived from the same declaration."""
-    return struct_reader(message.fields, version, message.flexible(version))
+    """Fast decoder of ``message`` at ``version``, generated from the same declaration
+    (see :mod:`kmeta.formats.readergen`): (buf, pos) -> (fields, end position)."""
+    from kmeta.formats.readergen import generate_reader
+
+    return generate_reader(message, version)
 
 
 def sensitive_paths(message: Message) -> tuple[tuple[str, ...], ...]:

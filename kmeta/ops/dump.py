@@ -14,13 +14,12 @@ from typing import Any, NamedTuple
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch, Record
-from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import Discovery, LogFile
 from kmeta.storage.files import load_content
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import batch_records, mapped, scan
 
 
 @dataclass
@@ -206,25 +205,8 @@ def _batch_dump(batch: Batch | LegacyBatch, path: str, decoder: str,
                 opts: DumpOptions) -> BatchDump | None:
     """Decode one batch's records into entries; None if filters leave nothing of it."""
     lo, hi = opts.from_offset, opts.to_offset
-    try:
-        records = batch.records()
-    except FormatError as e:
-        salvaged = None if isinstance(e, CompressionError) or type(batch) is not Batch \
-            else batch.salvage_records()
-        if salvaged is None:
-            code = "F006" if isinstance(e, CompressionError) else "F003"
-            pos = batch.position + e.position if e.position is not None else batch.position
-            finding = Finding(code, f"batch at offset {batch.base_offset}: {e.message}", path,
-                              pos, batch.base_offset)
-            return BatchDump(batch, [finding], (finding,))
-        records = salvaged  # whole records, but not the count the header claims: F011 below
-    entries: list[tuple[Record, Payload] | Finding] = []
-    findings: list[Finding] = []
-    if batch.records_count is not None and len(records) != batch.records_count:
-        findings.append(Finding("F011", f"batch header says {batch.records_count} records, "
-                                f"{len(records)} decoded", path, batch.position,
-                                batch.base_offset))
-        entries.append(findings[-1])
+    records, findings = batch_records(batch)
+    entries: list[tuple[Record, Payload] | Finding] = list(findings)
     control = batch.is_control
     for r in records:
         if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
