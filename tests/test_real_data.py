@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kmeta.findings import Finding
-from kmeta.ops.dump import BatchDump, DumpOptions, FileEvent, dump
+from kmeta.ops.dump import BatchDump, DumpOptions, FileEvent, OneRecord, dump
 from kmeta.storage.discover import discover
 
 
@@ -23,7 +23,7 @@ def tally(path: Path) -> dict[str, Counter]:
             key = str(Path(ev.file).relative_to(path)) if ev.file else "-"
             out.setdefault(key, Counter())["finding:" + ev.code] += 1
         else:
-            assert isinstance(ev, BatchDump)
+            assert isinstance(ev, (BatchDump, OneRecord))
             b = ev.batch
             cur["batches"] += 1
             cur["bad_crc"] += not b.crc_valid

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kmeta.findings import Finding
 from kmeta.formats.batch import Header, build_batch, parse_batch
 from kmeta.formats.payload import encode_control, encode_metadata
-from kmeta.ops.dump import BatchDump, DumpOptions, FileEvent, dump
+from kmeta.ops.dump import BatchDump, DumpOptions, FileEvent, OneRecord, dump
 from kmeta.render import jsonl, text
 from kmeta.storage.discover import discover
 
@@ -21,7 +21,7 @@ TOPIC = encode_metadata("TOPIC_RECORD", 0, {"name": "orders", "topicId": "AAAAAA
 def slow_lines(events) -> list[dict]:
     out = []
     for ev in events:
-        if isinstance(ev, BatchDump):
+        if isinstance(ev, (BatchDump, OneRecord)):
             out.append(jsonl.batch_object(ev.batch))
             for e in ev.entries:
                 if isinstance(e, Finding):

@@ -79,7 +79,30 @@ class BatchDump(NamedTuple):
                 yield e
 
 
-Event = FileEvent | BatchDump | Finding
+class OneRecord(NamedTuple):
+    """A batch of exactly one record, decoded cleanly, nothing to redact: most batches of a
+    KRaft log.  Same reading interface as :class:`BatchDump`, built with less work."""
+
+    batch: Batch
+    payload: Payload
+
+    @property
+    def entries(self) -> list[tuple[Record, Payload]]:
+        return [(self.batch.records()[0], self.payload)]
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return ()
+
+    @property
+    def redacted(self) -> bool:
+        return False
+
+    def records(self) -> Iterator[tuple[Record, Payload]]:
+        yield self.batch.records()[0], self.payload
+
+
+Event = FileEvent | BatchDump | OneRecord | Finding
 
 
 def normalise_type(name: str) -> str:
@@ -185,7 +208,7 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
                 plain_payload = last_payload.finding is None and \
                     last_payload.type not in secret_types
             if plain_payload:
-                yield new(BatchDump, (item, [(r, last_payload)], ()))
+                yield new(OneRecord, (item, last_payload))
                 continue
         if (hi is not None and item.base_offset > hi) or \
                 (lo is not None and item.last_offset < lo) or \

@@ -19,7 +19,7 @@ from typing import Any
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import BatchDump, FileEvent
+from kmeta.ops.dump import BatchDump, FileEvent, OneRecord
 
 SCHEMA_VERSION = 1
 
@@ -141,8 +141,9 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
     f = '""'  # the current file name, JSON-quoted
     encode = _encode
     for ev in events:
-        if type(ev) is BatchDump:
-            b, entries = ev[0], ev[1]
+        t = type(ev)
+        if t is OneRecord or t is BatchDump:
+            b = ev[0]
             if type(b) is not Batch or show_hex:
                 yield "\n".join(_general(ev, show_hex))
                 continue
@@ -155,21 +156,22 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
                 key = b[5:7] + b[9:13] + (b[1],)
             tail = tails.get(key) or texts.tail(b, key)
             position = b[14]
-            max_ts = b[8]
-            line = (f'{{"kind":"batch","file":{f},"position":{position},"base_offset":{b[0]},'
+            head = (f'{{"kind":"batch","file":{f},"position":{position},"base_offset":{b[0]},'
                     f'"last_offset":{b[0] + b[6]},"leader_epoch":{b[2]},"crc":{b[4]},'
-                    f'"crc_valid":{"true" if b[13] else "false"},"max_timestamp":{max_ts},'
+                    f'"crc_valid":{"true" if b[13] else "false"},"max_timestamp":{b[8]},'
                     f'"delete_horizon_ms":{b[7] if b[5] & 0x40 else "null"},{tail}}}')
-            if len(entries) == 1 and type(entries[0]) is tuple and not entries[0][0][4]:
-                r, p = entries[0]
+            if t is OneRecord:
+                r = b[17][0] if b[17] is not None else b.records()[0]
+                p = ev[1]
                 if p is not last_payload:  # runs of NoOps share one payload object
                     last_payload = p
                     last_text = payload_text(p)
-                pt = last_text
-                yield (f'{line}\n{{"kind":"record","file":{f},"offset":{r[0]},'
-                       f'"timestamp":{r[1]},"batch_position":{position},{pt}}}')
-                continue
-            lines = [line]
+                if not r[4]:
+                    yield (f'{head}\n{{"kind":"record","file":{f},"offset":{r[0]},'
+                           f'"timestamp":{r[1]},"batch_position":{position},{last_text}}}')
+                    continue
+            entries = ev.entries
+            lines = [head]
             for e in entries:
                 if type(e) is not tuple:
                     lines.append(encode(e.to_json()))
@@ -190,7 +192,7 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
             yield encode(ev)
 
 
-def _general(ev: BatchDump, show_hex: bool) -> Iterator[str]:
+def _general(ev: BatchDump | OneRecord, show_hex: bool) -> Iterator[str]:
     b = ev.batch
     yield _encode(batch_object(b, show_hex, ev.redacted))
     for e in ev.entries:

@@ -13,7 +13,7 @@ from typing import Any
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import BatchDump, FileEvent
+from kmeta.ops.dump import BatchDump, FileEvent, OneRecord
 from kmeta.render.jsonl import dumps
 
 _CONTROL_LABELS = {
@@ -121,7 +121,7 @@ def _scalar(v: Any) -> str:
 
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False) -> Iterator[str]:
     for ev in events:
-        if type(ev) is BatchDump:
+        if type(ev) is BatchDump or type(ev) is OneRecord:
             b = ev.batch
             yield batch_line(b)
             if show_hex:
