@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, NamedTuple
 
 from kmeta.errors import FormatError, KmetaError
@@ -127,20 +128,22 @@ def decoder_for(f: LogFile, forced: str | None) -> str:
 
 
 def dump(discovery: Discovery, opts: DumpOptions) -> Iterator[Event]:
-    """All events for every file found, in discovery order (segments by offset)."""
-    for finding in discovery.findings:
-        yield opts.note(finding)
-    for f in discovery.all_files():
-        yield from dump_file(f, opts)
+    """All events for every file found, in discovery order (segments by offset).
+
+    Built from ``itertools.chain`` rather than nested generators: every event of a
+    multi-gigabyte dump would otherwise pass through two more Python frames.
+    """
+    return chain(map(opts.note, discovery.findings),
+                 chain.from_iterable(dump_file(f, opts) for f in discovery.all_files()))
 
 
 def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
+    """The events of one file: a FileEvent, then its batches or content and findings."""
     path = str(f.path)
     try:
         size = f.path.stat().st_size
     except OSError as e:
-        yield opts.note(Finding("S008", f"cannot read: {e.strerror}", path))
-        return
+        return iter([opts.note(Finding("S008", f"cannot read: {e.strerror}", path))])
     kind = f.kind
     info: dict[str, Any] = {}
     if kind.base_offset is not None:
@@ -153,24 +156,25 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
         try:
             content = load_content(f)
         except FormatError as e:  # before KmetaError: it is one, but the file was read
-            yield FileEvent(path, kind.kind, size, None, info)
-            yield opts.note(Finding("F010", e.message, path, e.position))
-            return
+            return iter([FileEvent(path, kind.kind, size, None, info),
+                         opts.note(Finding("F010", e.message, path, e.position))])
         except KmetaError as e:
-            yield FileEvent(path, kind.kind, size, None, info)
-            yield opts.note(Finding("S008", e.message, path))
-            return
-        yield FileEvent(path, kind.kind, size, None, info, content)
-        return
+            return iter([FileEvent(path, kind.kind, size, None, info),
+                         opts.note(Finding("S008", e.message, path))])
+        return iter([FileEvent(path, kind.kind, size, None, info, content)])
     decoder = decoder_for(f, opts.decoder)
-    yield FileEvent(path, kind.kind, size, decoder, info)
+    head = FileEvent(path, kind.kind, size, decoder, info)
     if size == 0:
-        yield opts.note(Finding("S006", "empty file", path, 0))
-        return
+        return iter([head, opts.note(Finding("S006", "empty file", path, 0))])
+    segment_base = kind.base_offset if kind.kind == "segment" else None
+    return chain((head,), _mapped_batches(f, path, decoder, opts, segment_base))
+
+
+def _mapped_batches(f: LogFile, path: str, decoder: str, opts: DumpOptions,
+                    segment_base: int | None) -> Iterator[Event]:
     try:
         with mapped(f.path) as buf:
-            yield from _dump_batches(buf, path, decoder, opts, kind.base_offset
-                                     if kind.kind == "segment" else None)
+            yield from _dump_batches(buf, path, decoder, opts, segment_base)
     except KmetaError as e:
         yield opts.note(Finding("S008", e.message, path))
 
