@@ -66,7 +66,6 @@ DELETE_HORIZON_FLAG = 0x40
 
 NO_PRODUCER_ID = -1
 NO_SEQUENCE = -1
-NO_PARTITION_LEADER_EPOCH = -1
 
 
 class Header(NamedTuple):
@@ -248,7 +247,7 @@ _SMALL_CACHE_LIMIT = 4096
 SMALL_RECORDS: dict[bytes, tuple | bool] = {}
 
 
-def _remember_small(section: bytes) -> tuple | bool:
+def remember_small_record(section: bytes) -> tuple | bool:
     """Decode a lone small record relative to offset 0 / time 0, and memoise it."""
     try:
         (r,) = _decode_records(section, 1, 0, 0, -1)
@@ -269,7 +268,7 @@ def small_record(fields: tuple, raw: bytes, _get=SMALL_RECORDS.get,
         return None
     hit = _get(raw[61:])
     if hit is None:
-        hit = _remember_small(raw[61:])
+        hit = remember_small_record(raw[61:])
     if hit is False:
         return None
     off_delta = hit[0]
@@ -421,8 +420,6 @@ class Batch(tuple):
         }
 
 
-def check_crc(buf: Any, position: int, length: int, crc: int) -> bool:
-    return crc32c(buf[position + CRC_START:position + LOG_OVERHEAD + length]) == crc
 
 
 def parse_batch(buf: Any, position: int = 0, file: str | None = None) -> Batch:
@@ -486,22 +483,11 @@ def build_batch(
         attributes |= CONTROL_FLAG
     if delete_horizon_ms is not None:
         attributes |= DELETE_HORIZON_FLAG
-    header = {
-        "baseOffset": base_offset,
-        "batchLength": HEADER_SIZE - LOG_OVERHEAD + len(body),
-        "partitionLeaderEpoch": leader_epoch,
-        "magic": 2,
-        "crc": 0,
-        "attributes": attributes,
-        "lastOffsetDelta": deltas[-1] if deltas else 0,
-        "baseTimestamp": base_ts,
-        "maxTimestamp": max(ts) if ts else first_ts,
-        "producerId": producer_id,
-        "producerEpoch": producer_epoch,
-        "baseSequence": base_sequence,
-        "recordsCount": len(records),
-    }
-    out = bytearray(BATCH_HEADER.build(header)) + body
-    value = crc32c(bytes(out[CRC_START:])) if crc is None else crc
-    struct.pack_into(">I", out, 17, value)
-    return bytes(out)
+    # HEADER is derived from BATCH_HEADER (test_batch proves both build the same bytes).
+    head = bytearray(HEADER.pack(
+        base_offset, HEADER_SIZE - LOG_OVERHEAD + len(body), leader_epoch, 2, 0, attributes,
+        deltas[-1] if deltas else 0, base_ts, max(ts) if ts else first_ts, producer_id,
+        producer_epoch, base_sequence, len(records)))
+    value = crc32c(bytes(body), crc32c(bytes(head[CRC_START:]))) if crc is None else crc
+    struct.pack_into(">I", head, 17, value)
+    return bytes(head) + bytes(body)

@@ -21,8 +21,6 @@ from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.ops.dump import BatchDump, FileEvent, OneRecord
 
-SCHEMA_VERSION = 1
-
 
 def _default(obj: Any) -> Any:
     if isinstance(obj, (bytes, bytearray, memoryview)):

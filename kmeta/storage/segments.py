@@ -38,7 +38,7 @@ from kmeta.formats.batch import (
     SMALL_RECORDS,
     Batch,
     Record,
-    _remember_small,
+    remember_small_record,
 )
 from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import MIN_MESSAGE, LegacyBatch
@@ -214,7 +214,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     unpack = HEADER.unpack_from
     new = tuple.__new__
     memo_get = SMALL_RECORDS.get
-    remember_small = _remember_small
+    remember_small = remember_small_record
     small_length = SMALL_BATCH - 12
     last_header = n - HEADER_SIZE
     if decode is not None:
@@ -255,7 +255,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                             hit = remember_small(raw[61:])
                         if hit is not False:
                             # hit: offset delta, timestamp delta, key, value, headers,
-                            # attributes (see formats.batch._remember_small).
+                            # attributes (see formats.batch.remember_small_record).
                             record = new(Record, (
                                 base + hit[0], base_ts + hit[1], hit[2], hit[3], hit[4],
                                 hit[5], -1 if base_seq < 0 else base_seq + hit[0]))

@@ -16,10 +16,8 @@ Everything kmeta writes goes through here: repaired copies, fixtures, benchmarks
 * ``write_*`` for the small files (leader-epoch-checkpoint, quorum-state,
   partition.metadata, meta.properties, offset checkpoints, producer snapshots), rendered by
   the builders of :mod:`kmeta.formats.textfiles` and :mod:`kmeta.formats.producer_state`.
-* :func:`encode_batch` — the writer's fast path for a v2 batch (the same bytes as
-  :func:`kmeta.formats.batch.build_batch`, from the ``HEADER`` struct derived from its
-  definition), and :func:`noop_batch` for the NoOp heartbeat batches that make up most of
-  a KRaft log.
+* :func:`noop_batch` for the NoOp heartbeat batches that make up most of a KRaft log
+  (other batches come from :func:`kmeta.formats.batch.build_batch`).
 
 Facts from Kafka (``apache/kafka``), read for behaviour only:
 
@@ -57,16 +55,13 @@ from typing import Any, BinaryIO, NamedTuple
 from crc32c import crc32c
 
 from kmeta.formats.batch import (
-    CONTROL_FLAG,
     CRC_START,
     HEADER,
     HEADER_SIZE,
     LOG_OVERHEAD,
-    TRANSACTIONAL_FLAG,
-    Header,
+    build_batch,
     encode_record,
 )
-from kmeta.formats.compression import compress
 from kmeta.formats.filenames import segment_file_name, snapshot_file_name
 from kmeta.formats.indexes import (
     AbortedTxn,
@@ -202,38 +197,10 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | bytearray | memoryv
 # ----------------------------------------------------------------------- batches
 
 
-def encode_batch(base_offset: int, records: Sequence[tuple[bytes | None, bytes | None]
-                                                     | tuple[bytes | None, bytes | None,
-                                                             Sequence[Header]]],
-                 *, leader_epoch: int = 0, timestamp: int = 0, compression: int = 0,
-                 control: bool = False, transactional: bool = False,
-                 producer_id: int = -1, producer_epoch: int = -1,
-                 base_sequence: int = -1) -> bytes:
-    """A v2 batch of ``records`` (key, value[, headers]) at consecutive offsets, all stamped
-    ``timestamp`` (CreateTime): the common case of :func:`~kmeta.formats.batch.build_batch`
-    and the same bytes, built without construct."""
-    if not records:
-        raise ValueError("a batch needs at least one record")
-    body = b"".join(encode_record(i, 0, r[0], r[1], r[2] if len(r) > 2 else ())  # type: ignore[misc]
-                    for i, r in enumerate(records))
-    if compression:
-        body = compress(compression, body)
-    attributes = compression
-    if transactional:
-        attributes |= TRANSACTIONAL_FLAG
-    if control:
-        attributes |= CONTROL_FLAG
-    head = bytearray(HEADER.pack(base_offset, HEADER_SIZE - LOG_OVERHEAD + len(body),
-                                 leader_epoch, 2, 0, attributes, len(records) - 1, timestamp,
-                                 timestamp, producer_id, producer_epoch, base_sequence,
-                                 len(records)))
-    _CRC.pack_into(head, _CRC_POSITION, crc32c(body, crc32c(head[CRC_START:])))
-    return bytes(head) + body
-
-
 def noop_batch(offset: int, leader_epoch: int, timestamp: int) -> bytes:
     """The batch a KRaft controller appends every ``metadata.max.idle.interval.ms``: one
-    NoOpRecord v0, alone (equal to ``encode_batch(offset, [(None, noop value)], ...)``)."""
+    NoOpRecord v0, alone (equal to ``build_batch(offset, [(None, noop value)], ...)``, with
+    the record encoded once: a 1 GiB fixture is mostly these)."""
     head = bytearray(HEADER.pack(offset, _NOOP_LENGTH, leader_epoch, 2, 0, 0, 0, timestamp,
                                  timestamp, -1, -1, -1, 1))
     _CRC.pack_into(head, _CRC_POSITION, crc32c(_NOOP_RECORD, crc32c(head[CRC_START:])))
@@ -482,8 +449,8 @@ def write_segments(directory: str | os.PathLike[str], batches: Iterable[bytes], 
 
 def _control_batch(offset: int, epoch: int, timestamp: int,
                    records: Sequence[tuple[str, dict[str, Any]]]) -> bytes:
-    return encode_batch(offset, [encode_control(name, data) for name, data in records],
-                        leader_epoch=epoch, timestamp=timestamp, control=True)
+    return build_batch(offset, [encode_control(name, data) for name, data in records],
+                       leader_epoch=epoch, base_timestamp=timestamp, control=True)
 
 
 class SnapshotWriter:
@@ -551,9 +518,9 @@ class SnapshotWriter:
         """End the current batch."""
         if not self._pending:
             return
-        batch = encode_batch(self.offset, [(None, v) for v in self._pending],
-                             leader_epoch=self.epoch, timestamp=self.timestamp,
-                             compression=self.compression)
+        batch = build_batch(self.offset, [(None, v) for v in self._pending],
+                            leader_epoch=self.epoch, base_timestamp=self.timestamp,
+                            compression=self.compression)
         self._write(batch, len(self._pending))
         self._pending = []
         self._pending_bytes = 0
@@ -664,7 +631,6 @@ __all__ = [
     "SnapshotWriter",
     "atomic_open",
     "atomic_write",
-    "encode_batch",
     "fsync_directory",
     "noop_batch",
     "write_bootstrap_checkpoint",
