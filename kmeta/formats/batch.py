@@ -280,7 +280,8 @@ class Batch(tuple):
     """A v2 record batch as found in a file: header fields plus where it sits.
 
     A tuple of the unpacked ``HEADER`` fields followed by ``crc_valid``, ``position``,
-    ``raw`` (the batch's bytes), ``file`` and the records if a reader decoded them already,
+    ``raw`` (the batch's bytes), ``file`` and ``lone``: for a batch of one small record
+    that a reader took from the memo (see :func:`remember_small_record`), that memo entry,
     with named properties over it: a full scan builds one per batch, and a tuple is the
     cheapest object Python can build.
     """
@@ -354,8 +355,11 @@ class Batch(tuple):
     def records(self) -> list[Record]:
         """Decode every record; raises FormatError (position relative to the batch)."""
         h = self
-        if h[17] is not None:
-            return h[17]
+        lone = h[17]
+        if lone is not None:
+            return [tuple.__new__(Record, (
+                h[0] + lone[0], h[7] + lone[1], lone[2], lone[3], lone[4], lone[5],
+                -1 if h[11] < 0 else h[11] + lone[0]))]
         raw = h[15]
         compressed = h[5] & 7
         if not compressed:

@@ -203,11 +203,11 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
                     "S009", f"segment is named for offset {segment_base} but its first batch "
                     f"starts at {item.base_offset}", path, item.position, item.base_offset))
         if plain and type(item) is Batch and item[17] is not None and not item[5] & 0x20:
-            # A lone record decoded by the scan already (most often a NoOp heartbeat,
+            # A lone record the scan took from its memo (most often a NoOp heartbeat,
             # whose value is then the very bytes object of the last one).
-            r = item[17][0]
-            if r[3] is not last_value:
-                last_value = r[3]
+            value = item[17][3]
+            if value is not last_value:
+                last_value = value
                 last_payload = decode(last_value)
                 plain_payload = last_payload.finding is None and \
                     last_payload.type not in secret_types

@@ -158,16 +158,17 @@ def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
                     f'"last_offset":{b[0] + b[6]},"leader_epoch":{b[2]},"crc":{b[4]},'
                     f'"crc_valid":{"true" if b[13] else "false"},"max_timestamp":{b[8]},'
                     f'"delete_horizon_ms":{b[7] if b[5] & 0x40 else "null"},{tail}}}')
-            if t is OneRecord:
-                r = b[17][0] if b[17] is not None else b.records()[0]
+            if t is OneRecord and b[17] is not None and not b[17][4]:
+                # The scan's memo entry of the lone record: offset and timestamp deltas.
+                lone = b[17]
                 p = ev[1]
                 if p is not last_payload:  # runs of NoOps share one payload object
                     last_payload = p
                     last_text = payload_text(p)
-                if not r[4]:
-                    yield (f'{head}\n{{"kind":"record","file":{f},"offset":{r[0]},'
-                           f'"timestamp":{r[1]},"batch_position":{position},{last_text}}}')
-                    continue
+                yield (f'{head}\n{{"kind":"record","file":{f},"offset":{b[0] + lone[0]},'
+                       f'"timestamp":{b[7] + lone[1]},"batch_position":{position},'
+                       f'{last_text}}}')
+                continue
             entries = ev.entries
             lines = [head]
             for e in entries:

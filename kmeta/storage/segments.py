@@ -196,8 +196,9 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
          ) -> Iterator[Batch | LegacyBatch | Finding]:
     """Yield every batch of a segment-format buffer, and a Finding for every problem.
 
-    With ``records``, small single-record batches come with their record decoded already
-    (from a memo of repeated records), which makes a full decode of a KRaft log cheaper.
+    With ``records``, small single-record batches come with their record's memo entry
+    (``Batch[17]``, see ``formats.batch.remember_small_record``): most records of a KRaft
+    log repeat, and a reader that knows this can skip building Record objects.
 
     With ``decode`` (a record value -> payload function) and ``decode_control`` (key,
     value -> payload, for control batches), it yields a ``(batch, record, payload)``
@@ -254,12 +255,12 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                         if hit is None:
                             hit = remember_small(raw[61:])
                         if hit is not False:
-                            # hit: offset delta, timestamp delta, key, value, headers,
-                            # attributes (see formats.batch.remember_small_record).
-                            record = new(Record, (
-                                base + hit[0], base_ts + hit[1], hit[2], hit[3], hit[4],
-                                hit[5], -1 if base_seq < 0 else base_seq + hit[0]))
                             if decode is not None and not attributes & 0x20:
+                                # hit: offset delta, timestamp delta, key, value, headers,
+                                # attributes (see formats.batch.remember_small_record).
+                                record = new(Record, (
+                                    base + hit[0], base_ts + hit[1], hit[2], hit[3], hit[4],
+                                    hit[5], -1 if base_seq < 0 else base_seq + hit[0]))
                                 if hit[3] is not last_value:
                                     last_value = hit[3]
                                     last_payload = decode(last_value)
@@ -270,7 +271,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                                     last_epoch = epoch
                                 pos = end
                                 continue
-                            decoded = [record]
+                            decoded = hit
                     batch = new(Batch, fields + (True, pos, raw, file, decoded))
                     if decode is None:
                         yield batch
