@@ -251,9 +251,8 @@ def remember_small_record(section: bytes) -> tuple | bool:
     """Decode a lone small record relative to offset 0 / time 0, and memoise it."""
     try:
         (r,) = _decode_records(section, 1, 0, 0, -1)
-        # Offset delta, timestamp delta, then the rest of a Record as stored.
-        hit: tuple | bool = (r.offset, r.timestamp, r.key, r.value, r.headers, r.attributes,
-                             -1)
+        # Offset delta, timestamp delta, key, value, headers, attributes.
+        hit: tuple | bool = (r.offset, r.timestamp, r.key, r.value, r.headers, r.attributes)
     except (FormatError, IndexError, ValueError):
         hit = False  # let the general path report the problem with its position
     if len(SMALL_RECORDS) < _SMALL_CACHE_LIMIT:
@@ -261,19 +260,20 @@ def remember_small_record(section: bytes) -> tuple | bool:
     return hit
 
 
-def small_record(fields: tuple, raw: bytes, _get=SMALL_RECORDS.get,
-                 _new=tuple.__new__) -> list[Record] | None:
+def record_from_memo(header: tuple, hit: tuple) -> Record:
+    """The record a memo entry stands for, in the batch whose header fields are given."""
+    return tuple.__new__(Record, (header[0] + hit[0], header[7] + hit[1], hit[2], hit[3],
+                                  hit[4], hit[5], -1 if header[11] < 0 else header[11] + hit[0]))
+
+
+def small_record(fields: tuple, raw: bytes) -> list[Record] | None:
     """The lone record of a small uncompressed batch, from the memo; None if not such."""
     if fields[12] != 1 or fields[5] & 7 or len(raw) > SMALL_BATCH:
         return None
-    hit = _get(raw[61:])
+    hit = SMALL_RECORDS.get(raw[61:])
     if hit is None:
         hit = remember_small_record(raw[61:])
-    if hit is False:
-        return None
-    off_delta = hit[0]
-    return [_new(Record, (fields[0] + off_delta, fields[7] + hit[1], hit[2], hit[3], hit[4],
-                          hit[5], fields[11] + off_delta if fields[11] >= 0 else -1))]
+    return None if hit is False else [record_from_memo(fields, hit)]
 
 
 class Batch(tuple):
@@ -355,11 +355,8 @@ class Batch(tuple):
     def records(self) -> list[Record]:
         """Decode every record; raises FormatError (position relative to the batch)."""
         h = self
-        lone = h[17]
-        if lone is not None:
-            return [tuple.__new__(Record, (
-                h[0] + lone[0], h[7] + lone[1], lone[2], lone[3], lone[4], lone[5],
-                -1 if h[11] < 0 else h[11] + lone[0]))]
+        if h[17] is not None:
+            return [record_from_memo(h, h[17])]
         raw = h[15]
         compressed = h[5] & 7
         if not compressed:

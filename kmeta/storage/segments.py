@@ -256,8 +256,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                             hit = remember_small(raw[61:])
                         if hit is not False:
                             if decode is not None and not attributes & 0x20:
-                                # hit: offset delta, timestamp delta, key, value, headers,
-                                # attributes (see formats.batch.remember_small_record).
+                                # formats.batch.record_from_memo, inlined: the hottest loop.
                                 record = new(Record, (
                                     base + hit[0], base_ts + hit[1], hit[2], hit[3], hit[4],
                                     hit[5], -1 if base_seq < 0 else base_seq + hit[0]))
