@@ -204,3 +204,46 @@ def test_legacy_round_trip(items, magic, codec, first):
     first_entry = LEGACY_MESSAGE.parse(data)
     assert first_entry.magic == magic and first_entry.offset == batches[0].offset
     assert isinstance(batches[0], LegacyBatch) and batches[0].crc_valid
+
+
+def _by_batches(data: bytes) -> list:
+    from kmeta.formats.payload import decode_control, decode_metadata
+    from kmeta.storage.segments import batch_records
+
+    out = []
+    for b in scan(data, "f"):
+        if isinstance(b, Finding):
+            out.append((b.code, b.position))
+            continue
+        records, findings = batch_records(b)
+        out.extend((f.code, f.position) for f in findings)
+        for r in records:
+            p = decode_control(r.key, r.value) if b.is_control else decode_metadata(r.value)
+            out.append((b.position, r, p.type, p.version, p.data))
+    return out
+
+
+def _by_triples(data: bytes) -> list:
+    from kmeta.formats.payload import decode_control, decode_metadata
+
+    out = []
+    for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
+        if isinstance(item, Finding):
+            out.append((item.code, item.position))
+        else:
+            b, r, p = item
+            out.append((b.position, r, p.type, p.version, p.data))
+    return out
+
+
+def test_triple_mode_equals_batches_then_records(tmp_path):
+    """scan(decode=...) is a faster spelling of scan + records + decode, damage included."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+    logs = sorted((root / "healthy" / "__cluster_metadata-0").glob("*.log"))
+    logs += sorted((root / "corrupt").glob("*/__cluster_metadata-0/*.log"))
+    assert len(logs) > 10
+    for log in logs:
+        data = log.read_bytes()
+        assert _by_triples(data) == _by_batches(data), log

@@ -193,7 +193,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
          first_offset: int | None = None, records: bool = False,
          decode: Callable[[Any], Any] | None = None,
          decode_control: Callable[[Any, Any], Any] | None = None,
-         ) -> Iterator[Batch | LegacyBatch | Finding]:
+         ) -> Iterator[Batch | LegacyBatch | Finding | tuple[Any, Record, Any]]:
     """Yield every batch of a segment-format buffer, and a Finding for every problem.
 
     With ``records``, small single-record batches come with their record's memo entry
@@ -263,7 +263,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                                 if hit[3] is not last_value:
                                     last_value = hit[3]
                                     last_payload = decode(last_value)
-                                yield new(Batch, fields + (True, pos, raw, file, None)), \
+                                yield new(Batch, fields + (True, pos, raw, file, hit)), \
                                     record, last_payload
                                 next_offset = base + last_delta + 1
                                 if epoch > last_epoch:
