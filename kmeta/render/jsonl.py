@@ -87,26 +87,17 @@ def file_object(ev: FileEvent) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- fast path
 
 class _Texts:
-    """Caches of JSON text that repeats across a dump.
-
-    Entries keep the cached object alive so that its ``id`` cannot be reused.
-    """
+    """JSON text that repeats across a dump."""
 
     def __init__(self) -> None:
         self.tails: dict[tuple, str] = {}
-        self.payloads: dict[int, tuple[Any, str]] = {}
 
-    def payload(self, p: Any) -> str:
-        """``"type":…,"version":…,"data":…`` of a payload (shared payloads hit the cache)."""
-        hit = self.payloads.get(id(p))
-        if hit is not None and hit[0] is p:
-            return hit[1]
+    @staticmethod
+    def payload(p: Any) -> str:
+        """``"type":…,"version":…,"data":…`` of a payload.  Callers reuse the text while
+        the same payload object repeats (runs of NoOps share one)."""
         version = "null" if p.version is None else p.version
-        text = f'"type":"{p.type}","version":{version},"data":{_encode(p.data)}'
-        if len(self.payloads) > 50_000:
-            self.payloads.clear()
-        self.payloads[id(p)] = (p, text)
-        return text
+        return f'"type":"{p.type}","version":{version},"data":{_encode(p.data)}'
 
     def tail(self, b: Batch, key: tuple) -> str:
         """The keys from ``size`` on, which are the same for most batches of a log.
