@@ -10,24 +10,28 @@ from collections.abc import Callable
 from typing import Any
 
 from kmeta.errors import UnreadableInput
-from kmeta.formats import indexes, producer_state, textfiles
 from kmeta.storage.discover import LogFile
 
 #: Small files larger than this are not read whole (an index of a huge segment is still
 #: far below it); they are reported instead of exhausting memory.
 MAX_SMALL_FILE = 256 * 1024 * 1024
 
-_PARSERS: dict[str, Callable[[bytes, LogFile], Any]] = {
-    "leader-epoch-checkpoint": lambda d, f: textfiles.parse_leader_epoch_checkpoint(d),
-    "offset-checkpoint": lambda d, f: textfiles.parse_offset_checkpoint(d),
-    "quorum-state": lambda d, f: textfiles.parse_quorum_state(d),
-    "partition-metadata": lambda d, f: textfiles.parse_partition_metadata(d),
-    "meta-properties": lambda d, f: textfiles.parse_meta_properties(d),
-    "offset-index": lambda d, f: indexes.parse_offset_index(d, f.kind.base_offset or 0),
-    "time-index": lambda d, f: indexes.parse_time_index(d, f.kind.base_offset or 0),
-    "txn-index": lambda d, f: indexes.parse_txn_index(d, f.kind.base_offset or 0),
-    "producer-snapshot": lambda d, f: producer_state.parse_producer_snapshot(d),
-}
+
+def _parsers() -> dict[str, Callable[[bytes, LogFile], Any]]:
+    # Imported on first use: dumping a segment alone should not pay for these modules.
+    from kmeta.formats import indexes, producer_state, textfiles
+
+    return {
+        "leader-epoch-checkpoint": lambda d, f: textfiles.parse_leader_epoch_checkpoint(d),
+        "offset-checkpoint": lambda d, f: textfiles.parse_offset_checkpoint(d),
+        "quorum-state": lambda d, f: textfiles.parse_quorum_state(d),
+        "partition-metadata": lambda d, f: textfiles.parse_partition_metadata(d),
+        "meta-properties": lambda d, f: textfiles.parse_meta_properties(d),
+        "offset-index": lambda d, f: indexes.parse_offset_index(d, f.kind.base_offset or 0),
+        "time-index": lambda d, f: indexes.parse_time_index(d, f.kind.base_offset or 0),
+        "txn-index": lambda d, f: indexes.parse_txn_index(d, f.kind.base_offset or 0),
+        "producer-snapshot": lambda d, f: producer_state.parse_producer_snapshot(d),
+    }
 
 
 def read_small(f: LogFile) -> bytes:
@@ -43,7 +47,7 @@ def read_small(f: LogFile) -> bytes:
 
 def load_content(f: LogFile) -> Any:
     """Parse a small file by its kind; raises FormatError (bad content) or UnreadableInput."""
-    parser = _PARSERS.get(f.kind.kind)
+    parser = _parsers().get(f.kind.kind)
     if parser is None:
         raise UnreadableInput(f"kmeta has no reader for {f.kind.kind} files",
                               context=str(f.path))
