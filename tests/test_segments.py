@@ -247,3 +247,25 @@ def test_triple_mode_equals_batches_then_records(tmp_path):
     for log in logs:
         data = log.read_bytes()
         assert _by_triples(data) == _by_batches(data), log
+
+
+def test_magic0_lz4_with_kafkas_old_wrong_header_checksum_reads():
+    """Kafka's magic 0 LZ4 writers got the frame header checksum wrong; Kafka ignores it."""
+    import lz4.frame
+
+    from kmeta.formats.compression import compress
+
+    good = build_compressed([0, 1], [(None, b"a"), (None, b"b")], codec=3, magic=0)
+    assert compress(3, b"x")[:4] == lz4.frame.compress(b"x")[:4]
+    wrapper = bytearray(good)
+    # The HC byte sits right after the 2-byte frame descriptor of the inner frame, whose
+    # magic starts after the wrapper's 18-byte prefix, key length and value length.
+    frame_start = bytes(wrapper).index(b"\x04\x22\x4d\x18")
+    wrapper[frame_start + 6] ^= 0x5A
+    # Fix up the wrapper's CRC-32 so that only the LZ4 header checksum is "wrong".
+    import struct
+    import zlib
+    struct.pack_into(">I", wrapper, 12, zlib.crc32(bytes(wrapper[16:])))
+    batches, findings = split(list(scan(bytes(wrapper), "f")))
+    assert findings == []
+    assert [r.value for r in batches[0].records()] == [b"a", b"b"]

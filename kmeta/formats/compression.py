@@ -16,6 +16,7 @@ import zlib
 
 import cramjam
 import lz4.frame
+import xxhash
 import zstandard
 
 from kmeta.errors import FormatError
@@ -36,8 +37,15 @@ class CompressionError(FormatError):
 _XERIAL_HEADER = struct.Struct(">8sii")
 
 
-def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED) -> bytes:
-    """Decompress a records section; raises FormatError on corrupt or oversized input."""
+def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED, *,
+               lz4_any_header_checksum: bool = False) -> bytes:
+    """Decompress a records section; raises FormatError on corrupt or oversized input.
+
+    ``lz4_any_header_checksum``: Kafka's magic 0 writers computed the LZ4 frame header
+    checksum (HC) wrongly and Kafka ignores it there; so does kmeta, by recomputing it.
+    """
+    if codec == 3 and lz4_any_header_checksum:
+        data = _fix_lz4_header_checksum(data)
     try:
         if codec == 1:
             d = zlib.decompressobj(wbits=31)
@@ -64,6 +72,17 @@ def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED) -> bytes:
         name = CODEC_NAMES.get(codec, str(codec))
         raise CompressionError(f"{name} data is corrupt: {e}") from e
     raise CompressionError(f"unknown compression codec {codec}")
+
+
+def _fix_lz4_header_checksum(data: bytes) -> bytes:
+    """The frame with its HC byte recomputed: xxhash32 of the frame descriptor, byte 1."""
+    if len(data) < 7 or data[:4] != b"\x04\x22\x4d\x18":
+        return data
+    end = 4 + 2 + (8 if data[4] & 0x08 else 0) + (4 if data[4] & 0x01 else 0)
+    if end >= len(data):
+        return data
+    hc = (xxhash.xxh32_intdigest(data[4:end]) >> 8) & 0xFF
+    return data[:end] + bytes([hc]) + data[end + 1:]
 
 
 def _snappy_decompress(data: bytes, limit: int) -> bytes:

@@ -140,7 +140,7 @@ class LegacyBatch:
             return [Record(self.offset, self.timestamp, self.key, self.value, ())]
         if self.value is None:
             raise FormatError("compressed wrapper message has no value", position=self.position)
-        inner = decompress(self.codec, bytes(self.value))
+        inner = decompress(self.codec, bytes(self.value), lz4_any_header_checksum=self.magic == 0)
         out: list[Record] = []
         pos = 0
         while pos < len(inner):
