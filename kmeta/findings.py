@@ -40,6 +40,17 @@ CODES: dict[str, tuple[Severity, str]] = {
     "S007": (Severity.WARNING, "file name not recognised as a Kafka file; skipped"),
     "S008": (Severity.ERROR, "file cannot be read"),
     "S009": (Severity.WARNING, "segment base offset in its name differs from its first batch"),
+    "V001": (Severity.ERROR, "record breaks KRaft's record rules (timestamp delta, headers, "
+             "key or value); Kafka's reader rejects it"),
+    "V002": (Severity.ERROR, "record offset deltas do not run 0..n-1 up to lastOffsetDelta"),
+    "V003": (Severity.ERROR, "batches are not contiguous: a gap or an overlap in offsets"),
+    "V004": (Severity.WARNING, "batch maxTimestamp differs from its newest record"),
+    "V005": (Severity.ERROR, "batch leader epoch decreases"),
+    "V006": (Severity.ERROR, "leader-epoch-checkpoint disagrees with the batches"),
+    "V007": (Severity.WARNING, "quorum-state leader epoch is behind the log"),
+    "V008": (Severity.WARNING, "a leader epoch holds no LeaderChange control record"),
+    "V009": (Severity.ERROR, "offsets between two segments are in no segment"),
+    "V010": (Severity.ERROR, "legacy message (magic 0/1) in a KRaft metadata log"),
 }
 
 

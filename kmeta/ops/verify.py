@@ -1,0 +1,242 @@
+"""``kmeta verify``: every check kmeta knows, over a data dir, a partition dir or files.
+
+This module holds the checks of the metadata log's batches and records (group 1 of the
+verify issue) and of its leader epochs (group 2).  Each check yields Findings; nothing
+here prints or exits.  What storage and the format layer already report (bad CRCs, torn
+tails, undecodable records …) is passed through unchanged.
+
+Kafka facts behind the rules:
+* the metadata log is never compacted, so batches are contiguous within and across
+  segments, and a batch's records carry offset deltas 0..n-1;
+* KRaft's ``RecordsIterator`` rejects a record whose timestamp delta is not 0, that has
+  headers, or whose key/value do not fit its kind (data records: no key and a non-empty
+  value; control records: a non-empty key and value);
+* a leader writes a LeaderChange control record in each epoch it leads, and the
+  ``leader-epoch-checkpoint`` holds the first offset of every epoch in the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kmeta.errors import FormatError, KmetaError
+from kmeta.findings import Finding
+from kmeta.formats.batch import Batch, Record
+from kmeta.formats.legacy import LegacyBatch
+from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.storage.discover import LogFile, PartitionDir
+from kmeta.storage.files import load_content
+from kmeta.storage.segments import batch_records, mapped, scan
+
+
+@dataclass
+class LogStats:
+    """What a verify pass over one metadata log read."""
+
+    segments: int = 0
+    batches: int = 0
+    records: int = 0
+    bytes: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    #: leader epoch -> (first offset, last offset) seen in the batches
+    epochs: dict[int, list[int]] = field(default_factory=dict)
+    #: leader epochs that hold a LeaderChange control record
+    leader_changes: set[int] = field(default_factory=set)
+
+
+def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
+    """Why KRaft's record reader would reject this record, or None."""
+    if r.timestamp != batch.base_timestamp and batch.delete_horizon_ms is None:
+        return f"timestamp delta {r.timestamp - batch.base_timestamp} is not 0"
+    if r.headers:
+        return f"{len(r.headers)} header(s); KRaft records have none"
+    if batch.is_control:
+        if not r.key:
+            return "control record without a key"
+        if not r.value:
+            return "control record without a value"
+    else:
+        if r.key is not None:
+            return "metadata record with a key"
+        if not r.value:
+            return "metadata record without a value"
+    return None
+
+
+def _check_batch(batch: Batch | LegacyBatch, records: list[Record], path: str,
+                 expected: int | None) -> Iterator[Finding]:
+    pos, base = batch.position, batch.base_offset
+    if batch.magic != 2:
+        yield Finding("V010", f"legacy message (magic {batch.magic}) in a KRaft metadata "
+                      "log", path, pos, base)
+    if expected is not None and base != expected:
+        what = "gap" if base > expected else "overlap"
+        yield Finding("V003", f"{what}: batch starts at offset {base}, the previous one "
+                      f"ended at {expected - 1}", path, pos, base,
+                      details={"expected": expected})
+    if not records:
+        return
+    deltas = [r.offset - base for r in records]
+    if deltas != list(range(len(records))) or batch.last_offset != records[-1].offset:
+        yield Finding("V002", f"record offsets {deltas[:5]}… do not run 0..{len(records) - 1}"
+                      f" up to lastOffsetDelta {batch.last_offset - base}", path, pos, base)
+    if batch.magic == 2 and batch.timestamp_type == "CreateTime":
+        newest = max(r.timestamp for r in records)
+        if newest != batch.max_timestamp:
+            yield Finding("V004", f"maxTimestamp {batch.max_timestamp} but the newest record "
+                          f"says {newest}", path, pos, base)
+
+
+def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None
+               ) -> Iterator[Finding]:
+    """Checks of one metadata log's segments, in offset order: batches, records, epochs."""
+    stats = stats if stats is not None else LogStats()
+    expected: int | None = None
+    last_epoch = -1
+    rule_memo: dict[int, tuple[Any, str | None]] = {}  # id(memo entry) -> (entry, problem)
+    for seg in segments:
+        path = str(seg.path)
+        stats.segments += 1
+        first = True
+        try:
+            with mapped(seg.path) as buf:
+                stats.bytes += len(buf)
+                for item in scan(buf, path, records=True):
+                    if type(item) is Finding:
+                        yield item
+                        continue
+                    batch = item
+                    if first and seg.kind.base_offset is not None \
+                            and batch.base_offset != seg.kind.base_offset:
+                        yield Finding("S009", f"segment is named for offset "
+                                      f"{seg.kind.base_offset} but its first batch starts at "
+                                      f"{batch.base_offset}", path, batch.position,
+                                      batch.base_offset)
+                    if first and expected is not None and batch.base_offset > expected:
+                        yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1} "
+                                      "are in no segment: a segment is missing", path,
+                                      batch.position, batch.base_offset)
+                        expected = batch.base_offset
+                    first = False
+                    yield from _verify_batch(batch, path, expected, last_epoch, stats,
+                                             rule_memo)
+                    if batch.magic == 2 and batch.leader_epoch > last_epoch:
+                        last_epoch = batch.leader_epoch
+                    expected = batch.last_offset + 1
+        except KmetaError as e:
+            yield Finding("S008", e.message, path)
+
+
+def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
+                  last_epoch: int, stats: LogStats,
+                  rule_memo: dict[int, tuple[Any, str | None]]) -> Iterator[Finding]:
+    stats.batches += 1
+    if stats.first_offset is None:
+        stats.first_offset = batch.base_offset
+    stats.last_offset = batch.last_offset
+    epoch = batch.leader_epoch
+    if batch.magic == 2:
+        if epoch < last_epoch:
+            yield Finding("V005", f"leader epoch {epoch} after epoch {last_epoch}: epochs "
+                          "never go back in a log", path, batch.position, batch.base_offset)
+        span = stats.epochs.setdefault(epoch, [batch.base_offset, batch.last_offset])
+        span[1] = batch.last_offset
+    records, findings = batch_records(batch)
+    yield from findings
+    stats.records += len(records)
+    yield from _check_batch(batch, records, path, expected)
+    lone = batch[17] if type(batch) is Batch else None
+    for r in records:
+        if lone is not None:
+            # A memoised lone record: its rule check is memoised with it.
+            hit = rule_memo.get(id(lone))
+            if hit is None or hit[0] is not lone:
+                hit = rule_memo[id(lone)] = (lone, record_rule_problem(batch, r))
+            problem = hit[1]
+        else:
+            problem = record_rule_problem(batch, r)
+        if problem:
+            yield Finding("V001", f"record at offset {r.offset}: {problem} (KRaft's reader "
+                          "rejects it)", path, batch.position, r.offset)
+        if batch.is_control:
+            p = decode_control(r.key, r.value)
+            if p.type == "LEADER_CHANGE":
+                stats.leader_changes.add(epoch)
+        else:
+            p = decode_metadata(r.value)
+        if p.finding:
+            code, message = p.finding
+            yield Finding(code, f"record at offset {r.offset}: {message}", path,
+                          batch.position, r.offset)
+
+
+def verify_epochs(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
+    """The epoch checks: checkpoint against batches, quorum-state, LeaderChange per epoch."""
+    files = {f.kind.kind: f for f in part.files if f.kind.suffix is None}
+    observed = sorted((epoch, span[0]) for epoch, span in stats.epochs.items())
+    checkpoint = _load(files.get("leader-epoch-checkpoint"))
+    if isinstance(checkpoint, Finding):
+        yield checkpoint
+    elif checkpoint is not None and observed:
+        path = str(files["leader-epoch-checkpoint"].path)
+        entries = [(e.epoch, e.start_offset) for e in checkpoint.entries]
+        log_start = stats.first_offset or 0
+        log_end = (stats.last_offset or -1) + 1
+        kept = [(e, o) for e, o in truncate_from_start(entries, log_start) if o < log_end]
+        expected = observed
+        if kept != expected:
+            yield Finding("V006", f"leader-epoch-checkpoint says {_pairs(kept)} for the "
+                          f"log's range but the batches start epochs at {_pairs(expected)}",
+                          path, details={"checkpoint": entries, "batches": observed})
+        beyond = [(e, o) for e, o in entries if o >= log_end]
+        if beyond:
+            yield Finding("V006", f"leader-epoch-checkpoint has epochs starting at or past "
+                          f"the log end offset {log_end}: {_pairs(beyond)}", path)
+    quorum = _load(files.get("quorum-state"))
+    if isinstance(quorum, Finding):
+        yield quorum
+    elif quorum is not None and observed:
+        latest = observed[-1][0]
+        if quorum.leader_epoch < latest:
+            yield Finding("V007", f"quorum-state is at leader epoch {quorum.leader_epoch} but "
+                          f"the log already holds epoch {latest}",
+                          str(files["quorum-state"].path))
+    for epoch, start in observed:
+        if epoch not in stats.leader_changes and epoch >= 0:
+            yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
+                          "LeaderChange control record", str(part.path), offset=start)
+
+
+def truncate_from_start(entries: list[tuple[int, int]], log_start: int
+                        ) -> list[tuple[int, int]]:
+    """Kafka's epoch-cache truncation at a new log start offset: entries that start below
+    it go, except the latest of them, which is moved to start at the log start offset."""
+    below = [(e, o) for e, o in entries if o <= log_start]
+    above = [(e, o) for e, o in entries if o > log_start]
+    return ([(below[-1][0], log_start)] if below else []) + above
+
+
+def _pairs(pairs: list[tuple[int, int]]) -> str:
+    return ", ".join(f"{e}@{o}" for e, o in pairs) or "nothing"
+
+
+def _load(f: LogFile | None) -> Any:
+    if f is None:
+        return None
+    try:
+        return load_content(f)
+    except FormatError as e:
+        return Finding("F010", e.message, str(f.path), e.position)
+    except KmetaError as e:
+        return Finding("S008", e.message, str(f.path))
+
+
+def verify_metadata_partition(part: PartitionDir) -> tuple[list[Finding], LogStats]:
+    """Groups 1 and 2 over one ``__cluster_metadata`` partition directory."""
+    stats = LogStats()
+    findings = list(verify_log(part.segments, stats))
+    findings += verify_epochs(part, stats)
+    return findings, stats

@@ -1,0 +1,145 @@
+"""verify, groups 1 and 2: batch/record rules and leader epochs, on real and built logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kmeta.formats.batch import Header, build_batch
+from kmeta.formats.payload import encode_control, encode_metadata
+from kmeta.ops.verify import truncate_from_start, verify_metadata_partition
+from kmeta.storage.discover import discover
+
+NOOP = encode_metadata("NO_OP_RECORD", 0, {})
+TS = 1_700_000_000_000
+
+
+def leader_change(epoch: int, offset: int) -> bytes:
+    return build_batch(offset, [encode_control("LEADER_CHANGE", {
+        "version": 0, "leaderId": 1, "voters": [{"voterId": 1}],
+        "grantingVoters": [{"voterId": 1}]})], leader_epoch=epoch, control=True,
+        base_timestamp=TS)
+
+
+def noop(offset: int, epoch: int, **kw) -> bytes:
+    return build_batch(offset, [(None, NOOP)], leader_epoch=epoch, base_timestamp=TS, **kw)
+
+
+def healthy(epochs=((1, 0, 5), (2, 5, 10))) -> list[bytes]:
+    out = []
+    for epoch, start, end in epochs:
+        out.append(leader_change(epoch, start))
+        out += [noop(o, epoch) for o in range(start + 1, end)]
+    return out
+
+
+def part_dir(tmp_path: Path, segments: dict[int, list[bytes]], checkpoint: str | None = None,
+             quorum: str | None = None) -> Path:
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    for base, batches in segments.items():
+        (d / f"{base:020d}.log").write_bytes(b"".join(batches))
+    if checkpoint is not None:
+        (d / "leader-epoch-checkpoint").write_text(checkpoint)
+    if quorum is not None:
+        (d / "quorum-state").write_text(quorum)
+    return d
+
+
+def codes(d: Path) -> list[str]:
+    (part,) = list(discover([d]).all_partitions())
+    findings, _ = verify_metadata_partition(part)
+    return [f.code for f in findings]
+
+
+def test_real_metadata_logs_verify_clean(real_data):
+    for sub in ("ldi-poc", "quorum3-boaz", "data-store"):
+        for part in discover([real_data / sub]).all_partitions():
+            if part.is_metadata:
+                findings, stats = verify_metadata_partition(part)
+                assert findings == [], (part.path, findings)
+                if part.segments:
+                    assert stats.records > 2000
+
+
+def test_fixture_log_verifies_clean():
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "healthy"
+    (part,) = [p for p in discover([root]).all_partitions() if p.is_metadata]
+    findings, stats = verify_metadata_partition(part)
+    assert findings == [] and stats.segments == 7 and len(stats.epochs) == 11
+
+
+def test_healthy_built_log(tmp_path):
+    d = part_dir(tmp_path, {0: healthy()}, "0\n2\n1 0\n2 5\n",
+                 '{"leaderId":1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":'
+                 '"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
+    assert codes(d) == []
+
+
+def test_gap_and_overlap_between_batches(tmp_path):
+    batches = healthy()
+    gap = batches[:3] + batches[4:]
+    assert codes(part_dir(tmp_path, {0: gap})) == ["V003"]
+
+
+def test_missing_segment(tmp_path):
+    batches = healthy()
+    d = part_dir(tmp_path, {0: batches[:3], 5: batches[5:]})
+    assert codes(d) == ["V009"]
+
+
+def test_epoch_going_back(tmp_path):
+    batches = healthy()[:5] + [noop(5, 0)]
+    assert "V005" in codes(part_dir(tmp_path, {0: batches}))
+
+
+def test_epoch_without_leader_change(tmp_path):
+    batches = healthy()[:5] + [noop(o, 2) for o in range(5, 8)]
+    assert codes(part_dir(tmp_path, {0: batches})) == ["V008"]
+
+
+@pytest.mark.parametrize("bad, why", [
+    (build_batch(5, [(b"key", NOOP)], leader_epoch=2, base_timestamp=TS), "key"),
+    (build_batch(5, [(None, NOOP, [Header("h", b"v")])], leader_epoch=2, base_timestamp=TS),
+     "header"),
+    (build_batch(5, [(None, NOOP), (None, NOOP)], leader_epoch=2,
+                 timestamps=[TS, TS + 5]), "timestamp delta"),
+    (build_batch(5, [(None, b"")], leader_epoch=2, base_timestamp=TS), "without a value"),
+])
+def test_kraft_record_rules(tmp_path, bad, why):
+    batches = healthy()[:5] + [bad]
+    d = part_dir(tmp_path, {0: batches})
+    (part,) = list(discover([d]).all_partitions())
+    findings, _ = verify_metadata_partition(part)
+    v001 = [f for f in findings if f.code == "V001"]
+    assert v001 and why in v001[0].message
+
+
+def test_max_timestamp_and_offset_deltas(tmp_path):
+    odd = build_batch(5, [(None, NOOP), (None, NOOP)], leader_epoch=1, base_timestamp=TS,
+                      offset_deltas=[0, 2])
+    assert "V002" in codes(part_dir(tmp_path, {0: healthy()[:5] + [odd]}))
+
+
+def test_checkpoint_disagrees(tmp_path):
+    d = part_dir(tmp_path, {0: healthy()}, "0\n2\n1 0\n2 6\n")
+    assert codes(d) == ["V006"]
+
+
+def test_checkpoint_with_epoch_beyond_the_log(tmp_path):
+    d = part_dir(tmp_path, {0: healthy()}, "0\n3\n1 0\n2 5\n3 99\n")
+    assert codes(d) == ["V006"]
+
+
+def test_quorum_state_behind(tmp_path):
+    d = part_dir(tmp_path, {0: healthy()}, None,
+                 '{"leaderId":1,"leaderEpoch":1,"votedId":-1,"votedDirectoryId":'
+                 '"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
+    assert codes(d) == ["V007"]
+
+
+def test_truncate_from_start_moves_the_latest_older_entry():
+    assert truncate_from_start([(1, 0), (2, 5), (3, 9)], 7) == [(2, 7), (3, 9)]
+    assert truncate_from_start([(1, 0), (2, 5)], 0) == [(1, 0), (2, 5)]
+    assert truncate_from_start([(1, 3)], 0) == [(1, 3)]
