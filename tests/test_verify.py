@@ -143,3 +143,14 @@ def test_truncate_from_start_moves_the_latest_older_entry():
     assert truncate_from_start([(1, 0), (2, 5), (3, 9)], 7) == [(2, 7), (3, 9)]
     assert truncate_from_start([(1, 0), (2, 5)], 0) == [(1, 0), (2, 5)]
     assert truncate_from_start([(1, 3)], 0) == [(1, 3)]
+
+
+def test_record_rules_hold_on_the_inline_path_too(tmp_path):
+    """A bad lone record in the middle of an epoch takes the inline path: still found."""
+    keyed = build_batch(7, [(b"key", NOOP)], leader_epoch=2, base_timestamp=TS)
+    batches = healthy()[:7] + [keyed] + healthy()[8:]
+    d = part_dir(tmp_path, {0: batches})
+    (part,) = list(discover([d]).all_partitions())
+    findings, stats = verify_metadata_partition(part)
+    assert [(f.code, f.offset) for f in findings] == [("V001", 7)]
+    assert stats.batches == 10 and stats.epochs == {1: [0, 4], 2: [5, 9]}
