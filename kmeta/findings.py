@@ -51,6 +51,14 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V008": (Severity.WARNING, "a leader epoch holds no LeaderChange control record"),
     "V009": (Severity.ERROR, "offsets between two segments are in no segment"),
     "V010": (Severity.ERROR, "legacy message (magic 0/1) in a KRaft metadata log"),
+    "V020": (Severity.ERROR, "metadata partition directory without any log segment"),
+    "V021": (Severity.ERROR, "snapshot does not open with a SnapshotHeader and close with a "
+             "SnapshotFooter"),
+    "V022": (Severity.ERROR, "snapshot ends past the log end offset"),
+    "V023": (Severity.ERROR, "snapshot epoch differs from the log's epoch at its last offset"),
+    "V024": (Severity.WARNING, "unfinished snapshot (.checkpoint.part) left behind"),
+    "V025": (Severity.INFO, "snapshot deleted or deletable (older than the log start offset)"),
+    "V026": (Severity.ERROR, "log starts above 0 and no snapshot covers the offsets below it"),
 }
 
 

@@ -73,7 +73,8 @@ _FIXED_NAMES = {
 _OFFSET_FILE = re.compile(r"([0-9]+)\.(log|index|timeindex|txnindex|snapshot)"
                           r"(?:\.(deleted|cleaned|swap))?\Z")
 _KRAFT_SNAPSHOT = re.compile(r"([0-9]{20})-([0-9]{10})"
-                             r"(?:\.checkpoint(\.deleted)?|-[0-9]*\.checkpoint(\.part))\Z")
+                             # Kafka's temp files add "-<random digits>"; a copy may not.
+                             r"(?:\.checkpoint(\.deleted)?|(?:-[0-9]*)?\.checkpoint(\.part))\Z")
 _NS = "[^ \t\n\x0b\f\r]"  # Java's \S
 _DIR_STATE = re.compile(f"{_NS}+-{_NS}+\\.{_NS}+-(?:delete|future|stray)\\Z")
 _PARTITION = re.compile(r"[0-9]+\Z")

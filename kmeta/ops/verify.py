@@ -280,9 +280,120 @@ def _load(f: LogFile | None) -> Any:
         return Finding("S008", e.message, str(f.path))
 
 
+def _epoch_at(offset: int, stats: LogStats, cache: list[tuple[int, int]]) -> int | None:
+    """The leader epoch of ``offset`` as the batches, else the epoch cache, know it."""
+    for epoch, (start, end) in stats.epochs.items():
+        if start <= offset <= end:
+            return epoch
+    if stats.last_offset is not None and stats.first_offset is not None \
+            and stats.first_offset <= offset <= stats.last_offset:
+        return None  # inside the log but between batches: nothing to say
+    found = None
+    for epoch, start in cache:
+        if start <= offset:
+            found = epoch
+    return found
+
+
+def _snapshot_ends(f: LogFile) -> Iterator[Finding]:
+    """A snapshot's own batches: intact, a SnapshotHeader first and a SnapshotFooter last."""
+    path = str(f.path)
+    first: Any = None
+    last: Any = None
+    batches = 0
+    try:
+        with mapped(f.path) as buf:
+            if len(buf) == 0:
+                yield Finding("V021", "empty snapshot file", path, 0)
+                return
+            for item in scan(buf, path):
+                if type(item) is Finding:
+                    yield item
+                    continue
+                batches += 1
+                records, findings = batch_records(item)
+                yield from findings
+                if not records:
+                    continue
+                if first is None:
+                    first = (item, records[0])
+                last = (item, records[-1])
+    except KmetaError as e:
+        yield Finding("S008", e.message, path)
+        return
+    for (batch, record), want, where in ((first, "SNAPSHOT_HEADER", "first"),
+                                         (last, "SNAPSHOT_FOOTER", "last")):
+        if batch is None:
+            yield Finding("V021", f"snapshot holds no records (no {want})", path, 0)
+            return
+        got = decode_control(record.key, record.value).type if batch.is_control else \
+            decode_metadata(record.value).type
+        if got != want:
+            yield Finding("V021", f"the {where} record is {got}, not {want}", path,
+                          batch.position, record.offset)
+
+
+def verify_snapshots(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
+    """Group 3 (KIP-630): each snapshot's structure and its place against the log."""
+    cache_file = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
+                       and f.kind.suffix is None), None)
+    checkpoint = _load(cache_file)
+    cache = [] if checkpoint is None or isinstance(checkpoint, Finding) else \
+        [(e.epoch, e.start_offset) for e in checkpoint.entries]
+    has_log = stats.last_offset is not None
+    log_start = stats.first_offset if has_log else None
+    log_end = (stats.last_offset + 1) if has_log else None
+    live = []
+    for f in part.files:
+        k = f.kind
+        if k.kind != "kraft-snapshot":
+            continue
+        path = str(f.path)
+        if k.suffix == "part":
+            yield Finding("V024", "a snapshot that was never finished (.checkpoint.part): "
+                          "Kafka deletes it on start", path)
+            continue
+        if k.suffix == "deleted":
+            yield Finding("V025", "a snapshot marked for deletion (.checkpoint.deleted)",
+                          path)
+            continue
+        live.append(f)
+        yield from _snapshot_ends(f)
+        end, epoch = k.base_offset, k.epoch
+        if has_log and end > log_end:
+            yield Finding("V022", f"snapshot ends at offset {end}, past the log end offset "
+                          f"{log_end}", path, offset=end)
+        if end > 0:
+            known = _epoch_at(end - 1, stats, cache)
+            if known is not None and known != epoch:
+                yield Finding("V023", f"snapshot epoch {epoch}, but offset {end - 1} is in "
+                              f"leader epoch {known}", path, offset=end - 1,
+                              details={"known_epoch": known})
+    ends = sorted(f.kind.base_offset for f in live)
+    if has_log and log_start and log_start > 0 and not any(e >= log_start for e in ends):
+        yield Finding("V026", f"the log starts at offset {log_start} but no snapshot covers "
+                      f"offsets below it: the state before {log_start} is lost",
+                      str(part.path), offset=log_start)
+    if has_log and log_start:
+        older = [f for f in live if f.kind.base_offset < log_start]
+        newest_older = max((f.kind.base_offset for f in older), default=None)
+        for f in older:
+            if f.kind.base_offset != newest_older or any(e >= log_start for e in ends):
+                yield Finding("V025", f"snapshot ends below the log start offset "
+                              f"{log_start}: Kafka would delete it", str(f.path))
+    if not has_log and not part.segments:
+        known = [f"epoch cache up to {cache[-1][1]}" if cache else None,
+                 f"snapshots up to {ends[-1]}" if ends else None]
+        yield Finding("V020", "no log segment in this metadata partition directory (Kafka "
+                      "always keeps its active segment): the log itself is missing"
+                      + (f"; {', '.join(x for x in known if x)}" if any(known) else ""),
+                      str(part.path))
+
+
 def verify_metadata_partition(part: PartitionDir) -> tuple[list[Finding], LogStats]:
-    """Groups 1 and 2 over one ``__cluster_metadata`` partition directory."""
+    """Groups 1, 2 and 3 over one ``__cluster_metadata`` partition directory."""
     stats = LogStats()
     findings = list(verify_log(part.segments, stats))
     findings += verify_epochs(part, stats)
+    findings += verify_snapshots(part, stats)
     return findings, stats
