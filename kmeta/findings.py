@@ -59,6 +59,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V024": (Severity.WARNING, "unfinished snapshot (.checkpoint.part) left behind"),
     "V025": (Severity.INFO, "snapshot deleted or deletable (older than the log start offset)"),
     "V026": (Severity.ERROR, "log starts above 0 and no snapshot covers the offsets below it"),
+    "V030": (Severity.WARNING, "index file without its segment"),
+    "V031": (Severity.ERROR, "index entries out of order, or damage after the last entry"),
+    "V032": (Severity.ERROR, "offset-index entry does not point at the batch it names"),
 }
 
 

@@ -214,3 +214,47 @@ def test_snapshot_without_footer(tmp_path):
     positions = [b.position for b in _scan(data, "s")]
     snap.write_bytes(data[:positions[-1]])
     assert codes(d) == ["V021"]
+
+
+def _index_dir(tmp_path: Path, entries: list[tuple[int, int]], times=None) -> Path:
+    from kmeta.formats.indexes import (
+        OffsetPosition,
+        TimestampOffset,
+        build_offset_index,
+        build_time_index,
+    )
+
+    batches = healthy()
+    d = part_dir(tmp_path, {0: batches})
+    (d / f"{0:020d}.index").write_bytes(
+        build_offset_index([OffsetPosition(o, p) for o, p in entries], 0))
+    if times is not None:
+        (d / f"{0:020d}.timeindex").write_bytes(
+            build_time_index([TimestampOffset(t, o) for t, o in times], 0))
+    return d
+
+
+def test_indexes_pointing_at_batches(tmp_path):
+    starts = [0]
+    for b in healthy():
+        starts.append(starts[-1] + len(b))
+    good = _index_dir(tmp_path, [(3, starts[3]), (7, starts[7])], [(TS, 3), (TS, 7)])
+    assert codes(good) == []
+
+
+def test_index_entry_between_batches(tmp_path):
+    assert codes(_index_dir(tmp_path, [(3, 5)])) == ["V032"]
+
+
+def test_index_entries_out_of_order(tmp_path):
+    starts = [0]
+    for b in healthy():
+        starts.append(starts[-1] + len(b))
+    d = _index_dir(tmp_path, [(7, starts[7]), (3, starts[3])], [(TS + 5, 3), (TS, 7)])
+    assert sorted(codes(d)) == ["V031", "V031"]
+
+
+def test_index_without_segment(tmp_path):
+    d = part_dir(tmp_path, {0: healthy()})
+    (d / f"{100:020d}.index").write_bytes(b"")
+    assert codes(d) == ["V030"]

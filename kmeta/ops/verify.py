@@ -390,10 +390,92 @@ def verify_snapshots(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
                       str(part.path))
 
 
+def verify_indexes(part: PartitionDir) -> Iterator[Finding]:
+    """Group 6 for one partition: each live index against its own segment.
+
+    Kafka appends an offset-index entry (last offset of the appended batches, position of
+    the first of them) every ``index.interval.bytes``, and a time-index entry with the
+    largest timestamp so far: both only grow, and every position is a batch start.
+    """
+    segments = {f.kind.base_offset: f for f in part.segments}
+    for f in part.files:
+        k = f.kind
+        if k.suffix is not None or k.kind not in ("offset-index", "time-index"):
+            continue
+        path = str(f.path)
+        seg = segments.get(k.base_offset)
+        if seg is None:
+            yield Finding("V030", f"{k.kind} for base offset {k.base_offset} has no segment",
+                          path)
+            continue
+        index = _load(f)
+        if index is None or isinstance(index, Finding):
+            if index is not None:
+                yield index
+            continue
+        if index.trailing_bytes:
+            yield Finding("V031", f"{index.trailing_bytes} bytes after the last whole entry",
+                          path, index.valid_bytes)
+        if index.preallocated and not index.tail_zero:
+            yield Finding("V031", "bytes after the last entry are not zero (damage in the "
+                          "preallocated tail)", path)
+        if k.kind == "offset-index":
+            yield from _offset_index_against(index.entries, seg, path)
+        else:
+            yield from _time_index_in_order(index.entries, path)
+
+
+def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
+    previous = None
+    try:
+        with mapped(seg.path) as buf:
+            for i, e in enumerate(entries):
+                where = 8 * i
+                if previous is not None and (e.offset <= previous.offset
+                                             or e.position <= previous.position):
+                    yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
+                                  f"come after ({previous.offset} @ {previous.position})",
+                                  path, where, e.offset)
+                previous = e
+                batch = _batch_at(buf, e.position)
+                if batch is None:
+                    yield Finding("V032", f"entry {i} points at byte {e.position} of the "
+                                  "segment, where no intact batch starts", path, where,
+                                  e.offset)
+                elif not batch.base_offset <= e.offset:
+                    yield Finding("V032", f"entry {i} says offset {e.offset} but the batch "
+                                  f"at byte {e.position} starts at {batch.base_offset}", path,
+                                  where, e.offset)
+    except KmetaError as err:
+        yield Finding("S008", err.message, str(seg.path))
+
+
+def _batch_at(buf: Any, position: int) -> Batch | None:
+    from kmeta.formats.batch import parse_batch
+
+    try:
+        batch = parse_batch(buf, position)
+    except FormatError:
+        return None
+    return batch if batch.crc_valid else None
+
+
+def _time_index_in_order(entries: tuple, path: str) -> Iterator[Finding]:
+    previous = None
+    for i, e in enumerate(entries):
+        if previous is not None and (e.timestamp < previous.timestamp
+                                     or e.offset < previous.offset):
+            yield Finding("V031", f"entry {i} ({e.timestamp}, offset {e.offset}) goes back "
+                          f"from ({previous.timestamp}, offset {previous.offset})", path,
+                          12 * i, e.offset)
+        previous = e
+
+
 def verify_metadata_partition(part: PartitionDir) -> tuple[list[Finding], LogStats]:
-    """Groups 1, 2 and 3 over one ``__cluster_metadata`` partition directory."""
+    """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory."""
     stats = LogStats()
     findings = list(verify_log(part.segments, stats))
     findings += verify_epochs(part, stats)
     findings += verify_snapshots(part, stats)
+    findings += verify_indexes(part)
     return findings, stats
