@@ -62,6 +62,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V030": (Severity.WARNING, "index file without its segment"),
     "V031": (Severity.ERROR, "index entries out of order, or damage after the last entry"),
     "V032": (Severity.ERROR, "offset-index entry does not point at the batch it names"),
+    "V033": (Severity.ERROR, "partition.metadata of __cluster_metadata has the wrong topic id"),
+    "V034": (Severity.WARNING, "data dirs checked together name different cluster ids"),
 }
 
 

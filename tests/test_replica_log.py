@@ -103,9 +103,7 @@ def run_command(log: ReplicaLog, line: str) -> str:
     }
     queries = {
         "end-offset-for-epoch": lambda: log.end_offset_for_epoch(nums[0]),
-        "cache-end-offset-for": lambda: log.epoch_cache.end_offset_for(
-            nums[0], log.log_end_offset
-        ),
+        "cache-end-offset-for": lambda: log.epoch_cache.end_offset_for(nums[0], log.log_end_offset),
         "validate": lambda: log.validate_offset_and_epoch(nums[0], nums[1]),
         "epoch-at": lambda: log.epoch_at(nums[0]),
         "epoch-for-offset": lambda: log.epoch_cache.epoch_for_offset(nums[0]),
@@ -131,13 +129,14 @@ def run_command(log: ReplicaLog, line: str) -> str:
 
 
 def parse_script(text: str) -> list[tuple[list[str], str, str]]:
-    """Return (preceding comment/blank lines, command, expected output) per case."""
+    """Return (preceding comment lines, command, expected output) per case."""
     lines = text.splitlines()
     cases, pre, i = [], [], 0
     while i < len(lines):
         line = lines[i]
         if not line.strip() or line.startswith("#"):
-            pre.append(line)
+            if line.strip():
+                pre.append(line)
             i += 1
             continue
         cmd = line.strip()
@@ -174,7 +173,7 @@ def test_script(path: Path):
     cases = parse_script(path.read_text())
     log = ReplicaLog()
     actual = []
-    for pre, cmd, expected in cases:
+    for pre, cmd, _expected in cases:
         actual.append((pre, cmd, run_command(log, cmd)))
     if REWRITE:
         path.write_text(render_script(actual))

@@ -479,3 +479,110 @@ def verify_metadata_partition(part: PartitionDir) -> tuple[list[Finding], LogSta
     findings += verify_snapshots(part, stats)
     findings += verify_indexes(part)
     return findings, stats
+
+
+@dataclass
+class VerifyReport:
+    """Everything a verify run found, with what it read."""
+
+    findings: list[Finding] = field(default_factory=list)
+    logs: dict[str, LogStats] = field(default_factory=dict)  # partition dir -> stats
+    files: int = 0
+
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "info": 0}
+        for f in self.findings:
+            out[f.severity.value] += 1
+        return out
+
+    def summary_json(self) -> dict[str, Any]:
+        return {
+            "kind": "summary",
+            "files": self.files,
+            "findings": self.counts(),
+            "logs": {path: {"segments": s.segments, "batches": s.batches,
+                            "records": s.records, "bytes": s.bytes,
+                            "first_offset": s.first_offset, "last_offset": s.last_offset,
+                            "epochs": sorted(s.epochs)}
+                     for path, s in self.logs.items()},
+        }
+
+
+#: Kafka's fixed topic id of ``__cluster_metadata`` (``Uuid.METADATA_TOPIC_ID``: 0, 1).
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+def verify(discovery: Any) -> VerifyReport:
+    """Run every check on what discovery found."""
+    report = VerifyReport(findings=list(discovery.findings))
+    add = report.findings.extend
+    for part in discovery.all_partitions():
+        report.files += len(part.files)
+        if part.is_metadata:
+            findings, stats = verify_metadata_partition(part)
+            add(findings)
+            report.logs[str(part.path)] = stats
+            add(_check_partition_metadata(part))
+        else:
+            add(_scan_only(part.segments))
+        add(_small_files(f for f in part.files if f.kind.kind in
+                         ("partition-metadata", "txn-index", "producer-snapshot")))
+    for d in discovery.data_dirs:
+        report.files += len(d.files)
+        add(_small_files(f for f in d.files if not f.is_batches))
+        for f in d.files:
+            if f.kind.kind == "bootstrap-checkpoint":
+                add(_snapshot_ends(f))
+    add(_cluster_ids(discovery))
+    for f in discovery.files:
+        report.files += 1
+        if f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint"):
+            add(_snapshot_ends(f))
+        elif f.is_batches:
+            add(_scan_only([f]))
+        else:
+            add(_small_files([f]))
+    return report
+
+
+def _scan_only(files: Iterable[LogFile]) -> Iterator[Finding]:
+    """Batch-level checks for logs kmeta does not interpret (ordinary topics)."""
+    for f in files:
+        try:
+            with mapped(f.path) as buf:
+                for item in scan(buf, str(f.path)):
+                    if type(item) is Finding:
+                        yield item
+        except KmetaError as e:
+            yield Finding("S008", e.message, str(f.path))
+
+
+def _small_files(files: Iterable[LogFile]) -> Iterator[Finding]:
+    for f in files:
+        loaded = _load(f)
+        if isinstance(loaded, Finding):
+            yield loaded
+
+
+def _check_partition_metadata(part: PartitionDir) -> Iterator[Finding]:
+    f = next((f for f in part.files if f.kind.kind == "partition-metadata"), None)
+    loaded = _load(f)
+    if loaded is None or isinstance(loaded, Finding):
+        return
+    if loaded.topic_id != METADATA_TOPIC_ID:
+        yield Finding("V033", f"partition.metadata says topic id {loaded.topic_id}; the "
+                      f"metadata topic's is always {METADATA_TOPIC_ID}", str(f.path))
+
+
+def _cluster_ids(discovery: Any) -> Iterator[Finding]:
+    """meta.properties of the data dirs given together must name one cluster."""
+    seen: dict[str, str] = {}
+    for d in discovery.data_dirs:
+        f = next((f for f in d.files if f.kind.kind == "meta-properties"), None)
+        loaded = _load(f)
+        if loaded is None or isinstance(loaded, Finding) or not loaded.cluster_id:
+            continue
+        seen.setdefault(loaded.cluster_id, str(f.path))
+    if len(seen) > 1:
+        yield Finding("V034", "the data dirs belong to different clusters: " +
+                      ", ".join(f"{cid} ({path})" for cid, path in seen.items()))
