@@ -64,6 +64,31 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V032": (Severity.ERROR, "offset-index entry does not point at the batch it names"),
     "V033": (Severity.ERROR, "partition.metadata of __cluster_metadata has the wrong topic id"),
     "V034": (Severity.WARNING, "data dirs checked together name different cluster ids"),
+    "V040": (Severity.ERROR, "image replayed from the log differs from the snapshot at its "
+             "end offset"),
+    # Problems met while replaying records into the cluster image (kmeta.core.image).
+    "V100": (Severity.WARNING, "record type the image does not know (accepted, not applied)"),
+    "V101": (Severity.ERROR, "record refers to a topic id or name that does not exist"),
+    "V102": (Severity.ERROR, "PartitionChangeRecord for a partition that does not exist"),
+    "V103": (Severity.ERROR, "partition leader is not in its ISR"),
+    "V104": (Severity.ERROR, "partition ISR is not a subset of its replicas"),
+    "V105": (Severity.ERROR, "partition leader epoch goes backwards"),
+    "V106": (Severity.ERROR, "partition epoch goes backwards"),
+    "V107": (Severity.ERROR, "record refers to a topic that was removed"),
+    "V108": (Severity.ERROR, "record refers to a broker that is not registered"),
+    "V109": (Severity.ERROR, "broker epoch in the record does not match the registration"),
+    "V110": (Severity.ERROR, "TopicRecord reuses the name of another live topic"),
+    "V111": (Severity.WARNING, "TopicRecord for a topic id that already exists (partitions "
+             "reset)"),
+    "V112": (Severity.ERROR, "BeginTransactionRecord inside an open metadata transaction"),
+    "V113": (Severity.ERROR, "End/AbortTransactionRecord with no open metadata transaction"),
+    "V114": (Severity.WARNING, "partition leader is not a registered broker"),
+    "V115": (Severity.ERROR, "partition directories do not match its replicas in number"),
+    "V116": (Severity.ERROR, "field value outside the values Kafka defines"),
+    "V117": (Severity.WARNING, "removal of an ACL, SCRAM credential, token or controller "
+             "that does not exist"),
+    "V118": (Severity.WARNING, "next producer id goes backwards"),
+    "V119": (Severity.ERROR, "record data is malformed (a required field is missing)"),
 }
 
 

@@ -165,14 +165,15 @@ def test_record_rules_hold_on_the_inline_path_too(tmp_path):
 
 
 def snapshot_dir(tmp_path: Path, log: list[bytes], snapshots: list[tuple[int, int]],
-                 checkpoint: str | None = None, base: int = 0) -> Path:
+                 checkpoint: str | None = None, base: int = 0,
+                 values: tuple[bytes, ...] = ()) -> Path:
     from kmeta.storage.writer import write_snapshot
 
     d = part_dir(tmp_path, {base: log} if log else {}, checkpoint)
     for end, epoch in snapshots:
-        write_snapshot(d, end, epoch, [encode_metadata("FEATURE_LEVEL_RECORD", 0, {
-            "name": "metadata.version", "featureLevel": 19})],
-            last_contained_log_timestamp=TS, timestamp=TS)
+        # The built logs hold only NoOps, so the image they replay to is empty: so is the
+        # snapshot's (a snapshot with records would rightly differ: see the V040 test).
+        write_snapshot(d, end, epoch, values, last_contained_log_timestamp=TS, timestamp=TS)
     return d
 
 
@@ -258,3 +259,21 @@ def test_index_without_segment(tmp_path):
     d = part_dir(tmp_path, {0: healthy()})
     (d / f"{100:020d}.index").write_bytes(b"")
     assert codes(d) == ["V030"]
+
+
+def test_snapshot_whose_image_differs_from_the_log(tmp_path):
+    feature = encode_metadata("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version",
+                                                          "featureLevel": 19})
+    d = snapshot_dir(tmp_path, healthy(), [(5, 1)], values=(feature,))
+    (part,) = list(discover([d]).all_partitions())
+    findings, _ = verify_metadata_partition(part)
+    assert [f.code for f in findings] == ["V040"]
+    assert "features" in findings[0].message
+
+
+def test_image_problems_are_findings(tmp_path):
+    change = encode_metadata("PARTITION_CHANGE_RECORD", 0, {
+        "partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAg", "leader": 1})
+    batches = healthy()[:7] + [build_batch(7, [(None, change)], leader_epoch=2,
+                                           base_timestamp=TS)] + healthy()[8:]
+    assert codes(part_dir(tmp_path, {0: batches})) == ["V101"]

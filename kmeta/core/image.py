@@ -31,6 +31,8 @@ from typing import Any
 
 import xxhash
 
+from kmeta.findings import CODES
+
 __all__ = [
     "CONFIG_RESOURCE_TYPES",
     "PROBLEM_CODES",
@@ -41,27 +43,8 @@ __all__ = [
 ]
 
 PROBLEM_CODES: dict[str, tuple[str, str]] = {
-    "V100": ("warning", "record type the image does not know (accepted, not applied)"),
-    "V101": ("error", "record refers to a topic id or name that does not exist"),
-    "V102": ("error", "PartitionChangeRecord for a partition that does not exist"),
-    "V103": ("error", "partition leader is not in its ISR"),
-    "V104": ("error", "partition ISR is not a subset of its replicas"),
-    "V105": ("error", "partition leader epoch goes backwards"),
-    "V106": ("error", "partition epoch goes backwards"),
-    "V107": ("error", "record refers to a topic that was removed"),
-    "V108": ("error", "record refers to a broker that is not registered"),
-    "V109": ("error", "broker epoch in the record does not match the registration"),
-    "V110": ("error", "TopicRecord reuses the name of another live topic"),
-    "V111": ("warning", "TopicRecord for a topic id that already exists (partitions reset)"),
-    "V112": ("error", "BeginTransactionRecord inside an open metadata transaction"),
-    "V113": ("error", "End/AbortTransactionRecord with no open metadata transaction"),
-    "V114": ("warning", "partition leader is not a registered broker"),
-    "V115": ("error", "partition directories do not match its replicas in number"),
-    "V116": ("error", "field value outside the values Kafka defines"),
-    "V117": ("warning", "removal of an ACL, SCRAM credential, token or controller "
-                        "that does not exist"),
-    "V118": ("warning", "next producer id goes backwards"),
-    "V119": ("error", "record data is malformed (a required field is missing)"),
+    code: (severity.value, meaning) for code, (severity, meaning) in CODES.items()
+    if code.startswith("V1")
 }
 """Every problem code :meth:`MetadataImage.apply` reports: code -> (severity, meaning)."""
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kmeta.core.image import MetadataImage, diff_images
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch, Record
@@ -45,6 +46,100 @@ class LogStats:
     epochs: dict[int, list[int]] = field(default_factory=dict)
     #: leader epochs that hold a LeaderChange control record
     leader_changes: set[int] = field(default_factory=set)
+    #: the cluster image at the log end, when the log was replayed
+    image: Any = None
+
+
+class Replay:
+    """The cluster image as the log is read, checked against the snapshots it reaches.
+
+    ``start`` is the image at ``start_offset`` (empty at 0, else loaded from the snapshot
+    the log starts at); ``checks`` are the live snapshots ending inside the log, each
+    compared by digest when the replay reaches its end offset (group 4).  Problems met
+    while applying records are Findings (group 5).
+    """
+
+    def __init__(self, start: MetadataImage, start_offset: int,
+                 checks: list[tuple[int, LogFile]]):
+        self.image = start
+        self.start_offset = start_offset
+        self.checks = sorted(checks, key=lambda c: c[0])
+        self.next_check = self.checks[0][0] if self.checks else None
+
+    def apply(self, payload: Any, offset: int, path: str, position: int) -> list[Finding]:
+        if offset < self.start_offset or payload.finding:
+            return []
+        problems = self.image.apply(payload.type, payload.version, payload.data, offset)
+        return [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
+                        else offset) for p in problems]
+
+    def reach(self, offset: int) -> Iterator[Finding]:
+        """Compare with every snapshot that ends at or before ``offset``."""
+        while self.next_check is not None and self.next_check <= offset:
+            end, snap = self.checks.pop(0)
+            self.next_check = self.checks[0][0] if self.checks else None
+            if end < self.start_offset:
+                continue
+            yield from _compare(self.image, end, snap)
+
+
+def _compare(image: MetadataImage, end: int, snap: LogFile) -> Iterator[Finding]:
+    snapshot, findings = snapshot_image(snap)
+    if findings:
+        return  # the snapshot's own findings are reported by the snapshot checks
+    if image.in_transaction:
+        yield Finding("V040", f"the log is inside a metadata transaction at offset {end}, "
+                      "where this snapshot ends", str(snap.path), offset=end)
+        return
+    if snapshot.digest() != image.digest():
+        diff = diff_images(image, snapshot)
+        yield Finding("V040", f"the image replayed from the log up to offset {end} differs "
+                      f"from this snapshot in {len(diff)} place(s), first: {diff[0]}",
+                      str(snap.path), offset=end, details={"diff": diff[:50]})
+
+
+def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
+    """The image a snapshot (or bootstrap.checkpoint) holds, and the problems met."""
+    image = MetadataImage.empty()
+    findings: list[Finding] = []
+    path = str(f.path)
+    try:
+        with mapped(f.path) as buf:
+            for item in scan(buf, path, decode=decode_metadata, decode_control=decode_control):
+                if type(item) is Finding:
+                    findings.append(item)
+                    continue
+                batch, r, payload = item
+                if batch.is_control:
+                    continue
+                if payload.finding:
+                    findings.append(Finding(payload.finding[0], payload.finding[1], path,
+                                            batch.position, r.offset))
+                    continue
+                findings += [Finding(p.code, p.message, path, batch.position, r.offset)
+                             for p in image.apply(payload.type, payload.version, payload.data,
+                                                  r.offset)]
+    except KmetaError as e:
+        findings.append(Finding("S008", e.message, path))
+    return image, findings
+
+
+def plan_replay(part: PartitionDir, first_offset: int | None) -> tuple[Replay | None,
+                                                                         list[Finding]]:
+    """Where the replay of a partition's log starts, and what it will be compared with."""
+    snaps = sorted((f.kind.base_offset, f) for f in part.snapshots)
+    if first_offset is None:
+        return None, []
+    if first_offset == 0:
+        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0]), []
+    starts = [s for s in snaps if s[0] >= first_offset]
+    if not starts:
+        return None, []  # nothing to start from: V026 says so
+    end, snap = starts[0]
+    image, findings = snapshot_image(snap)
+    if findings:
+        return None, []
+    return Replay(image, end, starts[1:]), []
 
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
@@ -90,9 +185,10 @@ def _check_batch(batch: Batch | LegacyBatch, records: list[Record], path: str,
                           f"says {newest}", path, pos, base)
 
 
-def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None
-               ) -> Iterator[Finding]:
-    """Checks of one metadata log's segments, in offset order: batches, records, epochs."""
+def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
+               replay: Replay | None = None) -> Iterator[Finding]:
+    """Checks of one metadata log's segments, in offset order: batches, records, epochs;
+    with ``replay``, every record also goes into the image (groups 4 and 5)."""
     stats = stats if stats is not None else LogStats()
     expected: int | None = None
     last_epoch = -1
@@ -104,6 +200,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None
     last_lone: Any = None
     problem: str | None = None
     payload: Any = None
+    noop = True
+    check_at = replay.next_check if replay is not None else None
     for seg in segments:
         path = str(seg.path)
         stats.segments += 1
@@ -144,13 +242,24 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None
                             last_lone = lone
                             problem = record_rule_problem(batch, batch.records()[0])
                             payload = decode_metadata(lone[3])
+                            noop = payload.type == "NO_OP_RECORD"
                         if problem or payload.finding:
                             yield from _lone_findings(batch, lone, problem, payload, path)
+                        if replay is not None:
+                            if check_at is not None and batch[0] >= check_at:
+                                yield from replay.reach(batch[0])
+                                check_at = replay.next_check
+                            if not noop:
+                                yield from replay.apply(payload, batch[0], path, batch[14])
                         continue
                     if span_epoch is not None:
                         stats.epochs[span_epoch][1] = span_end
+                    if replay is not None and check_at is not None and \
+                            batch.base_offset >= check_at:
+                        yield from replay.reach(batch.base_offset)
+                        check_at = replay.next_check
                     yield from _verify_batch(batch, path, expected, last_epoch, stats,
-                                             rule_memo)
+                                             rule_memo, replay)
                     if batch.magic == 2 and batch.leader_epoch > last_epoch:
                         last_epoch = batch.leader_epoch
                     expected = batch.last_offset + 1
@@ -162,6 +271,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None
     if span_epoch is not None:
         stats.epochs[span_epoch][1] = span_end
         stats.last_offset = max(stats.last_offset or -1, span_end)
+    if replay is not None and stats.last_offset is not None:
+        yield from replay.reach(stats.last_offset + 1)
 
 
 def _lone_findings(batch: Batch, lone: Any, problem: str | None, payload: Any,
@@ -178,7 +289,8 @@ def _lone_findings(batch: Batch, lone: Any, problem: str | None, payload: Any,
 
 def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
                   last_epoch: int, stats: LogStats,
-                  rule_memo: dict[int, tuple[Any, str | None]]) -> Iterator[Finding]:
+                  rule_memo: dict[int, tuple[Any, str | None]],
+                  replay: Replay | None = None) -> Iterator[Finding]:
     stats.batches += 1
     if stats.first_offset is None:
         stats.first_offset = batch.base_offset
@@ -213,6 +325,8 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
                 stats.leader_changes.add(epoch)
         else:
             p = decode_metadata(r.value)
+            if replay is not None and p.type != "NO_OP_RECORD":
+                yield from replay.apply(p, r.offset, path, batch.position)
         if p.finding:
             code, message = p.finding
             yield Finding(code, f"record at offset {r.offset}: {message}", path,
@@ -390,6 +504,20 @@ def verify_snapshots(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
                       str(part.path))
 
 
+def _first_offset(part: PartitionDir) -> int | None:
+    """The base offset of the log's first batch (read from its header only)."""
+    from kmeta.formats.batch import HEADER
+
+    for seg in part.segments:
+        try:
+            with mapped(seg.path) as buf:
+                if len(buf) >= HEADER.size:
+                    return HEADER.unpack_from(buf, 0)[0]
+        except KmetaError:
+            return None
+    return None
+
+
 def verify_indexes(part: PartitionDir) -> Iterator[Finding]:
     """Group 6 for one partition: each live index against its own segment.
 
@@ -474,7 +602,9 @@ def _time_index_in_order(entries: tuple, path: str) -> Iterator[Finding]:
 def verify_metadata_partition(part: PartitionDir) -> tuple[list[Finding], LogStats]:
     """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory."""
     stats = LogStats()
-    findings = list(verify_log(part.segments, stats))
+    replay, findings = plan_replay(part, _first_offset(part))
+    findings += verify_log(part.segments, stats, replay)
+    stats.image = replay.image if replay is not None else None
     findings += verify_epochs(part, stats)
     findings += verify_snapshots(part, stats)
     findings += verify_indexes(part)
