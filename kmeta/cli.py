@@ -204,6 +204,29 @@ def info(paths: PathsArg, json_out: JsonOpt = False) -> None:
     _finish(tally)
 
 
+@app.command()
+def verify(paths: PathsArg, json_out: JsonOpt = False) -> None:
+    """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image.
+
+    Exit 0 when nothing of severity error was found, 1 otherwise.
+    """
+    from kmeta.ops.verify import verify as run_verify
+    from kmeta.storage.discover import discover
+
+    report = run_verify(discover(paths))
+    tally = Tally()
+    tally.count_all(report.findings)
+    if json_out:
+        from kmeta.render.verify import render_json
+
+        write_lines(render_json(report))
+    else:
+        from kmeta.render.verify import render_text
+
+        render_text(report)
+    raise typer.Exit(int(tally.exit_code))
+
+
 def _finish(tally: Tally) -> None:
     summary = tally.summary()
     if summary:

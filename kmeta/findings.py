@@ -92,6 +92,22 @@ CODES: dict[str, tuple[Severity, str]] = {
 }
 
 
+#: What a user can do about a finding, where there is something to say.
+HINTS: dict[str, str] = {
+    "F001": "the batch was damaged after it was written; compare with another replica "
+            "(its offsets are in the finding)",
+    "S001": "a write was cut short (crash, full disk); Kafka truncates here on restart",
+    "S002": "preallocated space never written; harmless, Kafka truncates it on restart",
+    "S003": "everything between the two positions is lost; the replica needs the range "
+            "from another replica",
+    "S004": "bytes after the last valid batch; Kafka truncates them on restart",
+    "V020": "the directory is incomplete: copy the whole partition directory",
+    "V022": "the snapshot claims data this replica does not have; check the copy",
+    "V026": "the state before the log start is lost unless another replica has a snapshot",
+    "V040": "the snapshot and the log disagree: one of them is wrong; compare replicas",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One problem in the input, located as precisely as kmeta can."""

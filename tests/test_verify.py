@@ -277,3 +277,25 @@ def test_image_problems_are_findings(tmp_path):
     batches = healthy()[:7] + [build_batch(7, [(None, change)], leader_epoch=2,
                                            base_timestamp=TS)] + healthy()[8:]
     assert codes(part_dir(tmp_path, {0: batches})) == ["V101"]
+
+
+def test_verify_command(real_data):
+    import json
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "kmeta", "verify", *args],
+                              capture_output=True, text=True, timeout=120)
+
+    clean = run(str(real_data / "ldi-poc"))
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "clean: 0 error(s)" in clean.stdout and "Traceback" not in clean.stderr
+    broken = run("--json", str(real_data / "data-store"))
+    assert broken.returncode == 1
+    lines = [json.loads(line) for line in broken.stdout.splitlines()]
+    assert [x["code"] for x in lines if x["kind"] == "finding"] == ["V020"]
+    assert lines[-1]["kind"] == "summary" and lines[-1]["findings"]["error"] == 1
+    corrupt = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "corrupt"
+    torn = run("--json", str(corrupt / "torn-tail"))
+    assert torn.returncode == 1 and '"S001"' in torn.stdout

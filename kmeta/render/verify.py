@@ -1,0 +1,45 @@
+"""``kmeta verify`` for people: a summary and a findings table (rich), or JSON Lines."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+
+from rich.console import Console
+from rich.table import Table
+
+from kmeta.findings import HINTS
+from kmeta.ops.verify import VerifyReport
+from kmeta.render.jsonl import dumps
+
+
+def render_json(report: VerifyReport) -> Iterator[str]:
+    for f in report.findings:
+        yield dumps(f.to_json())
+    yield dumps(report.summary_json())
+
+
+def render_text(report: VerifyReport, console: Console | None = None) -> None:
+    if console is None:
+        plain = bool(os.environ.get("NO_COLOR"))
+        console = Console(soft_wrap=True, color_system=None if plain else "auto",
+                          width=None if sys.stdout.isatty() else 200)
+    counts = report.counts()
+    for path, s in report.logs.items():
+        digest = s.image.digest() if s.image is not None else "not replayed"
+        console.print(f"{path}: {s.segments} segment(s), {s.batches:,} batches, "
+                      f"{s.records:,} records, offsets {s.first_offset}..{s.last_offset}, "
+                      f"epochs {','.join(map(str, sorted(s.epochs))) or '-'}, "
+                      f"image {digest}", markup=False, highlight=False)
+    if report.findings:
+        table = Table(show_edge=False, title_justify="left")
+        for col in ("code", "severity", "where", "what", "hint"):
+            table.add_column(col, overflow="fold")
+        for f in report.findings:
+            table.add_row(f.code, f.severity.value, f.where(), f.message, HINTS.get(f.code, ""))
+        console.print(table)
+    verdict = "clean" if not counts["error"] else "broken"
+    console.print(f"{verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
+                  f"{counts['info']} info; {report.files} file(s) checked",
+                  markup=False, highlight=False)
