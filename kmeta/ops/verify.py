@@ -17,6 +17,7 @@ Kafka facts behind the rules:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -556,33 +557,44 @@ def verify_indexes(part: PartitionDir) -> Iterator[Finding]:
 def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
     previous = None
     try:
-        with mapped(seg.path) as buf:
-            for i, e in enumerate(entries):
-                where = 8 * i
-                if previous is not None and (e.offset <= previous.offset
-                                             or e.position <= previous.position):
-                    yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
-                                  f"come after ({previous.offset} @ {previous.position})",
-                                  path, where, e.offset)
-                previous = e
-                batch = _batch_at(buf, e.position)
-                if batch is None:
-                    yield Finding("V032", f"entry {i} points at byte {e.position} of the "
-                                  "segment, where no intact batch starts", path, where,
-                                  e.offset)
-                elif not batch.base_offset <= e.offset:
-                    yield Finding("V032", f"entry {i} says offset {e.offset} but the batch "
-                                  f"at byte {e.position} starts at {batch.base_offset}", path,
-                                  where, e.offset)
-    except KmetaError as err:
-        yield Finding("S008", err.message, str(seg.path))
-
-
-def _batch_at(buf: Any, position: int) -> Batch | None:
-    from kmeta.formats.batch import parse_batch
-
+        # Read only the batches the entries name (pread): mapping the segment again would
+        # leave every page an entry touched resident.
+        fd = os.open(seg.path, os.O_RDONLY)
+    except OSError as err:
+        yield Finding("S008", f"cannot open: {err.strerror}", str(seg.path))
+        return
     try:
-        batch = parse_batch(buf, position)
+        for i, e in enumerate(entries):
+            where = 8 * i
+            if previous is not None and (e.offset <= previous.offset
+                                         or e.position <= previous.position):
+                yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
+                              f"come after ({previous.offset} @ {previous.position})",
+                              path, where, e.offset)
+            previous = e
+            batch = _batch_at(fd, e.position)
+            if batch is None:
+                yield Finding("V032", f"entry {i} points at byte {e.position} of the "
+                              "segment, where no intact batch starts", path, where, e.offset)
+            elif not batch.base_offset <= e.offset:
+                yield Finding("V032", f"entry {i} says offset {e.offset} but the batch "
+                              f"at byte {e.position} starts at {batch.base_offset}", path,
+                              where, e.offset)
+    finally:
+        os.close(fd)
+
+
+def _batch_at(fd: int, position: int) -> Batch | None:
+    from kmeta.formats.batch import HEADER_SIZE, LOG_OVERHEAD, parse_batch
+
+    head = os.pread(fd, HEADER_SIZE, position)
+    if len(head) < HEADER_SIZE:
+        return None
+    length = int.from_bytes(head[8:12], "big", signed=True)
+    if length < HEADER_SIZE - LOG_OVERHEAD or length > (1 << 30):
+        return None
+    try:
+        batch = parse_batch(os.pread(fd, LOG_OVERHEAD + length, position))
     except FormatError:
         return None
     return batch if batch.crc_valid else None

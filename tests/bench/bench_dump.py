@@ -7,7 +7,8 @@
 (b) kmeta in process: scan every batch (CRC checked) and decode every record's
     payload into fields;
 (c) ``kmeta dump --json FILE > /dev/null`` end to end, against the peer run end to end
-    as a process (startup, reading and iterating) on the same file.
+    as a process (startup, reading and iterating) on the same file;
+(d) ``kmeta verify --json DIR`` end to end: CRC, decode, every check, image replay.
 
 Inputs: the real ldi-poc metadata segment (KMETA_REAL_DATA or ../shared/real) and a
 generated log of at least 200 MB (``--big``; by default generated once into
@@ -83,9 +84,9 @@ def best_of(fn, repeat: int) -> tuple[float, object]:
     return best, out
 
 
-def wall(cmd: list[str], stdout=subprocess.DEVNULL) -> float:
+def wall(cmd: list[str], stdout=subprocess.DEVNULL, check: bool = True) -> float:
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=stdout)
+    subprocess.run(cmd, check=check, stdout=stdout)
     return time.perf_counter() - t
 
 
@@ -100,10 +101,12 @@ def bench_input(name: str, path: Path, repeat: int) -> None:
             t, n = best_of(fn, 1)
             results[key] = min(results.get(key, float("inf")), t)
             counts[key] = n
+        part_dir = path if path.is_dir() else path.parent
         for key, cmd in (("peer_e2e", [sys.executable, str(Path(__file__).parent / "peer.py"),
                                        *map(str, files)]),
-                         ("c", KMETA + ["dump", "--json", str(path)])):
-            t = wall(cmd)
+                         ("c", KMETA + ["dump", "--json", str(path)]),
+                         ("d", KMETA + ["verify", "--json", str(part_dir)])):
+            t = wall(cmd, check=key != "d")
             results[key] = min(results.get(key, float("inf")), t)
     assert counts["a"] == counts["b"], counts
     print(f"\n{name}: {path} ({mb:,.1f} MB, {counts['a']:,} records)")
@@ -114,6 +117,9 @@ def bench_input(name: str, path: Path, repeat: int) -> None:
           f"   ratio {results['a'] / results['c']:.2f}x vs (a)  (target >= 1.3x)")
     print(f"      peer as a process, end to end      {results['peer_e2e']:8.3f} s"
           f"   ratio {results['peer_e2e'] / results['c']:.2f}x vs kmeta end to end")
+    print(f"  (d) kmeta verify (all checks, replay)  {results['d']:8.3f} s {mb / results['d']:8.1f} MB/s"
+          f"   ratio {results['a'] / results['d']:.2f}x vs (a)  (target >= 2.5x); "
+          f"{results['peer_e2e'] / results['d']:.2f}x vs the peer's process")
 
 
 def bench_help(repeat: int) -> None:
@@ -128,6 +134,11 @@ def bench_help(repeat: int) -> None:
 
 
 def bench_rss(size: str) -> None:
+    for command in (["dump", "--json"], ["verify", "--json"]):
+        _rss(size, command)
+
+
+def _rss(size: str, command: list[str]) -> None:
     path = big_log(size)
     # A fresh parent whose only child is kmeta: RUSAGE_CHILDREN is then kmeta's own peak
     # (this process's children include the generator).
@@ -136,12 +147,14 @@ def bench_rss(size: str) -> None:
              "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
              " time.perf_counter() - t)")
-    out = subprocess.run([sys.executable, "-c", probe, *KMETA, "dump", "--json", str(path)],
+    probe = probe.replace("check=True", "check=False")  # verify exits 1 on findings
+    out = subprocess.run([sys.executable, "-c", probe, *KMETA, *command, str(path)],
                          check=True, capture_output=True, text=True).stdout.split()
     peak_kb, t = int(out[0]), float(out[1])
     total = sum(f.stat().st_size for f in segments_of(path)) / 2**30
-    print(f"\nRSS of kmeta dump --json on {total:.2f} GiB: peak {peak_kb / 1024:.0f} MB "
-          f"(target < 200 MB; {t:.1f} s)")
+    target = 200 if command[0] == "dump" else 300
+    print(f"\nRSS of kmeta {' '.join(command)} on {total:.2f} GiB: peak {peak_kb / 1024:.0f} MB "
+          f"(target < {target} MB; {t:.1f} s)")
 
 
 def main() -> None:
