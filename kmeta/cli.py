@@ -227,6 +227,111 @@ def verify(paths: PathsArg, json_out: JsonOpt = False) -> None:
     raise typer.Exit(int(tally.exit_code))
 
 
+PathArg = Annotated[str, typer.Argument(
+    help="A data directory, its __cluster_metadata-0 directory, or one .checkpoint file.",
+    show_default=False, metavar="PATH")]
+
+
+@app.command()
+def image(
+    path: PathArg,
+    action: Annotated[str | None, typer.Argument(
+        help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
+        "without it, the whole image.", show_default=False, metavar="ACTION")] = None,
+    node: Annotated[str, typer.Argument(
+        help="Where in the image, e.g. /topics, /topics/NAME/0, /brokers/1, "
+        "/configs/TOPIC/NAME.", metavar="NODE")] = "/",
+    at: Annotated[int | None, typer.Option(
+        "--at", min=0, metavar="OFFSET", help="The state after every record below this "
+        "offset (default: the log end).")] = None,
+    from_snapshot: Annotated[str | None, typer.Option(
+        "--from-snapshot", metavar="FILE", help="Start from this snapshot (.checkpoint) "
+        "instead of the latest one at or below the target offset.")] = None,
+    digest: Annotated[bool, typer.Option("--digest", help="Print only the image digest "
+                                         "(xxh3-128), on one line.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object: kind, offset, "
+                                           "digest, image (ls: a JSON array).")] = False,
+) -> None:
+    """The cluster metadata image replayed from the latest snapshot and the log.
+
+    Exit 1 when records that break the image's rules were met while replaying.
+    """
+    from pathlib import Path
+
+    from kmeta.ops.image import browse, build_image, public_json
+    from kmeta.render import image as render
+    from kmeta.storage.discover import discover
+
+    if action not in (None, "ls", "cat"):
+        raise UsageError(f"unknown action {action!r}", hint="use ls or cat")
+    if digest and action:
+        raise UsageError(f"--digest cannot be combined with {action}")
+    result = build_image(discover([path]), at=at,
+                         from_snapshot=Path(from_snapshot) if from_snapshot else None)
+    tally = Tally()
+    tally.count_all(result.findings)
+    if action:
+        found = browse(public_json(result.image), node)
+        if action == "ls":
+            names = render.ls_lines(found)
+            write_lines([render.dumps(names)] if json_out else names)
+        else:
+            write_lines([render.dumps(found) if json_out else render.cat_text(found)])
+    elif digest:
+        write_lines([result.image.digest()])
+    elif json_out:
+        write_lines([render.image_json(result)])
+    else:
+        try:
+            render.render_image(result)
+            sys.stdout.flush()
+        except BrokenPipeError:  # | head: click would exit 1
+            _quiet_stdout()
+            raise typer.Exit(0) from None
+    _report(result.findings, tally)
+
+
+@app.command()
+def history(
+    path: PathArg,
+    topic: Annotated[str | None, typer.Option("--topic", metavar="NAME", help="Records "
+                                              "that touched this topic (by name, then by "
+                                              "its topic id).")] = None,
+    partition: Annotated[int | None, typer.Option("--partition", min=0, metavar="N",
+                                                  help="With --topic: only this "
+                                                  "partition's Partition(Change) "
+                                                  "records.")] = None,
+    broker: Annotated[int | None, typer.Option("--broker", metavar="ID", help="Records that "
+                                               "touched this node id: registrations, "
+                                               "fencing, leader or replica of a "
+                                               "partition.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Every metadata record that touched one topic or one broker, in offset order."""
+    from kmeta.ops.image import history as run_history
+    from kmeta.render.image import history_json, history_lines
+    from kmeta.storage.discover import discover
+
+    if (topic is None) == (broker is None):
+        raise UsageError("give exactly one of --topic and --broker")
+    if partition is not None and topic is None:
+        raise UsageError("--partition needs --topic")
+    rows = run_history(discover([path]), topic=topic, partition=partition, broker=broker)
+    write_lines(history_json(rows) if json_out else history_lines(rows))
+    raise typer.Exit(int(ExitCode.OK))
+
+
+def _report(findings: list[Any], tally: Tally) -> None:
+    """Findings on stderr (stdout is the data), then the summary and the exit code."""
+    from kmeta.render.text import finding_line
+
+    for f in findings[:50]:
+        print(finding_line(f), file=sys.stderr)
+    if len(findings) > 50:
+        print(f"kmeta: … {len(findings) - 50} more finding(s)", file=sys.stderr)
+    _finish(tally)
+
+
 def _finish(tally: Tally) -> None:
     summary = tally.summary()
     if summary:

@@ -32,6 +32,7 @@ from typing import Any
 import xxhash
 
 from kmeta.findings import CODES
+from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
 
 __all__ = [
     "CONFIG_RESOURCE_TYPES",
@@ -460,6 +461,8 @@ class MetadataImage:
                 if not cfg:
                     del self.configs[key]
         else:
+            if SENSITIVE_CONFIG.search(d["name"]):
+                value = _fingerprint(value)  # a secret: kept only as its fingerprint
             self.configs.setdefault(key, {})[d["name"]] = value
 
     def _client_quota(self, d: dict, out: list, off: int | None) -> None:

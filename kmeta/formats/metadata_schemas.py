@@ -21,7 +21,14 @@ apiKeys 6, 13 and 16 are unassigned in current Kafka (see ``UNASSIGNED_API_KEYS`
 
 from __future__ import annotations
 
+import re
+
 from kmeta.formats.schema import F, M, Message
+
+#: Config names whose values are secret: Kafka's PASSWORD-typed configs all match
+#: (``*.password``, ``sasl.jaas.config``, ``ssl.keystore.key``, ``*.secret`` …).
+SENSITIVE_CONFIG = re.compile(
+    r"password|passwd|secret|jaas|credential|token|private|(^|[._])key($|[._])", re.I)
 
 # Struct members shared by broker and controller registrations (same facts, two structs in
 # Kafka: BrokerEndpoint/ControllerEndpoint and BrokerFeature/ControllerFeature).

@@ -8,19 +8,15 @@ whose names mark them sensitive.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any
 
-from kmeta.formats.metadata_schemas import METADATA_MESSAGES
+from kmeta.formats.metadata_schemas import METADATA_MESSAGES, SENSITIVE_CONFIG
 from kmeta.formats.schema import sensitive_paths
 
 REDACTED = "[redacted]"
 
-#: Config names whose values are secret: Kafka's PASSWORD-typed configs all match
-#: (``*.password``, ``sasl.jaas.config``, ``ssl.keystore.key``, ``*.secret`` …).
-SENSITIVE_CONFIG = re.compile(
-    r"password|passwd|secret|jaas|credential|token|private|(^|[._])key($|[._])", re.I)
+
 
 
 @cache

@@ -326,7 +326,8 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
                 stats.leader_changes.add(epoch)
         else:
             p = decode_metadata(r.value)
-            if replay is not None and p.type != "NO_OP_RECORD":
+            # A batch with a bad CRC is not trusted: Kafka would not replay it either.
+            if replay is not None and p.type != "NO_OP_RECORD" and batch.crc_valid:
                 yield from replay.apply(p, r.offset, path, batch.position)
         if p.finding:
             code, message = p.finding

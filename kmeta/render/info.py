@@ -5,8 +5,6 @@ rich honours ``NO_COLOR`` and drops colour when stdout is not a terminal.
 
 from __future__ import annotations
 
-import os
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
+from kmeta.render.console import make_console
 from kmeta.render.text import finding_line
 
 
@@ -96,10 +95,7 @@ def _partition(console: Console, p: PartitionSummary) -> None:
 
 def render_info(report: InfoReport, console: Console | None = None) -> None:
     if console is None:
-        # NO_COLOR: no escape codes at all (rich alone would still send bold).
-        plain = bool(os.environ.get("NO_COLOR"))
-        console = Console(soft_wrap=True, color_system=None if plain else "auto",
-                          width=None if sys.stdout.isatty() else 200)
+        console = make_console()
     for d in report.data_dirs:
         console.print(f"[bold]data dir[/bold] {d.path}")
         for name, content in d.files.items():

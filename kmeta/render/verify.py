@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterator
 
 from rich.console import Console
@@ -11,6 +9,7 @@ from rich.table import Table
 
 from kmeta.findings import HINTS
 from kmeta.ops.verify import VerifyReport
+from kmeta.render.console import make_console
 from kmeta.render.jsonl import dumps
 
 
@@ -22,9 +21,7 @@ def render_json(report: VerifyReport) -> Iterator[str]:
 
 def render_text(report: VerifyReport, console: Console | None = None) -> None:
     if console is None:
-        plain = bool(os.environ.get("NO_COLOR"))
-        console = Console(soft_wrap=True, color_system=None if plain else "auto",
-                          width=None if sys.stdout.isatty() else 200)
+        console = make_console()
     counts = report.counts()
     for path, s in report.logs.items():
         digest = s.image.digest() if s.image is not None else "not replayed"

@@ -1,0 +1,430 @@
+"""``kmeta image`` and ``kmeta history``: the cluster image at an offset, and the records
+that touched one topic or broker.
+
+* :func:`build_image` replays a metadata partition: it starts from the latest live
+  snapshot that ends at or below the target offset (``--at``, else the log end), or from
+  the snapshot the user names, else from an empty image at offset 0, and applies the log
+  records from there up to, not including, the target.  The result stands at the target:
+  "the state after every record below OFFSET".
+* :func:`browse` walks the image's canonical JSON by a path (``/topics/NAME/0``).
+* :func:`history` lists every metadata record that named a topic or a broker.
+
+Nothing here prints or exits: bad data becomes Findings, bad options a UsageError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kmeta.core.image import MetadataImage
+from kmeta.errors import KmetaError, UsageError
+from kmeta.findings import Finding, Severity
+from kmeta.formats.filenames import classify
+from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
+from kmeta.ops.verify import snapshot_image
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir
+from kmeta.storage.segments import mapped, scan
+
+__all__ = ["HistoryRow", "ImageResult", "browse", "build_image", "children", "history",
+           "metadata_source", "public_json"]
+
+SNAPSHOT_KINDS = ("kraft-snapshot", "bootstrap-checkpoint")
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+
+
+@dataclass
+class ImageResult:
+    """The image replayed up to ``offset`` (the next offset that would be applied)."""
+
+    image: MetadataImage
+    offset: int
+    #: the snapshot the replay started from, or None when it started empty at offset 0
+    snapshot: Path | None
+    start_offset: int
+    #: metadata records applied from the log (NoOps included, control records not)
+    records: int = 0
+    #: the offset after the last batch of the log, or None when there is no log
+    log_end: int | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def started_from(self) -> str:
+        return str(self.snapshot) if self.snapshot is not None else "offset 0"
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One metadata record that touched the entity asked about."""
+
+    offset: int
+    leader_epoch: int
+    timestamp: int
+    type: str
+    version: int | None
+    data: Any
+    file: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "history", "offset": self.offset, "leaderEpoch": self.leader_epoch,
+                "timestamp": self.timestamp, "type": self.type, "version": self.version,
+                "data": self.data, "file": self.file}
+
+
+# ---------------------------------------------------------------------- what to read
+
+def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
+    """The one metadata partition (or the one snapshot file) the user pointed at."""
+    parts = [p for p in discovery.all_partitions() if p.is_metadata]
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) > 1:
+        raise UsageError(f"{len(parts)} metadata partitions found: "
+                         + ", ".join(str(p.path) for p in parts),
+                         hint="give one __cluster_metadata-0 directory")
+    snaps = [f for f in discovery.files if f.kind.kind in SNAPSHOT_KINDS]
+    if len(snaps) == 1 and len(discovery.files) == 1:
+        return snaps[0]
+    if discovery.files:
+        raise UsageError("give a data dir, a __cluster_metadata-0 directory or one "
+                         ".checkpoint file, not loose segment files",
+                         context=str(discovery.files[0].path))
+    raise UsageError("no __cluster_metadata partition found",
+                     hint="point kmeta at a KRaft data dir or its __cluster_metadata-0")
+
+
+def _snapshot_file(path: Path) -> LogFile:
+    if not path.is_file():
+        raise UsageError("--from-snapshot: no such file", context=str(path))
+    kind = classify(path.name)
+    if kind.kind not in SNAPSHOT_KINDS:
+        raise UsageError("--from-snapshot needs a KRaft snapshot "
+                         "(<offset>-<epoch>.checkpoint) or bootstrap.checkpoint",
+                         context=str(path))
+    return LogFile(path, kind)
+
+
+def _end_offset(snap: LogFile) -> int:
+    """The offset a snapshot stands at (bootstrap.checkpoint: before the log, 0)."""
+    return snap.kind.base_offset or 0
+
+
+def _log_end(part: PartitionDir) -> int | None:
+    """The offset after the last batch of the last non-empty segment, or None."""
+    for seg in reversed(part.segments):
+        last = None
+        try:
+            with mapped(seg.path) as buf:
+                for item in scan(buf, str(seg.path)):
+                    if type(item) is not Finding:
+                        last = item.last_offset
+        except KmetaError:
+            continue
+        if last is not None:
+            return last + 1
+    return None
+
+
+
+# ---------------------------------------------------------------------- build_image
+
+def build_image(discovery: Discovery, *, at: int | None = None,
+                from_snapshot: Path | None = None,
+                use_snapshots: bool = True) -> ImageResult:
+    """Replay the metadata log of ``discovery`` up to (not including) offset ``at``.
+
+    ``use_snapshots=False`` replays from an empty image at offset 0 even when snapshots
+    exist (the log must then start at 0).
+    """
+    if at is not None and at < 0:
+        raise UsageError(f"--at {at}: an offset is 0 or more")
+    source = metadata_source(discovery)
+    if isinstance(source, LogFile):
+        if from_snapshot is not None:
+            raise UsageError("--from-snapshot needs a data dir or a __cluster_metadata-0 "
+                             "directory, not a snapshot file")
+        end = _end_offset(source)
+        if at is not None and at != end:
+            raise UsageError(f"--at {at}: a lone snapshot file holds only the state at "
+                             f"offset {end}", context=str(source.path),
+                             hint="give the data dir to replay the log")
+        image, findings = snapshot_image(source)
+        return ImageResult(image, end, source.path, end, findings=findings)
+
+    part = source
+    segments = part.segments
+    log_start = segments[0].kind.base_offset if segments else None
+    log_end = _log_end(part) if segments else None
+    if log_end is None:
+        log_start = None
+    target = at if at is not None else log_end
+    findings: list[Finding] = []
+
+    if from_snapshot is not None:
+        snap = _snapshot_file(Path(from_snapshot))
+        start = _end_offset(snap)
+        if at is not None and start > at:
+            raise UsageError(f"--from-snapshot ends at offset {start}, after --at {at}",
+                             context=str(snap.path))
+        image, found = snapshot_image(snap)
+        findings += found
+        snapshot: Path | None = snap.path
+    else:
+        image, start, snapshot = MetadataImage.empty(), 0, None
+        candidates = sorted(((_end_offset(s), s) for s in part.snapshots),
+                            key=lambda c: c[0], reverse=True) if use_snapshots else []
+        for end, snap in candidates:
+            if target is not None and end > target:
+                continue
+            loaded, found = snapshot_image(snap)
+            if any(f.severity is Severity.ERROR for f in found):
+                findings += found  # damaged: say so and fall back to an older one
+                continue
+            findings += found
+            image, start, snapshot = loaded, end, snap.path
+            break
+
+    if log_start is None:
+        if snapshot is None:
+            raise UsageError("no log segment and no usable snapshot to build the image from",
+                             context=str(part.path))
+        if at is not None and at != start:
+            raise UsageError(f"--at {at}: there is no log, only the snapshot at offset "
+                             f"{start}", context=str(part.path))
+        return ImageResult(image, start, snapshot, start, findings=findings)
+
+    if log_start > start:
+        raise UsageError(f"the log starts at offset {log_start} and no snapshot covers the "
+                         f"offsets below it" + ("" if snapshot is None else
+                                                f" (the snapshot ends at {start})"),
+                         context=str(part.path),
+                         hint="give --from-snapshot a snapshot that ends inside the log")
+    assert log_end is not None
+    if at is not None and at > log_end:
+        raise UsageError(f"--at {at} is past the log end offset {log_end}",
+                         context=str(part.path))
+    stop = at if at is not None else log_end
+    result = ImageResult(image, max(start, min(stop, log_end)), snapshot, start,
+                         log_end=log_end, findings=findings)
+    if stop > start:
+        _replay(part, result, start, stop)
+    return result
+
+
+def _replay(part: PartitionDir, result: ImageResult, start: int, stop: int) -> None:
+    """Apply the log records with ``start <= offset < stop`` to ``result.image``."""
+    segments = part.segments
+    image = result.image
+    apply = image.apply
+    for i, seg in enumerate(segments):
+        nxt = segments[i + 1].kind.base_offset if i + 1 < len(segments) else None
+        if nxt is not None and nxt <= start:
+            continue  # every record of this segment is below the start
+        if (seg.kind.base_offset or 0) >= stop:
+            break
+        path = str(seg.path)
+        try:
+            with mapped(seg.path) as buf:
+                for item in scan(buf, path, decode=decode_metadata,
+                                 decode_control=decode_control):
+                    if type(item) is Finding:
+                        result.findings.append(item)
+                        continue
+                    batch, r, payload = item
+                    offset = r.offset
+                    if offset < start or batch.is_control or not batch.crc_valid:
+                        continue
+                    if offset >= stop:
+                        return
+                    result.records += 1
+                    if payload.finding:
+                        result.findings.append(Finding(payload.finding[0], payload.finding[1],
+                                                       path, batch.position, offset))
+                        continue
+                    if payload.type == "NO_OP_RECORD":
+                        continue
+                    for p in apply(payload.type, payload.version, payload.data, offset):
+                        result.findings.append(Finding(
+                            p.code, p.message, path, batch.position,
+                            p.offset if p.offset is not None else offset))
+        except KmetaError as e:
+            result.findings.append(Finding("S008", e.message, path))
+
+
+# ---------------------------------------------------------------------- browse
+
+def public_json(image: MetadataImage, show_secrets: bool = False) -> dict[str, Any]:
+    """The image's canonical JSON with sensitive config values (``*.password``,
+    ``sasl.jaas.config`` …) replaced by ``[redacted]``, as ``kmeta dump`` does.  SCRAM
+    credentials and token ids are fingerprints in the canonical form already.  The
+    digest stays that of the full image."""
+    j = image.to_json()
+    if not show_secrets:
+        for resources in j["configs"].values():
+            for entries in resources.values():
+                for k in entries:
+                    if SENSITIVE_CONFIG.search(k):
+                        entries[k] = REDACTED
+    return j
+
+
+def _unescape(seg: str) -> str:
+    return seg.replace("~1", "/").replace("~0", "~")
+
+
+def children(node: Any) -> list[str]:
+    """The names under a node of the image JSON (none for a value)."""
+    if isinstance(node, dict):
+        return [str(k) for k in node]
+    if isinstance(node, list):
+        return [str(i) for i in range(len(node))]
+    return []
+
+
+def browse(image_json: dict[str, Any], path: str) -> Any:
+    """The node of the image JSON at ``path`` (``/``, ``/topics/NAME/partitions/0``…).
+
+    ``/topics/NAME/N`` is short for ``/topics/NAME/partitions/N``.  Segments may use JSON
+    Pointer escapes (``~1`` for ``/``).  A path that does not exist is a UsageError that
+    lists what does.
+    """
+    node: Any = image_json
+    walked = ""
+    segs = [_unescape(s) for s in path.strip().split("/") if s]
+    for i, seg in enumerate(segs):
+        nxt: Any = _MISSING
+        if isinstance(node, dict):
+            if seg in node:
+                nxt = node[seg]
+            elif walked.count("/") == 2 and walked.startswith("/topics/") \
+                    and isinstance(node.get("partitions"), dict) and seg in node["partitions"]:
+                nxt = node["partitions"][seg]
+        elif isinstance(node, list) and seg.isdigit() and int(seg) < len(node):
+            nxt = node[int(seg)]
+        if nxt is _MISSING:
+            names = children(node)
+            where = walked or "/"
+            if not names:
+                raise UsageError(f"{where} is a value, it has no {seg!r}",
+                                 context="/" + "/".join(segs))
+            shown = ", ".join(names[:40]) + (f" … ({len(names)})" if len(names) > 40 else "")
+            raise UsageError(f"{where} has no {seg!r}; it has: {shown}",
+                             context="/" + "/".join(segs[:i + 1]))
+        node = nxt
+        walked += "/" + seg
+    return node
+
+
+_MISSING = object()
+
+
+# ---------------------------------------------------------------------- history
+
+def _records(files: list[LogFile]) -> Iterator[tuple[Any, Any, Any, str]]:
+    for f in files:
+        path = str(f.path)
+        with mapped(f.path) as buf:
+            for item in scan(buf, path, decode=decode_metadata, decode_control=decode_control):
+                if type(item) is Finding:
+                    continue
+                batch, r, payload = item
+                if batch.is_control or payload.finding or payload.type == "NO_OP_RECORD":
+                    continue
+                yield batch, r, payload, path
+
+
+_BROKER_KEYS = {
+    "REGISTER_BROKER_RECORD": "brokerId",
+    "UNREGISTER_BROKER_RECORD": "brokerId",
+    "BROKER_REGISTRATION_CHANGE_RECORD": "brokerId",
+    "FENCE_BROKER_RECORD": "id",
+    "UNFENCE_BROKER_RECORD": "id",
+    # Node ids are unique across brokers and controllers: a controller's own records too.
+    "REGISTER_CONTROLLER_RECORD": "controllerId",
+    "UNREGISTER_CONTROLLER_RECORD": "controllerId",
+}
+_PARTITION_TYPES = ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
+_REPLICA_KEYS = ("replicas", "isr", "addingReplicas", "removingReplicas",
+                 "eligibleLeaderReplicas", "lastKnownElr")
+
+
+def _touches_broker(type_name: str, d: dict, broker: int) -> bool:
+    key = _BROKER_KEYS.get(type_name)
+    if key is not None:
+        return d.get(key) == broker
+    if type_name in _PARTITION_TYPES:
+        if d.get("leader") == broker:
+            return True
+        return any(broker in (d.get(k) or ()) for k in _REPLICA_KEYS)
+    return False
+
+
+def history(discovery: Discovery, *, topic: str | None = None, partition: int | None = None,
+            broker: int | None = None) -> list[HistoryRow]:
+    """Every metadata record of the log (or of a lone snapshot file) that touched a topic
+    (by name, then by its topic ids) or a broker (by node id, in broker and controller
+    registration records, or as a partition's leader or replica), in offset order.
+
+    With ``partition``, PartitionRecords and PartitionChangeRecords of other partitions
+    of the topic are left out; the topic's own records (TopicRecord, ConfigRecord,
+    RemoveTopicRecord, ClearElrRecord) stay.
+    """
+    if (topic is None) == (broker is None):
+        raise UsageError("give exactly one of --topic and --broker")
+    if partition is not None and topic is None:
+        raise UsageError("--partition needs --topic")
+    source = metadata_source(discovery)
+    topic_ids: set[str] = set()
+    if isinstance(source, LogFile):
+        files = [source]
+    else:
+        files = source.segments
+        if not files:
+            raise UsageError("the metadata partition has no log segment",
+                             context=str(source.path),
+                             hint="give one of its .checkpoint files to search a snapshot")
+        start = files[0].kind.base_offset or 0
+        if topic is not None and start > 0:
+            # The TopicRecord may be below the log start: learn the ids from the snapshot.
+            snaps = [s for s in source.snapshots if _end_offset(s) <= start]
+            if snaps:
+                image, _ = snapshot_image(max(snaps, key=_end_offset))
+                tid = image.topic_id(topic)
+                if tid is not None:
+                    topic_ids.add(tid)
+    rows: list[HistoryRow] = []
+    for batch, r, p, path in _records(files):
+        d = p.data if isinstance(p.data, dict) else {}
+        t = p.type
+        if topic is not None:
+            if t == "TOPIC_RECORD":
+                hit = d.get("name") == topic
+                if hit:
+                    topic_ids.add(d.get("topicId"))
+            elif t in _PARTITION_TYPES:
+                hit = d.get("topicId") in topic_ids and (
+                    partition is None or d.get("partitionId") == partition)
+            elif t == "REMOVE_TOPIC_RECORD":
+                hit = d.get("topicId") in topic_ids
+            elif t == "CONFIG_RECORD":
+                hit = d.get("resourceType") == TOPIC_RESOURCE \
+                    and d.get("resourceName") == topic
+            elif t == "CLEAR_ELR_RECORD":
+                hit = d.get("topicName") in (topic, "", None)
+            else:
+                hit = False
+        else:
+            assert broker is not None
+            hit = _touches_broker(t, d, broker)
+        if hit:
+            data = redact(t, p.data) if t in SECRET_TYPES else p.data
+            rows.append(HistoryRow(r.offset, batch.leader_epoch, r.timestamp, t, p.version,
+                                   data, path))
+    return rows

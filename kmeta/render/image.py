@@ -1,0 +1,164 @@
+"""``kmeta image`` and ``kmeta history`` output: rich tables for people, JSON for scripts.
+
+Secrets never appear: the image's canonical JSON already holds only fingerprints of SCRAM
+credentials and delegation token ids, and the tables show users and owners, not keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from kmeta.ops.image import HistoryRow, ImageResult, children, public_json
+from kmeta.render.console import make_console
+from kmeta.render.jsonl import dumps
+
+SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
+
+
+def _ts(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] \
+            + "Z"
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def _ints(v: Iterable[int] | None) -> str:
+    return ",".join(map(str, v or ())) or "-"
+
+
+def _endpoints(eps: list[dict[str, Any]]) -> str:
+    return " ".join(f"{e['name']}://{e['host']}:{e['port']}"
+                    + ("" if SECURITY_PROTOCOLS.get(e.get("securityProtocol")) == e["name"]
+                       else f"({SECURITY_PROTOCOLS.get(e.get('securityProtocol'), '?')})")
+                    for e in eps) or "-"
+
+
+def _table(title: str, *columns: str) -> Table:
+    t = Table(title=title, title_justify="left", show_edge=False)
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    return t
+
+
+# ---------------------------------------------------------------------- image
+
+def header_line(result: ImageResult) -> str:
+    line = (f"image at offset {result.offset} (from {result.started_from}, "
+            f"{result.records} log record(s) applied"
+            + (f", log end offset {result.log_end}" if result.log_end is not None else "")
+            + f"), digest {result.image.digest()}")
+    return line
+
+
+def image_json(result: ImageResult) -> str:
+    """One JSON object: kind, offset, digest, image, plus where the replay started."""
+    return dumps({
+        "kind": "image",
+        "offset": result.offset,
+        "digest": result.image.digest(),
+        "image": public_json(result.image),
+        "from": None if result.snapshot is None else str(result.snapshot),
+        "startOffset": result.start_offset,
+        "records": result.records,
+        "logEndOffset": result.log_end,
+        "findings": [f.to_json() for f in result.findings],
+    })
+
+
+def render_image(result: ImageResult, console: Console | None = None) -> None:
+    console = console or make_console()
+    j = public_json(result.image)
+
+    def out(line: str) -> None:
+        console.print(line, markup=False, highlight=False)
+
+    out(header_line(result))
+    feats = ", ".join(f"{k}={v}" for k, v in j["features"].items()) or "none"
+    out(f"features: {feats}")
+    if j["zkMigrationState"] is not None:
+        out(f"zkMigrationState: {j['zkMigrationState']}")
+    out(f"nextProducerId: {j['producerIds']['nextProducerId']}")
+    if j["transaction"]:
+        out(f"open metadata transaction: {j['transaction']}")
+
+    t = _table("brokers", "id", "epoch", "fenced", "endpoints", "rack", "logDirs")
+    for b in j["brokers"].values():
+        fenced = "yes" if b["fenced"] else "no"
+        if b.get("inControlledShutdown"):
+            fenced += " (controlled shutdown)"
+        t.add_row(str(b["id"]), str(b["epoch"]), fenced, _endpoints(b["endPoints"]),
+                  b.get("rack") or "-", str(len(b.get("logDirs") or ())))
+    console.print(t)
+
+    t = _table("controllers", "id", "endpoints", "incarnationId")
+    for c in j["controllers"].values():
+        t.add_row(str(c["id"]), _endpoints(c["endPoints"]), c["incarnationId"])
+    console.print(t)
+
+    t = _table("topics", "name", "id", "partitions", "configs")
+    topic_cfg = j["configs"].get("TOPIC", {})
+    for name, topic in j["topics"].items():
+        t.add_row(name, topic["topicId"], str(len(topic["partitions"])),
+                  str(len(topic_cfg.get(name, {}))))
+    console.print(t)
+
+    t = _table("partitions", "topic", "partition", "leader", "leaderEpoch", "partitionEpoch",
+               "replicas", "isr")
+    for name, topic in j["topics"].items():
+        for pid, p in topic["partitions"].items():
+            t.add_row(name, pid, str(p["leader"]), str(p["leaderEpoch"]),
+                      str(p["partitionEpoch"]), _ints(p["replicas"]), _ints(p["isr"]))
+    console.print(t)
+
+    t = _table("configs", "resource", "name", "key", "value")
+    for rtype, resources in j["configs"].items():
+        for rname, entries in resources.items():
+            for k, v in entries.items():
+                t.add_row(rtype, rname, k, v)
+    console.print(t)
+
+    t = _table("SCRAM users", "user", "mechanism", "iterations")
+    for user, mechs in j["scram"].items():
+        for mech, cred in mechs.items():
+            t.add_row(user, mech, str(cred["iterations"]))
+    console.print(t)
+
+    t = _table("delegation tokens", "owner", "requester", "renewers", "expires")
+    for tok in j["delegationTokens"].values():
+        t.add_row(tok["owner"], tok["requester"], ",".join(tok["renewers"]) or "-",
+                  _ts(tok["expirationTimestamp"]))
+    console.print(t)
+    out(f"ACLs: {len(j['acls'])}  client quota entities: {len(j['clientQuotas'])}")
+
+
+def ls_lines(node: Any) -> list[str]:
+    """The names under a node, one per line."""
+    return children(node)
+
+
+def cat_text(node: Any) -> str:
+    return json.dumps(node, indent=2, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------- history
+
+def history_lines(rows: Iterable[HistoryRow]) -> Iterator[str]:
+    """``offset epoch timestamp TYPE vN {json}``, one line per record."""
+    for r in rows:
+        version = "v?" if r.version is None else f"v{r.version}"
+        yield (f"{r.offset} {r.leader_epoch} {_ts(r.timestamp)} {r.type} {version} "
+               f"{dumps(r.data)}")
+
+
+def history_json(rows: Iterable[HistoryRow]) -> Iterator[str]:
+    for r in rows:
+        yield dumps(r.to_json())

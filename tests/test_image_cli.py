@@ -1,0 +1,291 @@
+"""``kmeta image`` and ``kmeta history``: the replayed cluster image and per-entity history.
+
+Subprocess runs of ``python -m kmeta`` check exit codes and output; in-process calls of
+:mod:`kmeta.ops.image` check the replay rules against an independent replay here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kmeta.core.image import MetadataImage
+from kmeta.errors import UsageError
+from kmeta.findings import Finding
+from kmeta.formats.batch import build_batch
+from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
+from kmeta.ops.image import browse, build_image, history
+from kmeta.storage.discover import discover
+from kmeta.storage.segments import mapped, scan
+
+KMETA = [sys.executable, "-m", "kmeta"]
+TIMEOUT = 60
+REPO = Path(__file__).resolve().parents[1]
+HEALTHY = REPO / "fixtures" / "data" / "healthy"
+HEALTHY_META = HEALTHY / "__cluster_metadata-0"
+
+LDI_DIGEST = "93850e83002a9707c87f2d0557a2c017"
+LDI_TOPICS = ["Retry.TestTopicPatient", "TestTopicPatient", "__consumer_offsets",
+              "batch2.work.notification.SHR_PROD.persistence",
+              "subscription.matching.SHR_PROD.persistence"]
+DATA_STORE_16435 = "dee06b809506a68413d24ef638d7cd92"
+DATA_STORE_LATEST = "bb446179a29bb725abcbab4cd7b18cba"
+
+
+def run(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*KMETA, *map(str, args)], capture_output=True, text=True,
+                          timeout=TIMEOUT, env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"})
+
+
+def ok(*args: object) -> str:
+    proc = run(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc.stdout
+
+
+def usage_error(*args: object) -> str:
+    proc = run(*args)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert proc.stderr.strip()
+    return proc.stderr
+
+
+@pytest.fixture(scope="module")
+def ldi(real_data: Path) -> Path:
+    return real_data / "ldi-poc"
+
+
+@pytest.fixture(scope="module")
+def data_store(real_data: Path) -> Path:
+    return real_data / "data-store" / "kafka-data"
+
+
+def _snapshots() -> list[Path]:
+    return sorted(HEALTHY_META.glob("*.checkpoint"))
+
+
+def _replay_below(partition: Path, stop: int) -> MetadataImage:
+    """An independent replay: every data record with offset < stop, from offset 0."""
+    image = MetadataImage.empty()
+    for seg in sorted(partition.glob("*.log")):
+        with mapped(seg) as buf:
+            for item in scan(buf, str(seg), decode=decode_metadata,
+                             decode_control=decode_control):
+                assert type(item) is not Finding, item
+                batch, r, p = item
+                if r.offset >= stop:
+                    return image
+                if not batch.is_control:
+                    image.apply(p.type, p.version, p.data, r.offset)
+    return image
+
+
+# ------------------------------------------------------------------------- real data
+
+def test_digest_of_ldi_poc(ldi: Path) -> None:
+    assert ok("image", ldi, "--digest").strip() == LDI_DIGEST
+    # The partition dir gives the same image as the data dir.
+    assert ok("image", ldi / "__cluster_metadata-0", "--digest").strip() == LDI_DIGEST
+
+
+def test_ls_topics(ldi: Path) -> None:
+    assert ok("image", ldi, "ls", "/topics").splitlines() == LDI_TOPICS
+    assert json.loads(ok("image", ldi, "ls", "/topics", "--json")) == LDI_TOPICS
+    top = ok("image", ldi, "ls").splitlines()
+    assert top[:5] == ["features", "zkMigrationState", "brokers", "controllers", "topics"]
+
+
+def test_cat_partition_both_spellings(ldi: Path) -> None:
+    short = json.loads(ok("image", ldi, "cat", "/topics/TestTopicPatient/0"))
+    long = json.loads(ok("image", ldi, "cat", "/topics/TestTopicPatient/partitions/0"))
+    assert short == long
+    assert {"leader", "leaderEpoch", "partitionEpoch", "replicas", "isr"} <= set(short)
+    assert short["replicas"] == [1]
+    broker = json.loads(ok("image", ldi, "cat", "/brokers/1"))
+    assert broker["id"] == 1
+    assert json.loads(ok("image", ldi, "cat", "/features")) == {"metadata.version": 19}
+
+
+def test_at_offset_matches_in_process_replay(ldi: Path) -> None:
+    at5 = ok("image", ldi, "--at", "5", "--digest").strip()
+    assert at5 != LDI_DIGEST
+    assert at5 == _replay_below(ldi / "__cluster_metadata-0", 5).digest()
+    result = build_image(discover([ldi]), at=5)
+    assert result.offset == 5 and result.snapshot is None and result.records == 4
+    assert result.image.digest() == at5
+    # --at the log end is the whole log.
+    assert build_image(discover([ldi]), at=4929).image.digest() == LDI_DIGEST
+    assert build_image(discover([ldi]), at=0).image == MetadataImage.empty()
+
+
+def test_json_object(ldi: Path) -> None:
+    lines = ok("image", ldi, "--json").splitlines()
+    assert len(lines) == 1
+    obj = json.loads(lines[0])
+    assert obj["kind"] == "image" and obj["offset"] == 4929 and obj["digest"] == LDI_DIGEST
+    assert sorted(obj["image"]["topics"]) == sorted(LDI_TOPICS)
+
+
+def test_text_tables(ldi: Path) -> None:
+    out = ok("image", ldi)
+    assert out.startswith("image at offset 4929 (from offset 0")
+    assert LDI_DIGEST in out.splitlines()[0]
+    for word in ("brokers", "controllers", "topics", "partitions", "TestTopicPatient",
+                 "PLAINTEXT://kafka:9092"):
+        assert word in out
+    assert "\x1b[" not in out
+
+
+def test_checkpoint_file_alone(data_store: Path) -> None:
+    snap = data_store / "__cluster_metadata-0" / "00000000000000016435-0000000008.checkpoint"
+    assert ok("image", snap, "--digest").strip() == DATA_STORE_16435
+    usage_error("image", snap, "--at", "3")
+
+
+def test_data_store_uses_latest_snapshot(data_store: Path) -> None:
+    assert ok("image", data_store, "--digest").strip() == DATA_STORE_LATEST
+    result = build_image(discover([data_store]))
+    assert result.snapshot is not None and result.snapshot.name.startswith(
+        "00000000000000063224-")
+    assert result.offset == 63224 and result.log_end is None
+    usage_error("history", data_store, "--topic", "x")
+
+
+def test_several_metadata_partitions(real_data: Path) -> None:
+    err = usage_error("image", real_data / "quorum3-boaz", "--digest")
+    assert "3 metadata partitions" in err
+    ok("image", real_data / "quorum3-boaz" / "data" / "kafka-1", "--digest")
+
+
+def test_history_broker_on_real_data(ldi: Path) -> None:
+    lines = ok("history", ldi, "--broker", "1").splitlines()
+    assert lines
+    assert any(" REGISTER_BROKER_RECORD v" in line for line in lines)
+
+
+# ------------------------------------------------------------------------- fixtures
+
+def test_from_snapshot_equals_replay_from_zero() -> None:
+    full = build_image(discover([HEALTHY]), use_snapshots=False)
+    assert full.snapshot is None and full.findings == []
+    first = _snapshots()[0]
+    out = ok("image", HEALTHY, "--from-snapshot", first, "--digest").strip()
+    assert out == full.image.digest()
+    # The default (latest snapshot, then the log) agrees too.
+    assert ok("image", HEALTHY, "--digest").strip() == full.image.digest()
+    result = build_image(discover([HEALTHY]), from_snapshot=first)
+    assert result.snapshot == first and result.start_offset == 4000
+    assert result.offset == full.offset == full.log_end
+
+
+def test_at_picks_the_snapshot_below_it() -> None:
+    for at in (3999, 4000, 8157, 9000):
+        result = build_image(discover([HEALTHY]), at=at)
+        expected = [s for s in _snapshots() if int(s.name.split("-")[0]) <= at]
+        assert result.snapshot == (expected[-1] if expected else None)
+        assert result.image.digest() == _replay_below(HEALTHY_META, at).digest()
+
+
+def test_log_without_start_and_snapshot(tmp_path: Path) -> None:
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    for seg in sorted(HEALTHY_META.glob("*.log"))[1:]:
+        shutil.copy(seg, part)
+    err = usage_error("image", part, "--digest")
+    assert "starts at offset 1802" in err
+    with pytest.raises(UsageError):
+        build_image(discover([part]))
+    # With a snapshot inside the log it works, and agrees with the full replay.
+    shutil.copy(_snapshots()[0], part)
+    assert ok("image", part, "--digest").strip() == \
+        build_image(discover([HEALTHY]), use_snapshots=False).image.digest()
+
+
+def test_history_topic_lists_topic_record_first() -> None:
+    lines = ok("history", HEALTHY, "--topic", "orders").splitlines()
+    assert lines[0].split()[3] == "TOPIC_RECORD"
+    rows = history(discover([HEALTHY]), topic="orders")
+    assert rows[0].type == "TOPIC_RECORD" and rows[0].data["name"] == "orders"
+    tid = rows[0].data["topicId"]
+    assert {r.type for r in rows} >= {"PARTITION_RECORD", "CONFIG_RECORD"}
+    for r in rows:
+        if r.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+            assert r.data["topicId"] == tid
+    assert [r.offset for r in rows] == sorted(r.offset for r in rows)
+    one = history(discover([HEALTHY]), topic="events", partition=1)
+    assert all(r.data["partitionId"] == 1 for r in one
+               if r.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"))
+    objs = [json.loads(line) for line in
+            ok("history", HEALTHY, "--topic", "orders", "--json").splitlines()]
+    assert objs[0]["kind"] == "history" and objs[0]["type"] == "TOPIC_RECORD"
+    assert {"offset", "leaderEpoch", "timestamp", "version", "data"} <= set(objs[0])
+
+
+def test_history_broker() -> None:
+    rows = history(discover([HEALTHY]), broker=4)
+    types = {r.type for r in rows}
+    assert "REGISTER_BROKER_RECORD" in types and "PARTITION_RECORD" in types
+    assert ok("history", HEALTHY, "--broker", "1").strip()  # controller 1's registration
+    assert history(discover([HEALTHY]), broker=999) == []
+
+
+def test_browse() -> None:
+    j = build_image(discover([HEALTHY])).image.to_json()
+    assert browse(j, "/") is j
+    assert browse(j, "/topics/orders/0") == browse(j, "/topics/orders/partitions/0")
+    assert browse(j, "configs/TOPIC/orders")["min.insync.replicas"] == "2"
+    with pytest.raises(UsageError, match="it has: .*orders"):
+        browse(j, "/topics/nope")
+    with pytest.raises(UsageError, match="is a value"):
+        browse(j, "/producerIds/nextProducerId/x")
+
+
+# ------------------------------------------------------------------------- errors
+
+def test_usage_errors(ldi: Path, tmp_path: Path) -> None:
+    usage_error("image", ldi, "ls", "/nope")
+    usage_error("image", ldi, "frob")
+    usage_error("image", ldi, "ls", "--digest")
+    usage_error("image", ldi, "--at", "999999")
+    usage_error("image", ldi, "--at", "-1")
+    usage_error("image", ldi, "--from-snapshot", tmp_path / "missing.checkpoint")
+    usage_error("image", HEALTHY, "--at", "100", "--from-snapshot", _snapshots()[0])
+    usage_error("history", ldi)
+    usage_error("history", ldi, "--topic", "x", "--broker", "1")
+    usage_error("history", ldi, "--broker", "1", "--partition", "0")
+    proc = run("image", tmp_path / "missing")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr
+
+
+def test_problems_give_exit_1(tmp_path: Path) -> None:
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    value = encode_metadata("PARTITION_RECORD", 0, {
+        "partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAA", "replicas": [1], "isr": [1],
+        "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+        "partitionEpoch": 0})
+    (part / "00000000000000000000.log").write_bytes(build_batch(0, [(None, value)]))
+    proc = run("image", part, "--digest")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.strip() == MetadataImage.empty().digest()
+    assert "V101" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_survives_head() -> None:
+    """The reader going away (``| head``) is a normal end: exit 0, nothing on stderr."""
+    for args in (["image", HEALTHY], ["history", HEALTHY, "--broker", "4"]):
+        proc = subprocess.Popen([*KMETA, *map(str, args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.read(10)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=TIMEOUT) == 0, err
+        assert not err
