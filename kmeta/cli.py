@@ -210,10 +210,22 @@ def verify(paths: PathsArg, json_out: JsonOpt = False) -> None:
 
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
+    from kmeta.ops.verify import total_log_bytes
     from kmeta.ops.verify import verify as run_verify
     from kmeta.storage.discover import discover
 
-    report = run_verify(discover(paths))
+    found = discover(paths)
+    if sys.stderr.isatty():
+        # A progress bar on stderr, segment by segment; never when not a terminal.
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+        with Progress("verify", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                      console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("verify", total=total_log_bytes(found) or None)
+            report = run_verify(found, lambda _f, n: bar.advance(task, n))
+    else:
+        report = run_verify(found)
     tally = Tally()
     tally.count_all(report.findings)
     if json_out:

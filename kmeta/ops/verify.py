@@ -17,8 +17,9 @@ Kafka facts behind the rules:
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,8 +187,12 @@ def _check_batch(batch: Batch | LegacyBatch, records: list[Record], path: str,
                           f"says {newest}", path, pos, base)
 
 
+Progress = Callable[[str, int], None]  # (file done, its bytes)
+
+
 def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
-               replay: Replay | None = None) -> Iterator[Finding]:
+               replay: Replay | None = None, progress: Progress | None = None
+               ) -> Iterator[Finding]:
     """Checks of one metadata log's segments, in offset order: batches, records, epochs;
     with ``replay``, every record also goes into the image (groups 4 and 5)."""
     stats = stats if stats is not None else LogStats()
@@ -203,6 +208,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     payload: Any = None
     noop = True
     check_at = replay.next_check if replay is not None else None
+    inline = 0  # batches (each of one record) taken by the inline path
     for seg in segments:
         path = str(seg.path)
         stats.segments += 1
@@ -235,8 +241,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                         # control, LogAppendTime or delete-horizon flag) in
                         # the current epoch, right after the previous batch, deltas 0,
                         # CreateTime max timestamp equal to its record's.
-                        stats.batches += 1
-                        stats.records += 1
+                        inline += 1
                         expected = batch[0] + 1
                         span_end = batch[0]
                         if lone is not last_lone:
@@ -269,6 +274,10 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                     stats.last_offset = batch.last_offset
         except KmetaError as e:
             yield Finding("S008", e.message, path)
+        if progress is not None:
+            progress(path, seg.path.stat().st_size)
+    stats.batches += inline
+    stats.records += inline
     if span_epoch is not None:
         stats.epochs[span_epoch][1] = span_end
         stats.last_offset = max(stats.last_offset or -1, span_end)
@@ -612,11 +621,12 @@ def _time_index_in_order(entries: tuple, path: str) -> Iterator[Finding]:
         previous = e
 
 
-def verify_metadata_partition(part: PartitionDir) -> tuple[list[Finding], LogStats]:
+def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
+                              ) -> tuple[list[Finding], LogStats]:
     """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory."""
     stats = LogStats()
     replay, findings = plan_replay(part, _first_offset(part))
-    findings += verify_log(part.segments, stats, replay)
+    findings += verify_log(part.segments, stats, replay, progress)
     stats.image = replay.image if replay is not None else None
     findings += verify_epochs(part, stats)
     findings += verify_snapshots(part, stats)
@@ -655,19 +665,33 @@ class VerifyReport:
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
-def verify(discovery: Any) -> VerifyReport:
-    """Run every check on what discovery found."""
+def total_log_bytes(discovery: Any) -> int:
+    """Bytes of all segments a verify run reads (for a progress bar)."""
+    total = 0
+    for part in discovery.all_partitions():
+        for f in part.segments:
+            with contextlib.suppress(OSError):
+                total += f.path.stat().st_size
+    return total
+
+
+def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
+    """Run every check on what discovery found; ``progress`` hears of each segment read."""
     report = VerifyReport(findings=list(discovery.findings))
     add = report.findings.extend
     for part in discovery.all_partitions():
         report.files += len(part.files)
         if part.is_metadata:
-            findings, stats = verify_metadata_partition(part)
+            findings, stats = verify_metadata_partition(part, progress)
             add(findings)
             report.logs[str(part.path)] = stats
             add(_check_partition_metadata(part))
         else:
             add(_scan_only(part.segments))
+            if progress is not None:
+                for f in part.segments:
+                    with contextlib.suppress(OSError):
+                        progress(str(f.path), f.path.stat().st_size)
         add(_small_files(f for f in part.files if f.kind.kind in
                          ("partition-metadata", "txn-index", "producer-snapshot")))
     for d in discovery.data_dirs:
