@@ -89,6 +89,7 @@ CODES: dict[str, tuple[Severity, str]] = {
              "that does not exist"),
     "V118": (Severity.WARNING, "next producer id goes backwards"),
     "V119": (Severity.ERROR, "record data is malformed (a required field is missing)"),
+    "V120": (Severity.ERROR, "record needs a metadata.version the log has not reached"),
 }
 
 

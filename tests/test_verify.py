@@ -299,3 +299,25 @@ def test_verify_command(real_data):
     corrupt = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "corrupt"
     torn = run("--json", str(corrupt / "torn-tail"))
     assert torn.returncode == 1 and '"S001"' in torn.stdout
+
+
+def test_record_newer_than_the_metadata_version(tmp_path):
+    from kmeta.core.versions import required_level
+
+    assert required_level("PARTITION_RECORD", 0) is None
+    assert required_level("PARTITION_RECORD", 1) == 17
+    assert required_level("REGISTER_BROKER_RECORD", 3) == 17
+    assert required_level("REGISTER_BROKER_RECORD", 2) == 8
+    level7 = encode_metadata("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version",
+                                                        "featureLevel": 7})
+    token = encode_metadata("DELEGATION_TOKEN_RECORD", 0, {
+        "owner": "User:alice", "requester": "User:alice", "renewers": [],
+        "issueTimestamp": 1, "maxTimestamp": 2,
+        "expirationTimestamp": 2, "tokenId": "t1"})
+    batches = [leader_change(1, 0),
+               build_batch(1, [(None, level7)], leader_epoch=1, base_timestamp=TS),
+               build_batch(2, [(None, token)], leader_epoch=1, base_timestamp=TS)]
+    (part,) = list(discover([part_dir(tmp_path, {0: batches})]).all_partitions())
+    findings, _ = verify_metadata_partition(part)
+    assert [(f.code, f.offset) for f in findings] == [("V120", 2)]
+    assert "3.6-IV2" in findings[0].message

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.core.image import MetadataImage, diff_images
+from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch, Record
@@ -71,9 +72,17 @@ class Replay:
     def apply(self, payload: Any, offset: int, path: str, position: int) -> list[Finding]:
         if offset < self.start_offset or payload.finding:
             return []
+        out = []
+        need = required_level(payload.type, payload.version)
+        level = self.image.metadata_version
+        if need is not None and level is not None and level < need:
+            out.append(Finding("V120", f"{payload.type} v{payload.version} needs "
+                               f"metadata.version {LEVEL_NAMES.get(need, need)} (level {need}) "
+                               f"but the log is at level {level}", path, position, offset))
         problems = self.image.apply(payload.type, payload.version, payload.data, offset)
-        return [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
+        out += [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
                         else offset) for p in problems]
+        return out
 
     def reach(self, offset: int) -> Iterator[Finding]:
         """Compare with every snapshot that ends at or before ``offset``."""
