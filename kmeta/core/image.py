@@ -45,7 +45,7 @@ __all__ = [
 
 PROBLEM_CODES: dict[str, tuple[str, str]] = {
     code: (severity.value, meaning) for code, (severity, meaning) in CODES.items()
-    if code.startswith("V1")
+    if "V100" <= code <= "V119"  # V120 and up are verify's own replay checks
 }
 """Every problem code :meth:`MetadataImage.apply` reports: code -> (severity, meaning)."""
 
