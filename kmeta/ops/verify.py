@@ -333,8 +333,10 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
             if hit is None or hit[0] is not lone:
                 hit = rule_memo[id(lone)] = (lone, record_rule_problem(batch, r))
             problem = hit[1]
-        else:
+        elif batch.magic == 2:
             problem = record_rule_problem(batch, r)
+        else:
+            problem = None  # a legacy message is V010 already
         if problem:
             yield Finding("V001", f"record at offset {r.offset}: {problem} (KRaft's reader "
                           "rejects it)", path, batch.position, r.offset)
