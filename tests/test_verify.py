@@ -8,7 +8,7 @@ import pytest
 
 from kmeta.formats.batch import Header, build_batch
 from kmeta.formats.payload import encode_control, encode_metadata
-from kmeta.ops.verify import truncate_from_start, verify_metadata_partition
+from kmeta.ops.verify import verify_metadata_partition
 from kmeta.storage.discover import discover
 
 NOOP = encode_metadata("NO_OP_RECORD", 0, {})
@@ -145,12 +145,6 @@ def test_quorum_state_behind(tmp_path):
                  '{"leaderId":1,"leaderEpoch":1,"votedId":-1,"votedDirectoryId":'
                  '"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
     assert codes(d) == ["V007"]
-
-
-def test_truncate_from_start_moves_the_latest_older_entry():
-    assert truncate_from_start([(1, 0), (2, 5), (3, 9)], 7) == [(2, 7), (3, 9)]
-    assert truncate_from_start([(1, 0), (2, 5)], 0) == [(1, 0), (2, 5)]
-    assert truncate_from_start([(1, 3)], 0) == [(1, 3)]
 
 
 def test_record_rules_hold_on_the_inline_path_too(tmp_path):

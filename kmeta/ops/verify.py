@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kmeta.core.epochs import EpochCache, EpochEntry
 from kmeta.core.image import MetadataImage, diff_images
 from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.errors import FormatError, KmetaError
@@ -367,7 +368,11 @@ def verify_epochs(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
         entries = [(e.epoch, e.start_offset) for e in checkpoint.entries]
         log_start = stats.first_offset or 0
         log_end = (stats.last_offset or -1) + 1
-        kept = [(e, o) for e, o in truncate_from_start(entries, log_start) if o < log_end]
+        # Kafka truncates the cache from the start at the log start offset (the latest
+        # older entry then starts there): compare what the batches cover.
+        cache = EpochCache(tuple(EpochEntry(e, o) for e, o in entries))
+        kept = [(x.epoch, x.start_offset) for x in cache.truncate_from_start(log_start).entries
+                if x.start_offset < log_end]
         expected = observed
         if kept != expected:
             yield Finding("V006", f"leader-epoch-checkpoint says {_pairs(kept)} for the "
@@ -390,15 +395,6 @@ def verify_epochs(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
         if epoch not in stats.leader_changes and epoch >= 0:
             yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
                           "LeaderChange control record", str(part.path), offset=start)
-
-
-def truncate_from_start(entries: list[tuple[int, int]], log_start: int
-                        ) -> list[tuple[int, int]]:
-    """Kafka's epoch-cache truncation at a new log start offset: entries that start below
-    it go, except the latest of them, which is moved to start at the log start offset."""
-    below = [(e, o) for e, o in entries if o <= log_start]
-    above = [(e, o) for e, o in entries if o > log_start]
-    return ([(below[-1][0], log_start)] if below else []) + above
 
 
 def _pairs(pairs: list[tuple[int, int]]) -> str:
@@ -424,11 +420,7 @@ def _epoch_at(offset: int, stats: LogStats, cache: list[tuple[int, int]]) -> int
     if stats.last_offset is not None and stats.first_offset is not None \
             and stats.first_offset <= offset <= stats.last_offset:
         return None  # inside the log but between batches: nothing to say
-    found = None
-    for epoch, start in cache:
-        if start <= offset:
-            found = epoch
-    return found
+    return EpochCache(tuple(EpochEntry(e, o) for e, o in cache)).epoch_for_offset(offset)
 
 
 def _snapshot_ends(f: LogFile) -> Iterator[Finding]:
