@@ -216,8 +216,10 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     last_lone: Any = None
     problem: str | None = None
     payload: Any = None
-    noop = True
-    check_at = replay.next_check if replay is not None else None
+    apply = False
+    flagged = False
+    # The next offset at which the replay has a snapshot to compare (never, without one).
+    check_at = _next_check(replay)
     inline = 0  # batches (each of one record) taken by the inline path
     for seg in segments:
         path = str(seg.path)
@@ -231,49 +233,51 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                         yield item
                         continue
                     batch = item
-                    if first and seg.kind.base_offset is not None \
-                            and batch.base_offset != seg.kind.base_offset:
-                        yield Finding("S009", f"segment is named for offset "
-                                      f"{seg.kind.base_offset} but its first batch starts at "
-                                      f"{batch.base_offset}", path, batch.position,
-                                      batch.base_offset)
-                    if first and expected is not None and batch.base_offset > expected:
-                        yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1} "
-                                      "are in no segment: a segment is missing", path,
-                                      batch.position, batch.base_offset)
-                        expected = batch.base_offset
-                    first = False
+                    if first:
+                        first = False
+                        if seg.kind.base_offset is not None \
+                                and batch.base_offset != seg.kind.base_offset:
+                            yield Finding("S009", f"segment is named for offset "
+                                          f"{seg.kind.base_offset} but its first batch starts "
+                                          f"at {batch.base_offset}", path, batch.position,
+                                          batch.base_offset)
+                        if expected is not None and batch.base_offset > expected:
+                            yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1}"
+                                          " are in no segment: a segment is missing", path,
+                                          batch.position, batch.base_offset)
+                            expected = batch.base_offset
                     lone = batch[17] if type(batch) is Batch else None
-                    if lone is not None and not batch[5] & 0x68 and batch[2] == span_epoch \
-                            and batch[0] == expected and batch[6] == 0 and lone[0] == 0 \
+                    if lone is not None and (base := batch[0]) == expected \
+                            and batch[2] == span_epoch \
+                            and not batch[5] & 0x68 and batch[6] == 0 and lone[0] == 0 \
                             and batch[8] == batch[7] + lone[1]:
                         # The common case, checked inline: a memoised lone data record (no
-                        # control, LogAppendTime or delete-horizon flag) in
-                        # the current epoch, right after the previous batch, deltas 0,
-                        # CreateTime max timestamp equal to its record's.
+                        # control, LogAppendTime or delete-horizon flag) in the current
+                        # epoch, right after the previous batch, deltas 0, CreateTime max
+                        # timestamp equal to its record's.
                         inline += 1
-                        expected = batch[0] + 1
-                        span_end = batch[0]
+                        expected = base + 1
                         if lone is not last_lone:
                             last_lone = lone
                             problem = record_rule_problem(batch, batch.records()[0])
                             payload = decode_metadata(lone[3])
-                            noop = payload.type == "NO_OP_RECORD"
-                        if problem or payload.finding:
+                            apply = replay is not None and payload.type != "NO_OP_RECORD"
+                            flagged = bool(problem or payload.finding)
+                        if flagged:
                             yield from _lone_findings(batch, lone, problem, payload, path)
-                        if replay is not None:
-                            if check_at is not None and batch[0] >= check_at:
-                                yield from replay.reach(batch[0])
-                                check_at = replay.next_check
-                            if not noop:
-                                yield from replay.apply(payload, batch[0], path, batch[14])
+                        if base >= check_at:
+                            yield from replay.reach(base)
+                            check_at = _next_check(replay)
+                        if apply:
+                            yield from replay.apply(payload, base, path, batch[14])
                         continue
+                    if expected is not None:
+                        span_end = expected - 1
                     if span_epoch is not None:
                         stats.epochs[span_epoch][1] = span_end
-                    if replay is not None and check_at is not None and \
-                            batch.base_offset >= check_at:
+                    if batch.base_offset >= check_at:
                         yield from replay.reach(batch.base_offset)
-                        check_at = replay.next_check
+                        check_at = _next_check(replay)
                     yield from _verify_batch(batch, path, expected, last_epoch, stats,
                                              rule_memo, replay)
                     if batch.magic == 2 and batch.leader_epoch > last_epoch:
@@ -289,10 +293,17 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     stats.batches += inline
     stats.records += inline
     if span_epoch is not None:
-        stats.epochs[span_epoch][1] = span_end
+        # Inline batches advance only ``expected``: the epoch's last offset is before it.
+        stats.epochs[span_epoch][1] = span_end = expected - 1
         stats.last_offset = max(stats.last_offset or -1, span_end)
     if replay is not None and stats.last_offset is not None:
         yield from replay.reach(stats.last_offset + 1)
+
+
+def _next_check(replay: Replay | None) -> float:
+    if replay is None or replay.next_check is None:
+        return float("inf")
+    return replay.next_check
 
 
 def _lone_findings(batch: Batch, lone: Any, problem: str | None, payload: Any,
