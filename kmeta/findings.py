@@ -64,6 +64,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V032": (Severity.ERROR, "offset-index entry does not point at the batch it names"),
     "V033": (Severity.ERROR, "partition.metadata of __cluster_metadata has the wrong topic id"),
     "V034": (Severity.WARNING, "data dirs checked together name different cluster ids"),
+    "V035": (Severity.ERROR, "an offset checkpoint points beyond a partition's log end"),
     "V040": (Severity.ERROR, "image replayed from the log differs from the snapshot at its "
              "end offset"),
     # Problems met while replaying records into the cluster image (kmeta.core.image).

@@ -693,15 +693,17 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
     """Run every check on what discovery found; ``progress`` hears of each segment read."""
     report = VerifyReport(findings=list(discovery.findings))
     add = report.findings.extend
+    log_ends: dict[tuple[str, int], int] = {}  # (topic, partition) -> log end offset
     for part in discovery.all_partitions():
         report.files += len(part.files)
         if part.is_metadata:
             findings, stats = verify_metadata_partition(part, progress)
             add(findings)
+            log_ends[(part.topic, part.partition)] = (stats.last_offset or -1) + 1
             report.logs[str(part.path)] = stats
             add(_check_partition_metadata(part))
         else:
-            add(_scan_only(part.segments))
+            add(_scan_only(part.segments, log_ends, (part.topic, part.partition)))
             if progress is not None:
                 for f in part.segments:
                     with contextlib.suppress(OSError):
@@ -711,6 +713,8 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
     for d in discovery.data_dirs:
         report.files += len(d.files)
         add(_small_files(f for f in d.files if not f.is_batches))
+        own = {(p.topic, p.partition) for p in d.partitions}
+        add(_offset_checkpoints(d.files, {k: v for k, v in log_ends.items() if k in own}))
         for f in d.files:
             if f.kind.kind == "bootstrap-checkpoint":
                 add(_snapshot_ends(f))
@@ -726,16 +730,40 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
     return report
 
 
-def _scan_only(files: Iterable[LogFile]) -> Iterator[Finding]:
-    """Batch-level checks for logs kmeta does not interpret (ordinary topics)."""
+def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
+               key: Any = None) -> Iterator[Finding]:
+    """Batch-level checks for logs kmeta does not interpret (ordinary topics); the log end
+    offset goes into ``log_ends[key]``."""
+    end = 0
     for f in files:
         try:
             with mapped(f.path) as buf:
                 for item in scan(buf, str(f.path)):
                     if type(item) is Finding:
                         yield item
+                    else:
+                        end = max(end, item.last_offset + 1)
         except KmetaError as e:
             yield Finding("S008", e.message, str(f.path))
+    if log_ends is not None:
+        log_ends[key] = end
+
+
+def _offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int], int]
+                        ) -> Iterator[Finding]:
+    """A data dir's offset checkpoints against the partitions it holds: a recovery point,
+    high watermark, log start or cleaner offset never lies beyond the log end."""
+    for f in files:
+        if f.kind.kind != "offset-checkpoint" or f.kind.suffix is not None:
+            continue
+        loaded = _load(f)
+        if loaded is None or isinstance(loaded, Finding):
+            continue
+        for e in loaded.entries:
+            end = log_ends.get((e.topic, e.partition))
+            if end is not None and e.offset > end:
+                yield Finding("V035", f"{e.topic}-{e.partition} at offset {e.offset}, beyond "
+                              f"its log end offset {end}", str(f.path), offset=e.offset)
 
 
 def _small_files(files: Iterable[LogFile]) -> Iterator[Finding]:
