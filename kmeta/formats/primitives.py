@@ -114,9 +114,20 @@ def read_varint(buf: Any, pos: int, limit: int = 5) -> tuple[int, int]:
     return (v >> 1) ^ -(v & 1), pos
 
 
+_UUIDS: dict[bytes, str] = {}
+
+
 def uuid_to_str(raw: bytes) -> str:
-    """Kafka's ``Uuid.toString``: URL-safe base64 of the 16 bytes, no padding."""
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    """Kafka's ``Uuid.toString``: URL-safe base64 of the 16 bytes, no padding.
+
+    A log names the same few topic and directory ids over and over: they are encoded
+    once (the memo stops growing at 65,536 ids)."""
+    text = _UUIDS.get(raw)
+    if text is None:
+        text = base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        if len(_UUIDS) < 65536:
+            _UUIDS[bytes(raw)] = text
+    return text
 
 
 def uuid_from_str(text: str) -> bytes:
