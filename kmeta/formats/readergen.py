@@ -185,7 +185,7 @@ class _Generator:
             if version not in versions(f.versions):
                 continue
             if flexible and f.tagged and version in versions(f.tagged):
-                tagged[f.tag] = (f.json_name, self.single(f, version), f.default_value())
+                tagged[f.tag] = (f.json_name, f, f.default_value())
                 continue
             local = self.fresh("f")
             names.append((f.json_name, local))
@@ -197,32 +197,58 @@ class _Generator:
         flush()
         result = "{" + ", ".join(f"{k!r}: {v}" for k, v in names) + "}"
         lines = [f"def {name}(buf, pos):", "    blen = len(buf)", *body]
-        if flexible:
-            table = self.const(tagged, "_T")
+        if flexible and not tagged:
+            # Only unknown tags can follow: the generic reader keeps them raw.
             lines += [f"    out = {result}",
                       "    if buf[pos] == 0:",
                       "        return out, pos + 1",
-                      f"    return out, _tagged(buf, pos, out, {table})"]
+                      "    return out, _tagged(buf, pos, out, {})"]
+        elif flexible:
+            lines += [f"    out = {result}",
+                      "    if buf[pos] == 0:",
+                      "        return out, pos + 1",
+                      *self.tagged_loop(tagged, version),
+                      "    return out, pos"]
         else:
             lines += [f"    return {result}, pos"]
         self.lines.extend(lines + [""])
         return name
 
-    def single(self, f: Field, version: int) -> str:
-        """A function reading one (tagged) value, always with flexible encoding."""
-        name = self.fresh("_tag")
-        code = self.value(f, version, True, "    ", "v")
-        self.lines.extend([f"def {name}(buf, pos):", "    blen = len(buf)", *code,
-                           "    return v, pos", ""])
-        return name
+    def tagged_loop(self, tagged: dict[int, tuple[str, Field, Any]], version: int
+                    ) -> list[str]:
+        """The tagged section with each known tag's value read inline: in records such
+        as PartitionChangeRecord nearly every field is tagged, so this is their hot path.
+        Unknown tags are kept raw, as ``_tagged`` keeps them."""
+        code = ["    n, pos = _uv(buf, pos)",
+                "    unknown = None",
+                "    for _ in range(n):",
+                "        tag, pos = _uv(buf, pos)",
+                "        size, pos = _uv(buf, pos)",
+                "        end = pos + size",
+                "        if end > blen:",
+                "            raise _FE(f'tagged field {tag} runs past the end of the record', "
+                "position=pos)"]
+        for i, (tag, (name, f, default)) in enumerate(sorted(tagged.items())):
+            d = self.const(default, "_D")
+            code += [f"        {'if' if i == 0 else 'elif'} tag == {tag}:",
+                     *self.value(f, version, True, "            ", "v"),
+                     "            if pos != end:",
+                     "                raise _FE(f'tagged field {tag} has {end - pos} stray "
+                     "bytes', position=pos)",
+                     f"            if v != {d}:",
+                     f"                out[{name!r}] = v"]
+        code += ["        else:",
+                 "            if unknown is None:",
+                 "                unknown = []",
+                 "            unknown.append({'tag': tag, 'data': bytes(buf[pos:end])})",
+                 "            pos = end",
+                 "    if unknown:",
+                 "        out['_unknownTaggedFields'] = unknown"]
+        return code
 
     def compile(self, entry: str, label: str) -> Reader:
         source = "\n".join(self.lines)
         exec(compile(source, f"<kmeta reader {label}>", "exec"), self.ns)
-        # Tagged tables name their readers before those are defined: bind them now.
-        for key, value in list(self.ns.items()):
-            if key.startswith("_T"):
-                self.ns[key] = {tag: (n, self.ns[fn], d) for tag, (n, fn, d) in value.items()}
         return self.ns[entry]
 
 
