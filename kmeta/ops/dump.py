@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
-from kmeta.errors import FormatError, KmetaError
+from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch, Record
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import Discovery, LogFile
-from kmeta.storage.files import load_content
-from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.files import load_checked
+from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
 
 
 @dataclass
@@ -153,14 +153,9 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     if kind.suffix:
         info["suffix"] = kind.suffix
     if not f.is_batches:
-        try:
-            content = load_content(f)
-        except FormatError as e:  # before KmetaError: it is one, but the file was read
-            return iter([FileEvent(path, kind.kind, size, None, info),
-                         opts.note(Finding("F010", e.message, path, e.position))])
-        except KmetaError as e:
-            return iter([FileEvent(path, kind.kind, size, None, info),
-                         opts.note(Finding("S008", e.message, path))])
+        content, problem = load_checked(f)
+        if problem is not None:
+            return iter([FileEvent(path, kind.kind, size, None, info), opts.note(problem)])
         return iter([FileEvent(path, kind.kind, size, None, info, content)])
     decoder = decoder_for(f, opts.decoder)
     head = FileEvent(path, kind.kind, size, decoder, info)
@@ -198,10 +193,9 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
             continue
         if first:
             first = False
-            if item.base_offset != segment_base:
-                yield opts.note(Finding(
-                    "S009", f"segment is named for offset {segment_base} but its first batch "
-                    f"starts at {item.base_offset}", path, item.position, item.base_offset))
+            misnamed = segment_name_finding(segment_base, item)
+            if misnamed is not None:
+                yield opts.note(misnamed)
         if plain and type(item) is Batch and item[17] is not None and not item[5] & 0x20:
             # A lone record the scan took from its memo (most often a NoOp heartbeat,
             # whose value is then the very bytes object of the last one).

@@ -17,7 +17,7 @@ from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
-from kmeta.storage.files import load_content
+from kmeta.storage.files import load_checked
 from kmeta.storage.segments import mapped, scan
 
 
@@ -189,14 +189,10 @@ def _count_batch(s: FileSummary, b: Batch | LegacyBatch, metadata: bool, epochs:
 
 
 def _small(f: LogFile, findings: list[Finding]) -> Any:
-    try:
-        content = load_content(f)
-    except FormatError as e:
-        findings.append(Finding("F010", e.message, str(f.path), e.position))
-        return {"error": e.message}
-    except KmetaError as e:
-        findings.append(Finding("S008", e.message, str(f.path)))
-        return {"error": e.message}
+    content, problem = load_checked(f)
+    if problem is not None:
+        findings.append(problem)
+        return {"error": problem.message}
     return content.to_json() if hasattr(content, "to_json") else content
 
 

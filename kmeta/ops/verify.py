@@ -32,8 +32,8 @@ from kmeta.formats.batch import Batch, Record
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.storage.discover import LogFile, PartitionDir
-from kmeta.storage.files import load_content
-from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.files import load_checked
+from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
 
 
 @dataclass
@@ -235,12 +235,9 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                     batch = item
                     if first:
                         first = False
-                        if seg.kind.base_offset is not None \
-                                and batch.base_offset != seg.kind.base_offset:
-                            yield Finding("S009", f"segment is named for offset "
-                                          f"{seg.kind.base_offset} but its first batch starts "
-                                          f"at {batch.base_offset}", path, batch.position,
-                                          batch.base_offset)
+                        misnamed = segment_name_finding(seg.kind.base_offset, batch)
+                        if misnamed is not None:
+                            yield misnamed
                         if expected is not None and batch.base_offset > expected:
                             yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1}"
                                           " are in no segment: a segment is missing", path,
@@ -413,14 +410,11 @@ def _pairs(pairs: list[tuple[int, int]]) -> str:
 
 
 def _load(f: LogFile | None) -> Any:
+    """A small file's content, its Finding if it cannot be read, or None if absent."""
     if f is None:
         return None
-    try:
-        return load_content(f)
-    except FormatError as e:
-        return Finding("F010", e.message, str(f.path), e.position)
-    except KmetaError as e:
-        return Finding("S008", e.message, str(f.path))
+    content, problem = load_checked(f)
+    return content if problem is None else problem
 
 
 def _epoch_at(offset: int, stats: LogStats, cache: list[tuple[int, int]]) -> int | None:

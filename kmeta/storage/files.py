@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kmeta.errors import UnreadableInput
+from kmeta.errors import FormatError, KmetaError, UnreadableInput
+from kmeta.findings import Finding
 from kmeta.storage.discover import LogFile
 
 #: Small files larger than this are not read whole (an index of a huge segment is still
@@ -52,3 +53,14 @@ def load_content(f: LogFile) -> Any:
         raise UnreadableInput(f"kmeta has no reader for {f.kind.kind} files",
                               context=str(f.path))
     return parser(read_small(f), f)
+
+
+def load_checked(f: LogFile) -> tuple[Any, Finding | None]:
+    """``load_content``, with a problem turned into its Finding: F010 for content that
+    breaks its format, S008 for a file that cannot be read."""
+    try:
+        return load_content(f), None
+    except FormatError as e:  # before KmetaError: it is one, but the file was read
+        return None, Finding("F010", e.message, str(f.path), e.position)
+    except KmetaError as e:
+        return None, Finding("S008", e.message, str(f.path))

@@ -177,6 +177,16 @@ def batch_records(batch: Batch | LegacyBatch) -> tuple[list[Record], list[Findin
     return records, []
 
 
+def segment_name_finding(named_base: int | None, first: Batch | LegacyBatch
+                         ) -> Finding | None:
+    """S009 when a segment's name and its first batch disagree on the base offset."""
+    if named_base is None or first.base_offset == named_base:
+        return None
+    return Finding("S009", f"segment is named for offset {named_base} but its first batch "
+                   f"starts at {first.base_offset}", first.file, first.position,
+                   first.base_offset)
+
+
 def _decoded(batch: Batch | LegacyBatch, decode: Callable[[Any], Any],
              decode_control: Callable[[Any, Any], Any]) -> Iterator[Any]:
     records, findings = batch_records(batch)
