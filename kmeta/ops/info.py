@@ -11,14 +11,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmeta.errors import FormatError, KmetaError
+from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import batch_records, mapped, scan
 
 
 @dataclass
@@ -169,12 +169,8 @@ def _count_batch(s: FileSummary, b: Batch | LegacyBatch, metadata: bool, epochs:
     if not metadata and not b.is_control:
         s.records += b.records_count if b.records_count is not None else len(b.records())
         return
-    try:
-        records = b.records()
-    except FormatError as e:
-        findings.append(Finding("F003", f"batch at offset {b.base_offset}: {e.message}",
-                                s.file, b.position, b.base_offset))
-        return
+    records, problems = batch_records(b)  # the same F003/F006/F011 as dump and verify
+    findings += problems
     s.records += len(records)
     for r in records:
         if b.is_control:
