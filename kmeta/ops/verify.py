@@ -260,7 +260,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                             apply = replay is not None and payload.type != "NO_OP_RECORD"
                             flagged = bool(problem or payload.finding)
                         if flagged:
-                            yield from _lone_findings(batch, lone, problem, payload, path)
+                            yield from _record_findings(batch[14], base + lone[0], problem,
+                                                        payload, path)
                         if base >= check_at:
                             yield from replay.reach(base)
                             check_at = _next_check(replay)
@@ -302,16 +303,15 @@ def _next_check(replay: Replay | None) -> float:
     return replay.next_check
 
 
-def _lone_findings(batch: Batch, lone: Any, problem: str | None, payload: Any,
-                   path: str) -> Iterator[Finding]:
-    offset = batch[0] + lone[0]
+def _record_findings(position: int, offset: int, problem: str | None, payload: Any,
+                     path: str) -> Iterator[Finding]:
+    """A record's KRaft-rule break (V001) and decoding problem, if any."""
     if problem:
         yield Finding("V001", f"record at offset {offset}: {problem} (KRaft's reader "
-                      "rejects it)", path, batch.position, offset)
+                      "rejects it)", path, position, offset)
     if payload.finding:
         code, message = payload.finding
-        yield Finding(code, f"record at offset {offset}: {message}", path, batch.position,
-                      offset)
+        yield Finding(code, f"record at offset {offset}: {message}", path, position, offset)
 
 
 def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
@@ -336,9 +336,6 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
         # A legacy message is V010 already; the inline path in verify_log caches the
         # check for the repeated lone records that make up most of a log.
         problem = record_rule_problem(batch, r) if batch.magic == 2 else None
-        if problem:
-            yield Finding("V001", f"record at offset {r.offset}: {problem} (KRaft's reader "
-                          "rejects it)", path, batch.position, r.offset)
         if batch.is_control:
             p = decode_control(r.key, r.value)
             if p.type == "LEADER_CHANGE":
@@ -348,10 +345,8 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
             # A batch with a bad CRC is not trusted: Kafka would not replay it either.
             if replay is not None and p.type != "NO_OP_RECORD" and batch.crc_valid:
                 yield from replay.apply(p, r.offset, path, batch.position)
-        if p.finding:
-            code, message = p.finding
-            yield Finding(code, f"record at offset {r.offset}: {message}", path,
-                          batch.position, r.offset)
+        if problem or p.finding:
+            yield from _record_findings(batch.position, r.offset, problem, p, path)
 
 
 def verify_epochs(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
