@@ -315,3 +315,36 @@ def test_record_newer_than_the_metadata_version(tmp_path):
     findings, _ = verify_metadata_partition(part)
     assert [(f.code, f.offset) for f in findings] == [("V120", 2)]
     assert "3.6-IV2" in findings[0].message
+
+
+def test_epoch_cache_starting_at_an_older_log_start(tmp_path):
+    """Kafka moved the LBO to the snapshot at 7 and truncated the epoch cache from the
+    start there, but kept the segment from 0: after a restart the LBO is 0 again and the
+    checkpoint still starts at 7. That is Kafka's own state, not a disagreement."""
+    d = snapshot_dir(tmp_path, healthy(), [(7, 2)], "0\n1\n2 7\n")
+    assert codes(d) == []
+    # the same checkpoint with no snapshot at 7 lost epoch 1's entry: a real disagreement
+    (tmp_path / "lost").mkdir()
+    lost = snapshot_dir(tmp_path / "lost", healthy(), [], "0\n1\n2 7\n")
+    assert codes(lost) == ["V006"]
+
+
+def test_model_is_built_from_the_verify_pass(tmp_path):
+    """verify's epoch and snapshot checks come from the core ReplicaLog (one run per epoch
+    per segment), so it answers Kafka's questions about the same directory."""
+    from kmeta.core.replica_log import OffsetAndEpoch, SnapshotId, SnapshotState
+
+    batches = healthy(((1, 0, 5), (2, 5, 10), (4, 10, 14)))
+    d = part_dir(tmp_path, {0: batches[:7], 7: batches[7:]}, "0\n3\n1 0\n2 5\n4 10\n")
+    from kmeta.storage.writer import write_snapshot
+
+    write_snapshot(d, 10, 2, (), last_contained_log_timestamp=TS, timestamp=TS)
+    (part,) = list(discover([d]).all_partitions())
+    findings, stats = verify_metadata_partition(part)
+    assert findings == []
+    assert stats.layout == [(0, [[0, 4, 1], [5, 6, 2]]), (7, [[7, 9, 2], [10, 13, 4]])]
+    model = stats.model
+    assert (model.log_start_offset, model.log_end_offset) == (0, 14)
+    assert model.snapshots == {SnapshotId(10, 2): SnapshotState.LIVE}
+    assert model.end_offset_for_epoch(2) == OffsetAndEpoch(10, 2)
+    assert model.end_offset_for_epoch(3) == OffsetAndEpoch(10, 2)

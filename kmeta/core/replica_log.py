@@ -184,6 +184,18 @@ def _as_snapshot_id(s: SnapshotId | OffsetAndEpoch | tuple[int, int]) -> Snapsho
     return SnapshotId(int(s[0]), int(s[1]))
 
 
+def _starts_at_old_lbo(cache: EpochCache, derived: EpochCache, live: list[SnapshotId]) -> bool:
+    """Whether ``cache`` is what the batches give once truncated from the start at a live
+    snapshot's offset: the LBO moved there (delete-before-snapshot) and Kafka truncated
+    the cache from the start, but the segment holding it was kept, so after a restart
+    the LBO is back at that segment's base offset while the checkpoint still begins at
+    the snapshot."""
+    first = cache.earliest_entry
+    if first is None or not any(s.offset == first.start_offset for s in live):
+        return False
+    return derived.truncate_from_start(first.start_offset) == cache
+
+
 class ReplicaLog:
     """One replica's metadata log. Create with ``ReplicaLog()`` (empty, starts at 0) or
     :meth:`from_observed`."""
@@ -622,6 +634,45 @@ class ReplicaLog:
             )
         derived = derived.truncate_from_start(lbo)
 
+        # snapshots
+        snaps: dict[SnapshotId, SnapshotState] = {}
+        for item in snapshots:
+            if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], SnapshotState):
+                sid, state = _as_snapshot_id(item[0]), item[1]
+            else:
+                sid, state = _as_snapshot_id(item), SnapshotState.LIVE  # type: ignore[arg-type]
+            if sid in snaps and snaps[sid] is SnapshotState.LIVE:
+                state = SnapshotState.LIVE
+            snaps[sid] = state
+            if state is SnapshotState.PART:
+                notes.append(
+                    Observation(
+                        "SNAPSHOT_PARTIAL",
+                        f"partial snapshot {sid}; Kafka deletes it on start",
+                        sid.offset,
+                        details={"snapshot": sid},
+                    )
+                )
+            elif state is SnapshotState.DELETED:
+                notes.append(
+                    Observation(
+                        "SNAPSHOT_MARKED_DELETED",
+                        f"snapshot {sid} is marked for deletion",
+                        sid.offset,
+                        details={"snapshot": sid},
+                    )
+                )
+            elif sid.offset < lbo:
+                notes.append(
+                    Observation(
+                        "SNAPSHOT_BEFORE_LBO",
+                        f"snapshot {sid} ends before the log start offset {lbo}; Kafka deletes it on start",
+                        sid.offset,
+                        details={"snapshot": sid},
+                    )
+                )
+        live = sorted(s for s, st in snaps.items() if st is SnapshotState.LIVE)
+
         # epoch cache: the checkpoint as Kafka loads it, then trimmed to [LBO, LEO)
         if epoch_entries is None:
             notes.append(
@@ -659,7 +710,7 @@ class ReplicaLog:
                         leo,
                     )
                 )
-            if trimmed != derived:
+            if trimmed != derived and not _starts_at_old_lbo(trimmed, derived, live):
                 notes.append(
                     Observation(
                         "EPOCH_CHECKPOINT_DISAGREES",
@@ -669,41 +720,6 @@ class ReplicaLog:
                 )
             epochs = trimmed
 
-        # snapshots
-        snaps: dict[SnapshotId, SnapshotState] = {}
-        for item in snapshots:
-            if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], SnapshotState):
-                sid, state = _as_snapshot_id(item[0]), item[1]
-            else:
-                sid, state = _as_snapshot_id(item), SnapshotState.LIVE  # type: ignore[arg-type]
-            if sid in snaps and snaps[sid] is SnapshotState.LIVE:
-                state = SnapshotState.LIVE
-            snaps[sid] = state
-            if state is SnapshotState.PART:
-                notes.append(
-                    Observation(
-                        "SNAPSHOT_PARTIAL",
-                        f"partial snapshot {sid}; Kafka deletes it on start",
-                        sid.offset,
-                    )
-                )
-            elif state is SnapshotState.DELETED:
-                notes.append(
-                    Observation(
-                        "SNAPSHOT_MARKED_DELETED",
-                        f"snapshot {sid} is marked for deletion",
-                        sid.offset,
-                    )
-                )
-            elif sid.offset < lbo:
-                notes.append(
-                    Observation(
-                        "SNAPSHOT_BEFORE_LBO",
-                        f"snapshot {sid} ends before the log start offset {lbo}; Kafka deletes it on start",
-                        sid.offset,
-                    )
-                )
-        live = sorted(s for s, st in snaps.items() if st is SnapshotState.LIVE)
         if lbo > 0 and not any(s.offset >= lbo for s in live):
             notes.append(
                 Observation(
@@ -731,6 +747,7 @@ class ReplicaLog:
                         "SNAPSHOT_AHEAD_OF_LOG",
                         f"latest snapshot {latest} is ahead of the log (end {leo}); Kafka truncates the log fully on start",
                         latest.offset,
+                        details={"snapshot": latest},
                     )
                 )
         if (

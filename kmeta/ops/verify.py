@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmeta.core.epochs import EpochCache, EpochEntry
+from kmeta.core.epochs import EpochCache
 from kmeta.core.image import MetadataImage, diff_images
+from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
 from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
@@ -52,6 +53,11 @@ class LogStats:
     leader_changes: set[int] = field(default_factory=set)
     #: the cluster image at the log end, when the log was replayed
     image: Any = None
+    #: per segment file: its base offset and the runs of batches of one epoch it holds,
+    #: as [base offset, last offset, epoch] (legacy messages: epoch -1)
+    layout: list[tuple[int, list[list[int]]]] = field(default_factory=list)
+    #: the core model of the replica built from all of it (kmeta.core.replica_log)
+    model: Any = None
 
 
 class Replay:
@@ -220,10 +226,18 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     # The next offset at which the replay has a snapshot to compare (never, without one).
     check_at = _next_check(replay)
     inline = 0  # batches (each of one record) taken by the inline path
+    run: list[int] | None = None  # the run of one epoch being read: [base, last, epoch]
     for seg in segments:
         path = str(seg.path)
         stats.segments += 1
         first = True
+        if run is not None:
+            run[1] = expected - 1
+        runs: list[list[int]] = []
+        stats.layout.append((seg.kind.base_offset, runs))
+        run = None
+        # A new segment opens a new run: its first batch goes through the full path.
+        inline_epoch = None
         try:
             with mapped(seg.path) as buf:
                 stats.bytes += len(buf)
@@ -244,7 +258,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                             expected = batch.base_offset
                     lone = batch[17] if type(batch) is Batch else None
                     if lone is not None and (base := batch[0]) == expected \
-                            and batch[2] == span_epoch \
+                            and batch[2] == inline_epoch \
                             and not batch[5] & 0x68 and batch[6] == 0 and lone[0] == 0 \
                             and batch[8] == batch[7] + lone[1]:
                         # The common case, checked inline: a memoised lone data record (no
@@ -277,16 +291,25 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                         check_at = _next_check(replay)
                     yield from _verify_batch(batch, path, expected, last_epoch, stats,
                                              replay)
+                    epoch = batch.leader_epoch if batch.magic == 2 else -1
+                    if run is None or run[2] != epoch or batch.base_offset != expected:
+                        if run is not None:
+                            run[1] = expected - 1
+                        run = [batch.base_offset, batch.last_offset, epoch]
+                        runs.append(run)
                     if batch.magic == 2 and batch.leader_epoch > last_epoch:
                         last_epoch = batch.leader_epoch
                     expected = batch.last_offset + 1
                     if batch.magic == 2:
                         span_epoch, span_end = batch.leader_epoch, batch.last_offset
+                    inline_epoch = span_epoch if batch.magic == 2 else None
                     stats.last_offset = batch.last_offset
         except KmetaError as e:
             yield Finding("S008", e.message, path)
         if progress is not None:
             progress(path, seg.path.stat().st_size)
+    if run is not None:
+        run[1] = expected - 1
     stats.batches += inline
     stats.records += inline
     if span_epoch is not None:
@@ -349,51 +372,6 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
             yield from _record_findings(batch.position, r.offset, problem, p, path)
 
 
-def verify_epochs(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
-    """The epoch checks: checkpoint against batches, quorum-state, LeaderChange per epoch."""
-    files = {f.kind.kind: f for f in part.files if f.kind.suffix is None}
-    observed = sorted((epoch, span[0]) for epoch, span in stats.epochs.items())
-    checkpoint = _load(files.get("leader-epoch-checkpoint"))
-    if isinstance(checkpoint, Finding):
-        yield checkpoint
-    elif checkpoint is not None and observed:
-        path = str(files["leader-epoch-checkpoint"].path)
-        entries = [(e.epoch, e.start_offset) for e in checkpoint.entries]
-        log_start = stats.first_offset or 0
-        log_end = (stats.last_offset or -1) + 1
-        # Kafka truncates the cache from the start at the log start offset (the latest
-        # older entry then starts there): compare what the batches cover.
-        cache = EpochCache(tuple(EpochEntry(e, o) for e, o in entries))
-        kept = [(x.epoch, x.start_offset) for x in cache.truncate_from_start(log_start).entries
-                if x.start_offset < log_end]
-        expected = observed
-        if kept != expected:
-            yield Finding("V006", f"leader-epoch-checkpoint says {_pairs(kept)} for the "
-                          f"log's range but the batches start epochs at {_pairs(expected)}",
-                          path, details={"checkpoint": entries, "batches": observed})
-        beyond = [(e, o) for e, o in entries if o >= log_end]
-        if beyond:
-            yield Finding("V006", f"leader-epoch-checkpoint has epochs starting at or past "
-                          f"the log end offset {log_end}: {_pairs(beyond)}", path)
-    quorum = _load(files.get("quorum-state"))
-    if isinstance(quorum, Finding):
-        yield quorum
-    elif quorum is not None and observed:
-        latest = observed[-1][0]
-        if quorum.leader_epoch < latest:
-            yield Finding("V007", f"quorum-state is at leader epoch {quorum.leader_epoch} but "
-                          f"the log already holds epoch {latest}",
-                          str(files["quorum-state"].path))
-    for epoch, start in observed:
-        if epoch not in stats.leader_changes and epoch >= 0:
-            yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
-                          "LeaderChange control record", str(part.path), offset=start)
-
-
-def _pairs(pairs: list[tuple[int, int]]) -> str:
-    return ", ".join(f"{e}@{o}" for e, o in pairs) or "nothing"
-
-
 def _load(f: LogFile | None) -> Any:
     """A small file's content, its Finding if it cannot be read, or None if absent."""
     if f is None:
@@ -402,15 +380,146 @@ def _load(f: LogFile | None) -> Any:
     return content if problem is None else problem
 
 
-def _epoch_at(offset: int, stats: LogStats, cache: list[tuple[int, int]]) -> int | None:
-    """The leader epoch of ``offset`` as the batches, else the epoch cache, know it."""
-    for epoch, (start, end) in stats.epochs.items():
-        if start <= offset <= end:
-            return epoch
-    if stats.last_offset is not None and stats.first_offset is not None \
-            and stats.first_offset <= offset <= stats.last_offset:
-        return None  # inside the log but between batches: nothing to say
-    return EpochCache(tuple(EpochEntry(e, o) for e, o in cache)).epoch_for_offset(offset)
+def _small(part: PartitionDir, kind: str) -> tuple[LogFile | None, Any, list[Finding]]:
+    """A partition's small file of ``kind``: the file, its content (None if absent or
+    unreadable) and the Finding that says why it could not be read."""
+    f = next((f for f in part.files if f.kind.kind == kind and f.kind.suffix is None), None)
+    loaded = _load(f)
+    if isinstance(loaded, Finding):
+        return f, None, [loaded]
+    return f, loaded, []
+
+
+_SNAPSHOT_STATES = {None: SnapshotState.LIVE, "part": SnapshotState.PART,
+                    "deleted": SnapshotState.DELETED}
+
+
+def build_model(part: PartitionDir, stats: LogStats) -> tuple[ReplicaLog, list[Observation],
+                                                              list[Finding]]:
+    """The core model of this replica from what the verify pass read: the segments'
+    batches (as runs of one epoch), the snapshot files, the leader-epoch checkpoint and
+    quorum-state.  Kafka's LogLoader puts the log start offset of the metadata log at
+    its first segment's base offset, which is ``from_observed``'s default."""
+    findings: list[Finding] = []
+    _, checkpoint, problems = _small(part, "leader-epoch-checkpoint")
+    findings += problems
+    _, quorum, problems = _small(part, "quorum-state")
+    findings += problems
+    snapshots = [((f.kind.base_offset, f.kind.epoch), _SNAPSHOT_STATES[f.kind.suffix])
+                 for f in part.files if f.kind.kind == "kraft-snapshot"]
+    model, notes = ReplicaLog.from_observed(
+        [Segment(base, tuple(BatchMeta(b, last, epoch) for b, last, epoch in runs))
+         for base, runs in stats.layout],
+        epoch_entries=None if checkpoint is None else
+        [(e.epoch, e.start_offset) for e in checkpoint.entries],
+        snapshots=snapshots,
+        quorum_leader_epoch=None if quorum is None else quorum.leader_epoch)
+    return model, notes, findings
+
+
+# Notes of ``from_observed`` that verify_log reports itself, with the byte position of
+# the batch (V003, V005, V009, S009), or that a verifier has nothing to say about.
+_REPORTED_INLINE = {"OFFSET_GAP", "OFFSET_OVERLAP", "EPOCH_DECREASES", "BATCH_NEGATIVE_RANGE",
+                    "SEGMENT_BASE_AFTER_FIRST_BATCH", "LBO_BEFORE_FIRST_SEGMENT",
+                    "LBO_AFTER_LEO", "EPOCH_CHECKPOINT_MISSING", "NO_SNAPSHOT_AT_LBO"}
+# Notes about the log end offset mean nothing when there is no segment at all (V020).
+_NEED_SEGMENTS = {"EPOCH_CHECKPOINT_BEYOND_LEO", "EPOCH_CHECKPOINT_DISAGREES",
+                  "NO_SNAPSHOT_FOR_LBO", "SNAPSHOT_AHEAD_OF_LOG", "SNAPSHOT_BEFORE_LBO"}
+
+
+def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
+    """Groups 2 and 3 against the replica model: the epoch cache, quorum-state and the
+    snapshots' places in the log (KIP-595, KIP-630), plus a LeaderChange per epoch."""
+    model, notes, findings = build_model(part, stats)
+    stats.model = model
+    yield from findings
+    no_segments = any(n.code == "NO_SEGMENTS" for n in notes)
+    snap_files = {(f.kind.base_offset, f.kind.epoch, _SNAPSHOT_STATES[f.kind.suffix]): f
+                  for f in part.files if f.kind.kind == "kraft-snapshot"}
+
+    def snap_path(note: Observation) -> str:
+        sid = note.details["snapshot"]
+        state = model.snapshots.get(sid, SnapshotState.LIVE)
+        return str(snap_files[(sid.offset, sid.epoch, state)].path)
+
+    def path_of(kind: str) -> str:
+        return next((str(f.path) for f in part.files if f.kind.kind == kind), str(part.path))
+
+    for note in notes:
+        code = note.code
+        if code in _REPORTED_INLINE or (no_segments and code in _NEED_SEGMENTS):
+            continue
+        if code == "NO_SEGMENTS":
+            yield _no_segment_finding(part, model)
+        elif code.startswith("EPOCH_CHECKPOINT_"):
+            yield Finding("V006", f"leader-epoch-checkpoint: {note.message}",
+                          path_of("leader-epoch-checkpoint"),
+                          details={k: [[e.epoch, e.start_offset] for e in v]
+                                   for k, v in note.details.items()})
+        elif code == "QUORUM_EPOCH_BEHIND_LOG":
+            yield Finding("V007", note.message, path_of("quorum-state"))
+        elif code == "SNAPSHOT_PARTIAL":
+            yield Finding("V024", "a snapshot that was never finished (.checkpoint.part): "
+                          "Kafka deletes it on start", snap_path(note))
+        elif code == "SNAPSHOT_MARKED_DELETED":
+            yield Finding("V025", "a snapshot marked for deletion (.checkpoint.deleted)",
+                          snap_path(note))
+        elif code == "SNAPSHOT_BEFORE_LBO":
+            yield Finding("V025", f"snapshot ends below the log start offset "
+                          f"{model.log_start_offset}: Kafka deletes it on start",
+                          snap_path(note))
+        elif code == "NO_SNAPSHOT_FOR_LBO":
+            lbo = model.log_start_offset
+            yield Finding("V026", f"the log starts at offset {lbo} but no snapshot covers "
+                          f"offsets below it: the state before {lbo} is lost",
+                          str(part.path), offset=lbo)
+        elif code != "SNAPSHOT_AHEAD_OF_LOG":  # V022 and V023 below say which and why
+            raise AssertionError(f"unmapped replica-log note {code}")
+    yield from _snapshots_against_model(part, model, no_segments, snap_files)
+    for epoch, (start, _end) in sorted(stats.epochs.items()):
+        if epoch not in stats.leader_changes and epoch >= 0:
+            yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
+                          "LeaderChange control record", str(part.path), offset=start)
+
+
+def _no_segment_finding(part: PartitionDir, model: ReplicaLog) -> Finding:
+    _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
+    last = checkpoint.entries[-1] if checkpoint is not None and checkpoint.entries else None
+    live = [s for s, st in model.snapshots.items() if st is SnapshotState.LIVE]
+    known = [f"epoch cache up to {last.start_offset}" if last else None,
+             f"snapshots up to {max(s.offset for s in live)}" if live else None]
+    return Finding("V020", "no log segment in this metadata partition directory (Kafka "
+                   "always keeps its active segment): the log itself is missing"
+                   + (f"; {', '.join(x for x in known if x)}" if any(known) else ""),
+                   str(part.path))
+
+
+def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
+                             snap_files: dict) -> Iterator[Finding]:
+    """Each live snapshot's own batches (V021), its end against the log end (V022) and
+    its epoch against the epoch the log, or else the checkpoint, gives its last offset
+    (V023)."""
+    _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
+    raw_cache = EpochCache() if checkpoint is None else \
+        EpochCache.from_entries((e.epoch, e.start_offset) for e in checkpoint.entries
+                                if e.epoch >= 0 and e.start_offset >= 0)
+    leo = model.log_end_offset
+    for (end, epoch, state), f in sorted(snap_files.items(), key=lambda i: i[0][:2]):
+        if state is not SnapshotState.LIVE:
+            continue
+        path = str(f.path)
+        yield from _snapshot_ends(f)
+        if not no_segments and end > leo:
+            yield Finding("V022", f"snapshot ends at offset {end}, past the log end offset "
+                          f"{leo}", path, offset=end)
+        if end > 0:
+            known = model.epoch_at(end - 1)
+            if known is None and not (model.log_start_offset <= end - 1 < leo):
+                known = raw_cache.epoch_for_offset(end - 1)
+            if known is not None and known != epoch:
+                yield Finding("V023", f"snapshot epoch {epoch}, but offset {end - 1} is in "
+                              f"leader epoch {known}", path, offset=end - 1,
+                              details={"known_epoch": known})
 
 
 def _snapshot_ends(f: LogFile) -> Iterator[Finding]:
@@ -449,63 +558,6 @@ def _snapshot_ends(f: LogFile) -> Iterator[Finding]:
         if got != want:
             yield Finding("V021", f"the {where} record is {got}, not {want}", path,
                           batch.position, record.offset)
-
-
-def verify_snapshots(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
-    """Group 3 (KIP-630): each snapshot's structure and its place against the log."""
-    cache_file = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
-                       and f.kind.suffix is None), None)
-    checkpoint = _load(cache_file)
-    cache = [] if checkpoint is None or isinstance(checkpoint, Finding) else \
-        [(e.epoch, e.start_offset) for e in checkpoint.entries]
-    has_log = stats.last_offset is not None
-    log_start = stats.first_offset if has_log else None
-    log_end = (stats.last_offset + 1) if has_log else None
-    live = []
-    for f in part.files:
-        k = f.kind
-        if k.kind != "kraft-snapshot":
-            continue
-        path = str(f.path)
-        if k.suffix == "part":
-            yield Finding("V024", "a snapshot that was never finished (.checkpoint.part): "
-                          "Kafka deletes it on start", path)
-            continue
-        if k.suffix == "deleted":
-            yield Finding("V025", "a snapshot marked for deletion (.checkpoint.deleted)",
-                          path)
-            continue
-        live.append(f)
-        yield from _snapshot_ends(f)
-        end, epoch = k.base_offset, k.epoch
-        if has_log and end > log_end:
-            yield Finding("V022", f"snapshot ends at offset {end}, past the log end offset "
-                          f"{log_end}", path, offset=end)
-        if end > 0:
-            known = _epoch_at(end - 1, stats, cache)
-            if known is not None and known != epoch:
-                yield Finding("V023", f"snapshot epoch {epoch}, but offset {end - 1} is in "
-                              f"leader epoch {known}", path, offset=end - 1,
-                              details={"known_epoch": known})
-    ends = sorted(f.kind.base_offset for f in live)
-    if has_log and log_start and log_start > 0 and not any(e >= log_start for e in ends):
-        yield Finding("V026", f"the log starts at offset {log_start} but no snapshot covers "
-                      f"offsets below it: the state before {log_start} is lost",
-                      str(part.path), offset=log_start)
-    if has_log and log_start:
-        older = [f for f in live if f.kind.base_offset < log_start]
-        newest_older = max((f.kind.base_offset for f in older), default=None)
-        for f in older:
-            if f.kind.base_offset != newest_older or any(e >= log_start for e in ends):
-                yield Finding("V025", f"snapshot ends below the log start offset "
-                              f"{log_start}: Kafka would delete it", str(f.path))
-    if not has_log and not part.segments:
-        known = [f"epoch cache up to {cache[-1][1]}" if cache else None,
-                 f"snapshots up to {ends[-1]}" if ends else None]
-        yield Finding("V020", "no log segment in this metadata partition directory (Kafka "
-                      "always keeps its active segment): the log itself is missing"
-                      + (f"; {', '.join(x for x in known if x)}" if any(known) else ""),
-                      str(part.path))
 
 
 def _first_offset(part: PartitionDir) -> int | None:
@@ -621,8 +673,7 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     replay, findings = plan_replay(part, _first_offset(part))
     findings += verify_log(part.segments, stats, replay, progress)
     stats.image = replay.image if replay is not None else None
-    findings += verify_epochs(part, stats)
-    findings += verify_snapshots(part, stats)
+    findings += verify_model(part, stats)
     findings += verify_indexes(part)
     return findings, stats
 
