@@ -65,6 +65,11 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V033": (Severity.ERROR, "partition.metadata of __cluster_metadata has the wrong topic id"),
     "V034": (Severity.WARNING, "data dirs checked together name different cluster ids"),
     "V035": (Severity.ERROR, "an offset checkpoint points beyond a partition's log end"),
+    "V036": (Severity.WARNING, "offset checkpoints of one data dir disagree with each other"),
+    "V037": (Severity.INFO, "offset checkpoints and partition directories do not name the same "
+             "partitions"),
+    "V038": (Severity.WARNING, "one topic has different topic ids in the data dirs checked"),
+    "V039": (Severity.WARNING, "data dirs checked together share a directory.id"),
     "V040": (Severity.ERROR, "image replayed from the log differs from the snapshot at its "
              "end offset"),
     # Problems met while replaying records into the cluster image (kmeta.core.image).
@@ -106,6 +111,11 @@ HINTS: dict[str, str] = {
     "V020": "the directory is incomplete: copy the whole partition directory",
     "V022": "the snapshot claims data this replica does not have; check the copy",
     "V026": "the state before the log start is lost unless another replica has a snapshot",
+    "V036": "the files were written at different times (an unclean shutdown?); Kafka "
+            "raises the recovery point and high watermark to the log start on load",
+    "V037": "a partial copy of the data dir, or a partition deleted since the checkpoint",
+    "V038": "a topic deleted and re-created under the same name; one copy is stale",
+    "V039": "one directory was copied to make another; Kafka refuses duplicate directory ids",
     "V040": "the snapshot and the log disagree: one of them is wrong; compare replicas",
 }
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.core.epochs import EpochCache
-from kmeta.core.image import MetadataImage, diff_images
+from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
 from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
 from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.errors import FormatError, KmetaError
@@ -58,6 +58,8 @@ class LogStats:
     layout: list[tuple[int, list[list[int]]]] = field(default_factory=list)
     #: the core model of the replica built from all of it (kmeta.core.replica_log)
     model: Any = None
+    #: what reading each snapshot file found, by path (each is read once)
+    snapshot_findings: dict[str, list[Finding]] = field(default_factory=dict)
 
 
 class Replay:
@@ -70,7 +72,8 @@ class Replay:
     """
 
     def __init__(self, start: MetadataImage, start_offset: int,
-                 checks: list[tuple[int, LogFile]]):
+                 checks: list[tuple[int, LogFile]], seen: dict[str, list[Finding]]):
+        self.seen = seen
         self.image = start
         self.start_offset = start_offset
         self.checks = sorted(checks, key=lambda c: c[0])
@@ -98,12 +101,13 @@ class Replay:
             self.next_check = self.checks[0][0] if self.checks else None
             if end < self.start_offset:
                 continue
-            yield from _compare(self.image, end, snap)
+            yield from _compare(self.image, end, snap, self.seen)
 
 
-def _compare(image: MetadataImage, end: int, snap: LogFile) -> Iterator[Finding]:
-    snapshot, findings = snapshot_image(snap)
-    if findings:
+def _compare(image: MetadataImage, end: int, snap: LogFile,
+             seen: dict[str, list[Finding]]) -> Iterator[Finding]:
+    snapshot, findings = read_snapshot(snap, seen)
+    if not usable(findings):
         return  # the snapshot's own findings are reported by the snapshot checks
     if image.in_transaction:
         yield Finding("V040", f"the log is inside a metadata transaction at offset {end}, "
@@ -117,17 +121,26 @@ def _compare(image: MetadataImage, end: int, snap: LogFile) -> Iterator[Finding]
 
 
 def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
-    """The image a snapshot (or bootstrap.checkpoint) holds, and the problems met."""
+    """The image a snapshot (or bootstrap.checkpoint) holds, and every problem met in one
+    read: damaged batches, records that do not decode, a first record that is not a
+    SnapshotHeader or a last that is not a SnapshotFooter (V021), and image problems."""
     image = MetadataImage.empty()
     findings: list[Finding] = []
     path = str(f.path)
+    first: tuple[Any, Any, str] | None = None
+    last: tuple[Any, Any, str] | None = None
     try:
         with mapped(f.path) as buf:
+            if len(buf) == 0:
+                return image, [Finding("V021", "empty snapshot file", path, 0)]
             for item in scan(buf, path, decode=decode_metadata, decode_control=decode_control):
                 if type(item) is Finding:
                     findings.append(item)
                     continue
                 batch, r, payload = item
+                last = (batch, r, payload.type)
+                if first is None:
+                    first = last
                 if batch.is_control:
                     continue
                 if payload.finding:
@@ -139,25 +152,55 @@ def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
                                                   r.offset)]
     except KmetaError as e:
         findings.append(Finding("S008", e.message, path))
+        return image, findings
+    for end, want, where in ((first, "SNAPSHOT_HEADER", "first"),
+                             (last, "SNAPSHOT_FOOTER", "last")):
+        if end is None:
+            findings.append(Finding("V021", f"snapshot holds no records (no {want})", path, 0))
+            break
+        batch, record, got = end
+        if got != want:
+            findings.append(Finding("V021", f"the {where} record is {got}, not {want}", path,
+                                    batch.position, record.offset))
     return image, findings
 
 
-def plan_replay(part: PartitionDir, first_offset: int | None) -> tuple[Replay | None,
-                                                                         list[Finding]]:
+def usable(findings: list[Finding]) -> bool:
+    """Whether a snapshot read with these findings holds a trustworthy image: problems of
+    the image itself (a leader outside the ISR …) are the cluster's, not the file's."""
+    return all(f.code in PROBLEM_CODES for f in findings)
+
+
+def read_snapshot(f: LogFile, seen: dict[str, list[Finding]]
+                  ) -> tuple[MetadataImage, list[Finding]]:
+    """``snapshot_image``, remembering the findings in ``seen`` so that a verify run that
+    needs a snapshot's image and its findings at different times reads it once."""
+    image, findings = snapshot_image(f)
+    seen[str(f.path)] = findings
+    return image, findings
+
+
+def snapshot_findings(f: LogFile, seen: dict[str, list[Finding]]) -> list[Finding]:
+    found = seen.get(str(f.path))
+    return read_snapshot(f, seen)[1] if found is None else found
+
+
+def plan_replay(part: PartitionDir, first_offset: int | None,
+                seen: dict[str, list[Finding]]) -> tuple[Replay | None, list[Finding]]:
     """Where the replay of a partition's log starts, and what it will be compared with."""
     snaps = sorted((f.kind.base_offset, f) for f in part.snapshots)
     if first_offset is None:
         return None, []
     if first_offset == 0:
-        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0]), []
+        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0], seen), []
     starts = [s for s in snaps if s[0] >= first_offset]
     if not starts:
         return None, []  # nothing to start from: V026 says so
     end, snap = starts[0]
-    image, findings = snapshot_image(snap)
-    if findings:
+    image, findings = read_snapshot(snap, seen)
+    if not usable(findings):
         return None, []
-    return Replay(image, end, starts[1:]), []
+    return Replay(image, end, starts[1:], seen), []
 
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
@@ -234,6 +277,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         if run is not None:
             run[1] = expected - 1
         runs: list[list[int]] = []
+        told = [0]  # bytes of this segment progress has heard of
+        tell = None
+        if progress is not None:
+            def tell(k: int, path: str = path, told: list[int] = told) -> None:
+                told[0] += k
+                progress(path, k)
         stats.layout.append((seg.kind.base_offset, runs))
         run = None
         # A new segment opens a new run: its first batch goes through the full path.
@@ -241,7 +290,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         try:
             with mapped(seg.path) as buf:
                 stats.bytes += len(buf)
-                for item in scan(buf, path, records=True):
+                for item in scan(buf, path, records=True, progress=tell):
                     if type(item) is Finding:
                         yield item
                         continue
@@ -307,7 +356,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         except KmetaError as e:
             yield Finding("S008", e.message, path)
         if progress is not None:
-            progress(path, seg.path.stat().st_size)
+            with contextlib.suppress(OSError):
+                progress(path, seg.path.stat().st_size - told[0])
     if run is not None:
         run[1] = expected - 1
     stats.batches += inline
@@ -475,7 +525,8 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
                           str(part.path), offset=lbo)
         elif code != "SNAPSHOT_AHEAD_OF_LOG":  # V022 and V023 below say which and why
             raise AssertionError(f"unmapped replica-log note {code}")
-    yield from _snapshots_against_model(part, model, no_segments, snap_files)
+    yield from _snapshots_against_model(part, model, no_segments, snap_files,
+                                        stats.snapshot_findings)
     for epoch, (start, _end) in sorted(stats.epochs.items()):
         if epoch not in stats.leader_changes and epoch >= 0:
             yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
@@ -495,7 +546,8 @@ def _no_segment_finding(part: PartitionDir, model: ReplicaLog) -> Finding:
 
 
 def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
-                             snap_files: dict) -> Iterator[Finding]:
+                             snap_files: dict, seen: dict[str, list[Finding]]
+                             ) -> Iterator[Finding]:
     """Each live snapshot's own batches (V021), its end against the log end (V022) and
     its epoch against the epoch the log, or else the checkpoint, gives its last offset
     (V023)."""
@@ -508,7 +560,7 @@ def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments:
         if state is not SnapshotState.LIVE:
             continue
         path = str(f.path)
-        yield from _snapshot_ends(f)
+        yield from snapshot_findings(f, seen)
         if not no_segments and end > leo:
             yield Finding("V022", f"snapshot ends at offset {end}, past the log end offset "
                           f"{leo}", path, offset=end)
@@ -520,44 +572,6 @@ def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments:
                 yield Finding("V023", f"snapshot epoch {epoch}, but offset {end - 1} is in "
                               f"leader epoch {known}", path, offset=end - 1,
                               details={"known_epoch": known})
-
-
-def _snapshot_ends(f: LogFile) -> Iterator[Finding]:
-    """A snapshot's own batches: intact, a SnapshotHeader first and a SnapshotFooter last."""
-    path = str(f.path)
-    first: Any = None
-    last: Any = None
-    batches = 0
-    try:
-        with mapped(f.path) as buf:
-            if len(buf) == 0:
-                yield Finding("V021", "empty snapshot file", path, 0)
-                return
-            for item in scan(buf, path):
-                if type(item) is Finding:
-                    yield item
-                    continue
-                batches += 1
-                records, findings = batch_records(item)
-                yield from findings
-                if not records:
-                    continue
-                if first is None:
-                    first = (item, records[0])
-                last = (item, records[-1])
-    except KmetaError as e:
-        yield Finding("S008", e.message, path)
-        return
-    for (batch, record), want, where in ((first, "SNAPSHOT_HEADER", "first"),
-                                         (last, "SNAPSHOT_FOOTER", "last")):
-        if batch is None:
-            yield Finding("V021", f"snapshot holds no records (no {want})", path, 0)
-            return
-        got = decode_control(record.key, record.value).type if batch.is_control else \
-            decode_metadata(record.value).type
-        if got != want:
-            yield Finding("V021", f"the {where} record is {got}, not {want}", path,
-                          batch.position, record.offset)
 
 
 def _first_offset(part: PartitionDir) -> int | None:
@@ -670,7 +684,7 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
                               ) -> tuple[list[Finding], LogStats]:
     """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory."""
     stats = LogStats()
-    replay, findings = plan_replay(part, _first_offset(part))
+    replay, findings = plan_replay(part, _first_offset(part), stats.snapshot_findings)
     findings += verify_log(part.segments, stats, replay, progress)
     stats.image = replay.image if replay is not None else None
     findings += verify_model(part, stats)
@@ -745,14 +759,17 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
         add(_small_files(f for f in d.files if not f.is_batches))
         own = {(p.topic, p.partition) for p in d.partitions}
         add(_offset_checkpoints(d.files, {k: v for k, v in log_ends.items() if k in own}))
+        add(_checkpoints_agree(d))
         for f in d.files:
             if f.kind.kind == "bootstrap-checkpoint":
-                add(_snapshot_ends(f))
+                add(snapshot_image(f)[1])
     add(_cluster_ids(discovery))
+    add(_directory_ids(discovery))
+    add(_topic_ids(discovery))
     for f in discovery.files:
         report.files += 1
         if f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint"):
-            add(_snapshot_ends(f))
+            add(snapshot_image(f)[1])
         elif f.is_batches:
             add(_scan_only([f]))
         else:
@@ -825,3 +842,84 @@ def _cluster_ids(discovery: Any) -> Iterator[Finding]:
     if len(seen) > 1:
         yield Finding("V034", "the data dirs belong to different clusters: " +
                       ", ".join(f"{cid} ({path})" for cid, path in seen.items()))
+
+
+#: The offset checkpoint files of a data dir, by what they hold.
+_CHECKPOINTS = {"log-start-offset-checkpoint": "log start offset",
+                "recovery-point-offset-checkpoint": "recovery point",
+                "replication-offset-checkpoint": "high watermark"}
+
+
+def _checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
+    """A data dir's offset checkpoints against each other and its partition dirs.
+
+    Kafka keeps the high watermark and the recovery point at or above the log start
+    offset (``UnifiedLog.updateLogStartOffset``); the log-start file only lists partitions
+    whose start is above their first segment.  The checkpoints cover the partitions
+    LogManager holds, never ``__cluster_metadata``."""
+    values: dict[str, dict[tuple[str, int], int]] = {}
+    paths: dict[str, str] = {}
+    for f in data_dir.files:
+        if f.kind.kind == "offset-checkpoint" and f.kind.suffix is None \
+                and f.path.name in _CHECKPOINTS:
+            loaded = _load(f)
+            if loaded is not None and not isinstance(loaded, Finding):
+                values[f.path.name] = {(e.topic, e.partition): e.offset for e in loaded.entries}
+                paths[f.path.name] = str(f.path)
+    starts = values.get("log-start-offset-checkpoint", {})
+    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
+        for tp, start in sorted(starts.items()):
+            other = values.get(name, {}).get(tp)
+            if other is not None and other < start:
+                yield Finding("V036", f"{tp[0]}-{tp[1]}: {_CHECKPOINTS[name]} {other} is below "
+                              f"the log start offset {start}", paths[name], offset=other,
+                              details={"log_start_offset": start})
+    on_disk = {(p.topic, p.partition) for p in data_dir.partitions if not p.is_metadata}
+    named = set().union(*(v.keys() for k, v in values.items()
+                          if k != "log-start-offset-checkpoint"), set())
+    absent, unnamed = sorted(named - on_disk), sorted(on_disk - named)
+    if absent and values:
+        yield Finding("V037", f"{len(absent)} partition(s) named in the offset checkpoints "
+                      f"have no directory here: {_tps(absent)}", str(data_dir.path))
+    if unnamed and values:
+        yield Finding("V037", f"{len(unnamed)} partition directory(ies) are in no offset "
+                      f"checkpoint (Kafka recovers them from their first segment): "
+                      f"{_tps(unnamed)}", str(data_dir.path))
+
+
+def _tps(tps: list[tuple[str, int]], most: int = 5) -> str:
+    shown = ", ".join(f"{t}-{p}" for t, p in tps[:most])
+    return shown + (f" and {len(tps) - most} more" if len(tps) > most else "")
+
+
+def _directory_ids(discovery: Any) -> Iterator[Finding]:
+    """Every log dir gets its own random directory.id (KIP-858): two alike are a copy."""
+    seen: dict[str, str] = {}
+    for d in discovery.data_dirs:
+        f = next((f for f in d.files if f.kind.kind == "meta-properties"), None)
+        loaded = _load(f)
+        if loaded is None or isinstance(loaded, Finding) or not loaded.directory_id:
+            continue
+        if loaded.directory_id in seen:
+            yield Finding("V039", f"directory.id {loaded.directory_id} is also the id of "
+                          f"{seen[loaded.directory_id]}", str(f.path))
+        else:
+            seen[loaded.directory_id] = str(f.path)
+
+
+def _topic_ids(discovery: Any) -> Iterator[Finding]:
+    """partition.metadata of one topic's partitions, across every dir given, names one id."""
+    ids: dict[str, dict[str, str]] = {}  # topic -> topic id -> first file
+    for part in discovery.all_partitions():
+        if part.is_metadata:
+            continue
+        f = next((f for f in part.files if f.kind.kind == "partition-metadata"), None)
+        loaded = _load(f)
+        if loaded is None or isinstance(loaded, Finding):
+            continue
+        ids.setdefault(part.topic, {}).setdefault(loaded.topic_id, str(f.path))
+    for topic, seen in sorted(ids.items()):
+        if len(seen) > 1:
+            yield Finding("V038", f"topic {topic} has topic ids " +
+                          ", ".join(f"{tid} ({path})" for tid, path in seen.items()),
+                          next(iter(seen.values())))

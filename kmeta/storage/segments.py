@@ -48,6 +48,8 @@ _PREFIX = struct.Struct(">qi")
 #: bound only keeps a corrupt length from being believed).
 MAX_BATCH = 1 << 30
 _ZERO_CHUNK = bytes(1 << 16)
+#: How often ``scan`` reports its progress, in bytes.
+PROGRESS_EVERY = 4 << 20
 RELEASE_EVERY = 32 << 20
 
 
@@ -203,6 +205,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
          first_offset: int | None = None, records: bool = False,
          decode: Callable[[Any], Any] | None = None,
          decode_control: Callable[[Any, Any], Any] | None = None,
+         progress: Callable[[int], None] | None = None,
          ) -> Iterator[Batch | LegacyBatch | Finding | tuple[Any, Record, Any]]:
     """Yield every batch of a segment-format buffer, and a Finding for every problem.
 
@@ -239,12 +242,23 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     release = getattr(buf, "madvise", None)
     released = 0
     release_at = RELEASE_EVERY if release is not None else n + 1
+    # ``progress`` hears of the bytes read every PROGRESS_EVERY, at the same one check
+    # per batch as the page release.
+    told = 0
+    tell_at = PROGRESS_EVERY if progress is not None else n + 1
+    event_at = min(release_at, tell_at)
     while pos < n:
-        if pos >= release_at:
-            chunk = (pos - released) // mmap.PAGESIZE * mmap.PAGESIZE
-            release(mmap.MADV_DONTNEED, released, chunk)
-            released += chunk
-            release_at = released + RELEASE_EVERY
+        if pos >= event_at:
+            if pos >= release_at:
+                chunk = (pos - released) // mmap.PAGESIZE * mmap.PAGESIZE
+                release(mmap.MADV_DONTNEED, released, chunk)
+                released += chunk
+                release_at = released + RELEASE_EVERY
+            if pos >= tell_at:
+                progress(pos - told)
+                told = pos
+                tell_at = pos + PROGRESS_EVERY
+            event_at = min(release_at, tell_at)
         if pos <= last_header:
             # Fast path: an intact v2 batch where one is expected.  Literals stand for
             # LOG_OVERHEAD (12), CRC_START (21), HEADER_SIZE (61) and the least batch
