@@ -376,8 +376,11 @@ class ReplicaLog:
             raise ReplicaLogError(str(e)) from None
         self._commit(epochs=epochs)
 
-    def truncate_to(self, offset: int) -> bool:
-        """Remove every batch at or after ``offset``. Returns True iff ``offset < LEO``."""
+    def truncate_to(self, offset: int, *, split: bool = False) -> bool:
+        """Remove every batch at or after ``offset``. Returns True iff ``offset < LEO``.
+
+        ``split``: the model's batches stand for runs of real batches (as a verify pass
+        records them), so the one holding ``offset`` is cut there instead of refused."""
         if offset < 0:
             raise ReplicaLogError(f"cannot truncate to a negative offset {offset}")
         leo = self.log_end_offset
@@ -403,7 +406,10 @@ class ReplicaLog:
                 if b.base_offset >= offset:
                     break
                 if b.last_offset >= offset:
-                    raise ReplicaLogError(f"offset {offset} is inside batch {b}")
+                    if not split:
+                        raise ReplicaLogError(f"offset {offset} is inside batch {b}")
+                    kept.append(BatchMeta(b.base_offset, offset - 1, b.epoch, 0, b.control))
+                    break
                 kept.append(b)
             segments.append(Segment(s.base_offset, tuple(kept)))
         self._commit(

@@ -1,0 +1,532 @@
+"""``kmeta diff``: where replicas of the metadata log diverged, and what Kafka would do.
+
+Two questions, answered separately because they can disagree:
+
+* **By epochs** — what a follower's fetch loop would do (``kmeta.core.divergence``):
+  truncate to an offset, only append, or fetch a snapshot.  This is Kafka's own answer
+  (KIP-320, KIP-595, KIP-630).
+* **By content** — replicas store the leader's batches byte for byte, so the batches
+  that both hold at the same offsets are compared by xxhash of their bytes.  This also
+  catches replicas that differ under equal epochs (corruption, bugs), which Kafka never
+  notices.
+
+Reading is one pass per replica.  While every replica's next segment has the same name
+and the same bytes, one replica's copy is scanned (for the epochs the model needs) and
+the others are compared as whole files; from the first segment that differs on, all
+replicas are read batch by batch, in step.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import xxhash
+
+from kmeta.core.divergence import Outcome, Reconciliation, reconcile
+from kmeta.core.image import diff_images
+from kmeta.core.replica_log import ReplicaLog, ReplicaLogError
+from kmeta.errors import KmetaError, UsageError
+from kmeta.findings import Finding
+from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.ops.image import build_image
+from kmeta.ops.verify import LogStats, build_model
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.files import load_checked
+from kmeta.storage.segments import mapped, scan
+
+__all__ = ["DiffReport", "PairDiff", "Replica", "diff_replicas"]
+
+_CHUNK = 8 << 20
+_hash = xxhash.xxh3_64_intdigest
+
+
+@dataclass
+class Replica:
+    """One replica's metadata log as diff read it."""
+
+    label: str  # the path the user gave
+    part: PartitionDir
+    node_id: int | None = None
+    cluster_id: str | None = None
+    stats: LogStats = field(default_factory=LogStats)
+    findings: list[Finding] = field(default_factory=list)
+    model: ReplicaLog | None = None
+
+    @property
+    def path(self) -> str:
+        return str(self.part.path)
+
+    @property
+    def log_start(self) -> int:
+        return self.model.log_start_offset if self.model else 0
+
+    @property
+    def log_end(self) -> int:
+        return self.model.log_end_offset if self.model else 0
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.model.latest_epoch if self.model else None
+
+    def summary(self) -> dict[str, Any]:
+        m = self.model
+        return {"path": self.label, "partition_dir": self.path, "node_id": self.node_id,
+                "cluster_id": self.cluster_id, "log_start_offset": self.log_start,
+                "log_end_offset": self.log_end, "latest_epoch": self.latest_epoch,
+                "batches": self.stats.batches, "records": self.stats.records,
+                "snapshots": [f"{s.file_stem}" for s in (m.snapshots if m else {})],
+                "findings": len(self.findings)}
+
+
+@dataclass(frozen=True)
+class Split:
+    """The first offset at which two replicas hold different bytes."""
+
+    offset: int
+    epochs: tuple[int | None, int | None]
+    places: tuple[str, str]  # "file@position" on each side
+
+
+@dataclass
+class SideOnly:
+    """The records one replica holds beyond the point where the other stops agreeing."""
+
+    from_offset: int
+    records: int = 0
+    by_type: Counter = field(default_factory=Counter)
+    first: int | None = None
+    last: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"from_offset": self.from_offset, "records": self.records,
+                "by_type": dict(sorted(self.by_type.items())), "first_offset": self.first,
+                "last_offset": self.last}
+
+
+@dataclass
+class PairDiff:
+    """LOCAL against one PEER."""
+
+    local: Replica
+    peer: Replica
+    content_split: Split | None
+    #: the local replica following the peer, and the other way round
+    local_follows: Reconciliation
+    peer_follows: Reconciliation
+    status: str = "identical"  # identical | lagging | diverged
+    divergence_offset: int | None = None
+    divergence_epoch: int | None = None
+    lagging: str | None = None  # label of the replica whose log is a strict prefix
+    lag_offsets: int = 0
+    only_local: SideOnly | None = None
+    only_peer: SideOnly | None = None
+    image_diff: dict[str, list[str]] = field(default_factory=dict)
+    kafka: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.content_split
+        return {
+            "local": self.local.label, "peer": self.peer.label, "status": self.status,
+            "diverged": self.status == "diverged",
+            "divergence_offset": self.divergence_offset,
+            "divergence_epoch": self.divergence_epoch,
+            "content_divergence": None if s is None else {
+                "offset": s.offset, "local_epoch": s.epochs[0], "peer_epoch": s.epochs[1],
+                "local_batch": s.places[0], "peer_batch": s.places[1]},
+            "epoch_truncation": {"local": _reconciliation_json(self.local_follows),
+                                 "peer": _reconciliation_json(self.peer_follows)},
+            "lagging": self.lagging, "lag_offsets": self.lag_offsets,
+            "only_local": self.only_local.to_json() if self.only_local else None,
+            "only_peer": self.only_peer.to_json() if self.only_peer else None,
+            "image_diff": self.image_diff, "kafka": self.kafka, "notes": self.notes,
+        }
+
+
+def _reconciliation_json(r: Reconciliation) -> dict[str, Any]:
+    return {"outcome": r.outcome.value, "truncate_to": r.truncate_to,
+            "snapshot": r.snapshot.file_stem if r.snapshot else None,
+            "steps": [str(s) for s in r.steps]}
+
+
+@dataclass
+class DiffReport:
+    replicas: list[Replica]
+    pairs: list[PairDiff]
+    majority: dict[str, Any] | None = None
+
+    @property
+    def diverged(self) -> bool:
+        return any(p.status == "diverged" for p in self.pairs)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for r in self.replicas for f in r.findings]
+
+    def to_json(self) -> dict[str, Any]:
+        first = next((p for p in self.pairs if p.status == "diverged"), None)
+        lagging = sorted({p.lagging for p in self.pairs if p.lagging})
+        return {
+            "kind": "diff",
+            "diverged": self.diverged,
+            "divergence_offset": first.divergence_offset if first else None,
+            "divergence_epoch": first.divergence_epoch if first else None,
+            "lagging": lagging or None,
+            "replicas": [r.summary() for r in self.replicas],
+            "pairs": [p.to_json() for p in self.pairs],
+            "majority": self.majority,
+        }
+
+
+# ----------------------------------------------------------------------- reading
+
+
+def _open(label: str) -> Replica:
+    found: Discovery = discover([label])
+    parts = [p for p in found.all_partitions() if p.is_metadata]
+    if len(parts) != 1:
+        raise UsageError(f"{label}: {len(parts)} __cluster_metadata partitions found",
+                         hint="give one data dir or __cluster_metadata-0 directory per replica")
+    rep = Replica(label, parts[0])
+    meta = next((f for d in found.data_dirs for f in d.files
+                 if f.kind.kind == "meta-properties"), None)
+    if meta is None and (parts[0].path.parent / "meta.properties").is_file():
+        meta = next((f for f in discover([parts[0].path.parent]).data_dirs[0].files
+                     if f.kind.kind == "meta-properties"), None)
+    if meta is not None:
+        loaded, _ = load_checked(meta)
+        if loaded is not None:
+            rep.node_id, rep.cluster_id = loaded.node_id, loaded.cluster_id
+    return rep
+
+
+def _same_bytes(paths: list[Path]) -> bool:
+    sizes = {p.stat().st_size for p in paths}
+    if len(sizes) != 1:
+        return False
+    with mapped(paths[0]) as first:
+        for other in paths[1:]:
+            with mapped(other) as buf:
+                for pos in range(0, len(first), _CHUNK):
+                    if first[pos:pos + _CHUNK] != buf[pos:pos + _CHUNK]:
+                        return False
+    return True
+
+
+class _Layout:
+    """Runs of one epoch per segment, as verify records them (for the replica model)."""
+
+    def __init__(self, stats: LogStats) -> None:
+        self.stats = stats
+        self.run: list[int] | None = None
+        self.runs: list[list[int]] = []
+
+    def segment(self, base: int) -> None:
+        self.runs = []
+        self.run = None
+        self.stats.layout.append((base, self.runs))
+        self.stats.segments += 1
+
+    def batch(self, base: int, last: int, epoch: int, records: int) -> None:
+        run, st = self.run, self.stats
+        if run is not None and run[2] == epoch and run[1] + 1 == base:
+            run[1] = last
+        else:
+            self.run = [base, last, epoch]
+            self.runs.append(self.run)
+        st.batches += 1
+        st.records += records
+        if st.first_offset is None:
+            st.first_offset = base
+        st.last_offset = last
+
+
+def _batches(seg: LogFile, layout: _Layout, findings: list[Finding]
+             ) -> Iterator[tuple[int, int, int, int, int]]:
+    """(base, last, epoch, hash, position) of every batch of a segment."""
+    path = str(seg.path)
+    layout.segment(seg.kind.base_offset)
+    try:
+        with mapped(seg.path) as buf:
+            for b in scan(buf, path):
+                if type(b) is Finding:
+                    findings.append(b)
+                    continue
+                epoch = b.leader_epoch if b.magic == 2 else -1
+                last = b.last_offset
+                layout.batch(b.base_offset, last, epoch, b.records_count)
+                yield b.base_offset, last, epoch, _hash(b.raw), b.position
+    except KmetaError as e:
+        findings.append(Finding("S008", e.message, path))
+
+
+def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
+    """Read every replica once; the first split of content for each pair."""
+    layouts = [_Layout(r.stats) for r in reps]
+    segs = [r.part.segments for r in reps]
+    k = 0
+    # Fast path: the k-th segment of every replica has one name and the same bytes.
+    while all(len(s) > k for s in segs) and \
+            len({s[k].path.name for s in segs}) == 1 and \
+            _same_bytes([s[k].path for s in segs]):
+        lead_path = str(segs[0][k].path)
+        before = len(reps[0].findings)
+        for _ in _batches(segs[0][k], layouts[0], reps[0].findings):
+            pass
+        runs = reps[0].stats.layout[-1][1]
+        for r, s in zip(reps[1:], segs[1:], strict=True):
+            # the same bytes: the same batches, runs and findings (under its own name)
+            st, src = r.stats, reps[0].stats
+            st.layout.append((s[k].kind.base_offset, [list(x) for x in runs]))
+            st.segments += 1
+            st.batches, st.records = src.batches, src.records
+            st.first_offset, st.last_offset = src.first_offset, src.last_offset
+            r.findings += [replace(f, file=str(s[k].path)) if f.file == lead_path else f
+                           for f in reps[0].findings[before:]]
+        k += 1
+    return _in_step(reps, layouts, [s[k:] for s in segs])
+
+
+def _stream(rep: Replica, layout: _Layout, segs: list[LogFile]
+            ) -> Iterator[tuple[int, int, int, int, str]]:
+    for seg in segs:
+        layout.run = None
+        for base, last, epoch, h, pos in _batches(seg, layout, rep.findings):
+            yield base, last, epoch, h, f"{seg.path.name}@{pos}"
+
+
+def _in_step(reps: list[Replica], layouts: list[_Layout], segs: list[list[LogFile]]
+             ) -> dict[tuple[int, int], Split]:
+    n = len(reps)
+    streams = [_stream(r, lay, s) for r, lay, s in zip(reps, layouts, segs, strict=True)]
+    heads: list[Any] = [next(s, None) for s in streams]
+    splits: dict[tuple[int, int], Split] = {}
+    open_pairs = {(i, j) for i, j in itertools.combinations(range(n), 2)}
+    if n == 2:
+        # the common case, in a tight loop: equal offsets and equal hashes move on
+        a, b = streams
+        ha, hb = heads
+        while ha is not None and hb is not None and ha[:4] == hb[:4]:
+            ha, hb = next(a, None), next(b, None)
+        heads = [ha, hb]
+    while any(h is not None for h in heads):
+        at = min(h[0] for h in heads if h is not None)
+        here = [i for i, h in enumerate(heads) if h is not None and h[0] == at]
+        reach = max(heads[i][1] for i in here)
+        if open_pairs:
+            for i, j in list(open_pairs):
+                hi, hj = heads[i], heads[j]
+                if hi is None or hj is None:
+                    continue
+                in_i, in_j = i in here, j in here
+                differ = (in_i and in_j and hi[1:4] != hj[1:4]) or \
+                    (in_i != in_j and (hj if in_i else hi)[0] <= reach)
+                if differ:
+                    splits[(i, j)] = Split(at, (hi[2] if in_i else None,
+                                                hj[2] if in_j else None),
+                                           (hi[4] if in_i else "-", hj[4] if in_j else "-"))
+                    open_pairs.discard((i, j))
+        for i in here:
+            heads[i] = next(streams[i], None)
+    for s in streams:  # drain (findings and layouts of the rest)
+        for _ in s:
+            pass
+    return splits
+
+
+# ----------------------------------------------------------------------- comparing
+
+
+def _up_to_date_key(r: Replica) -> tuple[int, int]:
+    """KRaft grants its vote to a candidate whose log is at least as up to date: a
+    higher last epoch, or the same one and an end offset at least as high."""
+    return (r.latest_epoch if r.latest_epoch is not None else -1, r.log_end)
+
+
+def _follow(follower: Replica, leader: Replica) -> Reconciliation:
+    assert follower.model is not None and leader.model is not None
+    try:
+        return reconcile(follower.model, leader.model)
+    except ReplicaLogError as e:
+        raise UsageError(f"{follower.label}: {e}") from None
+
+
+def _only(rep: Replica, start: int) -> SideOnly:
+    """Records of ``rep`` at or after ``start``, by type (control records by theirs)."""
+    out = SideOnly(start)
+    if start >= rep.log_end:
+        return out
+    segs = rep.part.segments
+    for i, seg in enumerate(segs):
+        if i + 1 < len(segs) and segs[i + 1].kind.base_offset <= start:
+            continue
+        try:
+            with mapped(seg.path) as buf:
+                for item in scan(buf, str(seg.path), decode=decode_metadata,
+                                 decode_control=decode_control):
+                    if type(item) is Finding:
+                        continue  # reported by the reading pass already
+                    _, r, payload = item
+                    if r.offset < start:
+                        continue
+                    out.records += 1
+                    out.by_type[payload.type] += 1
+                    out.first = r.offset if out.first is None else out.first
+                    out.last = r.offset
+        except KmetaError:
+            continue
+    return out
+
+
+def _image_diff(a: Replica, at_a: int, b: Replica, at_b: int) -> list[str] | None:
+    """The difference between the image of ``a`` at ``at_a`` and ``b`` at ``at_b``, or
+    None when one of them cannot be built (no snapshot covers it, say)."""
+    try:
+        ia = build_image(discover([a.path]), at=at_a).image
+        ib = build_image(discover([b.path]), at=at_b).image
+    except KmetaError:
+        return None
+    return diff_images(ia, ib)
+
+
+def _compare(local: Replica, peer: Replica, split: Split | None, images: bool) -> PairDiff:
+    local_follows, peer_follows = _follow(local, peer), _follow(peer, local)
+    pd = PairDiff(local, peer, split, local_follows, peer_follows)
+    leader, follower = (peer, local) if _up_to_date_key(peer) >= _up_to_date_key(local) \
+        else (local, peer)
+    rec = local_follows if follower is local else peer_follows
+    by_epoch = rec.truncate_to if rec.outcome in (Outcome.TRUNCATE,
+                                                 Outcome.BELOW_HIGH_WATERMARK) else None
+    candidates = [x for x in (by_epoch, split.offset if split else None) if x is not None]
+    if candidates:
+        pd.status = "diverged"
+        pd.divergence_offset = min(candidates)
+        assert follower.model is not None
+        pd.divergence_epoch = follower.model.epoch_at(pd.divergence_offset)
+        if pd.divergence_epoch is None:
+            pd.divergence_epoch = follower.model.epoch_cache.epoch_for_offset(
+                pd.divergence_offset)
+        cut = pd.divergence_offset
+        pd.only_local, pd.only_peer = _only(local, cut), _only(peer, cut)
+    elif local.log_end != peer.log_end or local.log_start != peer.log_start:
+        shorter, longer = (local, peer) if local.log_end < peer.log_end else (peer, local)
+        if shorter.log_end != longer.log_end:
+            pd.status = "lagging"
+            pd.lagging = shorter.label
+            pd.lag_offsets = longer.log_end - shorter.log_end
+            only = _only(longer, shorter.log_end)
+            if longer is local:
+                pd.only_local = only
+            else:
+                pd.only_peer = only
+    if local.log_start != peer.log_start:
+        _compare_log_starts(pd, local, peer)
+    pd.kafka = _kafka_says(pd, leader, follower, rec)
+    if images and pd.status != "identical":
+        ends = _image_diff(local, local.log_end, peer, peer.log_end)
+        pd.image_diff["at_ends"] = ends if ends is not None else ["(not available)"]
+        if pd.divergence_offset is not None:
+            common = _image_diff(local, pd.divergence_offset, peer, pd.divergence_offset)
+            if common is not None:
+                pd.image_diff["at_divergence"] = common
+    return pd
+
+
+def _compare_log_starts(pd: PairDiff, local: Replica, peer: Replica) -> None:
+    """Where one replica holds only a snapshot for a range the other holds as log, the
+    snapshot's image stands in for the batches: it must equal the other's replay."""
+    later = local if local.log_start > peer.log_start else peer
+    other = peer if later is local else local
+    at = later.log_start
+    pd.notes.append(f"{later.label} starts its log at {at}, {other.label} at "
+                    f"{other.log_start}: the range between is compared by image")
+    if at > other.log_end:
+        pd.notes.append(f"{other.label} ends at {other.log_end}, before {at}: nothing "
+                        "to compare there")
+        return
+    found = _image_diff(later, at, other, at)
+    if found is None:
+        pd.notes.append(f"no image of both replicas at offset {at} could be built")
+        return
+    pd.image_diff["at_log_start"] = found
+    if found and pd.status != "diverged":
+        pd.status = "diverged"
+        pd.divergence_offset = at
+        pd.notes.append(f"the images at offset {at} differ: the replicas diverged at or "
+                        f"before {at} (the batches below it are only on {other.label})")
+
+
+def _kafka_says(pd: PairDiff, leader: Replica, follower: Replica,
+                rec: Reconciliation) -> list[str]:
+    lead = f"{leader.label} has the more up-to-date log (epoch {leader.latest_epoch}, " \
+        f"end {leader.log_end}): it wins an election between the two"
+    if pd.status == "identical":
+        return ["nothing: the logs are the same"]
+    out = [lead]
+    if rec.outcome is Outcome.SNAPSHOT:
+        out.append(f"{follower.label} is behind the leader's log start: it fetches "
+                   f"snapshot {rec.snapshot.file_stem if rec.snapshot else '?'} "
+                   "(KIP-630), then the log after it")
+    elif rec.outcome is Outcome.BELOW_HIGH_WATERMARK:
+        out.append(f"{follower.label} would have to truncate to {rec.truncate_to}, below "
+                   f"its own snapshot at {rec.high_watermark_floor}: Kafka refuses "
+                   "(committed data differs); restore it from a good replica")
+    elif rec.outcome is Outcome.TRUNCATE:
+        out.append(f"{follower.label} truncates to offset {rec.truncate_to}, then fetches "
+                   f"from {rec.truncate_to}")
+    else:
+        out.append(f"{follower.label} appends from offset {follower.log_end}; nothing "
+                   "is truncated")
+    if pd.content_split is not None and (rec.truncate_to is None
+                                         or pd.content_split.offset < rec.truncate_to):
+        out.append(f"but the bytes already differ at offset {pd.content_split.offset}, "
+                   "under the same epochs: Kafka will not notice this; one replica is "
+                   "damaged")
+    return out
+
+
+def _majority(reps: list[Replica], splits: dict[tuple[int, int], Split]) -> dict[str, Any]:
+    """The longest prefix a majority holds byte for byte, and who holds more."""
+    n = len(reps)
+    need = n // 2 + 1
+
+    def agree(i: int, j: int) -> int:
+        if i == j:
+            return reps[i].log_end
+        s = splits.get((min(i, j), max(i, j)))
+        end = min(reps[i].log_end, reps[j].log_end)
+        return end if s is None else min(end, s.offset)
+
+    best, members = 0, []
+    for i in range(n):
+        ends = sorted((agree(i, j) for j in range(n)), reverse=True)
+        if ends[need - 1] > best:
+            best = ends[need - 1]
+            members = [reps[j].label for j in range(n) if agree(i, j) >= best]
+    beyond = {r.label: r.log_end - best for r in reps if r.log_end > best}
+    return {"prefix_end": best, "replicas": members, "beyond": beyond,
+            "majority_of": need}
+
+
+def diff_replicas(paths: list[str], *, images: bool = True) -> DiffReport:
+    """Compare the first replica (LOCAL) with each of the others."""
+    if len(paths) < 2:
+        raise UsageError("diff needs two replicas or more", hint="kmeta diff LOCAL PEER")
+    reps = [_open(p) for p in paths]
+    if len({r.path for r in reps}) != len(reps):
+        raise UsageError("the same replica was given twice")
+    splits = _read_all(reps)
+    for r in reps:
+        r.model, _, problems = build_model(r.part, r.stats)
+        r.findings += problems
+    pairs = [_compare(reps[0], reps[j], splits.get((0, j)), images)
+             for j in range(1, len(reps))]
+    report = DiffReport(reps, pairs)
+    if len(reps) >= 3:
+        report.majority = _majority(reps, splits)
+    return report

@@ -1,0 +1,80 @@
+"""``kmeta diff`` for people (lines of text) and for scripts (one JSON object)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kmeta.ops.diff import DiffReport, PairDiff, SideOnly
+from kmeta.render.jsonl import dumps
+
+#: image differences shown per comparison in text (all of them are in the JSON)
+SHOWN = 12
+
+
+def diff_json(report: DiffReport) -> Iterator[str]:
+    yield dumps(report.to_json())
+
+
+def _side(label: str, only: SideOnly | None) -> str | None:
+    if only is None or not only.records:
+        return None
+    kinds = ", ".join(f"{t} x{n}" for t, n in only.by_type.most_common())
+    return (f"  only on {label}: {only.records:,} record(s) at offsets "
+            f"{only.first}..{only.last}: {kinds}")
+
+
+def _headline(p: PairDiff) -> str:
+    who = f"{p.local.label} vs {p.peer.label}"
+    if p.status == "identical":
+        return f"{who}: IDENTICAL (offsets {p.local.log_start}..{p.local.log_end - 1}, " \
+            "same bytes)"
+    if p.status == "lagging":
+        longer = p.peer.label if p.lagging == p.local.label else p.local.label
+        return f"{who}: LAG, not divergence: {p.lagging} is a prefix of {longer}, " \
+            f"{p.lag_offsets:,} offset(s) behind"
+    epoch = f" in epoch {p.divergence_epoch}" if p.divergence_epoch is not None else ""
+    return f"{who}: DIVERGED at offset {p.divergence_offset}{epoch}"
+
+
+def diff_lines(report: DiffReport) -> Iterator[str]:
+    for r in report.replicas:
+        yield (f"{r.label}: node {r.node_id if r.node_id is not None else '?'}, offsets "
+               f"{r.log_start}..{r.log_end - 1}, latest epoch {r.latest_epoch}, "
+               f"{r.stats.batches:,} batches, {r.stats.records:,} records"
+               + (f", {len(r.findings)} finding(s) (see kmeta verify)" if r.findings else ""))
+    for p in report.pairs:
+        yield ""
+        yield _headline(p)
+        s = p.content_split
+        if s is not None:
+            yield (f"  bytes first differ at offset {s.offset}: {p.local.label} "
+                   f"{s.places[0]} (epoch {s.epochs[0]}), {p.peer.label} {s.places[1]} "
+                   f"(epoch {s.epochs[1]})")
+        for line in (_side(p.local.label, p.only_local), _side(p.peer.label, p.only_peer)):
+            if line:
+                yield line
+        for note in p.notes:
+            yield f"  note: {note}"
+        for line in p.kafka:
+            yield f"  kafka: {line}"
+        for where, diffs in p.image_diff.items():
+            title = where.replace("_", " ")
+            if not diffs:
+                yield f"  image {title}: the same"
+                continue
+            yield f"  image {title}: {len(diffs)} difference(s)"
+            for d in diffs[:SHOWN]:
+                yield f"    {d}"
+            if len(diffs) > SHOWN:
+                yield f"    … {len(diffs) - SHOWN} more (--json has them all)"
+    m = report.majority
+    if m is not None:
+        yield ""
+        yield (f"majority ({m['majority_of']} of {len(report.replicas)}): the same bytes up "
+               f"to offset {m['prefix_end']} on {', '.join(m['replicas'])}")
+        for label, n in m["beyond"].items():
+            yield f"  {label} holds {n:,} offset(s) beyond it"
+    yield ""
+    yield "verdict: " + ("DIVERGED" if report.diverged else
+                         "no divergence" + (" (lag only)" if any(
+                             p.status == "lagging" for p in report.pairs) else ""))
