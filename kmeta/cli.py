@@ -333,6 +333,68 @@ def history(
     raise typer.Exit(int(ExitCode.OK))
 
 
+@app.command()
+def diff(
+    replicas: Annotated[list[str], typer.Argument(
+        help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "
+        "replicas of one cluster.", show_default=False, metavar="LOCAL PEER [MORE...]")],
+    no_images: Annotated[bool, typer.Option(
+        "--no-images", help="Skip the cluster-image comparison (faster on long logs).")
+    ] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Find where replicas of the metadata log diverged, and what Kafka would do.
+
+    Divergence is found twice: by leader epochs, as a follower's fetch would (KIP-595),
+    and by the bytes of the batches both replicas hold. Exit 0 when the replicas are
+    identical or only lag, 1 when any diverged.
+    """
+    from kmeta.ops.diff import diff_replicas
+    from kmeta.render.diff import diff_json, diff_lines
+
+    report = diff_replicas(replicas, images=not no_images)
+    write_lines(diff_json(report) if json_out else diff_lines(report))
+    tally = Tally()
+    tally.count_all(report.findings)
+    for f in report.findings[:20]:
+        from kmeta.render.text import finding_line
+
+        print(finding_line(f), file=sys.stderr)
+    raise typer.Exit(int(ExitCode.FINDINGS if report.diverged else ExitCode.OK))
+
+
+@app.command()
+def snapshot(
+    path: Annotated[str, typer.Argument(
+        help="A data directory or its __cluster_metadata-0 directory.",
+        show_default=False, metavar="PARTITION_DIR")],
+    out: Annotated[str, typer.Option(
+        "--out", metavar="FILE|DIR", show_default=False,
+        help="Where to write: a directory (the file gets Kafka's name "
+             "<offset>-<epoch>.checkpoint) or a new file. An existing file is never "
+             "overwritten.")],
+    at: Annotated[int | None, typer.Option(
+        "--at", min=0, metavar="OFFSET", help="The snapshot's end offset: the state after "
+        "every record below it (default: the log end).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write a KRaft snapshot (.checkpoint) of the cluster image at an offset.
+
+    The image is replayed from the latest snapshot at or below OFFSET and the log; the
+    file is read back and checked before kmeta reports success. Refused (exit 2) when
+    OFFSET is not above the log start or past the log end, falls inside a metadata
+    transaction, or the replay met findings of severity error.
+    """
+    from kmeta.ops.snapshot import write_snapshot_at
+    from kmeta.render.snapshot import snapshot_json, snapshot_lines
+
+    result = write_snapshot_at(path, out, at=at)
+    tally = Tally()
+    tally.count_all(result.findings)
+    write_lines([snapshot_json(result)] if json_out else snapshot_lines(result))
+    _report(result.findings, tally)
+
+
 def _report(findings: list[Any], tally: Tally) -> None:
     """Findings on stderr (stdout is the data), then the summary and the exit code."""
     from kmeta.render.text import finding_line

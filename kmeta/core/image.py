@@ -128,6 +128,11 @@ class MetadataImage:
         self.acls: dict[str, dict[str, Any]] = {}
         self.scram: dict[tuple[str, int], dict[str, Any]] = {}
         self.delegation_tokens: dict[str, dict[str, Any]] = {}
+        # fingerprint -> the raw value(s) it was made from, so that the image can be
+        # written back as records (kmeta.core.image_records).  Never part of to_json or the
+        # digest; entries of values no longer in the image may linger (they are only looked
+        # up by a fingerprint the image still holds).
+        self.secrets: dict[str, Any] = {}
         # Bookkeeping for problems only (not part of the image's state or digest).
         self.removed_topic_ids: set[str] = set()
         self._txn: list[tuple[str, int, Any, int | None]] | None = None
@@ -462,7 +467,8 @@ class MetadataImage:
                     del self.configs[key]
         else:
             if SENSITIVE_CONFIG.search(d["name"]):
-                value = _fingerprint(value)  # a secret: kept only as its fingerprint
+                raw, value = value, _fingerprint(value)  # a secret: shown as its fingerprint
+                self.secrets[value] = raw
             self.configs.setdefault(key, {})[d["name"]] = value
 
     def _client_quota(self, d: dict, out: list, off: int | None) -> None:
@@ -494,10 +500,13 @@ class MetadataImage:
                                     off))
 
     def _scram(self, d: dict, out: list, off: int | None) -> None:
+        credential = _fingerprint(d["salt"], d["storedKey"], d["serverKey"])
         self.scram[(d["name"], d["mechanism"])] = {
             "iterations": d["iterations"],
-            "credential": _fingerprint(d["salt"], d["storedKey"], d["serverKey"]),
+            "credential": credential,
         }
+        self.secrets[credential] = (bytes(d["salt"]), bytes(d["storedKey"]),
+                                    bytes(d["serverKey"]))
 
     def _remove_scram(self, d: dict, out: list, off: int | None) -> None:
         if self.scram.pop((d["name"], d["mechanism"]), None) is None:
@@ -506,7 +515,9 @@ class MetadataImage:
                                             "exist", off))
 
     def _token(self, d: dict, out: list, off: int | None) -> None:
-        self.delegation_tokens[_fingerprint(d["tokenId"])] = {
+        token = _fingerprint(d["tokenId"])
+        self.secrets[token] = d["tokenId"]
+        self.delegation_tokens[token] = {
             "owner": d["owner"],
             "requester": d["requester"],
             "renewers": list(d["renewers"]),

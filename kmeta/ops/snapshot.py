@@ -1,0 +1,365 @@
+"""``kmeta snapshot``: write a KRaft snapshot of the cluster image at an offset.
+
+The image comes from :func:`kmeta.ops.image.build_image` (latest snapshot at or below the
+offset, then the log); :func:`kmeta.core.image_records.image_records` turns it into
+records; :class:`kmeta.storage.writer.SnapshotWriter` writes the file.  Facts from Kafka
+(``core/.../raft/KafkaMetadataLog.createNewSnapshot``, ``raft/.../RecordsIterator``,
+``raft/.../snapshot/RecordsSnapshotWriter``), read for behaviour only:
+
+* A snapshot id is (end offset, epoch): the epoch is that of the batch holding the last
+  record the snapshot contains (offset ``end - 1``), so that it agrees with the log's
+  epoch cache.  Its end offset lies above the log start offset.
+* ``lastContainedLogTimestamp`` in the SnapshotHeader is the max timestamp of that batch;
+  the snapshot's own batches carry the time they were written.
+* With kraft.version 1 or more the header batch also holds the KRaftVersion and Voters
+  records in force at the end offset: the latest ones in the log below it, else those of
+  the snapshot the replay started from.
+
+The written file is read back and its image digest compared with the replayed one before
+the result is returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kmeta.core.image_records import ImageNotWritable, image_records
+from kmeta.core.versions import LEVEL_NAMES, required_level
+from kmeta.errors import KmetaError, UsageError
+from kmeta.findings import Finding, Severity
+from kmeta.formats.filenames import FileKind, classify, snapshot_file_name
+from kmeta.formats.payload import decode_control, encode_metadata
+from kmeta.ops.image import build_image, metadata_source
+from kmeta.ops.verify import snapshot_image
+from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.writer import SnapshotWriter
+
+__all__ = ["SnapshotWritten", "write_snapshot_at"]
+
+
+@dataclass
+class SnapshotWritten:
+    """What :func:`write_snapshot_at` wrote."""
+
+    path: Path
+    end_offset: int
+    epoch: int
+    #: metadata records written, by type, in the order the types first appear
+    records: dict[str, int]
+    #: the image digest, equal for the replayed image and the written snapshot
+    digest: str
+    size: int
+    last_contained_log_timestamp: int
+    metadata_version: int | None
+    kraft_version: int
+    #: voter ids of the Voters record in the header (None: no Voters record)
+    voters: list[int] | None
+    #: where the replay started: a snapshot file, or None for an empty image at offset 0
+    started_from: Path | None
+    #: log records applied on top of it
+    replayed_records: int
+    notes: list[str] = field(default_factory=list)
+    #: findings of the replay (warnings; errors only when ``allow_errors`` was given)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def snapshot_id(self) -> str:
+        """Kafka's snapshot id (end offset, epoch), as the file name spells it."""
+        return snapshot_file_name(self.end_offset, self.epoch)[:-len(".checkpoint")]
+
+    @property
+    def record_count(self) -> int:
+        return sum(self.records.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "snapshot",
+            "file": str(self.path),
+            "snapshotId": {"endOffset": self.end_offset, "epoch": self.epoch},
+            "digest": self.digest,
+            "size": self.size,
+            "records": self.record_count,
+            "recordsByType": dict(self.records),
+            "lastContainedLogTimestamp": self.last_contained_log_timestamp,
+            "metadataVersion": self.metadata_version,
+            "kraftVersion": self.kraft_version,
+            "voters": self.voters,
+            "from": None if self.started_from is None else str(self.started_from),
+            "replayedRecords": self.replayed_records,
+            "notes": list(self.notes),
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+@dataclass
+class _LogFacts:
+    """What the log says about the snapshot beyond the image."""
+
+    epoch: int | None = None
+    max_timestamp: int = -1
+    batch_base: int = -1
+    batch_last: int = -1
+    kraft_version: int | None = None
+    voters: dict[str, Any] | None = None
+
+
+def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = None,
+                      timestamp_ms: int | None = None, allow_errors: bool = False,
+                      durable: bool = True) -> SnapshotWritten:
+    """Write the image of the metadata partition at ``path``, replayed up to offset ``at``
+    (default: the log end), as a KRaft snapshot.
+
+    ``out`` is a directory (the file gets Kafka's name ``<end>-<epoch>.checkpoint``) or a
+    file path that does not exist yet.  ``timestamp_ms`` stamps the batches (default: now).
+    A replay that met error findings (damaged batches, records Kafka would refuse) is
+    refused unless ``allow_errors``: the snapshot would make the damage permanent.
+    """
+    out = Path(out)
+    discovery = discover([path])
+    source = metadata_source(discovery)
+    if not isinstance(source, PartitionDir):
+        raise UsageError("a snapshot is written from a metadata log: give a data dir or "
+                         "its __cluster_metadata-0 directory, not a snapshot file",
+                         context=str(source.path))
+    part = source
+    if not part.segments:
+        raise UsageError("the metadata partition has no log segment to take a snapshot of",
+                         context=str(part.path))
+    log_start = part.segments[0].kind.base_offset or 0
+    if at is not None and at <= log_start:
+        raise UsageError(f"--at {at}: a snapshot must end after the log start offset "
+                         f"{log_start}", context=str(part.path))
+    _check_out(out)
+
+    result = build_image(discovery, at=at)  # checks --at against the log end
+    target = result.offset
+    if result.log_end is None or target <= log_start:
+        raise UsageError(f"the log holds no record after its start offset {log_start}",
+                         context=str(part.path))
+    image = result.image
+    if image.in_transaction:
+        txn = image.to_json()["transaction"]
+        name = "(unnamed)" if txn["name"] is None else repr(txn["name"])
+        raise UsageError(f"offset {target} is inside metadata transaction {name} "
+                         f"({txn['pendingRecords']} record(s) pending): a "
+                         "snapshot cannot hold half of one", context=str(part.path),
+                         hint="choose an offset before its BeginTransactionRecord or after "
+                              "its End/AbortTransactionRecord")
+    used = {str(s.path) for s in part.segments} | {str(result.snapshot)}
+    errors = [f for f in result.findings
+              if f.severity is Severity.ERROR and f.file in used]
+    if errors and not allow_errors:
+        first = errors[0]
+        raise UsageError(f"the replay up to offset {target} met {len(errors)} error "
+                         f"finding(s), first {first.code} at {first.where()}: "
+                         f"{first.message}", context=str(part.path),
+                         hint="run kmeta verify; a snapshot would make the damage permanent")
+
+    facts = _log_facts(part, result.start_offset, target)
+    if facts.epoch is None:
+        raise UsageError(f"no intact batch of the log holds offset {target - 1}, the last "
+                         "one the snapshot would contain", context=str(part.path))
+    if facts.kraft_version is None or facts.voters is None:
+        start = _snapshot_kraft(result.snapshot) if result.snapshot else _LogFacts()
+        if facts.kraft_version is None:
+            facts.kraft_version = start.kraft_version
+        if facts.voters is None:
+            facts.voters = start.voters
+    kraft_version = facts.kraft_version or 0
+    voters = facts.voters if kraft_version >= 1 else None
+
+    notes: list[str] = []
+    if facts.batch_last != target - 1:
+        notes.append(f"offset {target} is inside the batch of offsets {facts.batch_base}.."
+                     f"{facts.batch_last}; Kafka's controller only snapshots whole batches")
+    final = _final_path(out, target, facts.epoch, notes)
+
+    try:
+        records = image_records(image)
+    except ImageNotWritable as e:
+        raise KmetaError(f"the image at offset {target} cannot be written: {e}",
+                         context=str(part.path)) from e
+    notes += _version_notes(image.metadata_version, records)
+
+    stamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+    written = _write(final, target, facts, voters, stamp, durable,
+                     [encode_metadata(t, v, d) for t, v, d in records])
+
+    digest = image.digest()
+    _check_written(written, target, facts.epoch, digest)
+    counts: Counter[str] = Counter()
+    for r in records:
+        counts[r.type] += 1
+    return SnapshotWritten(
+        path=written, end_offset=target, epoch=facts.epoch, records=dict(counts),
+        digest=digest, size=written.stat().st_size,
+        last_contained_log_timestamp=facts.max_timestamp,
+        metadata_version=image.metadata_version, kraft_version=kraft_version,
+        voters=None if voters is None else [v["voterId"] for v in voters.get("voters", ())],
+        started_from=result.snapshot, replayed_records=result.records, notes=notes,
+        findings=list(result.findings))
+
+
+# ---------------------------------------------------------------------- output path
+
+def _check_out(out: Path) -> None:
+    """Refuse an unusable ``--out`` before the (possibly long) replay."""
+    if out.is_dir():
+        return
+    if out.exists() or out.is_symlink():
+        raise UsageError("--out names an existing file; kmeta never overwrites one",
+                         context=str(out), hint="give a new file name or a directory")
+    if not out.parent.is_dir():
+        raise UsageError("--out: no such directory", context=str(out.parent))
+
+
+def _final_path(out: Path, end: int, epoch: int, notes: list[str]) -> Path:
+    name = snapshot_file_name(end, epoch)
+    if out.is_dir():
+        final = out / name
+        if final.exists():
+            raise UsageError("a snapshot with this id exists; kmeta never overwrites one",
+                             context=str(final))
+        return final
+    kind = classify(out.name)
+    if kind.kind == "kraft-snapshot" and (kind.base_offset, kind.epoch, kind.suffix) != \
+            (end, epoch, None):
+        raise UsageError(f"--out is named like another snapshot; this one is {name}",
+                         context=str(out), hint="give a directory to get Kafka's name")
+    if out.name != name:
+        notes.append(f"the file is not named {name}: Kafka finds snapshots by that name "
+                     "only")
+    return out
+
+
+def _write(final: Path, end: int, facts: _LogFacts, voters: dict[str, Any] | None,
+           stamp: int, durable: bool, values: list[bytes]) -> Path:
+    assert facts.epoch is not None
+    canonical = final.name == snapshot_file_name(end, facts.epoch)
+    try:
+        # Kafka's own name gets Kafka's temporary name (<id>-<n>.checkpoint.part).
+        writer = SnapshotWriter(final.parent, end, facts.epoch,
+                                last_contained_log_timestamp=facts.max_timestamp,
+                                timestamp=stamp, kraft_version=facts.kraft_version or None,
+                                voters=voters, durable=durable,
+                                name=None if canonical else final.name)
+    except FileExistsError:
+        raise UsageError("the output file exists; kmeta never overwrites one",
+                         context=str(final)) from None
+    except OSError as e:
+        raise KmetaError(f"cannot write the snapshot: {e.strerror}",
+                         context=str(final)) from e
+    try:
+        writer.extend(values)
+        return writer.close()
+    except FileExistsError:
+        writer.abort()
+        raise UsageError("the output file appeared while it was written; it was left as "
+                         "it is", context=str(final)) from None
+    except OSError as e:
+        writer.abort()
+        raise KmetaError(f"cannot write the snapshot: {e.strerror}",
+                         context=str(final)) from e
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def _check_written(path: Path, end: int, epoch: int, digest: str) -> None:
+    """Read the snapshot back; a different image is a bug in kmeta, not in the input."""
+    image, findings = snapshot_image(LogFile(path, FileKind("kraft-snapshot", end, epoch)))
+    if findings or image.digest() != digest:
+        path.unlink(missing_ok=True)
+        what = findings[0].message if findings else \
+            f"digest {image.digest()} instead of {digest}"
+        raise RuntimeError(f"the snapshot written to {path} does not read back as the "
+                           f"image ({what}); it was removed")
+
+
+# ---------------------------------------------------------------------- log facts
+
+def _log_facts(part: PartitionDir, start: int, target: int) -> _LogFacts:
+    """The batch that holds ``target - 1`` and the KRaft control records in force at
+    ``target`` that the log holds from ``start`` on (below ``start`` they are in the
+    snapshot the replay started from)."""
+    facts = _LogFacts()
+    lo = min(start, target - 1)
+    segments = part.segments
+    for i, seg in enumerate(segments):
+        nxt = segments[i + 1].kind.base_offset if i + 1 < len(segments) else None
+        if nxt is not None and nxt <= lo:
+            continue
+        if (seg.kind.base_offset or 0) >= target:
+            break
+        path = str(seg.path)
+        try:
+            with mapped(seg.path) as buf:
+                for b in scan(buf, path):
+                    if type(b) is Finding or b.magic < 2 or not b.crc_valid:
+                        continue
+                    if b.base_offset >= target:
+                        break
+                    if b.base_offset <= target - 1 <= b.last_offset:
+                        facts.epoch = b.leader_epoch
+                        facts.max_timestamp = b.max_timestamp
+                        facts.batch_base, facts.batch_last = b.base_offset, b.last_offset
+                    if b.is_control and b.last_offset >= start:
+                        _control(b, start, target, facts)
+        except KmetaError:
+            continue  # an unreadable segment: the replay reported it already
+    return facts
+
+
+def _control(batch: Any, start: int, target: int, facts: _LogFacts) -> None:
+    records, _ = batch_records(batch)
+    for r in records:
+        if not start <= r.offset < target:
+            continue
+        p = decode_control(r.key, r.value)
+        if p.finding:
+            continue
+        if p.type == "KRAFT_VERSION":
+            facts.kraft_version = p.data["kRaftVersion"]
+        elif p.type == "KRAFT_VOTERS":
+            facts.voters = p.data
+
+
+def _snapshot_kraft(path: Path) -> _LogFacts:
+    """The KRaftVersion and Voters records of a snapshot's header batch."""
+    facts = _LogFacts()
+    try:
+        with mapped(path) as buf:
+            for b in scan(buf, str(path)):
+                if type(b) is Finding:
+                    continue
+                if b.is_control and b.crc_valid:
+                    _control(b, 0, b.last_offset + 1, facts)
+                break  # only the first batch is the header
+    except KmetaError:
+        pass
+    return facts
+
+
+# ---------------------------------------------------------------------- notes
+
+def _version_notes(level: int | None, records: list[Any]) -> list[str]:
+    """Records the image's metadata.version does not allow: the log held them anyway."""
+    seen: dict[tuple[str, int], int] = {}
+    for r in records:
+        need = required_level(r.type, r.version)
+        if need is not None and (level is None or need > level):
+            seen[(r.type, r.version)] = need
+    return [f"{t} v{v} needs metadata.version {_level(need)} but the image is at "
+            f"{_level(level)}: Kafka would not write it at that level; kmeta does, so that "
+            "the image is unchanged" for (t, v), need in sorted(seen.items())]
+
+
+def _level(level: int | None) -> str:
+    if level is None:
+        return "none"
+    return f"{level} ({LEVEL_NAMES[level]})" if level in LEVEL_NAMES else str(level)
