@@ -415,3 +415,13 @@ def test_progress_is_told_every_few_bytes_and_adds_up(monkeypatch):
     assert sum(n for _, n in heard) == total
     assert len(heard) > 3 * len(part.segments)
     assert all(n >= 0 for _, n in heard)
+
+
+def test_leader_change_of_the_first_epoch_may_lie_below_the_log_start(tmp_path):
+    """A log starting at 5 inside epoch 2 (its LeaderChange deleted with the segment
+    below) is fine; epoch 3 opening at 8 without a LeaderChange is still V008."""
+    batches = [noop(o, 2) for o in range(5, 8)] + [noop(o, 3) for o in range(8, 10)]
+    d = snapshot_dir(tmp_path, batches, [(5, 1)], "0\n2\n2 5\n3 8\n", base=5)
+    (part,) = list(discover([d]).all_partitions())
+    findings, _ = verify_metadata_partition(part)
+    assert [(f.code, f.offset) for f in findings] == [("V008", 8)]

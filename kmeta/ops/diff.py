@@ -18,6 +18,7 @@ replicas are read batch by batch, in step.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import Counter
 from collections.abc import Iterator
@@ -29,7 +30,7 @@ import xxhash
 
 from kmeta.core.divergence import Outcome, Reconciliation, reconcile
 from kmeta.core.image import diff_images
-from kmeta.core.replica_log import ReplicaLog, ReplicaLogError
+from kmeta.core.replica_log import ReplicaLog, ReplicaLogError, ValidKind
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -39,7 +40,8 @@ from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import mapped, scan
 
-__all__ = ["DiffReport", "PairDiff", "Replica", "diff_replicas"]
+__all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
+           "read_replicas", "records_from"]
 
 _CHUNK = 8 << 20
 _hash = xxhash.xxh3_64_intdigest
@@ -83,13 +85,20 @@ class Replica:
                 "findings": len(self.findings)}
 
 
-@dataclass(frozen=True)
+#: differing batches remembered per pair (all of them are counted)
+KEEP_DIFFERING = 1000
+
+
+@dataclass
 class Split:
-    """The first offset at which two replicas hold different bytes."""
+    """Where two replicas hold different bytes: the first offset, and every batch both
+    hold at the same offsets that differs (counted; the first KEEP_DIFFERING kept)."""
 
     offset: int
     epochs: tuple[int | None, int | None]
     places: tuple[str, str]  # "file@position" on each side
+    batches: int = 1
+    ranges: list[tuple[int, int]] = field(default_factory=list)  # (base, last) per batch
 
 
 @dataclass
@@ -97,13 +106,15 @@ class SideOnly:
     """The records one replica holds beyond the point where the other stops agreeing."""
 
     from_offset: int
+    batches: int = 0
     records: int = 0
     by_type: Counter = field(default_factory=Counter)
     first: int | None = None
     last: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"from_offset": self.from_offset, "records": self.records,
+        return {"from_offset": self.from_offset, "batches": self.batches,
+                "records": self.records,
                 "by_type": dict(sorted(self.by_type.items())), "first_offset": self.first,
                 "last_offset": self.last}
 
@@ -118,7 +129,10 @@ class PairDiff:
     #: the local replica following the peer, and the other way round
     local_follows: Reconciliation
     peer_follows: Reconciliation
-    status: str = "identical"  # identical | lagging | diverged
+    #: identical (same offsets, same bytes) | equivalent (the same log end and content
+    #: where both hold it; one log starts later, a snapshot standing in for the rest) |
+    #: lagging (one log is a strict prefix of the other) | diverged
+    status: str = "identical"
     divergence_offset: int | None = None
     divergence_epoch: int | None = None
     lagging: str | None = None  # label of the replica whose log is a strict prefix
@@ -186,7 +200,7 @@ class DiffReport:
 # ----------------------------------------------------------------------- reading
 
 
-def _open(label: str) -> Replica:
+def open_replica(label: str) -> Replica:
     found: Discovery = discover([label])
     parts = [p for p in found.all_partitions() if p.is_metadata]
     if len(parts) != 1:
@@ -292,6 +306,16 @@ def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
     return _in_step(reps, layouts, [s[k:] for s in segs])
 
 
+def read_replicas(reps: list[Replica]) -> dict[tuple[int, int], Split]:
+    """Read each replica once (building its model) and find where each pair's bytes
+    first differ."""
+    splits = _read_all(reps)
+    for r in reps:
+        r.model, _, problems = build_model(r.part, r.stats)
+        r.findings += problems
+    return splits
+
+
 def _stream(rep: Replica, layout: _Layout, segs: list[LogFile]
             ) -> Iterator[tuple[int, int, int, int, str]]:
     for seg in segs:
@@ -306,7 +330,7 @@ def _in_step(reps: list[Replica], layouts: list[_Layout], segs: list[list[LogFil
     streams = [_stream(r, lay, s) for r, lay, s in zip(reps, layouts, segs, strict=True)]
     heads: list[Any] = [next(s, None) for s in streams]
     splits: dict[tuple[int, int], Split] = {}
-    open_pairs = {(i, j) for i, j in itertools.combinations(range(n), 2)}
+    pairs = list(itertools.combinations(range(n), 2))
     if n == 2:
         # the common case, in a tight loop: equal offsets and equal hashes move on
         a, b = streams
@@ -318,19 +342,22 @@ def _in_step(reps: list[Replica], layouts: list[_Layout], segs: list[list[LogFil
         at = min(h[0] for h in heads if h is not None)
         here = [i for i, h in enumerate(heads) if h is not None and h[0] == at]
         reach = max(heads[i][1] for i in here)
-        if open_pairs:
-            for i, j in list(open_pairs):
-                hi, hj = heads[i], heads[j]
-                if hi is None or hj is None:
-                    continue
-                in_i, in_j = i in here, j in here
-                differ = (in_i and in_j and hi[1:4] != hj[1:4]) or \
-                    (in_i != in_j and (hj if in_i else hi)[0] <= reach)
-                if differ:
-                    splits[(i, j)] = Split(at, (hi[2] if in_i else None,
-                                                hj[2] if in_j else None),
-                                           (hi[4] if in_i else "-", hj[4] if in_j else "-"))
-                    open_pairs.discard((i, j))
+        for i, j in pairs:
+            hi, hj = heads[i], heads[j]
+            if hi is None or hj is None:
+                continue
+            in_i, in_j = i in here, j in here
+            if not (in_i and in_j and hi[1:4] != hj[1:4]) and \
+                    not (in_i != in_j and (hj if in_i else hi)[0] <= reach):
+                continue
+            split = splits.get((i, j))
+            if split is None:
+                split = splits[(i, j)] = Split(
+                    at, (hi[2] if in_i else None, hj[2] if in_j else None),
+                    (hi[4] if in_i else "-", hj[4] if in_j else "-"), 0)
+            split.batches += 1
+            if len(split.ranges) < KEEP_DIFFERING:
+                split.ranges.append((at, reach))
         for i in here:
             heads[i] = next(streams[i], None)
     for s in streams:  # drain (findings and layouts of the rest)
@@ -356,24 +383,37 @@ def _follow(follower: Replica, leader: Replica) -> Reconciliation:
         raise UsageError(f"{follower.label}: {e}") from None
 
 
-def _only(rep: Replica, start: int) -> SideOnly:
-    """Records of ``rep`` at or after ``start``, by type (control records by theirs)."""
+def records_from(rep: Replica, start: int,
+                 ranges: list[tuple[int, int]] | None = None) -> SideOnly:
+    """Records of ``rep`` at or after ``start`` (only inside ``ranges`` when given), by
+    type (control records by theirs)."""
     out = SideOnly(start)
+    wanted = sorted(ranges) if ranges is not None else None
+    stop = wanted[-1][1] if wanted else None
     if start >= rep.log_end:
         return out
     segs = rep.part.segments
     for i, seg in enumerate(segs):
         if i + 1 < len(segs) and segs[i + 1].kind.base_offset <= start:
             continue
+        seen = -1
         try:
             with mapped(seg.path) as buf:
                 for item in scan(buf, str(seg.path), decode=decode_metadata,
                                  decode_control=decode_control):
                     if type(item) is Finding:
                         continue  # reported by the reading pass already
-                    _, r, payload = item
+                    batch, r, payload = item
                     if r.offset < start:
                         continue
+                    if wanted is not None:
+                        if stop is None or r.offset > stop:
+                            return out
+                        if not _inside(wanted, r.offset):
+                            continue
+                    if batch.position != seen:
+                        seen = batch.position
+                        out.batches += 1
                     out.records += 1
                     out.by_type[payload.type] += 1
                     out.first = r.offset if out.first is None else out.first
@@ -381,6 +421,11 @@ def _only(rep: Replica, start: int) -> SideOnly:
         except KmetaError:
             continue
     return out
+
+
+def _inside(ranges: list[tuple[int, int]], offset: int) -> bool:
+    i = bisect.bisect_right(ranges, (offset, float("inf"))) - 1
+    return i >= 0 and ranges[i][0] <= offset <= ranges[i][1]
 
 
 def _image_diff(a: Replica, at_a: int, b: Replica, at_b: int) -> list[str] | None:
@@ -397,7 +442,8 @@ def _image_diff(a: Replica, at_a: int, b: Replica, at_b: int) -> list[str] | Non
 def _compare(local: Replica, peer: Replica, split: Split | None, images: bool) -> PairDiff:
     local_follows, peer_follows = _follow(local, peer), _follow(peer, local)
     pd = PairDiff(local, peer, split, local_follows, peer_follows)
-    leader, follower = (peer, local) if _up_to_date_key(peer) >= _up_to_date_key(local) \
+    # Ties go to LOCAL, the user's reference: neither replica would truncate then.
+    leader, follower = (peer, local) if _up_to_date_key(peer) > _up_to_date_key(local) \
         else (local, peer)
     rec = local_follows if follower is local else peer_follows
     by_epoch = rec.truncate_to if rec.outcome in (Outcome.TRUNCATE,
@@ -405,25 +451,34 @@ def _compare(local: Replica, peer: Replica, split: Split | None, images: bool) -
     candidates = [x for x in (by_epoch, split.offset if split else None) if x is not None]
     if candidates:
         pd.status = "diverged"
-        pd.divergence_offset = min(candidates)
-        assert follower.model is not None
-        pd.divergence_epoch = follower.model.epoch_at(pd.divergence_offset)
-        if pd.divergence_epoch is None:
-            pd.divergence_epoch = follower.model.epoch_cache.epoch_for_offset(
-                pd.divergence_offset)
-        cut = pd.divergence_offset
-        pd.only_local, pd.only_peer = _only(local, cut), _only(peer, cut)
-    elif local.log_end != peer.log_end or local.log_start != peer.log_start:
+        at = pd.divergence_offset = min(candidates)
+        if by_epoch == at:
+            # the epochs explain it: the diverging epoch the leader answered last, the
+            # last one the replicas share; everything after it differs
+            pd.divergence_epoch = next(s.answer_offset_and_epoch.epoch
+                                       for s in reversed(rec.steps)
+                                       if s.answer is ValidKind.DIVERGING)
+            pd.only_local, pd.only_peer = records_from(local, at), records_from(peer, at)
+        else:
+            # the bytes differ under the same epochs: only the differing batches
+            assert split is not None
+            pd.divergence_epoch = split.epochs[0] if split.epochs[0] == split.epochs[1] \
+                else follower.model.epoch_cache.epoch_for_offset(at - 1) \
+                if follower.model is not None and at > 0 else None
+            pd.only_local = records_from(local, at, split.ranges)
+            pd.only_peer = records_from(peer, at, split.ranges)
+    elif local.log_end != peer.log_end:
         shorter, longer = (local, peer) if local.log_end < peer.log_end else (peer, local)
-        if shorter.log_end != longer.log_end:
-            pd.status = "lagging"
-            pd.lagging = shorter.label
-            pd.lag_offsets = longer.log_end - shorter.log_end
-            only = _only(longer, shorter.log_end)
-            if longer is local:
-                pd.only_local = only
-            else:
-                pd.only_peer = only
+        pd.status = "lagging"
+        pd.lagging = shorter.label
+        pd.lag_offsets = longer.log_end - shorter.log_end
+        only = records_from(longer, max(shorter.log_end, longer.log_start))
+        if longer is local:
+            pd.only_local = only
+        else:
+            pd.only_peer = only
+    elif local.log_start != peer.log_start:
+        pd.status = "equivalent"
     if local.log_start != peer.log_start:
         _compare_log_starts(pd, local, peer)
     pd.kafka = _kafka_says(pd, leader, follower, rec)
@@ -442,9 +497,14 @@ def _compare_log_starts(pd: PairDiff, local: Replica, peer: Replica) -> None:
     snapshot's image stands in for the batches: it must equal the other's replay."""
     later = local if local.log_start > peer.log_start else peer
     other = peer if later is local else local
-    at = later.log_start
-    pd.notes.append(f"{later.label} starts its log at {at}, {other.label} at "
-                    f"{other.log_start}: the range between is compared by image")
+    # The image of the later replica can be built at its snapshots (its log may start
+    # below its first one: Kafka reopens the log at the first segment's base offset).
+    snaps = sorted(s.offset for s in (later.model.snapshots if later.model else {})
+                   if later.log_start <= s.offset <= other.log_end)
+    at = snaps[0] if snaps else later.log_start
+    pd.notes.append(f"{later.label} starts its log at {later.log_start}, {other.label} "
+                    f"at {other.log_start}: compared by image at offset {at}, by bytes "
+                    "where both hold batches")
     if at > other.log_end:
         pd.notes.append(f"{other.label} ends at {other.log_end}, before {at}: nothing "
                         "to compare there")
@@ -467,9 +527,12 @@ def _kafka_says(pd: PairDiff, leader: Replica, follower: Replica,
         f"end {leader.log_end}): it wins an election between the two"
     if pd.status == "identical":
         return ["nothing: the logs are the same"]
+    if pd.status == "equivalent":
+        return ["nothing: the logs end alike and agree where both hold records"]
     out = [lead]
     if rec.outcome is Outcome.SNAPSHOT:
-        out.append(f"{follower.label} is behind the leader's log start: it fetches "
+        out.append(f"{follower.label} ends at {follower.log_end}, below the leader's "
+                   f"log start {leader.log_start}: it fetches "
                    f"snapshot {rec.snapshot.file_stem if rec.snapshot else '?'} "
                    "(KIP-630), then the log after it")
     elif rec.outcome is Outcome.BELOW_HIGH_WATERMARK:
@@ -517,13 +580,10 @@ def diff_replicas(paths: list[str], *, images: bool = True) -> DiffReport:
     """Compare the first replica (LOCAL) with each of the others."""
     if len(paths) < 2:
         raise UsageError("diff needs two replicas or more", hint="kmeta diff LOCAL PEER")
-    reps = [_open(p) for p in paths]
+    reps = [open_replica(p) for p in paths]
     if len({r.path for r in reps}) != len(reps):
         raise UsageError("the same replica was given twice")
-    splits = _read_all(reps)
-    for r in reps:
-        r.model, _, problems = build_model(r.part, r.stats)
-        r.findings += problems
+    splits = read_replicas(reps)
     pairs = [_compare(reps[0], reps[j], splits.get((0, j)), images)
              for j in range(1, len(reps))]
     report = DiffReport(reps, pairs)

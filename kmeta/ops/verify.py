@@ -528,7 +528,10 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
     yield from _snapshots_against_model(part, model, no_segments, snap_files,
                                         stats.snapshot_findings)
     for epoch, (start, _end) in sorted(stats.epochs.items()):
-        if epoch not in stats.leader_changes and epoch >= 0:
+        # The epoch the log starts in may have begun below the log start offset, its
+        # LeaderChange deleted with its segment once a snapshot covered it.
+        opened_earlier = start == model.log_start_offset > 0
+        if epoch not in stats.leader_changes and epoch >= 0 and not opened_earlier:
             yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
                           "LeaderChange control record", str(part.path), offset=start)
 
@@ -874,10 +877,11 @@ def _checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
                 yield Finding("V036", f"{tp[0]}-{tp[1]}: {_CHECKPOINTS[name]} {other} is below "
                               f"the log start offset {start}", paths[name], offset=other,
                               details={"log_start_offset": start})
-    on_disk = {(p.topic, p.partition) for p in data_dir.partitions if not p.is_metadata}
+    on_disk = {(p.topic, p.partition) for p in data_dir.partitions}
     named = set().union(*(v.keys() for k, v in values.items()
                           if k != "log-start-offset-checkpoint"), set())
-    absent, unnamed = sorted(named - on_disk), sorted(on_disk - named)
+    absent = sorted(named - on_disk)
+    unnamed = sorted(tp for tp in on_disk - named if tp[0] != "__cluster_metadata")
     if absent and values:
         yield Finding("V037", f"{len(absent)} partition(s) named in the offset checkpoints "
                       f"have no directory here: {_tps(absent)}", str(data_dir.path))

@@ -28,9 +28,18 @@ def _headline(p: PairDiff) -> str:
     if p.status == "identical":
         return f"{who}: IDENTICAL (offsets {p.local.log_start}..{p.local.log_end - 1}, " \
             "same bytes)"
+    if p.status == "equivalent":
+        start = max(p.local.log_start, p.peer.log_start)
+        return f"{who}: SAME CONTENT over offsets {start}..{p.local.log_end - 1}, which " \
+            "both hold; their logs start at different offsets (see the notes)"
     if p.status == "lagging":
-        longer = p.peer.label if p.lagging == p.local.label else p.local.label
-        return f"{who}: LAG, not divergence: {p.lagging} is a prefix of {longer}, " \
+        shorter, longer = (p.local, p.peer) if p.lagging == p.local.label \
+            else (p.peer, p.local)
+        if shorter.log_end < longer.log_start:
+            return f"{who}: LAG, not divergence: {shorter.label} ends at " \
+                f"{shorter.log_end}, before {longer.label}'s log starts " \
+                f"({longer.log_start}): it needs a snapshot"
+        return f"{who}: LAG, not divergence: {p.lagging} is a prefix of {longer.label}, " \
             f"{p.lag_offsets:,} offset(s) behind"
     epoch = f" in epoch {p.divergence_epoch}" if p.divergence_epoch is not None else ""
     return f"{who}: DIVERGED at offset {p.divergence_offset}{epoch}"
@@ -49,7 +58,8 @@ def diff_lines(report: DiffReport) -> Iterator[str]:
         if s is not None:
             yield (f"  bytes first differ at offset {s.offset}: {p.local.label} "
                    f"{s.places[0]} (epoch {s.epochs[0]}), {p.peer.label} {s.places[1]} "
-                   f"(epoch {s.epochs[1]})")
+                   f"(epoch {s.epochs[1]}); {s.batches:,} batch(es) at the same offsets "
+                   "differ")
         for line in (_side(p.local.label, p.only_local), _side(p.peer.label, p.only_peer)):
             if line:
                 yield line

@@ -1,0 +1,141 @@
+"""``kmeta truncate``: what truncating a replica's metadata log to an offset would do.
+
+A simulation over the core model (``ReplicaLog.truncate_to``) and the image replay; it
+writes nothing.  Kafka's truncation works on whole batches (``LogSegment.truncateTo``
+cuts at the first batch whose last offset reaches the target), so a target inside a
+batch cuts at that batch's base offset, and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kmeta.core.image import diff_images
+from kmeta.errors import KmetaError, UsageError
+from kmeta.findings import Finding
+from kmeta.ops.diff import (
+    Replica,
+    SideOnly,
+    diff_replicas,
+    open_replica,
+    read_replicas,
+    records_from,
+)
+from kmeta.ops.image import build_image
+from kmeta.storage.discover import discover
+from kmeta.storage.segments import mapped, scan
+
+__all__ = ["TruncatePlan", "simulate_truncate"]
+
+
+@dataclass
+class TruncatePlan:
+    replica: Replica
+    requested: int
+    cut: int  # where the log really ends after it (a batch boundary)
+    old_end: int
+    removed: SideOnly
+    old_epochs: list[tuple[int, int]]
+    new_epochs: list[tuple[int, int]]
+    invalid_snapshots: list[str]
+    image_diff: list[str] | None
+    reason: str = ""  # why this offset (--to-divergence-with)
+    notes: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def changes(self) -> bool:
+        return self.cut < self.old_end
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": "truncate", "path": self.replica.label, "requested": self.requested,
+            "truncate_to": self.cut, "old_log_end_offset": self.old_end,
+            "new_log_end_offset": min(self.cut, self.old_end),
+            "removed": self.removed.to_json(),
+            "epoch_cache_before": [list(e) for e in self.old_epochs],
+            "epoch_cache_after": [list(e) for e in self.new_epochs],
+            "invalid_snapshots": self.invalid_snapshots,
+            "image_diff": self.image_diff, "reason": self.reason or None,
+            "notes": self.notes, "applied": False,
+        }
+
+
+def _batch_base(rep: Replica, offset: int) -> int | None:
+    """Base offset of the batch holding ``offset``, or None when no batch holds it."""
+    segs = rep.part.segments
+    for i, seg in enumerate(segs):
+        if i + 1 < len(segs) and segs[i + 1].kind.base_offset <= offset:
+            continue
+        try:
+            with mapped(seg.path) as buf:
+                for b in scan(buf, str(seg.path)):
+                    if type(b) is Finding:
+                        continue
+                    if b.base_offset <= offset <= b.last_offset:
+                        return b.base_offset
+                    if b.base_offset > offset:
+                        return None
+        except KmetaError:
+            return None
+    return None
+
+
+def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = None,
+                      images: bool = True) -> TruncatePlan:
+    """What truncating ``path``'s metadata log to ``to`` (or to where it diverges from
+    ``peer``) would remove and change."""
+    if (to is None) == (peer is None):
+        raise UsageError("give exactly one of --to and --to-divergence-with")
+    reason = ""
+    if peer is not None:
+        report = diff_replicas([path, peer], images=False)
+        pair = report.pairs[0]
+        rep = report.replicas[0]
+        if pair.divergence_offset is None:
+            to = rep.log_end
+            reason = f"{path} has not diverged from {peer} ({pair.status}): nothing to cut"
+        else:
+            to = pair.divergence_offset
+            reason = f"{path} diverged from {peer} at offset {to}"
+            if pair.local_follows.truncate_to is not None and pair.content_split is None:
+                reason += " (where Kafka's fetch would truncate it)"
+    else:
+        rep = open_replica(path)
+        read_replicas([rep])
+    assert to is not None and rep.model is not None
+    model = rep.model
+    if to < model.log_start_offset:
+        raise UsageError(f"--to {to} is below the log start offset {model.log_start_offset}",
+                         context=rep.path, hint="the log holds nothing below it to keep")
+    notes: list[str] = []
+    cut = to
+    if to < model.log_end_offset:
+        base = _batch_base(rep, to)
+        if base is not None and base != to:
+            notes.append(f"offset {to} is inside the batch starting at {base}: Kafka cuts "
+                         f"whole batches, so the log would end at {base}")
+            cut = base
+    latest = model.latest_snapshot
+    if latest is not None and cut < latest.offset:
+        notes.append(f"the cut is below the latest snapshot {latest.file_stem}: Kafka "
+                     "never truncates below its high watermark; a follower would fetch "
+                     "a snapshot instead")
+    # Kafka truncates the epoch cache from the end on truncation (UnifiedLog.truncateTo)
+    new_epochs = model.epoch_cache.truncate_from_end(cut)
+    invalid = [s.file_stem + ".checkpoint" for s in model.snapshots if s.offset > cut]
+    removed = records_from(rep, cut)
+    image_diff = None
+    if images and cut < model.log_end_offset:
+        try:
+            before_img = build_image(discover([rep.path])).image
+            after_img = build_image(discover([rep.path]), at=cut).image
+            image_diff = diff_images(before_img, after_img)
+        except KmetaError as e:
+            notes.append(f"no image diff: {e.message}")
+    return TruncatePlan(
+        rep, to, cut, model.log_end_offset, removed,
+        [(e.epoch, e.start_offset) for e in model.epoch_cache.entries],
+        [(e.epoch, e.start_offset) for e in new_epochs.entries],
+        invalid, image_diff, reason, notes, rep.findings)
