@@ -61,7 +61,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V026": (Severity.ERROR, "log starts above 0 and no snapshot covers the offsets below it"),
     "V030": (Severity.WARNING, "index file without its segment"),
     "V031": (Severity.ERROR, "index entries out of order, or damage after the last entry"),
-    "V032": (Severity.ERROR, "offset-index entry does not point at the batch it names"),
+    "V032": (Severity.ERROR, "index entry does not point at the batch it names, or names "
+             "an offset past its segment"),
     "V033": (Severity.ERROR, "partition.metadata of __cluster_metadata has the wrong topic id"),
     "V034": (Severity.WARNING, "data dirs checked together name different cluster ids"),
     "V035": (Severity.ERROR, "an offset checkpoint points beyond a partition's log end"),

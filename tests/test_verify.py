@@ -425,3 +425,10 @@ def test_leader_change_of_the_first_epoch_may_lie_below_the_log_start(tmp_path):
     (part,) = list(discover([d]).all_partitions())
     findings, _ = verify_metadata_partition(part)
     assert [(f.code, f.offset) for f in findings] == [("V008", 8)]
+
+
+def test_time_index_entry_past_the_segment(tmp_path):
+    d = _index_dir(tmp_path, [], [(TS, 3), (TS + 5, 12)])  # the log ends at offset 9
+    (part,) = list(discover([d]).all_partitions())
+    findings, _ = verify_metadata_partition(part)
+    assert [(f.code, f.position, f.offset) for f in findings] == [("V032", 12, 12)]

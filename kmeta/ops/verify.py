@@ -591,7 +591,7 @@ def _first_offset(part: PartitionDir) -> int | None:
     return None
 
 
-def verify_indexes(part: PartitionDir) -> Iterator[Finding]:
+def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterator[Finding]:
     """Group 6 for one partition: each live index against its own segment.
 
     Kafka appends an offset-index entry (last offset of the appended batches, position of
@@ -599,6 +599,8 @@ def verify_indexes(part: PartitionDir) -> Iterator[Finding]:
     largest timestamp so far: both only grow, and every position is a batch start.
     """
     segments = {f.kind.base_offset: f for f in part.segments}
+    # the last offset of each segment, from the runs the verify pass recorded
+    lasts = {base: runs[-1][1] for base, runs in stats.layout if runs} if stats else {}
     for f in part.files:
         k = f.kind
         if k.suffix is not None or k.kind not in ("offset-index", "time-index"):
@@ -623,7 +625,10 @@ def verify_indexes(part: PartitionDir) -> Iterator[Finding]:
         if k.kind == "offset-index":
             yield from _offset_index_against(index.entries, seg, path)
         else:
-            yield from _time_index_in_order(index.entries, path)
+            last = lasts.get(k.base_offset) if stats else None
+            if stats is not None and last is None:
+                last = k.base_offset - 1  # an empty segment: no entry can name an offset
+            yield from _time_index_in_order(index.entries, path, last)
 
 
 def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
@@ -672,9 +677,15 @@ def _batch_at(fd: int, position: int) -> Batch | None:
     return batch if batch.crc_valid else None
 
 
-def _time_index_in_order(entries: tuple, path: str) -> Iterator[Finding]:
+def _time_index_in_order(entries: tuple, path: str, last: int | None = None
+                         ) -> Iterator[Finding]:
+    """Entries only grow, and name offsets the segment holds (``last``: its last
+    offset as the verify pass read it, when known)."""
     previous = None
     for i, e in enumerate(entries):
+        if last is not None and e.offset > last:
+            yield Finding("V032", f"time-index entry {i} names offset {e.offset}, past the "
+                          f"segment's last offset {last}", path, 12 * i, e.offset)
         if previous is not None and (e.timestamp < previous.timestamp
                                      or e.offset < previous.offset):
             yield Finding("V031", f"entry {i} ({e.timestamp}, offset {e.offset}) goes back "
@@ -691,7 +702,7 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     findings += verify_log(part.segments, stats, replay, progress)
     stats.image = replay.image if replay is not None else None
     findings += verify_model(part, stats)
-    findings += verify_indexes(part)
+    findings += verify_indexes(part, stats)
     return findings, stats
 
 
