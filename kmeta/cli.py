@@ -126,6 +126,8 @@ PathsArg = Annotated[list[str], typer.Argument(
     metavar="PATH")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one object per "
                                        "line (schema in kmeta(1)).")]
+JsonObjOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout "
+                                          "(schema in kmeta(1)).")]
 
 
 @app.command()
@@ -341,7 +343,7 @@ def diff(
     no_images: Annotated[bool, typer.Option(
         "--no-images", help="Skip the cluster-image comparison (faster on long logs).")
     ] = False,
-    json_out: JsonOpt = False,
+    json_out: JsonObjOpt = False,
 ) -> None:
     """Find where replicas of the metadata log diverged, and what Kafka would do.
 
@@ -393,6 +395,102 @@ def snapshot(
     tally.count_all(result.findings)
     write_lines([snapshot_json(result)] if json_out else snapshot_lines(result))
     _report(result.findings, tally)
+
+
+@app.command()
+def truncate(
+    path: Annotated[str, typer.Argument(
+        help="A data dir or __cluster_metadata-0 directory; only read unless --apply.",
+        show_default=False, metavar="PATH")],
+    to: Annotated[int | None, typer.Option(
+        "--to", min=0, metavar="OFFSET", help="End the log before this offset (a target "
+        "inside a batch cuts at the batch's start, as Kafka does).")] = None,
+    peer: Annotated[str | None, typer.Option(
+        "--to-divergence-with", metavar="PEER", help="Truncate to where PATH diverged "
+        "from this replica (see kmeta diff).")] = None,
+    apply: Annotated[bool, typer.Option(
+        "--apply", help="Write the truncated copy (needs --out).")] = False,
+    out: Annotated[str | None, typer.Option(
+        "--out", metavar="NEWDIR", help="With --apply: a new or empty directory outside "
+        "the input for the truncated copy.")] = None,
+    no_images: Annotated[bool, typer.Option(
+        "--no-images", help="Skip the image before/after (faster on long logs).")] = False,
+    json_out: JsonObjOpt = False,
+) -> None:
+    """Show what truncating the metadata log would remove and change; write nothing
+    unless --apply --out NEWDIR is given.
+
+    The simulation lists the batches and records removed (by type), the new log end
+    offset and epoch cache, the snapshots made invalid and the image before and after.
+    """
+    from kmeta.ops.truncate import simulate_truncate
+    from kmeta.render.truncate import truncate_json, truncate_lines
+
+    if apply != (out is not None):
+        raise UsageError("--apply and --out go together", hint="without them, nothing "
+                         "is written: the command only simulates")
+    plan = simulate_truncate(path, to, peer=peer, images=not no_images)
+    if not apply:
+        write_lines(truncate_json(plan) if json_out else truncate_lines(plan))
+        raise typer.Exit(int(ExitCode.OK))
+    if not json_out:
+        write_lines(truncate_lines(plan))
+    from kmeta.ops.repair import apply_repair, plan_repair
+    from kmeta.render.repair import repair_json, repair_lines
+
+    result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
+    write_lines([repair_json(result)] if json_out else repair_lines(result))
+    raise typer.Exit(int(ExitCode.FINDINGS if result.remaining_errors else ExitCode.OK))
+
+
+@app.command()
+def repair(
+    path: Annotated[str, typer.Argument(
+        help="The __cluster_metadata-0 directory to repair; only read, unless --in-place.",
+        show_default=False, metavar="PARTITION_DIR")],
+    out: Annotated[str | None, typer.Option(
+        "--out", metavar="DIR", help="Write the repaired copy here: a new or empty "
+        "directory outside the input (name it like the input to use it).")] = None,
+    truncate_to: Annotated[int | None, typer.Option(
+        "--truncate-to", min=0, metavar="OFFSET", help="Also end the log before this "
+        "offset (a batch boundary); snapshots past it are quarantined.")] = None,
+    in_place: Annotated[bool, typer.Option(
+        "--in-place", help="Replace PARTITION_DIR with its repaired copy; needs --backup, "
+        "refused while a broker holds the data dir's .lock.")] = False,
+    backup: Annotated[str | None, typer.Option(
+        "--backup", metavar="DIR", help="With --in-place: where the original goes first "
+        "(new or empty, outside the data dir).")] = None,
+    follow_snapshot: Annotated[bool, typer.Option(
+        "--follow-snapshot", help="When the latest intact snapshot is ahead of the "
+        "repaired log, do what Kafka does on start: drop the log and start at the "
+        "snapshot (default: quarantine the snapshot, keep the log).")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show what would change; write nothing.")] = False,
+    json_out: JsonObjOpt = False,
+) -> None:
+    """Write a repaired copy of a metadata partition: the log cut at its first damage as
+    Kafka's recovery cuts it, leader-epoch-checkpoint rebuilt, snapshots and leftovers
+    that no longer fit moved to quarantine/, stale indexes left out.
+
+    Exit 0 when the output verifies without errors, 1 when some remain (they are shown).
+    """
+    from kmeta.ops.repair import apply_repair, apply_repair_in_place, plan_repair
+    from kmeta.render.repair import repair_json, repair_lines
+
+    if not dry_run and in_place == (out is not None):
+        raise UsageError("give exactly one of --out DIR and --in-place")
+    if backup is not None and not in_place:
+        raise UsageError("--backup goes with --in-place")
+    plan = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot)
+    if dry_run:
+        result: Any = plan
+    elif in_place:
+        result = apply_repair_in_place(plan, backup)
+    else:
+        result = apply_repair(plan, out)
+    write_lines([repair_json(result)] if json_out else repair_lines(result))
+    remaining = [] if dry_run else result.remaining_errors
+    raise typer.Exit(int(ExitCode.FINDINGS if remaining else ExitCode.OK))
 
 
 def _report(findings: list[Any], tally: Tally) -> None:

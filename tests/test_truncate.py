@@ -56,3 +56,43 @@ def test_refusals() -> None:
         simulate_truncate(str(ROOT / "healthy"))
     with pytest.raises(UsageError):
         simulate_truncate(str(ROOT / "divergent" / "behind-snapshot" / "a"), 10)
+
+
+def test_cli_simulates_then_applies(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "kmeta", *args], capture_output=True,
+                              text=True, timeout=120)
+
+    a, b = ROOT / "divergent" / "unclean" / "a", ROOT / "divergent" / "unclean" / "b"
+    sim = run("truncate", "--json", str(a), "--to-divergence-with", str(b))
+    assert sim.returncode == 0, sim.stderr
+    plan = json.loads(sim.stdout)
+    assert plan["kind"] == "truncate" and plan["truncate_to"] == 334 and not plan["applied"]
+    assert run("truncate", str(a), "--to", "5", "--apply").returncode == 2  # needs --out
+    out = tmp_path / "__cluster_metadata-0"
+    done = run("truncate", "--json", str(a), "--to-divergence-with", str(b), "--apply",
+               "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["kind"] == "repair"
+    again = run("diff", "--json", str(out), str(b))
+    # the truncated copy is now a prefix of the leader's log: lag, not divergence
+    assert again.returncode == 0 and json.loads(again.stdout)["lagging"] == [str(out)]
+
+
+def test_repair_cli(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    src = ROOT / "corrupt" / "torn-tail" / "__cluster_metadata-0"
+    out = tmp_path / "__cluster_metadata-0"
+    done = subprocess.run([sys.executable, "-m", "kmeta", "repair", str(src), "--out",
+                           str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "S001" in done.stdout and (out / "leader-epoch-checkpoint").is_file()
+    refused = subprocess.run([sys.executable, "-m", "kmeta", "repair", str(src),
+                              "--in-place"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr

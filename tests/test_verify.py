@@ -432,3 +432,11 @@ def test_time_index_entry_past_the_segment(tmp_path):
     (part,) = list(discover([d]).all_partitions())
     findings, _ = verify_metadata_partition(part)
     assert [(f.code, f.position, f.offset) for f in findings] == [("V032", 12, 12)]
+
+
+def test_two_snapshots_ending_at_one_offset(tmp_path):
+    """Snapshot files at one end offset and two epochs: read, not a crash; the one whose
+    epoch disagrees with the log is V023."""
+    d = snapshot_dir(tmp_path, healthy(), [(7, 2), (7, 1)])
+    found = codes(d)
+    assert found == ["V023"]

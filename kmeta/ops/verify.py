@@ -188,7 +188,9 @@ def snapshot_findings(f: LogFile, seen: dict[str, list[Finding]]) -> list[Findin
 def plan_replay(part: PartitionDir, first_offset: int | None,
                 seen: dict[str, list[Finding]]) -> tuple[Replay | None, list[Finding]]:
     """Where the replay of a partition's log starts, and what it will be compared with."""
-    snaps = sorted((f.kind.base_offset, f) for f in part.snapshots)
+    # by end offset, then epoch: two snapshots may end at one offset (different epochs)
+    snaps = sorted(((f.kind.base_offset, f) for f in part.snapshots),
+                   key=lambda s: (s[0], s[1].kind.epoch or 0))
     if first_offset is None:
         return None, []
     if first_offset == 0:

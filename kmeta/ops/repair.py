@@ -1,0 +1,1052 @@
+"""``kmeta repair``: a repaired copy of a KRaft metadata partition directory.
+
+:func:`plan_repair` reads the partition directory and decides, without writing anything,
+what the repaired copy holds; :func:`apply_repair` writes it to a new directory and
+:func:`apply_repair_in_place` swaps it in for the original (after a backup).  The input
+is opened read-only and never changed, except by the final swap of the in-place mode.
+
+Kafka facts behind the rules (``apache/kafka``, read for behaviour only):
+
+* ``LogSegment.recover`` reads a segment's batches in order and checks each on its own
+  (``ensureValid``: size at least the batch overhead, CRC; the offset fits the index).
+  At the first batch that fails, the segment is truncated at the end of the last good
+  one; ``FileLogInputStream`` ends the read at a batch whose length runs past the end of
+  the file (a torn write) and rejects a length below the least message size (a zero or
+  garbage tail).  Records are never decoded.
+* ``LogLoader.recoverLog``: once a segment was truncated, every later segment is deleted.
+  ``UnifiedLog.truncateTo``: segments whose base offset is above the target go, the one
+  holding it is cut (and may become empty); KRaft only truncates at batch boundaries.
+* ``LogLoader.loadSegmentFiles`` / ``LogSegment.sanityCheck``: a segment whose offset index
+  is missing is recovered, which rebuilds its offset *and* time index; a missing time
+  index alone is only recreated empty, so indexes are left out together.  Index files
+  without their segment are deleted.
+* ``LeaderEpochFileCache``: an entry for each batch whose epoch is higher than the latest
+  one; truncated from the start at the log start offset (the base offset of the first
+  segment, for the metadata log).
+* ``KafkaMetadataLog.recoverSnapshots`` deletes ``.checkpoint.part``, ``.checkpoint.deleted``
+  and snapshots that end below the log start offset on start; ``truncateToLatestSnapshot``
+  throws the whole log away when the latest snapshot is ahead of it.
+* ``LogManager`` locks ``<data dir>/.lock`` (``FileChannel.tryLock``: a POSIX ``fcntl``
+  lock on Linux) while a broker runs, and at start-up parses the name of *every*
+  directory in a data dir as ``topic-partition``, failing on a name it cannot parse.
+
+Where the repaired log ends.  Batches are read in offset order; the copy ends at the
+last batch before the first of these (the table is :data:`CUT_CODES`):
+
+* what Kafka's recovery rejects: a bad CRC (F001), an impossible header (F002, F009), a
+  torn tail (S001), a zero-filled tail (S002), a damaged range (S003, which Kafka meets
+  as a bad batch at its first byte and truncates there), garbage (S004);
+* what Kafka's recovery would keep but a KRaft log cannot be, so that no replica replays
+  it (a deliberate difference): offsets that go back or overlap (S005, V003), a gap in
+  the offsets within or between segments (V003, V009: records are missing), a leader
+  epoch that decreases (V005), a legacy (magic 0/1) message (V010).
+
+Record *contents* are not judged (Kafka's recovery does not decode them either): a batch
+with an intact CRC whose records cannot be decoded (F003, F005, F006, F011 …) is kept;
+:func:`apply_repair` verifies its output and reports what is left, and ``truncate_to``
+can cut there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import filecmp
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from kmeta.core.epochs import EpochCache
+from kmeta.core.image import PROBLEM_CODES
+from kmeta.core.replica_log import BatchMeta, ReplicaLog, Segment, SnapshotId, SnapshotState
+from kmeta.errors import KmetaError, UnreadableInput, UsageError
+from kmeta.findings import Finding, Severity
+from kmeta.formats.filenames import classify, segment_file_name
+from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
+from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
+from kmeta.ops.verify import snapshot_image, verify, verify_indexes
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.files import load_checked
+from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.writer import (
+    atomic_open,
+    atomic_write,
+    fsync_directory,
+    write_leader_epoch_checkpoint,
+)
+
+__all__ = [
+    "CUT_CODES",
+    "QUARANTINE",
+    "Action",
+    "Cut",
+    "FileChange",
+    "RepairPlan",
+    "RepairResult",
+    "Removed",
+    "apply_repair",
+    "apply_repair_in_place",
+    "plan_repair",
+]
+
+#: The folder of the output that holds the files repair moved aside.
+QUARANTINE = "quarantine"
+
+#: Problems at which the repaired log ends, and why (see the module docstring).
+CUT_CODES: dict[str, str] = {
+    "F001": "Kafka's recovery rejects a batch whose CRC does not match",
+    "F002": "Kafka's recovery rejects an impossible batch header",
+    "F009": "Kafka's recovery rejects a legacy message whose CRC does not match",
+    "S001": "Kafka's recovery stops at a batch longer than the rest of the file",
+    "S002": "Kafka's recovery rejects a zero batch length",
+    "S003": "Kafka's recovery meets a bad batch at the first damaged byte",
+    "S004": "Kafka's recovery rejects what follows the last valid batch",
+    "S005": "Kafka's recovery would keep it, but a KRaft log never repeats an offset",
+    "V003": "Kafka's recovery would keep it, but the offsets of a KRaft log are "
+            "contiguous: records are missing or repeated",
+    "V005": "Kafka's recovery would keep it, but the leader epochs of a KRaft log never "
+            "go back",
+    "V009": "Kafka's recovery would keep it, but records between the segments are missing",
+    "V010": "Kafka's recovery would keep it, but KRaft cannot read a legacy message",
+}
+
+_INDEX_KINDS = ("offset-index", "time-index", "txn-index")
+
+
+class Action(StrEnum):
+    """What repair does with one file of the input."""
+
+    COPIED = "copied"  # byte for byte
+    CUT = "cut"  # a prefix of it, byte for byte
+    DROPPED = "dropped"  # a segment after the cut: not in the output
+    QUARANTINED = "quarantined"  # copied under quarantine/
+    REBUILT = "rebuilt"  # written anew from the kept batches
+    OMITTED = "omitted"  # not in the output: Kafka rebuilds or deletes it
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """What happens to one file (or directory) of the input, and why."""
+
+    name: str
+    kind: str
+    action: Action
+    reason: str
+    bytes_in: int | None = None
+    bytes_out: int = 0
+    #: segments: the first and last offsets kept; snapshots: the end offset (both)
+    first_offset: int | None = None
+    last_offset: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def target(self) -> str | None:
+        """Where it goes, relative to the output directory (None: nowhere)."""
+        if self.action is Action.QUARANTINED:
+            return f"{QUARANTINE}/{self.name}"
+        if self.action in (Action.COPIED, Action.CUT, Action.REBUILT):
+            return self.name
+        return None
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where the repaired log ends: bytes of ``file`` before ``position`` are kept."""
+
+    file: str
+    position: int
+    #: the first offset removed, when the bytes there name one
+    offset: int | None
+    #: "damage", "truncate_to" or "snapshot" (follow_snapshot)
+    cause: str
+    #: the finding code of the damage (:data:`CUT_CODES`); None for truncate_to
+    code: str | None
+    #: what is there
+    message: str
+    #: why the log ends there
+    reason: str
+
+
+@dataclass
+class Removed:
+    """What the repaired log no longer holds."""
+
+    batches: int = 0
+    records: int = 0
+    #: bytes of segments left out (cut tails and dropped segments)
+    bytes: int = 0
+    #: the offsets removed: from the first one (the new log end offset, or the old log
+    #: start when a snapshot is followed) to the last offset of the last intact batch
+    #: removed (None when unknown)
+    first_offset: int | None = None
+    last_offset: int | None = None
+    #: "data", "control", "legacy", "damaged" (bad CRC: records not trusted) and "torn"
+    batches_by_type: dict[str, int] = field(default_factory=dict)
+    #: record type (Kafka's name, e.g. PARTITION_CHANGE_RECORD, LEADER_CHANGE) -> count
+    records_by_type: dict[str, int] = field(default_factory=dict)
+    #: every damage met in what was removed (what made the log end is ``plan.cut``)
+    damage: list[Finding] = field(default_factory=list)
+
+    def add_torn(self) -> None:
+        """A batch cut short by a torn write (S001): its header names it, its records are
+        lost."""
+        self.batches += 1
+        self.batches_by_type["torn"] = self.batches_by_type.get("torn", 0) + 1
+
+    def add_batch(self, batch: Any) -> None:
+        self.batches += 1
+        if batch.crc_valid:
+            kind = "legacy" if batch.magic != 2 else "control" if batch.is_control \
+                else "data"
+            self.first_offset = batch.base_offset if self.first_offset is None \
+                else min(self.first_offset, batch.base_offset)
+            self.last_offset = batch.last_offset if self.last_offset is None \
+                else max(self.last_offset, batch.last_offset)
+            records, _ = batch_records(batch)
+            self.records += len(records)
+            for r in records:
+                p = decode_control(r[2], r[3]) if batch.is_control else decode_metadata(r[3])
+                self.records_by_type[p.type] = self.records_by_type.get(p.type, 0) + 1
+            if not records and batch.records_count:
+                self.records += batch.records_count
+                self.records_by_type["(undecodable)"] = \
+                    self.records_by_type.get("(undecodable)", 0) + batch.records_count
+        else:
+            kind = "damaged"
+        self.batches_by_type[kind] = self.batches_by_type.get(kind, 0) + 1
+
+
+@dataclass
+class RepairPlan:
+    """Everything a repair would do, computed without writing (see :func:`plan_repair`)."""
+
+    part_dir: Path
+    truncate_to: int | None
+    log_start_offset: int
+    #: one past the last offset of the last intact batch anywhere in the input
+    input_log_end_offset: int | None
+    new_log_end_offset: int
+    #: where the log ends and why; None when every batch is kept
+    cut: Cut | None
+    changes: list[FileChange]
+    removed: Removed
+    #: the leader-epoch cache rebuilt from the kept batches (what leader-epoch-checkpoint
+    #: will hold)
+    epoch_cache: EpochCache
+    #: the replica as repaired: kept segments, rebuilt epoch cache, kept snapshots
+    model: ReplicaLog
+    #: what people should know: problems repair leaves, choices it made
+    notes: list[str] = field(default_factory=list)
+    #: (size, mtime) of every entry of the input, to refuse writing if it changed since
+    fingerprint: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def invalid_snapshots(self) -> list[FileChange]:
+        """The KRaft snapshot files moved to quarantine (any state), with the reason."""
+        return [c for c in self.changes if c.kind == "kraft-snapshot"
+                and c.action is Action.QUARANTINED]
+
+    @property
+    def changed(self) -> bool:
+        """Whether the copy differs from the input in anything but byte copies."""
+        return any(c.action is not Action.COPIED and not
+                   (c.action is Action.REBUILT and c.details.get("unchanged"))
+                   for c in self.changes)
+
+    def by_action(self, action: Action) -> list[FileChange]:
+        return [c for c in self.changes if c.action is action]
+
+
+@dataclass
+class RepairResult:
+    """A repair that was written."""
+
+    plan: RepairPlan
+    out: Path
+    in_place: bool = False
+    backup: Path | None = None
+    #: findings of ``verify`` over the output (None when not checked)
+    findings: list[Finding] | None = None
+    #: what people should know about where it was written
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def remaining_errors(self) -> list[Finding]:
+        return [f for f in self.findings or () if f.severity is Severity.ERROR]
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def _partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
+    path = Path(part_dir)
+    if not path.is_dir():
+        raise UsageError("not a directory", context=str(path),
+                         hint="give the partition directory, e.g. __cluster_metadata-0")
+    found = discover([path])
+    if found.data_dirs or found.files or len(found.partitions) != 1:
+        raise UsageError("not a partition directory", context=str(path),
+                         hint="give the partition directory (__cluster_metadata-0), not "
+                         "the data dir above it")
+    part = found.partitions[0]
+    if not part.is_metadata:
+        raise UsageError(f"repair handles the __cluster_metadata partition only, not "
+                         f"{part.topic}", context=str(path))
+    if not part.segments:
+        raise UnreadableInput("no log segment: there is no log to repair", context=str(path),
+                              hint="copy the whole partition directory from the broker")
+    return part
+
+
+def _fingerprint(path: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            p = Path(root, name)
+            st = p.lstat()
+            out[str(p.relative_to(path))] = (st.st_size if p.is_file() else -1,
+                                              st.st_mtime_ns)
+    return out
+
+
+class _LogReader:
+    """Reads the segments in order and finds where the repaired log ends."""
+
+    def __init__(self, truncate_to: int | None) -> None:
+        self.truncate_to = truncate_to
+        self.expected: int | None = None  # the offset the next batch must start at
+        self.last_epoch = -1
+        self.cut: Cut | None = None
+        self.removed = Removed()
+        self.input_end: int | None = None
+        #: per segment kept: (base offset, runs [base, last, epoch])
+        self.layout: list[tuple[int, list[list[int]]]] = []
+
+    def _cut(self, seg: LogFile, position: int, offset: int | None, code: str | None,
+             message: str) -> None:
+        if code is None:
+            self.cut = Cut(seg.path.name, position, offset, "truncate_to", None, message,
+                           "requested: KRaft truncates at batch boundaries")
+        else:
+            self.cut = Cut(seg.path.name, position, offset, "damage", code, message,
+                           CUT_CODES[code])
+
+    def _rejects(self, batch: Any, valid: int) -> tuple[str, str] | None:
+        """Why a batch Kafka's recovery accepts still ends the repaired log, or None."""
+        if batch.position != valid:  # only after a finding, which cut already
+            return "S003", f"bytes {valid}..{batch.position} hold no batch"
+        if batch.magic != 2:
+            return "V010", f"legacy message (magic {batch.magic}) at offset " \
+                f"{batch.base_offset}"
+        if self.expected is not None and batch.base_offset != self.expected:
+            what = "gap" if batch.base_offset > self.expected else "overlap"
+            code = "V009" if valid == 0 and what == "gap" else "V003"
+            return code, f"{what}: batch starts at offset {batch.base_offset}, the log " \
+                f"ended at {self.expected - 1}"
+        if batch.leader_epoch < self.last_epoch:
+            return "V005", f"leader epoch {batch.leader_epoch} after epoch {self.last_epoch}"
+        return None
+
+    def read(self, seg: LogFile) -> tuple[int, int, list[list[int]], bool]:
+        """Read one segment: its size, the bytes kept, the runs of batches kept, and
+        whether the segment goes altogether."""
+        path = str(seg.path)
+        runs: list[list[int]] = []
+        valid = 0
+        cut_before = self.cut is not None
+        with mapped(seg.path) as buf:
+            size = len(buf)
+            for item in scan(buf, path):
+                if type(item) is Finding:
+                    if item.code == "S001" and item.offset is not None:
+                        self.removed.add_torn()
+                    if item.code in CUT_CODES:
+                        if self.cut is None:
+                            self._cut(seg, valid, item.offset, item.code, item.message)
+                        else:
+                            self.removed.damage.append(item)
+                    continue
+                batch = item
+                if batch.crc_valid:
+                    end = batch.last_offset + 1
+                    self.input_end = end if self.input_end is None else max(self.input_end,
+                                                                            end)
+                if self.cut is None and (why := self._rejects(batch, valid)) is not None:
+                    self._cut(seg, valid, batch.base_offset, *why)
+                t = self.truncate_to
+                if self.cut is None and t is not None and batch.last_offset >= t:
+                    if batch.base_offset < t:
+                        raise UsageError(
+                            f"cannot truncate to {t}: it is inside the batch of offsets "
+                            f"{batch.base_offset}..{batch.last_offset} ({seg.path.name}, "
+                            f"byte {batch.position})",
+                            hint=f"KRaft truncates at batch boundaries: use {batch.base_offset}"
+                                 f" or {batch.last_offset + 1}")
+                    self._cut(seg, valid, t, None, f"truncated to {t}: the log ends before "
+                              f"offset {t}")
+                if self.cut is not None:
+                    self.removed.add_batch(batch)
+                    continue
+                valid = batch.position + batch.size
+                epoch = batch.leader_epoch
+                if runs and runs[-1][2] == epoch and runs[-1][1] + 1 == batch.base_offset:
+                    runs[-1][1] = batch.last_offset
+                else:
+                    runs.append([batch.base_offset, batch.last_offset, epoch])
+                self.expected = batch.last_offset + 1
+                self.last_epoch = max(self.last_epoch, epoch)
+        kept = 0 if cut_before else size if self.cut is None else valid
+        base = seg.kind.base_offset
+        # A segment cut to nothing stays, empty, as Kafka leaves it (its name is then the
+        # log end offset) -- unless its name is not where the log before it ends (a gap):
+        # then it goes too, or the log end would jump over the gap.
+        gap = not cut_before and self.cut is not None and kept == 0 and bool(self.layout) \
+            and base != self.expected
+        if not cut_before and not gap:
+            self.layout.append((base, runs))
+        self.removed.bytes += size - kept
+        return size, kept, runs, cut_before or gap
+
+
+def _read_log(segments: list[LogFile], reader: _LogReader, dropped_why: str
+              ) -> tuple[list[FileChange], set[int]]:
+    """Read every segment with ``reader``: a change for each, and the base offsets of the
+    segments cut or dropped."""
+    changes: list[FileChange] = []
+    touched: set[int] = set()
+    for seg in segments:
+        was_cut = reader.cut is not None
+        size, kept, runs, dropped = reader.read(seg)
+        base = seg.kind.base_offset
+        name = seg.path.name
+        first, last = (runs[0][0], runs[-1][1]) if runs else (None, None)
+        if dropped:
+            touched.add(base)
+            why = dropped_why if was_cut else \
+                f"its first batch is not where the log before it ends ({reader.expected})"
+            changes.append(FileChange(name, "segment", Action.DROPPED, why, size, 0))
+        elif kept < size:
+            touched.add(base)
+            cut = reader.cut
+            assert cut is not None
+            what = cut.message if cut.code is None else f"{cut.code} {cut.message}"
+            changes.append(FileChange(
+                name, "segment", Action.CUT, f"cut at byte {kept}: {what}", size, kept,
+                first, last, details={"position": kept, "removed_bytes": size - kept,
+                                      "code": cut.code, "cause": cut.cause}))
+        else:
+            changes.append(FileChange(name, "segment", Action.COPIED, "intact", size, size,
+                                      first, last))
+    return changes, touched
+
+
+def _kept_segments(reader: _LogReader) -> list[Segment]:
+    return [Segment(base, tuple(BatchMeta(b, last, epoch) for b, last, epoch in runs))
+            for base, runs in reader.layout]
+
+
+def _snapshot_ahead(snap_changes: list[FileChange], log: ReplicaLog) -> SnapshotId | None:
+    """The latest intact live snapshot, if it is ahead of ``log`` as
+    ``KafkaMetadataLog.truncateToLatestSnapshot`` judges (a higher epoch than the log's
+    latest, or the same epoch and an end past the log end offset)."""
+    intact = [SnapshotId(c.first_offset, c.details["epoch"]) for c in snap_changes
+              if c.details.get("live") and not c.details.get("findings")]
+    if not intact:
+        return None
+    latest = max(intact)
+    epoch = log.epoch_cache.latest_epoch if log.epoch_cache.latest_epoch is not None else 0
+    if latest.epoch > epoch or (latest.epoch == epoch and latest.offset > log.log_end_offset):
+        return latest
+    return None
+
+
+def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None, *,
+                follow_snapshot: bool = False) -> RepairPlan:
+    """Decide what a repaired copy of the metadata partition ``part_dir`` holds.
+
+    The log ends at the first damage (:data:`CUT_CODES`) or, with ``truncate_to``, before
+    that offset (a batch boundary, not below the log start offset, not above the end of
+    the intact log).  Snapshots that end past the new log end are quarantined; with
+    ``follow_snapshot``, when the latest intact snapshot is ahead of the repaired log,
+    the plan does what Kafka does on start instead (``truncateToLatestSnapshot``): every
+    segment goes, the log starts empty at the snapshot's end offset and older snapshots
+    are quarantined.  Raises UsageError for a bad ``truncate_to`` or a path that is not a
+    metadata partition directory; never writes.
+    """
+    if follow_snapshot and truncate_to is not None:
+        raise UsageError("truncating and following a snapshot contradict each other",
+                         hint="truncating keeps the log below the snapshots; following a "
+                         "snapshot drops the whole log")
+    part = _partition(part_dir)
+    path = part.path
+    fingerprint = _fingerprint(path)
+    segments = sorted(part.segments, key=lambda f: f.kind.base_offset)
+    lbo = segments[0].kind.base_offset
+    if truncate_to is not None and truncate_to < lbo:
+        raise UsageError(f"cannot truncate to {truncate_to}: below the log start offset {lbo}",
+                         hint="Kafka cannot truncate below the log start offset")
+    reader = _LogReader(truncate_to)
+    changes, touched = _read_log(segments, reader, "a segment after the cut (Kafka deletes "
+                                 "the segments after a truncated one)")
+    kept_segments = _kept_segments(reader)
+    bare, _ = ReplicaLog.from_observed(kept_segments, epoch_entries=None)
+    leo = bare.log_end_offset
+    notes: list[str] = []
+    if truncate_to is not None and reader.cut is None and truncate_to > leo:
+        raise UsageError(f"cannot truncate to {truncate_to}: beyond the log end offset {leo}",
+                         hint="nothing to truncate there")
+    if truncate_to is not None and reader.cut is not None and reader.cut.cause == "damage":
+        notes.append(f"truncating to {truncate_to} was not needed: the log already ends "
+                     f"at offset {leo}, at the damage")
+
+    damage_seen: dict[str, list[str]] = {}
+    snap_changes, kept_snaps = _snapshots(part, bare, reader.input_end, truncate_to,
+                                          damage_seen)
+    followed = _snapshot_ahead(snap_changes, bare) if follow_snapshot else None
+    if followed is not None:
+        # KafkaMetadataLog.truncateToLatestSnapshot: truncateFullyAndStartAt(snapshot end).
+        why = f"the latest snapshot {followed.file_stem} is ahead of the repaired log " \
+            f"(end {leo}): as Kafka does on start, the whole log goes and it starts at " \
+            f"{followed.offset}"
+        first = segments[0]
+        reader = _LogReader(None)
+        reader.cut = Cut(first.path.name, 0, first.kind.base_offset, "snapshot", None, why,
+                         "follow_snapshot: KafkaMetadataLog.truncateToLatestSnapshot")
+        changes, touched = _read_log(segments, reader, why)
+        kept_segments = [Segment(followed.offset)]
+        bare, _ = ReplicaLog.from_observed(kept_segments, epoch_entries=None)
+        leo = bare.log_end_offset
+        name = segment_file_name(followed.offset)
+        changes = [c for c in changes if c.name != name]  # an old one of that name goes
+        changes.append(FileChange(name, "segment", Action.REBUILT, f"empty: {why}", None, 0,
+                                  details={"empty": True}))
+        snap_changes, kept_snaps = _snapshots(part, bare, None, None, damage_seen)
+        notes.append(why)
+    removed = reader.removed
+    if removed.batches:  # everything from the new log end (or the log start) went
+        removed.first_offset = leo if removed.first_offset is None else \
+            min(leo, removed.first_offset)
+    changes += snap_changes
+    quorum_epoch = _quorum_epoch(part)
+    model, model_notes = ReplicaLog.from_observed(
+        kept_segments, epoch_entries=None,
+        snapshots=[(s, SnapshotState.LIVE) for s in kept_snaps],
+        quorum_leader_epoch=quorum_epoch)
+    # (After following a snapshot, the log is empty and Kafka's check would find the
+    # snapshot ahead again: truncating an empty log to it changes nothing.)
+    notes += [n.message for n in model_notes if n.code in (
+        "NO_SNAPSHOT_FOR_LBO", "QUORUM_EPOCH_BEHIND_LOG")
+        or (n.code == "SNAPSHOT_AHEAD_OF_LOG" and followed is None)]
+    truncated = [c.name for c in snap_changes if c.details.get("truncated")]
+    if truncated:
+        notes.append(f"truncating to {truncate_to} goes below the end of "
+                     f"{', '.join(truncated)}: quarantined, since a snapshot never ends past "
+                     "the log end")
+
+    changes += _small_files(part, model.epoch_cache)
+    changes += _indexes(part, touched)
+    changes += _others(part, model.log_start_offset, leo)
+    changes.sort(key=lambda c: c.name)
+    return RepairPlan(
+        part_dir=path, truncate_to=truncate_to, log_start_offset=model.log_start_offset,
+        input_log_end_offset=reader.input_end, new_log_end_offset=leo, cut=reader.cut,
+        changes=changes, removed=reader.removed, epoch_cache=model.epoch_cache, model=model,
+        notes=notes, fingerprint=fingerprint)
+
+
+def _quorum_epoch(part: PartitionDir) -> int | None:
+    f = next((f for f in part.files if f.kind.kind == "quorum-state"), None)
+    if f is None:
+        return None
+    content, problem = load_checked(f)
+    return None if problem is not None else content.leader_epoch
+
+
+def _snapshots(part: PartitionDir, log: ReplicaLog, input_end: int | None,
+               truncate_to: int | None, damage_seen: dict[str, list[str]]
+               ) -> tuple[list[FileChange], list[SnapshotId]]:
+    """Each KRaft snapshot file: kept, or quarantined with every reason that applies.
+    ``damage_seen`` remembers what reading each file found (one read per file)."""
+    changes = []
+    kept = []
+    lbo, leo = log.log_start_offset, log.log_end_offset
+    for f in part.files:
+        if f.kind.kind != "kraft-snapshot":
+            continue
+        name = f.path.name
+        size = f.path.stat().st_size
+        end, epoch = f.kind.base_offset, f.kind.epoch
+        if f.kind.suffix is not None:
+            what = "unfinished (.checkpoint.part)" if f.kind.suffix == "part" else \
+                "marked for deletion (.checkpoint.deleted)"
+            changes.append(FileChange(name, "kraft-snapshot", Action.QUARANTINED,
+                                      f"a snapshot {what}: Kafka deletes it on start", size,
+                                      size, end, end))
+            continue
+        reasons = []
+        details: dict[str, Any] = {"epoch": epoch, "live": True}
+        if end > leo:
+            reasons.append(f"ends at offset {end}, past the new log end offset {leo} "
+                           "(Kafka would throw the whole log away for it)")
+            if truncate_to is not None and input_end is not None and end <= input_end:
+                details["truncated"] = True
+        if end < lbo:
+            reasons.append(f"ends at offset {end}, below the log start offset {lbo}: "
+                           "Kafka deletes it on start")
+        if lbo < end <= leo:
+            known = log.epoch_at(end - 1)
+            if known is not None and known != epoch:
+                reasons.append(f"epoch {epoch}, but offset {end - 1} is in leader epoch "
+                               f"{known} in the log")
+        damage = damage_seen.get(name)
+        if damage is None:
+            found = [x for x in snapshot_image(f)[1]
+                     if x.severity is Severity.ERROR and x.code not in PROBLEM_CODES]
+            damage = damage_seen[name] = [f"{x.code} {x.message}" for x in found]
+        if damage:
+            reasons.append(f"damaged: {damage[0]}"
+                           + (f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""))
+            details["findings"] = [x.split(" ", 1)[0] for x in damage]
+        if reasons:
+            changes.append(FileChange(name, "kraft-snapshot", Action.QUARANTINED,
+                                      "; ".join(reasons), size, size, end, end, details))
+        else:
+            kept.append(SnapshotId(end, epoch))
+            changes.append(FileChange(name, "kraft-snapshot", Action.COPIED,
+                                      "consistent with the repaired log", size, size, end,
+                                      end, details))
+    return changes, kept
+
+
+def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
+    changes = []
+    entries = [f"{e.epoch} {e.start_offset}" for e in cache.entries]
+    old = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
+                and f.kind.suffix is None), None)
+    if old is None:
+        reason, unchanged, size = "written from the kept batches (the input had none)", \
+            False, None
+    else:
+        size = old.path.stat().st_size
+        content, problem = load_checked(old)
+        was = None if problem is not None else \
+            [f"{e.epoch} {e.start_offset}" for e in content.entries]
+        unchanged = was == entries
+        reason = "from the kept batches, truncated from the start at the log start offset; " \
+            + ("same entries as before" if unchanged else
+               f"was unreadable ({problem.code} {problem.message})" if problem is not None
+               else f"was: {', '.join(was) or 'empty'}")
+    written = len(build_leader_epoch_checkpoint(LeaderEpochCheckpoint(_checkpoint_entries(cache))))
+    changes.append(FileChange("leader-epoch-checkpoint", "leader-epoch-checkpoint",
+                              Action.REBUILT, reason, size, written,
+                              details={"entries": [[e.epoch, e.start_offset]
+                                                   for e in cache.entries],
+                                       "unchanged": unchanged}))
+    for f in part.files:
+        if f.kind.kind in ("quorum-state", "partition-metadata") and f.kind.suffix is None:
+            size = f.path.stat().st_size
+            _, problem = load_checked(f)
+            reason = "unchanged" if problem is None else \
+                f"unchanged, though damaged ({problem.code} {problem.message}): repair " \
+                "does not rewrite it"
+            changes.append(FileChange(f.path.name, f.kind.kind, Action.COPIED, reason, size,
+                                      size))
+    return changes
+
+
+def _checkpoint_entries(cache: EpochCache) -> tuple[CheckpointEntry, ...]:
+    return tuple(CheckpointEntry(e.epoch, e.start_offset) for e in cache.entries)
+
+
+def _indexes(part: PartitionDir, touched: set[int]) -> list[FileChange]:
+    """Index files: kept for intact segments whose indexes agree with them; left out
+    (all of a segment's together) otherwise, so that Kafka rebuilds them."""
+    segments = {f.kind.base_offset for f in part.segments}
+    live = [f for f in part.files if f.kind.kind in _INDEX_KINDS and f.kind.suffix is None]
+    bad: dict[int, Finding] = {}
+    for finding in verify_indexes(part):
+        f = next((x for x in live if str(x.path) == finding.file), None)
+        if f is not None and finding.severity is not Severity.INFO:
+            bad.setdefault(f.kind.base_offset, finding)
+    changes = []
+    for f in live:
+        base = f.kind.base_offset
+        size = f.path.stat().st_size
+        name = f.path.name
+        if base not in segments:
+            reason = "index without its segment: Kafka deletes it on load"
+        elif base in touched:
+            reason = "its segment was cut or dropped: Kafka rebuilds the indexes of a " \
+                "segment whose offset index is missing"
+        elif base in bad:
+            b = bad[base]
+            reason = f"the indexes of this segment disagree with it ({b.code} in " \
+                f"{Path(b.file or '').name}: {b.message}); Kafka rebuilds them when the " \
+                "offset index is missing"
+        else:
+            changes.append(FileChange(name, f.kind.kind, Action.COPIED,
+                                      "its segment is intact", size, size))
+            continue
+        changes.append(FileChange(name, f.kind.kind, Action.OMITTED, reason, size, 0))
+    return changes
+
+
+def _others(part: PartitionDir, lbo: int, leo: int) -> list[FileChange]:
+    """Producer snapshots, files with a state suffix, unknown files and directories."""
+    handled = {"segment", "kraft-snapshot", "leader-epoch-checkpoint", "quorum-state",
+               "partition-metadata", *_INDEX_KINDS}
+    known = {f.path.name: f for f in part.files}
+    changes = []
+    for entry in sorted(os.scandir(part.path), key=lambda e: e.name):
+        name = entry.name
+        f = known.get(name)
+        if entry.is_dir(follow_symlinks=False):
+            changes.append(FileChange(name, "directory", Action.QUARANTINED,
+                                      "a directory inside a partition directory", None, 0))
+            continue
+        size = entry.stat().st_size
+        if f is None:
+            changes.append(FileChange(name, "unknown", Action.QUARANTINED,
+                                      "not a Kafka file name (a leftover temporary file?)",
+                                      size, size))
+            continue
+        kind = f.kind
+        if kind.kind in handled and (kind.suffix is None or kind.kind == "kraft-snapshot"):
+            continue
+        if kind.suffix is not None:
+            changes.append(FileChange(name, kind.kind, Action.QUARANTINED,
+                                      f"a .{kind.suffix} file: Kafka deletes or completes it "
+                                      "on load; repair leaves it aside", size, size))
+        elif kind.kind == "producer-snapshot" and not lbo <= kind.base_offset <= leo:
+            changes.append(FileChange(name, kind.kind, Action.QUARANTINED,
+                                      f"producer-state snapshot at offset {kind.base_offset}, "
+                                      f"outside the repaired log ({lbo}..{leo}): Kafka "
+                                      "deletes it", size, size))
+        else:
+            changes.append(FileChange(name, kind.kind, Action.COPIED, "unchanged", size,
+                                      size))
+    return changes
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _check_unchanged(plan: RepairPlan) -> None:
+    if _fingerprint(plan.part_dir) != plan.fingerprint:
+        raise UsageError("the input changed since the repair was planned",
+                         context=str(plan.part_dir), hint="stop what writes to it and run "
+                         "repair again")
+
+
+def _is_within(path: Path, other: Path) -> bool:
+    return path == other or other in path.parents
+
+
+def _check_target(target: Path, part: Path, what: str) -> None:
+    """``target`` (resolved) must be absent or an empty directory, outside the input."""
+    if _is_within(target, part):
+        raise UsageError(f"the {what} is inside the input directory", context=str(target),
+                         hint=f"choose a {what} outside {part}")
+    if target.exists() or target.is_symlink():
+        if not target.is_dir():
+            raise UsageError(f"the {what} exists and is not a directory",
+                             context=str(target))
+        if any(target.iterdir()):
+            raise UsageError(f"the {what} is not empty", context=str(target),
+                             hint=f"give a new or empty {what}")
+
+
+def _copy_file(src: Path, dst: Path, *, limit: int | None = None,
+               durable: bool = True) -> int:
+    """Copy ``src`` (its first ``limit`` bytes) to ``dst`` atomically; returns the bytes."""
+    copied = 0
+    try:
+        with open(src, "rb") as inp, atomic_open(dst, durable=durable) as out:
+            while limit is None or copied < limit:
+                want = 1 << 20 if limit is None else min(1 << 20, limit - copied)
+                chunk = inp.read(want)
+                if not chunk:
+                    break
+                out.write(chunk)
+                copied += len(chunk)
+            if limit is not None and copied != limit:
+                raise UnreadableInput(f"ended after {copied} of {limit} bytes while being "
+                                      "copied (changed since the plan?)", context=str(src))
+    except OSError as e:
+        raise KmetaError(f"cannot copy to {dst}: {e.strerror}", context=str(src)) from e
+    return copied
+
+
+def _copy_tree(src: Path, dst: Path, durable: bool = True) -> None:
+    """Copy a directory into ``dst`` (created if absent): files, subdirectories, symlinks
+    as links, fsyncing it all."""
+    dst.mkdir(exist_ok=True)
+    for entry in sorted(os.scandir(src), key=lambda e: e.name):
+        target = dst / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), target)
+        elif entry.is_dir():
+            _copy_tree(Path(entry.path), target, durable)
+        else:
+            _copy_file(Path(entry.path), target, durable=durable)
+    if durable:
+        fsync_directory(dst)
+
+
+def _write(plan: RepairPlan, dest: Path, durable: bool) -> None:
+    """Write the repaired partition into the empty directory ``dest``."""
+    src = plan.part_dir
+    quarantine = dest / QUARANTINE
+    for c in plan.changes:
+        if c.action is Action.REBUILT and c.kind == "segment":
+            atomic_write(dest / c.name, b"", durable=durable)  # an empty segment
+        elif c.action in (Action.COPIED, Action.CUT):
+            _copy_file(src / c.name, dest / c.name, durable=durable,
+                       limit=c.bytes_out if c.action is Action.CUT else None)
+        elif c.action is Action.REBUILT:
+            write_leader_epoch_checkpoint(dest, _checkpoint_entries(plan.epoch_cache),
+                                          durable=durable)
+        elif c.action is Action.QUARANTINED:
+            quarantine.mkdir(exist_ok=True)
+            if c.kind == "directory":
+                _copy_tree(src / c.name, quarantine / c.name, durable)
+            else:
+                _copy_file(src / c.name, quarantine / c.name, durable=durable)
+    if durable:
+        if quarantine.exists():
+            fsync_directory(quarantine)
+        fsync_directory(dest)
+
+
+def _temp_beside(path: Path, tag: str) -> Path:
+    # The name starts with a dot and ends in ".tmp": Kafka cannot parse it as
+    # topic-partition (the text after the last '-' is never a number), so a broker that
+    # finds one left by a crash refuses to start and names it, rather than load it as a
+    # partition; and it never ends in -delete/-future/-stray, which Kafka acts on.
+    return path.parent / f".{path.name}.kmeta-{tag}-{secrets.token_hex(4)}.tmp"
+
+
+def _materialize(target: Path, fill: Any, durable: bool) -> None:
+    """Build a directory beside ``target`` with ``fill(dir)`` and rename it to ``target``
+    (absent or empty): a crash leaves no half-written ``target``, only a hidden temp
+    directory."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(target, "repair")
+    tmp.mkdir()
+    try:
+        fill(tmp)
+        if durable:
+            fsync_directory(tmp)
+        os.rename(tmp, target)  # replaces an empty directory on POSIX
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # our own partial output only
+        raise
+    if durable:
+        fsync_directory(target.parent)
+
+
+@contextlib.contextmanager
+def _writing(where: Path) -> Iterator[None]:
+    """An OSError while writing (a full disk …) becomes one clear line."""
+    try:
+        yield
+    except OSError as e:
+        raise KmetaError(f"cannot write the repaired copy: {e.strerror or e}",
+                         context=str(getattr(e, "filename", None) or where)) from e
+
+
+def _check(out: Path, like: PartitionDir) -> list[Finding]:
+    """``verify`` over the output as the partition ``like`` is, less its note about the
+    quarantine folder (S007: a directory inside a partition directory), which repair put
+    there on purpose and which Kafka ignores (it loads regular files only)."""
+    found = discover([out])
+    if [p.path for p in found.partitions] != [out] or not found.partitions[0].is_metadata:
+        # Named unlike a partition directory: discovery would take its files as loose
+        # ones (and the quarantine as more of them); check them as the partition they are.
+        files = [LogFile(p, kind, like.topic) for p in sorted(out.iterdir())
+                 if p.is_file() and (kind := classify(p.name)).kind != "unknown"]
+        found = Discovery(partitions=[PartitionDir(out, like.topic, like.partition,
+                                                   sorted(files, key=LogFile.sort_key))])
+    quarantine = str(out / QUARANTINE)
+    return [f for f in verify(found).findings
+            if not (f.code == "S007" and f.file == quarantine)]
+
+
+def _name_note(out: Path, part: Path) -> list[str]:
+    if out.name == part.name:
+        return []
+    return [f"the output is named {out.name}: Kafka finds a partition by its directory "
+            f"name, so it must be named {part.name} to be used"]
+
+
+def apply_repair(plan: RepairPlan, out: str | os.PathLike[str], *, check: bool = True,
+                 durable: bool = True) -> RepairResult:
+    """Write the repaired copy to ``out`` (absent or an empty directory, outside the
+    input).  With ``check``, the output is verified and the findings kept in the result.
+    The input is only read."""
+    part = plan.part_dir.resolve()
+    target = Path(out).absolute()
+    _check_target(target.resolve(), part, "output directory")
+    _check_unchanged(plan)
+    with _writing(target):
+        _materialize(target, lambda d: _write(plan, d, durable), durable)
+    _check_unchanged(plan)  # a writer racing us would make the copy a mix
+    result = RepairResult(plan, target, notes=_name_note(target, part))
+    if check:
+        result.findings = _check(target, _partition(part))
+    return result
+
+
+@contextlib.contextmanager
+def _data_dir_lock(data_dir: Path) -> Iterator[None]:
+    """Hold ``<data_dir>/.lock`` as Kafka does while it runs; refuse if someone holds it.
+
+    Kafka (``FileChannel.tryLock``) takes a POSIX record lock, which ``lockf`` sees; other
+    tools may use ``flock``: both are tried, without blocking.  POSIX locks belong to a
+    process, so a lock held by *this* process is not seen.  No ``.lock`` file: no broker
+    ever ran on this copy (Kafka creates it), and none is created here.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        raise UsageError("cannot check whether a broker holds the data directory on this "
+                         "platform", hint="repair into --out instead") from None
+    lock = data_dir / ".lock"
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except FileNotFoundError:
+        yield
+        return
+    except OSError as e:
+        raise UsageError(f"cannot open .lock to check for a running broker: {e.strerror}",
+                         context=str(lock)) from e
+    try:
+        for take in (fcntl.lockf, fcntl.flock):
+            try:
+                take(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                if e.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
+                    raise
+                raise UsageError("a running process holds the data directory's .lock (a "
+                                 "Kafka broker?)", context=str(lock),
+                                 hint="stop the broker before repairing in place, or "
+                                 "repair into --out") from None
+        yield
+    finally:
+        os.close(fd)  # releases both locks
+
+
+def apply_repair_in_place(plan: RepairPlan, backup: str | os.PathLike[str] | None, *,
+                          check: bool = True) -> RepairResult:
+    """Replace the partition directory with its repaired copy, after copying the original
+    to ``backup`` (required; absent or empty, outside the data directory).
+
+    Refuses while a process holds the data directory's ``.lock``, and holds it itself
+    meanwhile.  Every file and directory is fsynced before each rename.
+    """
+    if backup is None:
+        raise UsageError("repairing in place needs a backup directory",
+                         hint="give --backup DIR; the original partition is copied there")
+    part = plan.part_dir.resolve()
+    data_dir = part.parent
+    backup_path = Path(backup).absolute()
+    _check_target(backup_path.resolve(), part, "backup directory")
+    if _is_within(backup_path.resolve(), data_dir):
+        raise UsageError("the backup is inside the data directory", context=str(backup_path),
+                         hint="Kafka treats every directory there as a partition: put the "
+                         "backup elsewhere")
+    with _data_dir_lock(data_dir), _writing(part):
+        _check_unchanged(plan)
+        # Crash safety, step by step (the input is a partition dir P in data dir D):
+        # 1. Copy P to the backup (built beside it, renamed into place when complete).
+        #    A crash leaves P untouched and at most a hidden temp directory beside the
+        #    backup.
+        _materialize(backup_path, lambda d: _copy_tree(part, d), True)
+        _check_unchanged(plan)
+        if not _same_tree(part, backup_path):
+            raise UnreadableInput("the backup differs from the original after copying",
+                                  context=str(backup_path), hint="check the disk; nothing "
+                                  "was changed")
+        # 2. Write the repaired copy to a hidden temp directory N in D, fsynced.  A crash
+        #    leaves P untouched and N in D: Kafka refuses to start on N's name (see
+        #    _temp_beside), pointing at it; delete it and run again.
+        new = _temp_beside(part, "repair")
+        new.mkdir()
+        try:
+            _write(plan, new, True)
+            fsync_directory(new)
+            fsync_directory(data_dir)
+        except BaseException:
+            shutil.rmtree(new, ignore_errors=True)
+            raise
+        # 3. Swap N and P.  Where Linux's renameat2(RENAME_EXCHANGE) works (most local
+        #    file systems) this is one atomic step: a crash leaves P either original or
+        #    repaired, and the other one under N's name.  Elsewhere P is renamed away to a
+        #    hidden O, then N to P, with D fsynced after each: a crash between the two
+        #    leaves no P at all.  A broker then refuses to start (LogManager cannot parse
+        #    O's and N's names), but a controller-only node would start a new, empty
+        #    metadata log: rename O back to P first.  The backup holds the original
+        #    throughout.
+        if _exchange(new, part):
+            old = new
+        else:
+            old = _temp_beside(part, "original")
+            os.rename(part, old)
+            fsync_directory(data_dir)
+            try:
+                os.rename(new, part)
+            except BaseException:
+                os.rename(old, part)
+                fsync_directory(data_dir)
+                shutil.rmtree(new, ignore_errors=True)
+                raise
+        fsync_directory(data_dir)
+        # 4. Remove the original (now under a hidden name): the backup holds it (checked
+        #    in step 1).  A crash here leaves the repaired P and part of the original
+        #    beside it, which a broker refuses to start on: delete it.
+        shutil.rmtree(old)
+        fsync_directory(data_dir)
+    result = RepairResult(plan, part, in_place=True, backup=backup_path)
+    if check:
+        result.findings = _check(part, _partition(part))
+    return result
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories atomically (Linux ``renameat2`` with ``RENAME_EXCHANGE``);
+    False, having changed nothing, where the system or file system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # a libc without it (glibc < 2.28, some others)
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    """Whether two directories hold the same names and the same bytes."""
+    cmp = filecmp.dircmp(a, b)
+    if cmp.left_only or cmp.right_only or cmp.funny_files:
+        return False
+    _, mismatch, errors = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
+    if mismatch or errors:
+        return False
+    return all(_same_tree(a / d, b / d) for d in cmp.common_dirs)
+
