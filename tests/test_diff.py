@@ -151,3 +151,33 @@ def test_cli_exit_codes_and_json(real_data: Path) -> None:
     assert div.returncode == 1 and "DIVERGED at offset 334" in div.stdout
     usage = run(str(ROOT / "lag" / "a"))
     assert usage.returncode == 2 and "Traceback" not in usage.stderr
+
+
+def test_real_dirs_against_byte_copies(real_data: Path, tmp_path: Path) -> None:
+    for name in ("ldi-poc", "data-store"):
+        copy = tmp_path / name
+        shutil.copytree(real_data / name, copy)
+        report = diff_replicas([str(real_data / name), str(copy)])
+        assert [p.status for p in report.pairs] == ["identical"], name
+        assert report.to_json()["diverged"] is False
+
+
+def test_data_store_loads_as_kafka_would_and_compares_snapshot_images(
+        real_data: Path, tmp_path: Path) -> None:
+    """No segment, snapshots up to 63224: Kafka drops the (missing) log for the latest
+    snapshot. A replica whose latest snapshot holds another image has diverged."""
+    src = real_data / "data-store"
+    report = diff_replicas([str(src), str(shutil.copytree(src, tmp_path / "c"))])
+    rep = report.replicas[0]
+    assert (rep.log_start, rep.log_end) == (63224, 63224)
+    assert any("latest snapshot 00000000000000063224-0000000009" in n for n in rep.notes)
+    assert report.pairs[0].image_diff["at_log_start"] == []
+    # swap in the content of an epoch-8 snapshot (another image: broker epochs differ)
+    # under the latest snapshot's name
+    part = tmp_path / "c" / "kafka-data" / "__cluster_metadata-0"
+    latest = part / "00000000000000063224-0000000009.checkpoint"
+    older = part / "00000000000000038023-0000000008.checkpoint"
+    latest.write_bytes(older.read_bytes())
+    changed = diff_replicas([str(src), str(tmp_path / "c")])
+    (pair,) = changed.pairs
+    assert pair.status == "diverged" and pair.image_diff["at_log_start"]

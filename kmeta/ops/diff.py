@@ -30,7 +30,7 @@ import xxhash
 
 from kmeta.core.divergence import Outcome, Reconciliation, reconcile
 from kmeta.core.image import diff_images
-from kmeta.core.replica_log import ReplicaLog, ReplicaLogError, ValidKind
+from kmeta.core.replica_log import ReplicaLog, ReplicaLogError, SnapshotState, ValidKind
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -58,6 +58,7 @@ class Replica:
     stats: LogStats = field(default_factory=LogStats)
     findings: list[Finding] = field(default_factory=list)
     model: ReplicaLog | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def path(self) -> str:
@@ -81,8 +82,9 @@ class Replica:
                 "cluster_id": self.cluster_id, "log_start_offset": self.log_start,
                 "log_end_offset": self.log_end, "latest_epoch": self.latest_epoch,
                 "batches": self.stats.batches, "records": self.stats.records,
-                "snapshots": [f"{s.file_stem}" for s in (m.snapshots if m else {})],
-                "findings": len(self.findings)}
+                "snapshots": [f"{s.file_stem}" for s, st in (m.snapshots if m else {}).items()
+                              if st is SnapshotState.LIVE],
+                "findings": len(self.findings), "notes": self.notes}
 
 
 #: differing batches remembered per pair (all of them are counted)
@@ -311,9 +313,19 @@ def read_replicas(reps: list[Replica]) -> dict[tuple[int, int], Split]:
     first differ."""
     splits = _read_all(reps)
     for r in reps:
-        r.model, _, problems = build_model(r.part, r.stats)
+        r.model, observed, problems = build_model(r.part, r.stats)
         r.findings += problems
-    return splits
+        if any(o.code == "NO_SEGMENTS" for o in observed):
+            r.notes.append("no log segment: the log itself is missing (kmeta verify: V020)")
+        end = r.model.log_end_offset
+        # KafkaMetadataLog's start-up step: a latest snapshot ahead of the log (a
+        # follower that crashed after fetching it, or a log that was lost) replaces it.
+        if r.model.truncate_to_latest_snapshot():
+            r.notes.append(f"as Kafka loads it, the log (end {end}) is dropped for the "
+                           f"latest snapshot {r.model.latest_snapshot.file_stem}, which is "
+                           "ahead of it")
+    return {pair: split for pair, split in splits.items()
+            if split.offset >= max(reps[pair[0]].log_start, reps[pair[1]].log_start)}
 
 
 def _stream(rep: Replica, layout: _Layout, segs: list[LogFile]
@@ -479,7 +491,7 @@ def _compare(local: Replica, peer: Replica, split: Split | None, images: bool) -
             pd.only_peer = only
     elif local.log_start != peer.log_start:
         pd.status = "equivalent"
-    if local.log_start != peer.log_start:
+    if local.log_start != peer.log_start or local.log_start > 0:
         _compare_log_starts(pd, local, peer)
     pd.kafka = _kafka_says(pd, leader, follower, rec)
     if images and pd.status != "identical":
@@ -502,9 +514,10 @@ def _compare_log_starts(pd: PairDiff, local: Replica, peer: Replica) -> None:
     snaps = sorted(s.offset for s in (later.model.snapshots if later.model else {})
                    if later.log_start <= s.offset <= other.log_end)
     at = snaps[0] if snaps else later.log_start
-    pd.notes.append(f"{later.label} starts its log at {later.log_start}, {other.label} "
-                    f"at {other.log_start}: compared by image at offset {at}, by bytes "
-                    "where both hold batches")
+    if later.log_start != other.log_start:
+        pd.notes.append(f"{later.label} starts its log at {later.log_start}, {other.label} "
+                        f"at {other.log_start}: compared by image at offset {at}, by bytes "
+                        "where both hold batches")
     if at > other.log_end:
         pd.notes.append(f"{other.label} ends at {other.log_end}, before {at}: nothing "
                         "to compare there")

@@ -15,6 +15,10 @@ def diff_json(report: DiffReport) -> Iterator[str]:
     yield dumps(report.to_json())
 
 
+def _range(start: int, end: int) -> str:
+    return f"offsets {start}..{end - 1}" if end > start else f"empty log at offset {start}"
+
+
 def _side(label: str, only: SideOnly | None) -> str | None:
     if only is None or not only.records:
         return None
@@ -26,8 +30,7 @@ def _side(label: str, only: SideOnly | None) -> str | None:
 def _headline(p: PairDiff) -> str:
     who = f"{p.local.label} vs {p.peer.label}"
     if p.status == "identical":
-        return f"{who}: IDENTICAL (offsets {p.local.log_start}..{p.local.log_end - 1}, " \
-            "same bytes)"
+        return f"{who}: IDENTICAL ({_range(p.local.log_start, p.local.log_end)}, same bytes)"
     if p.status == "equivalent":
         start = max(p.local.log_start, p.peer.log_start)
         return f"{who}: SAME CONTENT over offsets {start}..{p.local.log_end - 1}, which " \
@@ -47,10 +50,12 @@ def _headline(p: PairDiff) -> str:
 
 def diff_lines(report: DiffReport) -> Iterator[str]:
     for r in report.replicas:
-        yield (f"{r.label}: node {r.node_id if r.node_id is not None else '?'}, offsets "
-               f"{r.log_start}..{r.log_end - 1}, latest epoch {r.latest_epoch}, "
+        yield (f"{r.label}: node {r.node_id if r.node_id is not None else '?'}, "
+               f"{_range(r.log_start, r.log_end)}, latest epoch {r.latest_epoch}, "
                f"{r.stats.batches:,} batches, {r.stats.records:,} records"
                + (f", {len(r.findings)} finding(s) (see kmeta verify)" if r.findings else ""))
+        for note in r.notes:
+            yield f"  note: {note}"
     for p in report.pairs:
         yield ""
         yield _headline(p)
