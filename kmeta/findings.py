@@ -21,7 +21,6 @@ class Severity(StrEnum):
 #: Every finding code kmeta can emit, with its severity and a one-line meaning.
 CODES: dict[str, tuple[Severity, str]] = {
     "F001": (Severity.ERROR, "batch CRC does not match its contents"),
-    "F002": (Severity.ERROR, "batch header is impossible (length, magic or counts out of range)"),
     "F003": (Severity.ERROR, "records inside a batch cannot be decoded"),
     "F004": (Severity.WARNING, "metadata record of unknown apiKey or version; shown as raw hex"),
     "F005": (Severity.ERROR, "metadata record body does not match its schema"),

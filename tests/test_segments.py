@@ -155,7 +155,7 @@ def test_legacy_bad_crc():
     data = bytearray(build_message(0, None, b"abc", magic=1))
     data[-1] ^= 1
     batches, findings = split(list(scan(bytes(data), "f")))
-    assert [f.code for f in findings] == ["F001"] and not batches[0].crc_valid
+    assert [f.code for f in findings] == ["F009"] and not batches[0].crc_valid
 
 
 @settings(max_examples=200)

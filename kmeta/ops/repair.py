@@ -33,7 +33,7 @@ Kafka facts behind the rules (``apache/kafka``, read for behaviour only):
 Where the repaired log ends.  Batches are read in offset order; the copy ends at the
 last batch before the first of these (the table is :data:`CUT_CODES`):
 
-* what Kafka's recovery rejects: a bad CRC (F001), an impossible header (F002, F009), a
+* what Kafka's recovery rejects: a bad CRC (F001, F009 for a legacy message), a
   torn tail (S001), a zero-filled tail (S002), a damaged range (S003, which Kafka meets
   as a bad batch at its first byte and truncates there), garbage (S004);
 * what Kafka's recovery would keep but a KRaft log cannot be, so that no replica replays
@@ -103,7 +103,6 @@ QUARANTINE = "quarantine"
 #: Problems at which the repaired log ends, and why (see the module docstring).
 CUT_CODES: dict[str, str] = {
     "F001": "Kafka's recovery rejects a batch whose CRC does not match",
-    "F002": "Kafka's recovery rejects an impossible batch header",
     "F009": "Kafka's recovery rejects a legacy message whose CRC does not match",
     "S001": "Kafka's recovery stops at a batch longer than the rest of the file",
     "S002": "Kafka's recovery rejects a zero batch length",

@@ -341,7 +341,9 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
 
         expected = next_offset
         if not batch.crc_valid:
-            yield Finding("F001", f"batch at offset {batch.base_offset} has a bad CRC "
+            what = "batch" if batch.magic == 2 else f"legacy message (magic {batch.magic})"
+            yield Finding("F001" if batch.magic == 2 else "F009",
+                          f"{what} at offset {batch.base_offset} has a bad CRC "
                           f"(stored {batch.crc}); its contents cannot be trusted",
                           file, pos, batch.base_offset, details={"size": batch.size})
         if batch.base_offset < expected:
