@@ -495,6 +495,58 @@ def repair(
     raise typer.Exit(int(ExitCode.FINDINGS if remaining else ExitCode.OK))
 
 
+@app.command()
+def export(
+    paths: Annotated[list[str], typer.Argument(
+        help="Data dirs, partition dirs, files or globs (quote them), from any number of "
+        "brokers.", show_default=False, metavar="PATHS...")],
+    to: Annotated[str, typer.Option(
+        "--to", metavar="OUTDIR", show_default=False,
+        help="A new directory: OUTDIR/<table>/cluster_id=…/node_id=…/part-*.")],
+    fmt: Annotated[str, typer.Option(
+        "--format", metavar="parquet|json", help="Output format.")] = "parquet",
+    master: Annotated[str | None, typer.Option(
+        "--master", metavar="URL", help="Spark master (default: the spark-submit session, "
+        "else embedded local[*]).")] = None,
+    table: Annotated[list[str] | None, typer.Option(
+        "--table", metavar="NAME", help="Only this table (repeatable): batches, records, "
+        "findings, epochs, image.")] = None,
+    json_out: JsonObjOpt = False,
+) -> None:
+    """Write kmeta's tables of many data dirs as Parquet (or JSON) with a Spark job.
+
+    Needs the spark extra: pip install 'kmeta[spark]'. One Spark task per segment or
+    snapshot file; the output is partitioned by cluster id and node id.
+    """
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError("kmeta export runs on Spark, which is not installed",
+                         hint="pip install 'kmeta[spark]' (pyspark and pyarrow; Java 17+)"
+                         ) from None
+    from kmeta.ops.rows import TABLES
+    from kmeta.spark.export import run_export
+
+    def done(name: str, rows: int) -> None:
+        print(f"{name}: {rows:,} rows", file=sys.stderr)
+
+    result = run_export(paths, to, fmt=fmt, master=master,
+                        tables=table or tuple(TABLES), progress=sys.stderr.isatty(),
+                        on_table=done)
+    if json_out:
+        from kmeta.render.jsonl import dumps
+
+        write_lines([dumps(result.to_json())])
+    else:
+        found = ", ".join(f"{n} {s}" for s, n in sorted(result.findings.items())) or "none"
+        write_lines([f"exported to {result.out} ({result.format}, Spark {result.master}) "
+                     f"in {result.seconds:.1f} s",
+                     *(f"  {t}: {n:,} rows from {result.partitions[t]} input partition(s)"
+                       for t, n in result.rows.items()),
+                     f"  findings: {found}"])
+    raise typer.Exit(int(ExitCode.OK))
+
+
 def _report(findings: list[Any], tally: Tally) -> None:
     """Findings on stderr (stdout is the data), then the summary and the exit code."""
     from kmeta.render.text import finding_line

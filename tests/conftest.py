@@ -23,3 +23,27 @@ def real_data() -> Path:
             pytest.fail(f"real Kafka data directory {path} is absent in CI")
         pytest.skip(f"real Kafka data directory {path} is absent")
     return path
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A real local SparkSession (``local[2]``) with kmeta's data source registered.
+
+    The Python workers run this interpreter, so they import the kmeta under test."""
+    import sys
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from kmeta.spark import register
+
+    session = (SparkSession.builder.master("local[2]").appName("kmeta-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    yield session
+    session.stop()

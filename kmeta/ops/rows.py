@@ -1,0 +1,369 @@
+"""Rows of kmeta's tables — ``batches``, ``records``, ``findings``, ``epochs``, ``image`` —
+for the Spark data source and ``kmeta export``.  Plain tuples: nothing here imports
+pyspark, so the same code runs inside Spark executors and in tests.
+
+Work is cut into *units* (small, picklable): one per segment or snapshot file for
+``batches`` and ``records``, one per partition dir for ``findings`` and ``epochs``, one
+per metadata partition for ``image``.  Bad or partial input never raises: what cannot be
+read becomes a row of the ``findings`` table (and, for the other tables, no row).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kmeta.errors import KmetaError
+from kmeta.findings import Finding
+from kmeta.formats.filenames import classify
+from kmeta.formats.payload import decode_control, decode_metadata, decode_opaque
+from kmeta.ops.redact import redact
+from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.files import load_checked
+from kmeta.storage.segments import batch_records, mapped, scan
+
+__all__ = ["COMMON", "TABLES", "Column", "Unit", "ddl", "plan_units", "unit_rows"]
+
+
+class Column(NamedTuple):
+    name: str
+    type: str  # Spark SQL type
+    doc: str
+
+
+#: Columns every table starts with: where the row comes from.
+COMMON: tuple[Column, ...] = (
+    Column("source", "STRING", "the input path the row was found under"),
+    Column("cluster_id", "STRING", "cluster.id from the data dir's meta.properties, or null"),
+    Column("node_id", "INT", "node.id (broker.id) from meta.properties, or null"),
+    Column("partition", "STRING", "the partition directory's name, e.g. __cluster_metadata-0"),
+)
+
+#: The tables, declared once: their columns after COMMON, in order.
+TABLES: dict[str, tuple[Column, ...]] = {
+    "batches": (
+        Column("file", "STRING", "the segment or snapshot file"),
+        Column("position", "BIGINT", "byte position of the batch in the file"),
+        Column("base_offset", "BIGINT", "first offset of the batch"),
+        Column("last_offset", "BIGINT", "last offset of the batch"),
+        Column("leader_epoch", "INT", "partition leader epoch (-1 for legacy messages)"),
+        Column("base_timestamp", "BIGINT", "first timestamp (ms)"),
+        Column("max_timestamp", "BIGINT", "largest timestamp (ms)"),
+        Column("size", "INT", "bytes of the batch, its 12-byte prefix included"),
+        Column("records", "INT", "record count from the header"),
+        Column("magic", "INT", "batch format (2; 0 or 1 for legacy messages)"),
+        Column("codec", "STRING", "none, gzip, snappy, lz4 or zstd"),
+        Column("crc_valid", "BOOLEAN", "the stored CRC matches the bytes"),
+        Column("is_control", "BOOLEAN", "a control batch (LeaderChange, snapshot markers...)"),
+        Column("is_transactional", "BOOLEAN", "the transactional attribute bit"),
+        Column("producer_id", "BIGINT", "producer id (-1 for none)"),
+    ),
+    "records": (
+        Column("file", "STRING", "the segment or snapshot file"),
+        Column("position", "BIGINT", "byte position of the record's batch"),
+        Column("offset", "BIGINT", "the record's offset"),
+        Column("timestamp", "BIGINT", "the record's timestamp (ms)"),
+        Column("leader_epoch", "INT", "leader epoch of its batch"),
+        Column("is_control", "BOOLEAN", "a control record"),
+        Column("type", "STRING", "Kafka's record type name (RAW for ordinary topics)"),
+        Column("version", "INT", "record version, or null"),
+        Column("topic_id", "STRING", "topic id the record names, or null"),
+        Column("topic_name", "STRING", "topic name the record names, or null"),
+        Column("partition_id", "INT", "partition the record names, or null"),
+        Column("broker_id", "INT", "broker (node) id the record names, or null"),
+        Column("config_resource_type", "INT", "ConfigRecord resource type, or null"),
+        Column("config_resource_name", "STRING", "ConfigRecord resource name, or null"),
+        Column("config_name", "STRING", "ConfigRecord key, or null"),
+        Column("payload", "STRING", "the decoded record as JSON, secrets redacted"),
+    ),
+    "findings": (
+        Column("code", "STRING", "finding code (kmeta(1) lists them)"),
+        Column("severity", "STRING", "error, warning or info"),
+        Column("file", "STRING", "the file it is about, or null"),
+        Column("position", "BIGINT", "byte position, or null"),
+        Column("offset", "BIGINT", "record offset, or null"),
+        Column("message", "STRING", "what is wrong"),
+    ),
+    "epochs": (
+        Column("origin", "STRING", "checkpoint (leader-epoch-checkpoint) or batches"),
+        Column("epoch", "INT", "leader epoch"),
+        Column("start_offset", "BIGINT", "first offset of the epoch"),
+        Column("end_offset", "BIGINT", "last offset seen in the epoch (batches), or null"),
+        Column("batches", "BIGINT", "batches in the epoch (batches), or null"),
+    ),
+    "image": (
+        Column("digest", "STRING", "the replica's image digest (xxh3, stable)"),
+        Column("end_offset", "BIGINT", "the offset the image stands at (the log end)"),
+        Column("section", "STRING", "brokers, topics, configs, acls ..."),
+        Column("key", "STRING", "the entity within the section"),
+        Column("value", "STRING", "the entity as JSON, secrets redacted"),
+    ),
+}
+
+
+def ddl(table: str) -> str:
+    """The table's schema as a Spark DDL string."""
+    return ", ".join(f"{c.name} {c.type}" for c in COMMON + TABLES[table])
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of work: a file (batches, records) or a partition dir (the others)."""
+
+    table: str
+    path: str
+    source: str
+    cluster_id: str | None
+    node_id: int | None
+    partition: str | None
+
+    @property
+    def context(self) -> tuple[Any, ...]:
+        return (self.source, self.cluster_id, self.node_id, self.partition)
+
+
+def _identity(where: Path) -> tuple[str | None, int | None]:
+    """cluster.id and node.id from ``where/meta.properties``, when it is there."""
+    meta = where / "meta.properties"
+    if not meta.is_file():
+        return None, None
+    loaded, _ = load_checked(LogFile(meta, classify(meta.name)))
+    if loaded is None:
+        return None, None
+    return loaded.cluster_id, loaded.node_id
+
+
+def plan_units(paths: Iterable[str], table: str) -> tuple[list[Unit], list[tuple]]:
+    """The units of ``table`` under ``paths`` (globs already expanded), and findings rows
+    for inputs that could not be read at all."""
+    if table not in TABLES:
+        raise KeyError(f"unknown table {table!r}; one of {', '.join(TABLES)}")
+    units: list[Unit] = []
+    problems: list[tuple] = []
+    for source in paths:
+        try:
+            found = discover([source])
+        except KmetaError as e:
+            problems.append((source, None, None, None, "S008", "error", source, None, None,
+                             e.message))
+            continue
+        for f in found.findings:
+            problems.append(_finding_row((source, None, None, None), f))
+        if table == "findings":
+            # verify per data dir: its checkpoints and small files are checked with it
+            for d in found.data_dirs:
+                cid, nid = _identity(d.path)
+                units.append(Unit(table, str(d.path), source, cid, nid, None))
+            for p in found.partitions:
+                cid, nid = _identity(p.path.parent)
+                units.append(Unit(table, str(p.path), source, cid, nid, p.name))
+            units += [Unit(table, str(f.path), source, *_identity(f.path.parent), None)
+                      for f in found.files]
+            continue
+        for part in found.all_partitions():
+            cid, nid = _identity(part.path.parent)
+            if table in ("batches", "records"):
+                units += [Unit(table, str(f.path), source, cid, nid, part.name)
+                          for f in part.files if f.is_batches]
+            elif table == "image":
+                if part.is_metadata:
+                    units.append(Unit(table, str(part.path), source, cid, nid, part.name))
+            else:
+                units.append(Unit(table, str(part.path), source, cid, nid, part.name))
+        for f in found.files:
+            if table in ("batches", "records") and f.is_batches:
+                cid, nid = _identity(f.path.parent)
+                units.append(Unit(table, str(f.path), source, cid, nid, None))
+        if table in ("batches", "records"):
+            for d in found.data_dirs:
+                cid, nid = _identity(d.path)
+                units += [Unit(table, str(f.path), source, cid, nid, None)
+                          for f in d.files if f.is_batches]  # bootstrap.checkpoint
+    return units, problems
+
+
+def unit_rows(unit: Unit) -> Iterator[tuple]:
+    """The rows of one unit; never raises for bad input."""
+    if unit.table == "batches":
+        return _batches(unit)
+    if unit.table == "records":
+        return _records(unit)
+    if unit.table == "findings":
+        return _findings(unit)
+    if unit.table == "epochs":
+        return _epochs(unit)
+    return _image(unit)
+
+
+def _scan(unit: Unit, **kw: Any) -> Iterator[Any]:
+    try:
+        with mapped(Path(unit.path)) as buf:
+            yield from scan(buf, unit.path, **kw)
+    except KmetaError:
+        return  # the findings table says why
+
+
+def _batches(unit: Unit) -> Iterator[tuple]:
+    ctx = unit.context
+    for b in _scan(unit):
+        if type(b) is Finding:
+            continue
+        v2 = b.magic == 2
+        yield ctx + (unit.path, b.position, b.base_offset, b.last_offset,
+                     b.leader_epoch if v2 else -1, b.base_timestamp if v2 else None,
+                     b.max_timestamp, b.size, b.records_count, b.magic, b.compression,
+                     b.crc_valid, b.is_control, b.is_transactional if v2 else False,
+                     b.producer_id if v2 else -1)
+
+
+def _metadata_file(unit: Unit) -> bool:
+    name = Path(unit.path).name
+    return (unit.partition or "").startswith("__cluster_metadata-") or \
+        name.endswith(".checkpoint") or name == "bootstrap.checkpoint"
+
+
+#: where the entity keys of a metadata record's fields are (field -> column)
+_KEYS = {"topicId": "topic_id", "name": "topic_name", "topicName": "topic_name",
+         "partitionId": "partition_id", "brokerId": "broker_id"}
+
+
+def _entity(type_name: str, data: Any) -> list[Any]:
+    """topic_id, topic_name, partition_id, broker_id, config type, config name, key."""
+    out: list[Any] = [None] * 7
+    if not isinstance(data, dict):
+        return out
+    if type_name == "CONFIG_RECORD":
+        out[4], out[5], out[6] = data.get("resourceType"), data.get("resourceName"), \
+            data.get("name")
+        return out
+    out[0] = data.get("topicId")
+    if type_name in ("TOPIC_RECORD", "REMOVE_TOPIC_RECORD"):
+        out[1] = data.get("name")
+    out[2] = data.get("partitionId")
+    broker = data.get("brokerId", data.get("controllerId"))
+    if broker is None and type_name in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+        broker = data.get("leader")
+    out[3] = broker if isinstance(broker, int) and broker >= 0 else None
+    if not isinstance(out[2], int):
+        out[2] = None
+    return out
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=_default)
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return bytes(obj).hex()
+    return str(obj)
+
+
+def _records(unit: Unit) -> Iterator[tuple]:
+    ctx = unit.context
+    metadata = _metadata_file(unit)
+    if metadata:
+        for item in _scan(unit, decode=decode_metadata, decode_control=decode_control):
+            if type(item) is Finding:
+                continue
+            b, r, p = item
+            yield ctx + _record_row(unit, b, r, p)
+        return
+    for b in _scan(unit):
+        if type(b) is Finding:
+            continue
+        records, _ = batch_records(b)
+        for r in records:
+            p = decode_control(r.key, r.value) if b.is_control else \
+                decode_opaque(r.key, r.value, "raw")
+            yield ctx + _record_row(unit, b, r, p)
+
+
+def _record_row(unit: Unit, b: Any, r: Any, p: Any) -> tuple:
+    data = redact(p.type, p.data) if p.data is not None else None
+    keys = _entity(p.type, data) if not b.is_control else [None] * 7
+    return (unit.path, b.position, r.offset, r.timestamp,
+            b.leader_epoch if b.magic == 2 else -1, b.is_control, p.type, p.version,
+            *keys, None if data is None else _json(data))
+
+
+def _finding_row(ctx: tuple, f: Finding) -> tuple:
+    return ctx + (f.code, f.severity.value, f.file, f.position, f.offset, f.message)
+
+
+def _partition(unit: Unit) -> PartitionDir | None:
+    try:
+        found = discover([unit.path])
+    except KmetaError:
+        return None
+    return next(iter(found.all_partitions()), None)
+
+
+def _findings(unit: Unit) -> Iterator[tuple]:
+    from kmeta.ops.verify import verify
+
+    ctx = unit.context
+    try:
+        report = verify(discover([unit.path]))
+    except KmetaError as e:
+        yield ctx + ("S008", "error", unit.path, None, None, e.message)
+        return
+    for f in report.findings:
+        part = _partition_of(f.file) if unit.partition is None else unit.partition
+        yield _finding_row((ctx[0], ctx[1], ctx[2], part), f)
+
+
+def _partition_of(file: str | None) -> str | None:
+    """The partition dir a finding's file is in, from its path (``topic-N``)."""
+    if file is None:
+        return None
+    from kmeta.formats.filenames import parse_partition_dir
+
+    for parent in (Path(file), *Path(file).parents):
+        if parse_partition_dir(parent.name):
+            return parent.name
+    return None
+
+
+def _epochs(unit: Unit) -> Iterator[tuple]:
+    ctx = unit.context
+    part = _partition(unit)
+    if part is None:
+        return
+    cache = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
+                  and f.kind.suffix is None), None)
+    if cache is not None:
+        loaded, _ = load_checked(cache)
+        if loaded is not None:
+            for e in loaded.entries:
+                yield ctx + ("checkpoint", e.epoch, e.start_offset, None, None)
+    spans: dict[int, list[int]] = {}
+    for seg in part.segments:
+        for b in _scan(Unit("batches", str(seg.path), *ctx)):
+            if type(b) is Finding or b.magic != 2:
+                continue
+            span = spans.setdefault(b.leader_epoch, [b.base_offset, b.last_offset, 0])
+            span[1] = b.last_offset
+            span[2] += 1
+    for epoch, (start, end, n) in sorted(spans.items()):
+        yield ctx + ("batches", epoch, start, end, n)
+
+
+def _image(unit: Unit) -> Iterator[tuple]:
+    from kmeta.ops.image import build_image, public_json
+
+    ctx = unit.context
+    try:
+        result = build_image(discover([unit.path]))
+    except KmetaError:
+        return  # the findings table says why (no log, no usable snapshot ...)
+    digest = result.image.digest()
+    for section, entities in public_json(result.image).items():
+        if isinstance(entities, dict):
+            for key, value in sorted(entities.items()):
+                yield ctx + (digest, result.offset, section, str(key), _json(value))
+        else:
+            yield ctx + (digest, result.offset, section, None, _json(entities))

@@ -1,0 +1,120 @@
+"""The ``kmeta`` Spark data source and ``kmeta export`` on a real local SparkSession."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEALTHY = ROOT / "fixtures" / "data" / "healthy"
+
+
+def _dump_counts(paths: list[str]) -> Counter:
+    """Batches and records as ``kmeta dump --json --records`` counts them."""
+    out = subprocess.run([sys.executable, "-m", "kmeta", "dump", "--json", "--records",
+                          *paths], capture_output=True, text=True, timeout=300)
+    assert out.returncode in (0, 1), out.stderr
+    return Counter(json.loads(line)["kind"] for line in out.stdout.splitlines())
+
+
+def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
+    paths = [str(HEALTHY), str(real_data / "ldi-poc"), str(real_data / "quorum3-boaz"),
+             str(real_data / "data-store")]
+    want = _dump_counts(paths)
+    read = spark.read.format("kmeta")
+    batches = read.option("table", "batches").load(paths)
+    records = read.option("table", "records").load(paths)
+    assert batches.count() == want["batch"]
+    assert records.count() == want["record"]
+    # one Spark input partition per segment or snapshot file
+    assert batches.rdd.getNumPartitions() > 10
+
+
+def test_tables_have_their_documented_schema(spark) -> None:
+    from kmeta.ops.rows import COMMON, TABLES
+
+    for table, columns in TABLES.items():
+        df = spark.read.format("kmeta").option("table", table).load(str(HEALTHY))
+        assert df.columns == [c.name for c in COMMON + columns]
+        # the healthy fixture verifies clean: no findings rows, and rows in every other
+        assert (df.count() == 0) == (table == "findings"), table
+
+
+def test_rows_carry_identity_and_entities(spark) -> None:
+    df = spark.read.format("kmeta").option("table", "records").load(str(HEALTHY))
+    topics = df.where("type = 'TOPIC_RECORD'").select("topic_id", "topic_name",
+                                                       "node_id", "cluster_id").collect()
+    assert topics and all(r.topic_id and r.topic_name and r.node_id == 4 and r.cluster_id
+                          for r in topics)
+    configs = df.where("type = 'CONFIG_RECORD'").select("config_name", "payload").collect()
+    assert configs and all(json.loads(r.payload)["name"] == r.config_name for r in configs)
+    # secrets stay redacted in the payload JSON
+    scram = df.where("type = 'USER_SCRAM_CREDENTIAL_RECORD'").select("payload").collect()
+    assert scram and all("[redacted]" in r.payload for r in scram)
+
+
+def test_bad_input_is_findings_not_a_failed_job(spark, tmp_path: Path) -> None:
+    torn = str(ROOT / "fixtures" / "data" / "corrupt" / "torn-tail")
+    missing = str(tmp_path / "gone")
+    findings = spark.read.format("kmeta").option("table", "findings").load([torn, missing])
+    codes = {r.code for r in findings.select("code").collect()}
+    assert "S001" in codes and "S008" in codes
+    batches = spark.read.format("kmeta").option("table", "batches").load([torn, missing])
+    assert batches.count() > 0  # the intact batches still come through
+
+
+def test_inputs_are_processed_concurrently(spark, real_data: Path) -> None:
+    """Many files give many input partitions, and local[2] runs two at once."""
+    import os
+    import time
+
+    paths = [str(real_data / "quorum3-boaz" / "data" / f"kafka-{n}") for n in (1, 2, 3)]
+    df = spark.read.format("kmeta").option("table", "records").load(paths + [str(HEALTHY)])
+    assert df.rdd.getNumPartitions() >= 4
+
+    def span(rows):
+        start = time.time()
+        n = sum(1 for _ in rows)
+        time.sleep(0.3)  # make the overlap measurable
+        yield os.getpid(), start, time.time(), n
+
+    spans = df.rdd.mapPartitions(span).collect()
+    assert sum(s[3] for s in spans) == df.count()
+    spans.sort(key=lambda s: s[1])
+    overlapping = any(b[1] < a[2] for a, b in zip(spans, spans[1:], strict=False))
+    assert overlapping and len({s[0] for s in spans}) >= 2
+
+
+def test_export_writes_parquet_that_reads_back_equal(spark, tmp_path: Path,
+                                                     real_data: Path) -> None:
+    from kmeta.spark.export import run_export
+
+    paths = [str(HEALTHY), str(real_data / "quorum3-boaz" / "data" / "kafka-3")]
+    out = tmp_path / "out"
+    result = run_export(paths, out, spark=spark)
+    assert set(result.rows) == {"batches", "records", "findings", "epochs", "image"}
+    for table in ("records", "epochs", "image"):
+        direct = spark.read.format("kmeta").option("table", table).load(paths)
+        written = spark.read.parquet(str(out / table)).select(*direct.columns)
+        assert written.count() == result.rows[table] == direct.count()
+        assert direct.exceptAll(written).count() == 0 and written.exceptAll(direct).count() == 0
+    # partitioned by cluster id and node id
+    assert sorted(p.name for p in (out / "records").glob("cluster_id=*/node_id=*")) == \
+        ["node_id=3", "node_id=4"]
+    with pytest.raises(Exception, match="not empty"):
+        run_export(paths, out, spark=spark)
+
+
+def test_export_without_pyspark_says_how_to_install(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['pyspark'] = None\n"
+            "from kmeta.cli import main\n"
+            f"main(['export', {str(HEALTHY)!r}, '--to', {str(tmp_path / 'o')!r}])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "pip install 'kmeta[spark]'" in done.stderr
+    assert "Traceback" not in done.stderr
