@@ -502,7 +502,7 @@ def export(
         "brokers.", show_default=False, metavar="PATHS...")],
     to: Annotated[str, typer.Option(
         "--to", metavar="OUTDIR", show_default=False,
-        help="A new directory: OUTDIR/<table>/cluster_id=…/node_id=…/part-*.")],
+        help="A new directory: OUTDIR/<table>/cluster_id=ID/node_id=N/part-*.")],
     fmt: Annotated[str, typer.Option(
         "--format", metavar="parquet|json", help="Output format.")] = "parquet",
     master: Annotated[str | None, typer.Option(

@@ -10,6 +10,7 @@ read becomes a row of the ``findings`` table (and, for the other tables, no row)
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
+from kmeta.formats.batch import Batch
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
@@ -25,7 +27,8 @@ from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan
 
-__all__ = ["COMMON", "TABLES", "Column", "Unit", "ddl", "plan_units", "unit_rows"]
+__all__ = ["COMMON", "TABLES", "Chunk", "Column", "Unit", "ddl", "plan_units", "unit_chunks",
+           "unit_rows"]
 
 
 class Column(NamedTuple):
@@ -45,7 +48,8 @@ COMMON: tuple[Column, ...] = (
 #: The tables, declared once: their columns after COMMON, in order.
 TABLES: dict[str, tuple[Column, ...]] = {
     "batches": (
-        Column("file", "STRING", "the segment or snapshot file"),
+        Column("file", "STRING", "the segment or snapshot file's name (in ``partition``, "
+               "under ``source``)"),
         Column("position", "BIGINT", "byte position of the batch in the file"),
         Column("base_offset", "BIGINT", "first offset of the batch"),
         Column("last_offset", "BIGINT", "last offset of the batch"),
@@ -62,7 +66,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("producer_id", "BIGINT", "producer id (-1 for none)"),
     ),
     "records": (
-        Column("file", "STRING", "the segment or snapshot file"),
+        Column("file", "STRING", "the segment or snapshot file's name"),
         Column("position", "BIGINT", "byte position of the record's batch"),
         Column("offset", "BIGINT", "the record's offset"),
         Column("timestamp", "BIGINT", "the record's timestamp (ms)"),
@@ -123,6 +127,12 @@ class Unit:
     @property
     def context(self) -> tuple[Any, ...]:
         return (self.source, self.cluster_id, self.node_id, self.partition)
+
+    @property
+    def file(self) -> str:
+        """The file's name: ``source`` and ``partition`` say where it is, and a short
+        value repeated on millions of rows keeps the tables small."""
+        return Path(self.path).name
 
 
 def _identity(where: Path) -> tuple[str | None, int | None]:
@@ -212,7 +222,7 @@ def _batches(unit: Unit) -> Iterator[tuple]:
         if type(b) is Finding:
             continue
         v2 = b.magic == 2
-        yield ctx + (unit.path, b.position, b.base_offset, b.last_offset,
+        yield ctx + (unit.file, b.position, b.base_offset, b.last_offset,
                      b.leader_epoch if v2 else -1, b.base_timestamp if v2 else None,
                      b.max_timestamp, b.size, b.records_count, b.magic, b.compression,
                      b.crc_valid, b.is_control, b.is_transactional if v2 else False,
@@ -266,11 +276,23 @@ def _records(unit: Unit) -> Iterator[tuple]:
     ctx = unit.context
     metadata = _metadata_file(unit)
     if metadata:
+        path = unit.file
+        last: Any = None
+        tail: tuple = ()
         for item in _scan(unit, decode=decode_metadata, decode_control=decode_control):
             if type(item) is Finding:
                 continue
             b, r, p = item
-            yield ctx + _record_row(unit, b, r, p)
+            if type(b) is not Batch:  # a legacy message: no tuple layout to index
+                yield ctx + _record_row(unit, b, r, p)
+                continue
+            if p is not last:
+                # scan shares the payload of equal values in a row (NoOps above all):
+                # its columns and JSON are made once
+                last = p
+                tail = _payload_columns(b.is_control, p)
+            yield ctx + (path, b[14], r[0], r[1], b[2] if b[3] == 2 else -1,
+                         b.is_control) + tail
         return
     for b in _scan(unit):
         if type(b) is Finding:
@@ -282,12 +304,17 @@ def _records(unit: Unit) -> Iterator[tuple]:
             yield ctx + _record_row(unit, b, r, p)
 
 
-def _record_row(unit: Unit, b: Any, r: Any, p: Any) -> tuple:
+def _payload_columns(control: bool, p: Any) -> tuple:
+    """type, version, the entity key columns and the payload JSON of a decoded record."""
     data = redact(p.type, p.data) if p.data is not None else None
-    keys = _entity(p.type, data) if not b.is_control else [None] * 7
-    return (unit.path, b.position, r.offset, r.timestamp,
-            b.leader_epoch if b.magic == 2 else -1, b.is_control, p.type, p.version,
-            *keys, None if data is None else _json(data))
+    keys = _entity(p.type, data) if not control else [None] * 7
+    return (p.type, p.version, *keys, None if data is None else _json(data))
+
+
+def _record_row(unit: Unit, b: Any, r: Any, p: Any) -> tuple:
+    return (unit.file, b.position, r.offset, r.timestamp,
+            b.leader_epoch if b.magic == 2 else -1, b.is_control) + \
+        _payload_columns(b.is_control, p)
 
 
 def _finding_row(ctx: tuple, f: Finding) -> tuple:
@@ -367,3 +394,147 @@ def _image(unit: Unit) -> Iterator[tuple]:
                 yield ctx + (digest, result.offset, section, str(key), _json(value))
         else:
             yield ctx + (digest, result.offset, section, None, _json(entities))
+
+
+# ------------------------------------------------------------------ columnar chunks
+#
+# The batches and records tables of a big log are millions of rows; building a tuple per
+# row and letting a consumer convert it cell by cell is most of the cost.  The chunks
+# below hand the same rows over as columns: the unit's context as constants, the values
+# that change per row as lists, and, for records, the columns that repeat (a NoOp's type,
+# version, keys and payload) as an index into the distinct tuples of a chunk.
+
+
+@dataclass
+class Chunk:
+    """``n`` rows of a table as columns (indexes into COMMON + TABLES[table])."""
+
+    n: int
+    constants: dict[int, Any]
+    columns: dict[int, list]
+    shared: tuple[tuple[int, ...], list[int], list[tuple]] | None = None
+
+    def rows(self) -> Iterator[tuple]:
+        """The same rows as tuples (what ``unit_rows`` yields)."""
+        width = len(self.constants) + len(self.columns) + \
+            (len(self.shared[0]) if self.shared else 0)
+        for i in range(self.n):
+            row: list[Any] = [None] * width
+            for k, v in self.constants.items():
+                row[k] = v
+            for k, col in self.columns.items():
+                row[k] = col[i]
+            if self.shared:
+                keys, idx, tails = self.shared
+                for k, v in zip(keys, tails[idx[i]], strict=True):
+                    row[k] = v
+            yield tuple(row)
+
+
+CHUNK_ROWS = 1 << 16
+
+
+def unit_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
+    """The rows of a unit as columnar chunks of up to ``size`` rows (every table; the
+    batches and records of a metadata log without a tuple per row)."""
+    if unit.table == "records" and _metadata_file(unit):
+        return _record_chunks(unit, size)
+    if unit.table == "batches":
+        return _batch_chunks(unit, size)
+    return row_chunks(unit_rows(unit), len(COMMON) + len(TABLES[unit.table]), size)
+
+
+def row_chunks(rows: Iterator[tuple], width: int, size: int) -> Iterator[Chunk]:
+    while True:
+        chunk = list(itertools.islice(rows, size))
+        if not chunk:
+            return
+        yield Chunk(len(chunk), {}, dict(enumerate(map(list, zip(*chunk, strict=True)))))
+
+
+def _constants(unit: Unit) -> dict[int, Any]:
+    return dict(enumerate((*unit.context, unit.file)))
+
+
+def _batch_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
+    cols: list[list] = [[] for _ in range(14)]
+    (pos, base, last, epoch, base_ts, max_ts, nbytes, count, magic, codec, crc, control,
+     txn, pid) = cols
+    for b in _scan(unit):
+        if type(b) is Finding:
+            continue
+        if type(b) is Batch:
+            pos.append(b[14])
+            base.append(b[0])
+            last.append(b[0] + b[6])
+            epoch.append(b[2])
+            base_ts.append(b[7])
+            max_ts.append(b[8])
+            nbytes.append(b[1] + 12)
+            count.append(b[12])
+            magic.append(2)
+            codec.append(b.compression)
+            crc.append(b[13])
+            control.append(b[5] & 0x20 != 0)
+            txn.append(b[5] & 0x10 != 0)
+            pid.append(b[9])
+        else:
+            for col, v in zip(cols, (b.position, b.base_offset, b.last_offset, -1, None,
+                                     b.max_timestamp, b.size, b.records_count, b.magic,
+                                     b.compression, b.crc_valid, b.is_control, False, -1),
+                              strict=True):
+                col.append(v)
+        if len(pos) >= size:
+            yield Chunk(len(pos), _constants(unit), dict(enumerate(cols, start=5)))
+            cols = [[] for _ in range(14)]
+            (pos, base, last, epoch, base_ts, max_ts, nbytes, count, magic, codec, crc,
+             control, txn, pid) = cols
+    if pos:
+        yield Chunk(len(pos), _constants(unit), dict(enumerate(cols, start=5)))
+
+
+#: records columns that repeat with the payload: type .. payload
+_TAIL = tuple(range(10, 20))
+
+
+def _record_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
+    def fresh() -> tuple[list[list], list[int], list[tuple], dict[int, int]]:
+        return [[] for _ in range(5)], [], [], {}
+
+    cols, idx, tails, seen = fresh()
+    alive: list[Any] = []
+    pos, off, ts, epoch, control = cols
+    last: Any = None
+    tail_id = -1
+    for item in _scan(unit, decode=decode_metadata, decode_control=decode_control):
+        if type(item) is Finding:
+            continue
+        b, r, p = item
+        legacy = type(b) is not Batch
+        is_control = b.is_control
+        if p is not last or legacy:
+            last = None if legacy else p
+            key = id(p) if not legacy else -1
+            tail_id = seen.get(key, -1) if not legacy else -1
+            if tail_id < 0:
+                tail_id = len(tails)
+                tails.append(_payload_columns(is_control, p))
+                if not legacy:
+                    seen[key] = tail_id
+                    alive.append(p)  # an id is only unique while its object lives
+        pos.append(b.position if legacy else b[14])
+        off.append(r[0])
+        ts.append(r[1])
+        epoch.append(-1 if legacy or b[3] != 2 else b[2])
+        control.append(is_control)
+        idx.append(tail_id)
+        if len(idx) >= size:
+            yield Chunk(len(idx), _constants(unit), dict(enumerate(cols, start=5)),
+                        (_TAIL, idx, tails))
+            cols, idx, tails, seen = fresh()
+            pos, off, ts, epoch, control = cols
+            alive = []
+            last = None
+    if idx:
+        yield Chunk(len(idx), _constants(unit), dict(enumerate(cols, start=5)),
+                    (_TAIL, idx, tails))

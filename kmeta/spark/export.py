@@ -45,6 +45,7 @@ class ExportResult:
 def session(master: str | None = None, *, progress: bool = False) -> Any:
     """The active SparkSession (spark-submit), or a new one on ``master`` (default
     ``local[*]``) whose Python workers run this interpreter, with kmeta registered."""
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
     from kmeta.spark import register
@@ -53,12 +54,14 @@ def session(master: str | None = None, *, progress: bool = False) -> Any:
     if active is not None and master is None:
         register(active)
         return active
-    # Executors must import the same kmeta: on a laptop that is this interpreter.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master(master or "local[*]").appName("kmeta export")
-             .config("spark.ui.showConsoleProgress", "true" if progress else "false")
-             .config("spark.sql.sources.partitionOverwriteMode", "static")
-             .getOrCreate())
+    builder = SparkSession.builder.appName("kmeta export") \
+        .config("spark.ui.showConsoleProgress", "true" if progress else "false")
+    if master is not None or not SparkConf().contains("spark.master"):
+        # Not under spark-submit (which sets the master): embedded, and the executors
+        # must import the same kmeta, which on a laptop means this interpreter.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.master(master or "local[*]")
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
@@ -85,6 +88,9 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
     started = time.perf_counter()
     spark = spark or session(master, progress=progress)
     result = ExportResult(target, fmt, spark.sparkContext.master)
+    # One writer per (cluster, node) partition at a time instead of sorting every row by
+    # them first: a unit's rows all share one cluster and node.
+    spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "64")
     for table in tables:
         df = spark.read.format("kmeta").option("table", table).load(list(paths))
         result.partitions[table] = df.rdd.getNumPartitions()

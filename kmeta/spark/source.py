@@ -18,7 +18,17 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kmeta.ops.rows import TABLES, Unit, ddl, plan_units, unit_rows
+from kmeta.ops.rows import (
+    CHUNK_ROWS,
+    COMMON,
+    TABLES,
+    Chunk,
+    Unit,
+    ddl,
+    plan_units,
+    row_chunks,
+    unit_chunks,
+)
 
 __all__ = ["KmetaDataSource", "input_paths"]
 
@@ -57,12 +67,47 @@ class KmetaReader(DataSourceReader):
             parts.append(_UnitPartition(None, problems))
         return parts or [_UnitPartition(None)]
 
-    def read(self, partition: InputPartition) -> Iterator[tuple]:
+    def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, _UnitPartition)
+        # Arrow record batches built from columns, not rows: several times faster than
+        # yielding a tuple per row for Spark to convert.
         if partition.unit is None:
-            yield from partition.problems
-            return
-        yield from unit_rows(partition.unit)
+            chunks = row_chunks(iter(partition.problems),
+                                 len(COMMON) + len(TABLES[self.table]), CHUNK_ROWS)
+        else:
+            chunks = unit_chunks(partition.unit)
+        schema = arrow_schema(self.table)
+        for chunk in chunks:
+            yield to_arrow(chunk, schema)
+
+
+#: Spark SQL type -> pyarrow type, for the types kmeta's tables use
+_ARROW = {"STRING": "string", "BIGINT": "int64", "INT": "int32", "BOOLEAN": "bool_"}
+
+
+def arrow_schema(table: str) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([(c.name, getattr(pa, _ARROW[c.type])()) for c in COMMON + TABLES[table]])
+
+
+def to_arrow(chunk: Chunk, schema: Any) -> Any:
+    """One pyarrow RecordBatch of a chunk: constants repeated, columns converted once
+    each, repeated tails taken from their distinct values."""
+    import pyarrow as pa
+
+    arrays: list[Any] = [None] * len(schema)
+    for k, v in chunk.constants.items():
+        arrays[k] = pa.repeat(pa.scalar(v, type=schema[k].type), chunk.n)
+    for k, col in chunk.columns.items():
+        arrays[k] = pa.array(col, type=schema[k].type)
+    if chunk.shared is not None:
+        keys, idx, tails = chunk.shared
+        take = pa.array(idx, type=pa.int32())
+        for j, k in enumerate(keys):
+            distinct = pa.array([t[j] for t in tails], type=schema[k].type)
+            arrays[k] = distinct.take(take)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 class KmetaDataSource(DataSource):
