@@ -712,3 +712,17 @@ def test_in_process_usage_error(capsys: pytest.CaptureFixture[str],
         main(["dump", "--no-such-option", str(clean_segment)])
     assert exit_info.value.code == ExitCode.USAGE
     assert "--no-such-option" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [["verify", "fixtures/data/healthy"],
+                                  ["diff", "fixtures/data/divergent/lag/a",
+                                   "fixtures/data/divergent/lag/b"],
+                                  ["dump", "--json", "fixtures/data/healthy/meta.properties"],
+                                  ["export", "--help"]])
+def test_commands_other_than_export_never_import_pyspark(args: list[str]) -> None:
+    probe = _IMPORT_PROBE.format(heavy=("pyspark", "pyarrow", "kmeta.spark"))
+    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True,
+                          text=True, timeout=TIMEOUT, env=_env(),
+                          cwd=Path(__file__).resolve().parents[1])
+    line = proc.stdout.strip().splitlines()[-1]
+    assert json.loads(line.removeprefix("IMPORTED=")) == [], args
