@@ -358,12 +358,15 @@ def diff(
 
     report = diff_replicas(replicas, images=not no_images)
     write_lines(diff_json(report) if json_out else diff_lines(report))
-    tally = Tally()
-    tally.count_all(report.findings)
-    for f in report.findings[:20]:
-        from kmeta.render.text import finding_line
+    from kmeta.render.text import finding_line
 
+    # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
+    # whether the replicas diverged (kmeta verify judges each replica).
+    for f in report.findings[:20]:
         print(finding_line(f), file=sys.stderr)
+    if len(report.findings) > 20:
+        print(f"kmeta: {len(report.findings) - 20} more finding(s): run kmeta verify on "
+              "each replica", file=sys.stderr)
     raise typer.Exit(int(ExitCode.FINDINGS if report.diverged else ExitCode.OK))
 
 

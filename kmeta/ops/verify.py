@@ -846,15 +846,21 @@ def _check_partition_metadata(part: PartitionDir) -> Iterator[Finding]:
                       f"metadata topic's is always {METADATA_TOPIC_ID}", str(f.path))
 
 
-def _cluster_ids(discovery: Any) -> Iterator[Finding]:
-    """meta.properties of the data dirs given together must name one cluster."""
-    seen: dict[str, str] = {}
+def _meta_properties(discovery: Any) -> Iterator[tuple[str, Any]]:
+    """(path, content) of every data dir's readable meta.properties."""
     for d in discovery.data_dirs:
         f = next((f for f in d.files if f.kind.kind == "meta-properties"), None)
         loaded = _load(f)
-        if loaded is None or isinstance(loaded, Finding) or not loaded.cluster_id:
-            continue
-        seen.setdefault(loaded.cluster_id, str(f.path))
+        if f is not None and loaded is not None and not isinstance(loaded, Finding):
+            yield str(f.path), loaded
+
+
+def _cluster_ids(discovery: Any) -> Iterator[Finding]:
+    """meta.properties of the data dirs given together must name one cluster."""
+    seen: dict[str, str] = {}
+    for path, loaded in _meta_properties(discovery):
+        if loaded.cluster_id:
+            seen.setdefault(loaded.cluster_id, path)
     if len(seen) > 1:
         yield Finding("V034", "the data dirs belong to different clusters: " +
                       ", ".join(f"{cid} ({path})" for cid, path in seen.items()))
@@ -912,16 +918,14 @@ def _tps(tps: list[tuple[str, int]], most: int = 5) -> str:
 def _directory_ids(discovery: Any) -> Iterator[Finding]:
     """Every log dir gets its own random directory.id (KIP-858): two alike are a copy."""
     seen: dict[str, str] = {}
-    for d in discovery.data_dirs:
-        f = next((f for f in d.files if f.kind.kind == "meta-properties"), None)
-        loaded = _load(f)
-        if loaded is None or isinstance(loaded, Finding) or not loaded.directory_id:
+    for path, loaded in _meta_properties(discovery):
+        if not loaded.directory_id:
             continue
         if loaded.directory_id in seen:
             yield Finding("V039", f"directory.id {loaded.directory_id} is also the id of "
-                          f"{seen[loaded.directory_id]}", str(f.path))
+                          f"{seen[loaded.directory_id]}", path)
         else:
-            seen[loaded.directory_id] = str(f.path)
+            seen[loaded.directory_id] = path
 
 
 def _topic_ids(discovery: Any) -> Iterator[Finding]:
