@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
+from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
@@ -538,3 +539,102 @@ def _record_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
     if idx:
         yield Chunk(len(idx), _constants(unit), dict(enumerate(cols, start=5)),
                     (_TAIL, idx, tails))
+
+
+def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk]]:
+    """The batches and the records of one segment or snapshot file from a single read:
+    ``("batches", chunk)`` and ``("records", chunk)`` pairs, the same rows as
+    ``unit_chunks`` gives for each table.  What ``kmeta export`` writes.
+
+    The loop is the hottest of an export (once per batch of every log of a fleet): it
+    appends through bound methods and takes a memoised lone record without building
+    Record objects."""
+    batch_unit = Unit("batches", unit.path, unit.source, unit.cluster_id, unit.node_id,
+                      unit.partition)
+    record_unit = Unit("records", unit.path, unit.source, unit.cluster_id, unit.node_id,
+                       unit.partition)
+    if not _metadata_file(unit):
+        yield from (("batches", c) for c in _batch_chunks(batch_unit, size))
+        yield from (("records", c) for c in unit_chunks(record_unit, size))
+        return
+    codecs = CODEC_NAMES
+    bcols: list[list] = [[] for _ in range(14)]
+    (b_pos, b_base, b_last, b_epoch, b_bts, b_mts, b_size, b_count, b_magic, b_codec,
+     b_crc, b_ctl, b_txn, b_pid) = (c.append for c in bcols)
+    rcols: list[list] = [[] for _ in range(5)]
+    r_pos, r_off, r_ts, r_epoch, r_ctl = (c.append for c in rcols)
+    idx: list[int] = []
+    idx_add = idx.append
+    tails: list[tuple] = []
+    seen: dict[int, int] = {}
+    alive: list[Any] = []
+    last_value: Any = None
+    last_payload: Any = None
+    last_tail = -1
+
+    def tail_of(control: bool, p: Any) -> int:
+        tail_id = seen.get(id(p), -1)
+        if tail_id < 0:
+            tail_id = seen[id(p)] = len(tails)
+            tails.append(_payload_columns(control, p))
+            alive.append(p)  # an id is only unique while its object lives
+        return tail_id
+
+    for b in _scan(unit, records=True):
+        if type(b) is Finding:
+            continue
+        if type(b) is not Batch:  # a legacy message, by attribute
+            row = (b.position, b.base_offset, b.last_offset, -1, None, b.max_timestamp,
+                   b.size, b.records_count, b.magic, b.compression, b.crc_valid,
+                   b.is_control, False, -1)
+            for col, v in zip(bcols, row, strict=True):
+                col.append(v)
+            found, _ = batch_records(b)
+            for r in found:
+                p = decode_control(r.key, r.value) if row[11] else decode_metadata(r.value)
+                r_pos(row[0]), r_off(r.offset), r_ts(r.timestamp), r_epoch(-1)
+                r_ctl(row[11])
+                idx_add(tail_of(row[11], p))
+        else:
+            pos, base, attrs, epoch, base_ts = b[14], b[0], b[5], b[2], b[7]
+            control = attrs & 0x20 != 0
+            b_pos(pos), b_base(base), b_last(base + b[6]), b_epoch(epoch), b_bts(base_ts)
+            b_mts(b[8]), b_size(b[1] + 12), b_count(b[12]), b_magic(2)
+            b_codec(codecs.get(attrs & 7, "unknown")), b_crc(b[13]), b_ctl(control)
+            b_txn(attrs & 0x10 != 0), b_pid(b[9])
+            lone = b[17]
+            if lone is not None and not control:
+                value = lone[3]
+                if value is not last_value:
+                    last_value = value
+                    last_payload = decode_metadata(value)
+                    last_tail = tail_of(False, last_payload)
+                r_pos(pos), r_off(base + lone[0]), r_ts(base_ts + lone[1]), r_epoch(epoch)
+                r_ctl(False)
+                idx_add(last_tail)
+            else:
+                found, _ = batch_records(b)
+                for r in found:
+                    p = decode_control(r[2], r[3]) if control else decode_metadata(r[3])
+                    r_pos(pos), r_off(r[0]), r_ts(r[1]), r_epoch(epoch), r_ctl(control)
+                    idx_add(tail_of(control, p))
+        if len(bcols[0]) >= size:
+            yield "batches", Chunk(len(bcols[0]), _constants(batch_unit),
+                                   dict(enumerate(bcols, start=5)))
+            bcols = [[] for _ in range(14)]
+            (b_pos, b_base, b_last, b_epoch, b_bts, b_mts, b_size, b_count, b_magic,
+             b_codec, b_crc, b_ctl, b_txn, b_pid) = (c.append for c in bcols)
+        if len(idx) >= size:
+            yield "records", Chunk(len(idx), _constants(record_unit),
+                                   dict(enumerate(rcols, start=5)), (_TAIL, idx, tails))
+            rcols = [[] for _ in range(5)]
+            r_pos, r_off, r_ts, r_epoch, r_ctl = (c.append for c in rcols)
+            idx, tails, seen, alive = [], [], {}, []
+            idx_add = idx.append
+            last_value, last_payload, last_tail = None, None, -1
+    if bcols[0]:
+        yield "batches", Chunk(len(bcols[0]), _constants(batch_unit),
+                               dict(enumerate(bcols, start=5)))
+    if idx:
+        yield "records", Chunk(len(idx), _constants(record_unit),
+                               dict(enumerate(rcols, start=5)), (_TAIL, idx, tails))

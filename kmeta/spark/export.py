@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,17 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
     # One writer per (cluster, node) partition at a time instead of sorting every row by
     # them first: a unit's rows all share one cluster and node.
     spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "64")
+    files = [t for t in tables if t in FILE_TABLES]
+    if files and fmt == "parquet":
+        # batches and records: both from one read of each file, written as Parquet by
+        # the executors themselves (pyarrow), with no rows passing through the JVM
+        counts, parts = _export_files(spark, list(paths), target, files)
+        for table in files:
+            result.rows[table] = counts.get(table, 0)
+            result.partitions[table] = parts
+            if on_table is not None:
+                on_table(table, result.rows[table])
+        tables = [t for t in tables if t not in files]
     for table in tables:
         df = spark.read.format("kmeta").option("table", table).load(list(paths))
         result.partitions[table] = df.rdd.getNumPartitions()
@@ -106,3 +117,80 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
             on_table(table, result.rows[table])
     result.seconds = time.perf_counter() - started
     return result
+
+
+#: the tables read per segment or snapshot file, which export writes in one pass
+FILE_TABLES = ("batches", "records")
+#: characters Spark escapes in partition directory names (ExternalCatalogUtils)
+_ESCAPE = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(32)}
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def partition_dir(column: str, value: Any) -> str:
+    """``column=value`` as Spark names a partition directory (null: Hive's default)."""
+    if value is None:
+        return f"{column}={HIVE_NULL}"
+    text = "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in str(value))
+    return f"{column}={text}"
+
+
+def _export_files(spark: Any, paths: list[str], out: Path, tables: Sequence[str]
+                  ) -> tuple[dict[str, int], int]:
+    from kmeta.ops.rows import plan_units
+
+    units, _ = plan_units(paths, "records")
+    # biggest first: the tasks of a long tail of small files then fill the gaps
+    units.sort(key=lambda u: Path(u.path).stat().st_size if Path(u.path).exists() else 0,
+               reverse=True)
+    if not units:
+        return {}, 0
+    wanted = tuple(tables)
+    where = str(out)
+    counts: dict[str, int] = {}
+    rdd = spark.sparkContext.parallelize(units, len(units))
+    for table, n in rdd.mapPartitions(lambda it: write_unit_files(it, where, wanted)) \
+            .reduceByKey(lambda a, b: a + b).collect():
+        counts[table] = n
+    for table in wanted:
+        (out / table).mkdir(parents=True, exist_ok=True)
+        (out / table / "_SUCCESS").write_bytes(b"")
+    return counts, len(units)
+
+
+def write_unit_files(units: Iterable[Any], out: str, tables: Sequence[str]
+                     ) -> Iterator[tuple[str, int]]:
+    """Executor side: each unit's batches and records as Parquet files under
+    ``out/<table>/cluster_id=…/node_id=…/``; yields (table, rows written)."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    from kmeta.ops.rows import file_chunks
+    from kmeta.spark.source import arrow_schema, to_arrow
+
+    schemas = {t: arrow_schema(t) for t in tables}
+    keep = {t: [i for i, f in enumerate(schemas[t]) if f.name not in PARTITION_BY]
+            for t in tables}
+    for unit in units:
+        name = hashlib.sha1(unit.path.encode()).hexdigest()[:20]
+        sub = Path(partition_dir("cluster_id", unit.cluster_id),
+                   partition_dir("node_id", unit.node_id))
+        writers: dict[str, Any] = {}
+        counts = dict.fromkeys(tables, 0)
+        try:
+            for table, chunk in file_chunks(unit):
+                if table not in schemas:
+                    continue
+                batch = to_arrow(chunk, schemas[table]).select(keep[table])
+                writer = writers.get(table)
+                if writer is None:
+                    target = Path(out) / table / sub
+                    target.mkdir(parents=True, exist_ok=True)
+                    writer = writers[table] = pq.ParquetWriter(
+                        str(target / f"part-{name}.parquet"), batch.schema)
+                writer.write_batch(batch)
+                counts[table] += batch.num_rows
+        finally:
+            for w in writers.values():
+                w.close()
+        yield from counts.items()
