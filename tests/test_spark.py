@@ -143,3 +143,14 @@ def test_partition_directory_names_follow_spark() -> None:
     assert partition_dir("node_id", None) == "node_id=__HIVE_DEFAULT_PARTITION__"
     assert partition_dir("cluster_id", "a/b:c=d") == "cluster_id=a%2Fb%3Ac%3Dd"
     assert partition_dir("node_id", 3) == "node_id=3"
+
+
+def test_export_as_json(spark, tmp_path: Path) -> None:
+    from kmeta.spark.export import run_export
+
+    result = run_export([str(HEALTHY)], tmp_path / "j", fmt="json",
+                        tables=("epochs", "batches"), spark=spark)
+    direct = spark.read.format("kmeta").option("table", "epochs").load(str(HEALTHY))
+    assert result.rows["epochs"] == direct.count() > 0
+    assert result.rows["batches"] > 1000
+    assert list((tmp_path / "j" / "epochs").glob("cluster_id=*/node_id=4/part-*.json"))

@@ -82,7 +82,7 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
     if unknown:
         raise UsageError(f"unknown table(s) {', '.join(unknown)}; one of {', '.join(TABLES)}")
     target = Path(out)
-    if target.exists() and any(target.iterdir()):
+    if "://" not in str(out) and target.exists() and any(target.iterdir()):
         raise UsageError("the output directory exists and is not empty", context=str(target),
                          hint="give a new directory: export never overwrites")
     for p in paths:
@@ -95,7 +95,9 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
     # them first: a unit's rows all share one cluster and node.
     spark.conf.set("spark.sql.maxConcurrentOutputFileWriters", "64")
     files = [t for t in tables if t in FILE_TABLES]
-    if files and fmt == "parquet":
+    # The executors write with local file APIs: a URL (hdfs://, s3a://) goes through
+    # Spark's own writer instead, as does JSON.
+    if files and fmt == "parquet" and "://" not in str(out):
         # batches and records: both from one read of each file, written as Parquet by
         # the executors themselves (pyarrow), with no rows passing through the JVM
         counts, parts = _export_files(spark, list(paths), target, files)
@@ -108,7 +110,7 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
     for table in tables:
         df = spark.read.format("kmeta").option("table", table).load(list(paths))
         result.partitions[table] = df.rdd.getNumPartitions()
-        dest = str(target / table)
+        dest = f"{str(out).rstrip('/')}/{table}"  # a URL too (Path would fold its //)
         df.write.mode("errorifexists").partitionBy(*PARTITION_BY).format(fmt).save(dest)
         # Count what was written (cheap to read back) rather than reading the logs twice.
         written = spark.read.schema(ddl(table)).format(fmt).load(dest)
