@@ -9,9 +9,12 @@ drift from it unnoticed:
 * EXIT STATUS comes from :class:`kmeta.errors.ExitCode`, FINDINGS from
   :data:`kmeta.findings.CODES`;
 * the key lists of JSON OUTPUT come from running ``kmeta dump --json`` (and ``kmeta info
-  --json``) on a tiny sample built with :func:`kmeta.formats.batch.build_batch`; only the
-  one-line explanation of each key is written by hand, and generation fails when a key is
-  emitted without one or explained without being emitted;
+  --json``, ``kmeta verify --json``) on a tiny sample built with
+  :func:`kmeta.formats.batch.build_batch`, and ``diff``, ``truncate``, ``repair`` and
+  ``snapshot --json`` on a few of the repository's fixtures (``export --json``: its result
+  object, without Spark); only the one-line explanation of each key is written by hand
+  (:data:`JSON_KEYS`, :data:`INFO_KEYS`, :data:`COMMAND_JSON`), and generation fails when
+  a key is emitted without one or explained without being emitted;
 * ``completions/*`` are the scripts typer/click emit for ``_KMETA_COMPLETE=source_bash``
   (and zsh, fish), obtained by running kmeta exactly as the shell would.
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import gc
 import io
 import json
 import os
@@ -541,6 +545,411 @@ INFO_KEYS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class JsonTable:
+    """The keys of one kind of JSON object a command writes, each explained by hand.
+
+    ``paths`` say where the objects are in the command's output: "" is each object the
+    command writes (only those of kind ``kind`` when given), "pairs[]" each element of
+    their list ``pairs``, "pairs[].epoch_truncation.local" an object inside those, and
+    "logs.*" every value of the object ``logs`` (null values are skipped).  Generation fails when the objects found there have a key
+    ``keys`` does not explain, or lack one it explains.  A table with ``see`` set only
+    refers to a table documented elsewhere (the finding objects of dump --json): its
+    objects must use the keys of that table, but need not show all of them.
+    """
+
+    paths: tuple[str, ...]
+    intro: str
+    keys: dict[str, str]
+    kind: str | None = None
+    see: str | None = None
+
+
+@dataclass(frozen=True)
+class CommandJson:
+    """The --json output of one command after dump and info: an introduction and its
+    tables, in the order the man page shows them."""
+
+    command: str
+    intro: str
+    tables: tuple[JsonTable, ...]
+
+
+#: The keys of diff's ``pairs[].only_local`` and ``only_peer``, and of truncate's
+#: ``removed`` (all of them :meth:`kmeta.ops.diff.SideOnly.to_json`).
+SIDE_ONLY_KEYS: dict[str, str] = {
+    "from_offset": "The offset from which records are counted.",
+    "batches": "How many batches hold the records counted.",
+    "records": "How many records are counted (0 when none).",
+    "by_type": "An object: record type (Kafka's name; control records by theirs, such "
+               "as LEADER_CHANGE) -> how many of those records.",
+    "first_offset": "The offset of the first record counted; null when there is none.",
+    "last_offset": "The offset of the last record counted; null when there is none.",
+}
+
+#: How each finding of a command's JSON refers to the dump finding objects.
+_FINDINGS_SEE = "finding objects"
+
+#: The --json output of verify, diff, truncate, repair, snapshot and export.  As for
+#: JSON_KEYS, the keys are read from real runs (see :func:`_command_objects`); a key
+#: emitted without an entry here, or an entry for a key no longer emitted, makes
+#: generation fail.
+COMMAND_JSON: tuple[CommandJson, ...] = (
+    CommandJson(
+        "verify",
+        "kmeta verify --json writes JSON Lines: one finding object per finding (the same "
+        "objects as dump --json writes, see finding objects), then a summary object, "
+        "always the last line.",
+        (
+            JsonTable(("",), "", JSON_KEYS["finding"], kind="finding", see=_FINDINGS_SEE),
+            JsonTable(("",), "The summary object:", {
+                "kind": "\"summary\": the last line, after every finding.",
+                "files": "How many files were checked.",
+                "findings": "The number of findings by severity: an object with the keys "
+                            "error, warning and info (each present, 0 when none).",
+                "logs": "One entry per metadata log (__cluster_metadata partition "
+                        "directory) read, keyed by the directory's path; {} when none. "
+                        "Each is an object with the keys below.",
+            }, kind="summary"),
+            JsonTable(("logs.*",), "Each value of the summary's logs:", {
+                "segments": "How many log segments were read.",
+                "batches": "How many record batches were read.",
+                "records": "How many records were read.",
+                "bytes": "How many bytes of segments were read.",
+                "first_offset": "The base offset of the first batch; null when the log "
+                                "holds no batch.",
+                "last_offset": "The last offset of the last batch; null when the log holds "
+                               "no batch.",
+                "epochs": "The leader epochs of the batches, in ascending order.",
+            }, kind="summary"),
+        ),
+    ),
+    CommandJson(
+        "diff",
+        "kmeta diff --json writes one object, kind \"diff\". LOCAL is the first replica "
+        "given and each PEER one of the others; replicas are named by the path given on "
+        "the command line. The findings met while reading are not in it (they go to "
+        "standard error; kmeta verify reports them); each replica counts them. Top-level "
+        "keys:",
+        (
+            JsonTable(("",), "", {
+                "kind": "\"diff\".",
+                "diverged": "Whether some PEER diverged from LOCAL (the exit status is then "
+                            "1).",
+                "divergence_offset": "The divergence_offset of the first pair that "
+                                     "diverged (PEERs in the order given); null when none "
+                                     "did.",
+                "divergence_epoch": "The divergence_epoch of that pair; null when none "
+                                    "diverged or the epoch is not known.",
+                "lagging": "The paths of the replicas whose log is a strict prefix of the "
+                           "other's in some pair, sorted; null (never []) when there is "
+                           "none.",
+                "replicas": "One object per replica, LOCAL first, in the order given "
+                            "(keys below).",
+                "pairs": "One object per PEER, in the order given: LOCAL compared with it "
+                         "(keys below).",
+                "majority": "With three replicas or more: the longest prefix a majority "
+                            "holds (keys below); null with two.",
+            }),
+            JsonTable(("replicas[]",), "Each element of replicas:", {
+                "path": "The path as given on the command line.",
+                "partition_dir": "The __cluster_metadata-0 directory read.",
+                "node_id": "node.id from the data directory's meta.properties; null when "
+                           "there is none or it cannot be read.",
+                "cluster_id": "cluster.id from meta.properties, null likewise.",
+                "log_start_offset": "The log start offset, as Kafka loads the log.",
+                "log_end_offset": "The log end offset: one past the last offset of the "
+                                  "log.",
+                "latest_epoch": "The latest leader epoch of its epoch cache; null when the "
+                                "cache is empty.",
+                "batches": "How many record batches were read.",
+                "records": "How many records were read.",
+                "snapshots": "The live KRaft snapshots: their ids "
+                             "(<endOffset>-<epoch>, the file name without .checkpoint), "
+                             "in offset order.",
+                "findings": "How many findings reading this replica met (a number; they "
+                            "are shown on standard error).",
+                "notes": "What people should know about how the log was read, as "
+                         "sentences; [] when nothing.",
+            }),
+            JsonTable(("pairs[]",), "Each element of pairs:", {
+                "local": "LOCAL's path, as given.",
+                "peer": "This PEER's path, as given.",
+                "status": "identical (the same offsets and bytes), equivalent (the same "
+                          "log end and content where both hold it; one log starts later, "
+                          "a snapshot standing in for the rest), lagging (one log is a "
+                          "strict prefix of the other) or diverged.",
+                "diverged": "Whether status is diverged.",
+                "divergence_offset": "Where the logs stop agreeing: the lower of the "
+                                     "offset Kafka's fetch would truncate the follower to "
+                                     "and the first offset whose bytes differ; null "
+                                     "unless diverged.",
+                "divergence_epoch": "The last leader epoch the two logs share there (the "
+                                    "diverging epoch Kafka's leader answers); null unless "
+                                    "diverged, or when it is not known.",
+                "content_divergence": "The first batch both replicas hold at the same "
+                                      "offsets with different bytes (keys below); null "
+                                      "when there is none.",
+                "epoch_truncation": "What Kafka's fetch (KIP-595) would do, both ways: an "
+                                    "object with the keys local (LOCAL following PEER) and "
+                                    "peer (PEER following LOCAL), each with the keys "
+                                    "below.",
+                "lagging": "With status lagging: the path of the replica whose log is the "
+                           "shorter; else null.",
+                "lag_offsets": "With status lagging: how many offsets that replica lacks; "
+                               "else 0.",
+                "only_local": "With status diverged: the records LOCAL holds from "
+                              "divergence_offset on (only those of the differing batches "
+                              "when the bytes differ under the same epochs); with status "
+                              "lagging and PEER the shorter: the records LOCAL holds past "
+                              "PEER's log end. Keys below; null otherwise.",
+                "only_peer": "The same for PEER (with status lagging: when LOCAL is the "
+                             "shorter).",
+                "image_diff": "Differences between the two cluster images (keys below); "
+                              "{} when the logs are identical or with --no-images.",
+                "kafka": "What Kafka would do with the two replicas, as sentences.",
+                "notes": "What people should know about the comparison, as sentences; [] "
+                         "when nothing.",
+            }),
+            JsonTable(("pairs[].content_divergence",), "pairs[].content_divergence, "
+                      "when not null:", {
+                          "offset": "The base offset of the first differing batch.",
+                          "local_epoch": "Its leader epoch on LOCAL.",
+                          "peer_epoch": "Its leader epoch on PEER.",
+                          "local_batch": "Where it is on LOCAL: <segment file "
+                                         "name>@<byte position>.",
+                          "peer_batch": "Where it is on PEER, the same way.",
+                      }),
+            JsonTable(("pairs[].epoch_truncation.local", "pairs[].epoch_truncation.peer"),
+                      "pairs[].epoch_truncation.local and .peer: one replica fetching from "
+                      "the other as its leader, simulated until the leader accepts its "
+                      "position:", {
+                          "outcome": "in-sync (the follower only appends), truncate (it "
+                                     "truncates, then appends), snapshot (the leader sends "
+                                     "it a snapshot, KIP-630) or below-high-watermark "
+                                     "(it would have to truncate below its own latest "
+                                     "snapshot: Kafka refuses, committed data differs).",
+                          "truncate_to": "The offset the follower truncates to (truncate) "
+                                         "or would have to (below-high-watermark); null "
+                                         "otherwise.",
+                          "snapshot": "With outcome snapshot: the id of the snapshot the "
+                                      "leader sends (<endOffset>-<epoch>); else null.",
+                          "steps": "Each fetch of the simulation and the leader's answer, "
+                                   "as a sentence.",
+                      }),
+            JsonTable(("pairs[].only_local", "pairs[].only_peer"),
+                      "pairs[].only_local and .only_peer, when not null:", SIDE_ONLY_KEYS),
+            JsonTable(("pairs[].image_diff",), "pairs[].image_diff: each value is a list "
+                      "of differences from LOCAL's image to PEER's, one line per changed "
+                      "leaf (\"/topics/t/partitions/0/leader: 1 -> 2\", a side lacking "
+                      "it shown as (absent)); [] when the images are equal.", {
+                          "at_ends": "The images at each log's end; [\"(not available)\"] "
+                                     "when one cannot be built.",
+                          "at_divergence": "The images at the divergence offset, when the "
+                                           "pair diverged and both can be built there.",
+                          "at_log_start": "When the logs start at different offsets, or "
+                                          "both above 0: the images where the later log "
+                                          "starts (at its first snapshot there, if any), "
+                                          "when the other log reaches that offset and both "
+                                          "can be built.",
+                      }),
+            JsonTable(("majority",), "majority, when not null:", {
+                "prefix_end": "The end offset (exclusive) of the longest prefix of the log "
+                              "that a majority of the replicas hold byte for byte.",
+                "replicas": "The paths of the replicas holding that prefix.",
+                "beyond": "An object: path -> how many offsets past prefix_end that "
+                          "replica's log goes on, for each replica whose log does; {} when "
+                          "none.",
+                "majority_of": "How many replicas make a majority.",
+            }),
+        ),
+    ),
+    CommandJson(
+        "truncate",
+        "kmeta truncate --json writes one object, kind \"truncate\": what truncating the "
+        "log would remove and change, computed without writing. With --apply, the "
+        "object written is instead the one of repair --json (kind \"repair\") for the "
+        "truncated copy. Keys:",
+        (
+            JsonTable(("",), "", {
+                "kind": "\"truncate\".",
+                "path": "PATH, as given.",
+                "requested": "The offset asked for: --to, or with "
+                             "--to-divergence-with the offset where PATH diverged "
+                             "from PEER (its log end offset when it did not).",
+                "truncate_to": "Where the log would end: requested, or the base offset of "
+                               "the batch holding it (Kafka truncates whole batches).",
+                "old_log_end_offset": "The log end offset now.",
+                "new_log_end_offset": "The log end offset after the truncation: the lower "
+                                      "of truncate_to and old_log_end_offset.",
+                "removed": "The records at or after truncate_to, which the truncation "
+                           "removes: an object with the keys of diff's pairs[].only_local.",
+                "epoch_cache_before": "The leader-epoch cache now: a list of [epoch, start "
+                                      "offset] pairs.",
+                "epoch_cache_after": "The leader-epoch cache after the truncation (Kafka "
+                                     "truncates it from the end), the same way.",
+                "invalid_snapshots": "The KRaft snapshot files (.checkpoint) whose end "
+                                     "offset is past truncate_to.",
+                "image_diff": "The differences from the cluster image at the log end to "
+                              "the image at truncate_to, one line per changed leaf; null "
+                              "when nothing is removed, with --no-images, or when an "
+                              "image cannot be built (a note says why).",
+                "reason": "With --to-divergence-with: why this offset, as a "
+                          "sentence; else null.",
+                "notes": "What people should know, as sentences (a target inside a batch, "
+                         "a cut below the latest snapshot); [] when nothing.",
+                "applied": "Always false: this object describes a simulation.",
+            }),
+            JsonTable(("removed",), "", SIDE_ONLY_KEYS, see="pairs[].only_local"),
+        ),
+    ),
+    CommandJson(
+        "repair",
+        "kmeta repair --json writes one object: kind \"repair\" for a repaired copy that "
+        "was written (and for truncate --apply --json), \"repair-plan\" with "
+        "--dry-run, where nothing is written. Both have the same keys:",
+        (
+            JsonTable(("",), "", {
+                "kind": "\"repair\" or \"repair-plan\".",
+                "file": "The input partition directory.",
+                "output": "The directory written (PARTITION_DIR itself with "
+                          "--in-place); null for a plan.",
+                "in_place": "Whether --in-place was given and done.",
+                "backup": "With --in-place: where the original was moved; else null.",
+                "truncate_to": "--truncate-to (truncate --apply: its cut); null "
+                               "when not given.",
+                "log_start_offset": "The repaired log's start offset.",
+                "input_log_end_offset": "One past the last offset of the last intact batch "
+                                        "anywhere in the input; null when there is none.",
+                "log_end_offset": "The repaired log's end offset.",
+                "cut": "Where the repaired log ends and why (keys below); null when every "
+                       "batch is kept.",
+                "removed": "What the repaired log no longer holds (keys below).",
+                "leader_epochs": "The leader-epoch cache rebuilt from the kept batches "
+                                 "(what leader-epoch-checkpoint holds): a list of "
+                                 "[epoch, start offset] pairs.",
+                "changed": "Whether the output differs from the input in anything but "
+                           "files copied byte for byte (or rebuilt unchanged).",
+                "changes": "One object per file or directory of the input, by name (keys "
+                           "below).",
+                "notes": "What people should know: problems repair leaves, choices it "
+                         "made, as sentences; [] when nothing.",
+                "findings": "What kmeta verify finds in the output, as finding objects; "
+                            "null for a plan.",
+            }),
+            JsonTable(("cut",), "cut, when not null:", {
+                "file": "The name of the file where the log ends.",
+                "position": "The byte position in it: the bytes before it are kept.",
+                "offset": "The first offset removed, when the bytes there name one; else "
+                          "null.",
+                "cause": "damage, truncate_to (--truncate-to) or snapshot "
+                         "(--follow-snapshot).",
+                "code": "With cause damage: the code of the finding that ends the log; "
+                        "else null.",
+                "message": "What is there, as a sentence.",
+                "reason": "Why the log ends there, as a sentence.",
+            }),
+            JsonTable(("removed",), "removed:", {
+                "batches": "How many batches are removed (a torn batch counts).",
+                "records": "How many records of intact batches are removed.",
+                "bytes": "Bytes of segments left out: cut tails and dropped segments.",
+                "first_offset": "The first offset removed; null when nothing is.",
+                "last_offset": "The last offset of the last intact batch removed; null "
+                               "when not known.",
+                "batches_by_type": "An object: data, control, legacy, damaged (a bad CRC: "
+                                   "its records are not trusted) or torn -> how many "
+                                   "batches removed.",
+                "records_by_type": "An object: record type (Kafka's name) -> how many "
+                                   "records removed.",
+                "damage": "Every other damage met in what is removed, as finding objects "
+                          "(what ends the log is cut).",
+            }),
+            JsonTable(("changes[]",), "Each element of changes:", {
+                "file": "The name of the file or directory in PARTITION_DIR.",
+                "file_kind": "What it is, told from its name (as file_kind of file "
+                             "objects).",
+                "action": "copied (byte for byte), cut (a prefix of it is kept), dropped "
+                          "(a segment after the cut), quarantined (moved under "
+                          "quarantine/), rebuilt (written anew from the kept batches) or "
+                          "omitted (left out: Kafka rebuilds or deletes it).",
+                "reason": "Why, as a sentence.",
+                "target": "Where it goes, relative to the output directory; null when it "
+                          "is not written.",
+                "bytes_in": "Its size in the input; null when the input does not have it.",
+                "bytes_out": "Bytes written for it (0 when it is not written).",
+                "first_offset": "A segment copied or cut that keeps batches: the first "
+                                "offset kept; a KRaft snapshot: its end offset.",
+                "last_offset": "A segment copied or cut that keeps batches: the last offset "
+                               "kept; a KRaft snapshot: its end offset.",
+                "details": "More facts as an object, by kind of file: for example a cut "
+                           "segment's position, removed_bytes, code and cause, a KRaft "
+                           "snapshot's epoch and live, the entries of a rebuilt "
+                           "leader-epoch-checkpoint and whether they are unchanged.",
+            }),
+            JsonTable(("removed.damage[]", "findings[]"), "", JSON_KEYS["finding"],
+                      see=_FINDINGS_SEE),
+        ),
+    ),
+    CommandJson(
+        "snapshot",
+        "kmeta snapshot --json writes one object, kind \"snapshot\", once the file is "
+        "written and read back. Its keys use Kafka's field names:",
+        (
+            JsonTable(("",), "", {
+                "kind": "\"snapshot\".",
+                "file": "The path of the file written.",
+                "snapshotId": "The snapshot id, as its file name spells it (keys below).",
+                "digest": "The image digest (xxh3-128, hex), the same for the replayed "
+                          "image and the file (kmeta image --digest).",
+                "size": "The file's size in bytes.",
+                "records": "How many metadata records it holds (the header and footer "
+                           "control records not counted).",
+                "recordsByType": "An object: record type -> how many, in the order the "
+                                 "types first appear.",
+                "lastContainedLogTimestamp": "The header's timestamp: maxTimestamp of the "
+                                             "log batch holding the last offset contained.",
+                "metadataVersion": "The metadata.version feature level of the image; null "
+                                   "when it has none.",
+                "kraftVersion": "The kraft.version written in the header (0 when the log "
+                                "has none).",
+                "voters": "The voter ids of the header's Voters record; null when there is "
+                          "none (kraftVersion 0).",
+                "from": "The snapshot file the replay started from; null when it started "
+                        "from an empty image at offset 0.",
+                "replayedRecords": "How many log records were applied on top of it.",
+                "notes": "What people should know, as sentences; [] when nothing.",
+                "findings": "What the replay met, as finding objects (with an error, no "
+                            "snapshot is written).",
+            }),
+            JsonTable(("snapshotId",), "snapshotId:", {
+                "endOffset": "One past the last offset the snapshot contains.",
+                "epoch": "The leader epoch of the last offset it contains.",
+            }),
+            JsonTable(("findings[]",), "", JSON_KEYS["finding"], see=_FINDINGS_SEE),
+        ),
+    ),
+    CommandJson(
+        "export",
+        "kmeta export --json writes one object, kind \"export\", when the Spark job is "
+        "done:",
+        (
+            JsonTable(("",), "", {
+                "kind": "\"export\".",
+                "out": "The output directory (--to).",
+                "format": "parquet or json.",
+                "master": "The Spark master the job ran on.",
+                "rows": "An object: table name -> rows written.",
+                "findings": "With the findings table: an object, severity -> how many "
+                            "findings (only severities met); {} without it.",
+                "input_partitions": "An object: table name -> Spark input partitions "
+                                    "read.",
+                "seconds": "How long the export took, in seconds (three decimals).",
+            }),
+        ),
+    ),
+)
+
+
 class DocsError(Exception):
     """The documentation cannot be generated (the CLI and the hand-written text disagree)."""
 
@@ -552,6 +961,7 @@ def _run_cli(args: list[str]) -> str:
     raw = io.BytesIO()  # kmeta may write bytes to sys.stdout.buffer
     out = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
     err = io.StringIO()
+    gc_was_enabled = gc.isenabled()  # dump and verify turn the cyclic collector off
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             app(args=args, prog_name=PROG, standalone_mode=False)
@@ -562,6 +972,8 @@ def _run_cli(args: list[str]) -> str:
                             f"{type(e).__name__}: {e}\n{err.getvalue()}") from e
         finally:
             out.flush()
+            if gc_was_enabled:
+                gc.enable()
     return raw.getvalue().decode("utf-8", "surrogateescape")
 
 
@@ -608,18 +1020,117 @@ def _write_sample(root: Path) -> None:
     (root / "stray-0" / "00000000000000000000.log").write_bytes(bytes(bad))
 
 
+class KeySet:
+    """The keys of the objects found in one place of a command's JSON output."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []  # in the order first seen
+        self.always: set[str] = set()  # in every object
+        self.objects = 0
+
+    def add(self, obj: dict[str, Any]) -> None:
+        self.order += [k for k in obj if k not in self.order]
+        self.always = set(obj) if not self.objects else self.always & set(obj)
+        self.objects += 1
+
+
 @dataclass
 class JsonSchema:
     keys: dict[str, list[str]]  # kind -> keys, in the order first seen
     always: dict[str, set[str]]  # kind -> keys present in every object of that kind
     info_keys: list[str]
+    #: command -> one KeySet per table of its COMMAND_JSON entry
+    commands: dict[str, list[KeySet]] = field(default_factory=dict)
+
+
+def _select(objects: list[Any], path: str) -> list[dict[str, Any]]:
+    """The objects at ``path`` (see :class:`JsonTable`; ``*`` is every value of an
+    object) below each of ``objects``."""
+    for part in path.split(".") if path else ():
+        found: list[Any] = []
+        for o in objects:
+            if not isinstance(o, dict):
+                continue
+            if part == "*":
+                found += o.values()
+                continue
+            value = o.get(part.removesuffix("[]"))
+            if part.endswith("[]"):
+                found += value if isinstance(value, list) else []
+            elif value is not None:
+                found.append(value)
+        objects = found
+    return [o for o in objects if isinstance(o, dict)]
+
+
+#: The fixtures of the repository the command samples are read from.
+FIXTURES = Path("fixtures") / "data"
+
+
+def _command_objects(sample: Path, scratch: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every object verify, diff, truncate, repair and snapshot --json write for the
+    sample and a few fixtures (each run well under a second), by command; outputs go
+    under ``scratch``.  export: the keys of its result object (Spark is too slow to
+    start here)."""
+    data = ROOT / FIXTURES
+    if not data.is_dir():
+        raise DocsError(f"{data} is missing: JSON OUTPUT is generated from runs on "
+                        "kmeta's fixtures")
+    quorum3 = data / "divergent" / "quorum3"
+    prefix = data / "divergent" / "truncated-prefix"
+    unclean = data / "divergent" / "unclean"
+    torn = str(data / "corrupt" / "torn-tail" / "__cluster_metadata-0")
+    (scratch / "snapshot").mkdir()
+    runs = {
+        "verify": [["verify", "--json", str(sample)]],
+        # three replicas: a majority, a lagging and a diverged pair (content_divergence);
+        # truncated-prefix: logs that start at different offsets (at_log_start)
+        "diff": [["diff", "--json", *(str(quorum3 / r) for r in "abc")],
+                 ["diff", "--json", str(prefix / "a"), str(prefix / "b")]],
+        "truncate": [["truncate", "--json", str(unclean / "a"), "--to-divergence-with",
+                      str(unclean / "b")]],
+        "repair": [["repair", "--json", "--dry-run", torn],
+                   ["repair", "--json", "--out", str(scratch / "repaired"), torn]],
+        "snapshot": [["snapshot", "--json", "--out", str(scratch / "snapshot"),
+                      str(data / "healthy")]],
+    }
+    found: dict[str, list[dict[str, Any]]] = {}
+    for command, arg_lists in runs.items():
+        objects = found[command] = []
+        for args in arg_lists:
+            lines = [line for line in _run_cli(args).splitlines() if line.strip()]
+            if not lines:
+                raise DocsError(f"kmeta {' '.join(args)} wrote no JSON")
+            objects += [json.loads(line) for line in lines]
+    from kmeta.spark.export import ExportResult  # imports no pyspark
+
+    found["export"] = [ExportResult(Path("out"), "parquet", "local[*]").to_json()]
+    return found
+
+
+def _command_keys(objects: dict[str, list[dict[str, Any]]]) -> dict[str, list[KeySet]]:
+    """The keys found where each table of :data:`COMMAND_JSON` looks."""
+    out = {}
+    for c in COMMAND_JSON:
+        sets = out[c.command] = []
+        for t in c.tables:
+            seen = KeySet()
+            tops = [o for o in objects.get(c.command, [])
+                    if t.kind is None or o.get("kind") == t.kind]
+            for path in t.paths:
+                for obj in _select(tops, path):
+                    seen.add(obj)
+            sets.append(seen)
+    return out
 
 
 def json_schema() -> JsonSchema:
-    """Run ``dump --json`` (with and without --hex) and ``info --json`` on the sample."""
+    """Run ``dump --json`` (with and without --hex) and ``info --json`` on the sample,
+    and the commands of :data:`COMMAND_JSON` (see :func:`_command_objects`)."""
     keys: dict[str, list[str]] = {}
     always: dict[str, set[str]] = {}
-    with tempfile.TemporaryDirectory(prefix="kmeta-docs-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="kmeta-docs-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="kmeta-docs-out-") as scratch:
         _write_sample(Path(tmp))
         for extra in ([], ["--hex"]):
             for line in _run_cli(["dump", "--json", *extra, tmp]).splitlines():
@@ -629,8 +1140,9 @@ def json_schema() -> JsonSchema:
                 seen += [k for k in obj if k not in seen]
                 always[kind] = always.get(kind, set(obj)) & set(obj)
         info_out = _run_cli(["info", "--json", tmp]).strip()
+        objects = _command_objects(Path(tmp), Path(scratch))
     info_keys = list(json.loads(info_out.splitlines()[0])) if info_out else []
-    return JsonSchema(keys, always, info_keys)
+    return JsonSchema(keys, always, info_keys, _command_keys(objects))
 
 
 def _check_keys(what: str, emitted: list[str], explained: dict[str, str]) -> list[str]:
@@ -639,6 +1151,40 @@ def _check_keys(what: str, emitted: list[str], explained: dict[str, str]) -> lis
     problems += [f"{what} key {k!r} is explained in kmeta/docs.py but no longer emitted"
                  for k in explained if k not in emitted]
     return problems
+
+
+def _table_name(c: CommandJson, t: JsonTable) -> str:
+    where = " and ".join(p or "top-level" for p in t.paths)
+    return f"{c.command} --json {t.kind + ' ' if t.kind else ''}{where} object"
+
+
+def _check_commands(schema: JsonSchema) -> list[str]:
+    problems = []
+    for c in COMMAND_JSON:
+        sets = schema.commands.get(c.command) or [KeySet() for _ in c.tables]
+        for t, seen in zip(c.tables, sets, strict=True):
+            name = _table_name(c, t)
+            if t.see is None:
+                problems += _check_keys(name, seen.order, t.keys)
+            else:  # the keys of a table documented elsewhere; not all need appear
+                problems += [f"{name} key {k!r} is emitted but is not a key of {t.see}"
+                             for k in seen.order if k not in t.keys]
+    return problems
+
+
+def _section_commands_json(schema: JsonSchema) -> list[str]:
+    out = []
+    for c in COMMAND_JSON:
+        out += [f'.SS "{esc(c.command + " --json")}"', esc(c.intro)]
+        for t, seen in zip(c.tables, schema.commands[c.command], strict=True):
+            if t.intro:
+                out += [".PP", esc(t.intro)]
+            if t.see is not None:
+                continue
+            for k, text in t.keys.items():  # the hand-written order
+                label = _b(k) + ("" if k in seen.always else " (optional)")
+                out += [".TP", label, esc(text)]
+    return out
 
 
 def _section_json(schema: JsonSchema) -> list[str]:
@@ -651,6 +1197,7 @@ def _section_json(schema: JsonSchema) -> list[str]:
     for kind, explained in JSON_KEYS.items():
         problems += _check_keys(f"{kind} object", schema.keys.get(kind, []), explained)
     problems += _check_keys("info object", schema.info_keys, INFO_KEYS)
+    problems += _check_commands(schema)
     if problems:
         raise DocsError("JSON OUTPUT is out of date:\n  " + "\n  ".join(problems))
     kinds = ", ".join(k for k in KINDS if k != "unknown")
@@ -662,7 +1209,12 @@ def _section_json(schema: JsonSchema) -> list[str]:
                "met. Keys marked (optional) appear only when they apply; all others are in "
                "every object of their kind. New keys may be added; existing keys keep "
                "their meaning. Bytes are base64 (Kafka's JSON convention) unless named "
-               "*_hex.")]
+               "*_hex."),
+           ".PP",
+           esc("The --json output of the other commands follows the dump and info objects, "
+               "one subsection per command, under the same rules. Each of their objects has a "
+               "kind too; a key said to be null in some case is then present with the "
+               "value null.")]
     for kind in JSON_KEYS:
         out.append(f'.SS "{kind} objects"')
         for k in JSON_KEYS[kind]:  # the hand-written order; the same set as emitted
@@ -673,6 +1225,7 @@ def _section_json(schema: JsonSchema) -> list[str]:
             esc("kmeta info --json writes a single object, with these keys:")]
     for k in INFO_KEYS:
         out += [".TP", _b(k), esc(INFO_KEYS[k])]
+    out += _section_commands_json(schema)
     return out
 
 

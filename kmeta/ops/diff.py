@@ -185,7 +185,10 @@ class DiffReport:
         return [f for r in self.replicas for f in r.findings]
 
     def to_json(self) -> dict[str, Any]:
-        first = next((p for p in self.pairs if p.status == "diverged"), None)
+        # the earliest divergence over every pair (with 3+ replicas, not the first given)
+        first = min((p for p in self.pairs if p.status == "diverged"),
+                    key=lambda p: p.divergence_offset if p.divergence_offset is not None
+                    else float("inf"), default=None)
         lagging = sorted({p.lagging for p in self.pairs if p.lagging})
         return {
             "kind": "diff",
@@ -496,7 +499,10 @@ def _compare(local: Replica, peer: Replica, split: Split | None, images: bool) -
     pd.kafka = _kafka_says(pd, leader, follower, rec)
     if images and pd.status != "identical":
         ends = _image_diff(local, local.log_end, peer, peer.log_end)
-        pd.image_diff["at_ends"] = ends if ends is not None else ["(not available)"]
+        if ends is None:
+            pd.notes.append("no image of both log ends could be built")
+        else:
+            pd.image_diff["at_ends"] = ends
         if pd.divergence_offset is not None:
             common = _image_diff(local, pd.divergence_offset, peer, pd.divergence_offset)
             if common is not None:
