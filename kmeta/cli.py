@@ -599,3 +599,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"kmeta: internal error: {type(e).__name__}: {e} (a bug: please report it "
               "with the output of --traceback)", file=sys.stderr)
         sys.exit(ExitCode.INTERNAL)
+    finally:
+        # dump and verify turn the cyclic collector off for speed; a caller that runs
+        # kmeta in-process (tests, scripts) gets it back
+        gc.enable()
