@@ -893,36 +893,36 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
     CommandJson(
         "snapshot",
         "kmeta snapshot --json writes one object, kind \"snapshot\", once the file is "
-        "written and read back. Its keys use Kafka's field names:",
+        "written and read back:",
         (
             JsonTable(("",), "", {
                 "kind": "\"snapshot\".",
                 "file": "The path of the file written.",
-                "snapshotId": "The snapshot id, as its file name spells it (keys below).",
+                "snapshot_id": "The snapshot id, as its file name spells it (keys below).",
                 "digest": "The image digest (xxh3-128, hex), the same for the replayed "
                           "image and the file (kmeta image --digest).",
                 "size": "The file's size in bytes.",
                 "records": "How many metadata records it holds (the header and footer "
                            "control records not counted).",
-                "recordsByType": "An object: record type -> how many, in the order the "
+                "records_by_type": "An object: record type -> how many, in the order the "
                                  "types first appear.",
-                "lastContainedLogTimestamp": "The header's timestamp: maxTimestamp of the "
+                "last_contained_log_timestamp": "The header's timestamp: maxTimestamp of the "
                                              "log batch holding the last offset contained.",
-                "metadataVersion": "The metadata.version feature level of the image; null "
+                "metadata_version": "The metadata.version feature level of the image; null "
                                    "when it has none.",
-                "kraftVersion": "The kraft.version written in the header (0 when the log "
+                "kraft_version": "The kraft.version written in the header (0 when the log "
                                 "has none).",
                 "voters": "The voter ids of the header's Voters record; null when there is "
-                          "none (kraftVersion 0).",
+                          "none (kraft_version 0).",
                 "from": "The snapshot file the replay started from; null when it started "
                         "from an empty image at offset 0.",
-                "replayedRecords": "How many log records were applied on top of it.",
+                "replayed_records": "How many log records were applied on top of it.",
                 "notes": "What people should know, as sentences; [] when nothing.",
                 "findings": "What the replay met, as finding objects (with an error, no "
                             "snapshot is written).",
             }),
-            JsonTable(("snapshotId",), "snapshotId:", {
-                "endOffset": "One past the last offset the snapshot contains.",
+            JsonTable(("snapshot_id",), "snapshot_id:", {
+                "end_offset": "One past the last offset the snapshot contains.",
                 "epoch": "The leader epoch of the last offset it contains.",
             }),
             JsonTable(("findings[]",), "", JSON_KEYS["finding"], see=_FINDINGS_SEE),

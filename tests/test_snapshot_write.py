@@ -435,7 +435,7 @@ def test_json_and_text_summary(tmp_path: Path) -> None:
     result = write_snapshot_at(HEALTHY, tmp_path, at=6000, timestamp_ms=1, durable=False)
     j = json.loads(snapshot_json(result))
     assert j["kind"] == "snapshot" and j["file"] == str(result.path)
-    assert j["snapshotId"] == {"endOffset": 6000, "epoch": result.epoch}
+    assert j["snapshot_id"] == {"end_offset": 6000, "epoch": result.epoch}
     assert j["digest"] == result.digest and j["records"] == result.record_count
     lines = snapshot_lines(result)
     assert lines[0] == f"wrote {result.path}"
