@@ -154,3 +154,15 @@ def test_export_as_json(spark, tmp_path: Path) -> None:
     assert result.rows["epochs"] == direct.count() > 0
     assert result.rows["batches"] > 1000
     assert list((tmp_path / "j" / "epochs").glob("cluster_id=*/node_id=4/part-*.json"))
+
+
+def test_export_expands_globs_for_every_table(spark, tmp_path: Path, real_data: Path) -> None:
+    """A quoted glob reaches export unexpanded: every table must see what it matches."""
+    from kmeta.spark.export import run_export
+
+    pattern = str(real_data / "quorum3-boaz" / "data" / "kafka-*")
+    result = run_export([pattern], tmp_path / "g", tables=("batches", "epochs"), spark=spark)
+    nodes = sorted(p.name for p in (tmp_path / "g" / "batches").glob("cluster_id=*/node_id=*"))
+    assert nodes == ["node_id=1", "node_id=2", "node_id=3"]
+    dirs = [str(real_data / "quorum3-boaz" / "data" / f"kafka-{n}") for n in (1, 2, 3)]
+    assert result.rows["batches"] == _dump_counts(dirs)["batch"]

@@ -10,6 +10,7 @@ read becomes a row of the ``findings`` table (and, for the other tables, no row)
 
 from __future__ import annotations
 
+import glob
 import itertools
 import json
 from collections.abc import Iterable, Iterator
@@ -28,8 +29,8 @@ from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan
 
-__all__ = ["COMMON", "TABLES", "Chunk", "Column", "Unit", "ddl", "plan_units", "unit_chunks",
-           "unit_rows"]
+__all__ = ["COMMON", "TABLES", "Chunk", "Column", "Unit", "ddl", "expand_globs", "plan_units",
+           "unit_chunks", "unit_rows"]
 
 
 class Column(NamedTuple):
@@ -145,6 +146,16 @@ def _identity(where: Path) -> tuple[str | None, int | None]:
     if loaded is None:
         return None, None
     return loaded.cluster_id, loaded.node_id
+
+
+def expand_globs(paths: Iterable[str]) -> list[str]:
+    """Paths with their globs expanded, in order; a glob that matches nothing stays as
+    it is (and is then reported as unreadable)."""
+    out: list[str] = []
+    for p in paths:
+        matched = sorted(glob.glob(p)) if glob.has_magic(p) else []
+        out += matched or [p]
+    return out
 
 
 def plan_units(paths: Iterable[str], table: str) -> tuple[list[Unit], list[tuple]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.errors import UsageError
-from kmeta.ops.rows import TABLES, ddl
+from kmeta.ops.rows import TABLES, ddl, expand_globs
 
 __all__ = ["ExportResult", "run_export", "session"]
 
@@ -88,6 +88,7 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
     for p in paths:
         if not any(ch in p for ch in "*?[") and not Path(p).exists():
             raise UsageError("no such file or directory", context=p)
+    paths = expand_globs(paths)  # the same paths for every table (the data source does it too)
     started = time.perf_counter()
     spark = spark or session(master, progress=progress)
     result = ExportResult(target, fmt, spark.sparkContext.master)

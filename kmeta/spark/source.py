@@ -11,7 +11,6 @@ job.
 
 from __future__ import annotations
 
-import glob
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -25,6 +24,7 @@ from kmeta.ops.rows import (
     Chunk,
     Unit,
     ddl,
+    expand_globs,
     plan_units,
     row_chunks,
     unit_chunks,
@@ -41,11 +41,7 @@ def input_paths(options: dict[str, str]) -> list[str]:
         raw = json.loads(options["paths"])
     elif options.get("path"):
         raw = [options["path"]]
-    out: list[str] = []
-    for p in raw:
-        matched = sorted(glob.glob(p)) if glob.has_magic(p) else []
-        out += matched or [p]
-    return out
+    return expand_globs(raw)
 
 
 class _UnitPartition(InputPartition):
