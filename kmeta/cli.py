@@ -332,9 +332,13 @@ def history(
         raise UsageError("give exactly one of --topic and --broker")
     if partition is not None and topic is None:
         raise UsageError("--partition needs --topic")
-    rows = run_history(discover([path]), topic=topic, partition=partition, broker=broker)
+    findings: list[Any] = []
+    rows = run_history(discover([path]), topic=topic, partition=partition, broker=broker,
+                       findings=findings)
     write_lines(history_json(rows) if json_out else history_lines(rows))
-    raise typer.Exit(int(ExitCode.OK))
+    tally = Tally()
+    tally.count_all(findings)
+    _report(findings, tally)  # a damaged log: where the history has holes, and exit 1
 
 
 @app.command()

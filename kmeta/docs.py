@@ -10,11 +10,12 @@ drift from it unnoticed:
   :data:`kmeta.findings.CODES`;
 * the key lists of JSON OUTPUT come from running ``kmeta dump --json`` (and ``kmeta info
   --json``, ``kmeta verify --json``) on a tiny sample built with
-  :func:`kmeta.formats.batch.build_batch`, and ``diff``, ``truncate``, ``repair`` and
-  ``snapshot --json`` on a few of the repository's fixtures (``export --json``: its result
-  object, without Spark); only the one-line explanation of each key is written by hand
-  (:data:`JSON_KEYS`, :data:`INFO_KEYS`, :data:`COMMAND_JSON`), and generation fails when
-  a key is emitted without one or explained without being emitted;
+  :func:`kmeta.formats.batch.build_batch`, and ``image``, ``history``, ``diff``,
+  ``truncate``, ``repair`` and ``snapshot --json`` on a few of the repository's fixtures
+  (``export --json``: its result object, without Spark); only the one-line explanation
+  of each key is written by hand (:data:`JSON_KEYS`, :data:`INFO_KEYS`,
+  :data:`COMMAND_JSON`), and generation fails when a key is emitted without one or
+  explained without being emitted;
 * ``completions/*`` are the scripts typer/click emit for ``_KMETA_COMPLETE=source_bash``
   (and zsh, fish), obtained by running kmeta exactly as the shell would.
 
@@ -366,8 +367,9 @@ DESCRIPTION = [
     "a bad batch where it safely can; a Python traceback is never shown unless "
     "--traceback is given.",
     "Secrets (SCRAM salts and keys, delegation token ids, values of sensitive configs such "
-    "as *.password or sasl.jaas.config) are shown as [redacted] unless --show-secrets is "
-    "given.",
+    "as *.password or sasl.jaas.config) are shown as [redacted] by every command, and by "
+    "dump unless --show-secrets is given; image shows SCRAM credentials and token ids as "
+    "xxh3 fingerprints, so replicas can still be compared.",
 ]
 
 
@@ -567,12 +569,13 @@ class JsonTable:
 
 @dataclass(frozen=True)
 class CommandJson:
-    """The --json output of one command after dump and info: an introduction and its
-    tables, in the order the man page shows them."""
+    """The --json output of one command after dump and info: an introduction, its
+    tables, in the order the man page shows them, and paragraphs shown after them."""
 
     command: str
     intro: str
     tables: tuple[JsonTable, ...]
+    notes: tuple[str, ...] = ()
 
 
 #: The keys of diff's ``pairs[].only_local`` and ``only_peer``, and of truncate's
@@ -590,10 +593,10 @@ SIDE_ONLY_KEYS: dict[str, str] = {
 #: How each finding of a command's JSON refers to the dump finding objects.
 _FINDINGS_SEE = "finding objects"
 
-#: The --json output of verify, diff, truncate, repair, snapshot and export.  As for
-#: JSON_KEYS, the keys are read from real runs (see :func:`_command_objects`); a key
-#: emitted without an entry here, or an entry for a key no longer emitted, makes
-#: generation fail.
+#: The --json output of verify, image, history, diff, truncate, repair, snapshot and
+#: export.  As for JSON_KEYS, the keys are read from real runs (see
+#: :func:`_command_objects`); a key emitted without an entry here, or an entry for a key
+#: no longer emitted, makes generation fail.
 COMMAND_JSON: tuple[CommandJson, ...] = (
     CommandJson(
         "verify",
@@ -622,6 +625,218 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                                "no batch.",
                 "epochs": "The leader epochs of the batches, in ascending order.",
             }, kind="summary"),
+        ),
+    ),
+    CommandJson(
+        "image",
+        "kmeta image --json writes one object, kind \"image\": the cluster metadata image "
+        "replayed up to the target offset (--at, else the log end), and where the replay "
+        "started. The image itself is kmeta's canonical form of the state Kafka's "
+        "metadata records build: its sections and, in them, the fields kmeta keeps of "
+        "each entity, with Kafka's JSON field names. Top-level keys:",
+        (
+            JsonTable(("",), "", {
+                "kind": "\"image\".",
+                "offset": "The offset the image stands at: the state after every record "
+                          "below it (--at, else the log end offset; with a lone snapshot "
+                          "file, its end offset).",
+                "digest": "The image digest: xxh3-128 (hex) of the image's canonical JSON "
+                          "(sorted keys; sensitive config values count as their "
+                          "fingerprints, not as [redacted]). kmeta image --digest prints "
+                          "the same, as does snapshot --json.",
+                "image": "The image: an object with one key per section (keys below).",
+                "from": "The snapshot file the replay started from (the latest live one "
+                        "ending at or below the target offset, --from-snapshot's, or the "
+                        "snapshot file given as PATH); null when it started from an "
+                        "empty image at offset 0.",
+                "startOffset": "The offset the replay started at: the snapshot's end "
+                               "offset, or 0.",
+                "records": "How many metadata records of the log were read from "
+                           "startOffset on (NoOpRecords and records of aborted "
+                           "transactions included; control records and batches with a "
+                           "bad CRC not).",
+                "logEndOffset": "The log end offset: one past the last offset of the log; "
+                                "null when there is no log (a lone snapshot file, a "
+                                "partition without batches).",
+                "findings": "What the replay met, as finding objects (also shown on "
+                            "standard error; an error makes the exit status 1).",
+            }),
+            JsonTable(("image",), "image: every section is always present, and the "
+                      "entries of each come in a stable order (ids ascending, names and "
+                      "fingerprints sorted), so that equal images print the same.", {
+                "features": "An object: feature name (metadata.version, group.version "
+                            "...) -> its finalized level, from FeatureLevelRecords; a "
+                            "feature set to level 0 is absent.",
+                "zkMigrationState": "The state of the last ZkMigrationStateRecord: NONE, "
+                                    "PRE_MIGRATION, MIGRATION, POST_MIGRATION or "
+                                    "UNINITIALIZED; null when there is none.",
+                "brokers": "An object: broker id (a string) -> the registered broker "
+                           "(keys below).",
+                "controllers": "An object: controller id (a string) -> the registered "
+                               "controller (keys below).",
+                "topics": "An object: topic name -> the live topic (keys below); should "
+                          "two topics have the same name, all but the first (by topic "
+                          "id) are keyed <name>#<topicId>.",
+                "configs": "An object: resource type, in the order of Kafka's type ids "
+                           "(TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP or "
+                           "UNKNOWN; another id as a number) -> resource name (\"\" for the cluster-wide default of "
+                           "BROKER) "
+                           "-> config name -> value, a string. Values of sensitive "
+                           "configs (*.password, sasl.jaas.config ...) are [redacted].",
+                "clientQuotas": "An object: the quota entity, as compact JSON of its "
+                                "{entityType: entityName} pairs with sorted keys (a null "
+                                "name is the default entity), such as {\"client-id\":"
+                                "\"app\"} -> quota key (producer_byte_rate, "
+                                "consumer_byte_rate, request_percentage ...) -> value, a "
+                                "number.",
+                "producerIds": "The producer id block (keys below).",
+                "acls": "An object: ACL id (Kafka's base64 UUID) -> the ACL (keys "
+                        "below).",
+                "scram": "An object: user name -> mechanism (SCRAM-SHA-256 or "
+                         "SCRAM-SHA-512) -> the credential (keys below).",
+                "delegationTokens": "An object: a fingerprint of the token id "
+                                    "(xxh3:<hex>; the id is a secret) -> the token (keys "
+                                    "below).",
+                "transaction": "A metadata transaction left open at the target offset "
+                               "(a BeginTransactionRecord without its End or Abort; its "
+                               "records are not applied yet): keys below; null when none.",
+            }),
+            JsonTable(("image.brokers.*",), "Each value of image.brokers (from "
+                      "RegisterBrokerRecord, then Fence, Unfence and "
+                      "BrokerRegistrationChange records):", {
+                "id": "brokerId.",
+                "epoch": "brokerEpoch of the registration.",
+                "incarnationId": "incarnationId (a base64 UUID).",
+                "endPoints": "The listeners, sorted by name (keys below).",
+                "features": "An object: feature name -> [minSupportedVersion, "
+                            "maxSupportedVersion], what the broker supports.",
+                "rack": "The rack, or null.",
+                "fenced": "Whether the broker is fenced.",
+                "inControlledShutdown": "Whether it is in controlled shutdown.",
+                "isMigratingZkBroker": "isMigratingZkBroker of the registration.",
+                "logDirs": "The ids of its log directories (base64 UUIDs), sorted.",
+                "cordonedLogDirs": "The ids of its cordoned log directories, sorted.",
+            }),
+            JsonTable(("image.controllers.*",), "Each value of image.controllers (from "
+                      "RegisterControllerRecord):", {
+                "id": "controllerId.",
+                "incarnationId": "incarnationId (a base64 UUID).",
+                "zkMigrationReady": "zkMigrationReady of the registration.",
+                "endPoints": "The listeners, sorted by name (keys below).",
+                "features": "An object: feature name -> [minSupportedVersion, "
+                            "maxSupportedVersion].",
+            }),
+            JsonTable(("image.brokers.*.endPoints[]", "image.controllers.*.endPoints[]"),
+                      "Each element of a broker's or controller's endPoints:", {
+                "name": "The listener name.",
+                "host": "The host name.",
+                "port": "The port.",
+                "securityProtocol": "Kafka's security protocol id: 0 PLAINTEXT, 1 SSL, 2 "
+                                    "SASL_PLAINTEXT, 3 SASL_SSL.",
+            }),
+            JsonTable(("image.topics.*",), "Each value of image.topics (from "
+                      "TopicRecord):", {
+                "topicId": "The topic id (a base64 UUID).",
+                "partitions": "An object: partition id (a string) -> the partition, in "
+                              "ascending order (keys below). kmeta image PATH cat "
+                              "/topics/NAME/N is short for /topics/NAME/partitions/N.",
+            }),
+            JsonTable(("image.topics.*.partitions.*",), "Each partition (from "
+                      "PartitionRecord, then PartitionChangeRecords and "
+                      "ClearElrRecords):", {
+                "replicas": "The replica broker ids, in assignment order.",
+                "isr": "The in-sync replicas.",
+                "removingReplicas": "Replicas being removed by a reassignment.",
+                "addingReplicas": "Replicas being added by a reassignment.",
+                "leader": "The leader's broker id; -1 when there is none.",
+                "leaderRecoveryState": "0 (recovered) or 1 (recovering, after an unclean "
+                                       "election).",
+                "leaderEpoch": "The leader epoch.",
+                "partitionEpoch": "The partition epoch.",
+                "directories": "The log directory id of each replica, in the order of "
+                               "replicas (AAAAAAAAAAAAAAAAAAAAAA, Kafka's MIGRATING, when "
+                               "not known).",
+                "eligibleLeaderReplicas": "The eligible leader replicas (KIP-966).",
+                "lastKnownElr": "The last known eligible leader replicas.",
+            }),
+            JsonTable(("image.producerIds",), "image.producerIds:", {
+                "nextProducerId": "nextProducerId of the last ProducerIdsRecord; null when "
+                                  "there is none.",
+            }),
+            JsonTable(("image.acls.*",), "Each value of image.acls (the fields of "
+                      "AccessControlEntryRecord, with Kafka's numeric codes):", {
+                "resourceType": "The resource type: 2 TOPIC, 3 GROUP, 4 CLUSTER, 5 "
+                                "TRANSACTIONAL_ID, 6 DELEGATION_TOKEN, 7 USER.",
+                "resourceName": "The resource name (* with patternType LITERAL: every "
+                                "resource).",
+                "patternType": "3 LITERAL or 4 PREFIXED.",
+                "principal": "The principal, such as User:alice.",
+                "host": "The host (* for any).",
+                "operation": "Kafka's AclOperation code: 2 ALL, 3 READ, 4 WRITE, 5 "
+                             "CREATE, 6 DELETE, 7 ALTER, 8 DESCRIBE ...",
+                "permissionType": "2 DENY or 3 ALLOW.",
+            }),
+            JsonTable(("image.scram.*.*",), "Each credential of image.scram (from "
+                      "UserScramCredentialRecord):", {
+                "iterations": "The iteration count.",
+                "credential": "A fingerprint (xxh3:<hex>) of the salt, stored key and "
+                              "server key, which are never shown: it changes whenever "
+                              "they do.",
+            }),
+            JsonTable(("image.delegationTokens.*",), "Each value of image.delegationTokens "
+                      "(from DelegationTokenRecord):", {
+                "owner": "The owner's principal.",
+                "requester": "The requester's principal.",
+                "renewers": "The principals that may renew the token.",
+                "issueTimestamp": "When it was issued, in milliseconds since the epoch.",
+                "maxTimestamp": "The latest time it can be renewed to, in milliseconds.",
+                "expirationTimestamp": "When it expires, in milliseconds.",
+            }),
+            JsonTable(("image.transaction",), "image.transaction, when not null:", {
+                "name": "The name of the BeginTransactionRecord (null when it has none).",
+                "pendingRecords": "How many records the transaction holds so far.",
+            }),
+            JsonTable(("findings[]",), "", JSON_KEYS["finding"], see=_FINDINGS_SEE),
+        ),
+        (
+            "With an ACTION, --json writes no image object and no findings (those go to "
+            "standard error): kmeta image PATH ls NODE --json writes one JSON array, the "
+            "names under NODE (for / the sections above, for a list its indexes 0, 1 "
+            "..., [] for a value), and kmeta image PATH cat NODE --json the JSON value "
+            "at NODE on one line, as it is in image (without --json, cat indents it). "
+            "--digest prints the digest alone, as a line of text, with or without "
+            "--json.",
+        ),
+    ),
+    CommandJson(
+        "history",
+        "kmeta history --json writes JSON Lines: one object, kind \"history\", per "
+        "metadata record that touched the topic or the node, in offset order; nothing "
+        "when no record did. With --topic NAME: its TopicRecord, the PartitionRecords and "
+        "PartitionChangeRecords of its topic ids (with --partition, of that partition "
+        "only), RemoveTopicRecord, its ConfigRecords and ClearElrRecords naming it or "
+        "every topic. With --broker ID: the records that register, unregister, fence, "
+        "unfence or change broker or controller ID, and the PartitionRecords and "
+        "PartitionChangeRecords with ID as leader or in a replica list (replicas, isr, "
+        "addingReplicas, removingReplicas, eligibleLeaderReplicas, lastKnownElr). "
+        "Control records, "
+        "NoOpRecords and records that cannot be decoded are left out, and findings are "
+        "not reported (kmeta verify reports them). Keys, all always present:",
+        (
+            JsonTable(("",), "", {
+                "kind": "\"history\".",
+                "offset": "The record's offset.",
+                "leaderEpoch": "The leader epoch of the batch holding it "
+                               "(partitionLeaderEpoch).",
+                "timestamp": "The record's timestamp in milliseconds since the epoch.",
+                "type": "Kafka's name of the record type, such as PARTITION_CHANGE_RECORD.",
+                "version": "The record type's version.",
+                "data": "The decoded fields, as data of dump's record objects; values "
+                        "of sensitive configs and any field Kafka's schema marks "
+                        "sensitive are [redacted].",
+                "file": "The path of the segment (or the snapshot file given as PATH) "
+                        "holding the record.",
+            }),
         ),
     ),
     CommandJson(
@@ -1065,17 +1280,22 @@ def _select(objects: list[Any], path: str) -> list[dict[str, Any]]:
 
 #: The fixtures of the repository the command samples are read from.
 FIXTURES = Path("fixtures") / "data"
+#: An offset of the healthy fixture's log inside a metadata transaction (the one begun at
+#: offset 1824 and aborted at 1831), where ``image --at`` shows it open.
+OPEN_TRANSACTION_AT = 1830
 
 
 def _command_objects(sample: Path, scratch: Path) -> dict[str, list[dict[str, Any]]]:
-    """Every object verify, diff, truncate, repair and snapshot --json write for the
-    sample and a few fixtures (each run well under a second), by command; outputs go
-    under ``scratch``.  export: the keys of its result object (Spark is too slow to
-    start here)."""
+    """Every object verify, image, history, diff, truncate, repair and snapshot --json
+    write for the sample and a few fixtures (each run well under a second), by command;
+    outputs go under ``scratch``.  image ls, cat and --digest write no objects: they are
+    checked against image --json (:func:`_check_image_views`).  export: the keys of its
+    result object (Spark is too slow to start here)."""
     data = ROOT / FIXTURES
     if not data.is_dir():
         raise DocsError(f"{data} is missing: JSON OUTPUT is generated from runs on "
                         "kmeta's fixtures")
+    healthy = data / "healthy"
     quorum3 = data / "divergent" / "quorum3"
     prefix = data / "divergent" / "truncated-prefix"
     unclean = data / "divergent" / "unclean"
@@ -1093,6 +1313,13 @@ def _command_objects(sample: Path, scratch: Path) -> dict[str, list[dict[str, An
                    ["repair", "--json", "--out", str(scratch / "repaired"), torn]],
         "snapshot": [["snapshot", "--json", "--out", str(scratch / "snapshot"),
                       str(data / "healthy")]],
+        # healthy: every section of the image; --at 1830 stops inside a metadata
+        # transaction (image.transaction); v101: a replay with a finding
+        "image": [["image", "--json", str(healthy)],
+                  ["image", "--json", "--at", str(OPEN_TRANSACTION_AT), str(healthy)],
+                  ["image", "--json", str(data / "verify" / "v101-unknown-topic")]],
+        "history": [["history", "--json", "--topic", "orders", str(healthy)],
+                    ["history", "--json", "--broker", "4", str(healthy)]],
     }
     found: dict[str, list[dict[str, Any]]] = {}
     for command, arg_lists in runs.items():
@@ -1102,10 +1329,40 @@ def _command_objects(sample: Path, scratch: Path) -> dict[str, list[dict[str, An
             if not lines:
                 raise DocsError(f"kmeta {' '.join(args)} wrote no JSON")
             objects += [json.loads(line) for line in lines]
+    problems = _check_image_views(healthy, found["image"][0])
+    if problems:
+        raise DocsError("kmeta image ls, cat and --digest disagree with image --json:\n  "
+                        + "\n  ".join(problems))
     from kmeta.spark.export import ExportResult  # imports no pyspark
 
     found["export"] = [ExportResult(Path("out"), "parquet", "local[*]").to_json()]
     return found
+
+
+def _check_image_views(path: Path, whole: dict[str, Any]) -> list[str]:
+    """What JSON OUTPUT says of ``image ls``, ``cat`` and ``--digest`` against ``whole``,
+    the ``image --json`` object for ``path``: ls / lists the sections, cat of a broker is
+    that broker's object, on one line, and --digest prints the digest alone."""
+    image = whole.get("image") or {}
+    problems = []
+    ls = _run_cli(["image", str(path), "ls", "/", "--json"])
+    if ls.count("\n") != 1 or json.loads(ls) != list(image):
+        problems.append(f"image ls / --json wrote {ls.strip()!r}, not the list of the "
+                        f"sections {list(image)}")
+    broker = next(iter(image.get("brokers") or {}), None)
+    if broker is None:
+        problems.append(f"{path} has no broker to cat")
+    else:
+        cat = _run_cli(["image", str(path), "cat", f"/brokers/{broker}", "--json"])
+        if cat.count("\n") != 1 or json.loads(cat) != image["brokers"][broker]:
+            problems.append(f"image cat /brokers/{broker} --json did not write "
+                            "image.brokers." + broker + " on one line")
+    for args in (["--digest"], ["--digest", "--json"]):
+        digest = _run_cli(["image", *args, str(path)])
+        if digest != whole.get("digest", "") + "\n":
+            problems.append(f"image {' '.join(args)} wrote {digest!r}, not the digest of "
+                            "image --json")
+    return problems
 
 
 def _command_keys(objects: dict[str, list[dict[str, Any]]]) -> dict[str, list[KeySet]]:
@@ -1184,6 +1441,8 @@ def _section_commands_json(schema: JsonSchema) -> list[str]:
             for k, text in t.keys.items():  # the hand-written order
                 label = _b(k) + ("" if k in seen.always else " (optional)")
                 out += [".TP", label, esc(text)]
+        for note in c.notes:
+            out += [".PP", esc(note)]
     return out
 
 
@@ -1213,8 +1472,8 @@ def _section_json(schema: JsonSchema) -> list[str]:
            ".PP",
            esc("The --json output of the other commands follows the dump and info objects, "
                "one subsection per command, under the same rules. Each of their objects has a "
-               "kind too; a key said to be null in some case is then present with the "
-               "value null.")]
+               "kind too (what kmeta image ls and cat write aside); a key said to be null "
+               "in some case is then present with the value null.")]
     for kind in JSON_KEYS:
         out.append(f'.SS "{kind} objects"')
         for k in JSON_KEYS[kind]:  # the hand-written order; the same set as emitted

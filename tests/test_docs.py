@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import json
 import os
 import re
 import shutil
@@ -149,8 +150,6 @@ def test_man_page_has_every_section(man_text: str) -> None:
 
 def test_json_keys_of_real_output_are_documented(man_text: str, real_data: Path) -> None:
     """Every key ``dump --json --hex`` writes for real broker files is in JSON OUTPUT."""
-    import json
-
     json_doc = _section(man_text, "JSON OUTPUT")
     documented: dict[str, set[str]] = {}
     for m in re.finditer(r'^\.SS "(\w+) objects"\n(.*?)(?=^\.SS |\Z)', json_doc, re.M | re.S):
@@ -255,14 +254,43 @@ def test_command_samples_find_every_table(schema: docs.JsonSchema) -> None:
 
 def test_every_json_command_has_a_json_subsection(man_text: str) -> None:
     """Commands with --json are documented under JSON OUTPUT (dump and info by their
-    objects; image and history are not documented there yet)."""
+    objects, every other one in a subsection of its own)."""
     json_doc = _section(man_text, "JSON OUTPUT")
-    not_yet = {"image", "history"}
     for c in docs.all_commands(docs.describe()):
-        if "--json" not in c.option_strings() or c.path[-1] in {"dump", "info"} | not_yet:
+        if "--json" not in c.option_strings() or c.path[-1] in {"dump", "info"}:
             continue
         assert f'.SS "{c.path[-1]} \\-\\-json"' in json_doc, \
             f"{c.name} --json is not documented under JSON OUTPUT"
+
+
+def test_image_tables_cover_every_section_with_fixed_keys() -> None:
+    """Each section of the image whose entries have fixed keys has a table of its own,
+    checked against the entities of the sample runs (test_command_samples_find_every_table
+    makes sure each was met: one run stops inside a metadata transaction)."""
+    image = next(c for c in docs.COMMAND_JSON if c.command == "image")
+    sections = next(t for t in image.tables if t.paths == ("image",))
+    entities = {t.paths[0].split(".")[1] for t in image.tables
+                if t.paths[0].startswith("image.")}
+    # the sections whose entries have fixed keys; the others map names to values
+    assert entities == set(sections.keys) - {"features", "configs", "clientQuotas",
+                                             "zkMigrationState"}
+
+
+def test_image_views_are_checked() -> None:
+    """ls, cat and --digest are compared with image --json: a difference is reported."""
+    healthy = ROOT / docs.FIXTURES / "healthy"
+    whole = json.loads(docs._run_cli(["image", "--json", str(healthy)]))
+    assert docs._check_image_views(healthy, whole) == []
+    changed = copy.deepcopy(whole)
+    changed["digest"] = "0" * 32
+    broker = next(iter(changed["image"]["brokers"]))
+    changed["image"]["brokers"][broker]["rack"] = "elsewhere"
+    changed["image"]["extra"] = {}
+    problems = docs._check_image_views(healthy, changed)
+    assert len(problems) == 4, problems
+    assert any("ls /" in p for p in problems)
+    assert any(f"cat /brokers/{broker}" in p for p in problems)
+    assert any("--digest --json wrote" in p for p in problems)
 
 
 def test_examples_use_existing_options() -> None:

@@ -289,3 +289,18 @@ def test_survives_head() -> None:
         err = proc.stderr.read()
         assert proc.wait(timeout=TIMEOUT) == 0, err
         assert not err
+
+
+def test_history_of_a_damaged_log_says_where_it_has_holes(tmp_path: Path) -> None:
+    """No silent skip: a bad CRC or an undecodable record is a finding on stderr, exit 1."""
+    import subprocess
+    import sys
+
+    torn = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "verify" / \
+        "f003-record-undecodable"
+    findings: list = []
+    rows = history(discover([torn]), broker=1, findings=findings)
+    assert rows and [f.code for f in findings] == ["F003"]
+    done = subprocess.run([sys.executable, "-m", "kmeta", "history", str(torn), "--broker",
+                           "1"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "F003" in done.stderr

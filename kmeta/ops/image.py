@@ -327,17 +327,30 @@ _MISSING = object()
 
 # ---------------------------------------------------------------------- history
 
-def _records(files: list[LogFile]) -> Iterator[tuple[Any, Any, Any, str]]:
+def _records(files: list[LogFile], findings: list[Finding]
+             ) -> Iterator[tuple[Any, Any, Any, str]]:
+    """The metadata records worth a history row; what could not be read goes into
+    ``findings`` (a history with a hole must say so)."""
     for f in files:
         path = str(f.path)
-        with mapped(f.path) as buf:
-            for item in scan(buf, path, decode=decode_metadata, decode_control=decode_control):
-                if type(item) is Finding:
-                    continue
-                batch, r, payload = item
-                if batch.is_control or payload.finding or payload.type == "NO_OP_RECORD":
-                    continue
-                yield batch, r, payload, path
+        try:
+            with mapped(f.path) as buf:
+                for item in scan(buf, path, decode=decode_metadata,
+                                 decode_control=decode_control):
+                    if type(item) is Finding:
+                        findings.append(item)
+                        continue
+                    batch, r, payload = item
+                    if payload.finding:
+                        findings.append(Finding(payload.finding[0], f"record at offset "
+                                                f"{r.offset}: {payload.finding[1]}", path,
+                                                batch.position, r.offset))
+                        continue
+                    if batch.is_control or payload.type == "NO_OP_RECORD":
+                        continue
+                    yield batch, r, payload, path
+        except KmetaError as e:
+            findings.append(Finding("S008", e.message, path))
 
 
 _BROKER_KEYS = {
@@ -367,14 +380,16 @@ def _touches_broker(type_name: str, d: dict, broker: int) -> bool:
 
 
 def history(discovery: Discovery, *, topic: str | None = None, partition: int | None = None,
-            broker: int | None = None) -> list[HistoryRow]:
+            broker: int | None = None, findings: list[Finding] | None = None
+            ) -> list[HistoryRow]:
     """Every metadata record of the log (or of a lone snapshot file) that touched a topic
     (by name, then by its topic ids) or a broker (by node id, in broker and controller
     registration records, or as a partition's leader or replica), in offset order.
 
     With ``partition``, PartitionRecords and PartitionChangeRecords of other partitions
     of the topic are left out; the topic's own records (TopicRecord, ConfigRecord,
-    RemoveTopicRecord, ClearElrRecord) stay.
+    RemoveTopicRecord, ClearElrRecord) stay.  What could not be read (damaged batches,
+    records that do not decode) is appended to ``findings``.
     """
     if (topic is None) == (broker is None):
         raise UsageError("give exactly one of --topic and --broker")
@@ -400,7 +415,7 @@ def history(discovery: Discovery, *, topic: str | None = None, partition: int | 
                 if tid is not None:
                     topic_ids.add(tid)
     rows: list[HistoryRow] = []
-    for batch, r, p, path in _records(files):
+    for batch, r, p, path in _records(files, findings if findings is not None else []):
         d = p.data if isinstance(p.data, dict) else {}
         t = p.type
         if topic is not None:
