@@ -41,7 +41,7 @@ from kmeta.storage.files import load_checked
 from kmeta.storage.segments import mapped, scan
 
 __all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
-           "read_replicas", "records_from"]
+           "read_replicas", "records_from", "segments_from"]
 
 _CHUNK = 8 << 20
 _hash = xxhash.xxh3_64_intdigest
@@ -265,9 +265,10 @@ class _Layout:
         st.last_offset = last
 
 
-def _batches(seg: LogFile, layout: _Layout, findings: list[Finding]
+def _batches(seg: LogFile, layout: _Layout, findings: list[Finding], *, hashed: bool = True
              ) -> Iterator[tuple[int, int, int, int, int]]:
-    """(base, last, epoch, hash, position) of every batch of a segment."""
+    """(base, last, epoch, hash, position) of every batch of a segment; without
+    ``hashed`` the hash is 0 (a segment compared as a whole file needs none)."""
     path = str(seg.path)
     layout.segment(seg.kind.base_offset)
     try:
@@ -279,7 +280,7 @@ def _batches(seg: LogFile, layout: _Layout, findings: list[Finding]
                 epoch = b.leader_epoch if b.magic == 2 else -1
                 last = b.last_offset
                 layout.batch(b.base_offset, last, epoch, b.records_count)
-                yield b.base_offset, last, epoch, _hash(b.raw), b.position
+                yield b.base_offset, last, epoch, _hash(b.raw) if hashed else 0, b.position
     except KmetaError as e:
         findings.append(Finding("S008", e.message, path))
 
@@ -295,7 +296,7 @@ def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
             _same_bytes([s[k].path for s in segs]):
         lead_path = str(segs[0][k].path)
         before = len(reps[0].findings)
-        for _ in _batches(segs[0][k], layouts[0], reps[0].findings):
+        for _ in _batches(segs[0][k], layouts[0], reps[0].findings, hashed=False):
             pass
         runs = reps[0].stats.layout[-1][1]
         for r, s in zip(reps[1:], segs[1:], strict=True):
@@ -398,6 +399,16 @@ def _follow(follower: Replica, leader: Replica) -> Reconciliation:
         raise UsageError(f"{follower.label}: {e}") from None
 
 
+def segments_from(segments: list[LogFile], offset: int) -> list[LogFile]:
+    """The segments that may hold ``offset`` or later offsets: those before the last one
+    whose base offset is at or below it are skipped unread."""
+    first = 0
+    for i in range(1, len(segments)):
+        if segments[i].kind.base_offset <= offset:
+            first = i
+    return segments[first:]
+
+
 def records_from(rep: Replica, start: int,
                  ranges: list[tuple[int, int]] | None = None) -> SideOnly:
     """Records of ``rep`` at or after ``start`` (only inside ``ranges`` when given), by
@@ -407,10 +418,7 @@ def records_from(rep: Replica, start: int,
     stop = wanted[-1][1] if wanted else None
     if start >= rep.log_end:
         return out
-    segs = rep.part.segments
-    for i, seg in enumerate(segs):
-        if i + 1 < len(segs) and segs[i + 1].kind.base_offset <= start:
-            continue
+    for seg in segments_from(rep.part.segments, start):
         seen = -1
         try:
             with mapped(seg.path) as buf:

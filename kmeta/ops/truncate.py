@@ -21,6 +21,7 @@ from kmeta.ops.diff import (
     open_replica,
     read_replicas,
     records_from,
+    segments_from,
 )
 from kmeta.ops.image import build_image
 from kmeta.storage.discover import discover
@@ -64,10 +65,7 @@ class TruncatePlan:
 
 def _batch_base(rep: Replica, offset: int) -> int | None:
     """Base offset of the batch holding ``offset``, or None when no batch holds it."""
-    segs = rep.part.segments
-    for i, seg in enumerate(segs):
-        if i + 1 < len(segs) and segs[i + 1].kind.base_offset <= offset:
-            continue
+    for seg in segments_from(rep.part.segments, offset):
         try:
             with mapped(seg.path) as buf:
                 for b in scan(buf, str(seg.path)):
