@@ -85,6 +85,8 @@ def test_any_name_classifies(name):
     ("quorum-state", FileKind("quorum-state")),
     ("partition.metadata", FileKind("partition-metadata")),
     ("meta.properties", FileKind("meta-properties")),
+    (".kafka_cleanshutdown", FileKind("clean-shutdown")),
+    (".lock", FileKind("lock")),
     ("/data/kafka/__cluster_metadata-0/quorum-state", FileKind("quorum-state")),
     ("quorum-state.tmp", FileKind("unknown")),
     ("00000000000000000000.log.tmp", FileKind("unknown")),
@@ -145,10 +147,12 @@ def test_real_file_names(real_data):
                 assert fn.file_name(kind) == path.name
         elif path.is_dir() and path.name.endswith("-0"):
             assert fn.parse_partition_dir(path.name) is not None, path
-    assert kinds["kraft-snapshot"] == 7
-    assert kinds["bootstrap-checkpoint"] == 5
-    assert kinds["producer-snapshot"] == 6
-    assert kinds["meta-properties"] == 5
+    # data-store 7, kraft-ksql-txn 3 and kraft412-scram-snapshots 13 KRaft snapshots
+    assert kinds["kraft-snapshot"] == 23
+    assert kinds["bootstrap-checkpoint"] == 8
+    assert kinds["producer-snapshot"] == 118
+    assert kinds["clean-shutdown"] == 6 and kinds["lock"] == 7
+    assert kinds["meta-properties"] == 13
     ds = real_data / "data-store" / "kafka-data" / "__cluster_metadata-0"
     assert classify(ds / "00000000000000063224-0000000009.checkpoint") == \
         FileKind("kraft-snapshot", 63224, 9)

@@ -126,9 +126,22 @@ def test_real_producer_snapshots(real_data):
     names = {p.name for p in paths}
     assert "00000000000000077314.snapshot" in names
     assert {"00000000000000001396.snapshot", "00000000000000002034.snapshot"} <= names
+    with_producers = {}
     for path in paths:
         data = path.read_bytes()
         value = ps.parse_producer_snapshot(data)
-        assert data == EMPTY, path  # the metadata partition never has producers
-        assert value.version == 1 and value.entries == () and value.crc_valid
-        assert ps.build_producer_snapshot(value) == data
+        assert value.version == 1 and value.crc_valid, path
+        assert ps.build_producer_snapshot(value) == data, path
+        if "__cluster_metadata" in path.parent.name:
+            assert data == EMPTY, path  # the metadata partition never has producers
+        if value.entries:
+            with_producers[str(path.relative_to(real_data))] = value.entries
+    # ksqlDB's command topic: one transactional producer, decoded by hand from its 56 bytes.
+    ksql = ("kraft-ksql-txn/kafka-data/_confluent-ksql-default__command_topic-0/"
+            "00000000000000000002.snapshot")
+    (entry,) = with_producers.pop(ksql)
+    assert (entry.producer_id, entry.epoch, entry.last_sequence, entry.last_offset,
+            entry.offset_delta, entry.timestamp, entry.coordinator_epoch,
+            entry.current_txn_first_offset) == (0, 0, 0, 0, 0, 1728561475581, 0, -1)
+    assert not with_producers  # every other one, data topics included, is empty
+    assert len(paths) == 118

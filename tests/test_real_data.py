@@ -63,15 +63,91 @@ def test_ldi_poc_metadata_segment_exact(real):
 
 def test_every_real_batch_is_intact_and_every_record_known(real):
     batch_files = [f for f, c in real.items() if c["batches"]]
-    assert len(batch_files) == 17  # 5 segments with data, 7 snapshots, 5 bootstrap files
+    assert len(batch_files) == 115
+    assert sum(f.endswith(".log") for f in batch_files) == 84
+    assert sum(f.endswith(".checkpoint") and "bootstrap" not in f for f in batch_files) == 23
     for name, c in real.items():
         assert c["bad_crc"] == 0, name
         assert not any(k.startswith("UNKNOWN") for k in c), name
         findings = {k: v for k, v in c.items() if k.startswith("finding:")}
-        if name == "ldi-poc/Retry.TestTopicPatient-0/00000000000000000000.log":
-            assert findings == {"finding:S006": 1}  # Kafka's empty active segment
+        if name.endswith(".log") and c["batches"] == 0:
+            assert findings == {"finding:S006": 1}, name  # Kafka's empty active segment
         else:
             assert findings == {}, (name, findings)
+
+
+def _by_topic(real) -> dict[tuple[str, str], Counter]:
+    """Batches, records and types@version per (folder, topic); snapshots as ``snapshots``."""
+    out: dict[tuple[str, str], Counter] = {}
+    for name, c in real.items():
+        if not c["batches"]:
+            continue
+        parts = name.split("/")
+        dirs = [p for p in parts[:-1] if p.rsplit("-", 1)[-1].isdigit() and "-" in p]
+        topic = dirs[-1].rsplit("-", 1)[0] if dirs else "-"
+        if name.endswith(".checkpoint"):
+            topic = "snapshots" if topic == "__cluster_metadata" else "bootstrap"
+        acc = out.setdefault((parts[0], topic), Counter())
+        acc.update({k: v for k, v in c.items() if k in ("batches", "records") or "@" in k})
+    return out
+
+
+def test_every_folder_matches_its_readme(real):
+    """The figures ../shared/real/README.md gives for each folder, decoded by kmeta."""
+    t = _by_topic(real)
+    got = {key: (c["batches"], c["records"]) for key, c in t.items()}
+    assert got[("kraft32-three", "__cluster_metadata")] == (3 * 13, 3 * 188)
+    k32 = t[("kraft32-three", "__cluster_metadata")]
+    for kind, per_node in (("REGISTER_BROKER_RECORD@0", 3), ("FENCE_BROKER_RECORD@0", 3),
+                           ("UNFENCE_BROKER_RECORD@0", 3), ("TOPIC_RECORD@0", 3),
+                           ("PARTITION_RECORD@0", 54), ("PARTITION_CHANGE_RECORD@0", 115),
+                           ("CONFIG_RECORD@0", 4), ("LEADER_CHANGE@0", 3)):
+        assert k32[kind] == 3 * per_node, kind
+    assert "FEATURE_LEVEL_RECORD@0" not in k32  # before metadata.version existed
+    assert got[("kraft41-offsets", "__cluster_metadata")] == (1078, 1192)
+    k41 = t[("kraft41-offsets", "__cluster_metadata")]
+    assert k41["PARTITION_RECORD@2"] == 52 and k41["PARTITION_CHANGE_RECORD@2"] == 52
+    assert got[("kraft41-offsets", "__consumer_offsets")][1] == 426
+    assert got[("kraft41-offsets", "stock-prices")][1] == 1052
+    assert got[("kraft41-offsets", "alerts")][1] == 6
+    assert got[("kafka25-zk-offsets", "__consumer_offsets")] == (846, 1565)
+    assert got[("cp51-connect-cleaned", "docker-connect-configs")][1] == 56
+    assert got[("cp51-connect-cleaned", "docker-connect-status")][1] == 252
+    assert got[("cp51-connect-cleaned", "docker-connect-offsets")][1] == 20
+    assert got[("cp51-connect-cleaned", "__consumer_offsets")][1] == 172
+    assert got[("cp51-connect-cleaned", "temperature")][1] == 412
+    assert got[("kraft-ksql-txn", "__consumer_offsets")][1] == 89
+    assert got[("kraft-ksql-txn", "__transaction_state")][1] == 4
+    assert got[("kraft-ksql-txn", "_schemas")][1] == 42
+    assert got[("kraft-ksql-txn", "docker-connect-configs")][1] == 10
+    ksql = t[("kraft-ksql-txn", "_confluent-ksql-default__command_topic")]
+    assert (ksql["RAW@None"], ksql["COMMIT@0"]) == (1, 1)  # one transaction, committed
+    scram = t[("kraft412-scram-snapshots", "snapshots")]
+    assert scram["SNAPSHOT_HEADER@0"] == 13 and scram["USER_SCRAM_CREDENTIAL_RECORD@0"] > 0
+    assert t[("kraft-ksql-txn", "snapshots")]["SNAPSHOT_HEADER@0"] == 3
+
+
+def test_kafka_python_reads_the_same_batches(real_data: Path):
+    """An independent decoder (kafka-python's record reader) over every real file in
+    record-batch format finds the same batches, offsets and CRC verdicts as kmeta."""
+    from kafka.record.memory_records import MemoryRecords
+
+    from kmeta.storage.segments import mapped, scan
+
+    files = [f for d in discover([real_data]).all_files() if d.is_batches
+             for f in [d.path] if f.stat().st_size]
+    assert len(files) == 115
+    for path in files:
+        theirs = []
+        records = MemoryRecords(path.read_bytes())
+        while (batch := records.next_batch()) is not None:
+            crc_valid = batch.validate_crc()
+            count = sum(1 for _ in batch)
+            theirs.append((batch.base_offset, count, crc_valid))
+        with mapped(path) as buf:
+            ours = [(b.base_offset, b.records_count, b.crc_valid)
+                    for b in scan(buf, str(path)) if not isinstance(b, Finding)]
+        assert ours == theirs, path
 
 
 def test_quorum3_boaz_lag_not_divergence(real):
@@ -100,9 +176,16 @@ def test_data_store_snapshots(real):
 
 def test_bootstrap_checkpoints(real):
     boots = {f: c for f, c in real.items() if f.endswith("bootstrap.checkpoint")}
-    assert len(boots) == 5
-    for c in boots.values():
-        assert c["records"] == 3 and c["FEATURE_LEVEL_RECORD@0"] == 1
+    assert len(boots) == 8
+    for name, c in boots.items():
+        assert c["SNAPSHOT_HEADER@0"] == c["SNAPSHOT_FOOTER@0"] == 1, name
+        if name.startswith(("kraft41-offsets", "kraft412-scram-snapshots")):
+            # Kafka 4.1 bootstraps every finalized feature, not only metadata.version.
+            assert c["FEATURE_LEVEL_RECORD@0"] == 4, name
+        else:
+            assert c["records"] == 3 and c["FEATURE_LEVEL_RECORD@0"] == 1, name
+    assert boots["kraft412-scram-snapshots/data/kafka/bootstrap.checkpoint"][
+        "USER_SCRAM_CREDENTIAL_RECORD@0"] == 2
 
 
 def test_plain_topic_decoded_as_raw(real):

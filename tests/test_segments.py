@@ -269,3 +269,16 @@ def test_magic0_lz4_with_kafkas_old_wrong_header_checksum_reads():
     batches, findings = split(list(scan(bytes(wrapper), "f")))
     assert findings == []
     assert [r.value for r in batches[0].records()] == [b"a", b"b"]
+
+
+def test_segment_name_rule_allows_what_the_cleaner_leaves() -> None:
+    from types import SimpleNamespace
+
+    from kmeta.storage.segments import segment_name_finding
+
+    above = SimpleNamespace(base_offset=47, file="x.log", position=0)
+    below = SimpleNamespace(base_offset=3, file="x.log", position=0)
+    # The cleaner removed offsets 0..46 of a compacted topic and kept the segment's name.
+    assert segment_name_finding(0, above, compacted=True) is None
+    assert segment_name_finding(0, above).code == "S009"  # never in the metadata log
+    assert segment_name_finding(5, below, compacted=True).code == "S009"

@@ -100,6 +100,7 @@ PARSERS = [
     tf.parse_offset_checkpoint,
     tf.parse_quorum_state,
     tf.parse_partition_metadata,
+    tf.parse_clean_shutdown,
     tf.parse_meta_properties,
 ]
 
@@ -462,3 +463,25 @@ def test_every_real_text_file_round_trips(real_data):
             assert build(parse(data)) == data, path
             seen += 1
     assert seen >= 30
+
+
+@pytest.mark.parametrize("data, expected", [
+    (b"", (None, None)),  # Kafka before 3.7 wrote an empty marker
+    (b'{"version":0,"brokerEpoch":53326}', (0, 53326)),
+    (b'{"version":0,"brokerEpoch":9,"later":true}', (0, 9)),  # unknown keys are ignored
+])
+def test_clean_shutdown(data, expected):
+    value = tf.parse_clean_shutdown(data)
+    assert (value.version, value.broker_epoch) == expected
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"{", "not JSON"),
+    (b"[1]", "not an object"),
+    (b'{"version":0,"brokerEpoch":"9"}', "brokerEpoch must be an integer"),
+    (b'{"version":0,"brokerEpoch":' + b"9" * 30 + b"}", "brokerEpoch must be an integer"),
+])
+def test_clean_shutdown_errors(data, words):
+    with pytest.raises(FormatError) as e:
+        tf.parse_clean_shutdown(data)
+    assert words in e.value.message

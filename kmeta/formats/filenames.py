@@ -17,7 +17,10 @@ Spec (in ``apache/kafka``):
   the top of a log dir ``recovery-point-offset-checkpoint``,
   ``replication-offset-checkpoint``, ``log-start-offset-checkpoint``,
   ``cleaner-offset-checkpoint`` and ``meta.properties``; ``raft/.../FileQuorumStateStore``:
-  ``quorum-state``.
+  ``quorum-state``; ``storage/.../checkpoint/CleanShutdownFileHandler``:
+  ``.kafka_cleanshutdown`` (written on a clean shutdown: empty before Kafka 3.7, then
+  ``{"version":0,"brokerEpoch":N}``); ``LogManager``: ``.lock`` (empty, held while the broker
+  runs).
 * ``core/.../log/LocalLog.scala`` (``parseTopicPartitionName``): a partition directory is
   ``<topic>-<partition>``, split at the *last* dash; a directory being deleted, moved
   between log dirs or found stray is ``<topic>-<partition>.<32 hex uniqueId>-delete``,
@@ -39,7 +42,8 @@ EPOCH_WIDTH = 10
 KINDS = (
     "segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
     "kraft-snapshot", "bootstrap-checkpoint", "leader-epoch-checkpoint", "offset-checkpoint",
-    "quorum-state", "partition-metadata", "meta-properties", "unknown",
+    "quorum-state", "partition-metadata", "meta-properties", "clean-shutdown", "lock",
+    "unknown",
 )
 #: State suffixes a file name may carry.
 SUFFIXES = (None, "deleted", "cleaned", "swap", "part")
@@ -68,6 +72,8 @@ _FIXED_NAMES = {
     "quorum-state": "quorum-state",
     "partition.metadata": "partition-metadata",
     "meta.properties": "meta-properties",
+    ".kafka_cleanshutdown": "clean-shutdown",
+    ".lock": "lock",
 }
 
 _OFFSET_FILE = re.compile(r"([0-9]+)\.(log|index|timeindex|txnindex|snapshot)"

@@ -906,3 +906,40 @@ __all__ = [
     "parse_partition_metadata",
     "parse_quorum_state",
 ]
+
+
+@dataclass(frozen=True)
+class CleanShutdown:
+    """``.kafka_cleanshutdown``: the broker shut down cleanly, so its logs need no recovery.
+    Before Kafka 3.7 the file is empty (``version`` and ``broker_epoch`` are None); since
+    then it holds the broker epoch at shutdown."""
+
+    version: int | None = None
+    broker_epoch: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "brokerEpoch": self.broker_epoch}
+
+
+def parse_clean_shutdown(data: bytes | bytearray | memoryview) -> CleanShutdown:
+    """Parse ``.kafka_cleanshutdown``.  Like Kafka's reader, unknown keys are ignored."""
+    what = ".kafka_cleanshutdown"
+    text = _decode_utf8(_as_bytes(data), what)
+    if not text.strip(_JAVA_WS):
+        return CleanShutdown()
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        pos = len(text[:e.pos].encode("utf-8", "surrogatepass"))
+        raise FormatError(f"{what}: not JSON: {e.msg}", position=pos) from None
+    except (ValueError, RecursionError) as e:
+        raise FormatError(f"{what}: not JSON: {e}", position=0) from None
+    if not isinstance(obj, dict):
+        raise FormatError(f"{what}: the JSON value is not an object", position=0)
+    fields = {}
+    for key, lo, hi in (("version", INT32_MIN, INT32_MAX), ("brokerEpoch", INT64_MIN, INT64_MAX)):
+        v = obj.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi):
+            raise FormatError(f"{what}: {key} must be an integer, not {v!r}", position=0)
+        fields[key] = v
+    return CleanShutdown(fields["version"], fields["brokerEpoch"])

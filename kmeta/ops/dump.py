@@ -18,7 +18,7 @@ from kmeta.formats.batch import Batch, Record
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
-from kmeta.storage.discover import Discovery, LogFile
+from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
 
@@ -162,20 +162,21 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     if size == 0:
         return iter([head, opts.note(Finding("S006", "empty file", path, 0))])
     segment_base = kind.base_offset if kind.kind == "segment" else None
-    return chain((head,), _mapped_batches(f, path, decoder, opts, segment_base))
+    compacted = f.topic is not None and f.topic != METADATA_TOPIC
+    return chain((head,), _mapped_batches(f, path, decoder, opts, segment_base, compacted))
 
 
 def _mapped_batches(f: LogFile, path: str, decoder: str, opts: DumpOptions,
-                    segment_base: int | None) -> Iterator[Event]:
+                    segment_base: int | None, compacted: bool) -> Iterator[Event]:
     try:
         with mapped(f.path) as buf:
-            yield from _dump_batches(buf, path, decoder, opts, segment_base)
+            yield from _dump_batches(buf, path, decoder, opts, segment_base, compacted)
     except KmetaError as e:
         yield opts.note(Finding("S008", e.message, path))
 
 
 def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
-                  segment_base: int | None) -> Iterator[Event]:
+                  segment_base: int | None, compacted: bool = False) -> Iterator[Event]:
     lo, hi = opts.from_offset, opts.to_offset
     decode = decode_metadata if decoder == "metadata" else None
     # No filter, metadata decoder: the common case gets a lean path below.
@@ -193,7 +194,7 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
             continue
         if first:
             first = False
-            misnamed = segment_name_finding(segment_base, item)
+            misnamed = segment_name_finding(segment_base, item, compacted)
             if misnamed is not None:
                 yield opts.note(misnamed)
         if plain and type(item) is Batch and item[17] is not None and not item[5] & 0x20:

@@ -32,6 +32,9 @@ def _parsers() -> dict[str, Callable[[bytes, LogFile], Any]]:
         "time-index": lambda d, f: indexes.parse_time_index(d, f.kind.base_offset or 0),
         "txn-index": lambda d, f: indexes.parse_txn_index(d, f.kind.base_offset or 0),
         "producer-snapshot": lambda d, f: producer_state.parse_producer_snapshot(d),
+        "clean-shutdown": lambda d, f: textfiles.parse_clean_shutdown(d),
+        # Kafka locks the file and never writes into it: any content is left unread.
+        "lock": lambda d, f: None,
     }
 
 

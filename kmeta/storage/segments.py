@@ -179,10 +179,16 @@ def batch_records(batch: Batch | LegacyBatch) -> tuple[list[Record], list[Findin
     return records, []
 
 
-def segment_name_finding(named_base: int | None, first: Batch | LegacyBatch
-                         ) -> Finding | None:
-    """S009 when a segment's name and its first batch disagree on the base offset."""
+def segment_name_finding(named_base: int | None, first: Batch | LegacyBatch,
+                         compacted: bool = False) -> Finding | None:
+    """S009 when a segment's name and its first batch disagree on the base offset.
+
+    In a log the cleaner may have compacted (``compacted``: any topic but the metadata
+    log), a first batch above the name is normal: a cleaned segment keeps the name of the
+    first segment of its group while the records at its start were removed."""
     if named_base is None or first.base_offset == named_base:
+        return None
+    if compacted and first.base_offset > named_base:
         return None
     return Finding("S009", f"segment is named for offset {named_base} but its first batch "
                    f"starts at {first.base_offset}", first.file, first.position,
