@@ -14,6 +14,7 @@ is a failure), and checks the exit code, one clear line and no traceback.
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import shutil
 import struct
@@ -63,8 +64,37 @@ def build_index_negative_position(dest: Path) -> None:
     (part / INDEX).write_bytes(struct.pack(">ii", 6, -5))
 
 
+HUGE = "9" * 5000  # past Python's 4300-digit limit for int()
+
+
+def build_text_huge_integer(dest: Path) -> None:
+    """A data dir whose text files each hold a number past every limit: the epoch cache's
+    start offset, partition.metadata's version, meta.properties' node.id and an offset
+    checkpoint's offset."""
+    part = _healthy(dest)
+    (part / "leader-epoch-checkpoint").write_text(f"0\n1\n1 {HUGE}\n")
+    (part / "partition.metadata").write_text(f"version: {HUGE}\n"
+                                             "topic_id: AAAAAAAAAAAAAAAAAAAAAQ")
+    (dest / "meta.properties").write_text(f"node.id={HUGE}\nversion=1\n"
+                                          "cluster.id=NvgEQDh6AWXxYTpbNTUZFw\n")
+    (dest / "recovery-point-offset-checkpoint").write_text(
+        f"0\n1\n__cluster_metadata 0 {HUGE}\n")
+
+
+def build_text_int_overflow(dest: Path) -> None:
+    """Numbers one past Kafka's types: an int32 epoch and an int64 offset."""
+    part = _healthy(dest)
+    (part / "leader-epoch-checkpoint").write_text("0\n2\n1 0\n2147483648 3\n")
+    (dest / "meta.properties").write_text("node.id=1\nversion=1\n"
+                                          "cluster.id=NvgEQDh6AWXxYTpbNTUZFw\n")
+    (dest / "recovery-point-offset-checkpoint").write_text(
+        "0\n1\n__cluster_metadata 0 9223372036854775808\n")
+
+
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "index-negative-position": build_index_negative_position,
+    "text-huge-integer": build_text_huge_integer,
+    "text-int-overflow": build_text_int_overflow,
 }
 
 
@@ -73,6 +103,12 @@ def corpus_copy(name: str, tmp_path: Path) -> Path:
     dest = tmp_path / name
     shutil.copytree(CORPUS / name, dest, symlinks=True)
     return dest / META
+
+
+def f010_files(proc: subprocess.CompletedProcess[str]) -> set[str]:
+    """Names of the files verify --json reported F010 for."""
+    found = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return {Path(f["file"]).name for f in found if f.get("code") == "F010"}
 
 
 def _same_tree(a: Path, b: Path) -> bool:
@@ -106,3 +142,26 @@ def test_negative_index_position_is_a_finding(tmp_path: Path) -> None:
     proc = run("repair", "--dry-run", part)
     assert_clear(proc, 0)
     assert "omitted" in proc.stdout and INDEX in proc.stdout
+
+
+# ------------------------------------------------------------------ 1. numbers in text files
+
+
+def test_integers_past_pythons_digit_limit_are_f010(tmp_path: Path) -> None:
+    data_dir = corpus_copy("text-huge-integer", tmp_path).parent
+    proc = run("verify", "--json", data_dir)
+    assert_clear(proc, 1)
+    assert f010_files(proc) == {"leader-epoch-checkpoint", "partition.metadata",
+                                "meta.properties", "recovery-point-offset-checkpoint"}
+    assert HUGE not in proc.stdout  # the message quotes the start of the number only
+    for command in (("info",), ("dump",), ("image",), ("repair", "--dry-run")):
+        target = data_dir / META
+        assert "Traceback" not in run(*command, target).stderr
+
+
+def test_integers_past_kafkas_types_are_f010(tmp_path: Path) -> None:
+    data_dir = corpus_copy("text-int-overflow", tmp_path).parent
+    proc = run("verify", "--json", data_dir)
+    assert_clear(proc, 1)
+    assert f010_files(proc) == {"leader-epoch-checkpoint", "recovery-point-offset-checkpoint"}
+    assert "Integer.parseInt" in proc.stdout and "Long.parseLong" in proc.stdout
