@@ -91,7 +91,54 @@ def build_text_int_overflow(dest: Path) -> None:
         "0\n1\n__cluster_metadata 0 9223372036854775808\n")
 
 
+#: Special files cannot be checked in (and a link to /dev/zero in the repository would
+#: stall any tool that reads every file): a case lists them in specials.json, name ->
+#: "fifo", "loop" (a link to itself) or "link:<target>", made by ``add_specials``.
+SPECIALS = "specials.json"
+
+
+def _with_specials(dest: Path, specials: dict[str, str]) -> None:
+    _healthy(dest)
+    (dest / SPECIALS).write_text(json.dumps(specials, indent=1, sort_keys=True) + "\n")
+
+
+def build_special_files(dest: Path) -> None:
+    """A FIFO and a /dev/zero link named like segments, a /dev/urandom link named like a
+    snapshot, a FIFO leader-epoch-checkpoint and a quorum-state linked to /dev/zero."""
+    _with_specials(dest, {
+        "00000000000000000020.log": "fifo",
+        "00000000000000000030.log": "link:/dev/zero",
+        "00000000000000000010-0000000001.checkpoint": "link:/dev/urandom",
+        "leader-epoch-checkpoint": "fifo",
+        "quorum-state": "link:/dev/zero",
+    })
+
+
+def build_symlink_loop(dest: Path) -> None:
+    """Links that loop, one named like an index, two named like nothing Kafka knows."""
+    _with_specials(dest, {"00000000000000000000.index": "loop", "loop-a": "link:loop-b",
+                          "loop-b": "link:loop-a"})
+
+
+def add_specials(case_dir: Path) -> None:
+    """Make the special files a copied case lists (replacing regular files of the same
+    name) inside its metadata partition dir."""
+    part = case_dir / META
+    for name, what in json.loads((case_dir / SPECIALS).read_text()).items():
+        target = part / name
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        if what == "fifo":
+            os.mkfifo(target)
+        elif what == "loop":
+            target.symlink_to(name)
+        else:
+            target.symlink_to(what.removeprefix("link:"))
+
+
 BUILDERS: dict[str, Callable[[Path], None]] = {
+    "special-files": build_special_files,
+    "symlink-loop": build_symlink_loop,
     "index-negative-position": build_index_negative_position,
     "text-huge-integer": build_text_huge_integer,
     "text-int-overflow": build_text_int_overflow,
@@ -102,6 +149,8 @@ def corpus_copy(name: str, tmp_path: Path) -> Path:
     """A writable copy of one corpus case; returns its metadata partition dir."""
     dest = tmp_path / name
     shutil.copytree(CORPUS / name, dest, symlinks=True)
+    if (dest / SPECIALS).exists():
+        add_specials(dest)
     return dest / META
 
 
@@ -165,3 +214,46 @@ def test_integers_past_kafkas_types_are_f010(tmp_path: Path) -> None:
     assert_clear(proc, 1)
     assert f010_files(proc) == {"leader-epoch-checkpoint", "recovery-point-offset-checkpoint"}
     assert "Integer.parseInt" in proc.stdout and "Long.parseLong" in proc.stdout
+
+
+# ------------------------------------------------------------------ 3, 5. special files
+
+
+def _s008_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "S008" in line]
+
+
+@pytest.mark.parametrize("command", ["verify", "dump", "info", "image"])
+def test_special_files_are_findings_and_never_read(command: str, tmp_path: Path) -> None:
+    part = corpus_copy("special-files", tmp_path)
+    proc = run(command, part, timeout=20)  # a FIFO would block for ever: the timeout fails
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "internal error" not in out, out
+    if command != "image":  # image reports only what it could not replay
+        assert proc.returncode == 3, out  # S008: a file that cannot be read
+        for what in ("a FIFO", "a character device"):
+            assert what in out
+    assert proc.returncode in (0, 1, 3)
+
+
+def test_repair_copies_no_special_file(tmp_path: Path) -> None:
+    part = corpus_copy("special-files", tmp_path)
+    out = tmp_path / "out" / META
+    proc = run("repair", part, "--out", out, timeout=20)
+    assert_clear(proc, 0)
+    assert "a FIFO (named pipe), not a regular file" in proc.stdout
+    names = {p.name for p in out.iterdir()}
+    assert "00000000000000000030.log" not in names  # the /dev/zero link
+    assert not (out / "quarantine").exists()  # the /dev/urandom snapshot is not copied
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    assert size < 100_000
+
+
+def test_symlink_loop_in_a_partition_dir(tmp_path: Path) -> None:
+    part = corpus_copy("symlink-loop", tmp_path)
+    proc = run("verify", part)
+    assert_clear(proc, 3)
+    assert "symbolic link loop" in proc.stdout
+    proc = run("repair", part, "--out", tmp_path / "out" / META)
+    assert_clear(proc, 0)
+    assert proc.stdout.count("a symbolic link loop, not a regular file") == 3
