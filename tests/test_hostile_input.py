@@ -16,14 +16,21 @@ from __future__ import annotations
 import filecmp
 import json
 import os
+import resource
 import shutil
 import struct
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import zstandard
+from crc32c import crc32c
+
+from kmeta.formats.batch import HEADER, HEADER_SIZE, encode_record
+from kmeta.formats.payload import encode_metadata
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "fuzz" / "corpus"
@@ -136,7 +143,39 @@ def add_specials(case_dir: Path) -> None:
             target.symlink_to(what.removeprefix("link:"))
 
 
+def _bomb_batch(codec: int, count: int) -> bytes:
+    """One batch at offset 10 (after the healthy log) holding ``count`` NoOp records,
+    compressed in a stream (the section is never whole in memory here), valid CRC."""
+    record = encode_record(0, 0, None, encode_metadata("NO_OP_RECORD", 0, {}))
+    chunk = record * 100_000
+    if codec == 4:
+        comp = zstandard.ZstdCompressor(level=19, write_content_size=False).compressobj()
+    else:
+        comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    body = b"".join(comp.compress(chunk) for _ in range(count // 100_000)) + comp.flush()
+    head = bytearray(HEADER.pack(10, HEADER_SIZE - 12 + len(body), 1, 2, 0, codec,
+                                 count - 1, 0, 0, -1, -1, -1, count))
+    struct.pack_into(">I", head, 17, crc32c(body, crc32c(bytes(head[21:]))))
+    return bytes(head) + body
+
+
+def build_zstd_bomb(dest: Path) -> None:
+    """18 KB of zstd holding 20,000,000 NoOp records (220 MB) after the healthy log."""
+    part = _healthy(dest)
+    with open(part / SEGMENT, "ab") as f:
+        f.write(_bomb_batch(4, 20_000_000))
+
+
+def build_gzip_bomb(dest: Path) -> None:
+    """About 43 KB of gzip holding 2,000,000 NoOp records (22 MB)."""
+    part = _healthy(dest)
+    with open(part / SEGMENT, "ab") as f:
+        f.write(_bomb_batch(1, 2_000_000))
+
+
 BUILDERS: dict[str, Callable[[Path], None]] = {
+    "zstd-bomb": build_zstd_bomb,
+    "gzip-bomb": build_gzip_bomb,
     "special-files": build_special_files,
     "symlink-loop": build_symlink_loop,
     "index-negative-position": build_index_negative_position,
@@ -257,3 +296,29 @@ def test_symlink_loop_in_a_partition_dir(tmp_path: Path) -> None:
     proc = run("repair", part, "--out", tmp_path / "out" / META)
     assert_clear(proc, 0)
     assert proc.stdout.count("a symbolic link loop, not a regular file") == 3
+
+
+# ------------------------------------------------------------------ 2. compression bombs
+
+
+def _child_peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("name", ["zstd-bomb", "gzip-bomb"])
+@pytest.mark.parametrize("command", [("verify",), ("info",), ("dump", "--json"),
+                                     ("repair", "--dry-run")])
+def test_compression_bomb_is_a_finding(name: str, command: tuple[str, ...],
+                                       tmp_path: Path) -> None:
+    part = corpus_copy(name, tmp_path)
+    proc = run(*command, part, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "internal error" not in out, out[-2000:]
+    if command[0] == "repair":
+        # Kafka's recovery checks a batch's CRC, not its records: the batch stays.
+        assert proc.returncode == 0, out[-2000:]
+    else:
+        assert "F006" in out and "inflates beyond" in out, out[-2000:]
+        assert proc.returncode == 1, out[-2000:]
+    # every child so far: small kmeta runs; a bomb decoded whole took gigabytes
+    assert _child_peak_mib() < 400
