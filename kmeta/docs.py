@@ -608,6 +608,13 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
             JsonTable(("",), "The summary object:", {
                 "kind": "\"summary\": the last line, after every finding.",
                 "files": "How many files were checked.",
+                "segments": "How many log segments were read (metadata and other "
+                            "partitions, and segments given alone).",
+                "snapshots": "How many snapshots (.checkpoint, bootstrap.checkpoint "
+                             "included) were read.",
+                "not_run": "Checks that could not run, one sentence each (a segment "
+                           "outside its partition directory, an image that could not be "
+                           "replayed); [] when every check ran.",
                 "findings": "The number of findings by severity: an object with the keys "
                             "error, warning and info (each present, 0 when none).",
                 "logs": "One entry per metadata log (__cluster_metadata partition "

@@ -27,7 +27,7 @@ from kmeta.core.epochs import EpochCache
 from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
 from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
 from kmeta.core.versions import LEVEL_NAMES, required_level
-from kmeta.errors import KmetaError
+from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, Record
 from kmeta.formats.legacy import LegacyBatch
@@ -715,6 +715,16 @@ class VerifyReport:
     findings: list[Finding] = field(default_factory=list)
     logs: dict[str, LogStats] = field(default_factory=dict)  # partition dir -> stats
     files: int = 0
+    #: record-batch files actually read: log segments and snapshots (bootstrap included)
+    segments: int = 0
+    snapshots: int = 0
+    #: checks that could not run, one line each, so that silence never means "checked"
+    not_run: list[str] = field(default_factory=list)
+
+    @property
+    def checked_logs(self) -> bool:
+        """Whether any segment or snapshot was read: without one, nothing says "clean"."""
+        return bool(self.segments or self.snapshots)
 
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}
@@ -726,6 +736,9 @@ class VerifyReport:
         return {
             "kind": "summary",
             "files": self.files,
+            "segments": self.segments,
+            "snapshots": self.snapshots,
+            "not_run": self.not_run,
             "findings": self.counts(),
             "logs": {path: {"segments": s.segments, "batches": s.batches,
                             "records": s.records, "bytes": s.bytes,
@@ -759,11 +772,18 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
         if part.is_metadata:
             findings, stats = verify_metadata_partition(part, progress)
             add(findings)
+            report.segments += stats.segments
+            report.snapshots += len(stats.snapshot_findings)
+            if stats.segments and stats.image is None:
+                report.not_run.append(f"{part.path}: image not replayed (no usable snapshot "
+                                      "where the log starts), so the snapshots were not "
+                                      "compared with the log")
             log_ends[(part.topic, part.partition)] = (stats.last_offset or -1) + 1
             report.logs[str(part.path)] = stats
             add(_check_partition_metadata(part))
         else:
             add(_scan_only(part.segments, log_ends, (part.topic, part.partition)))
+            report.segments += len(part.segments)
             if progress is not None:
                 for f in part.segments:
                     with contextlib.suppress(OSError):
@@ -779,17 +799,30 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
         for f in d.files:
             if f.kind.kind == "bootstrap-checkpoint":
                 add(snapshot_image(f)[1])
+                report.snapshots += 1
     add(_cluster_ids(discovery))
     add(_directory_ids(discovery))
     add(_topic_ids(discovery))
+    loose = 0
     for f in discovery.files:
         report.files += 1
         if f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint"):
             add(snapshot_image(f)[1])
+            report.snapshots += 1
         elif f.is_batches:
             add(_scan_only([f]))
+            report.segments += 1
+            loose += 1
         else:
             add(_small_files([f]))
+    if loose:
+        report.not_run.append(f"{loose} segment(s) outside a __cluster_metadata-N partition "
+                              "directory: checked as batches only (framing, CRC); KRaft "
+                              "record rules, leader epochs, snapshots and the replay need "
+                              "the partition directory")
+    if not report.files:
+        raise UnreadableInput("no Kafka file to check", hint="point kmeta at a data dir, a "
+                              "partition dir or a file")
     return report
 
 

@@ -1,0 +1,95 @@
+"""True verdicts at the edges: what verify, info, image, diff, truncate and repair say
+about inputs that are not what they seem (a system folder, a copy without its log, an
+unreadable file, replicas taken at different times, a repaired copy)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kmeta.errors import ExitCode
+from kmeta.ops.verify import verify
+from kmeta.storage.discover import discover
+
+KMETA = [sys.executable, "-m", "kmeta"]
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "data"
+
+
+def run(*args: Any) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    return subprocess.run([*KMETA, *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=60)
+
+
+def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def _system_like(root: Path) -> Path:
+    """What /etc and /usr/lib/jvm hold: folders named like ``<topic>-<n>``, none Kafka's."""
+    (root / "dbus-1" / "session.d").mkdir(parents=True)
+    (root / "polkit-1" / "rules.d").mkdir(parents=True)
+    (root / "openjdk-17").mkdir()
+    (root / "openjdk-17" / "src.zip").symlink_to("lib/src.zip")  # dangling, as in the JDK
+    (root / "python3-1").mkdir()
+    (root / "python3-1" / "README").write_text("not kafka\n")
+    (root / "empty-0").mkdir()
+    (root / "xattr.conf").write_text("# not kafka\n")
+    return root
+
+
+@pytest.mark.parametrize("command", ["verify", "info", "dump"])
+def test_a_folder_without_kafka_files_is_unreadable_input(tmp_path: Path,
+                                                          command: str) -> None:
+    proc = run(command, _system_like(tmp_path))
+    assert proc.returncode == ExitCode.UNREADABLE, proc.stdout + proc.stderr
+    assert "no Kafka files" in one_error_line(proc)
+    assert "clean" not in proc.stdout
+
+
+def test_empty_partition_dir_counts_only_inside_a_data_dir(tmp_path: Path) -> None:
+    (tmp_path / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=abc\n"
+                                              "directory.id=AAAAAAAAAAAAAAAAAAAAAQ\n")
+    (tmp_path / "orders-0").mkdir()
+    (tmp_path / "dbus-1" / "session.d").mkdir(parents=True)
+    found = discover([tmp_path])
+    assert [p.name for p in found.all_partitions()] == ["orders-0"]
+
+
+def test_real_empty_partition_dir_is_a_partition(real_data: Path) -> None:
+    names = {p.name for p in discover([real_data / "ldi-poc"]).all_partitions()}
+    assert {"Retry.TestTopicPatient-0", "__cluster_metadata-0"} <= names
+
+
+def test_verify_counts_the_segments_and_snapshots_it_read() -> None:
+    report = verify(discover([FIXTURES / "healthy"]))
+    summary = report.summary_json()
+    assert summary["segments"] == 7 + 1  # the metadata log's 7, orders-0's one
+    assert summary["snapshots"] == 3 + 1  # the metadata snapshots and bootstrap.checkpoint
+    assert summary["not_run"] == []
+
+
+def test_verify_without_any_log_does_not_say_clean(tmp_path: Path) -> None:
+    (tmp_path / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=abc\n")
+    proc = run("verify", tmp_path)
+    assert proc.returncode == ExitCode.OK
+    last = proc.stdout.strip().splitlines()[-1]
+    assert not last.startswith("clean"), last
+    assert "0 segment(s), 0 snapshot(s)" in last
+
+
+def test_verify_says_a_loose_segment_got_batch_checks_only(tmp_path: Path) -> None:
+    seg = next((FIXTURES / "healthy" / "__cluster_metadata-0").glob("*.log"))
+    proc = run("verify", "--json", seg)
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["segments"] == 1
+    assert len(summary["not_run"]) == 1 and "KRaft record rules" in summary["not_run"][0]
