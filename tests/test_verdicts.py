@@ -93,3 +93,24 @@ def test_verify_says_a_loose_segment_got_batch_checks_only(tmp_path: Path) -> No
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["segments"] == 1
     assert len(summary["not_run"]) == 1 and "KRaft record rules" in summary["not_run"][0]
+
+
+# ------------------------------------------------------------------ info and image
+
+
+@pytest.mark.parametrize("case", ["data-store", "kraft-ksql-txn", "kraft412-scram-snapshots"])
+def test_info_and_image_say_the_metadata_log_is_missing(real_data: Path, case: str) -> None:
+    info = run("info", "--json", real_data / case)
+    assert info.returncode == ExitCode.FINDINGS, info.stderr
+    codes = [f["code"] for f in json.loads(info.stdout)["findings"]]
+    assert "V020" in codes
+    image = run("image", "--digest", real_data / case)
+    assert image.returncode == ExitCode.FINDINGS
+    assert "V020" in image.stderr
+
+
+@pytest.mark.parametrize(("case", "code"), [("torn-tail", "S001"), ("bad-crc", "F001")])
+def test_info_carries_verify_cheap_verdicts(case: str, code: str) -> None:
+    proc = run("info", "--json", FIXTURES / "corrupt" / case)
+    assert proc.returncode == ExitCode.FINDINGS
+    assert code in [f["code"] for f in json.loads(proc.stdout)["findings"]]

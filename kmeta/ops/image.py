@@ -25,7 +25,7 @@ from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
-from kmeta.ops.verify import snapshot_image
+from kmeta.ops.verify import missing_log_finding, snapshot_image
 from kmeta.storage.discover import Discovery, LogFile, PartitionDir
 from kmeta.storage.segments import mapped, scan
 
@@ -160,12 +160,13 @@ def build_image(discovery: Discovery, *, at: int | None = None,
 
     part = source
     segments = part.segments
+    missing = missing_log_finding(part)  # an image from snapshots alone: say the log is gone
     log_start = segments[0].kind.base_offset if segments else None
     log_end = _log_end(part) if segments else None
     if log_end is None:
         log_start = None
     target = at if at is not None else log_end
-    findings: list[Finding] = []
+    findings: list[Finding] = [] if missing is None else [missing]
 
     if from_snapshot is not None:
         snap = _snapshot_file(Path(from_snapshot))

@@ -502,7 +502,9 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
         if code in _REPORTED_INLINE or (no_segments and code in _NEED_SEGMENTS):
             continue
         if code == "NO_SEGMENTS":
-            yield _no_segment_finding(part, model)
+            missing = missing_log_finding(part)
+            if missing is not None:
+                yield missing
         elif code.startswith("EPOCH_CHECKPOINT_"):
             yield Finding("V006", f"leader-epoch-checkpoint: {note.message}",
                           path_of("leader-epoch-checkpoint"),
@@ -538,12 +540,17 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
                           "LeaderChange control record", str(part.path), offset=start)
 
 
-def _no_segment_finding(part: PartitionDir, model: ReplicaLog) -> Finding:
+def missing_log_finding(part: PartitionDir) -> Finding | None:
+    """V020 when a metadata partition holds no live log segment (Kafka always keeps its
+    active segment, so the log itself is missing); what is left says how far it went.
+    The one home of this rule: verify, info and image all report it from here."""
+    if not part.is_metadata or part.segments:
+        return None
     _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
     last = checkpoint.entries[-1] if checkpoint is not None and checkpoint.entries else None
-    live = [s for s, st in model.snapshots.items() if st is SnapshotState.LIVE]
+    live = [f.kind.base_offset for f in part.snapshots]
     known = [f"epoch cache up to {last.start_offset}" if last else None,
-             f"snapshots up to {max(s.offset for s in live)}" if live else None]
+             f"snapshots up to {max(live)}" if live else None]
     return Finding("V020", "no log segment in this metadata partition directory (Kafka "
                    "always keeps its active segment): the log itself is missing"
                    + (f"; {', '.join(x for x in known if x)}" if any(known) else ""),
