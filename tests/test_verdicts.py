@@ -114,3 +114,100 @@ def test_info_carries_verify_cheap_verdicts(case: str, code: str) -> None:
     proc = run("info", "--json", FIXTURES / "corrupt" / case)
     assert proc.returncode == ExitCode.FINDINGS
     assert code in [f["code"] for f in json.loads(proc.stdout)["findings"]]
+
+
+# ------------------------------------------------------------------ unreadable files
+
+UNREADABLE_SEGMENT = "00000000000000001802.log"  # the second of healthy's seven
+
+
+def _deny(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """os.open raises PermissionError for files called ``name``, as for user nobody."""
+    real_open = os.open
+
+    def fake_open(path: Any, flags: int, *args: Any, **kw: Any) -> int:
+        if Path(path).name == name:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kw)
+
+    monkeypatch.setattr(os, "open", fake_open)
+
+
+def test_verify_gives_one_finding_for_an_unreadable_segment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _deny(monkeypatch, UNREADABLE_SEGMENT)
+    report = verify(discover([FIXTURES / "healthy"]))
+    assert [(f.code, Path(f.file).name) for f in report.findings] == \
+        [("S008", UNREADABLE_SEGMENT)]
+    assert any("a segment cannot be read" in line for line in report.not_run)
+
+
+def test_image_refuses_a_log_with_an_unreadable_segment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kmeta.errors import UnreadableInput
+    from kmeta.ops.image import build_image
+
+    _deny(monkeypatch, UNREADABLE_SEGMENT)
+    with pytest.raises(UnreadableInput, match="Permission denied"):
+        build_image(discover([FIXTURES / "healthy"]))
+
+
+def _as_nobody() -> list[str]:
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("only as root, with setpriv")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture(scope="module")
+def denied_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import shutil
+
+    root = tmp_path_factory.mktemp("denied")
+    root.chmod(0o755)
+    for name in ("a", "b"):
+        shutil.copytree(FIXTURES / "healthy", root / name)
+    for p in [root, *root.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    (root / "a" / "__cluster_metadata-0" / UNREADABLE_SEGMENT).chmod(0)
+    return root
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", "--json", "a"], ["info", "--json", "a"], ["image", "--digest", "a"],
+    ["dump", "--batches-only", "a/__cluster_metadata-0"], ["diff", "a", "b"],
+    ["repair", "--dry-run", "a/__cluster_metadata-0"], ["truncate", "a", "--to", "100"],
+    ["history", "a", "--broker", "4"]])
+def test_every_command_gives_one_line_and_exit_3_as_nobody(denied_copy: Path,
+                                                           args: list[str]) -> None:
+    proc = subprocess.run([*_as_nobody(), *KMETA, *args], capture_output=True, text=True,
+                          cwd=denied_copy, timeout=60)
+    assert proc.returncode == ExitCode.UNREADABLE, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    codes = re_codes(proc.stdout + proc.stderr)
+    assert set(codes) <= {"S008"} and codes.count("S008") <= 1, codes[:20]
+
+
+def re_codes(text: str) -> list[str]:
+    import re
+
+    return re.findall(r'\b([FSV]\d{3})\b', text)
+
+
+# ------------------------------------------------------------------ offset checkpoints
+
+
+def _codes(path: Path) -> list[str]:
+    return [f.code for f in verify(discover([path])).findings]
+
+
+def test_an_empty_segment_sets_the_log_end(real_data: Path) -> None:
+    # rfid_user_access-0 holds only an empty 00000000000000000005.log: its log end is 5,
+    # where the recovery point and high watermark (5) are.
+    assert "V035" not in _codes(real_data / "cp51-connect-cleaned")
+
+
+def test_partitions_without_segments_have_no_known_log_end(real_data: Path) -> None:
+    assert "V035" not in _codes(real_data / "kraft412-scram-snapshots")

@@ -703,9 +703,26 @@ def _time_index_in_order(entries: tuple, path: str, last: int | None = None
         previous = e
 
 
+def unreadable(files: Iterable[LogFile]) -> list[Finding]:
+    """One S008 for each of ``files`` that cannot be opened and mapped.
+
+    A log with an unreadable segment has a hole no check can see past: every gap, epoch,
+    index and replay finding after it would follow from the hole, not from the data.
+    Callers ask first and run those checks only when this is empty."""
+    out = []
+    for f in files:
+        try:
+            with mapped(f.path):
+                pass
+        except KmetaError as e:
+            out.append(Finding("S008", e.message, str(f.path)))
+    return out
+
+
 def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
                               ) -> tuple[list[Finding], LogStats]:
-    """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory."""
+    """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory
+    (see :func:`unreadable` first)."""
     stats = LogStats()
     replay, findings = plan_replay(part, _first_offset(part), stats.snapshot_findings)
     findings += verify_log(part.segments, stats, replay, progress)
@@ -776,7 +793,12 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
     log_ends: dict[tuple[str, int], int] = {}  # (topic, partition) -> log end offset
     for part in discovery.all_partitions():
         report.files += len(part.files)
-        if part.is_metadata:
+        blocked = unreadable(part.segments) if part.is_metadata else []
+        if blocked:
+            add(blocked)
+            report.not_run.append(f"{part.path}: log, epoch, snapshot, index and replay "
+                                  "checks not run: a segment cannot be read")
+        elif part.is_metadata:
             findings, stats = verify_metadata_partition(part, progress)
             add(findings)
             report.segments += stats.segments
@@ -836,9 +858,14 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
 def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
                key: Any = None) -> Iterator[Finding]:
     """Batch-level checks for logs kmeta does not interpret (ordinary topics); the log end
-    offset goes into ``log_ends[key]``."""
-    end = 0
+    offset goes into ``log_ends[key]`` when it is known: not when there is no segment (a
+    copy that left them out) or one cannot be read."""
+    end: int | None = None
     for f in files:
+        # An empty segment still says where the log ends: Kafka names it for its base
+        # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
+        base = f.kind.base_offset or 0
+        end = base if end is None else max(end, base)
         try:
             with mapped(f.path) as buf:
                 for item in scan(buf, str(f.path)):
@@ -848,7 +875,8 @@ def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
                         end = max(end, item.last_offset + 1)
         except KmetaError as e:
             yield Finding("S008", e.message, str(f.path))
-    if log_ends is not None:
+            log_ends = None
+    if log_ends is not None and end is not None:
         log_ends[key] = end
 
 
