@@ -950,7 +950,9 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                                      "truncates, then appends), snapshot (the leader sends "
                                      "it a snapshot, KIP-630) or below-high-watermark "
                                      "(it would have to truncate below its own latest "
-                                     "snapshot: Kafka refuses, committed data differs).",
+                                     "snapshot: Kafka refuses, committed data differs) or "
+                                     "undetermined (the simulation reached a state in "
+                                     "which Kafka itself throws; see reason).",
                           "truncate_to": "The offset the follower truncates to (truncate) "
                                          "or would have to (below-high-watermark); null "
                                          "otherwise.",
@@ -958,6 +960,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                                       "leader sends (<endOffset>-<epoch>); else null.",
                           "steps": "Each fetch of the simulation and the leader's answer, "
                                    "as a sentence.",
+                          "reason": "With outcome undetermined: why the simulation "
+                                    "stopped; else null.",
                       }),
             JsonTable(("pairs[].only_local", "pairs[].only_peer"),
                       "pairs[].only_local and .only_peer, when not null:", SIDE_ONLY_KEYS),
