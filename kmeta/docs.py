@@ -608,6 +608,13 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
             JsonTable(("",), "The summary object:", {
                 "kind": "\"summary\": the last line, after every finding.",
                 "files": "How many files were checked.",
+                "segments": "How many log segments were read (metadata and other "
+                            "partitions, and segments given alone).",
+                "snapshots": "How many snapshots (.checkpoint, bootstrap.checkpoint "
+                             "included) were read.",
+                "not_run": "Checks that could not run, one sentence each (a segment "
+                           "outside its partition directory, an image that could not be "
+                           "replayed); [] when every check ran.",
                 "findings": "The number of findings by severity: an object with the keys "
                             "error, warning and info (each present, 0 when none).",
                 "logs": "One entry per metadata log (__cluster_metadata partition "
@@ -943,7 +950,9 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                                      "truncates, then appends), snapshot (the leader sends "
                                      "it a snapshot, KIP-630) or below-high-watermark "
                                      "(it would have to truncate below its own latest "
-                                     "snapshot: Kafka refuses, committed data differs).",
+                                     "snapshot: Kafka refuses, committed data differs) or "
+                                     "undetermined (the simulation reached a state in "
+                                     "which Kafka itself throws; see reason).",
                           "truncate_to": "The offset the follower truncates to (truncate) "
                                          "or would have to (below-high-watermark); null "
                                          "otherwise.",
@@ -951,6 +960,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                                       "leader sends (<endOffset>-<epoch>); else null.",
                           "steps": "Each fetch of the simulation and the leader's answer, "
                                    "as a sentence.",
+                          "reason": "With outcome undetermined: why the simulation "
+                                    "stopped; else null.",
                       }),
             JsonTable(("pairs[].only_local", "pairs[].only_peer"),
                       "pairs[].only_local and .only_peer, when not null:", SIDE_ONLY_KEYS),

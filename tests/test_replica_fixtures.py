@@ -127,7 +127,7 @@ def test_manifest_names_every_case_and_replica():
                for p in DIVERGENT.iterdir() if p.is_dir()}
     assert {c["name"]: sorted(c["replicas"]) for c in D_MANIFEST["cases"]} == on_disk
     assert set(on_disk) == {"lag", "diverged", "truncated-prefix", "identical", "unclean",
-                            "flipped-byte", "behind-snapshot", "quorum3"}
+                            "flipped-byte", "behind-snapshot", "quorum3", "later-copy"}
     assert on_disk["quorum3"] == ["a", "b", "c"]
 
 

@@ -24,7 +24,13 @@ import copy
 import enum
 from dataclasses import dataclass
 
-from kmeta.core.replica_log import OffsetAndEpoch, ReplicaLog, SnapshotId, ValidKind
+from kmeta.core.replica_log import (
+    OffsetAndEpoch,
+    ReplicaLog,
+    ReplicaLogError,
+    SnapshotId,
+    ValidKind,
+)
 
 __all__ = ["FetchStep", "Outcome", "Reconciliation", "reconcile", "truncation_offset"]
 
@@ -34,6 +40,10 @@ class Outcome(enum.Enum):
     TRUNCATE = "truncate"  # it truncates to ``truncate_to``, then appends
     SNAPSHOT = "snapshot"  # the leader sends it a snapshot (KIP-630 FETCH_SNAPSHOT)
     BELOW_HIGH_WATERMARK = "below-high-watermark"  # Kafka refuses: committed data differs
+    # The fetch cannot be carried on: a model reached a state in which Kafka itself throws
+    # (KafkaMetadataLog.lastFetchedEpoch with no epoch left and a snapshot that is not
+    # the whole log).  ``Reconciliation.reason`` says which; the steps show how far it got.
+    UNDETERMINED = "undetermined"
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,8 @@ class Reconciliation:
     steps: tuple[FetchStep, ...]
     #: the follower's high watermark as far as its files tell it (its latest snapshot)
     high_watermark_floor: int = 0
+    #: why the simulation stopped (Outcome.UNDETERMINED)
+    reason: str | None = None
 
 
 def truncation_offset(follower: ReplicaLog, diverging: OffsetAndEpoch) -> int:
@@ -90,12 +102,22 @@ def reconcile(follower: ReplicaLog, leader: ReplicaLog, *, max_steps: int = 10_0
     latest = f.latest_snapshot
     floor = latest.offset if latest is not None else 0
     steps: list[FetchStep] = []
+    try:
+        return _fetch_until_agreed(f, leader, follower.log_end_offset, floor, steps,
+                                   max_steps)
+    except ReplicaLogError as e:
+        return Reconciliation(Outcome.UNDETERMINED, None, None, tuple(steps), floor, str(e))
+
+
+def _fetch_until_agreed(f: ReplicaLog, leader: ReplicaLog, start: int, floor: int,
+                        steps: list[FetchStep], max_steps: int) -> Reconciliation:
+    """The fetch loop of :func:`reconcile` over ``f``, the follower's copy."""
     for _ in range(max_steps):
         offset, epoch = f.log_end_offset, f.last_fetched_epoch()
         answer = leader.validate_offset_and_epoch(offset, epoch)
         if answer.kind is ValidKind.VALID:
             steps.append(FetchStep(offset, epoch, answer.kind, answer.offset_and_epoch))
-            moved = offset != follower.log_end_offset
+            moved = offset != start
             return Reconciliation(Outcome.TRUNCATE if moved else Outcome.IN_SYNC,
                                   offset if moved else None, None, tuple(steps), floor)
         if answer.kind is ValidKind.SNAPSHOT:

@@ -30,7 +30,7 @@ import xxhash
 
 from kmeta.core.divergence import Outcome, Reconciliation, reconcile
 from kmeta.core.image import diff_images
-from kmeta.core.replica_log import ReplicaLog, ReplicaLogError, SnapshotState, ValidKind
+from kmeta.core.replica_log import ReplicaLog, SnapshotState, ValidKind
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -167,7 +167,7 @@ class PairDiff:
 def _reconciliation_json(r: Reconciliation) -> dict[str, Any]:
     return {"outcome": r.outcome.value, "truncate_to": r.truncate_to,
             "snapshot": r.snapshot.file_stem if r.snapshot else None,
-            "steps": [str(s) for s in r.steps]}
+            "steps": [str(s) for s in r.steps], "reason": r.reason}
 
 
 @dataclass
@@ -392,11 +392,10 @@ def _up_to_date_key(r: Replica) -> tuple[int, int]:
 
 
 def _follow(follower: Replica, leader: Replica) -> Reconciliation:
+    """What Kafka would do to ``follower`` fetching from ``leader``; a simulation that
+    cannot go on is an undetermined outcome (it says why), never a refusal to compare."""
     assert follower.model is not None and leader.model is not None
-    try:
-        return reconcile(follower.model, leader.model)
-    except ReplicaLogError as e:
-        raise UsageError(f"{follower.label}: {e}") from None
+    return reconcile(follower.model, leader.model)
 
 
 def segments_from(segments: list[LogFile], offset: int) -> list[LogFile]:
@@ -558,10 +557,12 @@ def _kafka_says(pd: PairDiff, leader: Replica, follower: Replica,
         return ["nothing: the logs end alike and agree where both hold records"]
     out = [lead]
     if rec.outcome is Outcome.SNAPSHOT:
-        out.append(f"{follower.label} ends at {follower.log_end}, below the leader's "
-                   f"log start {leader.log_start}: it fetches "
+        out.append(f"{follower.label} {_why_snapshot(rec, leader)}: it fetches "
                    f"snapshot {rec.snapshot.file_stem if rec.snapshot else '?'} "
                    "(KIP-630), then the log after it")
+    elif rec.outcome is Outcome.UNDETERMINED:
+        out.append(f"kmeta cannot tell what {follower.label} does when it fetches from "
+                   f"{leader.label}: {rec.reason}")
     elif rec.outcome is Outcome.BELOW_HIGH_WATERMARK:
         out.append(f"{follower.label} would have to truncate to {rec.truncate_to}, below "
                    f"its own snapshot at {rec.high_watermark_floor}: Kafka refuses "
@@ -578,6 +579,19 @@ def _kafka_says(pd: PairDiff, leader: Replica, follower: Replica,
                    "under the same epochs: Kafka will not notice this; one replica is "
                    "damaged")
     return out
+
+
+def _why_snapshot(rec: Reconciliation, leader: Replica) -> str:
+    """Why the leader answered the last fetch with a snapshot (validateOffsetAndEpoch):
+    the fetch offset is below its log start, or the fetch's last epoch is older than its
+    earliest snapshot."""
+    step = rec.steps[-1]
+    if step.fetch_offset < leader.log_start:
+        return f"ends at {step.fetch_offset}, below the leader's log start {leader.log_start}"
+    earliest = leader.model.earliest_snapshot if leader.model is not None else None
+    epoch = "?" if earliest is None else earliest.epoch
+    return (f"ends at {step.fetch_offset} in epoch {step.last_fetched_epoch}, older than the "
+            f"epoch of the leader's earliest snapshot ({epoch})")
 
 
 def _majority(reps: list[Replica], splits: dict[tuple[int, int], Split]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.ops.verify import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan
@@ -204,6 +205,9 @@ def summarise_partition(p: PartitionDir, findings: list[Finding]) -> PartitionSu
             ps.files[kind] = _small(f, findings)
         else:
             ps.other_files.append(f.path.name)
+    missing = missing_log_finding(p)  # verify's V020: snapshots alone are not a log
+    if missing is not None:
+        findings.append(missing)
     return ps
 
 

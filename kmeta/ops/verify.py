@@ -27,7 +27,7 @@ from kmeta.core.epochs import EpochCache
 from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
 from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
 from kmeta.core.versions import LEVEL_NAMES, required_level
-from kmeta.errors import KmetaError
+from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, Record
 from kmeta.formats.legacy import LegacyBatch
@@ -502,7 +502,9 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
         if code in _REPORTED_INLINE or (no_segments and code in _NEED_SEGMENTS):
             continue
         if code == "NO_SEGMENTS":
-            yield _no_segment_finding(part, model)
+            missing = missing_log_finding(part)
+            if missing is not None:
+                yield missing
         elif code.startswith("EPOCH_CHECKPOINT_"):
             yield Finding("V006", f"leader-epoch-checkpoint: {note.message}",
                           path_of("leader-epoch-checkpoint"),
@@ -538,12 +540,17 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
                           "LeaderChange control record", str(part.path), offset=start)
 
 
-def _no_segment_finding(part: PartitionDir, model: ReplicaLog) -> Finding:
+def missing_log_finding(part: PartitionDir) -> Finding | None:
+    """V020 when a metadata partition holds no live log segment (Kafka always keeps its
+    active segment, so the log itself is missing); what is left says how far it went.
+    The one home of this rule: verify, info and image all report it from here."""
+    if not part.is_metadata or part.segments:
+        return None
     _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
     last = checkpoint.entries[-1] if checkpoint is not None and checkpoint.entries else None
-    live = [s for s, st in model.snapshots.items() if st is SnapshotState.LIVE]
+    live = [f.kind.base_offset for f in part.snapshots]
     known = [f"epoch cache up to {last.start_offset}" if last else None,
-             f"snapshots up to {max(s.offset for s in live)}" if live else None]
+             f"snapshots up to {max(live)}" if live else None]
     return Finding("V020", "no log segment in this metadata partition directory (Kafka "
                    "always keeps its active segment): the log itself is missing"
                    + (f"; {', '.join(x for x in known if x)}" if any(known) else ""),
@@ -700,9 +707,26 @@ def _time_index_in_order(entries: tuple, path: str, last: int | None = None
         previous = e
 
 
+def unreadable(files: Iterable[LogFile]) -> list[Finding]:
+    """One S008 for each of ``files`` that cannot be opened and mapped.
+
+    A log with an unreadable segment has a hole no check can see past: every gap, epoch,
+    index and replay finding after it would follow from the hole, not from the data.
+    Callers ask first and run those checks only when this is empty."""
+    out = []
+    for f in files:
+        try:
+            with mapped(f.path):
+                pass
+        except KmetaError as e:
+            out.append(Finding("S008", e.message, str(f.path)))
+    return out
+
+
 def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
                               ) -> tuple[list[Finding], LogStats]:
-    """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory."""
+    """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory
+    (see :func:`unreadable` first)."""
     stats = LogStats()
     replay, findings = plan_replay(part, _first_offset(part), stats.snapshot_findings)
     findings += verify_log(part.segments, stats, replay, progress)
@@ -719,6 +743,16 @@ class VerifyReport:
     findings: list[Finding] = field(default_factory=list)
     logs: dict[str, LogStats] = field(default_factory=dict)  # partition dir -> stats
     files: int = 0
+    #: record-batch files actually read: log segments and snapshots (bootstrap included)
+    segments: int = 0
+    snapshots: int = 0
+    #: checks that could not run, one line each, so that silence never means "checked"
+    not_run: list[str] = field(default_factory=list)
+
+    @property
+    def checked_logs(self) -> bool:
+        """Whether any segment or snapshot was read: without one, nothing says "clean"."""
+        return bool(self.segments or self.snapshots)
 
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}
@@ -730,6 +764,9 @@ class VerifyReport:
         return {
             "kind": "summary",
             "files": self.files,
+            "segments": self.segments,
+            "snapshots": self.snapshots,
+            "not_run": self.not_run,
             "findings": self.counts(),
             "logs": {path: {"segments": s.segments, "batches": s.batches,
                             "records": s.records, "bytes": s.bytes,
@@ -760,14 +797,26 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
     log_ends: dict[tuple[str, int], int] = {}  # (topic, partition) -> log end offset
     for part in discovery.all_partitions():
         report.files += len(part.files)
-        if part.is_metadata:
+        blocked = unreadable(part.segments) if part.is_metadata else []
+        if blocked:
+            add(blocked)
+            report.not_run.append(f"{part.path}: log, epoch, snapshot, index and replay "
+                                  "checks not run: a segment cannot be read")
+        elif part.is_metadata:
             findings, stats = verify_metadata_partition(part, progress)
             add(findings)
+            report.segments += stats.segments
+            report.snapshots += len(stats.snapshot_findings)
+            if stats.segments and stats.image is None:
+                report.not_run.append(f"{part.path}: image not replayed (no usable snapshot "
+                                      "where the log starts), so the snapshots were not "
+                                      "compared with the log")
             log_ends[(part.topic, part.partition)] = (stats.last_offset or -1) + 1
             report.logs[str(part.path)] = stats
             add(_check_partition_metadata(part))
         else:
             add(_scan_only(part.segments, log_ends, (part.topic, part.partition)))
+            report.segments += len(part.segments)
             if progress is not None:
                 for f in part.segments:
                     with contextlib.suppress(OSError):
@@ -783,26 +832,44 @@ def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
         for f in d.files:
             if f.kind.kind == "bootstrap-checkpoint":
                 add(snapshot_image(f)[1])
+                report.snapshots += 1
     add(_cluster_ids(discovery))
     add(_directory_ids(discovery))
     add(_topic_ids(discovery))
+    loose = 0
     for f in discovery.files:
         report.files += 1
         if f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint"):
             add(snapshot_image(f)[1])
+            report.snapshots += 1
         elif f.is_batches:
             add(_scan_only([f]))
+            report.segments += 1
+            loose += 1
         else:
             add(_small_files([f]))
+    if loose:
+        report.not_run.append(f"{loose} segment(s) outside a __cluster_metadata-N partition "
+                              "directory: checked as batches only (framing, CRC); KRaft "
+                              "record rules, leader epochs, snapshots and the replay need "
+                              "the partition directory")
+    if not report.files:
+        raise UnreadableInput("no Kafka file to check", hint="point kmeta at a data dir, a "
+                              "partition dir or a file")
     return report
 
 
 def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
                key: Any = None) -> Iterator[Finding]:
     """Batch-level checks for logs kmeta does not interpret (ordinary topics); the log end
-    offset goes into ``log_ends[key]``."""
-    end = 0
+    offset goes into ``log_ends[key]`` when it is known: not when there is no segment (a
+    copy that left them out) or one cannot be read."""
+    end: int | None = None
     for f in files:
+        # An empty segment still says where the log ends: Kafka names it for its base
+        # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
+        base = f.kind.base_offset or 0
+        end = base if end is None else max(end, base)
         try:
             with mapped(f.path) as buf:
                 for item in scan(buf, str(f.path)):
@@ -812,7 +879,8 @@ def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
                         end = max(end, item.last_offset + 1)
         except KmetaError as e:
             yield Finding("S008", e.message, str(f.path))
-    if log_ends is not None:
+            log_ends = None
+    if log_ends is not None and end is not None:
         log_ends[key] = end
 
 

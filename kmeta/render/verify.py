@@ -36,7 +36,11 @@ def render_text(report: VerifyReport, console: Console | None = None) -> None:
         for f in report.findings:
             table.add_row(f.code, f.severity.value, f.where(), f.message, HINTS.get(f.code, ""))
         console.print(table)
-    verdict = "clean" if not counts["error"] else "broken"
+    for line in report.not_run:
+        console.print(f"not checked: {line}", markup=False, highlight=False)
+    verdict = "broken" if counts["error"] else "clean" if report.checked_logs else \
+        "no log checked"
     console.print(f"{verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
-                  f"{counts['info']} info; {report.files} file(s) checked",
+                  f"{counts['info']} info; {report.segments} segment(s), "
+                  f"{report.snapshots} snapshot(s), {report.files} file(s) in all checked",
                   markup=False, highlight=False)

@@ -166,15 +166,23 @@ def _specials(entries: list[Path], findings: list[Finding]) -> None:
             findings.append(_special(e, problem))
 
 
-def _is_partition_dir(path: Path, files: list[Path]) -> tuple[str, int] | None:
-    """A ``topic-N`` directory holding partition files (or nothing at all)."""
+def _is_partition_dir(path: Path, entries: list[Path], in_data_dir: bool = False
+                      ) -> tuple[str, int] | None:
+    """A ``topic-N`` directory that holds a partition file.
+
+    A name alone proves nothing (``dbus-1``, ``openjdk-17``): Kafka creates every partition
+    dir with at least its leader-epoch-checkpoint, partition.metadata or a segment.  An
+    empty ``topic-N`` directory counts only inside a data dir (next to meta.properties),
+    where it can only be a partition whose files are gone.
+    """
     parsed = parse_partition_dir(path.name)
     if not parsed:
         return None
+    files, _ = _split(entries)
     kinds = {classify(f.name).kind for f in files}
     if "meta-properties" in kinds:
         return None  # a data dir that happens to be named like ``kafka-1``
-    if kinds & PARTITION_KINDS or not files:
+    if kinds & PARTITION_KINDS or (in_data_dir and not entries):
         return parsed
     return None
 
@@ -182,19 +190,20 @@ def _is_partition_dir(path: Path, files: list[Path]) -> tuple[str, int] | None:
 def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
     entries = _listdir(path)
     files, dirs = _split(entries)
-    parsed = _is_partition_dir(path, files)
-    if parsed and files:
+    parsed = _is_partition_dir(path, entries)
+    if parsed:
         out.partitions.append(_scan_partition(path, parsed, out.findings))
         return
     seen = {*files, *dirs}
     _specials([e for e in entries if e not in seen], out.findings)
+    known = [(f, classify(f.name)) for f in files]
+    in_data_dir = any(k.kind == "meta-properties" for _, k in known)
     partitions = []
     others = []
     for d in dirs:
-        p = _is_partition_dir(d, _split(_listdir(d))[0])
+        p = _is_partition_dir(d, _listdir(d), in_data_dir)
         (partitions if p else others).append((d, p))
-    known = [(f, classify(f.name)) for f in files]
-    if partitions or any(k.kind == "meta-properties" for _, k in known):
+    if partitions or in_data_dir:
         dd = DataDir(path)
         for f, k in known:
             if k.kind == "unknown":
