@@ -143,6 +143,19 @@ def write_lines(lines: Iterable[str], *, json: bool = False) -> None:
         raise typer.Exit(0) from None
 
 
+def _complete_types(incomplete: str) -> list[str]:
+    from kmeta.ops.dump import type_names
+
+    return [n for n in type_names() if n.startswith(incomplete.upper())]
+
+
+def _complete_actions(incomplete: str) -> list[str]:
+    return [a for a in IMAGE_ACTIONS if a.startswith(incomplete)]
+
+
+IMAGE_ACTIONS = ("ls", "cat")
+
+
 # Plain strings: kmeta itself reports unreadable paths (exit 3), not the option parser.
 PathsArg = Annotated[list[str], typer.Argument(
     help="Data directories, partition directories or files.", show_default=False,
@@ -167,8 +180,10 @@ def dump(
     to_offset: Annotated[int | None, typer.Option("--to-offset", help="Skip records after "
                                                  "this offset.")] = None,
     types: Annotated[list[str] | None, typer.Option(
-        "--type", "-t", help="Only records of this type, e.g. PARTITION_RECORD or "
-        "LEADER_CHANGE (repeatable).")] = None,
+        "--type", "-t", autocompletion=_complete_types,
+        help="Only records of this type, e.g. PARTITION_RECORD or LEADER_CHANGE "
+        "(repeatable); small files are left out and --json writes record and finding "
+        "objects only. An unknown name is a usage error.")] = None,
     batches_only: Annotated[bool, typer.Option("--batches-only", help="Batch headers only; "
                                                "do not decode records.")] = False,
     skip_control: Annotated[bool, typer.Option("--skip-control", help="Leave out control "
@@ -182,14 +197,14 @@ def dump(
                                                "values instead of [redacted].")] = False,
 ) -> None:
     """Decode every batch and record of Kafka log segments, snapshots and small files."""
-    from kmeta.ops.dump import DumpOptions, dump, normalise_type
+    from kmeta.ops.dump import DumpOptions, dump, parse_types
     from kmeta.storage.discover import discover
 
     if from_offset is not None and to_offset is not None and from_offset > to_offset:
         raise UsageError(f"--from-offset {from_offset} is after --to-offset {to_offset}")
     opts = DumpOptions(
         decoder=decoder.value if decoder else None, from_offset=from_offset,
-        to_offset=to_offset, types=frozenset(normalise_type(t) for t in types or ()),
+        to_offset=to_offset, types=parse_types(types or []),
         batches_only=batches_only, skip_control=skip_control, max_bytes=max_bytes,
         show_hex=show_hex, show_secrets=show_secrets)
     tally = Tally()
@@ -201,11 +216,15 @@ def dump(
     if json_out:
         from kmeta.render.jsonl import render as render_json
 
-        write_lines(render_json(events, show_hex), json=True)
+        write_lines(render_json(events, show_hex, records_only=bool(opts.types)), json=True)
     else:
         from kmeta.render.text import render as render_text
 
-        write_lines(render_text(events, records=records, show_hex=show_hex))
+        write_lines(render_text(events, records=records, show_hex=show_hex,
+                                only_matches=bool(opts.types)))
+    if opts.types and not opts.matched:
+        print(f"kmeta: no record of type {', '.join(sorted(opts.types))} in "
+              f"{', '.join(paths)}", file=sys.stderr)
     _finish(tally)
 
 
@@ -275,7 +294,7 @@ PathArg = Annotated[str, typer.Argument(
 def image(
     path: PathArg,
     action: Annotated[str | None, typer.Argument(
-        help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
+        autocompletion=_complete_actions, help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
         "without it, the whole image.", show_default=False, metavar="ACTION")] = None,
     node: Annotated[str, typer.Argument(
         help="Where in the image, e.g. /topics, /topics/NAME/0, /brokers/1, "
@@ -301,7 +320,7 @@ def image(
     from kmeta.render import image as render
     from kmeta.storage.discover import discover
 
-    if action not in (None, "ls", "cat"):
+    if action is not None and action not in IMAGE_ACTIONS:
         raise UsageError(f"unknown action {action!r}", hint="use ls or cat")
     if digest and action:
         raise UsageError(f"--digest cannot be combined with {action}")
@@ -360,6 +379,10 @@ def history(
     rows = run_history(discover([path]), topic=topic, partition=partition, broker=broker,
                        findings=findings)
     write_lines(history_json(rows) if json_out else history_lines(rows), json=json_out)
+    if not rows:  # a misspelt name must not look like a quiet history
+        who = f"broker {broker}" if broker is not None else f"topic {topic!r}" + (
+            "" if partition is None else f" partition {partition}")
+        print(f"kmeta: no record in {path} touched {who}", file=sys.stderr)
     tally = Tally()
     tally.count_all(findings)
     _report(findings, tally)  # a damaged log: where the history has holes, and exit 1

@@ -78,3 +78,57 @@ def test_json_of_a_non_utf8_path_is_valid_utf8(meta_dir: Path) -> None:
     assert proc.returncode == 0, text(proc.stderr)
     objects = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
     assert objects[0]["file"].startswith(str(meta_dir.parent / "bad"))
+
+
+# ------------------------------------------------------------------ filters
+
+def test_misspelt_type_is_a_usage_error_with_close_matches(meta_dir: Path) -> None:
+    proc = run("dump", "-t", "PARTITON_CHANGE_RECORD", meta_dir)
+    assert proc.returncode == 2
+    err = text(proc.stderr)
+    assert err.count("\n") == 1 and "PARTITION_CHANGE_RECORD" in err, err
+    assert proc.stdout == b""
+
+
+@pytest.mark.parametrize("name", ["TOPIC_RECORD", "TopicRecord", "topic", "LEADER_CHANGE",
+                                  "RAW", "partition-change"])
+def test_known_type_spellings_are_accepted(meta_dir: Path, name: str) -> None:
+    assert run("dump", "-t", name, meta_dir).returncode == 0
+
+
+def test_type_filter_prints_only_matching_files(meta_dir: Path) -> None:
+    proc = run("dump", "-r", "-t", "TOPIC_RECORD", meta_dir)
+    out = text(proc.stdout)
+    assert "leader-epoch-checkpoint" not in out, out
+    assert "TOPIC_RECORD" in out and "LeaderChange" not in out
+
+
+def test_type_filter_json_has_only_records(meta_dir: Path) -> None:
+    """``dump --json --type … | jq .data`` (the README's query) gets records only."""
+    proc = run("dump", "--json", "-t", "TOPIC_RECORD", meta_dir)
+    objects = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o["kind"] for o in objects] == ["record"]
+    assert objects[0]["data"]["name"] == "t"
+
+
+def test_type_filter_that_matches_nothing_says_so(meta_dir: Path) -> None:
+    proc = run("dump", "-t", "PARTITION_RECORD", meta_dir)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "no record of type PARTITION_RECORD" in text(proc.stderr)
+
+
+def test_history_of_an_absent_topic_says_so(meta_dir: Path) -> None:
+    proc = run("history", "--topic", "nope", meta_dir)
+    assert proc.stdout == b""
+    assert "no record" in text(proc.stderr) and "'nope'" in text(proc.stderr)
+    assert b"no record" not in run("history", "--topic", "t", meta_dir).stderr
+
+
+@pytest.mark.parametrize(("words", "cword", "expected"), [
+    ("kmeta dump -t PARTITION_C", "3", {"PARTITION_CHANGE_RECORD", "PARTITION_CHANGE"}),
+    ("kmeta image DIR ", "3", {"ls", "cat"}),
+])
+def test_completion_offers_types_and_image_actions(words: str, cword: str,
+                                                   expected: set[str]) -> None:
+    proc = run(_KMETA_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=cword)
+    assert set(text(proc.stdout).split()) == expected

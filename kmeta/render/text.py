@@ -119,8 +119,19 @@ def _scalar(v: Any) -> str:
     return str(v)
 
 
-def render(events: Iterable[Any], *, records: bool, show_hex: bool = False) -> Iterator[str]:
+def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
+           only_matches: bool = False) -> Iterator[str]:
+    """``only_matches`` (dump --type): a file's header is shown only above a batch or
+    finding of it, so that files without a matching record take no lines."""
+    pending: FileEvent | None = None
     for ev in events:
+        if only_matches:
+            if isinstance(ev, FileEvent):
+                pending = ev
+                continue
+            if pending is not None:
+                yield from file_lines(pending)
+                pending = None
         if type(ev) is BatchDump or type(ev) is OneRecord:
             b = ev.batch
             yield batch_line(b)
