@@ -132,3 +132,38 @@ def test_completion_offers_types_and_image_actions(words: str, cword: str,
                                                    expected: set[str]) -> None:
     proc = run(_KMETA_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=cword)
     assert set(text(proc.stdout).split()) == expected
+
+
+# ------------------------------------------------------------------ what a file is
+
+@pytest.mark.parametrize("content", [b"hello world\n", b"# notes\n" * 200,
+                                     bytes(range(255, 0, -1)) * 4])
+def test_a_file_that_is_no_segment_says_so(tmp_path: Path, content: bytes) -> None:
+    f = tmp_path / SEGMENT
+    f.write_bytes(content)
+    proc = run("dump", f)
+    out = text(proc.stdout)
+    assert proc.returncode == 1
+    assert "S010 error" in out and "not a Kafka log segment" in out, out
+    assert "torn" not in out and "S004" not in out and "S001" not in out
+
+
+def test_a_torn_first_batch_is_still_torn(tmp_path: Path, meta_dir: Path) -> None:
+    f = tmp_path / SEGMENT
+    f.write_bytes((meta_dir / SEGMENT).read_bytes()[:40])
+    assert "S001" in text(run("dump", f).stdout)
+
+
+def test_an_empty_segment_says_what_it_is(tmp_path: Path) -> None:
+    f = tmp_path / SEGMENT
+    f.write_bytes(b"")
+    proc = run("dump", f)
+    assert proc.returncode == 0
+    assert "empty segment" in text(proc.stdout)
+
+
+def test_text_shows_no_python_none(tmp_path: Path) -> None:
+    f = tmp_path / "notes.log"
+    f.write_bytes(b"hello world\n")
+    out = text(run("dump", f).stdout)
+    assert "None" not in out, out

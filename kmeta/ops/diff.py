@@ -84,7 +84,7 @@ class Replica:
                 "batches": self.stats.batches, "records": self.stats.records,
                 "snapshots": [f"{s.file_stem}" for s, st in (m.snapshots if m else {}).items()
                               if st is SnapshotState.LIVE],
-                "findings": len(self.findings), "notes": self.notes}
+                "finding_count": len(self.findings), "notes": self.notes}
 
 
 #: differing batches remembered per pair (all of them are counted)

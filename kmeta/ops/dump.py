@@ -194,7 +194,9 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     decoder = decoder_for(f, opts.decoder)
     head = FileEvent(path, kind.kind, size, decoder, info)
     if size == 0:
-        return iter([head, opts.note(Finding("S006", "empty file", path, 0))])
+        what = "empty segment: no batches (as a segment is right after a roll)" \
+            if kind.kind == "segment" else "empty file: no batches"
+        return iter([head, opts.note(Finding("S006", what, path, 0))])
     segment_base = kind.base_offset if kind.kind == "segment" else None
     return chain((head,), _mapped_batches(f, path, decoder, opts, segment_base))
 

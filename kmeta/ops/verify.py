@@ -726,7 +726,7 @@ class VerifyReport:
         return {
             "kind": "summary",
             "files": self.files,
-            "findings": self.counts(),
+            "finding_counts": self.counts(),
             "logs": {path: {"segments": s.segments, "batches": s.batches,
                             "records": s.records, "bytes": s.bytes,
                             "first_offset": s.first_offset, "last_offset": s.last_offset,

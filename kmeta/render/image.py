@@ -67,9 +67,9 @@ def image_json(result: ImageResult) -> str:
         "digest": result.image.digest(),
         "image": public_json(result.image),
         "from": None if result.snapshot is None else str(result.snapshot),
-        "startOffset": result.start_offset,
+        "start_offset": result.start_offset,
         "records": result.records,
-        "logEndOffset": result.log_end,
+        "log_end_offset": result.log_end,
         "findings": [f.to_json() for f in result.findings],
     })
 

@@ -86,10 +86,11 @@ def file_lines(ev: FileEvent) -> Iterator[str]:
         yield "KRaft bootstrap snapshot"
     elif kind == "kraft-snapshot":
         state = f" ({ev.info['suffix']})" if ev.info.get("suffix") else ""
-        yield (f"Snapshot end offset: {ev.info.get('base_offset')}, "
-               f"epoch: {ev.info.get('epoch')}{state}")
-    elif kind == "segment":
-        yield f"Log starting offset: {ev.info.get('base_offset')}"
+        yield (f"Snapshot end offset: {_scalar(ev.info.get('base_offset'))}, "
+               f"epoch: {_scalar(ev.info.get('epoch'))}{state}")
+    elif kind == "segment" and ev.info.get("base_offset") is not None:
+        # A file whose name is not a segment's has no starting offset (S007 says so).
+        yield f"Log starting offset: {ev.info['base_offset']}"
     if ev.content is not None:
         yield from content_lines(ev.content)
 
@@ -113,7 +114,7 @@ def _scalar(v: Any) -> str:
     if isinstance(v, bool):
         return _bool(v)
     if v is None:
-        return "null"
+        return "-"
     if isinstance(v, (list, dict)):
         return dumps(v)
     return str(v)
