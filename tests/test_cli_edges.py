@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +169,43 @@ def test_text_shows_no_python_none(tmp_path: Path) -> None:
     f.write_bytes(b"hello world\n")
     out = text(run("dump", f).stdout)
     assert "None" not in out, out
+
+
+# ------------------------------------------------------------------ JSON naming
+
+#: Keys whose values hold Kafka's own field names (decoded records, the image built from
+#: them, small files' content): camelCase there is Kafka's, not kmeta's.
+KAFKA_SHAPED = {"data", "image", "content", "files"}
+
+
+def _kmeta_keys(obj: Any, inside: bool = False) -> Iterator[tuple[str, Any]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if not inside:
+                yield k, v
+            yield from _kmeta_keys(v, inside or k in KAFKA_SHAPED)
+    elif isinstance(obj, list):
+        for x in obj:
+            yield from _kmeta_keys(x, inside)
+
+
+HEALTHY = FIXTURES / "healthy"
+UNCLEAN = FIXTURES / "divergent" / "unclean"
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", HEALTHY], ["info", HEALTHY], ["history", "--topic", "orders", HEALTHY],
+    ["image", HEALTHY], ["diff", UNCLEAN / "a", UNCLEAN / "b"],
+    ["truncate", UNCLEAN / "a", "--to", "5"],
+    ["repair", "--dry-run", FIXTURES / "corrupt" / "torn-tail" / META],
+], ids=lambda a: a[0] if isinstance(a, list) else None)
+def test_json_keys_are_snake_case_and_findings_a_list(args: list[Any]) -> None:
+    proc = run(*args[:1], "--json", *args[1:])
+    assert proc.returncode in (0, 1), text(proc.stderr)
+    for line in proc.stdout.splitlines():
+        for key, value in _kmeta_keys(json.loads(line)):
+            # map keys (record type names, paths) are data, not names kmeta chose
+            assert "/" in key or not re.search("[a-z][A-Z]", key), \
+                f"{key} in {args[0]} --json"
+            if key == "findings":
+                assert isinstance(value, list), f"findings of {args[0]} --json: {value!r}"
