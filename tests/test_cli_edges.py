@@ -209,3 +209,40 @@ def test_json_keys_are_snake_case_and_findings_a_list(args: list[Any]) -> None:
                 f"{key} in {args[0]} --json"
             if key == "findings":
                 assert isinstance(value, list), f"findings of {args[0]} --json: {value!r}"
+
+
+# ------------------------------------------------------------------ text for people
+
+PYTHON_VALUES = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\[\{'|\{'\w+': ")
+
+
+def _real(real_data: Path, *parts: str) -> Path:
+    path = real_data.joinpath(*parts)
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent")
+    return path
+
+
+@pytest.mark.parametrize("command", [["info"], ["verify"], ["image"]])
+@pytest.mark.parametrize("where", [("ldi-poc",), ("data-store", "kafka-data"),
+                                   ("quorum3-boaz", "data", "kafka-1")])
+def test_no_python_values_in_text(real_data: Path, command: list[str],
+                                  where: tuple[str, ...]) -> None:
+    proc = run(*command, _real(real_data, *where))
+    out = text(proc.stdout)
+    assert not PYTHON_VALUES.search(out), PYTHON_VALUES.search(out)
+
+
+def test_no_python_values_in_diff_of_logless_replicas(real_data: Path) -> None:
+    proc = run("diff", _real(real_data, "data-store", "kafka-data"),
+               _real(real_data, "kraft-ksql-txn", "kafka-data"))
+    out = text(proc.stdout)
+    assert not PYTHON_VALUES.search(out), out
+
+
+def test_lists_read_as_a_person_writes_them() -> None:
+    from kmeta.render.text import human, summarise
+
+    assert human([{"voterId": 1}, {"voterId": 2}]) == "1,2"
+    assert human(None) == "-" and human(True) == "true" and human([]) == "-"
+    assert summarise(list(range(1, 301)), "epochs") == "1,2,3,4,…,297,298,299,300 (300 epochs)"

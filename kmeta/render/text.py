@@ -111,13 +111,36 @@ def content_lines(content: Any) -> Iterator[str]:
 
 
 def _scalar(v: Any) -> str:
-    if isinstance(v, bool):
-        return _bool(v)
+    return human(v)
+
+
+def human(v: Any) -> str:
+    """A value as a person writes it, never Python's spelling: ``-`` for none, true and
+    false, lists comma-separated (a list of one-key objects, such as Kafka's
+    ``[{"voterId": 1}]``, as the bare values), objects as ``key=value`` pairs."""
     if v is None:
         return "-"
-    if isinstance(v, (list, dict)):
-        return dumps(v)
+    if isinstance(v, bool):
+        return _bool(v)
+    if isinstance(v, dict):
+        return " ".join(f"{k}={human(x)}" for k, x in v.items()) or "-"
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "-"
+        return ",".join(human(next(iter(x.values()))) if isinstance(x, dict) and len(x) == 1
+                        else f"({human(x)})" if isinstance(x, dict) else human(x)
+                        for x in v)
     return str(v)
+
+
+def summarise(items: list[Any], what: str, shown: int = 8) -> str:
+    """A long list as its first and last items and a count: ``1,2,3,…,299,300 (300
+    epochs)``; a short one whole."""
+    if len(items) <= shown:
+        return ",".join(map(human, items)) or "-"
+    half = shown // 2
+    return (",".join(map(human, items[:half])) + ",…," + ",".join(map(human, items[-half:]))
+            + f" ({len(items)} {what})")
 
 
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
