@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import sys
 from collections.abc import Iterable
 from enum import StrEnum
@@ -98,8 +99,30 @@ class Tally:
                 f"{self.warnings} warning(s), {self.infos} info")
 
 
-def write_lines(lines: Iterable[str]) -> None:
-    """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_bytes(text: str) -> bytes:
+    """JSON text as UTF-8.  A path that is not UTF-8 reaches here holding lone surrogates
+    (Python's surrogateescape); written raw they would make the output invalid UTF-8, so
+    they become JSON escapes (``\\udcff``), which every JSON reader accepts."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+
+
+def _text_bytes(text: str) -> bytes:
+    # Text for people keeps a non-UTF-8 path's own bytes, so that it can be copied.
+    return text.encode("utf-8", "surrogateescape")
+
+
+def write_lines(lines: Iterable[str], *, json: bool = False) -> None:
+    """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes.
+
+    ``json``: the lines are JSON, which must stay valid UTF-8 whatever the paths hold.
+    """
+    encode = _json_bytes if json else _text_bytes
     try:
         sys.stdout.flush()
         out = sys.stdout.buffer
@@ -109,15 +132,28 @@ def write_lines(lines: Iterable[str]) -> None:
             append(line)
             if len(buf) >= 256:  # ~200 KB: joins stay in cache
                 append("")
-                out.write("\n".join(buf).encode("utf-8", "surrogateescape"))
+                out.write(encode("\n".join(buf)))
                 buf.clear()
         if buf:
             append("")
-            out.write("\n".join(buf).encode("utf-8", "surrogateescape"))
+            out.write(encode("\n".join(buf)))
         out.flush()
     except BrokenPipeError:
         _quiet_stdout()
         raise typer.Exit(0) from None
+
+
+def _complete_types(incomplete: str) -> list[str]:
+    from kmeta.ops.dump import type_names
+
+    return [n for n in type_names() if n.startswith(incomplete.upper())]
+
+
+def _complete_actions(incomplete: str) -> list[str]:
+    return [a for a in IMAGE_ACTIONS if a.startswith(incomplete)]
+
+
+IMAGE_ACTIONS = ("ls", "cat")
 
 
 # Plain strings: kmeta itself reports unreadable paths (exit 3), not the option parser.
@@ -144,8 +180,10 @@ def dump(
     to_offset: Annotated[int | None, typer.Option("--to-offset", help="Skip records after "
                                                  "this offset.")] = None,
     types: Annotated[list[str] | None, typer.Option(
-        "--type", "-t", help="Only records of this type, e.g. PARTITION_RECORD or "
-        "LEADER_CHANGE (repeatable).")] = None,
+        "--type", "-t", autocompletion=_complete_types,
+        help="Only records of this type, e.g. PARTITION_RECORD or LEADER_CHANGE "
+        "(repeatable); small files are left out and --json writes record and finding "
+        "objects only. An unknown name is a usage error.")] = None,
     batches_only: Annotated[bool, typer.Option("--batches-only", help="Batch headers only; "
                                                "do not decode records.")] = False,
     skip_control: Annotated[bool, typer.Option("--skip-control", help="Leave out control "
@@ -159,14 +197,14 @@ def dump(
                                                "values instead of [redacted].")] = False,
 ) -> None:
     """Decode every batch and record of Kafka log segments, snapshots and small files."""
-    from kmeta.ops.dump import DumpOptions, dump, normalise_type
+    from kmeta.ops.dump import DumpOptions, dump, parse_types
     from kmeta.storage.discover import discover
 
     if from_offset is not None and to_offset is not None and from_offset > to_offset:
         raise UsageError(f"--from-offset {from_offset} is after --to-offset {to_offset}")
     opts = DumpOptions(
         decoder=decoder.value if decoder else None, from_offset=from_offset,
-        to_offset=to_offset, types=frozenset(normalise_type(t) for t in types or ()),
+        to_offset=to_offset, types=parse_types(types or []),
         batches_only=batches_only, skip_control=skip_control, max_bytes=max_bytes,
         show_hex=show_hex, show_secrets=show_secrets)
     tally = Tally()
@@ -178,11 +216,15 @@ def dump(
     if json_out:
         from kmeta.render.jsonl import render as render_json
 
-        write_lines(render_json(events, show_hex))
+        write_lines(render_json(events, show_hex, records_only=bool(opts.types)), json=True)
     else:
         from kmeta.render.text import render as render_text
 
-        write_lines(render_text(events, records=records, show_hex=show_hex))
+        write_lines(render_text(events, records=records, show_hex=show_hex,
+                                only_matches=bool(opts.types)))
+    if opts.types and not opts.matched:
+        print(f"kmeta: no record of type {', '.join(sorted(opts.types))} in "
+              f"{', '.join(paths)}", file=sys.stderr)
     _finish(tally)
 
 
@@ -198,7 +240,7 @@ def info(paths: PathsArg, json_out: JsonOpt = False) -> None:
     if json_out:
         from kmeta.render.jsonl import dumps
 
-        write_lines([dumps(report.to_json())])
+        write_lines([dumps(report.to_json())], json=True)
     else:
         from kmeta.render.info import render_info
 
@@ -235,7 +277,7 @@ def verify(paths: PathsArg, json_out: JsonOpt = False) -> None:
     if json_out:
         from kmeta.render.verify import render_json
 
-        write_lines(render_json(report))
+        write_lines(render_json(report), json=True)
     else:
         from kmeta.render.verify import render_text
 
@@ -252,7 +294,7 @@ PathArg = Annotated[str, typer.Argument(
 def image(
     path: PathArg,
     action: Annotated[str | None, typer.Argument(
-        help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
+        autocompletion=_complete_actions, help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
         "without it, the whole image.", show_default=False, metavar="ACTION")] = None,
     node: Annotated[str, typer.Argument(
         help="Where in the image, e.g. /topics, /topics/NAME/0, /brokers/1, "
@@ -278,7 +320,7 @@ def image(
     from kmeta.render import image as render
     from kmeta.storage.discover import discover
 
-    if action not in (None, "ls", "cat"):
+    if action is not None and action not in IMAGE_ACTIONS:
         raise UsageError(f"unknown action {action!r}", hint="use ls or cat")
     if digest and action:
         raise UsageError(f"--digest cannot be combined with {action}")
@@ -290,13 +332,14 @@ def image(
         found = browse(public_json(result.image), node)
         if action == "ls":
             names = render.ls_lines(found)
-            write_lines([render.dumps(names)] if json_out else names)
+            write_lines([render.dumps(names)] if json_out else names, json=json_out)
         else:
-            write_lines([render.dumps(found) if json_out else render.cat_text(found)])
+            write_lines([render.dumps(found) if json_out else render.cat_text(found)],
+                        json=json_out)
     elif digest:
         write_lines([result.image.digest()])
     elif json_out:
-        write_lines([render.image_json(result)])
+        write_lines([render.image_json(result)], json=True)
     else:
         try:
             render.render_image(result)
@@ -335,7 +378,11 @@ def history(
     findings: list[Any] = []
     rows = run_history(discover([path]), topic=topic, partition=partition, broker=broker,
                        findings=findings)
-    write_lines(history_json(rows) if json_out else history_lines(rows))
+    write_lines(history_json(rows) if json_out else history_lines(rows), json=json_out)
+    if not rows:  # a misspelt name must not look like a quiet history
+        who = f"broker {broker}" if broker is not None else f"topic {topic!r}" + (
+            "" if partition is None else f" partition {partition}")
+        print(f"kmeta: no record in {path} touched {who}", file=sys.stderr)
     tally = Tally()
     tally.count_all(findings)
     _report(findings, tally)  # a damaged log: where the history has holes, and exit 1
@@ -361,7 +408,7 @@ def diff(
     from kmeta.render.diff import diff_json, diff_lines
 
     report = diff_replicas(replicas, images=not no_images)
-    write_lines(diff_json(report) if json_out else diff_lines(report))
+    write_lines(diff_json(report) if json_out else diff_lines(report), json=json_out)
     from kmeta.render.text import finding_line
 
     # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
@@ -402,7 +449,7 @@ def snapshot(
     result = write_snapshot_at(path, out, at=at)
     tally = Tally()
     tally.count_all(result.findings)
-    write_lines([snapshot_json(result)] if json_out else snapshot_lines(result))
+    write_lines([snapshot_json(result)] if json_out else snapshot_lines(result), json=json_out)
     _report(result.findings, tally)
 
 
@@ -440,7 +487,7 @@ def truncate(
                          "is written: the command only simulates")
     plan = simulate_truncate(path, to, peer=peer, images=not no_images)
     if not apply:
-        write_lines(truncate_json(plan) if json_out else truncate_lines(plan))
+        write_lines(truncate_json(plan) if json_out else truncate_lines(plan), json=json_out)
         raise typer.Exit(int(ExitCode.OK))
     if not json_out:
         write_lines(truncate_lines(plan))
@@ -448,7 +495,7 @@ def truncate(
     from kmeta.render.repair import repair_json, repair_lines
 
     result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
-    write_lines([repair_json(result)] if json_out else repair_lines(result))
+    write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
     raise typer.Exit(int(ExitCode.FINDINGS if result.remaining_errors else ExitCode.OK))
 
 
@@ -497,7 +544,7 @@ def repair(
         result = apply_repair_in_place(plan, backup)
     else:
         result = apply_repair(plan, out)
-    write_lines([repair_json(result)] if json_out else repair_lines(result))
+    write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
     remaining = [] if dry_run else result.remaining_errors
     raise typer.Exit(int(ExitCode.FINDINGS if remaining else ExitCode.OK))
 
@@ -543,7 +590,7 @@ def export(
     if json_out:
         from kmeta.render.jsonl import dumps
 
-        write_lines([dumps(result.to_json())])
+        write_lines([dumps(result.to_json())], json=True)
     else:
         found = ", ".join(f"{n} {s}" for s, n in sorted(result.findings.items())) or "none"
         write_lines([f"exported to {result.out} ({result.format}, Spark {result.master}) "
@@ -579,14 +626,28 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def _take_traceback(args: list[str]) -> list[str]:
+    """``--traceback`` is accepted anywhere before ``--``, also after the command name
+    (where the crash message tells users to add it): taken out here, before click sees it."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--traceback" in args[:end]:
+        _state["traceback"] = True
+        return [a for a in args[:end] if a != "--traceback"] + args[end:]
+    return args
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one place turns errors into a line on stderr and an exit code.
 
     Usage errors are click's (exit 2); a KmetaError is one line and its own exit code;
     anything else is a bug, reported in one line unless ``--traceback`` was given.
     """
+    args = _take_traceback(sys.argv[1:] if argv is None else list(argv))
     try:
-        app(args=argv, prog_name="kmeta")
+        if sys.stdout is None:  # started with stdout closed (``>&-``)
+            raise UsageError("standard output is closed: kmeta writes its results there",
+                             hint="redirect it to a file or to /dev/null instead")
+        app(args=args, prog_name="kmeta")
     except BrokenPipeError:
         _quiet_stdout()
         sys.exit(0)
@@ -600,8 +661,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:
         if _state["traceback"]:
             raise
-        print(f"kmeta: internal error: {type(e).__name__}: {e} (a bug: please report it "
-              "with the output of --traceback)", file=sys.stderr)
+        print(f"kmeta: internal error: {type(e).__name__}: {e} (a bug in kmeta: run the "
+              "same command again with --traceback added and report what it prints)",
+              file=sys.stderr)
         sys.exit(ExitCode.INTERNAL)
     finally:
         # dump and verify turn the cyclic collector off for speed; a caller that runs

@@ -615,8 +615,9 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                 "not_run": "Checks that could not run, one sentence each (a segment "
                            "outside its partition directory, an image that could not be "
                            "replayed); [] when every check ran.",
-                "findings": "The number of findings by severity: an object with the keys "
-                            "error, warning and info (each present, 0 when none).",
+                "finding_counts": "The number of findings by severity: an object with the "
+                                  "keys error, warning and info (each present, 0 when "
+                                  "none).",
                 "logs": "One entry per metadata log (__cluster_metadata partition "
                         "directory) read, keyed by the directory's path; {} when none. "
                         "Each is an object with the keys below.",
@@ -656,15 +657,15 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                         "ending at or below the target offset, --from-snapshot's, or the "
                         "snapshot file given as PATH); null when it started from an "
                         "empty image at offset 0.",
-                "startOffset": "The offset the replay started at: the snapshot's end "
-                               "offset, or 0.",
+                "start_offset": "The offset the replay started at: the snapshot's end "
+                                "offset, or 0.",
                 "records": "How many metadata records of the log were read from "
-                           "startOffset on (NoOpRecords and records of aborted "
+                           "start_offset on (NoOpRecords and records of aborted "
                            "transactions included; control records and batches with a "
                            "bad CRC not).",
-                "logEndOffset": "The log end offset: one past the last offset of the log; "
-                                "null when there is no log (a lone snapshot file, a "
-                                "partition without batches).",
+                "log_end_offset": "The log end offset: one past the last offset of the "
+                                  "log; null when there is no log (a lone snapshot file, "
+                                  "a partition without batches).",
                 "findings": "What the replay met, as finding objects (also shown on "
                             "standard error; an error makes the exit status 1).",
             }),
@@ -833,8 +834,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
             JsonTable(("",), "", {
                 "kind": "\"history\".",
                 "offset": "The record's offset.",
-                "leaderEpoch": "The leader epoch of the batch holding it "
-                               "(partitionLeaderEpoch).",
+                "leader_epoch": "The leader epoch of the batch holding it "
+                                "(partitionLeaderEpoch).",
                 "timestamp": "The record's timestamp in milliseconds since the epoch.",
                 "type": "Kafka's name of the record type, such as PARTITION_CHANGE_RECORD.",
                 "version": "The record type's version.",
@@ -889,8 +890,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                 "snapshots": "The live KRaft snapshots: their ids "
                              "(<endOffset>-<epoch>, the file name without .checkpoint), "
                              "in offset order.",
-                "findings": "How many findings reading this replica met (a number; they "
-                            "are shown on standard error).",
+                "finding_count": "How many findings reading this replica met (a number; "
+                                 "they are shown on standard error).",
                 "notes": "What people should know about how the log was read, as "
                          "sentences; [] when nothing.",
             }),
@@ -1061,7 +1062,7 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                 "notes": "What people should know: problems repair leaves, choices it "
                          "made, as sentences; [] when nothing.",
                 "findings": "What kmeta verify finds in the output, as finding objects; "
-                            "null for a plan.",
+                            "[] for a plan (nothing was written or checked).",
             }),
             JsonTable(("cut",), "cut, when not null:", {
                 "file": "The name of the file where the log ends.",
@@ -1165,8 +1166,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                 "format": "parquet or json.",
                 "master": "The Spark master the job ran on.",
                 "rows": "An object: table name -> rows written.",
-                "findings": "With the findings table: an object, severity -> how many "
-                            "findings (only severities met); {} without it.",
+                "finding_counts": "With the findings table: an object, severity -> how "
+                                  "many findings (only severities met); {} without it.",
                 "input_partitions": "An object: table name -> Spark input partitions "
                                     "read.",
                 "seconds": "How long the export took, in seconds (three decimals).",

@@ -39,6 +39,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "S007": (Severity.WARNING, "file name not recognised as a Kafka file; skipped"),
     "S008": (Severity.ERROR, "file cannot be read"),
     "S009": (Severity.WARNING, "segment base offset in its name differs from its first batch"),
+    "S010": (Severity.ERROR, "not a Kafka log segment: text, or no record batch anywhere in "
+             "the file"),
     "V001": (Severity.ERROR, "record breaks KRaft's record rules (timestamp delta, headers, "
              "key or value); Kafka's reader rejects it"),
     "V002": (Severity.ERROR, "record offset deltas do not run 0..n-1 up to lastOffsetDelta"),
@@ -108,6 +110,8 @@ HINTS: dict[str, str] = {
     "S003": "everything between the two positions is lost; the replica needs the range "
             "from another replica",
     "S004": "bytes after the last valid batch; Kafka truncates them on restart",
+    "S010": "the file is not what its name says (another file copied over it, or the "
+            "wrong path given); Kafka's recovery would truncate it to nothing",
     "V020": "the directory is incomplete: copy the whole partition directory",
     "V022": "the snapshot claims data this replica does not have; check the copy",
     "V026": "the state before the log start is lost unless another replica has a snapshot",

@@ -228,7 +228,7 @@ def test_history_topic_lists_topic_record_first() -> None:
     objs = [json.loads(line) for line in
             ok("history", HEALTHY, "--topic", "orders", "--json").splitlines()]
     assert objs[0]["kind"] == "history" and objs[0]["type"] == "TOPIC_RECORD"
-    assert {"offset", "leaderEpoch", "timestamp", "version", "data"} <= set(objs[0])
+    assert {"offset", "leader_epoch", "timestamp", "version", "data"} <= set(objs[0])
 
 
 def test_history_broker() -> None:

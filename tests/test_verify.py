@@ -292,7 +292,7 @@ def test_verify_command(real_data):
     assert [x["code"] for x in found if x["severity"] == "error"] == ["V020"]
     # the copy holds none of the 51 partitions its checkpoints name: said once, as info
     assert [x["code"] for x in found if x["severity"] != "error"] == ["V037"]
-    assert lines[-1]["kind"] == "summary" and lines[-1]["findings"]["error"] == 1
+    assert lines[-1]["kind"] == "summary" and lines[-1]["finding_counts"]["error"] == 1
     corrupt = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "corrupt"
     torn = run("--json", str(corrupt / "torn-tail"))
     assert torn.returncode == 1 and '"S001"' in torn.stdout

@@ -84,7 +84,7 @@ class Replica:
                 "batches": self.stats.batches, "records": self.stats.records,
                 "snapshots": [f"{s.file_stem}" for s, st in (m.snapshots if m else {}).items()
                               if st is SnapshotState.LIVE],
-                "findings": len(self.findings), "notes": self.notes}
+                "finding_count": len(self.findings), "notes": self.notes}
 
 
 #: differing batches remembered per pair (all of them are counted)
@@ -549,7 +549,8 @@ def _compare_log_starts(pd: PairDiff, local: Replica, peer: Replica) -> None:
 
 def _kafka_says(pd: PairDiff, leader: Replica, follower: Replica,
                 rec: Reconciliation) -> list[str]:
-    lead = f"{leader.label} has the more up-to-date log (epoch {leader.latest_epoch}, " \
+    epoch = "no epoch" if leader.latest_epoch is None else f"epoch {leader.latest_epoch}"
+    lead = f"{leader.label} has the more up-to-date log ({epoch}, " \
         f"end {leader.log_end}): it wins an election between the two"
     if pd.status == "identical":
         return ["nothing: the logs are the same"]

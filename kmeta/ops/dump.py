@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
-from kmeta.errors import KmetaError
+from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch, Record
 from kmeta.formats.legacy import LegacyBatch
@@ -37,6 +37,8 @@ class DumpOptions:
     #: Called with every Finding the dump yields (also those inside a BatchDump), so a
     #: caller can count them without inspecting the whole stream.
     on_finding: Callable[[Finding], None] | None = None
+    #: With ``types``: how many records matched (a filter that matched nothing is said).
+    matched: int = 0
 
     def note(self, finding: Finding) -> Finding:
         if self.on_finding is not None:
@@ -117,6 +119,36 @@ def normalise_type(name: str) -> str:
     return n
 
 
+def type_names() -> list[str]:
+    """Every name ``--type`` accepts, in Kafka's spelling: metadata record types (also
+    without ``_RECORD``), control record types, RAW (other topics) and UNKNOWN."""
+    from kmeta.formats.control_schemas import CONTROL_TYPE_NAMES, UNKNOWN_CONTROL_TYPE
+    from kmeta.formats.metadata_schemas import METADATA_MESSAGES
+
+    names = [m.type_name for m in sorted(METADATA_MESSAGES.values(), key=lambda m: m.api_key)]
+    return [*names, *(n.removesuffix("_RECORD") for n in names),
+            *CONTROL_TYPE_NAMES.values(), "RAW", UNKNOWN_CONTROL_TYPE]
+
+
+def parse_types(names: list[str]) -> frozenset[str]:
+    """The ``--type`` values, normalised; a name no record can have is a usage error that
+    lists the close matches (a typo would otherwise filter out everything, silently)."""
+    import difflib
+
+    known = type_names()
+    wanted = set()
+    for name in names:
+        n = normalise_type(name)
+        if n not in known:
+            close = difflib.get_close_matches(n, known, n=3, cutoff=0.6)
+            raise UsageError(f"unknown record type {name!r}",
+                             hint=f"did you mean {' or '.join(close)}?" if close else
+                             "e.g. PARTITION_RECORD, PARTITION_CHANGE, LEADER_CHANGE; "
+                             "the shell completion lists them all")
+        wanted.add(n)
+    return frozenset(wanted)
+
+
 def _type_matches(wanted: frozenset[str], type_name: str) -> bool:
     return type_name in wanted or type_name.removesuffix("_RECORD") in wanted
 
@@ -153,6 +185,8 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     if kind.suffix:
         info["suffix"] = kind.suffix
     if not f.is_batches:
+        if opts.types:  # only records are asked for: small files hold none
+            return iter(())
         content, problem = load_checked(f)
         if problem is not None:
             return iter([FileEvent(path, kind.kind, size, None, info), opts.note(problem)])
@@ -160,7 +194,9 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     decoder = decoder_for(f, opts.decoder)
     head = FileEvent(path, kind.kind, size, decoder, info)
     if size == 0:
-        return iter([head, opts.note(Finding("S006", "empty file", path, 0))])
+        what = "empty segment: no batches (as a segment is right after a roll)" \
+            if kind.kind == "segment" else "empty file: no batches"
+        return iter([head, opts.note(Finding("S006", what, path, 0))])
     segment_base = kind.base_offset if kind.kind == "segment" else None
     compacted = f.topic is not None and f.topic != METADATA_TOPIC
     return chain((head,), _mapped_batches(f, path, decoder, opts, segment_base, compacted))
@@ -249,6 +285,8 @@ def _batch_dump(batch: Batch | LegacyBatch, path: str, decoder: str,
         if not opts.show_secrets and not control and payload.type in SECRET_TYPES:
             payload = payload._replace(data=redact(payload.type, payload.data), redacted=True)
         entries.append((r, payload))
-    if opts.types and not entries:
-        return None
+    if opts.types:
+        if not entries:
+            return None
+        opts.matched += sum(1 for e in entries if type(e) is tuple)
     return BatchDump(batch, entries, tuple(findings))

@@ -73,7 +73,7 @@ class HistoryRow:
     file: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "history", "offset": self.offset, "leaderEpoch": self.leader_epoch,
+        return {"kind": "history", "offset": self.offset, "leader_epoch": self.leader_epoch,
                 "timestamp": self.timestamp, "type": self.type, "version": self.version,
                 "data": self.data, "file": self.file}
 

@@ -109,6 +109,7 @@ CUT_CODES: dict[str, str] = {
     "S002": "Kafka's recovery rejects a zero batch length",
     "S003": "Kafka's recovery meets a bad batch at the first damaged byte",
     "S004": "Kafka's recovery rejects what follows the last valid batch",
+    "S010": "Kafka's recovery finds no valid batch in the file and truncates it to nothing",
     "S005": "Kafka's recovery would keep it, but a KRaft log never repeats an offset",
     "V003": "Kafka's recovery would keep it, but the offsets of a KRaft log are "
             "contiguous: records are missing or repeated",

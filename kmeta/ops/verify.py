@@ -767,7 +767,7 @@ class VerifyReport:
             "segments": self.segments,
             "snapshots": self.snapshots,
             "not_run": self.not_run,
-            "findings": self.counts(),
+            "finding_counts": self.counts(),
             "logs": {path: {"segments": s.segments, "batches": s.batches,
                             "records": s.records, "bytes": s.bytes,
                             "first_offset": s.first_offset, "last_offset": s.last_offset,

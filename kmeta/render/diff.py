@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kmeta.ops.diff import DiffReport, PairDiff, SideOnly
 from kmeta.render.jsonl import dumps
+from kmeta.render.text import human
 
 #: image differences shown per comparison in text (all of them are in the JSON)
 SHOWN = 12
@@ -51,7 +52,7 @@ def _headline(p: PairDiff) -> str:
 def diff_lines(report: DiffReport) -> Iterator[str]:
     for r in report.replicas:
         yield (f"{r.label}: node {r.node_id if r.node_id is not None else '?'}, "
-               f"{_range(r.log_start, r.log_end)}, latest epoch {r.latest_epoch}, "
+               f"{_range(r.log_start, r.log_end)}, latest epoch {human(r.latest_epoch)}, "
                f"{r.stats.batches:,} batches, {r.stats.records:,} records"
                + (f", {len(r.findings)} finding(s) (see kmeta verify)" if r.findings else ""))
         for note in r.notes:

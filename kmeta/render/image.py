@@ -17,6 +17,7 @@ from rich.table import Table
 from kmeta.ops.image import HistoryRow, ImageResult, children, public_json
 from kmeta.render.console import make_console
 from kmeta.render.jsonl import dumps
+from kmeta.render.text import human
 
 SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 
@@ -67,9 +68,9 @@ def image_json(result: ImageResult) -> str:
         "digest": result.image.digest(),
         "image": public_json(result.image),
         "from": None if result.snapshot is None else str(result.snapshot),
-        "startOffset": result.start_offset,
+        "start_offset": result.start_offset,
         "records": result.records,
-        "logEndOffset": result.log_end,
+        "log_end_offset": result.log_end,
         "findings": [f.to_json() for f in result.findings],
     })
 
@@ -85,10 +86,10 @@ def render_image(result: ImageResult, console: Console | None = None) -> None:
     feats = ", ".join(f"{k}={v}" for k, v in j["features"].items()) or "none"
     out(f"features: {feats}")
     if j["zkMigrationState"] is not None:
-        out(f"zkMigrationState: {j['zkMigrationState']}")
-    out(f"nextProducerId: {j['producerIds']['nextProducerId']}")
+        out(f"zkMigrationState: {human(j['zkMigrationState'])}")
+    out(f"nextProducerId: {human(j['producerIds']['nextProducerId'])}")
     if j["transaction"]:
-        out(f"open metadata transaction: {j['transaction']}")
+        out(f"open metadata transaction: {human(j['transaction'])}")
 
     t = _table("brokers", "id", "epoch", "fenced", "endpoints", "rack", "logDirs")
     for b in j["brokers"].values():
@@ -123,7 +124,7 @@ def render_image(result: ImageResult, console: Console | None = None) -> None:
     for rtype, resources in j["configs"].items():
         for rname, entries in resources.items():
             for k, v in entries.items():
-                t.add_row(rtype, rname, k, v)
+                t.add_row(rtype, rname, k, human(v))
     console.print(t)
 
     t = _table("SCRAM users", "user", "mechanism", "iterations")

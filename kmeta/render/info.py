@@ -13,7 +13,7 @@ from rich.table import Table
 
 from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
 from kmeta.render.console import make_console
-from kmeta.render.text import finding_line
+from kmeta.render.text import finding_line, human
 
 
 def _ts(ms: int | None) -> str:
@@ -54,14 +54,14 @@ def _small_lines(name: str, content: Any) -> list[str]:
         if "entries" in content and isinstance(content["entries"], list):
             if not content["entries"]:
                 return [f"{name}: no entries"]
-            items = ", ".join(" ".join(str(v) for v in e.values()) if isinstance(e, dict)
-                              else str(e) for e in content["entries"][:12])
+            items = ", ".join(" ".join(human(v) for v in e.values()) if isinstance(e, dict)
+                              else human(e) for e in content["entries"][:12])
             more = "" if len(content["entries"]) <= 12 else f" … ({len(content['entries'])})"
             return [f"{name}: {items}{more}"]
-        body = " ".join(f"{k}={v}" for k, v in content.items()
+        body = " ".join(f"{k}={human(v)}" for k, v in content.items()
                         if v not in (None, [], {}, "") and k != "comments")
         return [f"{name}: {body}"]
-    return [f"{name}: {content}"]
+    return [f"{name}: {human(content)}"]
 
 
 def _partition(console: Console, p: PartitionSummary) -> None:

@@ -114,13 +114,34 @@ class _Texts:
         return text
 
 
-def render(events: Iterable[Any], show_hex: bool = False) -> Iterator[str]:
+def render(events: Iterable[Any], show_hex: bool = False,
+           records_only: bool = False) -> Iterator[str]:
     """JSON text for each event: one line per object (a batch yields several lines).
+
+    ``records_only`` (dump --type): record and finding objects only, no file or batch
+    objects, so that ``jq .data`` prints records and nothing else.
 
     v2 batches and their plain records are written with f-strings (the fastest way
     CPython builds text); their keys and order are those of ``batch_object`` and
     ``record_object``, which ``tests/test_render.py`` checks line by line.
     """
+    if records_only:
+        return _records_only(events, show_hex)
+    return _all_objects(events, show_hex)
+
+
+def _records_only(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
+    for ev in events:
+        if type(ev) is OneRecord or type(ev) is BatchDump:
+            b = ev.batch
+            for e in ev.entries:
+                yield _encode(record_object(b.file, b, e[0], e[1], show_hex)
+                              if type(e) is tuple else e.to_json())
+        elif type(ev) is Finding:
+            yield _encode(ev.to_json())
+
+
+def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
     texts = _Texts()
     tails = texts.tails
     payload_text = texts.payload

@@ -159,7 +159,8 @@ def repair_object(item: RepairResult | RepairPlan) -> dict[str, Any]:
         "changed": plan.changed,
         "changes": [_change(c) for c in plan.changes],
         "notes": list(plan.notes) + (list(result.notes) if result is not None else []),
-        "findings": None if result is None or result.findings is None else
+        # always a list: a plan is not checked ([]), its kind says so
+        "findings": [] if result is None or result.findings is None else
         [f.to_json() for f in result.findings],
     }
 

@@ -9,6 +9,7 @@ from kmeta.core.versions import LEVEL_NAMES
 from kmeta.ops.snapshot import SnapshotWritten
 from kmeta.render.image import _ts
 from kmeta.render.jsonl import dumps
+from kmeta.render.text import human
 
 __all__ = ["snapshot_json", "snapshot_lines"]
 
@@ -29,7 +30,7 @@ def snapshot_lines(result: SnapshotWritten) -> list[str]:
         "record(s) applied)",
         f"lastContainedLogTimestamp: {result.last_contained_log_timestamp} "
         f"({_ts(result.last_contained_log_timestamp)}) metadata.version: {level} "
-        f"kraft.version: {result.kraft_version}{voters}",
+        f"kraft.version: {human(result.kraft_version)}{voters}",
         "records: " + (", ".join(f"{t} {n}" for t, n in result.records.items()) or "none"),
     ]
     lines += [f"note: {n}" for n in result.notes]

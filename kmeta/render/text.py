@@ -86,10 +86,11 @@ def file_lines(ev: FileEvent) -> Iterator[str]:
         yield "KRaft bootstrap snapshot"
     elif kind == "kraft-snapshot":
         state = f" ({ev.info['suffix']})" if ev.info.get("suffix") else ""
-        yield (f"Snapshot end offset: {ev.info.get('base_offset')}, "
-               f"epoch: {ev.info.get('epoch')}{state}")
-    elif kind == "segment":
-        yield f"Log starting offset: {ev.info.get('base_offset')}"
+        yield (f"Snapshot end offset: {_scalar(ev.info.get('base_offset'))}, "
+               f"epoch: {_scalar(ev.info.get('epoch'))}{state}")
+    elif kind == "segment" and ev.info.get("base_offset") is not None:
+        # A file whose name is not a segment's has no starting offset (S007 says so).
+        yield f"Log starting offset: {ev.info['base_offset']}"
     if ev.content is not None:
         yield from content_lines(ev.content)
 
@@ -110,17 +111,51 @@ def content_lines(content: Any) -> Iterator[str]:
 
 
 def _scalar(v: Any) -> str:
+    return human(v)
+
+
+def human(v: Any) -> str:
+    """A value as a person writes it, never Python's spelling: ``-`` for none, true and
+    false, lists comma-separated (a list of one-key objects, such as Kafka's
+    ``[{"voterId": 1}]``, as the bare values), objects as ``key=value`` pairs."""
+    if v is None:
+        return "-"
     if isinstance(v, bool):
         return _bool(v)
-    if v is None:
-        return "null"
-    if isinstance(v, (list, dict)):
-        return dumps(v)
+    if isinstance(v, dict):
+        return " ".join(f"{k}={human(x)}" for k, x in v.items()) or "-"
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "-"
+        return ",".join(human(next(iter(x.values()))) if isinstance(x, dict) and len(x) == 1
+                        else f"({human(x)})" if isinstance(x, dict) else human(x)
+                        for x in v)
     return str(v)
 
 
-def render(events: Iterable[Any], *, records: bool, show_hex: bool = False) -> Iterator[str]:
+def summarise(items: list[Any], what: str, shown: int = 8) -> str:
+    """A long list as its first and last items and a count: ``1,2,3,…,299,300 (300
+    epochs)``; a short one whole."""
+    if len(items) <= shown:
+        return ",".join(map(human, items)) or "-"
+    half = shown // 2
+    return (",".join(map(human, items[:half])) + ",…," + ",".join(map(human, items[-half:]))
+            + f" ({len(items)} {what})")
+
+
+def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
+           only_matches: bool = False) -> Iterator[str]:
+    """``only_matches`` (dump --type): a file's header is shown only above a batch or
+    finding of it, so that files without a matching record take no lines."""
+    pending: FileEvent | None = None
     for ev in events:
+        if only_matches:
+            if isinstance(ev, FileEvent):
+                pending = ev
+                continue
+            if pending is not None:
+                yield from file_lines(pending)
+                pending = None
         if type(ev) is BatchDump or type(ev) is OneRecord:
             b = ev.batch
             yield batch_line(b)

@@ -11,6 +11,7 @@ from kmeta.findings import HINTS
 from kmeta.ops.verify import VerifyReport
 from kmeta.render.console import make_console
 from kmeta.render.jsonl import dumps
+from kmeta.render.text import summarise
 
 
 def render_json(report: VerifyReport) -> Iterator[str]:
@@ -25,9 +26,11 @@ def render_text(report: VerifyReport, console: Console | None = None) -> None:
     counts = report.counts()
     for path, s in report.logs.items():
         digest = s.image.digest() if s.image is not None else "not replayed"
+        offsets = "no batches" if s.first_offset is None else \
+            f"offsets {s.first_offset}..{s.last_offset}"
         console.print(f"{path}: {s.segments} segment(s), {s.batches:,} batches, "
-                      f"{s.records:,} records, offsets {s.first_offset}..{s.last_offset}, "
-                      f"epochs {','.join(map(str, sorted(s.epochs))) or '-'}, "
+                      f"{s.records:,} records, {offsets}, "
+                      f"epochs {summarise(sorted(s.epochs), 'epochs')}, "
                       f"image {digest}", markup=False, highlight=False)
     if report.findings:
         table = Table(show_edge=False, title_justify="left")

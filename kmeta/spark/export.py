@@ -41,7 +41,7 @@ class ExportResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "export", "out": str(self.out), "format": self.format,
-                "master": self.master, "rows": self.rows, "findings": self.findings,
+                "master": self.master, "rows": self.rows, "finding_counts": self.findings,
                 "input_partitions": self.partitions, "seconds": round(self.seconds, 3)}
 
 

@@ -129,7 +129,7 @@ FINDING: tuple[Field, ...] = (
 SUMMARY: tuple[Field, ...] = (
     Field("kind", "STRING", '"summary": the last line of a verify run'),
     Field("files", "BIGINT", "files checked"),
-    Field("findings", "STRUCT<error: BIGINT, warning: BIGINT, info: BIGINT>",
+    Field("finding_counts", "STRUCT<error: BIGINT, warning: BIGINT, info: BIGINT>",
           "findings per severity"),
     Field("logs", "MAP<STRING, STRUCT<segments: BIGINT, batches: BIGINT, records: BIGINT, "
           "bytes: BIGINT, first_offset: BIGINT, last_offset: BIGINT, epochs: ARRAY<INT>>>",

@@ -128,11 +128,61 @@ def _resync(buf: Any, start: int, n: int, min_offset: int | None, min_epoch: int
         probe = idx + 1
 
 
+def _text_preview(buf: Any, n: int) -> str | None:
+    """The file's first line if it begins like text, else None.  A segment's first
+    bytes are its base offset, big-endian: 0x00 for any offset below 2^56, never text."""
+    head = bytes(buf[:min(n, 80)])
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < min(n, 16):  # binary, not a character cut at the 80th byte
+            return None
+        text = head[:e.start].decode("utf-8")
+    if not all(c.isprintable() or c in "\t\r\n" for c in text[:16]):
+        return None
+    return text.splitlines()[0][:40] if text.strip() else text[:40]
+
+
+def _header_like(buf: Any, n: int) -> bool:
+    """The first bytes could start a batch: a base offset >= 0 and a known magic."""
+    if n <= MAGIC_POSITION:
+        return False
+    base, _ = _PREFIX.unpack_from(buf, 0)
+    return base >= 0 and buf[MAGIC_POSITION] in (0, 1, 2)
+
+
+def _not_a_segment(buf: Any, n: int, file: str, torn: bool) -> Finding | None:
+    """S010 when a file holds no batch at all: text, or bytes that begin no batch header
+    (a torn or damaged first batch stays S001/S004).  (S001/S004 would tell the reader a write was cut short.)"""
+    preview = _text_preview(buf, n)
+    if preview is not None:
+        return Finding("S010", f"not a Kafka log segment: its {n} bytes are text "
+                       f"(it begins {preview!r})", file, 0, details={"bytes": n})
+    if torn or _header_like(buf, n):  # a segment damaged from its first byte
+        return None
+    return Finding("S010", f"not a Kafka log segment: no record batch in its {n} bytes "
+                   f"(it begins {bytes(buf[:min(n, 8)]).hex()})", file, 0,
+                   details={"bytes": n})
+
+
 def _tail_finding(buf: Any, pos: int, n: int, file: str) -> Finding:
     remaining = n - pos
     if all_zero(buf, pos, n):
         return Finding("S002", f"zero-filled tail of {remaining} bytes (never written)",
                        file, pos, details={"bytes": remaining})
+    torn = _torn_tail(buf, pos, n, file)
+    if pos == 0:  # nothing in the file was a batch
+        alien = _not_a_segment(buf, n, file, torn is not None)
+        if alien is not None:
+            return alien
+    return torn or Finding(
+        "S004", f"{remaining} bytes of garbage after the last valid batch; Kafka's "
+        "recovery truncates here", file, pos, details={"bytes": remaining})
+
+
+def _torn_tail(buf: Any, pos: int, n: int, file: str) -> Finding | None:
+    """S001 when the bytes at ``pos`` begin a batch longer than what remains."""
+    remaining = n - pos
     if remaining >= LOG_OVERHEAD:
         base, length = _PREFIX.unpack_from(buf, pos)
         magic = buf[pos + MAGIC_POSITION] if remaining > MAGIC_POSITION else None
@@ -146,8 +196,7 @@ def _tail_finding(buf: Any, pos: int, n: int, file: str) -> Finding:
         return Finding("S001", f"torn tail: {remaining} bytes, too few for a batch header; "
                        "Kafka's recovery truncates here", file, pos,
                        details={"remaining": remaining})
-    return Finding("S004", f"{remaining} bytes of garbage after the last valid batch; "
-                   "Kafka's recovery truncates here", file, pos, details={"bytes": remaining})
+    return None
 
 
 def batch_records(batch: Batch | LegacyBatch) -> tuple[list[Record], list[Finding]]:

@@ -1,0 +1,248 @@
+"""The command line at its edges: what a person at 3 a.m. reads, and what a script parses.
+
+Wrong input gets one clear line and a documented exit code; text output holds no Python
+values; JSON keys are snake_case and the output is valid UTF-8; filters that match
+nothing say so.  Subprocess runs, as a user runs kmeta.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kmeta.formats.batch import build_batch
+from kmeta.formats.payload import encode_control, encode_metadata
+
+KMETA = [sys.executable, "-m", "kmeta"]
+META = "__cluster_metadata-0"
+SEGMENT = "00000000000000000000.log"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+
+
+def run(*args: Any, stdout: Any = subprocess.PIPE, **env: str
+        ) -> subprocess.CompletedProcess[bytes]:
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "_KMETA_COMPLETE")}
+    full.update(env)
+    return subprocess.run([*KMETA, *map(os.fsencode, map(str, args))], stdout=stdout,
+                          stderr=subprocess.PIPE, env=full, timeout=60)
+
+
+def text(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+@pytest.fixture
+def meta_dir(tmp_path: Path) -> Path:
+    """A small healthy metadata partition: a LeaderChange, a topic and a partition."""
+    d = tmp_path / META
+    d.mkdir()
+    key, value = encode_control("LEADER_CHANGE", {"version": 0, "leaderId": 1,
+                                                  "voters": [{"voterId": 1}],
+                                                  "grantingVoters": [{"voterId": 1}]})
+    topic = encode_metadata("TOPIC_RECORD", 0, {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
+    (d / SEGMENT).write_bytes(
+        build_batch(0, [(key, value)], control=True, leader_epoch=1, base_timestamp=1000)
+        + build_batch(1, [(None, topic)], leader_epoch=1, base_timestamp=1001))
+    (d / "leader-epoch-checkpoint").write_text("0\n1\n1 0\n")
+    return d
+
+
+# ------------------------------------------------------------------ process edges
+
+def test_traceback_after_the_command(meta_dir: Path) -> None:
+    proc = run("dump", meta_dir / SEGMENT, "--traceback")
+    assert proc.returncode == 0, text(proc.stderr)
+    assert b"No such option" not in proc.stderr
+
+
+def test_closed_stdout_is_one_line_not_a_crash(meta_dir: Path) -> None:
+    proc = subprocess.run(f'"{sys.executable}" -m kmeta dump -r "{meta_dir}" >&-', shell=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = text(proc.stderr).splitlines()
+    assert len(lines) == 1 and "standard output is closed" in lines[0], lines
+
+
+def test_json_of_a_non_utf8_path_is_valid_utf8(meta_dir: Path) -> None:
+    bad = meta_dir.parent / os.fsdecode(b"bad\xff")
+    bad.mkdir()
+    (bad / "leader-epoch-checkpoint").write_text("0\n1\n1 0\n")
+    proc = run("dump", "--json", bad)
+    assert proc.returncode == 0, text(proc.stderr)
+    objects = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
+    assert objects[0]["file"].startswith(str(meta_dir.parent / "bad"))
+
+
+# ------------------------------------------------------------------ filters
+
+def test_misspelt_type_is_a_usage_error_with_close_matches(meta_dir: Path) -> None:
+    proc = run("dump", "-t", "PARTITON_CHANGE_RECORD", meta_dir)
+    assert proc.returncode == 2
+    err = text(proc.stderr)
+    assert err.count("\n") == 1 and "PARTITION_CHANGE_RECORD" in err, err
+    assert proc.stdout == b""
+
+
+@pytest.mark.parametrize("name", ["TOPIC_RECORD", "TopicRecord", "topic", "LEADER_CHANGE",
+                                  "RAW", "partition-change"])
+def test_known_type_spellings_are_accepted(meta_dir: Path, name: str) -> None:
+    assert run("dump", "-t", name, meta_dir).returncode == 0
+
+
+def test_type_filter_prints_only_matching_files(meta_dir: Path) -> None:
+    proc = run("dump", "-r", "-t", "TOPIC_RECORD", meta_dir)
+    out = text(proc.stdout)
+    assert "leader-epoch-checkpoint" not in out, out
+    assert "TOPIC_RECORD" in out and "LeaderChange" not in out
+
+
+def test_type_filter_json_has_only_records(meta_dir: Path) -> None:
+    """``dump --json --type … | jq .data`` (the README's query) gets records only."""
+    proc = run("dump", "--json", "-t", "TOPIC_RECORD", meta_dir)
+    objects = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o["kind"] for o in objects] == ["record"]
+    assert objects[0]["data"]["name"] == "t"
+
+
+def test_type_filter_that_matches_nothing_says_so(meta_dir: Path) -> None:
+    proc = run("dump", "-t", "PARTITION_RECORD", meta_dir)
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert "no record of type PARTITION_RECORD" in text(proc.stderr)
+
+
+def test_history_of_an_absent_topic_says_so(meta_dir: Path) -> None:
+    proc = run("history", "--topic", "nope", meta_dir)
+    assert proc.stdout == b""
+    assert "no record" in text(proc.stderr) and "'nope'" in text(proc.stderr)
+    assert b"no record" not in run("history", "--topic", "t", meta_dir).stderr
+
+
+@pytest.mark.parametrize(("words", "cword", "expected"), [
+    ("kmeta dump -t PARTITION_C", "3", {"PARTITION_CHANGE_RECORD", "PARTITION_CHANGE"}),
+    ("kmeta image DIR ", "3", {"ls", "cat"}),
+])
+def test_completion_offers_types_and_image_actions(words: str, cword: str,
+                                                   expected: set[str]) -> None:
+    proc = run(_KMETA_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=cword)
+    assert set(text(proc.stdout).split()) == expected
+
+
+# ------------------------------------------------------------------ what a file is
+
+@pytest.mark.parametrize("content", [b"hello world\n", b"# notes\n" * 200,
+                                     bytes(range(255, 0, -1)) * 4])
+def test_a_file_that_is_no_segment_says_so(tmp_path: Path, content: bytes) -> None:
+    f = tmp_path / SEGMENT
+    f.write_bytes(content)
+    proc = run("dump", f)
+    out = text(proc.stdout)
+    assert proc.returncode == 1
+    assert "S010 error" in out and "not a Kafka log segment" in out, out
+    assert "torn" not in out and "S004" not in out and "S001" not in out
+
+
+def test_a_torn_first_batch_is_still_torn(tmp_path: Path, meta_dir: Path) -> None:
+    f = tmp_path / SEGMENT
+    f.write_bytes((meta_dir / SEGMENT).read_bytes()[:40])
+    assert "S001" in text(run("dump", f).stdout)
+
+
+def test_an_empty_segment_says_what_it_is(tmp_path: Path) -> None:
+    f = tmp_path / SEGMENT
+    f.write_bytes(b"")
+    proc = run("dump", f)
+    assert proc.returncode == 0
+    assert "empty segment" in text(proc.stdout)
+
+
+def test_text_shows_no_python_none(tmp_path: Path) -> None:
+    f = tmp_path / "notes.log"
+    f.write_bytes(b"hello world\n")
+    out = text(run("dump", f).stdout)
+    assert "None" not in out, out
+
+
+# ------------------------------------------------------------------ JSON naming
+
+#: Keys whose values hold Kafka's own field names (decoded records, the image built from
+#: them, small files' content): camelCase there is Kafka's, not kmeta's.
+KAFKA_SHAPED = {"data", "image", "content", "files"}
+
+
+def _kmeta_keys(obj: Any, inside: bool = False) -> Iterator[tuple[str, Any]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if not inside:
+                yield k, v
+            yield from _kmeta_keys(v, inside or k in KAFKA_SHAPED)
+    elif isinstance(obj, list):
+        for x in obj:
+            yield from _kmeta_keys(x, inside)
+
+
+HEALTHY = FIXTURES / "healthy"
+UNCLEAN = FIXTURES / "divergent" / "unclean"
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", HEALTHY], ["info", HEALTHY], ["history", "--topic", "orders", HEALTHY],
+    ["image", HEALTHY], ["diff", UNCLEAN / "a", UNCLEAN / "b"],
+    ["truncate", UNCLEAN / "a", "--to", "5"],
+    ["repair", "--dry-run", FIXTURES / "corrupt" / "torn-tail" / META],
+], ids=lambda a: a[0] if isinstance(a, list) else None)
+def test_json_keys_are_snake_case_and_findings_a_list(args: list[Any]) -> None:
+    proc = run(*args[:1], "--json", *args[1:])
+    assert proc.returncode in (0, 1), text(proc.stderr)
+    for line in proc.stdout.splitlines():
+        for key, value in _kmeta_keys(json.loads(line)):
+            # map keys (record type names, paths) are data, not names kmeta chose
+            assert "/" in key or not re.search("[a-z][A-Z]", key), \
+                f"{key} in {args[0]} --json"
+            if key == "findings":
+                assert isinstance(value, list), f"findings of {args[0]} --json: {value!r}"
+
+
+# ------------------------------------------------------------------ text for people
+
+PYTHON_VALUES = re.compile(r"\bNone\b|\bTrue\b|\bFalse\b|\[\{'|\{'\w+': ")
+
+
+def _real(real_data: Path, *parts: str) -> Path:
+    path = real_data.joinpath(*parts)
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent")
+    return path
+
+
+@pytest.mark.parametrize("command", [["info"], ["verify"], ["image"]])
+@pytest.mark.parametrize("where", [("ldi-poc",), ("data-store", "kafka-data"),
+                                   ("quorum3-boaz", "data", "kafka-1")])
+def test_no_python_values_in_text(real_data: Path, command: list[str],
+                                  where: tuple[str, ...]) -> None:
+    proc = run(*command, _real(real_data, *where))
+    out = text(proc.stdout)
+    assert not PYTHON_VALUES.search(out), PYTHON_VALUES.search(out)
+
+
+def test_no_python_values_in_diff_of_logless_replicas(real_data: Path) -> None:
+    proc = run("diff", _real(real_data, "data-store", "kafka-data"),
+               _real(real_data, "kraft-ksql-txn", "kafka-data"))
+    out = text(proc.stdout)
+    assert not PYTHON_VALUES.search(out), out
+
+
+def test_lists_read_as_a_person_writes_them() -> None:
+    from kmeta.render.text import human, summarise
+
+    assert human([{"voterId": 1}, {"voterId": 2}]) == "1,2"
+    assert human(None) == "-" and human(True) == "true" and human([]) == "-"
+    assert summarise(list(range(1, 301)), "epochs") == "1,2,3,4,…,297,298,299,300 (300 epochs)"
