@@ -565,20 +565,32 @@ def export(
     table: Annotated[list[str] | None, typer.Option(
         "--table", metavar="NAME", help="Only this table (repeatable): batches, records, "
         "findings, epochs, image.")] = None,
+    data_topics: Annotated[bool, typer.Option(
+        "--data-topics", help="The records table also holds the records of the other topics "
+        "(data and internal topics such as __consumer_offsets), without their keys and "
+        "values.")] = False,
+    payloads: Annotated[bool, typer.Option(
+        "--payloads", help="With --data-topics: keep those records' keys and values "
+        "(customer data) in the payload column.")] = False,
     json_out: JsonObjOpt = False,
 ) -> None:
     """Write kmeta's tables of many data dirs as Parquet (or JSON) with a Spark job.
 
     Needs the spark extra: pip install 'kmeta[spark]'. One Spark task per segment or
-    snapshot file; the output is partitioned by cluster id and node id.
+    snapshot file; the output is partitioned by cluster id and node id. The records table
+    holds the metadata log's records only (__cluster_metadata, KRaft snapshots,
+    bootstrap.checkpoint) unless --data-topics is given; the batches table holds the batch
+    headers of every topic (no record bytes).
     """
+    from kmeta.ops.rows import TABLES, Scope
+
+    scope = Scope(data_topics=data_topics, payloads=payloads)
     try:
         import pyspark  # noqa: F401
     except ImportError:
         raise UsageError("kmeta export runs on Spark, which is not installed",
                          hint="pip install 'kmeta[spark]' (pyspark and pyarrow; Java 17+)"
                          ) from None
-    from kmeta.ops.rows import TABLES
     from kmeta.spark.export import run_export
 
     def done(name: str, rows: int) -> None:
@@ -586,7 +598,7 @@ def export(
 
     result = run_export(paths, to, fmt=fmt, master=master,
                         tables=table or tuple(TABLES), progress=sys.stderr.isatty(),
-                        on_table=done)
+                        on_table=done, scope=scope)
     if json_out:
         from kmeta.render.jsonl import dumps
 

@@ -6,6 +6,9 @@ Work is cut into *units* (small, picklable): one per segment or snapshot file fo
 ``batches`` and ``records``, one per partition dir for ``findings`` and ``epochs``, one
 per metadata partition for ``image``.  Bad or partial input never raises: what cannot be
 read becomes a row of the ``findings`` table (and, for the other tables, no row).
+
+What the ``records`` table holds is the :class:`Scope`: metadata-log records only unless
+data topics are asked for, and their keys and values only when payloads are asked for too.
 """
 
 from __future__ import annotations
@@ -13,24 +16,24 @@ from __future__ import annotations
 import glob
 import itertools
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kmeta.errors import KmetaError
+from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.filenames import classify
-from kmeta.formats.payload import decode_control, decode_metadata, decode_opaque
+from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan
 
-__all__ = ["COMMON", "TABLES", "Chunk", "Column", "Unit", "ddl", "expand_globs", "plan_units",
-           "unit_chunks", "unit_rows"]
+__all__ = ["COMMON", "TABLES", "Chunk", "Column", "Scope", "Unit", "ddl", "expand_globs",
+           "plan_units", "unit_chunks", "unit_rows"]
 
 
 class Column(NamedTuple):
@@ -74,7 +77,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("timestamp", "BIGINT", "the record's timestamp (ms)"),
         Column("leader_epoch", "INT", "leader epoch of its batch"),
         Column("is_control", "BOOLEAN", "a control record"),
-        Column("type", "STRING", "Kafka's record type name (RAW for ordinary topics)"),
+        Column("type", "STRING", "Kafka's record type name (RAW for data topics)"),
         Column("version", "INT", "record version, or null"),
         Column("topic_id", "STRING", "topic id the record names, or null"),
         Column("topic_name", "STRING", "topic name the record names, or null"),
@@ -83,7 +86,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("config_resource_type", "INT", "ConfigRecord resource type, or null"),
         Column("config_resource_name", "STRING", "ConfigRecord resource name, or null"),
         Column("config_name", "STRING", "ConfigRecord key, or null"),
-        Column("payload", "STRING", "the decoded record as JSON, secrets redacted"),
+        Column("payload", "STRING", "the decoded record as JSON, secrets redacted (a data "
+               "topic's key and value only with payloads, else null)"),
     ),
     "findings": (
         Column("code", "STRING", "finding code (kmeta(1) lists them)"),
@@ -115,9 +119,65 @@ def ddl(table: str) -> str:
     return ", ".join(f"{c.name} {c.type}" for c in COMMON + TABLES[table])
 
 
+_TRUTH = {"true": True, "false": False}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which records the ``records`` table holds: the one rule for ``kmeta export`` and the
+    data source.
+
+    By default the metadata log's records only (the ``__cluster_metadata`` partition, KRaft
+    snapshots, ``bootstrap.checkpoint``): the other topics hold customer data.
+    ``data_topics`` adds every other topic's records (internal ones such as
+    ``__consumer_offsets`` too), their keys and values left out (null ``payload``) unless
+    ``payloads``; their control records (transaction markers) are Kafka's own and keep
+    theirs.  The ``batches`` table covers every topic whatever the scope: a batch header
+    holds offsets, timestamps, sizes and producer ids, no record bytes.
+    """
+
+    data_topics: bool = False
+    payloads: bool = False
+
+    def __post_init__(self) -> None:
+        if self.payloads and not self.data_topics:
+            # metadata records always carry their payload: payloads alone would do nothing
+            raise UsageError("payloads go with data topics: --data-topics --payloads "
+                             "(option data_topics and payloads \"true\")")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> Scope:
+        """The scope of a data source read: ``option("data_topics", "true")``,
+        ``option("payloads", "true")``."""
+        flags = {}
+        for name in ("data_topics", "payloads"):
+            raw = options.get(name, "false")
+            value = _TRUTH.get(str(raw).strip().lower())
+            if value is None:
+                raise UsageError(f"option {name}: true or false, not {raw!r}")
+            flags[name] = value
+        return cls(**flags)
+
+    def to_options(self) -> dict[str, str]:
+        return {"data_topics": str(self.data_topics).lower(),
+                "payloads": str(self.payloads).lower()}
+
+    def records_of(self, f: LogFile) -> bool:
+        """The records table includes the records of ``f``."""
+        return f.is_metadata or self.data_topics
+
+    def payloads_of(self, f: LogFile) -> bool:
+        """The records of ``f`` keep their keys and values."""
+        return f.is_metadata or self.payloads
+
+
 @dataclass(frozen=True)
 class Unit:
-    """One piece of work: a file (batches, records) or a partition dir (the others)."""
+    """One piece of work: a file (batches, records) or a partition dir (the others).
+
+    A file's flags come from the :class:`Scope` it was planned with: ``metadata`` (holds
+    KRaft metadata records), ``records`` (its records belong in the records table) and
+    ``payloads`` (they keep their keys and values)."""
 
     table: str
     path: str
@@ -125,6 +185,9 @@ class Unit:
     cluster_id: str | None
     node_id: int | None
     partition: str | None
+    metadata: bool = False
+    records: bool = True
+    payloads: bool = True
 
     @property
     def context(self) -> tuple[Any, ...]:
@@ -145,7 +208,33 @@ def _identity(where: Path) -> tuple[str | None, int | None]:
     loaded, _ = load_checked(LogFile(meta, classify(meta.name)))
     if loaded is None:
         return None, None
-    return loaded.cluster_id, loaded.node_id
+    # An empty cluster.id (``cluster.id=``) is no cluster id: null, as Spark stores an
+    # empty partition value, so that every table gives the node the same identity.
+    return loaded.cluster_id or None, loaded.node_id
+
+
+def _placed(f: LogFile) -> tuple[Path, str | None]:
+    """The data dir whose meta.properties names ``f``'s node, and ``f``'s partition dir:
+    the directory above its partition dir, even when the file was given alone (a file of
+    no partition, such as ``bootstrap.checkpoint``: its own directory, and none)."""
+    if f.topic is not None:
+        return f.path.parent.parent, f.path.parent.name
+    return f.path.parent, None
+
+
+class _Identities(dict):
+    """_identity per data dir, read once per plan (not once per file of a big log)."""
+
+    def __missing__(self, where: Path) -> tuple[str | None, int | None]:
+        self[where] = found = _identity(where)
+        return found
+
+
+def _file_unit(table: str, f: LogFile, source: str, scope: Scope, ids: _Identities) -> Unit:
+    where, partition = _placed(f)
+    return Unit(table, str(f.path), source, *ids[where], partition,
+                metadata=f.is_metadata, records=scope.records_of(f),
+                payloads=scope.payloads_of(f))
 
 
 def expand_globs(paths: Iterable[str]) -> list[str]:
@@ -158,9 +247,13 @@ def expand_globs(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def plan_units(paths: Iterable[str], table: str) -> tuple[list[Unit], list[tuple]]:
+def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
+               ) -> tuple[list[Unit], list[tuple]]:
     """The units of ``table`` under ``paths`` (globs already expanded), and findings rows
-    for inputs that could not be read at all."""
+    for inputs that could not be read at all.  ``scope`` (default: metadata records only)
+    says which files' records the records table holds."""
+    scope = scope or Scope()
+    ids = _Identities()
     if table not in TABLES:
         raise KeyError(f"unknown table {table!r}; one of {', '.join(TABLES)}")
     units: list[Unit] = []
@@ -177,33 +270,24 @@ def plan_units(paths: Iterable[str], table: str) -> tuple[list[Unit], list[tuple
         if table == "findings":
             # verify per data dir: its checkpoints and small files are checked with it
             for d in found.data_dirs:
-                cid, nid = _identity(d.path)
-                units.append(Unit(table, str(d.path), source, cid, nid, None))
+                units.append(Unit(table, str(d.path), source, *ids[d.path], None))
             for p in found.partitions:
-                cid, nid = _identity(p.path.parent)
-                units.append(Unit(table, str(p.path), source, cid, nid, p.name))
-            units += [Unit(table, str(f.path), source, *_identity(f.path.parent), None)
-                      for f in found.files]
+                units.append(Unit(table, str(p.path), source, *ids[p.path.parent], p.name))
+            units += [Unit(table, str(f.path), source, *ids[where], partition)
+                      for f in found.files for where, partition in [_placed(f)]]
+            continue
+        if table in ("batches", "records"):
+            units += [u for f in found.all_files() if f.is_batches
+                      for u in [_file_unit(table, f, source, scope, ids)]
+                      if table == "batches" or u.records]
             continue
         for part in found.all_partitions():
-            cid, nid = _identity(part.path.parent)
-            if table in ("batches", "records"):
-                units += [Unit(table, str(f.path), source, cid, nid, part.name)
-                          for f in part.files if f.is_batches]
-            elif table == "image":
+            cid, nid = ids[part.path.parent]
+            if table == "image":
                 if part.is_metadata:
                     units.append(Unit(table, str(part.path), source, cid, nid, part.name))
             else:
                 units.append(Unit(table, str(part.path), source, cid, nid, part.name))
-        for f in found.files:
-            if table in ("batches", "records") and f.is_batches:
-                cid, nid = _identity(f.path.parent)
-                units.append(Unit(table, str(f.path), source, cid, nid, None))
-        if table in ("batches", "records"):
-            for d in found.data_dirs:
-                cid, nid = _identity(d.path)
-                units += [Unit(table, str(f.path), source, cid, nid, None)
-                          for f in d.files if f.is_batches]  # bootstrap.checkpoint
     return units, problems
 
 
@@ -239,12 +323,6 @@ def _batches(unit: Unit) -> Iterator[tuple]:
                      b.max_timestamp, b.size, b.records_count, b.magic, b.compression,
                      b.crc_valid, b.is_control, b.is_transactional if v2 else False,
                      b.producer_id if v2 else -1)
-
-
-def _metadata_file(unit: Unit) -> bool:
-    name = Path(unit.path).name
-    return (unit.partition or "").startswith("__cluster_metadata-") or \
-        name.endswith(".checkpoint") or name == "bootstrap.checkpoint"
 
 
 #: where the entity keys of a metadata record's fields are (field -> column)
@@ -286,8 +364,7 @@ def _default(obj: Any) -> Any:
 
 def _records(unit: Unit) -> Iterator[tuple]:
     ctx = unit.context
-    metadata = _metadata_file(unit)
-    if metadata:
+    if unit.metadata:
         path = unit.file
         last: Any = None
         tail: tuple = ()
@@ -311,9 +388,17 @@ def _records(unit: Unit) -> Iterator[tuple]:
             continue
         records, _ = batch_records(b)
         for r in records:
-            p = decode_control(r.key, r.value) if b.is_control else \
-                decode_opaque(r.key, r.value, "raw")
+            if b.is_control:
+                p = decode_control(r.key, r.value)
+            elif unit.payloads:
+                p = decode_opaque(r.key, r.value, "raw")
+            else:
+                p = WITHHELD  # a customer's key and value, not asked for
             yield ctx + _record_row(unit, b, r, p)
+
+
+#: a data topic's record whose key and value are left out (no ``payloads`` in the Scope)
+WITHHELD = Payload("RAW", None, None)
 
 
 def _payload_columns(control: bool, p: Any) -> tuple:
@@ -449,7 +534,7 @@ CHUNK_ROWS = 1 << 16
 def unit_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """The rows of a unit as columnar chunks of up to ``size`` rows (every table; the
     batches and records of a metadata log without a tuple per row)."""
-    if unit.table == "records" and _metadata_file(unit):
+    if unit.table == "records" and unit.metadata:
         return _record_chunks(unit, size)
     if unit.table == "batches":
         return _batch_chunks(unit, size)
@@ -554,19 +639,19 @@ def _record_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
 
 def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk]]:
     """The batches and the records of one segment or snapshot file from a single read:
-    ``("batches", chunk)`` and ``("records", chunk)`` pairs, the same rows as
-    ``unit_chunks`` gives for each table.  What ``kmeta export`` writes.
+    ``("batches", chunk)`` and ``("records", chunk)`` pairs (records only when the unit's
+    scope puts them in the records table), the same rows as ``unit_chunks`` gives for
+    each table.  What ``kmeta export`` writes.
 
     The loop is the hottest of an export (once per batch of every log of a fleet): it
     appends through bound methods and takes a memoised lone record without building
     Record objects."""
-    batch_unit = Unit("batches", unit.path, unit.source, unit.cluster_id, unit.node_id,
-                      unit.partition)
-    record_unit = Unit("records", unit.path, unit.source, unit.cluster_id, unit.node_id,
-                       unit.partition)
-    if not _metadata_file(unit):
+    batch_unit = replace(unit, table="batches")
+    record_unit = replace(unit, table="records")
+    if not unit.metadata:
         yield from (("batches", c) for c in _batch_chunks(batch_unit, size))
-        yield from (("records", c) for c in unit_chunks(record_unit, size))
+        if unit.records:
+            yield from (("records", c) for c in unit_chunks(record_unit, size))
         return
     codecs = CODEC_NAMES
     bcols: list[list] = [[] for _ in range(14)]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.errors import UsageError
-from kmeta.ops.rows import TABLES, ddl, expand_globs
+from kmeta.ops.rows import TABLES, Scope, ddl, expand_globs
 
 __all__ = ["ExportResult", "run_export", "session"]
 
@@ -74,8 +74,10 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
                fmt: str = "parquet", master: str | None = None,
                tables: Sequence[str] = tuple(TABLES), progress: bool = False,
                on_table: Callable[[str, int], None] | None = None,
-               spark: Any = None) -> ExportResult:
-    """Write ``tables`` of ``paths`` under ``out``; ``out`` must not exist yet."""
+               spark: Any = None, scope: Scope | None = None) -> ExportResult:
+    """Write ``tables`` of ``paths`` under ``out``; ``out`` must not exist yet.  ``scope``
+    (default: metadata records only) says what the records table holds."""
+    scope = scope or Scope()
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: one of {', '.join(FORMATS)}")
     unknown = [t for t in tables if t not in TABLES]
@@ -101,7 +103,7 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
     if files and fmt == "parquet" and "://" not in str(out):
         # batches and records: both from one read of each file, written as Parquet by
         # the executors themselves (pyarrow), with no rows passing through the JVM
-        counts, parts = _export_files(spark, list(paths), target, files)
+        counts, parts = _export_files(spark, list(paths), target, files, scope)
         for table in files:
             result.rows[table] = counts.get(table, 0)
             result.partitions[table] = parts
@@ -109,7 +111,8 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
                 on_table(table, result.rows[table])
         tables = [t for t in tables if t not in files]
     for table in tables:
-        df = spark.read.format("kmeta").option("table", table).load(list(paths))
+        df = spark.read.format("kmeta").options(table=table, **scope.to_options()) \
+            .load(list(paths))
         result.partitions[table] = df.rdd.getNumPartitions()
         dest = f"{str(out).rstrip('/')}/{table}"  # a URL too (Path would fold its //)
         df.write.mode("errorifexists").partitionBy(*PARTITION_BY).format(fmt).save(dest)
@@ -133,18 +136,24 @@ HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 def partition_dir(column: str, value: Any) -> str:
-    """``column=value`` as Spark names a partition directory (null: Hive's default)."""
-    if value is None:
+    """``column=value`` as Spark's writer names a partition directory, so that the tables
+    written here and those Spark writes read back alike: null and the empty string are
+    Hive's default partition (read back as null; Spark refuses an empty ``column=``)."""
+    if value is None or value == "":
         return f"{column}={HIVE_NULL}"
     text = "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in str(value))
     return f"{column}={text}"
 
 
-def _export_files(spark: Any, paths: list[str], out: Path, tables: Sequence[str]
-                  ) -> tuple[dict[str, int], int]:
+def _export_files(spark: Any, paths: list[str], out: Path, tables: Sequence[str],
+                  scope: Scope) -> tuple[dict[str, int], int]:
     from kmeta.ops.rows import plan_units
 
-    units, _ = plan_units(paths, "records")
+    # every segment and snapshot file (the batches table covers all topics); each unit
+    # says whether its records belong in the records table too
+    units, _ = plan_units(paths, "batches", scope)
+    if "batches" not in tables:
+        units = [u for u in units if u.records]
     # biggest first: the tasks of a long tail of small files then fill the gaps
     units.sort(key=lambda u: Path(u.path).stat().st_size if Path(u.path).exists() else 0,
                reverse=True)

@@ -1,7 +1,9 @@
 """``spark.read.format("kmeta")``: kmeta's tables as a PySpark Python data source.
 
-Options: ``table`` (batches, records, findings, epochs, image; default records) and the
-paths given to ``load`` (data dirs, partition dirs, files or globs, from many brokers).
+Options: ``table`` (batches, records, findings, epochs, image; default records),
+``data_topics`` and ``payloads`` ("true" or "false", default false: what the records table
+holds, see ``kmeta.ops.rows.Scope``) and the paths given to ``load`` (data dirs, partition
+dirs, files or globs, from many brokers).
 Planning expands the paths into units (``kmeta.ops.rows``): one Spark input partition per
 segment or snapshot file (per partition or data dir for the other tables), so reading
 spreads over the executors; each executor parses with kmeta's own storage and formats
@@ -22,6 +24,7 @@ from kmeta.ops.rows import (
     COMMON,
     TABLES,
     Chunk,
+    Scope,
     Unit,
     ddl,
     expand_globs,
@@ -52,12 +55,13 @@ class _UnitPartition(InputPartition):
 
 
 class KmetaReader(DataSourceReader):
-    def __init__(self, table: str, paths: list[str]) -> None:
+    def __init__(self, table: str, paths: list[str], scope: Scope) -> None:
         self.table = table
         self.paths = paths
+        self.scope = scope
 
     def partitions(self) -> Sequence[InputPartition]:
-        units, problems = plan_units(self.paths, self.table)
+        units, problems = plan_units(self.paths, self.table, self.scope)
         parts: list[InputPartition] = [_UnitPartition(u) for u in units]
         if problems and self.table == "findings":
             parts.append(_UnitPartition(None, problems))
@@ -120,7 +124,9 @@ class KmetaDataSource(DataSource):
         return table
 
     def schema(self) -> str:
+        Scope.from_options(self.options)  # a bad option fails here, before any work
         return ddl(self._table())
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return KmetaReader(self._table(), input_paths(dict(self.options)))
+        return KmetaReader(self._table(), input_paths(dict(self.options)),
+                           Scope.from_options(self.options))
