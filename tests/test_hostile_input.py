@@ -322,3 +322,26 @@ def test_compression_bomb_is_a_finding(name: str, command: tuple[str, ...],
         assert proc.returncode == 1, out[-2000:]
     # every child so far: small kmeta runs; a bomb decoded whole took gigabytes
     assert _child_peak_mib() < 400
+
+
+# ------------------------------------------------------------------ 7. many files
+
+
+def test_discovery_and_repair_planning_do_no_per_pair_path_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sorting Path objects (their comparisons) and a Path per entry in the repair's
+    fingerprint made ``repair`` of a directory of 100,000 files take over a minute:
+    neither may come back."""
+    from kmeta.ops.repair import plan_repair
+
+    part = _healthy(tmp_path)
+    for i in range(200):
+        (part / f"junk-{i}").write_bytes(b"x")
+
+    def refuse(*_: object) -> bool:
+        raise AssertionError("Path comparison or relative_to in a per-file loop")
+
+    monkeypatch.setattr(Path, "__lt__", refuse)
+    monkeypatch.setattr(Path, "relative_to", refuse)
+    plan = plan_repair(part)
+    assert sum(1 for c in plan.changes if c.name.startswith("junk-")) == 200

@@ -307,14 +307,21 @@ def _partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
     return part
 
 
-def _fingerprint(path: Path) -> dict[str, tuple[int, int]]:
+def _fingerprint(path: Path, prefix: str = "") -> dict[str, tuple[int, int]]:
+    """Relative name -> (size, mtime) of everything below ``path`` (links not followed
+    into directories).  Plain strings and scandir's cached types: a Path and two stats
+    per entry made planning a repair of 100,000 files take a minute."""
     out = {}
-    for root, dirs, files in os.walk(path):
-        for name in dirs + files:
-            p = Path(root, name)
-            st = p.lstat()
-            out[str(p.relative_to(path))] = (st.st_size if p.is_file() else -1,
-                                              st.st_mtime_ns)
+    for entry in os.scandir(path):
+        st = entry.stat(follow_symlinks=False)
+        name = prefix + entry.name
+        try:
+            regular = entry.is_file()
+        except OSError:  # a link that loops: DirEntry raises where Path said False
+            regular = False
+        out[name] = (st.st_size if regular else -1, st.st_mtime_ns)
+        if entry.is_dir(follow_symlinks=False):
+            out.update(_fingerprint(Path(entry.path), name + os.sep))
     return out
 
 
@@ -673,8 +680,9 @@ def _indexes(part: PartitionDir, touched: set[int]) -> list[FileChange]:
     segments = {f.kind.base_offset for f in part.segments}
     live = [f for f in part.files if f.kind.kind in _INDEX_KINDS and f.kind.suffix is None]
     bad: dict[int, Finding] = {}
+    by_path = {str(x.path): x for x in live}
     for finding in verify_indexes(part):
-        f = next((x for x in live if str(x.path) == finding.file), None)
+        f = by_path.get(finding.file or "")
         if f is not None and finding.severity is not Severity.INFO:
             bad.setdefault(f.kind.base_offset, finding)
     changes = []
