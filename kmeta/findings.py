@@ -115,6 +115,11 @@ HINTS: dict[str, str] = {
     "V020": "the directory is incomplete: copy the whole partition directory",
     "V022": "the snapshot claims data this replica does not have; check the copy",
     "V026": "the state before the log start is lost unless another replica has a snapshot",
+    "V030": "harmless: Kafka deletes an index without its segment when it loads the log",
+    "V031": "delete the segment's index files: Kafka rebuilds missing indexes on start "
+            "(it rebuilds a torn one itself, but not one whose entries are out of order)",
+    "V032": "Kafka does not check index entries on a clean start and would serve reads "
+            "from the wrong place; delete the segment's index files and Kafka rebuilds them",
     "V036": "the files were written at different times (an unclean shutdown?); Kafka "
             "raises the recovery point and high watermark to the log start on load",
     "V037": "a partial copy of the data dir, or a partition deleted since the checkpoint",
