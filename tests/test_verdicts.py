@@ -245,3 +245,39 @@ def test_snapshot_answer_says_why() -> None:
     report = diff_replicas([str(LATER_COPY / "a"), str(LATER_COPY / "b")], images=False)
     said = " ".join(report.pairs[0].kafka)
     assert "b ends at 342, below the leader's log start 346" in said
+
+
+# ------------------------------------------------------------------ what a repair costs
+
+BAD_CRC = FIXTURES / "corrupt" / "bad-crc" / "__cluster_metadata-0"
+
+
+def test_repair_says_how_many_committed_records_the_cut_lost(tmp_path: Path) -> None:
+    proc = run("repair", BAD_CRC, "--out", tmp_path / "r" / "__cluster_metadata-0")
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    # the bad CRC at offset 20 cuts the log; the intact snapshot at 458 proves 20..457
+    # were committed
+    assert last.startswith("cost: 438 committed record(s) lost (offsets 20..457)"), last
+    assert "fetch them again from the leader" in last and "--follow-snapshot" in last
+    plan = json.loads(run("repair", "--dry-run", "--json", BAD_CRC).stdout)
+    assert plan["committed_lost"] == {"records": 438, "first_offset": 20, "last_offset": 457,
+                                      "snapshot": "00000000000000000458-0000000002"}
+
+
+def test_following_the_snapshot_loses_no_committed_record() -> None:
+    plan = json.loads(run("repair", "--dry-run", "--json", "--follow-snapshot",
+                          BAD_CRC).stdout)
+    assert plan["committed_lost"] is None
+
+
+def test_truncate_apply_reports_what_it_wrote_once(tmp_path: Path) -> None:
+    out = tmp_path / "t" / "__cluster_metadata-0"
+    proc = run("truncate", BAD_CRC.parent, "--to", "100", "--apply", "--out", out)
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    assert "simulation" not in proc.stdout and "nothing written" not in proc.stdout
+    removed = [line for line in proc.stdout.splitlines() if "removed:" in line]
+    assert len(removed) == 1, removed
+    repaired = json.loads(run("repair", "--dry-run", "--json", "--truncate-to", "100",
+                              BAD_CRC).stdout)
+    assert f"removed: {repaired['removed']['batches']} batch(es)" in removed[0]
