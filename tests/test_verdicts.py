@@ -281,3 +281,32 @@ def test_truncate_apply_reports_what_it_wrote_once(tmp_path: Path) -> None:
     repaired = json.loads(run("repair", "--dry-run", "--json", "--truncate-to", "100",
                               BAD_CRC).stdout)
     assert f"removed: {repaired['removed']['batches']} batch(es)" in removed[0]
+
+
+# ------------------------------------------------------------------ repair -> verify -> diff
+
+
+def test_a_repaired_copy_is_the_partition_it_repaired(tmp_path: Path) -> None:
+    out = tmp_path / "R"
+    assert run("repair", BAD_CRC, "--out", out).returncode == ExitCode.OK
+    assert (out / "quarantine").is_dir()
+    proc = run("verify", "--json", out)
+    assert proc.returncode == ExitCode.OK, proc.stdout
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    summary = lines[-1]
+    assert list(summary["logs"]) == [str(out)]  # KRaft checks and replay ran
+    assert summary["not_run"] == [] and lines[:-1] == []  # no S007 for its quarantine/
+    diff = run("diff", "--json", out, FIXTURES / "corrupt" / "pristine")
+    assert diff.returncode == ExitCode.OK, diff.stderr
+    assert json.loads(diff.stdout)["lagging"] == [str(out)]
+    image = run("image", "--digest", out)
+    assert image.returncode == ExitCode.OK, image.stderr
+
+
+def test_loose_snapshots_stay_loose_files(tmp_path: Path) -> None:
+    import shutil
+
+    for snap in (FIXTURES / "healthy" / "__cluster_metadata-0").glob("*.checkpoint"):
+        shutil.copy(snap, tmp_path)
+    found = discover([tmp_path])
+    assert not list(found.all_partitions()) and len(found.files) == 3

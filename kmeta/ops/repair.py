@@ -73,7 +73,7 @@ from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
 from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
 from kmeta.ops.verify import snapshot_image, verify, verify_indexes
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan
 from kmeta.storage.writer import (
@@ -96,9 +96,6 @@ __all__ = [
     "apply_repair_in_place",
     "plan_repair",
 ]
-
-#: The folder of the output that holds the files repair moved aside.
-QUARANTINE = "quarantine"
 
 #: Problems at which the repaired log ends, and why (see the module docstring).
 CUT_CODES: dict[str, str] = {
