@@ -322,3 +322,16 @@ def test_loose_snapshots_stay_loose_files(tmp_path: Path) -> None:
         shutil.copy(snap, tmp_path)
     found = discover([tmp_path])
     assert not list(found.all_partitions()) and len(found.files) == 3
+
+
+def test_diff_refuses_replicas_of_two_clusters(real_data: Path) -> None:
+    proc = run("diff", real_data / "data-store" / "kafka-data",
+               real_data / "kraft-ksql-txn" / "kafka-data")
+    assert proc.returncode == ExitCode.USAGE
+    assert "not replicas of one cluster" in one_error_line(proc)
+
+
+def test_truncate_without_a_log_says_so(real_data: Path) -> None:
+    proc = run("truncate", real_data / "data-store", "--to", "5")
+    assert proc.returncode == ExitCode.UNREADABLE
+    assert "no log segment" in one_error_line(proc)
