@@ -129,6 +129,9 @@ FINDING: tuple[Field, ...] = (
 SUMMARY: tuple[Field, ...] = (
     Field("kind", "STRING", '"summary": the last line of a verify run'),
     Field("files", "BIGINT", "files checked"),
+    Field("segments", "BIGINT", "log segments read"),
+    Field("snapshots", "BIGINT", "snapshots read (bootstrap.checkpoint included)"),
+    Field("not_run", "ARRAY<STRING>", "checks that could not run, one sentence each"),
     Field("findings", "STRUCT<error: BIGINT, warning: BIGINT, info: BIGINT>",
           "findings per severity"),
     Field("logs", "MAP<STRING, STRUCT<segments: BIGINT, batches: BIGINT, records: BIGINT, "
