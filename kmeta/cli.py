@@ -485,16 +485,17 @@ def truncate(
     if apply != (out is not None):
         raise UsageError("--apply and --out go together", hint="without them, nothing "
                          "is written: the command only simulates")
-    plan = simulate_truncate(path, to, peer=peer, images=not no_images)
+    plan = simulate_truncate(path, to, peer=peer, images=not no_images and not apply)
     if not apply:
         write_lines(truncate_json(plan) if json_out else truncate_lines(plan), json=json_out)
         raise typer.Exit(int(ExitCode.OK))
-    if not json_out:
-        write_lines(truncate_lines(plan))
     from kmeta.ops.repair import apply_repair, plan_repair
     from kmeta.render.repair import repair_json, repair_lines
 
+    # What was written, counted once (by repair): the simulation's lines would say
+    # "nothing written" above it and count a damaged batch differently.
     result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
+    result.notes += [n for n in (plan.reason, *plan.notes) if n]
     write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
     raise typer.Exit(int(ExitCode.FINDINGS if result.remaining_errors else ExitCode.OK))
 

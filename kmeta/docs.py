@@ -1052,6 +1052,14 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
                 "cut": "Where the repaired log ends and why (keys below); null when every "
                        "batch is kept.",
                 "removed": "What the repaired log no longer holds (keys below).",
+                "committed_lost": "Committed records the repaired log no longer holds: "
+                                  "the offsets from its end up to the latest intact "
+                                  "snapshot past it (Kafka writes snapshots only at or "
+                                  "below the high watermark), as an object with records, "
+                                  "first_offset, last_offset and snapshot (its "
+                                  "<endOffset>-<epoch>); null when none. The replica must "
+                                  "fetch them again from the leader; --follow-snapshot "
+                                  "keeps the state up to the snapshot.",
                 "leader_epochs": "The leader-epoch cache rebuilt from the kept batches "
                                  "(what leader-epoch-checkpoint holds): a list of "
                                  "[epoch, start offset] pairs.",

@@ -52,6 +52,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V008": (Severity.WARNING, "a leader epoch holds no LeaderChange control record"),
     "V009": (Severity.ERROR, "offsets between two segments are in no segment"),
     "V010": (Severity.ERROR, "legacy message (magic 0/1) in a KRaft metadata log"),
+    "V011": (Severity.WARNING, "leader-epoch-checkpoint names an epoch at or past the log "
+             "end offset (Kafka drops it on load)"),
     "V020": (Severity.ERROR, "metadata partition directory without any log segment"),
     "V021": (Severity.ERROR, "snapshot does not open with a SnapshotHeader and close with a "
              "SnapshotFooter"),
@@ -60,7 +62,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "V024": (Severity.WARNING, "unfinished snapshot (.checkpoint.part) left behind"),
     "V025": (Severity.INFO, "snapshot deleted or deletable (older than the log start offset)"),
     "V026": (Severity.ERROR, "log starts above 0 and no snapshot covers the offsets below it"),
-    "V030": (Severity.WARNING, "index file without its segment"),
+    "V028": (Severity.WARNING, "partition directories without any log segment (an "
+             "incomplete copy): their log end offsets are unknown"),
+    "V030": (Severity.WARNING, "index file without its segment (Kafka deletes it on load)"),
     "V031": (Severity.ERROR, "index entries out of order, or damage after the last entry"),
     "V032": (Severity.ERROR, "index entry does not point at the batch it names, or names "
              "an offset past its segment"),
@@ -115,7 +119,9 @@ HINTS: dict[str, str] = {
     "V020": "the directory is incomplete: copy the whole partition directory",
     "V022": "the snapshot claims data this replica does not have; check the copy",
     "V026": "the state before the log start is lost unless another replica has a snapshot",
-    "V030": "harmless: Kafka deletes an index without its segment when it loads the log",
+    "V011": "harmless: Kafka truncates the epoch cache at the log end offset on load",
+    "V028": "copy the whole partition directories (segments included) to check them",
+    "V030": "harmless: Kafka deletes an index file whose segment is gone on load",
     "V031": "delete the segment's index files: Kafka rebuilds missing indexes on start "
             "(it rebuilds a torn one itself, but not one whose entries are out of order)",
     "V032": "Kafka does not check index entries on a clean start and would serve reads "

@@ -210,7 +210,19 @@ def test_an_empty_segment_sets_the_log_end(real_data: Path) -> None:
 
 
 def test_partitions_without_segments_have_no_known_log_end(real_data: Path) -> None:
-    assert "V035" not in _codes(real_data / "kraft412-scram-snapshots")
+    codes = _codes(real_data / "kraft412-scram-snapshots")
+    assert "V035" not in codes
+    assert codes.count("V028") == 1  # once for the data dir, not once per partition
+
+
+def test_what_kafka_repairs_on_load_is_a_warning_that_says_so(real_data: Path) -> None:
+    # kraft-ksql-txn keeps __cluster_metadata-0/00000000000000000000.index without its
+    # segment: LogLoader deletes an orphaned index on load
+    report = verify(discover([real_data / "kraft-ksql-txn"]))
+    orphans = [f for f in report.findings if f.code == "V030"]
+    assert len(orphans) == 2
+    assert all(f.severity.value == "warning" and "Kafka deletes it on load" in f.message
+               for f in orphans)
 
 
 # ------------------------------------------------------------------ diff of two copies in time
@@ -245,3 +257,81 @@ def test_snapshot_answer_says_why() -> None:
     report = diff_replicas([str(LATER_COPY / "a"), str(LATER_COPY / "b")], images=False)
     said = " ".join(report.pairs[0].kafka)
     assert "b ends at 342, below the leader's log start 346" in said
+
+
+# ------------------------------------------------------------------ what a repair costs
+
+BAD_CRC = FIXTURES / "corrupt" / "bad-crc" / "__cluster_metadata-0"
+
+
+def test_repair_says_how_many_committed_records_the_cut_lost(tmp_path: Path) -> None:
+    proc = run("repair", BAD_CRC, "--out", tmp_path / "r" / "__cluster_metadata-0")
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    # the bad CRC at offset 20 cuts the log; the intact snapshot at 458 proves 20..457
+    # were committed
+    assert last.startswith("cost: 438 committed record(s) lost (offsets 20..457)"), last
+    assert "fetch them again from the leader" in last and "--follow-snapshot" in last
+    plan = json.loads(run("repair", "--dry-run", "--json", BAD_CRC).stdout)
+    assert plan["committed_lost"] == {"records": 438, "first_offset": 20, "last_offset": 457,
+                                      "snapshot": "00000000000000000458-0000000002"}
+
+
+def test_following_the_snapshot_loses_no_committed_record() -> None:
+    plan = json.loads(run("repair", "--dry-run", "--json", "--follow-snapshot",
+                          BAD_CRC).stdout)
+    assert plan["committed_lost"] is None
+
+
+def test_truncate_apply_reports_what_it_wrote_once(tmp_path: Path) -> None:
+    out = tmp_path / "t" / "__cluster_metadata-0"
+    proc = run("truncate", BAD_CRC.parent, "--to", "100", "--apply", "--out", out)
+    assert proc.returncode == ExitCode.OK, proc.stderr
+    assert "simulation" not in proc.stdout and "nothing written" not in proc.stdout
+    removed = [line for line in proc.stdout.splitlines() if "removed:" in line]
+    assert len(removed) == 1, removed
+    repaired = json.loads(run("repair", "--dry-run", "--json", "--truncate-to", "100",
+                              BAD_CRC).stdout)
+    assert f"removed: {repaired['removed']['batches']} batch(es)" in removed[0]
+
+
+# ------------------------------------------------------------------ repair -> verify -> diff
+
+
+def test_a_repaired_copy_is_the_partition_it_repaired(tmp_path: Path) -> None:
+    out = tmp_path / "R"
+    assert run("repair", BAD_CRC, "--out", out).returncode == ExitCode.OK
+    assert (out / "quarantine").is_dir()
+    proc = run("verify", "--json", out)
+    assert proc.returncode == ExitCode.OK, proc.stdout
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    summary = lines[-1]
+    assert list(summary["logs"]) == [str(out)]  # KRaft checks and replay ran
+    assert summary["not_run"] == [] and lines[:-1] == []  # no S007 for its quarantine/
+    diff = run("diff", "--json", out, FIXTURES / "corrupt" / "pristine")
+    assert diff.returncode == ExitCode.OK, diff.stderr
+    assert json.loads(diff.stdout)["lagging"] == [str(out)]
+    image = run("image", "--digest", out)
+    assert image.returncode == ExitCode.OK, image.stderr
+
+
+def test_loose_snapshots_stay_loose_files(tmp_path: Path) -> None:
+    import shutil
+
+    for snap in (FIXTURES / "healthy" / "__cluster_metadata-0").glob("*.checkpoint"):
+        shutil.copy(snap, tmp_path)
+    found = discover([tmp_path])
+    assert not list(found.all_partitions()) and len(found.files) == 3
+
+
+def test_diff_refuses_replicas_of_two_clusters(real_data: Path) -> None:
+    proc = run("diff", real_data / "data-store" / "kafka-data",
+               real_data / "kraft-ksql-txn" / "kafka-data")
+    assert proc.returncode == ExitCode.USAGE
+    assert "not replicas of one cluster" in one_error_line(proc)
+
+
+def test_truncate_without_a_log_says_so(real_data: Path) -> None:
+    proc = run("truncate", real_data / "data-store", "--to", "5")
+    assert proc.returncode == ExitCode.UNREADABLE
+    assert "no log segment" in one_error_line(proc)

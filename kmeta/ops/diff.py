@@ -625,6 +625,13 @@ def diff_replicas(paths: list[str], *, images: bool = True) -> DiffReport:
     reps = [open_replica(p) for p in paths]
     if len({r.path for r in reps}) != len(reps):
         raise UsageError("the same replica was given twice")
+    clusters = {r.cluster_id: r.label for r in reps if r.cluster_id}
+    if len(clusters) > 1:
+        # Logs of two clusters share no history: any lag or divergence found between
+        # them would be an accident of offsets.
+        raise UsageError("not replicas of one cluster: " + ", ".join(
+            f"{label} has cluster id {cid}" for cid, label in clusters.items()),
+            hint="diff compares replicas of one metadata log")
     splits = read_replicas(reps)
     pairs = [_compare(reps[0], reps[j], splits.get((0, j)), images)
              for j in range(1, len(reps))]

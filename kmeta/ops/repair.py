@@ -73,7 +73,7 @@ from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
 from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
 from kmeta.ops.verify import snapshot_image, verify, verify_indexes
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.regular import not_regular, open_regular
 from kmeta.storage.segments import batch_records, mapped, scan
@@ -97,9 +97,6 @@ __all__ = [
     "apply_repair_in_place",
     "plan_repair",
 ]
-
-#: The folder of the output that holds the files repair moved aside.
-QUARANTINE = "quarantine"
 
 #: Problems at which the repaired log ends, and why (see the module docstring).
 CUT_CODES: dict[str, str] = {
@@ -225,6 +222,46 @@ class Removed:
         self.batches_by_type[kind] = self.batches_by_type.get(kind, 0) + 1
 
 
+@dataclass(frozen=True)
+class CommittedLoss:
+    """Records below an intact snapshot that the repaired log no longer holds.
+
+    Kafka writes a snapshot only at or below the high watermark, so every offset below
+    an intact snapshot was committed: a replica that loses them must fetch them again
+    from the leader (or, with --follow-snapshot, start at the snapshot and keep the
+    state it holds)."""
+
+    records: int
+    first_offset: int
+    last_offset: int
+    snapshot: str
+    #: whether --follow-snapshot is a way out (not with a requested truncation)
+    can_follow: bool = True
+
+    def sentence(self) -> str:
+        end = self.last_offset + 1
+        way_out = f"; --follow-snapshot keeps the state up to {end} instead (the log " \
+            "restarts at the snapshot)" if self.can_follow else ""
+        return (f"the repaired log lost {self.records:,} committed record(s) (offsets "
+                f"{self.first_offset}..{self.last_offset}: the intact snapshot "
+                f"{self.snapshot} shows they were committed). A broker started on it must "
+                f"fetch them again from the leader{way_out}")
+
+
+def committed_loss(snap_changes: list[FileChange], new_log_end: int,
+                   can_follow: bool = True) -> CommittedLoss | None:
+    """What the cut costs in committed records: the offsets from the new log end up to
+    the latest intact snapshot past it (the metadata log is never compacted, so there
+    is one record per offset)."""
+    past = [c for c in snap_changes if c.details.get("live") and not c.details.get("findings")
+            and c.first_offset is not None and c.first_offset > new_log_end]
+    if not past:
+        return None
+    latest = max(past, key=lambda c: c.first_offset)
+    return CommittedLoss(latest.first_offset - new_log_end, new_log_end,
+                         latest.first_offset - 1, Path(latest.name).stem, can_follow)
+
+
 @dataclass
 class RepairPlan:
     """Everything a repair would do, computed without writing (see :func:`plan_repair`)."""
@@ -246,6 +283,8 @@ class RepairPlan:
     model: ReplicaLog
     #: what people should know: problems repair leaves, choices it made
     notes: list[str] = field(default_factory=list)
+    #: committed records the repaired log no longer holds (see :func:`committed_loss`)
+    committed_lost: CommittedLoss | None = None
     #: (size, mtime) of every entry of the input, to refuse writing if it changed since
     fingerprint: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
 
@@ -559,6 +598,10 @@ def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None
                      f"{', '.join(truncated)}: quarantined, since a snapshot never ends past "
                      "the log end")
 
+    lost = None if followed is not None else \
+        committed_loss(snap_changes, leo, can_follow=truncate_to is None)
+    if lost is not None:
+        notes.insert(0, lost.sentence())
     changes += _small_files(part, model.epoch_cache)
     changes += _indexes(part, touched)
     changes += _others(part, model.log_start_offset, leo)
@@ -567,7 +610,7 @@ def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None
         part_dir=path, truncate_to=truncate_to, log_start_offset=model.log_start_offset,
         input_log_end_offset=reader.input_end, new_log_end_offset=leo, cut=reader.cut,
         changes=changes, removed=reader.removed, epoch_cache=model.epoch_cache, model=model,
-        notes=notes, fingerprint=fingerprint)
+        notes=notes, committed_lost=lost, fingerprint=fingerprint)
 
 
 def _quorum_epoch(part: PartitionDir) -> int | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.core.image import diff_images
-from kmeta.errors import KmetaError, UsageError
+from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding
 from kmeta.ops.diff import (
     Replica,
@@ -103,6 +103,10 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
         rep = open_replica(path)
         read_replicas([rep])
     assert to is not None and rep.model is not None
+    if not rep.part.segments:  # as repair says: the model's start would be a snapshot's
+        raise UnreadableInput("no log segment: there is no log to truncate",
+                              context=str(rep.part.path),
+                              hint="copy the whole partition directory from the broker")
     model = rep.model
     if to < model.log_start_offset:
         raise UsageError(f"--to {to} is below the log start offset {model.log_start_offset}",

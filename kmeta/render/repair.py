@@ -97,6 +97,14 @@ def repair_lines(item: RepairResult | RepairPlan) -> list[str]:
         lines += [f"note: {n}" for n in result.notes]
     if result is not None and result.findings is not None:
         lines += _check_lines(result)
+    if plan.committed_lost is not None:
+        # last, where the eye lands: a clean check does not mean nothing was lost
+        lost = plan.committed_lost
+        lines.append(f"cost: {lost.records:,} committed record(s) lost (offsets "
+                     f"{lost.first_offset}..{lost.last_offset}); the replica must fetch "
+                     "them again from the leader" + (
+                         f", or repair with --follow-snapshot to keep the state up to "
+                         f"{lost.last_offset + 1}" if lost.can_follow else ""))
     return lines
 
 
@@ -155,6 +163,11 @@ def repair_object(item: RepairResult | RepairPlan) -> dict[str, Any]:
                     "batches_by_type": dict(r.batches_by_type),
                     "records_by_type": dict(r.records_by_type),
                     "damage": [f.to_json() for f in r.damage]},
+        "committed_lost": None if plan.committed_lost is None else {
+            "records": plan.committed_lost.records,
+            "first_offset": plan.committed_lost.first_offset,
+            "last_offset": plan.committed_lost.last_offset,
+            "snapshot": plan.committed_lost.snapshot},
         "leader_epochs": [[e.epoch, e.start_offset] for e in plan.epoch_cache.entries],
         "changed": plan.changed,
         "changes": [_change(c) for c in plan.changes],

@@ -20,6 +20,8 @@ from kmeta.storage.regular import not_regular
 
 METADATA_TOPIC = "__cluster_metadata"
 MAX_DEPTH = 4  # how far below the given path to look for data directories
+#: where kmeta repair puts the files a repaired partition no longer uses
+QUARANTINE = "quarantine"
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,9 @@ def _scan_partition(path: Path, parsed: tuple[str, int], findings: list[Finding]
     for entry in _listdir(path) if entries is None else entries:
         problem = not_regular(entry)
         if problem == "a directory":
-            findings.append(Finding("S007", "unexpected directory inside a partition "
-                                    "directory; skipped", str(entry)))
+            if entry.name != QUARANTINE:  # kmeta repair's own: files it moved out, on purpose
+                findings.append(Finding("S007", "unexpected directory inside a partition "
+                                        "directory; skipped", str(entry)))
             continue
         kind = classify(entry.name)
         if kind.kind == "unknown":
@@ -178,13 +181,17 @@ def _is_partition_dir(path: Path, entries: list[Path], in_data_dir: bool = False
     empty ``topic-N`` directory counts only inside a data dir (next to meta.properties),
     where it can only be a partition whose files are gone.
     """
-    parsed = parse_partition_dir(path.name)
-    if not parsed:
-        return None
     files, _ = _split(entries)
     kinds = {classify(f.name).kind for f in files}
     if "meta-properties" in kinds:
         return None  # a data dir that happens to be named like ``kafka-1``
+    parsed = parse_partition_dir(path.name)
+    if not parsed:
+        # A copy under another name (kmeta repair --out R): the metadata partition is
+        # known by what only it holds, quorum-state, or a log with KRaft snapshots.
+        if "quorum-state" in kinds or {"segment", "kraft-snapshot"} <= kinds:
+            return METADATA_TOPIC, 0
+        return None
     if kinds & PARTITION_KINDS or (in_data_dir and not entries):
         return parsed
     return None
