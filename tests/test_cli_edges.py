@@ -336,3 +336,11 @@ def test_diverged_is_coloured_on_a_terminal_only() -> None:
     seen = os.read(master, 1 << 16).decode()
     os.close(master)
     assert proc.returncode == 1 and "\x1b[1;31mDIVERGED" in seen
+
+
+def test_long_epoch_lists_are_summarised() -> None:
+    from kmeta.render.truncate import _pairs
+
+    line = _pairs([(e, e * 10) for e in range(300)])
+    assert line.endswith("(300 epochs)") and len(line) < 100
+    assert _pairs([(1, 0), (2, 30)]) == "1@0, 2@30"
