@@ -221,10 +221,11 @@ def dump(
 
         lines = render_json(events, show_hex, records_only=bool(opts.types))
     else:
+        from kmeta.render.console import colour_on
         from kmeta.render.text import render as render_text
 
         lines = render_text(events, records=records, show_hex=show_hex,
-                            only_matches=bool(opts.types))
+                            only_matches=bool(opts.types), colour=colour_on(sys.stdout))
     with _reading("dump", paths, streams_stdout=True):
         write_lines(lines, json=json_out)
     if opts.types and not opts.matched:

@@ -276,20 +276,26 @@ def test_columns_is_respected_in_a_pipe(real_data: Path) -> None:
     assert "00000000000000000000.log" in out  # the file name is never cut
 
 
-def _with_tty_stderr(*args: Any, stdout: Any = subprocess.DEVNULL) -> str:
-    """Run kmeta with stderr on a pseudo-terminal; what the terminal got."""
+def _with_tty_stderr(*args: Any) -> str:
+    return _on_a_terminal(args, "stderr", {})
+
+
+def _on_a_terminal(args: tuple[Any, ...], stream: str, env: dict[str, str]) -> str:
+    """Run kmeta with ``stream`` on a pseudo-terminal (the other one discarded); what
+    the terminal got.  Read while kmeta runs: a full terminal buffer would block it."""
     import pty
 
     master, slave = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
-    proc = subprocess.Popen([*KMETA, *map(str, args)], stdout=stdout, stderr=slave,
-                            env={**env, "TERM": "xterm"})
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: slave}
+    proc = subprocess.Popen([*KMETA, *map(str, args)], **streams,
+                            env={**base, "TERM": "xterm", **env})
     os.close(slave)
     chunks = []
     while True:
         try:
-            data = os.read(master, 65536)
-        except OSError:
+            data = os.read(master, 1 << 16)
+        except OSError:  # the other end closed
             break
         if not data:
             break
@@ -326,16 +332,8 @@ def test_diverged_is_coloured_on_a_terminal_only() -> None:
     unclean = FIXTURES / "divergent" / "unclean"
     piped = text(run("diff", unclean / "a", unclean / "b").stdout)
     assert "DIVERGED" in piped and "\x1b[" not in piped
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.run([*KMETA, "diff", str(unclean / "a"), str(unclean / "b")],
-                          stdout=slave, stderr=subprocess.DEVNULL, timeout=60,
-                          env={k: v for k, v in os.environ.items() if k != "NO_COLOR"})
-    os.close(slave)
-    seen = os.read(master, 1 << 16).decode()
-    os.close(master)
-    assert proc.returncode == 1 and "\x1b[1;31mDIVERGED" in seen
+    seen = _stdout_on_a_terminal("diff", unclean / "a", unclean / "b")
+    assert "\x1b[1;31mDIVERGED" in seen
 
 
 def test_long_epoch_lists_are_summarised() -> None:
@@ -344,3 +342,15 @@ def test_long_epoch_lists_are_summarised() -> None:
     line = _pairs([(e, e * 10) for e in range(300)])
     assert line.endswith("(300 epochs)") and len(line) < 100
     assert _pairs([(1, 0), (2, 30)]) == "1@0, 2@30"
+
+
+def _stdout_on_a_terminal(*args: Any, **env: str) -> str:
+    return _on_a_terminal(args, "stdout", env)
+
+
+def test_errors_are_coloured_on_a_terminal_unless_no_color() -> None:
+    torn = FIXTURES / "corrupt" / "torn-tail"
+    assert "\x1b[1;31mS001 error" in _stdout_on_a_terminal("dump", torn)
+    assert "\x1b[" not in _stdout_on_a_terminal("dump", torn, NO_COLOR="1")
+    assert "\x1b[" not in text(run("dump", torn).stdout)
+    assert "\x1b[1;31mbroken" in _stdout_on_a_terminal("verify", torn)

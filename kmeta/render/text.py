@@ -229,9 +229,10 @@ def summarise(items: list[Any], what: str, shown: int = 8) -> str:
 
 
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
-           only_matches: bool = False) -> Iterator[str]:
+           only_matches: bool = False, colour: bool = False) -> Iterator[str]:
     """``only_matches`` (dump --type): a file's header is shown only above a batch or
-    finding of it, so that files without a matching record take no lines."""
+    finding of it, so that files without a matching record take no lines.  ``colour``:
+    finding codes painted by severity (stdout is a terminal)."""
     pending: FileEvent | None = None
     for ev in events:
         if only_matches:
@@ -248,10 +249,10 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
                 yield f"  hex: {'[redacted]' if ev.redacted else bytes(b.raw).hex()}"
             for e in ev.entries:
                 if type(e) is not tuple:
-                    yield finding_line(e)
+                    yield finding_line(e, colour)
                 elif records:
                     yield record_line(b, e[0], e[1], show_hex)
         elif isinstance(ev, Finding):
-            yield finding_line(ev)
+            yield finding_line(ev, colour)
         elif isinstance(ev, FileEvent):
             yield from file_lines(ev)
