@@ -203,6 +203,8 @@ def dump(
     from kmeta.ops.dump import DumpOptions, dump, parse_types
     from kmeta.storage.discover import discover
 
+    if types and batches_only:  # the type of a record is only known once it is decoded
+        raise UsageError("--type needs the records decoded: it cannot go with --batches-only")
     if from_offset is not None and to_offset is not None and from_offset > to_offset:
         raise UsageError(f"--from-offset {from_offset} is after --to-offset {to_offset}")
     opts = DumpOptions(
@@ -291,7 +293,8 @@ PathArg = Annotated[str, typer.Argument(
 def image(
     path: PathArg,
     action: Annotated[str | None, typer.Argument(
-        autocompletion=_complete_actions, help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
+        autocompletion=_complete_actions,
+        help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
         "without it, the whole image.", show_default=False, metavar="ACTION")] = None,
     node: Annotated[str, typer.Argument(
         help="Where in the image, e.g. /topics, /topics/NAME/0, /brokers/1, "

@@ -354,3 +354,8 @@ def test_errors_are_coloured_on_a_terminal_unless_no_color() -> None:
     assert "\x1b[" not in _stdout_on_a_terminal("dump", torn, NO_COLOR="1")
     assert "\x1b[" not in text(run("dump", torn).stdout)
     assert "\x1b[1;31mbroken" in _stdout_on_a_terminal("verify", torn)
+
+
+def test_type_with_batches_only_is_a_usage_error(meta_dir: Path) -> None:
+    proc = run("dump", "--batches-only", "-t", "TOPIC_RECORD", meta_dir)
+    assert proc.returncode == 2 and "--batches-only" in text(proc.stderr)

@@ -177,7 +177,7 @@ def _header_like(buf: Any, n: int) -> bool:
 
 def _not_a_segment(buf: Any, n: int, file: str, torn: bool) -> Finding | None:
     """S010 when a file holds no batch at all: text, or bytes that begin no batch header
-    (a torn or damaged first batch stays S001/S004).  (S001/S004 would tell the reader a write was cut short.)"""
+    (a torn or damaged first batch stays S001/S004, which tell of a write cut short)."""
     preview = _text_preview(buf, n)
     if preview is not None:
         return Finding("S010", f"not a Kafka log segment: its {n} bytes are text "
