@@ -1498,6 +1498,9 @@ def _section_json(schema: JsonSchema) -> list[str]:
 ENVIRONMENT = [
     ("NO_COLOR", "When set to a non-empty value, output for people carries no colour or "
                  "other terminal escape codes. Output that is not a terminal never does."),
+    ("COLUMNS", "The width tables for people are fitted to. Without it, the terminal's "
+                "width; through a pipe nothing is wrapped, so that each finding stays on "
+                "one line."),
     ("KMETA_REAL_DATA", "For kmeta's own test suite: the directory of real Kafka broker "
                         "files (ldi-poc, data-store, quorum3-boaz) the tests read. .ci/run "
                         "sets it; tests that need it are skipped when the directory is "
