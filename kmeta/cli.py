@@ -162,6 +162,9 @@ PathsArg = Annotated[list[str], typer.Argument(
     metavar="PATH")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one object per "
                                        "line (schema in kmeta(1)).")]
+AllOpt = Annotated[bool, typer.Option("--all", help="List every finding on its own line "
+                                      "(by default a code met more than 3 times is one "
+                                      "line: how many, the first and the last).")]
 JsonObjOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout "
                                           "(schema in kmeta(1)).")]
 
@@ -200,6 +203,8 @@ def dump(
     from kmeta.ops.dump import DumpOptions, dump, parse_types
     from kmeta.storage.discover import discover
 
+    if types and batches_only:  # the type of a record is only known once it is decoded
+        raise UsageError("--type needs the records decoded: it cannot go with --batches-only")
     if from_offset is not None and to_offset is not None and from_offset > to_offset:
         raise UsageError(f"--from-offset {from_offset} is after --to-offset {to_offset}")
     opts = DumpOptions(
@@ -216,12 +221,15 @@ def dump(
     if json_out:
         from kmeta.render.jsonl import render as render_json
 
-        write_lines(render_json(events, show_hex, records_only=bool(opts.types)), json=True)
+        lines = render_json(events, show_hex, records_only=bool(opts.types))
     else:
+        from kmeta.render.console import colour_on
         from kmeta.render.text import render as render_text
 
-        write_lines(render_text(events, records=records, show_hex=show_hex,
-                                only_matches=bool(opts.types)))
+        lines = render_text(events, records=records, show_hex=show_hex,
+                            only_matches=bool(opts.types), colour=colour_on(sys.stdout))
+    with _reading("dump", paths, streams_stdout=True):
+        write_lines(lines, json=json_out)
     if opts.types and not opts.matched:
         print(f"kmeta: no record of type {', '.join(sorted(opts.types))} in "
               f"{', '.join(paths)}", file=sys.stderr)
@@ -229,13 +237,14 @@ def dump(
 
 
 @app.command()
-def info(paths: PathsArg, json_out: JsonOpt = False) -> None:
+def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
     """One screen about a data dir: cluster, partitions, metadata log, snapshots, findings."""
     from kmeta.ops.info import info as run_info
     from kmeta.storage.discover import discover
 
     tally = Tally()
-    report = run_info(discover(paths))
+    with _reading("info", paths):
+        report = run_info(discover(paths))
     tally.count_all(report.findings)
     if json_out:
         from kmeta.render.jsonl import dumps
@@ -244,33 +253,23 @@ def info(paths: PathsArg, json_out: JsonOpt = False) -> None:
     else:
         from kmeta.render.info import render_info
 
-        render_info(report)
+        render_info(report, given=paths, expand=show_all)
     _finish(tally)
 
 
 @app.command()
-def verify(paths: PathsArg, json_out: JsonOpt = False) -> None:
+def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
     """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image.
 
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
-    from kmeta.ops.verify import total_log_bytes
     from kmeta.ops.verify import verify as run_verify
     from kmeta.storage.discover import discover
 
     found = discover(paths)
     # As for dump: millions of short-lived objects, no reference cycles to find.
     gc.disable()
-    if sys.stderr.isatty():
-        # A progress bar on stderr as the log is read; never when not a terminal.
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
-
-        with Progress("verify", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                      console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task("verify", total=total_log_bytes(found) or None)
-            report = run_verify(found, lambda _f, n: bar.advance(task, n))
-    else:
+    with _reading("verify", paths):
         report = run_verify(found)
     tally = Tally()
     tally.count_all(report.findings)
@@ -281,7 +280,7 @@ def verify(paths: PathsArg, json_out: JsonOpt = False) -> None:
     else:
         from kmeta.render.verify import render_text
 
-        render_text(report)
+        render_text(report, given=paths, expand=show_all)
     raise typer.Exit(int(tally.exit_code))
 
 
@@ -294,7 +293,8 @@ PathArg = Annotated[str, typer.Argument(
 def image(
     path: PathArg,
     action: Annotated[str | None, typer.Argument(
-        autocompletion=_complete_actions, help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
+        autocompletion=_complete_actions,
+        help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
         "without it, the whole image.", show_default=False, metavar="ACTION")] = None,
     node: Annotated[str, typer.Argument(
         help="Where in the image, e.g. /topics, /topics/NAME/0, /brokers/1, "
@@ -324,8 +324,9 @@ def image(
         raise UsageError(f"unknown action {action!r}", hint="use ls or cat")
     if digest and action:
         raise UsageError(f"--digest cannot be combined with {action}")
-    result = build_image(discover([path]), at=at,
-                         from_snapshot=Path(from_snapshot) if from_snapshot else None)
+    with _reading("image", [path]):
+        result = build_image(discover([path]), at=at,
+                             from_snapshot=Path(from_snapshot) if from_snapshot else None)
     tally = Tally()
     tally.count_all(result.findings)
     if action:
@@ -347,7 +348,7 @@ def image(
         except BrokenPipeError:  # | head: click would exit 1
             _quiet_stdout()
             raise typer.Exit(0) from None
-    _report(result.findings, tally)
+    _report(result.findings, tally, [path])
 
 
 @app.command()
@@ -376,8 +377,9 @@ def history(
     if partition is not None and topic is None:
         raise UsageError("--partition needs --topic")
     findings: list[Any] = []
-    rows = run_history(discover([path]), topic=topic, partition=partition, broker=broker,
-                       findings=findings)
+    with _reading("history", [path]):
+        rows = run_history(discover([path]), topic=topic, partition=partition,
+                           broker=broker, findings=findings)
     write_lines(history_json(rows) if json_out else history_lines(rows), json=json_out)
     if not rows:  # a misspelt name must not look like a quiet history
         who = f"broker {broker}" if broker is not None else f"topic {topic!r}" + (
@@ -385,7 +387,7 @@ def history(
         print(f"kmeta: no record in {path} touched {who}", file=sys.stderr)
     tally = Tally()
     tally.count_all(findings)
-    _report(findings, tally)  # a damaged log: where the history has holes, and exit 1
+    _report(findings, tally, [path])  # a damaged log: where the history has holes, and exit 1
 
 
 @app.command()
@@ -407,17 +409,12 @@ def diff(
     from kmeta.ops.diff import diff_replicas
     from kmeta.render.diff import diff_json, diff_lines
 
-    report = diff_replicas(replicas, images=not no_images)
+    with _reading("diff", replicas):
+        report = diff_replicas(replicas, images=not no_images)
     write_lines(diff_json(report) if json_out else diff_lines(report), json=json_out)
-    from kmeta.render.text import finding_line
-
     # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
     # whether the replicas diverged (kmeta verify judges each replica).
-    for f in report.findings[:20]:
-        print(finding_line(f), file=sys.stderr)
-    if len(report.findings) > 20:
-        print(f"kmeta: {len(report.findings) - 20} more finding(s): run kmeta verify on "
-              "each replica", file=sys.stderr)
+    _print_findings(report.findings, replicas, 20, "run kmeta verify on each replica")
     raise typer.Exit(int(ExitCode.FINDINGS if report.diverged else ExitCode.OK))
 
 
@@ -446,11 +443,12 @@ def snapshot(
     from kmeta.ops.snapshot import write_snapshot_at
     from kmeta.render.snapshot import snapshot_json, snapshot_lines
 
-    result = write_snapshot_at(path, out, at=at)
+    with _reading("snapshot", [path]):
+        result = write_snapshot_at(path, out, at=at)
     tally = Tally()
     tally.count_all(result.findings)
     write_lines([snapshot_json(result)] if json_out else snapshot_lines(result), json=json_out)
-    _report(result.findings, tally)
+    _report(result.findings, tally, [path])
 
 
 @app.command()
@@ -485,7 +483,8 @@ def truncate(
     if apply != (out is not None):
         raise UsageError("--apply and --out go together", hint="without them, nothing "
                          "is written: the command only simulates")
-    plan = simulate_truncate(path, to, peer=peer, images=not no_images and not apply)
+    with _reading("truncate", [path] if peer is None else [path, peer]):
+        plan = simulate_truncate(path, to, peer=peer, images=not no_images and not apply)
     if not apply:
         write_lines(truncate_json(plan) if json_out else truncate_lines(plan), json=json_out)
         raise typer.Exit(int(ExitCode.OK))
@@ -494,7 +493,8 @@ def truncate(
 
     # What was written, counted once (by repair): the simulation's lines would say
     # "nothing written" above it and count a damaged batch differently.
-    result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
+    with _reading("truncate", [path]):
+        result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
     result.notes += [n for n in (plan.reason, *plan.notes) if n]
     write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
     raise typer.Exit(int(ExitCode.FINDINGS if result.remaining_errors else ExitCode.OK))
@@ -538,13 +538,14 @@ def repair(
         raise UsageError("give exactly one of --out DIR and --in-place")
     if backup is not None and not in_place:
         raise UsageError("--backup goes with --in-place")
-    plan = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot)
-    if dry_run:
-        result: Any = plan
-    elif in_place:
-        result = apply_repair_in_place(plan, backup)
-    else:
-        result = apply_repair(plan, out)
+    with _reading("repair", [path]):
+        plan = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot)
+        if dry_run:
+            result: Any = plan
+        elif in_place:
+            result = apply_repair_in_place(plan, backup)
+        else:
+            result = apply_repair(plan, out)
     write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
     remaining = [] if dry_run else result.remaining_errors
     raise typer.Exit(int(ExitCode.FINDINGS if remaining else ExitCode.OK))
@@ -614,15 +615,34 @@ def export(
     raise typer.Exit(int(ExitCode.OK))
 
 
-def _report(findings: list[Any], tally: Tally) -> None:
-    """Findings on stderr (stdout is the data), then the summary and the exit code."""
-    from kmeta.render.text import finding_line
+def _reading(label: str, paths: list[str], streams_stdout: bool = False) -> Any:
+    """The progress bar of every long command (kmeta.render.progress), imported late:
+    ``kmeta --help`` imports no renderer."""
+    from kmeta.render.progress import reading
 
-    for f in findings[:50]:
-        print(finding_line(f), file=sys.stderr)
-    if len(findings) > 50:
-        print(f"kmeta: … {len(findings) - 50} more finding(s)", file=sys.stderr)
+    return reading(label, paths, streams_stdout=streams_stdout)
+
+
+def _report(findings: list[Any], tally: Tally, given: list[str]) -> None:
+    """Findings on stderr (stdout is the data), then the summary and the exit code."""
+    _print_findings(findings, given, 50, "run kmeta verify for all of them")
     _finish(tally)
+
+
+def _print_findings(findings: list[Any], given: list[str], most: int, more: str) -> None:
+    """Findings on stderr, a code met many times as one line, paths relative to
+    ``given``, coloured on a terminal; at most ``most`` lines."""
+    from kmeta.render.console import colour_on
+    from kmeta.render.text import Paths, group_line, grouped
+
+    groups = grouped(findings)
+    paths = Paths(given)
+    colour = colour_on(sys.stderr)
+    for g in groups[:most]:
+        print(group_line(g, paths, colour), file=sys.stderr)
+    if len(groups) > most:
+        rest = sum(g.count for g in groups[most:])
+        print(f"kmeta: {rest} more finding(s): {more}", file=sys.stderr)
 
 
 def _finish(tally: Tally) -> None:

@@ -1485,10 +1485,14 @@ def _section_json(schema: JsonSchema) -> list[str]:
                "order. Every object has a kind (file, batch, record or finding) and the "
                "file it concerns. A file object comes first for each file, each batch "
                "object is followed by its record objects, and a finding comes where it was "
-               "met. Keys marked (optional) appear only when they apply; all others are in "
-               "every object of their kind. New keys may be added; existing keys keep "
-               "their meaning. Bytes are base64 (Kafka's JSON convention) unless named "
-               "*_hex."),
+               "met. With --type, only record and finding objects are written (so that "
+               "jq .data prints records and nothing else). Keys marked (optional) appear "
+               "only when they apply; all others are in every object of their kind. New "
+               "keys may be added; existing keys keep their meaning. Bytes are base64 "
+               "(Kafka's JSON convention) unless named *_hex. kmeta's own keys are "
+               "snake_case in every command's output, and findings is always a list; the "
+               "fields of Kafka's records (data, the image, the content of small files) "
+               "keep Kafka's JSON names, such as leaderEpoch."),
            ".PP",
            esc("The --json output of the other commands follows the dump and info objects, "
                "one subsection per command, under the same rules. Each of their objects has a "
@@ -1513,6 +1517,9 @@ def _section_json(schema: JsonSchema) -> list[str]:
 ENVIRONMENT = [
     ("NO_COLOR", "When set to a non-empty value, output for people carries no colour or "
                  "other terminal escape codes. Output that is not a terminal never does."),
+    ("COLUMNS", "The width tables for people are fitted to. Without it, the terminal's "
+                "width; through a pipe nothing is wrapped, so that each finding stays on "
+                "one line."),
     ("KMETA_REAL_DATA", "For kmeta's own test suite: the directory of real Kafka broker "
                         "files (ldi-poc, data-store, quorum3-boaz) the tests read. .ci/run "
                         "sets it; tests that need it are skipped when the directory is "

@@ -246,3 +246,116 @@ def test_lists_read_as_a_person_writes_them() -> None:
     assert human([{"voterId": 1}, {"voterId": 2}]) == "1,2"
     assert human(None) == "-" and human(True) == "true" and human([]) == "-"
     assert summarise(list(range(1, 301)), "epochs") == "1,2,3,4,…,297,298,299,300 (300 epochs)"
+
+
+# ------------------------------------------------------------------ readability
+
+def test_verify_groups_repeated_findings_and_all_expands(real_data: Path) -> None:
+    where = _real(real_data, "kraft412-scram-snapshots", "data")
+    short = text(run("verify", where).stdout)
+    lines = [line for line in short.splitlines() if "V035" in line]
+    assert len(lines) == 1 and "V035 error x24" in lines[0], lines
+    assert "first: kafka/" in lines[0] and "last: kafka/" in lines[0]
+    assert str(where) not in short  # paths relative to the argument
+    full = text(run("verify", "--all", where).stdout)
+    assert sum("V035" in line for line in full.splitlines()) == 24
+
+
+def test_verify_in_a_pipe_is_one_finding_per_line() -> None:
+    case = FIXTURES / "verify" / "s010-text-segment"
+    out = text(run("verify", case).stdout).splitlines()
+    line = next(x for x in out if "S010" in x)
+    assert "__cluster_metadata-0/00000000000000000010.log" in line
+    assert line.endswith("(it begins 'copied from the broker on Tuesday')")
+
+
+def test_columns_is_respected_in_a_pipe(real_data: Path) -> None:
+    out = text(run("info", _real(real_data, "ldi-poc"), COLUMNS="80").stdout)
+    rows = [line for line in out.splitlines() if "│" in line or "┃" in line]
+    assert rows and max(map(len, rows)) <= 80, rows
+    assert "00000000000000000000.log" in out  # the file name is never cut
+
+
+def _with_tty_stderr(*args: Any) -> str:
+    return _on_a_terminal(args, "stderr", {})
+
+
+def _on_a_terminal(args: tuple[Any, ...], stream: str, env: dict[str, str]) -> str:
+    """Run kmeta with ``stream`` on a pseudo-terminal (the other one discarded); what
+    the terminal got.  Read while kmeta runs: a full terminal buffer would block it."""
+    import pty
+
+    master, slave = pty.openpty()
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS")}
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: slave}
+    proc = subprocess.Popen([*KMETA, *map(str, args)], **streams,
+                            env={**base, "TERM": "xterm", **env})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 1 << 16)
+        except OSError:  # the other end closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("command", [["dump"], ["info"], ["image"],
+                                     ["history", "--broker", "1"], ["verify"]])
+def test_progress_bar_on_a_terminal(command: list[str]) -> None:
+    seen = _with_tty_stderr(*command, HEALTHY)
+    assert f"{command[0]} " in seen and "952.7 kB" in seen, seen[-500:]
+
+
+def test_storage_tells_the_bar_of_every_file_read(meta_dir: Path) -> None:
+    from kmeta.ops.dump import DumpOptions, dump
+    from kmeta.storage.discover import discover
+    from kmeta.storage.segments import READING
+
+    heard: dict[str, int] = {}
+    token = READING.set(lambda path, pos: heard.__setitem__(path, pos))
+    try:
+        for _ in dump(discover([str(meta_dir)]), DumpOptions()):
+            pass
+    finally:
+        READING.reset(token)
+    segment = meta_dir / SEGMENT
+    assert heard == {str(segment): segment.stat().st_size}
+
+
+def test_diverged_is_coloured_on_a_terminal_only() -> None:
+    unclean = FIXTURES / "divergent" / "unclean"
+    piped = text(run("diff", unclean / "a", unclean / "b").stdout)
+    assert "DIVERGED" in piped and "\x1b[" not in piped
+    seen = _stdout_on_a_terminal("diff", unclean / "a", unclean / "b")
+    assert "\x1b[1;31mDIVERGED" in seen
+
+
+def test_long_epoch_lists_are_summarised() -> None:
+    from kmeta.render.truncate import _pairs
+
+    line = _pairs([(e, e * 10) for e in range(300)])
+    assert line.endswith("(300 epochs)") and len(line) < 100
+    assert _pairs([(1, 0), (2, 30)]) == "1@0, 2@30"
+
+
+def _stdout_on_a_terminal(*args: Any, **env: str) -> str:
+    return _on_a_terminal(args, "stdout", env)
+
+
+def test_errors_are_coloured_on_a_terminal_unless_no_color() -> None:
+    torn = FIXTURES / "corrupt" / "torn-tail"
+    assert "\x1b[1;31mS001 error" in _stdout_on_a_terminal("dump", torn)
+    assert "\x1b[" not in _stdout_on_a_terminal("dump", torn, NO_COLOR="1")
+    assert "\x1b[" not in text(run("dump", torn).stdout)
+    assert "\x1b[1;31mbroken" in _stdout_on_a_terminal("verify", torn)
+
+
+def test_type_with_batches_only_is_a_usage_error(meta_dir: Path) -> None:
+    proc = run("dump", "--batches-only", "-t", "TOPIC_RECORD", meta_dir)
+    assert proc.returncode == 2 and "--batches-only" in text(proc.stderr)

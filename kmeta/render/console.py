@@ -1,11 +1,23 @@
-"""The rich console every people-facing renderer prints through."""
+"""The rich console every people-facing renderer prints through, and colour for plain lines.
+
+Width: ``COLUMNS`` when set, else the terminal's; through a pipe with no ``COLUMNS``,
+lines are not wrapped at all (a table row stays one line, for grep).  Colour only on a
+terminal and never with ``NO_COLOR``.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TextIO
 
 from rich.console import Console
+
+#: The width of a pipe without COLUMNS: wide enough that nothing wraps.
+UNWRAPPED = 4096
+
+#: ANSI styles of the words that must catch the eye.
+_STYLES = {"error": "1;31", "warning": "33", "diverged": "1;31", "lag": "33", "ok": "32"}
 
 
 class _Console(Console):
@@ -15,9 +27,28 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def make_console() -> Console:
-    """NO_COLOR means no escape codes at all (rich alone would still send bold); a pipe
-    gets wide lines instead of 80 columns."""
+def _columns() -> int | None:
+    value = os.environ.get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def make_console(stderr: bool = False) -> Console:
+    """NO_COLOR means no escape codes at all (rich alone would still send bold)."""
     plain = bool(os.environ.get("NO_COLOR"))
-    return _Console(soft_wrap=True, color_system=None if plain else "auto",
-                    width=None if sys.stdout.isatty() else 200)
+    stream = sys.stderr if stderr else sys.stdout
+    width = _columns() or (None if stream.isatty() else UNWRAPPED)
+    return _Console(soft_wrap=True, color_system=None if plain else "auto", stderr=stderr,
+                    width=width)
+
+
+def colour_on(stream: TextIO | None = None) -> bool:
+    stream = stream or sys.stdout
+    return not os.environ.get("NO_COLOR") and stream.isatty()
+
+
+def paint(text: str, style: str, stream: TextIO | None = None) -> str:
+    """``text`` in the colour of ``style`` (error, warning, diverged, lag, ok) when
+    ``stream`` (stdout by default) is a terminal and NO_COLOR is not set."""
+    if not colour_on(stream):
+        return text
+    return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kmeta.ops.diff import DiffReport, PairDiff, SideOnly
+from kmeta.render.console import paint
 from kmeta.render.jsonl import dumps
 from kmeta.render.text import human
 
@@ -31,7 +32,8 @@ def _side(label: str, only: SideOnly | None) -> str | None:
 def _headline(p: PairDiff) -> str:
     who = f"{p.local.label} vs {p.peer.label}"
     if p.status == "identical":
-        return f"{who}: IDENTICAL ({_range(p.local.log_start, p.local.log_end)}, same bytes)"
+        span = _range(p.local.log_start, p.local.log_end)
+        return f"{who}: {paint('IDENTICAL', 'ok')} ({span}, same bytes)"
     if p.status == "equivalent":
         start = max(p.local.log_start, p.peer.log_start)
         return f"{who}: SAME CONTENT over offsets {start}..{p.local.log_end - 1}, which " \
@@ -40,13 +42,14 @@ def _headline(p: PairDiff) -> str:
         shorter, longer = (p.local, p.peer) if p.lagging == p.local.label \
             else (p.peer, p.local)
         if shorter.log_end < longer.log_start:
-            return f"{who}: LAG, not divergence: {shorter.label} ends at " \
+            return f"{who}: {paint('LAG', 'lag')}, not divergence: {shorter.label} ends at " \
                 f"{shorter.log_end}, before {longer.label}'s log starts " \
                 f"({longer.log_start}): it needs a snapshot"
-        return f"{who}: LAG, not divergence: {p.lagging} is a prefix of {longer.label}, " \
+        return f"{who}: {paint('LAG', 'lag')}, not divergence: {p.lagging} is a prefix of " \
+            f"{longer.label}, " \
             f"{p.lag_offsets:,} offset(s) behind"
     epoch = f" in epoch {p.divergence_epoch}" if p.divergence_epoch is not None else ""
-    return f"{who}: DIVERGED at offset {p.divergence_offset}{epoch}"
+    return f"{who}: {paint('DIVERGED', 'diverged')} at offset {p.divergence_offset}{epoch}"
 
 
 def diff_lines(report: DiffReport) -> Iterator[str]:
@@ -91,6 +94,6 @@ def diff_lines(report: DiffReport) -> Iterator[str]:
         for label, n in m["beyond"].items():
             yield f"  {label} holds {n:,} offset(s) beyond it"
     yield ""
-    yield "verdict: " + ("DIVERGED" if report.diverged else
+    yield "verdict: " + (paint("DIVERGED", "diverged") if report.diverged else
                          "no divergence" + (" (lag only)" if any(
                              p.status == "lagging" for p in report.pairs) else ""))

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
 from kmeta.render.console import make_console
-from kmeta.render.text import finding_line, human
+from kmeta.render.text import Paths, group_line, grouped, human, summarise
 
 
 def _ts(ms: int | None) -> str:
@@ -29,17 +29,28 @@ def _n(v: Any) -> str:
     return "-" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
 
 
-def _segments_table(title: str, files: list[FileSummary]) -> Table:
-    t = Table(title=title, title_justify="left", show_edge=False)
-    for col in ("file", "first", "last", "batches", "records", "bytes", "from", "to",
-                "epochs"):
+#: Below this many columns the segment tables leave out the times (a row folded over
+#: seven lines is unreadable; --json has the times).
+WIDE = 130
+
+
+def _segments_table(title: str, files: list[FileSummary], width: int) -> Table:
+    times = width >= WIDE
+    t = Table(title=title if times else f"{title} (times: --json or {WIDE} columns)",
+              title_justify="left", show_edge=False, pad_edge=False)
+    cols = ("file", "first", "last", "batches", "records", "bytes", "from", "to", "epochs")
+    for col in cols if times else [c for c in cols if c not in ("from", "to")]:
+        # numbers and names never wrap (a file name cut to "00000…" says nothing)
         t.add_column(col, justify="left" if col in ("file", "from", "to", "epochs")
-                     else "right")
+                     else "right", no_wrap=col != "epochs", overflow="fold",
+                     min_width=6 if col == "epochs" else None)
     for s in files:
         name = s.file.rsplit("/", 1)[-1]
-        t.add_row(name, _n(s.first_offset), _n(s.last_offset), _n(s.batches), _n(s.records),
-                  _n(s.size), _ts(s.first_timestamp), _ts(s.last_timestamp),
-                  ",".join(map(str, s.leader_epochs)) or "-")
+        row = [name, _n(s.first_offset), _n(s.last_offset), _n(s.batches), _n(s.records),
+               _n(s.size)]
+        if times:
+            row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
+        t.add_row(*row, summarise(list(s.leader_epochs), "epochs"))
     return t
 
 
@@ -54,9 +65,10 @@ def _small_lines(name: str, content: Any) -> list[str]:
         if "entries" in content and isinstance(content["entries"], list):
             if not content["entries"]:
                 return [f"{name}: no entries"]
+            entries = content["entries"]
             items = ", ".join(" ".join(human(v) for v in e.values()) if isinstance(e, dict)
-                              else human(e) for e in content["entries"][:12])
-            more = "" if len(content["entries"]) <= 12 else f" … ({len(content['entries'])})"
+                              else human(e) for e in entries[:4])
+            more = "" if len(entries) <= 4 else f", … ({len(entries)} entries)"
             return [f"{name}: {items}{more}"]
         body = " ".join(f"{k}={human(v)}" for k, v in content.items()
                         if v not in (None, [], {}, "") and k != "comments")
@@ -72,11 +84,11 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         for line in _small_lines(name, content):
             console.print("  " + line, markup=False, highlight=False)
     if p.segments:
-        console.print(_segments_table("  segments", p.segments))
+        console.print(_segments_table("  segments", p.segments, console.width))
     else:
         console.print("  no log segments", markup=False, highlight=False)
     if p.snapshots:
-        console.print(_segments_table("  snapshots", p.snapshots))
+        console.print(_segments_table("  snapshots", p.snapshots, console.width))
     if p.is_metadata:
         types = p.record_types()
         if types:
@@ -93,7 +105,10 @@ def _partition(console: Console, p: PartitionSummary) -> None:
                       highlight=False)
 
 
-def render_info(report: InfoReport, console: Console | None = None) -> None:
+def render_info(report: InfoReport, console: Console | None = None,
+                given: list[str] | None = None, expand: bool = False) -> None:
+    """``given``: the paths the user gave (findings name files relative to them);
+    ``expand``: every finding on its own line, no groups."""
     if console is None:
         console = make_console()
     for d in report.data_dirs:
@@ -107,13 +122,14 @@ def render_info(report: InfoReport, console: Console | None = None) -> None:
     for p in report.partitions:
         _partition(console, p)
     if report.files:
-        console.print(_segments_table("files", report.files))
+        console.print(_segments_table("files", report.files, console.width))
     for name, content in report.small_files.items():
         for line in _small_lines(name, content):
             console.print(line, markup=False, highlight=False)
     if report.findings:
         console.print(f"[bold]findings[/bold]: {len(report.findings)}")
-        for f in report.findings:
-            console.print("  " + finding_line(f), markup=False, highlight=False)
+        paths = Paths(given or [])
+        for g in grouped(report.findings, expand):
+            console.print("  " + group_line(g, paths), markup=False, highlight=False)
     else:
         console.print("findings: none")

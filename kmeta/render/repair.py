@@ -11,7 +11,7 @@ from typing import Any
 from kmeta.findings import Severity
 from kmeta.ops.repair import Action, FileChange, RepairPlan, RepairResult
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import finding_line
+from kmeta.render.text import finding_line, summarise
 
 __all__ = ["repair_json", "repair_lines", "repair_object"]
 
@@ -83,7 +83,9 @@ def repair_lines(item: RepairResult | RepairPlan) -> list[str]:
                          f"removed, first {r.damage[0].code} in {r.damage[0].where()}")
     else:
         lines.append("removed: nothing")
-    lines.append(f"leader-epoch-checkpoint: {plan.epoch_cache}")
+    lines.append("leader-epoch-checkpoint: " + (summarise(
+        [str(e) for e in plan.epoch_cache.entries], "epochs") if plan.epoch_cache.entries
+        else "(empty)"))
     shown = [c for c in plan.changes if c.action is not Action.COPIED]
     width = max((len(c.name) for c in shown), default=0)
     for c in shown:

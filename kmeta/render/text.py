@@ -8,9 +8,9 @@ Findings appear inline, where they were met, as ``!! CODE severity: message``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
-from kmeta.findings import Finding
+from kmeta.findings import CODES, Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.ops.dump import BatchDump, FileEvent, OneRecord
@@ -75,8 +75,93 @@ def record_line(b: Batch | LegacyBatch, r: Any, p: Any, show_hex: bool = False) 
     return line
 
 
-def finding_line(f: Finding) -> str:
-    return f"!! {f.code} {f.severity.value}: {f.where()}: {f.message}"
+def finding_line(f: Finding, colour: bool = False, paths: Paths | None = None) -> str:
+    """``!! CODE severity: where: message``; ``colour``: the code and severity painted
+    (the caller knows whether its stream is a terminal)."""
+    where = f.where() if paths is None else paths.where(f)
+    return f"!! {_head(f, colour)}: {where}: {f.message}"
+
+
+def _head(f: Finding, colour: bool, suffix: str = "") -> str:
+    head = f"{f.code} {f.severity.value}{suffix}"
+    return f"\x1b[{SEVERITY_ANSI[f.severity.value]}m{head}\x1b[0m" if colour else head
+
+
+#: ANSI colours of severities on a terminal.
+SEVERITY_ANSI = {"error": "1;31", "warning": "33", "info": "36"}
+
+
+class Paths:
+    """File names shown relative to the paths the user gave: under one argument, the
+    rest of the path after it; the user knows what they typed."""
+
+    def __init__(self, given: list[str]) -> None:
+        import os
+
+        self.bases = sorted((os.path.normpath(g) for g in given), key=len, reverse=True)
+
+    def show(self, file: str | None) -> str:
+        import os
+
+        if not file:
+            return "-"
+        norm = os.path.normpath(file)
+        for base in self.bases:
+            if norm == base:
+                return os.path.basename(norm) or norm
+            if norm.startswith(base.rstrip(os.sep) + os.sep):
+                rest = norm[len(base.rstrip(os.sep)) + 1:]
+                return rest if len(self.bases) == 1 else os.path.join(
+                    os.path.basename(base), rest)
+        return file
+
+    def where(self, f: Finding) -> str:
+        parts = [self.show(f.file)]
+        if f.position is not None:
+            parts.append(f"byte {f.position}")
+        if f.offset is not None:
+            parts.append(f"offset {f.offset}")
+        return ", ".join(parts)
+
+
+class FindingGroup(NamedTuple):
+    """Findings of one code shown as one: the first, the last and how many."""
+
+    first: Finding
+    last: Finding
+    count: int
+
+
+#: More findings of one code than this are shown as one group (unless --all).
+GROUP_OVER = 3
+
+
+def grouped(findings: list[Finding], expand: bool = False) -> list[FindingGroup]:
+    """One entry per finding, except that a code met more than GROUP_OVER times becomes
+    one group at the place of its first finding (24 near-identical V025 rows are one)."""
+    if expand:
+        return [FindingGroup(f, f, 1) for f in findings]
+    by_code: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_code.setdefault(f.code, []).append(f)
+    out = []
+    for f in findings:
+        same = by_code[f.code]
+        if len(same) <= GROUP_OVER:
+            out.append(FindingGroup(f, f, 1))
+        elif f is same[0]:
+            out.append(FindingGroup(f, same[-1], len(same)))
+    return out
+
+
+def group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
+    """A finding's line; a group's reads ``!! V025 info x24: what the code means; first:
+    WHERE: message; last: WHERE (--all lists each)``."""
+    if g.count == 1:
+        return finding_line(g.first, colour, paths)
+    return (f"!! {_head(g.first, colour, f' x{g.count}')}: {CODES[g.first.code][1]}; "
+            f"first: {paths.where(g.first)}: {g.first.message}; "
+            f"last: {paths.where(g.last)} (--all lists each)")
 
 
 def file_lines(ev: FileEvent) -> Iterator[str]:
@@ -144,9 +229,10 @@ def summarise(items: list[Any], what: str, shown: int = 8) -> str:
 
 
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
-           only_matches: bool = False) -> Iterator[str]:
+           only_matches: bool = False, colour: bool = False) -> Iterator[str]:
     """``only_matches`` (dump --type): a file's header is shown only above a batch or
-    finding of it, so that files without a matching record take no lines."""
+    finding of it, so that files without a matching record take no lines.  ``colour``:
+    finding codes painted by severity (stdout is a terminal)."""
     pending: FileEvent | None = None
     for ev in events:
         if only_matches:
@@ -163,10 +249,10 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
                 yield f"  hex: {'[redacted]' if ev.redacted else bytes(b.raw).hex()}"
             for e in ev.entries:
                 if type(e) is not tuple:
-                    yield finding_line(e)
+                    yield finding_line(e, colour)
                 elif records:
                     yield record_line(b, e[0], e[1], show_hex)
         elif isinstance(ev, Finding):
-            yield finding_line(ev)
+            yield finding_line(ev, colour)
         elif isinstance(ev, FileEvent):
             yield from file_lines(ev)

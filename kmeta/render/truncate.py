@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kmeta.ops.truncate import TruncatePlan
 from kmeta.render.jsonl import dumps
+from kmeta.render.text import summarise
 
 SHOWN = 20
 
@@ -15,7 +16,10 @@ def truncate_json(plan: TruncatePlan) -> Iterator[str]:
 
 
 def _pairs(entries: list[tuple[int, int]]) -> str:
-    return ", ".join(f"{e}@{o}" for e, o in entries) or "(empty)"
+    if not entries:
+        return "(empty)"
+    # hundreds of epochs stay one readable line: the first, the last and how many
+    return summarise([f"{e}@{o}" for e, o in entries], "epochs").replace(",", ", ")
 
 
 def truncate_lines(plan: TruncatePlan) -> Iterator[str]:

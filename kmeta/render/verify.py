@@ -1,17 +1,22 @@
-"""``kmeta verify`` for people: a summary and a findings table (rich), or JSON Lines."""
+"""``kmeta verify`` for people: a summary, one line per finding, hints; or JSON Lines.
+
+Findings are lines, not a table: at 80 columns a table folds two findings into a
+screenful, and through a pipe a line per finding is what grep wants.  Paths are shown
+relative to the paths given; a code met many times is one line (``--all`` lists each).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from kmeta.findings import HINTS
 from kmeta.ops.verify import VerifyReport
 from kmeta.render.console import make_console
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import summarise
+from kmeta.render.text import Paths, group_line, grouped, summarise
 
 
 def render_json(report: VerifyReport) -> Iterator[str]:
@@ -20,30 +25,38 @@ def render_json(report: VerifyReport) -> Iterator[str]:
     yield dumps(report.summary_json())
 
 
-def render_text(report: VerifyReport, console: Console | None = None) -> None:
+def render_text(report: VerifyReport, console: Console | None = None,
+                given: list[str] | None = None, expand: bool = False) -> None:
+    """``given``: the paths the user gave (file names are shown relative to them);
+    ``expand``: every finding on its own line, no groups."""
     if console is None:
         console = make_console()
+    paths = Paths(given or [])
+    colour = console.color_system is not None and console.is_terminal
+
+    def out(line: str) -> None:
+        console.print(Text.from_ansi(line) if colour else line, markup=False,
+                      highlight=False)
+
     counts = report.counts()
     for path, s in report.logs.items():
         digest = s.image.digest() if s.image is not None else "not replayed"
         offsets = "no batches" if s.first_offset is None else \
             f"offsets {s.first_offset}..{s.last_offset}"
-        console.print(f"{path}: {s.segments} segment(s), {s.batches:,} batches, "
-                      f"{s.records:,} records, {offsets}, "
-                      f"epochs {summarise(sorted(s.epochs), 'epochs')}, "
-                      f"image {digest}", markup=False, highlight=False)
-    if report.findings:
-        table = Table(show_edge=False, title_justify="left")
-        for col in ("code", "severity", "where", "what", "hint"):
-            table.add_column(col, overflow="fold")
-        for f in report.findings:
-            table.add_row(f.code, f.severity.value, f.where(), f.message, HINTS.get(f.code, ""))
-        console.print(table)
+        out(f"{paths.show(path)}: {s.segments} segment(s), {s.batches:,} batches, "
+            f"{s.records:,} records, {offsets}, "
+            f"epochs {summarise(sorted(s.epochs), 'epochs')}, image {digest}")
+    for g in grouped(report.findings, expand):
+        out(group_line(g, paths, colour))
+    codes = list(dict.fromkeys(f.code for f in report.findings if f.code in HINTS))
+    for code in codes:
+        out(f"   hint {code}: {HINTS[code]}")
     for line in report.not_run:
-        console.print(f"not checked: {line}", markup=False, highlight=False)
+        out(f"not checked: {line}")
     verdict = "broken" if counts["error"] else "clean" if report.checked_logs else \
         "no log checked"
-    console.print(f"{verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
-                  f"{counts['info']} info; {report.segments} segment(s), "
-                  f"{report.snapshots} snapshot(s), {report.files} file(s) in all checked",
-                  markup=False, highlight=False)
+    if colour:
+        verdict = f"\x1b[{'1;31' if counts['error'] else '32'}m{verdict}\x1b[0m"
+    out(f"{verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
+        f"{counts['info']} info; {report.segments} segment(s), "
+        f"{report.snapshots} snapshot(s), {report.files} file(s) in all checked")

@@ -21,6 +21,7 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,23 @@ _ZERO_CHUNK = bytes(1 << 16)
 PROGRESS_EVERY = 4 << 20
 RELEASE_EVERY = 32 << 20
 
+#: Who hears how far each file has been read, as ``(path, byte position)``: the command
+#: line's progress bar.  Set for the duration of a command; the ops never see it.
+READING: ContextVar[Callable[[str, int], None] | None] = ContextVar("READING", default=None)
+
+
+def _reading_hook(file: str) -> Callable[[int], None] | None:
+    """A ``scan`` progress callback (byte deltas) feeding :data:`READING`, if it is set."""
+    hook = READING.get()
+    if hook is None:
+        return None
+    done = [0]
+
+    def tell(n: int) -> None:
+        done[0] += n
+        hook(file, done[0])
+    return tell
+
 
 @contextmanager
 def mapped(path: str | Path) -> Iterator[Any]:
@@ -69,6 +87,9 @@ def mapped(path: str | Path) -> Iterator[Any]:
             raise UnreadableInput(f"cannot map: {e}", context=str(path)) from e
         try:
             yield m
+            hook = READING.get()
+            if hook is not None:  # the whole file has been read
+                hook(str(path), size)
         finally:
             # A caller may still hold a view; the map is then freed with it.
             with suppress(BufferError):
@@ -153,7 +174,7 @@ def _header_like(buf: Any, n: int) -> bool:
 
 def _not_a_segment(buf: Any, n: int, file: str, torn: bool) -> Finding | None:
     """S010 when a file holds no batch at all: text, or bytes that begin no batch header
-    (a torn or damaged first batch stays S001/S004).  (S001/S004 would tell the reader a write was cut short.)"""
+    (a torn or damaged first batch stays S001/S004, which tell of a write cut short)."""
     preview = _text_preview(buf, n)
     if preview is not None:
         return Finding("S010", f"not a Kafka log segment: its {n} bytes are text "
@@ -271,6 +292,8 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     fastest way to read every record of a log, as one loop.  Equal record values in a
     row are decoded once (the payload is shared: treat it as read-only).
     """
+    if progress is None:
+        progress = _reading_hook(file)
     n = len(buf) if max_bytes is None else min(len(buf), max_bytes)
     cut = n < len(buf)  # --max-bytes stops reading early: a cut batch is not a finding
     pos = 0
