@@ -29,6 +29,12 @@ def test_partition_dir_names_are_the_ones_spark_writes(spark, tmp_path: Path) ->
     assert {partition_dir("cluster_id", v) for v in values} == written
 
 
+def ddl_columns(table: str) -> list[str]:
+    from kmeta.ops.rows import COMMON
+
+    return [c.name for c in COMMON + TABLES[table]]
+
+
 def _node(tmp_path: Path, name: str, meta: str | None) -> Path:
     """A copy of the healthy fixture's metadata partition (and bootstrap.checkpoint, and
     its data topic) under another meta.properties, or none."""
@@ -65,6 +71,7 @@ def test_export_without_cluster_id_reads_back(spark, tmp_path: Path,
     for table in TABLES:
         written = spark.read.parquet(str(out / table))  # as any Spark user reads it
         assert written.count() == result.rows[table], table
+        assert set(written.columns) == set(ddl_columns(table)), table  # empty ones too
         nodes = {(r.cluster_id, r.node_id) for r in
                  written.select("cluster_id", "node_id").distinct().collect()}
         if table != "findings":  # the healthy copies verify clean: no findings rows

@@ -108,6 +108,8 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
         for table in files:
             result.rows[table] = counts.get(table, 0)
             result.partitions[table] = parts
+            if not result.rows[table]:
+                _write_empty(spark, table, f"{target}/{table}", fmt)
             if on_table is not None:
                 on_table(table, result.rows[table])
         tables = [t for t in tables if t not in files]
@@ -120,6 +122,8 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
         # Count what was written (cheap to read back) rather than reading the logs twice.
         written = spark.read.schema(ddl(table)).format(fmt).load(dest)
         result.rows[table] = written.count()
+        if not result.rows[table]:
+            _write_empty(spark, table, dest, fmt)
         if table == "findings":
             result.findings = {r["severity"]: r["count"] for r in
                                written.groupBy("severity").count().collect()}
@@ -127,6 +131,15 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
             on_table(table, result.rows[table])
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _write_empty(spark: Any, table: str, dest: str, fmt: str) -> None:
+    """A table without rows (a fleet that verifies clean has no findings) gets one empty
+    file that carries its schema: a directory of no data files does not read back
+    (``spark.read.parquet``: "Unable to infer schema").  Not partitioned, so
+    cluster_id and node_id are columns of the file, with their types."""
+    spark.createDataFrame([], ddl(table)).coalesce(1).write.mode("append") \
+        .format(fmt).save(dest)
 
 
 #: the tables read per segment or snapshot file, which export writes in one pass
