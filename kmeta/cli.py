@@ -578,8 +578,8 @@ def export(
 ) -> None:
     """Write kmeta's tables of many data dirs as Parquet (or JSON) with a Spark job.
 
-    Needs the spark extra: pip install 'kmeta[spark]'. One Spark task per segment or
-    snapshot file; the output is partitioned by cluster id and node id. The records table
+    Needs the spark extra: pip install 'kmeta[spark]'. The files are shared out over
+    Spark tasks; the output is partitioned by cluster id and node id. The records table
     holds the metadata log's records only (__cluster_metadata, KRaft snapshots,
     bootstrap.checkpoint) unless --data-topics is given; the batches table holds the batch
     headers of every topic (no record bytes).

@@ -111,3 +111,27 @@ def test_a_file_given_alone_names_its_node_and_partition() -> None:
     assert alone == Unit("records", str(seg), str(seg), whole.cluster_id, 4,
                          "__cluster_metadata-0", metadata=True)
     assert [r[4:] for r in unit_rows(alone)] == [r[4:] for r in unit_rows(whole)]
+
+
+def test_empty_files_are_no_work(tmp_path: Path) -> None:
+    """An empty segment has no rows: no unit (a Spark task each cost minutes over the
+    hundreds of empty segments of a real fleet's internal topics)."""
+    node = _copy(tmp_path, None)
+    empty = node / ORDERS / "00000000000000000099.log"
+    empty.write_bytes(b"")
+    units, _ = plan_units([str(node)], "batches")
+    assert units and str(empty) not in {u.path for u in units}
+
+
+def test_export_tasks_share_the_files_out_by_size() -> None:
+    from kmeta.spark.export import task_groups
+
+    units, _ = plan_units([str(HEALTHY)], "batches")
+    groups = task_groups(units, 2)
+    assert len(groups) == 8 and sorted(u.path for g in groups for u in g) == \
+        sorted(u.path for u in units)
+    sizes = [sum(Path(u.path).stat().st_size for u in g) for g in groups]
+    biggest = max(Path(u.path).stat().st_size for u in units)
+    assert max(sizes) - min(sizes) <= biggest  # greedy by size: no group far behind
+    assert len(task_groups(units[:3], 2)) == 3  # never more tasks than files
+    assert task_groups([], 2) == []

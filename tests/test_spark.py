@@ -15,11 +15,21 @@ HEALTHY = ROOT / "fixtures" / "data" / "healthy"
 
 
 def _dump_counts(paths: list[str]) -> Counter:
-    """Batches and records as ``kmeta dump --json --records`` counts them."""
+    """Batches and records as ``kmeta dump --json --records`` counts them, and
+    ``metadata_record``: the records of files it decodes as metadata."""
     out = subprocess.run([sys.executable, "-m", "kmeta", "dump", "--json", "--records",
                           *paths], capture_output=True, text=True, timeout=300)
     assert out.returncode in (0, 1), out.stderr
-    return Counter(json.loads(line)["kind"] for line in out.stdout.splitlines())
+    counts: Counter = Counter()
+    decoders: dict[str, str] = {}
+    for line in out.stdout.splitlines():
+        obj = json.loads(line)
+        counts[obj["kind"]] += 1
+        if obj["kind"] == "file":
+            decoders[obj["file"]] = obj.get("decoder")
+        elif obj["kind"] == "record" and decoders.get(obj["file"]) == "metadata":
+            counts["metadata_record"] += 1
+    return counts
 
 
 def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
@@ -30,7 +40,9 @@ def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
     batches = read.option("table", "batches").load(paths)
     records = read.option("table", "records").load(paths)
     assert batches.count() == want["batch"]
-    assert records.count() == want["record"]
+    # the metadata log's records by default, every topic's with data_topics
+    assert records.count() == want["metadata_record"] < want["record"]
+    assert read.option("data_topics", "true").load(paths).count() == want["record"]
     # one Spark input partition per segment or snapshot file
     assert batches.rdd.getNumPartitions() > 10
 
@@ -122,19 +134,20 @@ def test_export_without_pyspark_says_how_to_install(tmp_path: Path) -> None:
 
 def test_file_chunks_give_the_same_rows_as_each_table(real_data: Path) -> None:
     """export's single read of a file gives exactly the rows of the two tables."""
-    from kmeta.ops.rows import Unit, file_chunks, plan_units, unit_rows
+    from dataclasses import replace
+
+    from kmeta.ops.rows import Scope, file_chunks, plan_units, unit_rows
 
     paths = [str(HEALTHY), str(real_data / "ldi-poc"),
              str(ROOT / "fixtures" / "data" / "corrupt"),
              str(ROOT / "fixtures" / "data" / "verify" / "v010-legacy-message")]
-    units, _ = plan_units(paths, "records")
+    units, _ = plan_units(paths, "batches", Scope(data_topics=True, payloads=True))
     for u in units:
         got: dict[str, list] = {"batches": [], "records": []}
         for table, chunk in file_chunks(u, 500):
             got[table] += list(chunk.rows())
         for table in got:
-            same = Unit(table, u.path, u.source, u.cluster_id, u.node_id, u.partition)
-            assert got[table] == list(unit_rows(same)), (table, u.path)
+            assert got[table] == list(unit_rows(replace(u, table=table))), (table, u.path)
 
 
 def test_partition_directory_names_follow_spark() -> None:

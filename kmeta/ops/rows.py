@@ -213,6 +213,15 @@ def _identity(where: Path) -> tuple[str | None, int | None]:
     return loaded.cluster_id or None, loaded.node_id
 
 
+def _empty(path: Path) -> bool:
+    """An empty file has no batches: no unit (a Spark task costs far more than its nothing;
+    a fleet's internal topics hold hundreds of empty segments)."""
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False  # its unit says nothing; the findings table says why
+
+
 def _placed(f: LogFile) -> tuple[Path, str | None]:
     """The data dir whose meta.properties names ``f``'s node, and ``f``'s partition dir:
     the directory above its partition dir, even when the file was given alone (a file of
@@ -277,7 +286,7 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
                       for f in found.files for where, partition in [_placed(f)]]
             continue
         if table in ("batches", "records"):
-            units += [u for f in found.all_files() if f.is_batches
+            units += [u for f in found.all_files() if f.is_batches and not _empty(f.path)
                       for u in [_file_unit(table, f, source, scope, ids)]
                       if table == "batches" or u.records]
             continue

@@ -2,16 +2,17 @@
 
 Output goes under ``OUT/<table>/``, partitioned by cluster id and node id (Spark's
 ``column=value`` directories), so a fleet's output can be queried by cluster or broker
-without reading the rest.  The big tables, ``batches`` and ``records``, are made by one
-Spark task per segment or snapshot file that reads the file once and writes both tables'
-Parquet files itself with pyarrow: no row passes through the JVM, which on a small
-machine costs as much CPU as the parsing.  The other tables (and ``--format json``) go
+without reading the rest.  The big tables, ``batches`` and ``records``, are made by Spark
+tasks that each take a group of segment and snapshot files of similar total size, read
+each file once and write both tables' Parquet files themselves with pyarrow: no row
+passes through the JVM, which on a small machine costs as much CPU as the parsing.  The other tables (and ``--format json``) go
 through the ``kmeta`` data source and Spark's own writer.  Spark runs embedded (``local[*]``) unless a master URL is
 given; under ``spark-submit`` the session it provides is used.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import sys
 import time
@@ -107,6 +108,8 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
         for table in files:
             result.rows[table] = counts.get(table, 0)
             result.partitions[table] = parts
+            if not result.rows[table]:
+                _write_empty(spark, table, f"{target}/{table}", fmt)
             if on_table is not None:
                 on_table(table, result.rows[table])
         tables = [t for t in tables if t not in files]
@@ -119,6 +122,8 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
         # Count what was written (cheap to read back) rather than reading the logs twice.
         written = spark.read.schema(ddl(table)).format(fmt).load(dest)
         result.rows[table] = written.count()
+        if not result.rows[table]:
+            _write_empty(spark, table, dest, fmt)
         if table == "findings":
             result.findings = {r["severity"]: r["count"] for r in
                                written.groupBy("severity").count().collect()}
@@ -126,6 +131,15 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
             on_table(table, result.rows[table])
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _write_empty(spark: Any, table: str, dest: str, fmt: str) -> None:
+    """A table without rows (a fleet that verifies clean has no findings) gets one empty
+    file that carries its schema: a directory of no data files does not read back
+    (``spark.read.parquet``: "Unable to infer schema").  Not partitioned, so
+    cluster_id and node_id are columns of the file, with their types."""
+    spark.createDataFrame([], ddl(table)).coalesce(1).write.mode("append") \
+        .format(fmt).save(dest)
 
 
 #: the tables read per segment or snapshot file, which export writes in one pass
@@ -154,22 +168,48 @@ def _export_files(spark: Any, paths: list[str], out: Path, tables: Sequence[str]
     units, _ = plan_units(paths, "batches", scope)
     if "batches" not in tables:
         units = [u for u in units if u.records]
-    # biggest first: the tasks of a long tail of small files then fill the gaps
-    units.sort(key=lambda u: Path(u.path).stat().st_size if Path(u.path).exists() else 0,
-               reverse=True)
-    if not units:
-        return {}, 0
     wanted = tuple(tables)
     where = str(out)
     counts: dict[str, int] = {}
-    rdd = spark.sparkContext.parallelize(units, len(units))
-    for table, n in rdd.mapPartitions(lambda it: write_unit_files(it, where, wanted)) \
-            .reduceByKey(lambda a, b: a + b).collect():
-        counts[table] = n
+    groups = task_groups(units, spark.sparkContext.defaultParallelism)
+    if groups:
+        rdd = spark.sparkContext.parallelize(groups, len(groups))
+        for table, n in rdd.mapPartitions(
+                lambda it: write_unit_files((u for g in it for u in g), where, wanted)) \
+                .reduceByKey(lambda a, b: a + b).collect():
+            counts[table] = n
     for table in wanted:
         (out / table).mkdir(parents=True, exist_ok=True)
         (out / table / "_SUCCESS").write_bytes(b"")
-    return counts, len(units)
+    return counts, len(groups)
+
+
+#: bytes of segment and snapshot files one export task reads, when there are many
+TASK_BYTES = 32 << 20
+
+
+def task_groups(units: Sequence[Any], parallelism: int) -> list[list[Any]]:
+    """The units cut into Spark tasks of similar size: a task per file costs as much as
+    parsing a megabyte or two (Python worker set-up), and a fleet holds thousands of
+    small files.  Enough tasks to keep every core busy (four per core) or to read about
+    TASK_BYTES each, never more than one per file; each file goes to the task with the
+    fewest bytes so far, biggest file first."""
+    def size(u: Any) -> int:
+        try:
+            return Path(u.path).stat().st_size
+        except OSError:
+            return 0
+
+    sized = sorted(((size(u), u) for u in units), key=lambda su: su[0], reverse=True)
+    total = sum(s for s, _ in sized)
+    n = min(len(sized), max(4 * max(parallelism, 1), -(-total // TASK_BYTES)))
+    groups: list[list[Any]] = [[] for _ in range(n)]
+    lightest = [(0, i) for i in range(n)]  # a heap of (bytes so far, group)
+    for s, u in sized:
+        load, i = heapq.heappop(lightest)
+        groups[i].append(u)
+        heapq.heappush(lightest, (load + s, i))
+    return groups
 
 
 def write_unit_files(units: Iterable[Any], out: str, tables: Sequence[str]

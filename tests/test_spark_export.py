@@ -1,0 +1,122 @@
+"""``kmeta export`` output that Spark reads back as it is: the partition directories of the
+tables kmeta writes itself (batches, records) named as Spark names those of the others, for
+nodes without a cluster id too, and the records table in the scope asked for."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kmeta.ops.rows import TABLES, Scope
+
+ROOT = Path(__file__).resolve().parents[1]
+HEALTHY = ROOT / "fixtures" / "data" / "healthy"
+
+
+def test_partition_dir_names_are_the_ones_spark_writes(spark, tmp_path: Path) -> None:
+    """One partition-value rule for every table: ``partition_dir`` (batches, records) names
+    each value's directory as Spark's writer (the other tables) does."""
+    from kmeta.spark.export import partition_dir
+
+    values = [None, "", " ", "MkU3OEVBNTcwNTJENDM2Qk", "a/b:c=d", "50%?#", "x{[]}^'\"\\",
+              "tab\there", "é-ü", "\x7f"]
+    rows = [(v, i) for i, v in enumerate(values)]
+    spark.createDataFrame(rows, "cluster_id STRING, n INT").write \
+        .partitionBy("cluster_id").parquet(str(tmp_path / "spark"))
+    written = {p.name for p in (tmp_path / "spark").iterdir() if p.is_dir()}
+    assert {partition_dir("cluster_id", v) for v in values} == written
+
+
+def ddl_columns(table: str) -> list[str]:
+    from kmeta.ops.rows import COMMON
+
+    return [c.name for c in COMMON + TABLES[table]]
+
+
+def _node(tmp_path: Path, name: str, meta: str | None) -> Path:
+    """A copy of the healthy fixture's metadata partition (and bootstrap.checkpoint, and
+    its data topic) under another meta.properties, or none."""
+    node = tmp_path / name
+    node.mkdir()
+    for part in ("__cluster_metadata-0", "orders-0"):
+        shutil.copytree(HEALTHY / part, node / part)
+    shutil.copy(HEALTHY / "bootstrap.checkpoint", node)
+    if meta is not None:
+        (node / "meta.properties").write_text(meta)
+    return node
+
+
+@pytest.fixture(scope="module")
+def no_cluster_id(tmp_path_factory) -> list[str]:
+    """Nodes without a cluster id: ``cluster.id=`` empty (node 4), a ZooKeeper-mode
+    version-0 file with broker.id only (node 7), and a partition dir given directly whose
+    data dir has no meta.properties (no node id either)."""
+    where = tmp_path_factory.mktemp("nocluster")
+    empty = _node(where, "empty", "version=1\ncluster.id=\nnode.id=4\n")
+    zk = _node(where, "zk", "version=0\nbroker.id=7\n")
+    bare = _node(where, "bare", None)
+    return [str(empty), str(zk), str(bare / "__cluster_metadata-0")]
+
+
+def test_export_without_cluster_id_reads_back(spark, tmp_path: Path,
+                                              no_cluster_id: list[str]) -> None:
+    from kmeta.ops.rows import ddl
+    from kmeta.spark.export import run_export
+
+    out = tmp_path / "out"
+    result = run_export(no_cluster_id, out, spark=spark)
+    assert set(result.rows) == set(TABLES)
+    for table in TABLES:
+        written = spark.read.parquet(str(out / table))  # as any Spark user reads it
+        assert written.count() == result.rows[table], table
+        assert set(written.columns) == set(ddl_columns(table)), table  # empty ones too
+        nodes = {(r.cluster_id, r.node_id) for r in
+                 written.select("cluster_id", "node_id").distinct().collect()}
+        if table != "findings":  # the healthy copies verify clean: no findings rows
+            assert nodes == {(None, 4), (None, 7), (None, None)}, table
+        # the same rows as the data source gives (read with the declared types: Spark
+        # infers an all-null partition column as void)
+        typed = spark.read.schema(ddl(table)).parquet(str(out / table))
+        direct = spark.read.format("kmeta").option("table", table).load(no_cluster_id)
+        typed = typed.select(*direct.columns)
+        assert typed.exceptAll(direct).count() == 0 and direct.exceptAll(typed).count() == 0
+    assert not list(out.glob("*/cluster_id=/*"))
+
+
+def test_export_records_in_the_scope_asked_for(spark, tmp_path: Path) -> None:
+    """Data topics' records only with data_topics, their keys and values only with
+    payloads; the data source and export give the same rows for each scope."""
+    from kmeta.spark.export import run_export
+
+    def exported(scope: Scope, tables: tuple[str, ...] = ("records",)) -> tuple:
+        out = tmp_path / f"out-{scope.data_topics}-{scope.payloads}"
+        run_export([str(HEALTHY)], out, tables=tables, scope=scope, spark=spark)
+        records = spark.read.parquet(str(out / "records"))
+        direct = spark.read.format("kmeta").options(table="records", **scope.to_options()) \
+            .load(str(HEALTHY))
+        records = records.select(*direct.columns)
+        assert records.exceptAll(direct).count() == 0 and direct.exceptAll(records).count() == 0
+        return out, records.where("partition = 'orders-0'")
+
+    out, orders = exported(Scope(), ("batches", "records"))
+    assert orders.count() == 0
+    # batch headers of every topic (no record bytes in them)
+    batches = spark.read.parquet(str(out / "batches"))
+    assert batches.where("partition = 'orders-0'").count() == 7
+    _, orders = exported(Scope(data_topics=True))
+    assert orders.count() == 11 and orders.where("payload IS NOT NULL").count() == 2  # markers
+    _, orders = exported(Scope(data_topics=True, payloads=True))
+    assert orders.where("payload IS NOT NULL").count() == 11
+
+
+def test_data_source_rejects_a_bad_scope_option(spark) -> None:
+    def read(**options: str):
+        return spark.read.format("kmeta").options(table="records", **options) \
+            .load(str(HEALTHY)).count()
+
+    with pytest.raises(Exception, match="payloads go with data topics"):
+        read(payloads="true")
+    with pytest.raises(Exception, match="data_topics: true or false"):
+        read(data_topics="1")
