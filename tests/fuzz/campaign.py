@@ -250,6 +250,8 @@ class Campaign:
         if dest.exists():
             shutil.rmtree(dest)
         copy_tree(root, dest / "input")
+        if failure.command == "diff":
+            copy_tree(self.pristine(failure.case.seed), dest / "peer")
         if first and self.minimise and failure.outcome.kind not in ("input-written",):
             small = self.minimise_failure(failure, root)
             if small is not None:
@@ -257,7 +259,7 @@ class Campaign:
                 failure.minimised = str(dest / "minimal")
                 make_writable(small)
                 shutil.rmtree(small, ignore_errors=True)
-        _write_case(dest, failure, root)
+        _write_case(dest, failure, root, self.pristine(failure.case.seed), self.work)
 
     def minimise_failure(self, failure: Failure, root: Path, budget: float = 60.0
                          ) -> Path | None:
@@ -334,9 +336,11 @@ def _materialise(dst: Path, like: Path, files: dict[str, bytes]) -> None:
         (dst / name).write_bytes(data)
 
 
-def _write_case(dest: Path, failure: Failure, root: Path) -> None:
+def _write_case(dest: Path, failure: Failure, root: Path, peer: Path, work: Path) -> None:
     o = failure.outcome
-    rel = [a.replace(str(root), "input") for a in failure.argv]
+    # paths relative to the saved folder; an --out dir goes to a fresh place in /tmp
+    rel = [a.replace(str(root), "input").replace(str(peer), "peer")
+           .replace(str(work), "/tmp/kmeta-fuzz-repro") for a in failure.argv]
     (dest / "case.json").write_text(json.dumps({
         "case": failure.case.index, "seed_input": failure.case.seed.name,
         "file": failure.case.file, "mutations": failure.case.mutations,
