@@ -24,9 +24,14 @@ from kmeta.errors import FormatError
 CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 CODEC_IDS = {v: k for k, v in CODEC_NAMES.items()}
 
-#: Largest decompressed records section kmeta will materialise (Kafka's own limit on a
-#: batch is message.max.bytes, 1 MiB by default; this leaves ample room).
-MAX_DECOMPRESSED = 256 * 1024 * 1024
+#: Largest decompressed records section kmeta will decode.  Kafka's writers stay far
+#: below it: the raft layer builds metadata batches of at most 8 MiB
+#: (``KafkaRaftClient.MAX_BATCH_SIZE_BYTES``) of at most 10,000 records
+#: (``QuorumController.MAX_RECORDS_PER_BATCH``), and a broker takes batches of at most
+#: ``message.max.bytes`` (1 MiB by default) compressed.  A few kilobytes of zstd can hold
+#: hundreds of megabytes of tiny records, each of which costs a Python object: a section
+#: above this bound is a finding (F006), not minutes of work and gigabytes of memory.
+MAX_DECOMPRESSED = 16 * 1024 * 1024
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 
@@ -51,20 +56,20 @@ def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED, *,
             d = zlib.decompressobj(wbits=31)
             out = d.decompress(data, limit + 1)
             if len(out) > limit or d.unconsumed_tail:
-                raise CompressionError(f"gzip data expands beyond {limit} bytes")
+                raise CompressionError(_too_far("gzip", limit))
             return out
         if codec == 2:
             return _snappy_decompress(data, limit)
         if codec == 3:
             out = lz4.frame.LZ4FrameDecompressor().decompress(data, max_length=limit + 1)
             if len(out) > limit:
-                raise CompressionError(f"lz4 data expands beyond {limit} bytes")
+                raise CompressionError(_too_far("lz4", limit))
             return out
         if codec == 4:
             reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
             out = reader.read(limit + 1)
             if len(out) > limit:
-                raise CompressionError(f"zstd data expands beyond {limit} bytes")
+                raise CompressionError(_too_far("zstd", limit))
             return out
     except CompressionError:
         raise
@@ -72,6 +77,11 @@ def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED, *,
         name = CODEC_NAMES.get(codec, str(codec))
         raise CompressionError(f"{name} data is corrupt: {e}") from e
     raise CompressionError(f"unknown compression codec {codec}")
+
+
+def _too_far(codec: str, limit: int) -> str:
+    return (f"{codec} data inflates beyond {limit} bytes, far past any batch Kafka writes "
+            "(8 MiB for a metadata batch); its records are not decoded")
 
 
 def _fix_lz4_header_checksum(data: bytes) -> bytes:
@@ -88,7 +98,7 @@ def _fix_lz4_header_checksum(data: bytes) -> bytes:
 def _snappy_decompress(data: bytes, limit: int) -> bytes:
     if not data.startswith(XERIAL_MAGIC):
         if cramjam.snappy.decompress_raw_len(data) > limit:
-            raise CompressionError(f"snappy data expands beyond {limit} bytes")
+            raise CompressionError(_too_far("snappy", limit))
         return bytes(cramjam.snappy.decompress_raw(data))
     pos = _XERIAL_HEADER.size
     out = bytearray()
@@ -101,7 +111,7 @@ def _snappy_decompress(data: bytes, limit: int) -> bytes:
             raise CompressionError(f"snappy block of {n} bytes does not fit", position=pos)
         block = data[pos:pos + n]
         if len(out) + cramjam.snappy.decompress_raw_len(block) > limit:
-            raise CompressionError(f"snappy data expands beyond {limit} bytes")
+            raise CompressionError(_too_far("snappy", limit))
         out += bytes(cramjam.snappy.decompress_raw(block))
         pos += n
     return bytes(out)

@@ -105,13 +105,28 @@ def _lines(text: str, latin1: bool = False) -> list[_Line]:
     return out
 
 
+#: Most digits an int64 has (after leading zeros, which Java's parser accepts).
+_MAX_DIGITS = len(str(INT64_MAX))
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A value quoted for a message, cut short: a hostile line can be megabytes long."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} chars)"
+
+
 def _java_int(text: str, lo: int, hi: int, what: str, line: _Line) -> int:
     if not _JAVA_INT.match(text):
-        raise FormatError(f"{what}: line {line.number}: {text!r} is not a number",
+        raise FormatError(f"{what}: line {line.number}: {_shown(text)} is not a number",
                           position=line.position)
-    value = int(text)
-    if not lo <= value <= hi:
-        raise FormatError(f"{what}: line {line.number}: {value} is out of range",
+    # Judge the length before int(): Python refuses to convert more than 4300 digits
+    # (ValueError), and anything past 19 significant digits overflows any Java type.
+    digits = text.lstrip("+-").lstrip("0")
+    value = int(text) if len(digits) <= _MAX_DIGITS else None
+    if value is None or not lo <= value <= hi:
+        java = "Integer.parseInt" if hi == INT32_MAX else "Long.parseLong"
+        kind = "int32" if hi == INT32_MAX else "int64"
+        raise FormatError(f"{what}: line {line.number}: {_shown(text)} is out of range "
+                          f"for an {kind} (Kafka's {java} fails with NumberFormatException)",
                           position=line.position)
     return value
 

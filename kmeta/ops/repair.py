@@ -75,6 +75,7 @@ from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_ch
 from kmeta.ops.verify import snapshot_image, verify, verify_indexes
 from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.regular import not_regular, open_regular
 from kmeta.storage.segments import batch_records, mapped, scan
 from kmeta.storage.writer import (
     atomic_open,
@@ -711,6 +712,14 @@ def _others(part: PartitionDir, lbo: int, leo: int) -> list[FileChange]:
             changes.append(FileChange(name, "directory", Action.QUARANTINED,
                                       "a directory inside a partition directory", None, 0))
             continue
+        problem = not_regular(entry.path)
+        if problem is not None:
+            # Copying a FIFO blocks, a link to /dev/zero never ends, a link loop fails:
+            # Kafka loads regular files only, so the copy leaves the name out.
+            changes.append(FileChange(name, "special", Action.OMITTED,
+                                      f"{problem}, not a regular file: Kafka ignores it",
+                                      None, 0))
+            continue
         size = entry.stat().st_size
         if f is None:
             changes.append(FileChange(name, "unknown", Action.QUARANTINED,
@@ -767,8 +776,9 @@ def _copy_file(src: Path, dst: Path, *, limit: int | None = None,
                durable: bool = True) -> int:
     """Copy ``src`` (its first ``limit`` bytes) to ``dst`` atomically; returns the bytes."""
     copied = 0
+    fd = open_regular(src)  # never a FIFO or a device, even one swapped in since the plan
     try:
-        with open(src, "rb") as inp, atomic_open(dst, durable=durable) as out:
+        with os.fdopen(fd, "rb") as inp, atomic_open(dst, durable=durable) as out:
             while limit is None or copied < limit:
                 want = 1 << 20 if limit is None else min(1 << 20, limit - copied)
                 chunk = inp.read(want)
@@ -794,8 +804,9 @@ def _copy_tree(src: Path, dst: Path, durable: bool = True) -> None:
             os.symlink(os.readlink(entry.path), target)
         elif entry.is_dir():
             _copy_tree(Path(entry.path), target, durable)
-        else:
+        elif entry.is_file():
             _copy_file(Path(entry.path), target, durable=durable)
+        # A FIFO, socket or device is not copied: reading it could block or never end.
     if durable:
         fsync_directory(dst)
 

@@ -643,6 +643,7 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
         yield Finding("S008", f"cannot open: {err.strerror}", str(seg.path))
         return
     try:
+        size = os.fstat(fd).st_size
         for i, e in enumerate(entries):
             where = 8 * i
             if previous is not None and (e.offset <= previous.offset
@@ -651,7 +652,7 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
                               f"come after ({previous.offset} @ {previous.position})",
                               path, where, e.offset)
             previous = e
-            batch = _batch_at(fd, e.position)
+            batch = _batch_at(fd, e.position, size)
             if batch is None:
                 yield Finding("V032", f"entry {i} points at byte {e.position} of the "
                               "segment, where no batch starts", path, where, e.offset)
@@ -663,11 +664,14 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
         os.close(fd)
 
 
-def _batch_at(fd: int, position: int) -> tuple[int, int] | None:
+def _batch_at(fd: int, position: int, size: int) -> tuple[int, int] | None:
     """(base offset, last offset) of the v2 batch whose header starts at ``position``,
     or None when no plausible batch header is there.  The header only: the log pass has
     checked every batch's CRC already, and this asks only whether an index entry points
     at a batch boundary (reading each batch again doubled the cost of the check)."""
+    # An index entry's position is any int32 the file holds: pread refuses a negative one.
+    if not 0 <= position <= size - HEADER_SIZE:
+        return None
     head = os.pread(fd, HEADER_SIZE, position)
     if len(head) < HEADER_SIZE:
         return None

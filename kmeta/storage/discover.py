@@ -16,6 +16,7 @@ from pathlib import Path
 from kmeta.errors import UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, parse_partition_dir
+from kmeta.storage.regular import not_regular
 
 METADATA_TOPIC = "__cluster_metadata"
 MAX_DEPTH = 4  # how far below the given path to look for data directories
@@ -110,7 +111,8 @@ def _topic_of(directory: Path) -> str | None:
 def _scan_partition(path: Path, parsed: tuple[str, int], findings: list[Finding]) -> PartitionDir:
     part = PartitionDir(path, parsed[0], parsed[1])
     for entry in _listdir(path):
-        if entry.is_dir():
+        problem = not_regular(entry)
+        if problem == "a directory":
             findings.append(Finding("S007", "unexpected directory inside a partition "
                                     "directory; skipped", str(entry)))
             continue
@@ -118,9 +120,17 @@ def _scan_partition(path: Path, parsed: tuple[str, int], findings: list[Finding]
         if kind.kind == "unknown":
             findings.append(Finding("S007", "not a Kafka file name; skipped", str(entry)))
             continue
+        if problem is not None:
+            findings.append(_special(entry, problem))
+            continue
         part.files.append(LogFile(entry, kind, part.topic))
     part.files.sort(key=LogFile.sort_key)
     return part
+
+
+def _special(path: Path, what: str) -> Finding:
+    return Finding("S008", f"named like a Kafka file but {what}: not read (Kafka loads "
+                   "only regular files)", str(path), details={"file_type": what})
 
 
 def _listdir(path: Path) -> list[Path]:
@@ -139,9 +149,21 @@ PARTITION_KINDS = frozenset({
 
 
 def _split(entries: list[Path]) -> tuple[list[Path], list[Path]]:
+    """Regular files and directories (after links); anything else is left out here and
+    reported by ``_specials`` where it matters."""
     files = [e for e in entries if e.is_file()]
     dirs = [e for e in entries if e.is_dir() and not e.name.startswith(".")]
     return files, dirs
+
+
+def _specials(entries: list[Path], findings: list[Finding]) -> None:
+    """S008 for each Kafka-named entry that is neither a regular file nor a directory."""
+    for e in entries:
+        if classify(e.name).kind == "unknown":
+            continue
+        problem = not_regular(e)
+        if problem is not None and problem != "a directory":
+            findings.append(_special(e, problem))
 
 
 def _is_partition_dir(path: Path, files: list[Path]) -> tuple[str, int] | None:
@@ -158,11 +180,14 @@ def _is_partition_dir(path: Path, files: list[Path]) -> tuple[str, int] | None:
 
 
 def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
-    files, dirs = _split(_listdir(path))
+    entries = _listdir(path)
+    files, dirs = _split(entries)
     parsed = _is_partition_dir(path, files)
     if parsed and files:
         out.partitions.append(_scan_partition(path, parsed, out.findings))
         return
+    seen = {*files, *dirs}
+    _specials([e for e in entries if e not in seen], out.findings)
     partitions = []
     others = []
     for d in dirs:
@@ -200,6 +225,10 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
         if path.is_dir():
             _scan_dir(path, out, 0)
         else:
+            problem = not_regular(path)
+            if problem is not None:
+                raise UnreadableInput(f"not a regular file but {problem}; Kafka reads only "
+                                      "regular files, and so does kmeta", context=str(path))
             kind = classify(path.name)
             if kind.kind == "unknown":
                 # Named oddly (a renamed copy?); read it as a segment rather than refuse.

@@ -12,10 +12,16 @@ from typing import Any
 from kmeta.errors import FormatError, KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.storage.discover import LogFile
+from kmeta.storage.regular import read_regular
 
 #: Small files larger than this are not read whole (an index of a huge segment is still
 #: far below it); they are reported instead of exhausting memory.
 MAX_SMALL_FILE = 256 * 1024 * 1024
+#: The text files are far smaller still: an offset checkpoint of 200,000 partitions is
+#: about 12 MB; a quorum-state, meta.properties or partition.metadata a few hundred bytes.
+TEXT_FILE_CAPS = {kind: 64 * 1024 * 1024 for kind in (
+    "leader-epoch-checkpoint", "offset-checkpoint", "quorum-state", "partition-metadata",
+    "meta-properties")}
 
 
 def _parsers() -> dict[str, Callable[[bytes, LogFile], Any]]:
@@ -36,14 +42,9 @@ def _parsers() -> dict[str, Callable[[bytes, LogFile], Any]]:
 
 
 def read_small(f: LogFile) -> bytes:
-    try:
-        size = f.path.stat().st_size
-        if size > MAX_SMALL_FILE:
-            raise UnreadableInput(f"{size} bytes is too large for a {f.kind.kind} file",
-                                  context=str(f.path))
-        return f.path.read_bytes()
-    except OSError as e:
-        raise UnreadableInput(f"cannot read: {e.strerror}", context=str(f.path)) from e
+    """The whole file: a regular one only (a FIFO would block, /dev/zero never ends),
+    and never more than its kind's cap."""
+    return read_regular(f.path, TEXT_FILE_CAPS.get(f.kind.kind, MAX_SMALL_FILE), f.kind.kind)
 
 
 def load_content(f: LogFile) -> Any:

@@ -42,6 +42,7 @@ from kmeta.formats.batch import (
 )
 from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import MIN_MESSAGE, LegacyBatch
+from kmeta.storage.regular import open_regular
 
 _PREFIX = struct.Struct(">qi")
 #: A v2 batch cannot be longer than this many bytes (Kafka caps batches far lower; the
@@ -56,11 +57,7 @@ RELEASE_EVERY = 32 << 20
 @contextmanager
 def mapped(path: str | Path) -> Iterator[Any]:
     """Map a file read-only; yields ``b""`` for an empty file.  Raises UnreadableInput."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as e:
-        raise UnreadableInput(f"cannot open: {e.strerror}", context=str(path),
-                              hint="check the path and its permissions") from e
+    fd = open_regular(path)  # a FIFO or a link to /dev/zero is refused, never mapped
     try:
         size = os.fstat(fd).st_size
         if size == 0:

@@ -1,0 +1,98 @@
+"""Opening input files so that no name in a log dir can block, flood or loop kmeta.
+
+A name that looks like a segment may be a FIFO (opening it blocks until a writer comes),
+a link to ``/dev/zero`` (endless bytes) or a link that loops.  Kafka itself only loads
+regular files; kmeta reads only those too: :func:`open_regular` opens with
+``O_NONBLOCK`` (so opening never waits for a FIFO's writer) and checks the opened file
+(not the name, which could be swapped in between) before a byte is read.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from kmeta.errors import UnreadableInput
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def describe_mode(mode: int) -> str:
+    """What a non-regular file is, in words ("a FIFO (named pipe)" ...)."""
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def _stat_problem(err: OSError) -> str:
+    if err.errno == errno.ELOOP:
+        return "a symbolic link loop"
+    if err.errno == errno.ENOENT:
+        return "a dangling symbolic link"
+    return f"cannot be examined: {err.strerror}"
+
+
+def not_regular(path: str | os.PathLike[str]) -> str | None:
+    """None for a regular file (after following links), else what the name is instead."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        return _stat_problem(e)
+    return None if stat.S_ISREG(mode) else describe_mode(mode)
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor of the regular file at ``path``; raises UnreadableInput for
+    anything else (FIFO, device, socket, link loop) without ever blocking."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnreadableInput("a symbolic link loop; not read", context=str(path)) from e
+        raise UnreadableInput(f"cannot open: {e.strerror}", context=str(path),
+                              hint="check the path and its permissions") from e
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError as e:
+        os.close(fd)
+        raise UnreadableInput(f"cannot examine: {e.strerror}", context=str(path)) from e
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UnreadableInput(f"not a regular file but {describe_mode(mode)}; Kafka reads "
+                              "only regular files, and so does kmeta", context=str(path))
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """The whole regular file at ``path``, refused when it holds more than ``limit`` bytes
+    (counted while reading: the size a stat gives can change)."""
+    fd = open_regular(path)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise UnreadableInput(f"{size} bytes is too large for a {what} file (at most "
+                                  f"{limit})", context=str(path))
+        chunks = []
+        got = 0
+        while got <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > limit:
+            raise UnreadableInput(f"grew past {limit} bytes while being read; too large for "
+                                  f"a {what} file", context=str(path))
+        return b"".join(chunks)
+    except OSError as e:
+        raise UnreadableInput(f"cannot read: {e.strerror}", context=str(path)) from e
+    finally:
+        os.close(fd)
+
+
+__all__ = ["describe_mode", "not_regular", "open_regular", "read_regular"]

@@ -1,0 +1,324 @@
+"""Hostile input never crashes, hangs or blows up memory (the "Trust at the edges" issue).
+
+Each class a mutation fuzzer found keeps a minimal repro in ``tests/fuzz/corpus/<class>/``,
+made here by a builder from the small healthy verify fixture (written by kmeta's own
+writer, see fixtures/README.md) and checked in; ``test_corpus_is_current`` fails when a
+builder and its checked-in copy drift apart (rebuild with ``KMETA_REBUILD_CORPUS=1``).
+Special files (FIFOs, links to devices) cannot live in git: their tests add them to a
+copy of the corpus at run time.
+
+Every test runs the real command as a subprocess, as an SRE does, with a timeout (a hang
+is a failure), and checks the exit code, one clear line and no traceback.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import resource
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import zstandard
+from crc32c import crc32c
+
+from kmeta.formats.batch import HEADER, HEADER_SIZE, encode_record
+from kmeta.formats.payload import encode_metadata
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+HEALTHY = ROOT / "fixtures" / "data" / "verify" / "healthy" / "__cluster_metadata-0"
+META = "__cluster_metadata-0"
+SEGMENT = "00000000000000000000.log"
+INDEX = "00000000000000000000.index"
+TIMEOUT = 30
+
+
+def run(*args: object, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["NO_COLOR"] = "1"
+    return subprocess.run([sys.executable, "-m", "kmeta", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def assert_clear(proc: subprocess.CompletedProcess[str], code: int) -> None:
+    """Exit ``code``, no traceback, no internal error."""
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out
+    assert "internal error" not in out, out
+    assert proc.returncode == code, (proc.returncode, out[-2000:])
+
+
+# ------------------------------------------------------------------ corpus builders
+
+
+def _healthy(dest: Path) -> Path:
+    part = dest / META
+    shutil.copytree(HEALTHY, part)
+    return part
+
+
+def build_index_negative_position(dest: Path) -> None:
+    """An .index whose one entry names offset 6 at byte -5 (os.pread refused it)."""
+    part = _healthy(dest)
+    (part / INDEX).write_bytes(struct.pack(">ii", 6, -5))
+
+
+HUGE = "9" * 5000  # past Python's 4300-digit limit for int()
+
+
+def build_text_huge_integer(dest: Path) -> None:
+    """A data dir whose text files each hold a number past every limit: the epoch cache's
+    start offset, partition.metadata's version, meta.properties' node.id and an offset
+    checkpoint's offset."""
+    part = _healthy(dest)
+    (part / "leader-epoch-checkpoint").write_text(f"0\n1\n1 {HUGE}\n")
+    (part / "partition.metadata").write_text(f"version: {HUGE}\n"
+                                             "topic_id: AAAAAAAAAAAAAAAAAAAAAQ")
+    (dest / "meta.properties").write_text(f"node.id={HUGE}\nversion=1\n"
+                                          "cluster.id=NvgEQDh6AWXxYTpbNTUZFw\n")
+    (dest / "recovery-point-offset-checkpoint").write_text(
+        f"0\n1\n__cluster_metadata 0 {HUGE}\n")
+
+
+def build_text_int_overflow(dest: Path) -> None:
+    """Numbers one past Kafka's types: an int32 epoch and an int64 offset."""
+    part = _healthy(dest)
+    (part / "leader-epoch-checkpoint").write_text("0\n2\n1 0\n2147483648 3\n")
+    (dest / "meta.properties").write_text("node.id=1\nversion=1\n"
+                                          "cluster.id=NvgEQDh6AWXxYTpbNTUZFw\n")
+    (dest / "recovery-point-offset-checkpoint").write_text(
+        "0\n1\n__cluster_metadata 0 9223372036854775808\n")
+
+
+#: Special files cannot be checked in (and a link to /dev/zero in the repository would
+#: stall any tool that reads every file): a case lists them in specials.json, name ->
+#: "fifo", "loop" (a link to itself) or "link:<target>", made by ``add_specials``.
+SPECIALS = "specials.json"
+
+
+def _with_specials(dest: Path, specials: dict[str, str]) -> None:
+    _healthy(dest)
+    (dest / SPECIALS).write_text(json.dumps(specials, indent=1, sort_keys=True) + "\n")
+
+
+def build_special_files(dest: Path) -> None:
+    """A FIFO and a /dev/zero link named like segments, a /dev/urandom link named like a
+    snapshot, a FIFO leader-epoch-checkpoint and a quorum-state linked to /dev/zero."""
+    _with_specials(dest, {
+        "00000000000000000020.log": "fifo",
+        "00000000000000000030.log": "link:/dev/zero",
+        "00000000000000000010-0000000001.checkpoint": "link:/dev/urandom",
+        "leader-epoch-checkpoint": "fifo",
+        "quorum-state": "link:/dev/zero",
+    })
+
+
+def build_symlink_loop(dest: Path) -> None:
+    """Links that loop, one named like an index, two named like nothing Kafka knows."""
+    _with_specials(dest, {"00000000000000000000.index": "loop", "loop-a": "link:loop-b",
+                          "loop-b": "link:loop-a"})
+
+
+def add_specials(case_dir: Path) -> None:
+    """Make the special files a copied case lists (replacing regular files of the same
+    name) inside its metadata partition dir."""
+    part = case_dir / META
+    for name, what in json.loads((case_dir / SPECIALS).read_text()).items():
+        target = part / name
+        if target.exists() or target.is_symlink():
+            target.unlink()
+        if what == "fifo":
+            os.mkfifo(target)
+        elif what == "loop":
+            target.symlink_to(name)
+        else:
+            target.symlink_to(what.removeprefix("link:"))
+
+
+def _bomb_batch(codec: int, count: int) -> bytes:
+    """One batch at offset 10 (after the healthy log) holding ``count`` NoOp records,
+    compressed in a stream (the section is never whole in memory here), valid CRC."""
+    record = encode_record(0, 0, None, encode_metadata("NO_OP_RECORD", 0, {}))
+    chunk = record * 100_000
+    if codec == 4:
+        comp = zstandard.ZstdCompressor(level=19, write_content_size=False).compressobj()
+    else:
+        comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    body = b"".join(comp.compress(chunk) for _ in range(count // 100_000)) + comp.flush()
+    head = bytearray(HEADER.pack(10, HEADER_SIZE - 12 + len(body), 1, 2, 0, codec,
+                                 count - 1, 0, 0, -1, -1, -1, count))
+    struct.pack_into(">I", head, 17, crc32c(body, crc32c(bytes(head[21:]))))
+    return bytes(head) + body
+
+
+def build_zstd_bomb(dest: Path) -> None:
+    """18 KB of zstd holding 20,000,000 NoOp records (220 MB) after the healthy log."""
+    part = _healthy(dest)
+    with open(part / SEGMENT, "ab") as f:
+        f.write(_bomb_batch(4, 20_000_000))
+
+
+def build_gzip_bomb(dest: Path) -> None:
+    """About 43 KB of gzip holding 2,000,000 NoOp records (22 MB)."""
+    part = _healthy(dest)
+    with open(part / SEGMENT, "ab") as f:
+        f.write(_bomb_batch(1, 2_000_000))
+
+
+BUILDERS: dict[str, Callable[[Path], None]] = {
+    "zstd-bomb": build_zstd_bomb,
+    "gzip-bomb": build_gzip_bomb,
+    "special-files": build_special_files,
+    "symlink-loop": build_symlink_loop,
+    "index-negative-position": build_index_negative_position,
+    "text-huge-integer": build_text_huge_integer,
+    "text-int-overflow": build_text_int_overflow,
+}
+
+
+def corpus_copy(name: str, tmp_path: Path) -> Path:
+    """A writable copy of one corpus case; returns its metadata partition dir."""
+    dest = tmp_path / name
+    shutil.copytree(CORPUS / name, dest, symlinks=True)
+    if (dest / SPECIALS).exists():
+        add_specials(dest)
+    return dest / META
+
+
+def f010_files(proc: subprocess.CompletedProcess[str]) -> set[str]:
+    """Names of the files verify --json reported F010 for."""
+    found = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return {Path(f["file"]).name for f in found if f.get("code") == "F010"}
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    cmp = filecmp.dircmp(a, b)
+    if cmp.left_only or cmp.right_only or cmp.funny_files:
+        return False
+    _, mismatch, errors = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
+    return not mismatch and not errors and all(
+        _same_tree(a / d, b / d) for d in cmp.common_dirs)
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_corpus_is_current(name: str, tmp_path: Path) -> None:
+    built = tmp_path / name
+    built.mkdir()
+    BUILDERS[name](built)
+    if os.environ.get("KMETA_REBUILD_CORPUS"):
+        shutil.rmtree(CORPUS / name, ignore_errors=True)
+        shutil.copytree(built, CORPUS / name, symlinks=True)
+    assert _same_tree(built, CORPUS / name), f"rebuild tests/fuzz/corpus/{name}"
+
+
+# ------------------------------------------------------------------ 6. index values
+
+
+def test_negative_index_position_is_a_finding(tmp_path: Path) -> None:
+    part = corpus_copy("index-negative-position", tmp_path)
+    proc = run("verify", part)
+    assert_clear(proc, 1)
+    assert "V032" in proc.stdout and "byte -5" in proc.stdout
+    proc = run("repair", "--dry-run", part)
+    assert_clear(proc, 0)
+    assert "omitted" in proc.stdout and INDEX in proc.stdout
+
+
+# ------------------------------------------------------------------ 1. numbers in text files
+
+
+def test_integers_past_pythons_digit_limit_are_f010(tmp_path: Path) -> None:
+    data_dir = corpus_copy("text-huge-integer", tmp_path).parent
+    proc = run("verify", "--json", data_dir)
+    assert_clear(proc, 1)
+    assert f010_files(proc) == {"leader-epoch-checkpoint", "partition.metadata",
+                                "meta.properties", "recovery-point-offset-checkpoint"}
+    assert HUGE not in proc.stdout  # the message quotes the start of the number only
+    for command in (("info",), ("dump",), ("image",), ("repair", "--dry-run")):
+        target = data_dir / META
+        assert "Traceback" not in run(*command, target).stderr
+
+
+def test_integers_past_kafkas_types_are_f010(tmp_path: Path) -> None:
+    data_dir = corpus_copy("text-int-overflow", tmp_path).parent
+    proc = run("verify", "--json", data_dir)
+    assert_clear(proc, 1)
+    assert f010_files(proc) == {"leader-epoch-checkpoint", "recovery-point-offset-checkpoint"}
+    assert "Integer.parseInt" in proc.stdout and "Long.parseLong" in proc.stdout
+
+
+# ------------------------------------------------------------------ 3, 5. special files
+
+
+def _s008_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "S008" in line]
+
+
+@pytest.mark.parametrize("command", ["verify", "dump", "info", "image"])
+def test_special_files_are_findings_and_never_read(command: str, tmp_path: Path) -> None:
+    part = corpus_copy("special-files", tmp_path)
+    proc = run(command, part, timeout=20)  # a FIFO would block for ever: the timeout fails
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "internal error" not in out, out
+    if command != "image":  # image reports only what it could not replay
+        assert proc.returncode == 3, out  # S008: a file that cannot be read
+        for what in ("a FIFO", "a character device"):
+            assert what in out
+    assert proc.returncode in (0, 1, 3)
+
+
+def test_repair_copies_no_special_file(tmp_path: Path) -> None:
+    part = corpus_copy("special-files", tmp_path)
+    out = tmp_path / "out" / META
+    proc = run("repair", part, "--out", out, timeout=20)
+    assert_clear(proc, 0)
+    assert "a FIFO (named pipe), not a regular file" in proc.stdout
+    names = {p.name for p in out.iterdir()}
+    assert "00000000000000000030.log" not in names  # the /dev/zero link
+    assert not (out / "quarantine").exists()  # the /dev/urandom snapshot is not copied
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    assert size < 100_000
+
+
+def test_symlink_loop_in_a_partition_dir(tmp_path: Path) -> None:
+    part = corpus_copy("symlink-loop", tmp_path)
+    proc = run("verify", part)
+    assert_clear(proc, 3)
+    assert "symbolic link loop" in proc.stdout
+    proc = run("repair", part, "--out", tmp_path / "out" / META)
+    assert_clear(proc, 0)
+    assert proc.stdout.count("a symbolic link loop, not a regular file") == 3
+
+
+# ------------------------------------------------------------------ 2. compression bombs
+
+
+def _child_peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("name", ["zstd-bomb", "gzip-bomb"])
+@pytest.mark.parametrize("command", [("verify",), ("info",), ("dump", "--json"),
+                                     ("repair", "--dry-run")])
+def test_compression_bomb_is_a_finding(name: str, command: tuple[str, ...],
+                                       tmp_path: Path) -> None:
+    part = corpus_copy(name, tmp_path)
+    proc = run(*command, part, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and "internal error" not in out, out[-2000:]
+    if command[0] == "repair":
+        # Kafka's recovery checks a batch's CRC, not its records: the batch stays.
+        assert proc.returncode == 0, out[-2000:]
+    else:
+        assert "F006" in out and "inflates beyond" in out, out[-2000:]
+        assert proc.returncode == 1, out[-2000:]
+    # every child so far: small kmeta runs; a bomb decoded whole took gigabytes
+    assert _child_peak_mib() < 400
