@@ -252,7 +252,9 @@ class Campaign:
         copy_tree(root, dest / "input")
         if failure.command == "diff":
             copy_tree(self.pristine(failure.case.seed), dest / "peer")
-        if first and self.minimise and failure.outcome.kind not in ("input-written",):
+        # hostile cases (negative indexes) are minimal already: one thing made hostile
+        if first and self.minimise and failure.case.index >= 0 and \
+                failure.case.file in _names(root) and failure.outcome.kind != "input-written":
             small = self.minimise_failure(failure, root)
             if small is not None:
                 copy_tree(small, dest / "minimal")
@@ -323,6 +325,10 @@ class Campaign:
             index += 1
         self.stats.seconds = time.monotonic() - start
         return self.stats
+
+
+def _names(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in _files(root)}
 
 
 def _materialise(dst: Path, like: Path, files: dict[str, bytes]) -> None:

@@ -29,6 +29,10 @@ OPEN_BUGS: tuple[OpenBug, ...] = (
             r"^internal \| \w+ \| .*OSError: \[Errno N\] No space left on device",
             "a full stdout (> /dev/full) is exit 70 'internal error'; cli.write_lines "
             "handles only BrokenPipeError"),
+    OpenBug("non-utf8-name-utf8-locale",
+            r"^internal \| (verify|info) \| .*PYTHONIOENCODING",
+            "a file name that is not UTF-8, under a UTF-8 locale (stdout errors 'strict'): "
+            "verify and info print it through rich and exit 70 with UnicodeEncodeError"),
 )
 
 

@@ -168,7 +168,9 @@ def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
                *(_NOBODY if as_nobody and os.geteuid() == 0 else ()),
                sys.executable, "-c", "import sys; from kmeta.cli import main; "
                "main(sys.argv[1:])", *argv]
-        env = dict(os.environ, NO_COLOR="1")
+        # stdout as under LANG=en_US.UTF-8 (errors 'strict'), not the C.UTF-8 default
+        # of containers, which escapes what cannot be encoded
+        env = dict(os.environ, NO_COLOR="1", PYTHONIOENCODING="utf-8")
         start = time.monotonic()
         sink = open(stdout, "wb") if stdout not in (None, "closed") else None  # noqa: SIM115
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,

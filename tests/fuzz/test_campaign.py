@@ -4,6 +4,7 @@ harness's judges can fail.  A long campaign runs by hand: ``python -m tests.fuzz
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -18,8 +19,8 @@ from .runner import DOCUMENTED, Outcome, classify, run_inprocess, run_subprocess
 from .seeds import FIXTURES, METADATA_DIR, Seed, copy_tree
 
 CI_SEED = 20241125
-CI_CASES = 45
-CI_SECONDS = 100.0  # a slow machine runs fewer cases rather than blow the budget
+CI_CASES = 35
+CI_SECONDS = 75.0  # a slow machine runs fewer cases rather than blow the budget
 HEALTHY = Seed("fixtures/healthy", FIXTURES / "healthy")
 
 
@@ -148,7 +149,16 @@ def _stdout_full(tmp_path: Path) -> Outcome:
     return run_subprocess(["verify", str(root)], 30, 1 << 20, stdout="/dev/full")
 
 
-REPROS = {"diff-legacy-records-count": _diff_legacy, "stdout-write-error": _stdout_full}
+def _non_utf8_name(tmp_path: Path) -> Outcome:
+    root = tmp_path / "in"
+    copy_tree(HEALTHY.path, root)
+    seg = root / METADATA_DIR / "00000000000000000000.log"
+    shutil.copyfile(seg, os.fsencode(seg.parent) + b"/0000000000000000\xff\xfe.log")
+    return run_inprocess(["verify", str(root)], 30, 1 << 20)  # stdout: strict UTF-8
+
+
+REPROS = {"diff-legacy-records-count": _diff_legacy, "stdout-write-error": _stdout_full,
+          "non-utf8-name-utf8-locale": _non_utf8_name}
 
 
 def test_every_open_bug_has_a_repro() -> None:
