@@ -296,6 +296,95 @@ def crafted_record(rng: random.Random, data: bytes, pool: list[bytes]) -> Mutate
         f"batch at {b.position}: record {i} {what}, batch rebuilt"
 
 
+def _leaves(obj: object, path: tuple = ()) -> list[tuple]:
+    """Paths to every leaf (and every list) of a decoded record."""
+    out: list[tuple] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _leaves(v, (*path, k))
+    elif isinstance(obj, list):
+        out.append(path)
+        for i, v in enumerate(obj):
+            out += _leaves(v, (*path, i))
+    else:
+        out.append(path)
+    return out
+
+
+def _set(obj: dict, path: tuple, value: object) -> None:
+    for k in path[:-1]:
+        obj = obj[k]
+    obj[path[-1]] = value
+
+
+def _get(obj: object, path: tuple) -> object:
+    for k in path:
+        obj = obj[k]  # type: ignore[index]
+    return obj
+
+
+def _odd_value(rng: random.Random, old: object) -> object:
+    if isinstance(old, bool):
+        return not old
+    if isinstance(old, int):
+        return rng.choice([0, -1, 1, -2, old + 1, old - 1, 2**31 - 1, -2**31, 2**15 - 1,
+                           2**63 - 1, 255, 1000])
+    if isinstance(old, str):
+        return rng.choice(["", "x" * 300, "\u0000", "é", "..", old + old, "a" * 249,
+                           "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", old[::-1]])
+    if isinstance(old, list):
+        if old and rng.random() < 0.5:
+            return old + [old[0]] * rng.choice([1, 50])
+        return [] if old else old
+    return old
+
+
+def semantic_record(rng: random.Random, data: bytes, pool: list[bytes]) -> Mutated:
+    """Decode a metadata record, change one field to an odd but encodable value (or put
+    a record of another batch in its place) and rebuild: well-formed records with
+    surprising content reach the image replay."""
+    from kmeta.formats.payload import decode_metadata, encode_metadata
+
+    found = [b for b in batches(data) if not HEADER.unpack_from(b.raw)[5] & 0x27]
+    if not found:
+        return None
+    # most batches of a KRaft log are lone NoOps: look for one with a record to change
+    rng.shuffle(found)
+    for b in found[:300]:
+        recs = _records_of(b)
+        if recs and any(r.value and len(r.value) > 4 for r in recs):
+            break
+    else:
+        return None
+    i = rng.choice([k for k, r in enumerate(recs) if r.value and len(r.value) > 4])
+    if rng.random() < 0.25:
+        other = _records_of(rng.choice(found)) or []
+        if not other:
+            return None
+        j = rng.randrange(len(other))
+        recs[i] = recs[i]._replace(value=other[j].value)
+        return _replace(data, b, _rebuild(b, recs)), \
+            f"batch at {b.position}: record {i} replaced by a record of another batch"
+    p = decode_metadata(recs[i].value)
+    if p.finding or not isinstance(p.data, dict) or not p.data:
+        return None
+    for _ in range(6):
+        body = json.loads(json.dumps(p.data))
+        path = rng.choice(_leaves(body))
+        new = _odd_value(rng, _get(body, path))
+        _set(body, path, new)
+        try:
+            value = encode_metadata(p.type, p.version, body)
+        except Exception:  # not encodable at this version (range, uuid text …): again
+            continue
+        recs[i] = recs[i]._replace(value=value)
+        shown = repr(new)[:40]
+        return _replace(data, b, _rebuild(b, recs)), \
+            f"batch at {b.position}: {p.type} v{p.version} {'.'.join(map(str, path))} = " \
+            f"{shown}, batch rebuilt"
+    return None
+
+
 def recompress(rng: random.Random, data: bytes, pool: list[bytes]) -> Mutated:
     """Re-encode a batch with a codec, or give it a corrupt or truncated compressed section
     (valid CRC), or a compression bomb."""
@@ -375,6 +464,7 @@ def batch_order(rng: random.Random, data: bytes, pool: list[bytes]) -> Mutated:
 
 BATCH_MUTATORS: tuple[Mutator, ...] = (header_field, header_field, attributes, record_varint,
                                        record_varint, crafted_record, crafted_record,
+                                       semantic_record, semantic_record, semantic_record,
                                        recompress, batch_order)
 
 
