@@ -164,8 +164,8 @@ class Campaign:
         target.write_bytes(data)
         names = list(COMMANDS)
         k = self.commands_per_case
-        commands = names if k is None else ["verify", *rng.sample(names[:3] + names[4:],
-                                                                 k - 1)]
+        others = [n for n in names if n != "verify"]
+        commands = names if k is None else ["verify", *rng.sample(others, k - 1)]
         case = Case(index, seed, str(target.relative_to(root)), done, commands, data)
         case.crc_damage = single_flip and len(done) == 1 and \
             _flips_inside_crc(original, done[0], target)
@@ -177,8 +177,10 @@ class Campaign:
         meta = metadata_partition(root)
         rel = meta.relative_to(root)
         peer = self.pristine(case.seed) / rel
-        prefix = valid_prefix(meta)
-        to = str(prefix[len(prefix) // 2].base_offset) if prefix else "1"
+        to = "1"
+        if "{to}" in COMMANDS[command]:  # the middle of the log's valid part
+            prefix = valid_prefix(meta)
+            to = str(prefix[len(prefix) // 2].base_offset) if prefix else "1"
         subst = {"{data}": str(root), "{meta}": str(meta), "{peer}": str(peer),
                  "{out}": str(self.work / f"out-{case.index}-{n}"), "{to}": to}
         return [subst.get(a, a) for a in COMMANDS[command]]

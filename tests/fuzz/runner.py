@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from kmeta.errors import ExitCode
@@ -43,7 +43,6 @@ class Outcome:
     detail: str = ""
     stderr: str = ""
     peak_rss: int = 0
-    extra: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
