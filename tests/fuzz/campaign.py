@@ -36,9 +36,19 @@ COMMANDS: dict[str, list[str]] = {
     "repair-dry-run": ["repair", "--dry-run", "{meta}"],
     "repair-out": ["repair", "{meta}", "--out", "{out}"],
     "snapshot": ["snapshot", "{meta}", "--out", "{out}"],
+    # the other renderers: JSON of every command, record lines with hex, image browsing
+    "dump-records": ["dump", "--records", "--hex", "{data}"],
+    "info-json": ["info", "--json", "{data}"],
+    "verify-json": ["verify", "--json", "{data}"],
+    "image-json": ["image", "{meta}", "--json"],
+    "image-cat": ["image", "{meta}", "cat", "/topics"],
+    "history-topic": ["history", "{meta}", "--topic", "orders", "--json"],
+    "diff-json": ["diff", "--json", "{meta}", "{peer}"],
+    "truncate-json": ["truncate", "--json", "{meta}", "--to", "{to}"],
+    "repair-json": ["repair", "--dry-run", "--json", "{meta}"],
 }
 #: Read commands that must not call a log clean when CRC-covered bytes of it were flipped.
-STRICT_READERS = ("verify", "dump", "dump-json")
+STRICT_READERS = ("verify", "dump", "dump-json", "dump-records", "verify-json")
 
 
 @dataclass
