@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .campaign import Campaign
 from .hostile import run_hostile
+from .seeds import all_seeds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,12 +28,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="run verify and N-1 other commands per case (default: all)")
     p.add_argument("--subprocess-every", type=int, default=25,
                    help="rerun every Nth case's commands in a limited subprocess too")
+    p.add_argument("--seeds", default="", metavar="TEXT[,TEXT]",
+                   help="only the seed inputs whose name holds one of these, e.g. "
+                   "real/,healthy (default: all; names: real/<dir>, fixtures/<dir>)")
     p.add_argument("--no-hostile", action="store_true")
     p.add_argument("--no-minimise", action="store_true")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kmeta-fuzz-") as tmp:
-        camp = Campaign(args.seed, Path(tmp), args.out,
+        wanted = [w for w in args.seeds.split(",") if w]
+        seeds = [s for s in all_seeds() if not wanted or any(w in s.name for w in wanted)]
+        if not seeds:
+            p.error(f"no seed input matches {args.seeds!r}")
+        camp = Campaign(args.seed, Path(tmp), args.out, seeds=seeds,
                         commands_per_case=args.commands_per_case,
                         minimise=not args.no_minimise,
                         subprocess_every=args.subprocess_every,
