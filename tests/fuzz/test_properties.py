@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from kmeta.errors import FormatError
@@ -81,8 +82,13 @@ legacy_bodies = st.tuples(st.sampled_from([0, 1]), st.integers(0, 255),
 @given(st.lists(st.tuples(st.integers(-2, 2**40), legacy_bodies), min_size=1, max_size=4))
 def test_legacy_messages_with_intact_crcs_give_records_or_findings(entries):
     data = b"".join(_legacy_message(o, b) for o, b in entries)
-    for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
-        assert isinstance(item, (Finding, tuple))
+    try:
+        for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
+            assert isinstance(item, (Finding, tuple))
+    except FormatError as e:
+        # The one open escape (known.py: legacy-wrapper-without-messages); the strict
+        # xfail below fails once it is fixed, and then this tolerance goes.
+        assert e.message.startswith("compressed wrapper"), e.message
     try:
         batch = LegacyBatch(data, 0, "f")
     except FormatError:
@@ -164,3 +170,13 @@ def test_any_compressed_section_decompresses_or_raises_format_error(codec, data)
     except FormatError:
         return
     assert isinstance(out, bytes)
+
+
+@pytest.mark.xfail(strict=True, reason="open bug legacy-wrapper-without-messages (known.py)")
+@pytest.mark.parametrize("value", [b"\xff\xff\xff\xff", b"\x00\x00\x00\x00"],
+                         ids=["null-value", "empty-value"])
+def test_legacy_wrapper_without_messages_is_a_finding(value: bytes) -> None:
+    # magic 0, gzip, empty key, then a null value or one that holds no messages
+    data = _legacy_message(0, b"\x00\x01\x00\x00\x00\x00" + value)
+    items = list(scan(data, "f", decode=decode_metadata, decode_control=decode_control))
+    assert any(isinstance(i, Finding) and i.position == 0 for i in items)
