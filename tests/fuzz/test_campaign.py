@@ -19,8 +19,8 @@ from .runner import DOCUMENTED, Outcome, classify, run_inprocess, run_subprocess
 from .seeds import FIXTURES, METADATA_DIR, Seed, copy_tree
 
 CI_SEED = 20241125
-CI_CASES = 35
-CI_SECONDS = 75.0  # a slow machine runs fewer cases rather than blow the budget
+CI_CASES = 60
+CI_SECONDS = 80.0  # a loaded machine runs fewer cases rather than blow the budget
 HEALTHY = Seed("fixtures/healthy", FIXTURES / "healthy")
 
 
