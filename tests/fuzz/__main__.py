@@ -1,8 +1,9 @@
 """``python -m tests.fuzz --minutes 60 [--seed N] [--out DIR]``: a long campaign by hand.
 
-Prints the outcome counts per class and saves every failing input, its command and its
-outcome under DIR (default ./fuzz-out), one folder per failure, the first of each kind
-also minimised.
+Prints the outcome counts per class and saves every failing input (up to 20 of one
+failure signature), its command and its outcome under DIR (default ./fuzz-out), one folder
+per failure with case.json, stderr.txt and repro.sh; the first of each signature also
+minimised (minimal/).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commands-per-case", type=int, default=None,
                    help="run verify and N-1 other commands per case (default: all)")
     p.add_argument("--subprocess-every", type=int, default=25,
-                   help="rerun every Nth case's commands in a limited subprocess too")
+                   help="run every Nth case's commands as limited subprocesses "
+                   "(prlimit) instead of in-process; 0: never")
     p.add_argument("--seeds", default="", metavar="TEXT[,TEXT]",
                    help="only the seed inputs whose name holds one of these, e.g. "
                    "real/,healthy (default: all; names: real/<dir>, fixtures/<dir>)")

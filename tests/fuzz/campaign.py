@@ -47,6 +47,7 @@ COMMANDS: dict[str, list[str]] = {
     "truncate-json": ["truncate", "--json", "{meta}", "--to", "{to}"],
     "repair-json": ["repair", "--dry-run", "--json", "{meta}"],
 }
+SAVE_PER_SIGNATURE = 20
 #: Read commands that must not call a log clean when CRC-covered bytes of it were flipped.
 STRICT_READERS = ("verify", "dump", "dump-json", "dump-records", "verify-json")
 
@@ -256,7 +257,9 @@ class Campaign:
         first = self.stats.signatures[failure.signature] == 1
         self.log(f"case {failure.case.index}: {failure.outcome.kind} in {failure.command}: "
                  f"{failure.outcome.detail}")
-        if self.out is None or self.stats.signatures[failure.signature] > 3:
+        # every failure is saved, up to SAVE_PER_SIGNATURE of one kind (an hour's campaign
+        # meets one bug hundreds of times)
+        if self.out is None or self.stats.signatures[failure.signature] > SAVE_PER_SIGNATURE:
             return
         dest = self.out / failure.outcome.kind / f"case-{failure.case.index}-{failure.command}"
         if dest.exists():
