@@ -1,0 +1,214 @@
+"""Running one kmeta command on a case, in-process or as a limited subprocess, and
+classifying what happened.
+
+Outcome classes (``Outcome.kind``):
+
+* ``ok`` — a documented exit code (0, 1, 2, 3) with no traceback;
+* ``internal`` — exit 70, a traceback on stderr, or an exception that escaped ``main``;
+* ``hang`` — the command outlived its time limit;
+* ``memory`` — MemoryError, or peak RSS above 2x the input size + 100 MB;
+* ``input-written`` — a byte, an mtime or an entry of the input tree changed;
+* ``batch-lost`` — repair's output lacks a batch of the input's valid prefix;
+* ``missed-damage`` — a read command exited 0 on a log whose CRC-covered bytes were
+  flipped (that batch cannot be trusted: "clean" by mistake).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kmeta.errors import ExitCode
+
+FAILURE_KINDS = ("internal", "hang", "memory", "input-written", "batch-lost", "missed-damage")
+DOCUMENTED = {int(ExitCode.OK), int(ExitCode.FINDINGS), int(ExitCode.USAGE),
+              int(ExitCode.UNREADABLE)}
+MEMORY_SLACK = 100 << 20
+_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+
+
+@dataclass
+class Outcome:
+    kind: str
+    exit_code: int | None
+    seconds: float
+    detail: str = ""
+    stderr: str = ""
+    peak_rss: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return self.kind != "ok"
+
+
+class _Timeout(BaseException):
+    """Raised by the alarm in the main thread; a BaseException so that kmeta's own
+    ``except Exception`` handler cannot turn a hang into exit 70."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _Timeout
+
+
+def _rss_now() -> int:
+    return _status_kb("VmRSS") * 1024
+
+
+def _status_kb(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _reset_peak() -> bool:
+    """Reset VmHWM (Linux >= 4.0) so the peak of one command can be read."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def classify(code: int | None, stderr: str, seconds: float, peak: int, budget: int,
+             timed_out: bool) -> tuple[str, str]:
+    """The outcome class of a finished command and a one-line reason."""
+    if timed_out:
+        return "hang", f"no exit after {seconds:.1f} s"
+    if "MemoryError" in stderr:
+        return "memory", "MemoryError"
+    if peak > budget:
+        return "memory", f"peak RSS {peak >> 20} MiB > budget {budget >> 20} MiB"
+    if "Traceback (most recent call last)" in stderr:
+        return "internal", "traceback on stderr"
+    if code == int(ExitCode.INTERNAL):
+        return "internal", _last_line(stderr)
+    if code not in DOCUMENTED:
+        return "internal", f"undocumented exit code {code}: {_last_line(stderr)}"
+    return "ok", ""
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
+    """``kmeta.cli.main(argv)`` with stdout/stderr captured, an alarm for hangs and the
+    peak RSS above the level before the call."""
+    from kmeta import cli
+
+    out = io.BytesIO()
+    err = io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = err
+    base = _rss_now()
+    measured = _reset_peak()
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    code: int | None = None
+    timed_out = False
+    escaped = ""
+    start = time.monotonic()
+    try:
+        cli.main(argv)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except _Timeout:
+        timed_out = True
+    except BaseException as e:  # escaped main: always a bug
+        import traceback
+
+        escaped = "".join(traceback.format_exception(e))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        seconds = time.monotonic() - start
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        sys.stdout, sys.stderr = saved
+    peak = max(0, _status_kb("VmHWM") * 1024 - base) if measured else 0
+    stderr = err.getvalue() + escaped
+    if escaped:
+        kind, detail = "internal", "exception escaped main: " + _last_line(escaped)
+    else:
+        kind, detail = classify(code, stderr, seconds, peak, 2 * input_bytes + MEMORY_SLACK,
+                                timed_out)
+    return Outcome(kind, code, seconds, detail, stderr[-4000:], peak)
+
+
+def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
+                   stdout: str | None = None, as_nobody: bool = False) -> Outcome:
+    """``kmeta.cli.main`` in a child under ``prlimit`` (address space and CPU time); the
+    child's own peak RSS comes from ``/usr/bin/time``.
+
+    ``stdout``: None for /dev/null, "closed" for a closed descriptor 1, else a path
+    (``/dev/full``).  ``as_nobody``: drop root first (root reads a mode-000 file)."""
+    budget = 2 * input_bytes + MEMORY_SLACK
+    # Address space: the interpreter and its libraries map far more than they touch, so
+    # the hard limit sits well above the RSS budget; the budget itself is checked on RSS.
+    limit_as = budget + (1 << 30)
+    cpu = max(1, int(timeout) + 1)
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        cmd = ["/usr/bin/time", "-q", "-f", "%M", "-o", rss.name,
+               "prlimit", f"--as={limit_as}", f"--cpu={cpu}", "--",
+               *(_NOBODY if as_nobody and os.geteuid() == 0 else ()),
+               sys.executable, "-c", "import sys; from kmeta.cli import main; "
+               "main(sys.argv[1:])", *argv]
+        # stdout as under LANG=en_US.UTF-8 (errors 'strict'), not the C.UTF-8 default
+        # of containers, which escapes what cannot be encoded
+        env = dict(os.environ, NO_COLOR="1", PYTHONIOENCODING="utf-8")
+        start = time.monotonic()
+        sink = open(stdout, "wb") if stdout not in (None, "closed") else None  # noqa: SIM115
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=sink or (None if stdout else subprocess.DEVNULL),
+                                stderr=subprocess.PIPE, env=env, start_new_session=True,
+                                preexec_fn=_close_stdout if stdout == "closed" else None)
+        timed_out = False
+        try:
+            _, stderr_b = proc.communicate(timeout=timeout + 2)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            # the whole group: kmeta runs as a grandchild (time, then prlimit's exec)
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, stderr_b = proc.communicate()
+        seconds = time.monotonic() - start
+        peak = _read_rss(rss.name)
+        if sink is not None:
+            sink.close()
+    code = proc.returncode
+    stderr = stderr_b.decode("utf-8", "replace")
+    # /usr/bin/time exits 128 + the signal that killed its child (kmeta's own 130 is
+    # Ctrl-C, which nothing here sends)
+    sig = code - 128 if code is not None and code > 128 else None
+    if sig == signal.SIGXCPU or sig == signal.SIGKILL and timed_out:
+        timed_out = True
+    elif sig is not None:
+        return Outcome("internal", code, seconds, f"killed by signal {sig}",
+                       stderr[-4000:], peak)
+    kind, detail = classify(code, stderr, seconds, peak, budget, timed_out)
+    return Outcome(kind, code, seconds, detail, stderr[-4000:], peak)
+
+
+def _read_rss(path: str) -> int:
+    try:
+        lines = Path(path).read_text().split()
+        return int(lines[-1]) * 1024 if lines else 0
+    except (OSError, ValueError):
+        return 0
+
+
+def _close_stdout() -> None:
+    os.close(1)

@@ -1,0 +1,88 @@
+"""The inputs the harness mutates: real broker dirs (``KMETA_REAL_DATA``) and fixtures.
+
+A seed is a data dir (or a lone partition dir) small enough to copy for every case.  The
+copy is made with fresh, writable files so that a mutation never reaches the originals.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures" / "data"
+METADATA_DIR = "__cluster_metadata-0"
+
+#: Real data dirs, relative to KMETA_REAL_DATA: every KRaft layout plus two ZooKeeper-mode
+#: dirs (legacy message sets, compaction) that commands must refuse or read cleanly.
+REAL = ("ldi-poc", "data-store", "quorum3-boaz/data/kafka-3", "kraft32-three/data/kafka1",
+        "kraft41-offsets", "kraft412-scram-snapshots/data/kafka", "kraft-ksql-txn",
+        "cp51-connect-cleaned", "kafka25-zk-offsets")
+#: Fixture dirs: a healthy data dir and damaged or unusual partition dirs.
+FIXTURE = ("healthy", "corrupt/pristine", "corrupt/corrupt-gzip", "corrupt/unknown-version",
+           "repair/snapshot-beyond-end", "verify/v010-legacy-message", "verify/f009-legacy-crc",
+           "verify/v112-nested-transaction", "divergent/quorum3")
+#: Largest seed the harness copies for each case.
+MAX_SEED_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Seed:
+    name: str
+    path: Path
+
+    @property
+    def size(self) -> int:
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+
+def real_data() -> Path | None:
+    env = os.environ.get("KMETA_REAL_DATA")
+    path = Path(env) if env else REPO.parent / "shared" / "real"
+    return path if path.is_dir() else None
+
+
+def all_seeds() -> list[Seed]:
+    """Every seed present on this machine, in a fixed order (the campaign is seeded)."""
+    out = []
+    real = real_data()
+    if real is not None:
+        out += [Seed(f"real/{n}", real / n) for n in REAL if (real / n).is_dir()]
+    out += [Seed(f"fixtures/{n}", FIXTURES / n) for n in FIXTURE if (FIXTURES / n).is_dir()]
+    return [s for s in out if s.size <= MAX_SEED_BYTES]
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """Copy ``src`` to a new ``dst``: contents only (not modes, which are read-only in the
+    real data), symlinks as links."""
+    dst.mkdir(parents=True)
+    for entry in sorted(src.iterdir()):
+        target = dst / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), target)
+        elif entry.is_dir():
+            copy_tree(entry, target)
+        elif entry.is_file():
+            shutil.copyfile(entry, target)
+
+
+def metadata_partition(root: Path) -> Path:
+    """The __cluster_metadata-0 dir under a copied seed, else the seed's own root (a
+    partition dir given directly, or a ZooKeeper-mode dir with none)."""
+    if root.name.startswith(METADATA_DIR):
+        return root
+    found = sorted(root.rglob(METADATA_DIR))
+    return found[0] if found else root
+
+
+def make_writable(root: Path) -> None:
+    """Let the harness delete what a case left (modes a case may have changed)."""
+    for dirpath, dirnames, _ in os.walk(root):
+        for d in dirnames:
+            p = os.path.join(dirpath, d)
+            if not os.path.islink(p):
+                os.chmod(p, 0o755)
+    if root.exists() and not root.is_symlink():
+        os.chmod(root, 0o755)
