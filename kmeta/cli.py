@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from kmeta import __version__
-from kmeta.errors import ExitCode, KmetaError, UsageError
+from kmeta.errors import ExitCode, KmetaError, OutputError, UsageError
 
 app = typer.Typer(
     name="kmeta",
@@ -652,6 +652,50 @@ def _finish(tally: Tally) -> None:
     raise typer.Exit(int(tally.exit_code))
 
 
+class _GuardedStream:
+    """stdout, with a failed write (full disk, /dev/full, I/O error) turned into one
+    OutputError line instead of an internal error; a reader gone away stays a
+    BrokenPipeError, which ends the command quietly."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+    def _guard(self, call: Any, *args: Any) -> Any:
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError(f"standard output cannot be written: {e.strerror or e}",
+                              hint="free space where it goes, or redirect it elsewhere"
+                              ) from e
+
+    def write(self, data: Any) -> Any:
+        return self._guard(self._raw.write, data)
+
+    def flush(self) -> None:
+        self._guard(self._raw.flush)
+
+    @property
+    def buffer(self) -> _GuardedStream:
+        return _GuardedStream(self._raw.buffer)
+
+
+def _guard_stdout() -> None:
+    """File names are bytes on Linux; one that is not UTF-8 reaches text output as
+    surrogates, written back as its own bytes (copyable) instead of failing under a
+    strict UTF-8 locale.  JSON output escapes them instead (write_lines)."""
+    raw = sys.stdout
+    if isinstance(raw, _GuardedStream):
+        return
+    if hasattr(raw, "reconfigure"):
+        raw.reconfigure(errors="surrogateescape")
+    sys.stdout = _GuardedStream(raw)
+
+
 def _quiet_stdout() -> None:
     """The reader (``| head``) went away: point stdout at /dev/null so that the flush at
     exit does not complain."""
@@ -678,8 +722,9 @@ def main(argv: list[str] | None = None) -> None:
     args = _take_traceback(sys.argv[1:] if argv is None else list(argv))
     try:
         if sys.stdout is None:  # started with stdout closed (``>&-``)
-            raise UsageError("standard output is closed: kmeta writes its results there",
-                             hint="redirect it to a file or to /dev/null instead")
+            raise OutputError("standard output is closed: kmeta writes its results there",
+                              hint="redirect it to a file or to /dev/null instead")
+        _guard_stdout()
         app(args=args, prog_name="kmeta")
     except BrokenPipeError:
         _quiet_stdout()
@@ -688,6 +733,8 @@ def main(argv: list[str] | None = None) -> None:
         if _state["traceback"]:
             raise
         print(e.one_line(), file=sys.stderr)
+        if isinstance(e, OutputError) and sys.stdout is not None:
+            _quiet_stdout()  # what is still buffered would fail again at exit
         sys.exit(int(e.exit_code))
     except KeyboardInterrupt:
         sys.exit(ExitCode.INTERRUPTED)
@@ -699,6 +746,8 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr)
         sys.exit(ExitCode.INTERNAL)
     finally:
+        if isinstance(sys.stdout, _GuardedStream):
+            sys.stdout = sys.stdout._raw
         # dump and verify turn the cyclic collector off for speed; a caller that runs
         # kmeta in-process (tests, scripts) gets it back
         gc.enable()

@@ -413,7 +413,8 @@ EXIT_MEANINGS = {
     "FINDINGS": "At least one finding of severity error (for example a bad CRC, a torn "
                 "tail), or a divergence found.",
     "USAGE": "Usage error: an unknown command or option, a bad option value, or options "
-             "that contradict each other (such as --from-offset after --to-offset).",
+             "that contradict each other (such as --from-offset after --to-offset); also "
+             "a standard output that is closed or cannot be written (a full disk).",
     "UNREADABLE": "Input unreadable: a path that does not exist, cannot be opened or "
                   "listed, or holds no Kafka files.",
     "INTERNAL": "Internal error: a bug in kmeta. Run again with --traceback and report it.",

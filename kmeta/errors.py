@@ -61,6 +61,13 @@ class UsageError(KmetaError):
     exit_code = ExitCode.USAGE
 
 
+class OutputError(KmetaError):
+    """Standard output is closed or cannot take what kmeta writes (a full disk, /dev/full)."""
+
+    reference = "KM004"
+    exit_code = ExitCode.USAGE
+
+
 class FormatError(KmetaError):
     """Bytes that do not follow a format; callers turn it into a Finding with a position."""
 

@@ -120,7 +120,14 @@ class LegacyBatch:
 
     @property
     def base_offset(self) -> int:
-        return self.records()[0].offset if self.codec else self.offset
+        if not self.codec:
+            return self.offset
+        try:
+            return self.records()[0].offset
+        except FormatError:
+            # Kafka's recovery checks only the wrapper's CRC and offset, so the entry stays;
+            # its inner messages are reported where records are decoded (F003/F006).
+            return self.offset
 
     @property
     def last_offset(self) -> int:
@@ -129,6 +136,17 @@ class LegacyBatch:
     @property
     def records_count(self) -> int | None:
         return None  # Kafka prints null: a legacy entry has no count field
+
+    @property
+    def message_count(self) -> int:
+        """How many messages the entry holds: 1, or a compressed wrapper's inner messages
+        (0 when they cannot be decoded; that is reported where records are decoded)."""
+        if not self.codec:
+            return 1
+        try:
+            return len(self.records())
+        except FormatError:
+            return 0
 
     def records(self) -> list[Record]:
         if self._records is None:
@@ -139,20 +157,20 @@ class LegacyBatch:
         if not self.codec:
             return [Record(self.offset, self.timestamp, self.key, self.value, ())]
         if self.value is None:
-            raise FormatError("compressed wrapper message has no value", position=self.position)
+            raise FormatError("compressed wrapper message has no value", position=0)
         inner = decompress(self.codec, bytes(self.value), lz4_any_header_checksum=self.magic == 0)
         out: list[Record] = []
         pos = 0
         while pos < len(inner):
             if len(inner) - pos < PREFIX.size:
-                raise FormatError("inner message header truncated", position=self.position)
+                raise FormatError("inner message header truncated", position=0)
             msg = LegacyBatch(inner, pos, self.file)
             if msg.codec:
-                raise FormatError("nested compressed message", position=self.position)
+                raise FormatError("nested compressed message", position=0)
             out.append(Record(msg.offset, msg.timestamp, msg.key, msg.value, ()))
             pos += msg.size
         if not out:
-            raise FormatError("compressed wrapper holds no messages", position=self.position)
+            raise FormatError("compressed wrapper holds no messages", position=0)
         if self.magic >= 1:
             # Inner offsets are relative; the wrapper holds the last absolute offset.
             shift = self.offset - out[-1].offset
@@ -182,7 +200,7 @@ class LegacyBatch:
             "producer_epoch": -1,
             "base_sequence": -1,
             "last_sequence": -1,
-            "record_count": len(self.records()) if self.codec else 1,
+            "record_count": self.message_count,
         }
 
 

@@ -279,7 +279,8 @@ def _batches(seg: LogFile, layout: _Layout, findings: list[Finding], *, hashed: 
                     continue
                 epoch = b.leader_epoch if b.magic == 2 else -1
                 last = b.last_offset
-                layout.batch(b.base_offset, last, epoch, b.records_count)
+                records = b.records_count if b.magic == 2 else b.message_count
+                layout.batch(b.base_offset, last, epoch, records)
                 yield b.base_offset, last, epoch, _hash(b.raw) if hashed else 0, b.position
     except KmetaError as e:
         findings.append(Finding("S008", e.message, path))

@@ -168,7 +168,7 @@ def _count_batch(s: FileSummary, b: Batch | LegacyBatch, metadata: bool, epochs:
     if b.magic == 2:
         epochs.add(b.leader_epoch)
     if not metadata and not b.is_control:
-        s.records += b.records_count if b.records_count is not None else len(b.records())
+        s.records += b.records_count if b.records_count is not None else b.message_count
         return
     records, problems = batch_records(b)  # the same F003/F006/F011 as dump and verify
     findings += problems

@@ -40,7 +40,7 @@ def _parsers() -> dict[str, Callable[[bytes, LogFile], Any]]:
         "producer-snapshot": lambda d, f: producer_state.parse_producer_snapshot(d),
         "clean-shutdown": lambda d, f: textfiles.parse_clean_shutdown(d),
         # Kafka locks the file and never writes into it: any content is left unread.
-        "lock": lambda d, f: None,
+        "lock": lambda d, f: {},
     }
 
 

@@ -13,7 +13,7 @@ import pytest
 from . import campaign as cp
 from .campaign import Campaign
 from .hostile import run_hostile
-from .known import OPEN_BUGS, OpenBug, open_bug
+from .known import OPEN_BUGS, open_bug
 from .oracle import batches, segment_files, tree_changes, tree_fingerprint, valid_prefix
 from .runner import DOCUMENTED, Outcome, classify, run_inprocess, run_subprocess
 from .seeds import FIXTURES, METADATA_DIR, Seed, copy_tree
@@ -135,7 +135,7 @@ def test_a_clean_verdict_on_a_flipped_log_is_missed_damage(
     assert failure is not None and failure.outcome.kind == "missed-damage"
 
 
-# -- open bugs: strict xfails that fail the suite once the bug is fixed ---------------------
+# -- classes the campaign found, fixed: each repro must stay a documented outcome ----------
 
 def _diff_legacy(tmp_path: Path) -> Outcome:
     root = tmp_path / "in"
@@ -157,34 +157,34 @@ def _non_utf8_name(tmp_path: Path) -> Outcome:
     return run_inprocess(["verify", str(root)], 30, 1 << 20)  # stdout: strict UTF-8
 
 
-REPROS = {"diff-legacy-records-count": _diff_legacy, "stdout-write-error": _stdout_full,
-          "non-utf8-name-utf8-locale": _non_utf8_name}
+FIXED = {"diff-legacy-records-count": _diff_legacy, "stdout-write-error": _stdout_full,
+         "non-utf8-name-utf8-locale": _non_utf8_name}
 
 
-# its repro is a strict xfail in test_properties.py (a scan, not a command)
-CLI_BUGS = [b for b in OPEN_BUGS if b.name != "legacy-wrapper-without-messages"]
+def test_no_open_bug_lacks_a_repro() -> None:
+    # an entry of known.py must come with a strict-xfail repro here before it is tolerated
+    assert not OPEN_BUGS, "add a repro and a strict xfail for each open bug"
 
 
-def test_every_open_bug_has_a_repro() -> None:
-    assert set(REPROS) == {b.name for b in CLI_BUGS}
+@pytest.mark.parametrize("name", sorted(FIXED))
+def test_fixed_class_stays_fixed(name: str, tmp_path: Path) -> None:
+    got = FIXED[name](tmp_path)
+    assert got.exit_code in DOCUMENTED and not got.failed, f"{name}: {got.detail}"
+    assert open_bug(name) is None
 
 
-@pytest.mark.xfail(strict=True, reason="open bug found by the fuzz campaign (known.py)")
-@pytest.mark.parametrize("bug", CLI_BUGS, ids=lambda b: b.name)
-def test_open_bug_still_open(bug: OpenBug, tmp_path: Path) -> None:
-    got = REPROS[bug.name](tmp_path)
-    assert got.exit_code in DOCUMENTED and not got.failed, f"{bug.where}: {got.detail}"
-
-
-def test_saved_case_reproduces(tmp_path: Path) -> None:
+def test_saved_case_reproduces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a failure is saved with its input, argv relative to the folder, and a repro script
     camp = Campaign(1, tmp_path / "work", tmp_path / "out", seeds=[HEALTHY], minimise=False)
     root = tmp_path / "work" / "case-0"
     copy_tree(FIXTURES / "verify" / "v010-legacy-message", root)
     case = cp.Case(0, HEALTHY, f"{METADATA_DIR}/x", ["none"], ["truncate"])
+    assert camp.run_command(case, root, "truncate", 0) is None  # the legacy class is fixed
+    # a failure stood in for by the runner: what is saved must replay it
+    monkeypatch.setattr(cp, "run_inprocess",
+                        lambda *a: Outcome("internal", 70, 0.1, "TypeError: stand-in"))
     failure = camp.run_command(case, root, "truncate", 0)
-    if failure is None:  # the legacy bug was fixed: nothing to save, nothing to check
-        return
+    assert failure is not None
     camp.record(failure, root)
     saved = tmp_path / "out" / failure.outcome.kind / "case-0-truncate"
     assert (saved / "input" / METADATA_DIR).is_dir()

@@ -44,6 +44,8 @@ SMALL_FILE_NAMES = {
     "time-index": "00000000000000000100.timeindex",
     "txn-index": "00000000000000000100.txnindex",
     "producer-snapshot": "00000000000000000100.snapshot",
+    "clean-shutdown": ".kafka_cleanshutdown",
+    "lock": ".lock",
 }
 TMP_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
                   max_examples=150, deadline=None)
@@ -82,13 +84,8 @@ legacy_bodies = st.tuples(st.sampled_from([0, 1]), st.integers(0, 255),
 @given(st.lists(st.tuples(st.integers(-2, 2**40), legacy_bodies), min_size=1, max_size=4))
 def test_legacy_messages_with_intact_crcs_give_records_or_findings(entries):
     data = b"".join(_legacy_message(o, b) for o, b in entries)
-    try:
-        for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
-            assert isinstance(item, (Finding, tuple))
-    except FormatError as e:
-        # The one open escape (known.py: legacy-wrapper-without-messages); the strict
-        # xfail below fails once it is fixed, and then this tolerance goes.
-        assert e.message.startswith("compressed wrapper"), e.message
+    for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
+        assert isinstance(item, (Finding, tuple))
     try:
         batch = LegacyBatch(data, 0, "f")
     except FormatError:
@@ -172,7 +169,6 @@ def test_any_compressed_section_decompresses_or_raises_format_error(codec, data)
     assert isinstance(out, bytes)
 
 
-@pytest.mark.xfail(strict=True, reason="open bug legacy-wrapper-without-messages (known.py)")
 @pytest.mark.parametrize("value", [b"\xff\xff\xff\xff", b"\x00\x00\x00\x00"],
                          ids=["null-value", "empty-value"])
 def test_legacy_wrapper_without_messages_is_a_finding(value: bytes) -> None:
