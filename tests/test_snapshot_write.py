@@ -552,3 +552,16 @@ def test_state_the_metadata_version_does_not_allow_is_kept_with_a_note(
     _check_written(result, part, len(records))
     one = write_snapshot_at(part, out, at=1, timestamp_ms=1, durable=False)
     assert (one.epoch, one.last_contained_log_timestamp, one.record_count) == (3, 1000, 1)
+
+
+def test_an_image_problem_the_replay_found_is_no_readback_failure(tmp_path: Path) -> None:
+    # Found by the fuzz campaign: the snapshot of an image whose partition is led by an
+    # unregistered broker (V114, a warning) read back with that same V114, which was taken
+    # for a bug in the writer (exit 70) and the file removed.
+    from kmeta.ops.snapshot import write_snapshot_at
+
+    part = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "verify" / \
+        "v114-leader-not-registered" / "__cluster_metadata-0"
+    written = write_snapshot_at(part, tmp_path, timestamp_ms=0, durable=False)
+    assert written.path.exists()
+    assert [f.code for f in written.findings] == ["V114"]
