@@ -1492,8 +1492,10 @@ def _section_json(schema: JsonSchema) -> list[str]:
                "keys may be added; existing keys keep their meaning. Bytes are base64 "
                "(Kafka's JSON convention) unless named *_hex. kmeta's own keys are "
                "snake_case in every command's output, and findings is always a list; the "
-               "fields of Kafka's records (data, the image, the content of small files) "
-               "keep Kafka's JSON names, such as leaderEpoch."),
+               "fields of Kafka's records (data and the image) keep Kafka's JSON names, "
+               "such as leaderEpoch. The content of a small file uses snake_case too, "
+               "except where the file is Kafka's own JSON (quorum-state, "
+               ".kafka_cleanshutdown), whose keys are kept as Kafka writes them."),
            ".PP",
            esc("The --json output of the other commands follows the dump and info objects, "
                "one subsection per command, under the same rules. Each of their objects has a "

@@ -673,8 +673,8 @@ def test_info_json_on_real_data(ldi: Path) -> None:
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1
     report = json.loads(lines[0])
-    assert LDI_CLUSTER_ID in _find_key(report, "clusterId")
-    assert LDI_NODE_ID in _find_key(report, "nodeId")
+    assert LDI_CLUSTER_ID in _find_key(report, "cluster_id")
+    assert LDI_NODE_ID in _find_key(report, "node_id")
 
 
 def test_info_text_on_real_data(ldi: Path) -> None:

@@ -79,8 +79,8 @@ def test_empty_snapshot_bytes():
     assert crc32c.crc32c(b"\0\0\0\0") == 0x48674BC7
     value = ps.parse_producer_snapshot(EMPTY)
     assert value == ps.ProducerSnapshot() and value.crc_valid
-    assert value.to_json() == {"version": 1, "crc": 0x48674BC7, "computedCrc": 0x48674BC7,
-                               "crcValid": True, "trailingBytes": 0, "producerEntries": []}
+    assert value.to_json() == {"version": 1, "crc": 0x48674BC7, "computed_crc": 0x48674BC7,
+                               "crc_valid": True, "trailing_bytes": 0, "producer_entries": []}
 
 
 def test_entry_layout():
@@ -98,7 +98,7 @@ def test_crc_mismatch_is_a_flag():
     value = ps.parse_producer_snapshot(bytes(data))
     assert not value.crc_valid
     assert value.bad_crc == 0x48674BC6
-    assert value.to_json()["crcValid"] is False
+    assert value.to_json()["crc_valid"] is False
     assert ps.build_producer_snapshot(value) == bytes(data)
     with pytest.raises(ValueError):
         ps.build_producer_snapshot(ps.ProducerSnapshot(bad_crc=0x48674BC7))

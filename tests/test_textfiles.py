@@ -169,7 +169,7 @@ def test_leader_epoch_checkpoint_text():
     value = tf.parse_leader_epoch_checkpoint(data)
     assert value.entries == (tf.EpochEntry(0, 0), tf.EpochEntry(5, 100))
     assert value.to_json() == {"version": 0, "count": 2, "entries": [
-        {"epoch": 0, "startOffset": 0}, {"epoch": 5, "startOffset": 100}]}
+        {"epoch": 0, "start_offset": 0}, {"epoch": 5, "start_offset": 100}]}
     assert tf.build_leader_epoch_checkpoint(value) == data
 
 

@@ -106,7 +106,7 @@ class FileKind:
         return self.suffix is None
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "baseOffset": self.base_offset, "epoch": self.epoch,
+        return {"kind": self.kind, "base_offset": self.base_offset, "epoch": self.epoch,
                 "suffix": self.suffix, "checkpoint": self.checkpoint}
 
 
@@ -148,7 +148,7 @@ class PartitionDirName:
 
     def to_json(self) -> dict[str, object]:
         return {"topic": self.topic, "partition": self.partition, "state": self.state,
-                "uniqueId": self.unique_id}
+                "unique_id": self.unique_id}
 
 
 def parse_partition_dir_name(name: str | os.PathLike[str]) -> PartitionDirName | None:

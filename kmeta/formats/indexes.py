@@ -110,9 +110,9 @@ class AbortedTxn:
     version: int = ABORTED_TXN_VERSION
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "producerId": self.producer_id,
-                "firstOffset": self.first_offset, "lastOffset": self.last_offset,
-                "lastStableOffset": self.last_stable_offset}
+        return {"version": self.version, "producer_id": self.producer_id,
+                "first_offset": self.first_offset, "last_offset": self.last_offset,
+                "last_stable_offset": self.last_stable_offset}
 
 
 E = TypeVar("E")
@@ -149,13 +149,13 @@ class IndexFile(Generic[E]):
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "baseOffset": self.base_offset,
-            "entrySize": self.entry_size,
+            "base_offset": self.base_offset,
+            "entry_size": self.entry_size,
             "slots": self.slots,
-            "entryCount": len(self.entries),
+            "entry_count": len(self.entries),
             "preallocated": self.preallocated,
-            "tailZero": self.tail_zero,
-            "trailingBytes": self.trailing_bytes,
+            "tail_zero": self.tail_zero,
+            "trailing_bytes": self.trailing_bytes,
             "entries": [e.to_json() for e in self.entries],  # type: ignore[attr-defined]
         }
 

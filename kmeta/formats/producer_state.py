@@ -88,14 +88,14 @@ class ProducerEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "producerId": self.producer_id,
+            "producer_id": self.producer_id,
             "epoch": self.epoch,
-            "lastSequence": self.last_sequence,
-            "lastOffset": self.last_offset,
-            "offsetDelta": self.offset_delta,
+            "last_sequence": self.last_sequence,
+            "last_offset": self.last_offset,
+            "offset_delta": self.offset_delta,
             "timestamp": self.timestamp,
-            "coordinatorEpoch": self.coordinator_epoch,
-            "currentTxnFirstOffset": self.current_txn_first_offset,
+            "coordinator_epoch": self.coordinator_epoch,
+            "current_txn_first_offset": self.current_txn_first_offset,
         }
 
 
@@ -139,10 +139,10 @@ class ProducerSnapshot:
         return {
             "version": self.version,
             "crc": self.stored_crc,
-            "computedCrc": self.computed_crc,
-            "crcValid": self.crc_valid,
-            "trailingBytes": len(self.trailing),
-            "producerEntries": [e.to_json() for e in self.entries],
+            "computed_crc": self.computed_crc,
+            "crc_valid": self.crc_valid,
+            "trailing_bytes": len(self.trailing),
+            "producer_entries": [e.to_json() for e in self.entries],
         }
 
 

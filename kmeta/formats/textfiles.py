@@ -248,7 +248,7 @@ class EpochEntry:
         _check_range(self.start_offset, INT64_MIN, INT64_MAX, "start_offset")
 
     def to_json(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "startOffset": self.start_offset}
+        return {"epoch": self.epoch, "start_offset": self.start_offset}
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,7 +511,7 @@ class PartitionMetadata:
         object.__setattr__(self, "topic_id", uuid)
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "topicId": self.topic_id}
+        return {"version": self.version, "topic_id": self.topic_id}
 
 
 def _colon_field(line: _Line, key: str, what: str) -> str:
@@ -683,9 +683,9 @@ class MetaProperties:
     def to_json(self) -> dict[str, Any]:
         return {
             "version": self.version,
-            "clusterId": self.cluster_id,
-            "nodeId": self.node_id,
-            "directoryId": self.directory_id,
+            "cluster_id": self.cluster_id,
+            "node_id": self.node_id,
+            "directory_id": self.directory_id,
             "extra": dict(self.extra),
             "comments": list(self.comments),
         }
