@@ -402,7 +402,8 @@ def diff(
 
     Divergence is found twice: by leader epochs, as a follower's fetch would (KIP-595),
     and by the bytes of the batches both replicas hold. Exit 0 when the replicas are
-    identical or only lag, 1 when any diverged.
+    identical or only lag, 1 when any diverged, 3 when a replica's segment could not be
+    read whole (the verdict would be about part of it).
     """
     from kmeta.ops.diff import diff_replicas
     from kmeta.render.diff import diff_json, diff_lines
@@ -418,6 +419,8 @@ def diff(
     if len(report.findings) > 20:
         print(f"kmeta: {len(report.findings) - 20} more finding(s): run kmeta verify on "
               "each replica", file=sys.stderr)
+    if any(f.code == "S008" for f in report.findings):
+        raise typer.Exit(int(ExitCode.UNREADABLE))
     raise typer.Exit(int(ExitCode.FINDINGS if report.diverged else ExitCode.OK))
 
 

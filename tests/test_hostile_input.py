@@ -345,3 +345,70 @@ def test_discovery_and_repair_planning_do_no_per_pair_path_work(
     monkeypatch.setattr(Path, "relative_to", refuse)
     plan = plan_repair(part)
     assert sum(1 for c in plan.changes if c.name.startswith("junk-")) == 200
+
+
+# ------------------------------------------------------------------ 8. a file that shrinks
+
+
+#: Runs kmeta with ``scan`` wrapped: right after the first item read from the segment
+#: argv[1] names, the segment is truncated to argv[2] bytes, as a live broker's follower
+#: truncation would, between two items of the scan (argv[3:] is the kmeta command).
+_SHRINK_DRIVER = """
+import os, runpy, sys
+from pathlib import Path
+import kmeta.storage.segments as segments
+target, cut = Path(sys.argv[1]).resolve(), int(sys.argv[2])
+real, done = segments.scan, []
+def scan(buf, file, *args, **kw):
+    for i, item in enumerate(real(buf, file, *args, **kw)):
+        yield item
+        if i == 0 and not done and Path(file).resolve() == target:
+            done.append(os.truncate(target, cut))
+segments.scan = scan
+sys.argv = ["kmeta", *sys.argv[3:]]
+runpy.run_module("kmeta", run_name="__main__")
+"""
+
+NOOP_BATCH = 72  # the healthy log's last batch: one NoOp, offset 9, at byte 810
+SHRINK_BATCHES = 170_000  # a segment of about 12 MiB: three loads of 4 MiB
+SHRINK_CUT = 882 + NOOP_BATCH * 100_000  # a batch boundary past the first load
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The healthy log followed by copies of its last NoOp batch at offsets 10 on: a base
+    offset lies outside the CRC, so each copy stays intact."""
+    part = _healthy(tmp_path_factory.mktemp("long"))
+    seg = part / SEGMENT
+    data = seg.read_bytes()
+    noop = bytearray(data[810:])
+    assert len(noop) == NOOP_BATCH and len(data) == 882
+    with open(seg, "ab") as f:
+        for offset in range(10, 10 + SHRINK_BATCHES):
+            struct.pack_into(">q", noop, 0, offset)
+            f.write(noop)
+    return part
+
+
+@pytest.mark.parametrize("command", [("dump",), ("dump", "--json"), ("verify",), ("info",),
+                                     ("image",), ("diff",), ("repair", "--dry-run")])
+def test_segment_truncated_while_read_is_reported(command: tuple[str, ...], long_log: Path,
+                                                  tmp_path: Path) -> None:
+    """Reading a mapped page past a file's new end was SIGBUS (exit -7, no message)."""
+    part = tmp_path / META
+    shutil.copytree(long_log, part)
+    args = [*command, part] + ([long_log] if command == ("diff",) else [])
+    proc = subprocess.run([sys.executable, "-c", _SHRINK_DRIVER, part / SEGMENT,
+                           str(SHRINK_CUT), *map(str, args)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode >= 0, f"killed by signal {-proc.returncode}"
+    assert (part / SEGMENT).stat().st_size == SHRINK_CUT  # the driver did truncate it
+    assert "Traceback" not in out and "internal error" not in out, out[-2000:]
+    assert f"shrank while it was read (from {882 + NOOP_BATCH * SHRINK_BATCHES} to " \
+           f"{SHRINK_CUT} bytes)" in out, out[-2000:]
+    assert proc.returncode == 3, (proc.returncode, out[-2000:])
+    if command[0] == "dump":  # the batches before the new end, and none after it
+        last = 9 + (SHRINK_CUT - 882) // NOOP_BATCH
+        key = "baseOffset: {} " if command == ("dump",) else '"offset":{},"timestamp"'
+        assert key.format(last) in out and key.format(last + 1) not in out, out[-2000:]

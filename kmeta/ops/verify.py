@@ -593,8 +593,9 @@ def _first_offset(part: PartitionDir) -> int | None:
     for seg in part.segments:
         try:
             with mapped(seg.path) as buf:
-                if len(buf) >= HEADER.size:
-                    return HEADER.unpack_from(buf, 0)[0]
+                head = buf.read(0, HEADER.size) if len(buf) >= HEADER.size else b""
+                if len(head) == HEADER.size:
+                    return HEADER.unpack_from(head, 0)[0]
         except KmetaError:
             return None
     return None
