@@ -347,6 +347,56 @@ def test_discovery_and_repair_planning_do_no_per_pair_path_work(
     assert sum(1 for c in plan.changes if c.name.startswith("junk-")) == 200
 
 
+def test_discovery_looks_at_each_entry_once(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """is_file, is_dir (twice each) and not_regular stat-ed every entry five times: the
+    listing's file types say the same for plain files and directories."""
+    from kmeta.storage.discover import discover
+
+    part = _healthy(tmp_path)
+    for i in range(300):
+        (part / f"junk-{i}").write_bytes(b"x")
+    (part / "sub").mkdir()
+    (part / "00000000000000000040.log").symlink_to("00000000000000000000.log")
+    calls = []
+    real_stat = os.stat
+
+    def counted(*args: object, **kw: object) -> os.stat_result:
+        calls.append(args[0])
+        return real_stat(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", counted)
+    found = discover([part])
+    assert len(calls) < 10, len(calls)
+    codes = [f.code for f in found.findings]
+    assert codes.count("S007") == 301  # the junk names and the directory
+    names = [f.path.name for p in found.all_partitions() for f in p.files]
+    assert "00000000000000000040.log" in names  # a link to a regular file is read
+
+
+def test_many_findings_are_lines_not_a_table(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """rich lays out a table of 50,000 rows for minutes: verify of a partition dir with
+    50,000 junk names took 6 minutes, nearly all of it drawing the S007 table."""
+    from kmeta.findings import Finding
+    from kmeta.ops.verify import VerifyReport
+    from kmeta.render import verify as render
+    from kmeta.render.console import make_console
+
+    def no_table(*_: object, **__: object) -> None:
+        raise AssertionError("a rich table of thousands of rows")
+
+    monkeypatch.setattr(render, "Table", no_table)
+    report = VerifyReport(findings=[Finding("S007", "not a Kafka file name; skipped",
+                                            f"/d/junk-{i}") for i in range(2000)]
+                          + [Finding("S004", "garbage", "/d/x.log", 7)], segments=1)
+    render.render_text(report, make_console())
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "!! S007 warning: /d/junk-0: not a Kafka file name; skipped"
+    assert lines[2000] == "!! S004 error: /d/x.log, byte 7: garbage"
+    assert lines[2001].startswith("hint S004: ") and lines[-1].startswith("broken: 1 error")
+
+
 # ------------------------------------------------------------------ 8. a file that shrinks
 
 

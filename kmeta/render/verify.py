@@ -11,7 +11,12 @@ from kmeta.findings import HINTS
 from kmeta.ops.verify import VerifyReport
 from kmeta.render.console import make_console
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import summarise
+from kmeta.render.text import finding_line, summarise
+
+#: The most findings drawn as a table: rich lays out every cell of a table before it
+#: prints a row (milliseconds each), so 50,000 findings took minutes; past this many
+#: they are plain lines, one per finding, then each code's hint once.
+TABLE_ROWS = 1000
 
 
 def render_json(report: VerifyReport) -> Iterator[str]:
@@ -32,7 +37,9 @@ def render_text(report: VerifyReport, console: Console | None = None) -> None:
                       f"{s.records:,} records, {offsets}, "
                       f"epochs {summarise(sorted(s.epochs), 'epochs')}, "
                       f"image {digest}", markup=False, highlight=False)
-    if report.findings:
+    if len(report.findings) > TABLE_ROWS:
+        _print_lines(report, console)
+    elif report.findings:
         table = Table(show_edge=False, title_justify="left")
         for col in ("code", "severity", "where", "what", "hint"):
             table.add_column(col, overflow="fold")
@@ -47,3 +54,13 @@ def render_text(report: VerifyReport, console: Console | None = None) -> None:
                   f"{counts['info']} info; {report.segments} segment(s), "
                   f"{report.snapshots} snapshot(s), {report.files} file(s) in all checked",
                   markup=False, highlight=False)
+
+
+def _print_lines(report: VerifyReport, console: Console) -> None:
+    # Straight to the console's file: rich would wrap and measure every line again.
+    findings = report.findings
+    write = console.file.write
+    for i in range(0, len(findings), TABLE_ROWS):
+        write("".join(finding_line(f) + "\n" for f in findings[i:i + TABLE_ROWS]))
+    for code in sorted({f.code for f in findings} & HINTS.keys()):
+        write(f"hint {code}: {HINTS[code]}\n")
