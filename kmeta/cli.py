@@ -128,12 +128,16 @@ def write_lines(lines: Iterable[str], *, json: bool = False) -> None:
         out = sys.stdout.buffer
         buf: list[str] = []
         append = buf.append
+        size = 0
         for line in lines:
             append(line)
-            if len(buf) >= 256:  # ~200 KB: joins stay in cache
+            size += len(line)
+            # ~200 KB: joins stay in cache (one item may hold a whole piece of a batch)
+            if len(buf) >= 256 or size >= 1 << 18:
                 append("")
                 out.write(encode("\n".join(buf)))
                 buf.clear()
+                size = 0
         if buf:
             append("")
             out.write(encode("\n".join(buf)))

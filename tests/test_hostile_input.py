@@ -173,8 +173,17 @@ def build_gzip_bomb(dest: Path) -> None:
         f.write(_bomb_batch(1, 2_000_000))
 
 
+def build_zstd_many_records(dest: Path) -> None:
+    """About 1 KB of zstd holding 600,000 NoOp records (6.6 MB, under the 16 MiB cap):
+    decoded whole, its records alone were hundreds of megabytes of Python objects."""
+    part = _healthy(dest)
+    with open(part / SEGMENT, "ab") as f:
+        f.write(_bomb_batch(4, 600_000))
+
+
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "zstd-bomb": build_zstd_bomb,
+    "zstd-many-records": build_zstd_many_records,
     "gzip-bomb": build_gzip_bomb,
     "special-files": build_special_files,
     "symlink-loop": build_symlink_loop,
@@ -322,6 +331,37 @@ def test_compression_bomb_is_a_finding(name: str, command: tuple[str, ...],
         assert proc.returncode == 1, out[-2000:]
     # every child so far: small kmeta runs; a bomb decoded whole took gigabytes
     assert _child_peak_mib() < 400
+
+
+#: Runs kmeta (argv[2:]) and writes its peak RSS in KiB to argv[1], however it exits:
+#: VmHWM, of this program alone (ru_maxrss counts the forked pytest before the exec).
+_PEAK_DRIVER = """
+import runpy, sys
+out, sys.argv = sys.argv[1], ["kmeta", *sys.argv[2:]]
+try:
+    runpy.run_module("kmeta", run_name="__main__")
+finally:
+    status = open("/proc/self/status").read().split("VmHWM:")[1]
+    open(out, "w").write(status.split()[0])
+"""
+
+
+@pytest.mark.parametrize("command", [("verify",), ("info",), ("dump", "--json"),
+                                     ("dump", "-r"), ("repair", "--dry-run")])
+def test_records_of_a_large_batch_are_a_stream(command: tuple[str, ...],
+                                               tmp_path: Path) -> None:
+    """600,000 records in one batch under the decompression cap: verify peaked at 160 MB,
+    dump --json at 400 MB (the input is 3 KB); streamed, memory does not grow with the
+    record count."""
+    part = corpus_copy("zstd-many-records", tmp_path)
+    peak = tmp_path / "peak"
+    proc = subprocess.run([sys.executable, "-c", _PEAK_DRIVER, peak, *command, part],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=300, env={**os.environ, "NO_COLOR": "1"})
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    # every record is read: offset deltas all 0 are one V002 for the batch (verify)
+    assert proc.returncode == (1 if command == ("verify",) else 0), proc.stderr[-2000:]
+    assert int(peak.read_text()) / 1024 < 100
 
 
 # ------------------------------------------------------------------ 7. many files

@@ -13,7 +13,7 @@ from typing import Any
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import BatchDump, FileEvent, OneRecord
+from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
 from kmeta.render.jsonl import dumps
 
 _CONTROL_LABELS = {
@@ -143,6 +143,15 @@ def summarise(items: list[Any], what: str, shown: int = 8) -> str:
             + f" ({len(items)} {what})")
 
 
+def _entry_lines(b: Any, entries: Iterable[Any], records: bool, show_hex: bool
+                 ) -> Iterator[str]:
+    for e in entries:
+        if type(e) is not tuple:
+            yield finding_line(e)
+        elif records:
+            yield record_line(b, e[0], e[1], show_hex)
+
+
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
            only_matches: bool = False) -> Iterator[str]:
     """``only_matches`` (dump --type): a file's header is shown only above a batch or
@@ -161,11 +170,9 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
             yield batch_line(b)
             if show_hex:
                 yield f"  hex: {'[redacted]' if ev.redacted else bytes(b.raw).hex()}"
-            for e in ev.entries:
-                if type(e) is not tuple:
-                    yield finding_line(e)
-                elif records:
-                    yield record_line(b, e[0], e[1], show_hex)
+            yield from _entry_lines(b, ev.entries, records, show_hex)
+        elif type(ev) is BatchMore:
+            yield from _entry_lines(ev.batch, ev.entries, records, show_hex)
         elif isinstance(ev, Finding):
             yield finding_line(ev)
         elif isinstance(ev, FileEvent):

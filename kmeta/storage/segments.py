@@ -42,6 +42,7 @@ from kmeta.formats.batch import (
     SMALL_RECORDS,
     Batch,
     Record,
+    RecordStream,
     remember_small_record,
 )
 from kmeta.formats.compression import CompressionError
@@ -250,8 +251,10 @@ def _torn_tail(buf: Any, pos: int, n: int, file: str) -> Finding | None:
     return None
 
 
-def batch_records(batch: Batch | LegacyBatch) -> tuple[list[Record], list[Finding]]:
-    """A batch's records, and Findings for what kept some of them from being read.
+def batch_records(batch: Batch | LegacyBatch
+                  ) -> tuple[list[Record] | RecordStream, list[Finding]]:
+    """A batch's records, and Findings for what kept some of them from being read.  A
+    large records section comes as a RecordStream: iterate it, do not index it.
 
     A records section that cannot be decoded gives F003 (F006 if it cannot be
     decompressed) and no records; whole records in a number other than the header's
@@ -259,7 +262,7 @@ def batch_records(batch: Batch | LegacyBatch) -> tuple[list[Record], list[Findin
     """
     file = batch.file
     try:
-        records = batch.records()
+        records = batch.records_or_stream() if type(batch) is Batch else batch.records()
     except FormatError as e:
         salvaged = None if isinstance(e, CompressionError) or type(batch) is not Batch \
             else batch.salvage_records()
@@ -386,7 +389,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
             (base, length, epoch, magic, crc, attributes, last_delta, base_ts, _,
              _, _, base_seq, count) = fields
             end = pos + 12 + length
-            if hi < end <= n:  # a batch longer than what is loaded ahead
+            if end > hi and hi < n:  # a batch longer than what is loaded ahead
                 want = min(n, end + FILL_EVERY)
                 hi = load(hi, want)
                 if hi < want:
