@@ -449,19 +449,21 @@ class Batch(tuple):
         if h[17] is not None or (not codec and len(h[15]) - HEADER_SIZE <= STREAM_ABOVE):
             return self.records()
         if codec:
+            # Decompressed through once, keeping only a small section: a bomb is refused
+            # here, before any record is decoded.
             head: list[bytes] = []
             total = 0
             try:
                 for piece in decompress_chunks(codec, bytes(h[15][HEADER_SIZE:])):
-                    head.append(piece)
                     total += len(piece)
-                    if total > STREAM_ABOVE:
-                        break
-                else:
-                    return self.records(b"".join(head))
+                    if total <= STREAM_ABOVE:
+                        head.append(piece)
+                    elif head:
+                        head.clear()
             except CompressionError:
                 return self.records()  # raises it, worded as the whole path words it
-            del head
+            if total <= STREAM_ABOVE:
+                return self.records(b"".join(head))
         try:
             count = sum(len(part) for part in self.record_pieces(keep=False))
         except (FormatError, IndexError):
