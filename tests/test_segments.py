@@ -375,3 +375,25 @@ def test_streamed_dump_and_verify_equal_listed(monkeypatch, tmp_path):
               if type(ev) is dump_mod.BatchMore]
     assert pieces  # the dump did go by pieces
     assert outputs() == listed
+
+
+def test_a_file_too_large_for_anonymous_memory_is_mapped_itself(monkeypatch):
+    """A SegmentMap of a file larger than the system grants (here: 32 GiB) cannot be made:
+    the file is then mapped, as before, and reads the same."""
+    from pathlib import Path
+
+    import kmeta.storage.segments as segments
+
+    seg = Path(__file__).resolve().parent.parent / "fixtures" / "data" / "verify" / \
+        "healthy" / "__cluster_metadata-0" / "00000000000000000000.log"
+    with segments.mapped(seg) as buf:
+        assert type(buf) is segments.SegmentMap
+        want = [b[:14] for b in scan(buf, "x")], buf.bytes_at(0, 80)
+
+    def refuse(*_, **__):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(segments, "SegmentMap", refuse)
+    with segments.mapped(seg) as buf:
+        assert type(buf) is segments.FileMap
+        assert ([b[:14] for b in scan(buf, "x")], buf.bytes_at(0, 80)) == want

@@ -606,7 +606,7 @@ def _first_offset(part: PartitionDir) -> int | None:
     for seg in part.segments:
         try:
             with mapped(seg.path) as buf:
-                head = buf.read(0, HEADER.size) if len(buf) >= HEADER.size else b""
+                head = buf.bytes_at(0, HEADER.size) if len(buf) >= HEADER.size else b""
                 if len(head) == HEADER.size:
                     return HEADER.unpack_from(head, 0)[0]
         except KmetaError:

@@ -61,6 +61,9 @@ RELEASE_EVERY = 32 << 20
 FILL_EVERY = 4 << 20
 
 
+_ANONYMOUS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+
+
 class SegmentMap(mmap.mmap):
     """An anonymous map as long as a file was when opened, holding the file's bytes only
     where :meth:`load` put them (zeros elsewhere).  ``scan`` loads ahead of its cursor."""
@@ -85,7 +88,7 @@ class SegmentMap(mmap.mmap):
                 pos += got
         return pos
 
-    def read(self, start: int, stop: int) -> bytes:
+    def bytes_at(self, start: int, stop: int) -> bytes:
         """The file's bytes ``start..stop`` as they are now (fewer past its end)."""
         try:
             return os.pread(self.fd, stop - start, start)
@@ -104,6 +107,15 @@ class SegmentMap(mmap.mmap):
             context=self.path, hint="a live broker truncated it; read a stable copy")
 
 
+class FileMap(mmap.mmap):
+    """The file itself mapped read-only: the fallback for a file too large for a
+    SegmentMap.  All its bytes are there at once, but touching a page past the end of a
+    file truncated meanwhile is SIGBUS."""
+
+    def bytes_at(self, start: int, stop: int) -> bytes:
+        return self[start:stop]
+
+
 @contextmanager
 def mapped(path: str | Path) -> Iterator[Any]:
     """A file's :class:`SegmentMap` (``b""`` for an empty file).  Raises UnreadableInput."""
@@ -114,11 +126,17 @@ def mapped(path: str | Path) -> Iterator[Any]:
             yield b""
             return
         try:
-            m = SegmentMap(-1, size)
-        except (OSError, ValueError, OverflowError) as e:
-            raise UnreadableInput(f"cannot map: {e}", context=str(path)) from e
-        m.fd = fd
-        m.path = str(path)
+            # Address space only: no swap is reserved for the pages never loaded.
+            m: Any = SegmentMap(-1, size, flags=_ANONYMOUS)
+            m.fd = fd
+            m.path = str(path)
+        except (OSError, ValueError, OverflowError):
+            # Larger than the anonymous memory the system grants (here: more than its
+            # RAM); file mappings are not bounded so.
+            try:
+                m = FileMap(fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as e:
+                raise UnreadableInput(f"cannot map: {e}", context=str(path)) from e
         try:
             yield m
         finally:
