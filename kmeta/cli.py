@@ -128,12 +128,16 @@ def write_lines(lines: Iterable[str], *, json: bool = False) -> None:
         out = sys.stdout.buffer
         buf: list[str] = []
         append = buf.append
+        size = 0
         for line in lines:
             append(line)
-            if len(buf) >= 256:  # ~200 KB: joins stay in cache
+            size += len(line)
+            # ~200 KB: joins stay in cache (one item may hold a whole piece of a batch)
+            if len(buf) >= 256 or size >= 1 << 18:
                 append("")
                 out.write(encode("\n".join(buf)))
                 buf.clear()
+                size = 0
         if buf:
             append("")
             out.write(encode("\n".join(buf)))
@@ -404,7 +408,8 @@ def diff(
 
     Divergence is found twice: by leader epochs, as a follower's fetch would (KIP-595),
     and by the bytes of the batches both replicas hold. Exit 0 when the replicas are
-    identical or only lag, 1 when any diverged.
+    identical or only lag, 1 when any diverged, 3 when a replica's segment could not be
+    read whole (the verdict would be about part of it).
     """
     from kmeta.ops.diff import diff_replicas
     from kmeta.render.diff import diff_json, diff_lines
@@ -415,6 +420,8 @@ def diff(
     # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
     # whether the replicas diverged (kmeta verify judges each replica).
     _print_findings(report.findings, replicas, 20, "run kmeta verify on each replica")
+    if any(f.code == "S008" for f in report.findings):
+        raise typer.Exit(int(ExitCode.UNREADABLE))
     raise typer.Exit(int(ExitCode.FINDINGS if report.diverged else ExitCode.OK))
 
 

@@ -173,8 +173,17 @@ def build_gzip_bomb(dest: Path) -> None:
         f.write(_bomb_batch(1, 2_000_000))
 
 
+def build_zstd_many_records(dest: Path) -> None:
+    """About 1 KB of zstd holding 600,000 NoOp records (6.6 MB, under the 16 MiB cap):
+    decoded whole, its records alone were hundreds of megabytes of Python objects."""
+    part = _healthy(dest)
+    with open(part / SEGMENT, "ab") as f:
+        f.write(_bomb_batch(4, 600_000))
+
+
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "zstd-bomb": build_zstd_bomb,
+    "zstd-many-records": build_zstd_many_records,
     "gzip-bomb": build_gzip_bomb,
     "special-files": build_special_files,
     "symlink-loop": build_symlink_loop,
@@ -325,6 +334,37 @@ def test_compression_bomb_is_a_finding(name: str, command: tuple[str, ...],
     assert _child_peak_mib() < 400
 
 
+#: Runs kmeta (argv[2:]) and writes its peak RSS in KiB to argv[1], however it exits:
+#: VmHWM, of this program alone (ru_maxrss counts the forked pytest before the exec).
+_PEAK_DRIVER = """
+import runpy, sys
+out, sys.argv = sys.argv[1], ["kmeta", *sys.argv[2:]]
+try:
+    runpy.run_module("kmeta", run_name="__main__")
+finally:
+    status = open("/proc/self/status").read().split("VmHWM:")[1]
+    open(out, "w").write(status.split()[0])
+"""
+
+
+@pytest.mark.parametrize("command", [("verify",), ("info",), ("dump", "--json"),
+                                     ("dump", "-r"), ("repair", "--dry-run")])
+def test_records_of_a_large_batch_are_a_stream(command: tuple[str, ...],
+                                               tmp_path: Path) -> None:
+    """600,000 records in one batch under the decompression cap: verify peaked at 160 MB,
+    dump --json at 400 MB (the input is 3 KB); streamed, memory does not grow with the
+    record count."""
+    part = corpus_copy("zstd-many-records", tmp_path)
+    peak = tmp_path / "peak"
+    proc = subprocess.run([sys.executable, "-c", _PEAK_DRIVER, peak, *command, part],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=300, env={**os.environ, "NO_COLOR": "1"})
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    # every record is read: offset deltas all 0 are one V002 for the batch (verify)
+    assert proc.returncode == (1 if command == ("verify",) else 0), proc.stderr[-2000:]
+    assert int(peak.read_text()) / 1024 < 100
+
+
 # ------------------------------------------------------------------ 7. many files
 
 
@@ -346,3 +386,127 @@ def test_discovery_and_repair_planning_do_no_per_pair_path_work(
     monkeypatch.setattr(Path, "relative_to", refuse)
     plan = plan_repair(part)
     assert sum(1 for c in plan.changes if c.name.startswith("junk-")) == 200
+
+
+def test_discovery_looks_at_each_entry_once(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """is_file, is_dir (twice each) and not_regular stat-ed every entry five times: the
+    listing's file types say the same for plain files and directories."""
+    from kmeta.storage.discover import discover
+
+    part = _healthy(tmp_path)
+    for i in range(300):
+        (part / f"junk-{i}").write_bytes(b"x")
+    (part / "sub").mkdir()
+    (part / "00000000000000000040.log").symlink_to("00000000000000000000.log")
+    calls = []
+    real_stat = os.stat
+
+    def counted(*args: object, **kw: object) -> os.stat_result:
+        calls.append(args[0])
+        return real_stat(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", counted)
+    found = discover([part])
+    assert len(calls) < 10, len(calls)
+    codes = [f.code for f in found.findings]
+    assert codes.count("S007") == 301  # the junk names and the directory
+    names = [f.path.name for p in found.all_partitions() for f in p.files]
+    assert "00000000000000000040.log" in names  # a link to a regular file is read
+
+
+def test_many_findings_are_lines_not_a_table(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """rich lays out what it prints for milliseconds a line: verify of a partition dir with
+    50,000 junk names took 6 minutes drawing them.  Lines go straight to the file (without
+    colour), grouped by default and one per finding with --all."""
+    from rich.console import Console
+
+    from kmeta.findings import Finding
+    from kmeta.ops.verify import VerifyReport
+    from kmeta.render import verify as render
+    from kmeta.render.console import make_console
+
+    def no_rich(*_: object, **__: object) -> None:
+        raise AssertionError("rich laid out a line")
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setattr(Console, "print", no_rich)
+    report = VerifyReport(findings=[Finding("S007", "not a Kafka file name; skipped",
+                                            f"/d/junk-{i}") for i in range(2000)]
+                          + [Finding("S004", "garbage", "/d/x.log", 7)], segments=1)
+    render.render_text(report, make_console(), expand=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "!! S007 warning: /d/junk-0: not a Kafka file name; skipped"
+    assert lines[2000] == "!! S004 error: /d/x.log, byte 7: garbage"
+    assert "hint S004: " in lines[2001] and lines[-1].startswith("broken: 1 error")
+    render.render_text(report, make_console())
+    grouped = capsys.readouterr().out.splitlines()
+    assert sum("S007" in line for line in grouped) == 1  # one group line for 2,000
+
+
+# ------------------------------------------------------------------ 8. a file that shrinks
+
+
+#: Runs kmeta with ``scan`` wrapped: right after the first item read from the segment
+#: argv[1] names, the segment is truncated to argv[2] bytes, as a live broker's follower
+#: truncation would, between two items of the scan (argv[3:] is the kmeta command).
+_SHRINK_DRIVER = """
+import os, runpy, sys
+from pathlib import Path
+import kmeta.storage.segments as segments
+target, cut = Path(sys.argv[1]).resolve(), int(sys.argv[2])
+real, done = segments.scan, []
+def scan(buf, file, *args, **kw):
+    for i, item in enumerate(real(buf, file, *args, **kw)):
+        yield item
+        if i == 0 and not done and Path(file).resolve() == target:
+            done.append(os.truncate(target, cut))
+segments.scan = scan
+sys.argv = ["kmeta", *sys.argv[3:]]
+runpy.run_module("kmeta", run_name="__main__")
+"""
+
+NOOP_BATCH = 72  # the healthy log's last batch: one NoOp, offset 9, at byte 810
+SHRINK_BATCHES = 170_000  # a segment of about 12 MiB: three loads of 4 MiB
+SHRINK_CUT = 882 + NOOP_BATCH * 100_000  # a batch boundary past the first load
+
+
+@pytest.fixture(scope="module")
+def long_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The healthy log followed by copies of its last NoOp batch at offsets 10 on: a base
+    offset lies outside the CRC, so each copy stays intact."""
+    part = _healthy(tmp_path_factory.mktemp("long"))
+    seg = part / SEGMENT
+    data = seg.read_bytes()
+    noop = bytearray(data[810:])
+    assert len(noop) == NOOP_BATCH and len(data) == 882
+    with open(seg, "ab") as f:
+        for offset in range(10, 10 + SHRINK_BATCHES):
+            struct.pack_into(">q", noop, 0, offset)
+            f.write(noop)
+    return part
+
+
+@pytest.mark.parametrize("command", [("dump",), ("dump", "--json"), ("verify",), ("info",),
+                                     ("image",), ("diff",), ("repair", "--dry-run")])
+def test_segment_truncated_while_read_is_reported(command: tuple[str, ...], long_log: Path,
+                                                  tmp_path: Path) -> None:
+    """Reading a mapped page past a file's new end was SIGBUS (exit -7, no message)."""
+    part = tmp_path / META
+    shutil.copytree(long_log, part)
+    args = [*command, part] + ([long_log] if command == ("diff",) else [])
+    proc = subprocess.run([sys.executable, "-c", _SHRINK_DRIVER, part / SEGMENT,
+                           str(SHRINK_CUT), *map(str, args)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode >= 0, f"killed by signal {-proc.returncode}"
+    assert (part / SEGMENT).stat().st_size == SHRINK_CUT  # the driver did truncate it
+    assert "Traceback" not in out and "internal error" not in out, out[-2000:]
+    assert f"shrank while it was read (from {882 + NOOP_BATCH * SHRINK_BATCHES} to " \
+           f"{SHRINK_CUT} bytes)" in out, out[-2000:]
+    assert proc.returncode == 3, (proc.returncode, out[-2000:])
+    if command[0] == "dump":  # the batches before the new end, and none after it
+        last = 9 + (SHRINK_CUT - 882) // NOOP_BATCH
+        key = "baseOffset: {} " if command == ("dump",) else '"offset":{},"timestamp"'
+        assert key.format(last) in out and key.format(last + 1) not in out, out[-2000:]

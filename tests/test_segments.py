@@ -282,3 +282,118 @@ def test_segment_name_rule_allows_what_the_cleaner_leaves() -> None:
     assert segment_name_finding(0, above, compacted=True) is None
     assert segment_name_finding(0, above).code == "S009"  # never in the metadata log
     assert segment_name_finding(5, below, compacted=True).code == "S009"
+
+
+# ---------------------------------------------------------------- large records sections
+# A records section above STREAM_ABOVE bytes is decoded as a stream (RecordStream); with
+# the threshold at 0 and tiny pieces every batch of the fixtures takes that path, which
+# must give what the list path gives: the same records, the same findings.
+
+def _fixture_batches():
+    from pathlib import Path
+
+    from kmeta.formats.batch import Batch
+    from kmeta.storage.segments import mapped
+
+    data = Path(__file__).resolve().parent.parent / "fixtures" / "data"
+    for seg in sorted(data.rglob("*.log")) + sorted(data.rglob("*.checkpoint")):
+        with mapped(seg) as buf:
+            for b in scan(buf, str(seg)):
+                if type(b) is Batch:
+                    yield b
+    # damage a stream can meet: records cut short, a bad record, counts that disagree
+    yield from scan(build_batch(0, [(None, b"v%d" % i) for i in range(40)], compression=4), "z")
+    good = build_batch(0, [(None, b"v%d" % i) for i in range(40)])
+    for cut, junk in ((9, b""), (20, b"\x02\x00\x00\x00\x00\x00\x01\x00"), (0, b"\x7f")):
+        body = good[61:len(good) - cut] + junk
+        head = bytearray(good[:61])
+        struct.pack_into(">i", head, 8, 49 + len(body))
+        yield Batch(struct.unpack(">qiibIhiqqqhii", bytes(head)), bytes(head) + body, "x", 0,
+                    True)
+    for count in (39, 41):
+        head = bytearray(good[:61])
+        struct.pack_into(">i", head, 57, count)
+        yield Batch(struct.unpack(">qiibIhiqqqhii", bytes(head)), bytes(head) + good[61:],
+                    "x", 0, True)
+
+
+def _records_and_findings(b):
+    from kmeta.storage.segments import batch_records
+
+    records, findings = batch_records(b)
+    return type(records).__name__, list(records), [f.to_json() for f in findings]
+
+
+def test_streamed_records_equal_listed_records(monkeypatch):
+    import kmeta.formats.batch as batch_mod
+
+    batches = list(_fixture_batches())
+    assert len(batches) > 1000
+    listed = [_records_and_findings(b) for b in batches]
+    monkeypatch.setattr(batch_mod, "STREAM_ABOVE", 0)
+    monkeypatch.setattr(batch_mod, "STREAM_PIECE", 7)
+    streamed = [_records_and_findings(b) for b in batches]
+    kinds = {s[0] for s in streamed}
+    assert "RecordStream" in kinds
+    for b, (_, lr, lf), (kind, sr, sf) in zip(batches, listed, streamed, strict=True):
+        assert (sr, sf) == (lr, lf), (b.file, b.position, kind)
+    damaged = [s for s in streamed[-7:] if s[2]]
+    assert {f["code"] for s in damaged for f in s[2]} == {"F003", "F011"}
+
+
+def test_streamed_dump_and_verify_equal_listed(monkeypatch, tmp_path):
+    """dump (text and JSON, in pieces of 3 records) and verify say the same of the
+    fixtures when every batch is streamed."""
+    from pathlib import Path
+
+    import kmeta.formats.batch as batch_mod
+    import kmeta.ops.dump as dump_mod
+    from kmeta.ops.dump import DumpOptions, dump
+    from kmeta.ops.verify import verify
+    from kmeta.render import jsonl, text
+    from kmeta.storage.discover import discover
+
+    data = Path(__file__).resolve().parent.parent / "fixtures" / "data"
+    dirs = [data / "healthy", data / "corrupt", data / "verify" / "healthy"]
+
+    def outputs():
+        out = []
+        for d in dirs:
+            # the text as a whole: a batch in pieces is written in several parts
+            out.append("\n".join(jsonl.render(dump(discover([d]), DumpOptions()))))
+            out.append("\n".join(jsonl.render(dump(discover([d]), DumpOptions(show_hex=True)),
+                                              show_hex=True)))
+            out.append("\n".join(text.render(dump(discover([d]), DumpOptions(show_hex=True)),
+                                             records=True, show_hex=True)))
+            out.append([f.to_json() for f in verify(discover([d])).findings])
+        return out
+
+    listed = outputs()
+    monkeypatch.setattr(batch_mod, "STREAM_ABOVE", 0)
+    monkeypatch.setattr(dump_mod, "PIECE_RECORDS", 3)
+    pieces = [ev for ev in dump(discover([dirs[0]]), DumpOptions())
+              if type(ev) is dump_mod.BatchMore]
+    assert pieces  # the dump did go by pieces
+    assert outputs() == listed
+
+
+def test_a_file_too_large_for_anonymous_memory_is_mapped_itself(monkeypatch):
+    """A SegmentMap of a file larger than the system grants (here: 32 GiB) cannot be made:
+    the file is then mapped, as before, and reads the same."""
+    from pathlib import Path
+
+    import kmeta.storage.segments as segments
+
+    seg = Path(__file__).resolve().parent.parent / "fixtures" / "data" / "verify" / \
+        "healthy" / "__cluster_metadata-0" / "00000000000000000000.log"
+    with segments.mapped(seg) as buf:
+        assert type(buf) is segments.SegmentMap
+        want = [b[:14] for b in scan(buf, "x")], buf.bytes_at(0, 80)
+
+    def refuse(*_, **__):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(segments, "SegmentMap", refuse)
+    with segments.mapped(seg) as buf:
+        assert type(buf) is segments.FileMap
+        assert ([b[:14] for b in scan(buf, "x")], buf.bytes_at(0, 80)) == want

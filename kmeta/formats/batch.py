@@ -15,7 +15,8 @@ for the hot path, and :func:`decode_records` is the hot-path twin of ``RECORD``.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -23,7 +24,13 @@ import construct as cs
 from crc32c import crc32c
 
 from kmeta.errors import FormatError
-from kmeta.formats.compression import CODEC_NAMES, compress, decompress
+from kmeta.formats.compression import (
+    CODEC_NAMES,
+    CompressionError,
+    compress,
+    decompress,
+    decompress_chunks,
+)
 from kmeta.formats.primitives import (
     VarInt,
     VarLong,
@@ -143,9 +150,11 @@ def decode_records(data: bytes, count: int, base_offset: int, base_timestamp: in
 
 
 def _decode_records(data: bytes, count: int, base_offset: int, base_timestamp: int,
-                    base_sequence: int) -> list[Record]:
+                    base_sequence: int, sink: Any = None) -> list[Record]:
+    """``sink``: a callable that takes each record instead of the list returned (which is
+    then empty): ``_DISCARD`` checks a section without keeping a record."""
     out: list[Record] = []
-    append = out.append
+    append = out.append if sink is None else sink
     new = tuple.__new__  # NamedTuple's own __new__ is a slow Python function
     pos = 0
     n = len(data)
@@ -239,6 +248,54 @@ def _decode_headers(data: bytes, p: int, end: int, i: int) -> tuple[tuple[Header
             p += vlen
         headers.append(Header(hkey, hval))
     return tuple(headers), p
+
+
+_DISCARD = deque(maxlen=0).append
+
+#: A records section longer than this many bytes (decompressed) is decoded as a stream
+#: (:class:`RecordStream`): 1.5 million tiny records in one batch were 300 MB of Record
+#: objects.  Kafka's own metadata batches (at most 10,000 records) mostly stay below it.
+STREAM_ABOVE = 1 << 20
+#: Bytes of an uncompressed section handed to the record decoder at a time.
+STREAM_PIECE = 1 << 18
+
+
+def _whole_records(buf: bytearray) -> tuple[int, int, int]:
+    """How far the whole records at the start of ``buf`` reach: (their end, their number,
+    the length ``buf`` needs before another record can be whole)."""
+    pos, k, n = 0, 0, len(buf)
+    while pos < n:
+        try:
+            length, start = read_varint(buf, pos)
+        except IndexError:  # the length itself is cut: one more byte may complete it
+            return pos, k, n + 1
+        if length < 6:
+            raise FormatError(f"record {k} has impossible length {length}")
+        end = start + length
+        if end > n:
+            return pos, k, end
+        pos, k = end, k + 1
+    return pos, k, n
+
+
+class RecordStream:
+    """The records of a batch with a large records section, decoded again on each pass,
+    a piece at a time, so memory does not grow with the record count.  Made only for a
+    section that is known to decode whole (``Batch.records_or_stream``); ``len`` is its
+    number of records."""
+
+    __slots__ = ("batch", "count")
+
+    def __init__(self, batch: Batch, count: int) -> None:
+        self.batch = batch
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Record]:
+        for part in self.batch.record_pieces():
+            yield from part
 
 
 _SMALL_RECORD = 48  # bytes: single records up to this size are memoised
@@ -352,8 +409,10 @@ class Batch(tuple):
             return body
         return decompress(codec, bytes(body))
 
-    def records(self) -> list[Record]:
-        """Decode every record; raises FormatError (position relative to the batch)."""
+    def records(self, section: bytes | None = None, sink: Any = None) -> list[Record]:
+        """Decode every record; raises FormatError (position relative to the batch).
+        ``section``: the records section, already decompressed; ``sink``: see
+        ``_decode_records``."""
         h = self
         if h[17] is not None:
             return [record_from_memo(h, h[17])]
@@ -364,11 +423,14 @@ class Batch(tuple):
             small = small_record(h, raw)
             if small is not None:
                 return small
-        data = self.records_section() if compressed else raw[HEADER_SIZE:]
+        if section is not None:
+            data = section
+        else:
+            data = self.records_section() if compressed else raw[HEADER_SIZE:]
         # Record timestamps are deltas from baseTimestamp, which holds the delete
         # horizon when that flag is set: the writer computed the deltas from it.
         try:
-            return _decode_records(data, h[12], h[0], h[7], h[11])
+            return _decode_records(data, h[12], h[0], h[7], h[11], sink)
         except IndexError as e:
             raise FormatError("records section ends inside a record",
                               position=HEADER_SIZE + len(data) if not compressed else None
@@ -377,6 +439,68 @@ class Batch(tuple):
             if not compressed and e.position is not None:
                 e.position += HEADER_SIZE
             raise
+
+    def records_or_stream(self) -> list[Record] | RecordStream:
+        """``records()``, or for a section above STREAM_ABOVE bytes that decodes whole a
+        RecordStream of the same records; a damaged large section raises the error
+        ``records()`` would, found without keeping a record."""
+        h = self
+        codec = h[5] & 7
+        if h[17] is not None or (not codec and len(h[15]) - HEADER_SIZE <= STREAM_ABOVE):
+            return self.records()
+        if codec:
+            # Decompressed through once, keeping only a small section: a bomb is refused
+            # here, before any record is decoded.
+            head: list[bytes] = []
+            total = 0
+            try:
+                for piece in decompress_chunks(codec, bytes(h[15][HEADER_SIZE:])):
+                    total += len(piece)
+                    if total <= STREAM_ABOVE:
+                        head.append(piece)
+                    elif head:
+                        head.clear()
+            except CompressionError:
+                return self.records()  # raises it, worded as the whole path words it
+            if total <= STREAM_ABOVE:
+                return self.records(b"".join(head))
+        try:
+            count = sum(len(part) for part in self.record_pieces(keep=False))
+        except (FormatError, IndexError):
+            count = None
+        if count is not None:
+            return RecordStream(self, count)
+        self.records(sink=_DISCARD)  # raises the whole path's error, keeping no record
+        return self.records()
+
+    def record_pieces(self, keep: bool = True) -> Iterator[list[Record]]:
+        """The records, decoded from the section a piece at a time (whole records
+        only); without ``keep``, lists of the right length holding nothing."""
+        h = self
+        raw, codec = h[15], h[5] & 7
+        if codec:
+            pieces: Any = decompress_chunks(codec, bytes(raw[HEADER_SIZE:]))
+        else:
+            pieces = (raw[i:i + STREAM_PIECE] for i in range(HEADER_SIZE, len(raw),
+                                                              STREAM_PIECE))
+        pending = bytearray()
+        need = 0
+        for piece in pieces:
+            pending += piece
+            if len(pending) < need:
+                continue
+            cut, k, need = _whole_records(pending)
+            if k:
+                data = bytes(pending[:cut])
+                del pending[:cut]
+                need -= cut
+                if keep:
+                    yield _decode_records(data, k, h[0], h[7], h[11])
+                else:
+                    _decode_records(data, k, h[0], h[7], h[11], _DISCARD)
+                    yield [None] * k
+        if pending:
+            raise FormatError("records section ends inside a record")
 
     def salvage_records(self) -> list[Record] | None:
         """The records, when the section holds whole records but not as many as the header
@@ -392,6 +516,8 @@ class Batch(tuple):
                 count += 1
             if pos != len(data):
                 return None
+            if len(data) > STREAM_ABOVE:  # see that they decode before keeping them
+                _decode_records(data, count, self[0], self[7], self[11], _DISCARD)
             return _decode_records(data, count, self[0], self[7], self[11])
         except (FormatError, IndexError):
             return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import struct
 import zlib
+from collections.abc import Iterator
 
 import cramjam
 import lz4.frame
@@ -79,6 +80,54 @@ def decompress(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED, *,
     raise CompressionError(f"unknown compression codec {codec}")
 
 
+def decompress_chunks(codec: int, data: bytes, limit: int = MAX_DECOMPRESSED,
+                      chunk: int = 1 << 18) -> Iterator[bytes]:
+    """A records section decompressed piece by piece, through each codec's streaming API,
+    so that a caller can decode it without holding it whole; the same bound as
+    :func:`decompress`, and CompressionError for anything wrong."""
+    name = CODEC_NAMES.get(codec, str(codec))
+    total = 0
+    try:
+        for out in _pieces(codec, data, chunk, limit):
+            total += len(out)
+            if total > limit:
+                raise CompressionError(_too_far(name, limit))
+            yield out
+    except CompressionError:
+        raise
+    except Exception as e:  # each codec library raises its own error types
+        raise CompressionError(f"{name} data is corrupt: {e}") from e
+
+
+def _pieces(codec: int, data: bytes, chunk: int, limit: int) -> Iterator[bytes]:
+    if codec == 1:
+        d = zlib.decompressobj(wbits=31)
+        pending = data
+        while True:
+            out = d.decompress(pending, chunk)
+            pending = d.unconsumed_tail
+            if not out and not pending:
+                return
+            yield out
+    elif codec == 2:
+        if data.startswith(XERIAL_MAGIC):
+            yield from _xerial_blocks(data, limit)
+        else:
+            yield _snappy_decompress(data, limit)
+    elif codec == 3:
+        d = lz4.frame.LZ4FrameDecompressor()
+        out = d.decompress(data, max_length=chunk)
+        while out:
+            yield out
+            out = b"" if d.eof else d.decompress(b"", max_length=chunk)
+    elif codec == 4:
+        reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
+        while out := reader.read(chunk):
+            yield out
+    else:
+        raise CompressionError(f"unknown compression codec {codec}")
+
+
 def _too_far(codec: str, limit: int) -> str:
     return (f"{codec} data inflates beyond {limit} bytes, far past any batch Kafka writes "
             "(8 MiB for a metadata batch); its records are not decoded")
@@ -100,8 +149,17 @@ def _snappy_decompress(data: bytes, limit: int) -> bytes:
         if cramjam.snappy.decompress_raw_len(data) > limit:
             raise CompressionError(_too_far("snappy", limit))
         return bytes(cramjam.snappy.decompress_raw(data))
-    pos = _XERIAL_HEADER.size
     out = bytearray()
+    for block in _xerial_blocks(data, limit):
+        out += block
+    return bytes(out)
+
+
+def _xerial_blocks(data: bytes, limit: int) -> Iterator[bytes]:
+    """The raw snappy blocks of xerial framing, each decompressed; their sum is checked
+    against ``limit`` before a block is."""
+    pos = _XERIAL_HEADER.size
+    total = 0
     while pos < len(data):
         if pos + 4 > len(data):
             raise CompressionError("snappy block length truncated", position=pos)
@@ -110,11 +168,11 @@ def _snappy_decompress(data: bytes, limit: int) -> bytes:
         if n < 0 or pos + n > len(data):
             raise CompressionError(f"snappy block of {n} bytes does not fit", position=pos)
         block = data[pos:pos + n]
-        if len(out) + cramjam.snappy.decompress_raw_len(block) > limit:
+        total += cramjam.snappy.decompress_raw_len(block)
+        if total > limit:
             raise CompressionError(_too_far("snappy", limit))
-        out += bytes(cramjam.snappy.decompress_raw(block))
+        yield bytes(cramjam.snappy.decompress_raw(block))
         pos += n
-    return bytes(out)
 
 
 def compress(codec: int, data: bytes) -> bytes:

@@ -232,7 +232,7 @@ def _same_bytes(paths: list[Path]) -> bool:
         for other in paths[1:]:
             with mapped(other) as buf:
                 for pos in range(0, len(first), _CHUNK):
-                    if first[pos:pos + _CHUNK] != buf[pos:pos + _CHUNK]:
+                    if first.bytes_at(pos, pos + _CHUNK) != buf.bytes_at(pos, pos + _CHUNK):
                         return False
     return True
 

@@ -7,14 +7,14 @@ are met, so the reader sees them next to the bytes they concern.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
-from kmeta.formats.batch import Batch, Record
+from kmeta.formats.batch import Batch, Record, RecordStream
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
@@ -70,11 +70,14 @@ class BatchDump(NamedTuple):
     batch: Batch | LegacyBatch
     entries: list[tuple[Record, Payload] | Finding]
     findings: tuple[Finding, ...] = ()
+    #: Some record after ``entries`` (in a BatchMore) had its secrets hidden.
+    hides_more: bool = False
 
     @property
     def redacted(self) -> bool:
         """Some record's secrets were hidden: raw bytes of this batch must not be shown."""
-        return any(type(e) is tuple and e[1].redacted for e in self.entries)
+        return self.hides_more or any(type(e) is tuple and e[1].redacted
+                                      for e in self.entries)
 
     def records(self) -> Iterator[tuple[Record, Payload]]:
         for e in self.entries:
@@ -105,7 +108,19 @@ class OneRecord(NamedTuple):
         yield self.batch.records()[0], self.payload
 
 
-Event = FileEvent | BatchDump | OneRecord | Finding
+class BatchMore(NamedTuple):
+    """More entries of the batch of the BatchDump before it: a batch with a large records
+    section is dumped a piece at a time, so that its records are never all in memory."""
+
+    batch: Batch
+    entries: list[tuple[Record, Payload] | Finding]
+    findings: tuple[Finding, ...] = ()
+
+
+#: Records per BatchDump or BatchMore of a large batch.
+PIECE_RECORDS = 4096
+
+Event = FileEvent | BatchDump | BatchMore | OneRecord | Finding
 
 
 def normalise_type(name: str) -> str:
@@ -252,18 +267,57 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
         if opts.batches_only:
             yield BatchDump(item, [])
             continue
-        dumped = _batch_dump(item, path, decoder, opts)
-        if dumped is not None:
+        for dumped in _batch_dumps(item, path, decoder, opts):
             for finding in dumped.findings:
                 opts.note(finding)
             yield dumped
 
 
-def _batch_dump(batch: Batch | LegacyBatch, path: str, decoder: str,
-                opts: DumpOptions) -> BatchDump | None:
-    """Decode one batch's records into entries; None if filters leave nothing of it."""
-    lo, hi = opts.from_offset, opts.to_offset
+def _batch_dumps(batch: Batch | LegacyBatch, path: str, decoder: str,
+                 opts: DumpOptions) -> Iterator[BatchDump | BatchMore]:
+    """One batch's records decoded into entries: one BatchDump, or none if filters leave
+    nothing of it; a large records section as a BatchDump and BatchMores after it."""
     records, findings = batch_records(batch)
+    if type(records) is not RecordStream:
+        dumped = _batch_dump(batch, records, findings, path, decoder, opts)
+        if dumped is not None:
+            yield dumped
+        return
+    hides = opts.show_hex and not opts.show_secrets and not batch.is_control and \
+        _hides_secrets(records, decoder)
+    first = True
+    for piece in _pieces(records):
+        dumped = _batch_dump(batch, piece, findings if first else [], path, decoder, opts)
+        if dumped is None:
+            continue
+        yield dumped._replace(hides_more=hides) if first else BatchMore(*dumped[:3])
+        first = False
+
+
+def _pieces(records: Iterable[Record]) -> Iterator[list[Record]]:
+    piece: list[Record] = []
+    for r in records:
+        piece.append(r)
+        if len(piece) == PIECE_RECORDS:
+            yield piece
+            piece = []
+    if piece:
+        yield piece
+
+
+def _hides_secrets(records: Iterable[Record], decoder: str) -> bool:
+    """Whether some record of a streamed batch will have its secrets hidden (its raw
+    bytes are shown before those records are read)."""
+    return decoder == "metadata" and any(decode_metadata(r.value).type in SECRET_TYPES
+                                         for r in records)
+
+
+def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
+                findings: list[Finding], path: str, decoder: str,
+                opts: DumpOptions) -> BatchDump | None:
+    """Decode records of one batch into entries; None if filters leave nothing of it."""
+    lo, hi = opts.from_offset, opts.to_offset
+    findings = list(findings)
     entries: list[tuple[Record, Payload] | Finding] = list(findings)
     control = batch.is_control
     for r in records:

@@ -120,13 +120,12 @@ def _log_end(part: PartitionDir) -> int | None:
     """The offset after the last batch of the last non-empty segment, or None."""
     for seg in reversed(part.segments):
         last = None
-        try:
-            with mapped(seg.path) as buf:
-                for item in scan(buf, str(seg.path)):
-                    if type(item) is not Finding:
-                        last = item.last_offset
-        except KmetaError:
-            continue
+        # Every segment opened before (``unreadable``): an error now is a file changed
+        # under the reader, and an earlier segment's end would be a wrong log end.
+        with mapped(seg.path) as buf:
+            for item in scan(buf, str(seg.path)):
+                if type(item) is not Finding:
+                    last = item.last_offset
         if last is not None:
             return last + 1
     return None

@@ -75,7 +75,7 @@ from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_ch
 from kmeta.ops.verify import snapshot_image, verify, verify_indexes
 from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.regular import not_regular, open_regular
+from kmeta.storage.regular import entry_problem, open_regular
 from kmeta.storage.segments import batch_records, mapped, scan
 from kmeta.storage.writer import (
     atomic_open,
@@ -764,7 +764,7 @@ def _others(part: PartitionDir, lbo: int, leo: int) -> list[FileChange]:
             changes.append(FileChange(name, "directory", Action.QUARANTINED,
                                       "a directory inside a partition directory", None, 0))
             continue
-        problem = not_regular(entry.path)
+        problem = entry_problem(entry)
         if problem is not None:
             # Copying a FIFO blocks, a link to /dev/zero never ends, a link loop fails:
             # Kafka loads regular files only, so the copy leaves the name out.

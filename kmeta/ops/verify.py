@@ -224,7 +224,7 @@ def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
     return None
 
 
-def _check_batch(batch: Batch | LegacyBatch, records: list[Record], path: str,
+def _check_batch(batch: Batch | LegacyBatch, records: Iterable[Record], path: str,
                  expected: int | None) -> Iterator[Finding]:
     pos, base = batch.position, batch.base_offset
     if batch.magic != 2:
@@ -237,15 +237,28 @@ def _check_batch(batch: Batch | LegacyBatch, records: list[Record], path: str,
                       details={"expected": expected})
     if not records:
         return
-    deltas = [r.offset - base for r in records]
-    if deltas != list(range(len(records))) or batch.last_offset != records[-1].offset:
-        yield Finding("V002", f"record offsets {deltas[:5]}… do not run 0..{len(records) - 1}"
+    # One pass, keeping nothing per record: a large batch's records come as a stream.
+    first: list[int] = []
+    in_order = True
+    n = 0
+    newest = last = None
+    for r in records:
+        delta = r.offset - base
+        if len(first) < 5:
+            first.append(delta)
+        if delta != n:
+            in_order = False
+        n += 1
+        last = r.offset
+        if newest is None or r.timestamp > newest:
+            newest = r.timestamp
+    if not in_order or batch.last_offset != last:
+        yield Finding("V002", f"record offsets {first}… do not run 0..{n - 1}"
                       f" up to lastOffsetDelta {batch.last_offset - base}", path, pos, base)
-    if batch.magic == 2 and batch.timestamp_type == "CreateTime":
-        newest = max(r.timestamp for r in records)
-        if newest != batch.max_timestamp:
-            yield Finding("V004", f"maxTimestamp {batch.max_timestamp} but the newest record "
-                          f"says {newest}", path, pos, base)
+    if batch.magic == 2 and batch.timestamp_type == "CreateTime" and \
+            newest != batch.max_timestamp:
+        yield Finding("V004", f"maxTimestamp {batch.max_timestamp} but the newest record "
+                      f"says {newest}", path, pos, base)
 
 
 Progress = Callable[[str, int], None]  # (file done, its bytes)
@@ -598,8 +611,9 @@ def _first_offset(part: PartitionDir) -> int | None:
     for seg in part.segments:
         try:
             with mapped(seg.path) as buf:
-                if len(buf) >= HEADER.size:
-                    return HEADER.unpack_from(buf, 0)[0]
+                head = buf.bytes_at(0, HEADER.size) if len(buf) >= HEADER.size else b""
+                if len(head) == HEADER.size:
+                    return HEADER.unpack_from(head, 0)[0]
         except KmetaError:
             return None
     return None

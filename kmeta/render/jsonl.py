@@ -19,7 +19,7 @@ from typing import Any
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import BatchDump, FileEvent, OneRecord
+from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
 
 
 def _default(obj: Any) -> Any:
@@ -132,7 +132,7 @@ def render(events: Iterable[Any], show_hex: bool = False,
 
 def _records_only(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
     for ev in events:
-        if type(ev) is OneRecord or type(ev) is BatchDump:
+        if type(ev) is OneRecord or type(ev) is BatchDump or type(ev) is BatchMore:
             b = ev.batch
             for e in ev.entries:
                 yield _encode(record_object(b.file, b, e[0], e[1], show_hex)
@@ -152,6 +152,16 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
     encode = _encode
     for ev in events:
         t = type(ev)
+        if t is BatchMore:  # more records of the batch just written
+            b = ev[0]
+            if show_hex:
+                yield "\n".join(_general_entries(ev, show_hex))
+                continue
+            if b[16] != file:
+                file = b[16]
+                f = encode(file)
+            yield "\n".join(_entry_texts(ev.entries, file, f, b, b[14], payload_text))
+            continue
         if t is OneRecord or t is BatchDump:
             b = ev[0]
             if type(b) is not Batch or show_hex:
@@ -181,20 +191,8 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
                        f'"timestamp":{b[7] + lone[1]},"batch_position":{position},'
                        f'{last_text}}}')
                 continue
-            entries = ev.entries
-            lines = [head]
-            for e in entries:
-                if type(e) is not tuple:
-                    lines.append(encode(e.to_json()))
-                    continue
-                r, p = e
-                if r[4]:  # headers: the general form
-                    lines.append(encode(record_object(file, b, r, p)))
-                else:
-                    lines.append(f'{{"kind":"record","file":{f},"offset":{r[0]},'
-                                 f'"timestamp":{r[1]},"batch_position":{position},'
-                                 f'{payload_text(p)}}}')
-            yield "\n".join(lines)
+            yield "\n".join(_entry_texts(ev.entries, file, f, b, position, payload_text,
+                                         [head]))
         elif type(ev) is Finding:
             yield encode(ev.to_json())
         elif isinstance(ev, FileEvent):
@@ -203,9 +201,32 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
             yield encode(ev)
 
 
+def _entry_texts(entries: Iterable[Any], file: str, f: str, b: Batch, position: int,
+                 payload_text: Any, lines: list[str] | None = None) -> list[str]:
+    """The record and finding lines of a v2 batch's entries (after ``lines``)."""
+    lines = [] if lines is None else lines
+    encode = _encode
+    for e in entries:
+        if type(e) is not tuple:
+            lines.append(encode(e.to_json()))
+            continue
+        r, p = e
+        if r[4]:  # headers: the general form
+            lines.append(encode(record_object(file, b, r, p)))
+        else:
+            lines.append(f'{{"kind":"record","file":{f},"offset":{r[0]},'
+                         f'"timestamp":{r[1]},"batch_position":{position},'
+                         f'{payload_text(p)}}}')
+    return lines
+
+
 def _general(ev: BatchDump | OneRecord, show_hex: bool) -> Iterator[str]:
+    yield _encode(batch_object(ev.batch, show_hex, ev.redacted))
+    yield from _general_entries(ev, show_hex)
+
+
+def _general_entries(ev: BatchDump | BatchMore | OneRecord, show_hex: bool) -> Iterator[str]:
     b = ev.batch
-    yield _encode(batch_object(b, show_hex, ev.redacted))
     for e in ev.entries:
         if type(e) is tuple:
             yield _encode(record_object(b.file, b, e[0], e[1], show_hex))

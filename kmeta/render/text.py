@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from kmeta.findings import CODES, Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import BatchDump, FileEvent, OneRecord
+from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
 from kmeta.render.jsonl import dumps
 
 _CONTROL_LABELS = {
@@ -228,6 +228,15 @@ def summarise(items: list[Any], what: str, shown: int = 8) -> str:
             + f" ({len(items)} {what})")
 
 
+def _entry_lines(b: Any, entries: Iterable[Any], records: bool, show_hex: bool,
+                 colour: bool = False) -> Iterator[str]:
+    for e in entries:
+        if type(e) is not tuple:
+            yield finding_line(e, colour)
+        elif records:
+            yield record_line(b, e[0], e[1], show_hex)
+
+
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
            only_matches: bool = False, colour: bool = False) -> Iterator[str]:
     """``only_matches`` (dump --type): a file's header is shown only above a batch or
@@ -247,11 +256,9 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
             yield batch_line(b)
             if show_hex:
                 yield f"  hex: {'[redacted]' if ev.redacted else bytes(b.raw).hex()}"
-            for e in ev.entries:
-                if type(e) is not tuple:
-                    yield finding_line(e, colour)
-                elif records:
-                    yield record_line(b, e[0], e[1], show_hex)
+            yield from _entry_lines(b, ev.entries, records, show_hex, colour)
+        elif type(ev) is BatchMore:
+            yield from _entry_lines(ev.batch, ev.entries, records, show_hex, colour)
         elif isinstance(ev, Finding):
             yield finding_line(ev, colour)
         elif isinstance(ev, FileEvent):

@@ -12,11 +12,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kmeta.errors import UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, parse_partition_dir
-from kmeta.storage.regular import not_regular
+from kmeta.storage.regular import entry_problem, not_regular
 
 METADATA_TOPIC = "__cluster_metadata"
 MAX_DEPTH = 4  # how far below the given path to look for data directories
@@ -110,41 +111,52 @@ def _topic_of(directory: Path) -> str | None:
     return parsed[0] if parsed else None
 
 
+class _Entry(NamedTuple):
+    """One directory entry, looked at once: its path, name, what ``not_regular`` says of
+    it (None for a regular file) and the kind its name gives."""
+
+    path: str
+    name: str
+    problem: str | None
+    kind: FileKind
+
+
 def _scan_partition(path: Path, parsed: tuple[str, int], findings: list[Finding],
-                    entries: list[Path] | None = None) -> PartitionDir:
+                    entries: list[_Entry] | None = None) -> PartitionDir:
     part = PartitionDir(path, parsed[0], parsed[1])
     for entry in _listdir(path) if entries is None else entries:
-        problem = not_regular(entry)
+        problem = entry.problem
         if problem == "a directory":
             if entry.name != QUARANTINE:  # kmeta repair's own: files it moved out, on purpose
                 findings.append(Finding("S007", "unexpected directory inside a partition "
-                                        "directory; skipped", str(entry)))
+                                        "directory; skipped", entry.path))
             continue
-        kind = classify(entry.name)
+        kind = entry.kind
         if kind.kind == "unknown":
-            findings.append(Finding("S007", "not a Kafka file name; skipped", str(entry)))
+            findings.append(Finding("S007", "not a Kafka file name; skipped", entry.path))
             continue
         if problem is not None:
-            findings.append(_special(entry, problem))
+            findings.append(_special(entry.path, problem))
             continue
-        part.files.append(LogFile(entry, kind, part.topic))
+        part.files.append(LogFile(Path(entry.path), kind, part.topic))
     part.files.sort(key=LogFile.sort_key)
     return part
 
 
-def _special(path: Path, what: str) -> Finding:
+def _special(path: str, what: str) -> Finding:
     return Finding("S008", f"named like a Kafka file but {what}: not read (Kafka loads "
-                   "only regular files)", str(path), details={"file_type": what})
+                   "only regular files)", path, details={"file_type": what})
 
 
-def _listdir(path: Path) -> list[Path]:
+def _listdir(path: Path) -> list[_Entry]:
     try:
         # Sorted by name, not by Path: Path comparisons cost a minute in a directory of
         # 100,000 files.
-        return [Path(e.path) for e in sorted(os.scandir(path), key=lambda e: e.name)]
+        listing = sorted(os.scandir(path), key=lambda e: e.name)
     except OSError as e:
         raise UnreadableInput(f"cannot list directory: {e.strerror}", context=str(path),
                               hint="check its permissions") from e
+    return [_Entry(e.path, e.name, entry_problem(e), classify(e.name)) for e in listing]
 
 
 #: File kinds that live in a partition directory (and never at a data dir's top level).
@@ -154,25 +166,22 @@ PARTITION_KINDS = frozenset({
 })
 
 
-def _split(entries: list[Path]) -> tuple[list[Path], list[Path]]:
+def _split(entries: list[_Entry]) -> tuple[list[_Entry], list[_Entry]]:
     """Regular files and directories (after links); anything else is left out here and
     reported by ``_specials`` where it matters."""
-    files = [e for e in entries if e.is_file()]
-    dirs = [e for e in entries if e.is_dir() and not e.name.startswith(".")]
+    files = [e for e in entries if e.problem is None]
+    dirs = [e for e in entries if e.problem == "a directory" and not e.name.startswith(".")]
     return files, dirs
 
 
-def _specials(entries: list[Path], findings: list[Finding]) -> None:
+def _specials(entries: list[_Entry], findings: list[Finding]) -> None:
     """S008 for each Kafka-named entry that is neither a regular file nor a directory."""
     for e in entries:
-        if classify(e.name).kind == "unknown":
-            continue
-        problem = not_regular(e)
-        if problem is not None and problem != "a directory":
-            findings.append(_special(e, problem))
+        if e.kind.kind != "unknown" and e.problem not in (None, "a directory"):
+            findings.append(_special(e.path, e.problem))
 
 
-def _is_partition_dir(path: Path, entries: list[Path], in_data_dir: bool = False
+def _is_partition_dir(path: Path, entries: list[_Entry], in_data_dir: bool = False
                       ) -> tuple[str, int] | None:
     """A ``topic-N`` directory that holds a partition file.
 
@@ -182,7 +191,7 @@ def _is_partition_dir(path: Path, entries: list[Path], in_data_dir: bool = False
     where it can only be a partition whose files are gone.
     """
     files, _ = _split(entries)
-    kinds = {classify(f.name).kind for f in files}
+    kinds = {f.kind.kind for f in files}
     if "meta-properties" in kinds:
         return None  # a data dir that happens to be named like ``kafka-1``
     parsed = parse_partition_dir(path.name)
@@ -204,13 +213,13 @@ def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
     if parsed:
         out.partitions.append(_scan_partition(path, parsed, out.findings, entries))
         return
-    seen = {*files, *dirs}
-    _specials([e for e in entries if e not in seen], out.findings)
-    known = [(f, classify(f.name)) for f in files]
+    _specials(entries, out.findings)
+    known = [(Path(f.path), f.kind) for f in files]
     in_data_dir = any(k.kind == "meta-properties" for _, k in known)
     partitions = []
     others = []
-    for d in dirs:
+    for entry in dirs:
+        d = Path(entry.path)
         listing = _listdir(d)  # listed once: a partition dir may hold 100,000 files
         p = _is_partition_dir(d, listing, in_data_dir)
         if p:

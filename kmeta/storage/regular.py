@@ -46,6 +46,19 @@ def not_regular(path: str | os.PathLike[str]) -> str | None:
     return None if stat.S_ISREG(mode) else describe_mode(mode)
 
 
+def entry_problem(entry: os.DirEntry[str]) -> str | None:
+    """``not_regular`` of a directory entry, from the file type the listing gives where
+    that is enough: a stat per entry costs seconds in a directory of 100,000 files."""
+    try:
+        if entry.is_file():  # follows a link (one stat); a plain file needs none
+            return None
+        if entry.is_dir():
+            return "a directory"
+    except OSError:
+        pass
+    return not_regular(entry.path)  # the rare rest: FIFOs, devices, broken or looping links
+
+
 def open_regular(path: str | os.PathLike[str]) -> int:
     """A read-only descriptor of the regular file at ``path``; raises UnreadableInput for
     anything else (FIFO, device, socket, link loop) without ever blocking."""
@@ -95,4 +108,4 @@ def read_regular(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
         os.close(fd)
 
 
-__all__ = ["describe_mode", "not_regular", "open_regular", "read_regular"]
+__all__ = ["describe_mode", "entry_problem", "not_regular", "open_regular", "read_regular"]

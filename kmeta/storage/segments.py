@@ -1,7 +1,11 @@
 """Reading log segments (and snapshot files, which share the format) batch by batch.
 
-A segment is opened read-only and mapped into memory, so a 1 GiB log costs address space,
-not RSS.  :func:`scan` yields every batch in file order, each with its file and byte
+A segment is opened read-only and read into an anonymous memory map of its size as the
+scan advances (:class:`SegmentMap`), so a 1 GiB log costs address space, not RSS.  The
+file itself is never mapped: a live broker truncates segments (a follower's truncation,
+recovery), and touching a mapped page past a file's new end kills the process with
+SIGBUS; a read that comes up short instead tells kmeta that the file shrank, which it
+reports (UnreadableInput, after every batch read before the new end).  :func:`scan` yields every batch in file order, each with its file and byte
 position, and turns every problem into a Finding instead of stopping the whole read:
 
 * a batch whose CRC does not match is yielded with ``crc_valid`` False plus an F001;
@@ -39,6 +43,7 @@ from kmeta.formats.batch import (
     SMALL_RECORDS,
     Batch,
     Record,
+    RecordStream,
     remember_small_record,
 )
 from kmeta.formats.compression import CompressionError
@@ -53,6 +58,63 @@ _ZERO_CHUNK = bytes(1 << 16)
 #: How often ``scan`` reports its progress, in bytes.
 PROGRESS_EVERY = 4 << 20
 RELEASE_EVERY = 32 << 20
+#: How much of a file ``scan`` reads ahead at a time, in bytes.
+FILL_EVERY = 4 << 20
+
+
+_ANONYMOUS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+
+
+class SegmentMap(mmap.mmap):
+    """An anonymous map as long as a file was when opened, holding the file's bytes only
+    where :meth:`load` put them (zeros elsewhere).  ``scan`` loads ahead of its cursor."""
+
+    fd: int
+    path: str
+
+    def load(self, start: int, stop: int) -> int:
+        """Read the file's bytes ``start..stop`` into the map; returns the end reached,
+        below ``stop`` only when the file has shrunk under it."""
+        pos = start
+        with memoryview(self) as view:
+            while pos < stop:
+                with view[pos:stop] as part:
+                    try:
+                        got = os.preadv(self.fd, [part], pos)
+                    except OSError as e:
+                        raise UnreadableInput(f"cannot read: {e.strerror}",
+                                              context=self.path) from e
+                if got == 0:
+                    break
+                pos += got
+        return pos
+
+    def bytes_at(self, start: int, stop: int) -> bytes:
+        """The file's bytes ``start..stop`` as they are now (fewer past its end)."""
+        try:
+            return os.pread(self.fd, stop - start, start)
+        except OSError as e:
+            raise UnreadableInput(f"cannot read: {e.strerror}", context=self.path) from e
+
+    def shrank(self, read_up_to: int) -> UnreadableInput:
+        """The error for a file found shorter than when it was opened."""
+        try:
+            now = os.fstat(self.fd).st_size
+        except OSError:
+            now = read_up_to
+        return UnreadableInput(
+            f"the file shrank while it was read (from {len(self)} to {now} bytes); what was "
+            f"read before byte {read_up_to} is reported, the rest is not",
+            context=self.path, hint="a live broker truncated it; read a stable copy")
+
+
+class FileMap(mmap.mmap):
+    """The file itself mapped read-only: the fallback for a file too large for a
+    SegmentMap.  All its bytes are there at once, but touching a page past the end of a
+    file truncated meanwhile is SIGBUS."""
+
+    def bytes_at(self, start: int, stop: int) -> bytes:
+        return self[start:stop]
 
 #: Who hears how far each file has been read, as ``(path, byte position)``: the command
 #: line's progress bar.  Set for the duration of a command; the ops never see it.
@@ -74,17 +136,25 @@ def _reading_hook(file: str) -> Callable[[int], None] | None:
 
 @contextmanager
 def mapped(path: str | Path) -> Iterator[Any]:
-    """Map a file read-only; yields ``b""`` for an empty file.  Raises UnreadableInput."""
-    fd = open_regular(path)  # a FIFO or a link to /dev/zero is refused, never mapped
+    """A file's :class:`SegmentMap` (``b""`` for an empty file).  Raises UnreadableInput."""
+    fd = open_regular(path)  # a FIFO or a link to /dev/zero is refused, never read
     try:
         size = os.fstat(fd).st_size
         if size == 0:
             yield b""
             return
         try:
-            m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as e:
-            raise UnreadableInput(f"cannot map: {e}", context=str(path)) from e
+            # Address space only: no swap is reserved for the pages never loaded.
+            m: Any = SegmentMap(-1, size, flags=_ANONYMOUS)
+            m.fd = fd
+            m.path = str(path)
+        except (OSError, ValueError, OverflowError):
+            # Larger than the anonymous memory the system grants (here: more than its
+            # RAM); file mappings are not bounded so.
+            try:
+                m = FileMap(fd, 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as e:
+                raise UnreadableInput(f"cannot map: {e}", context=str(path)) from e
         try:
             yield m
             hook = READING.get()
@@ -220,8 +290,10 @@ def _torn_tail(buf: Any, pos: int, n: int, file: str) -> Finding | None:
     return None
 
 
-def batch_records(batch: Batch | LegacyBatch) -> tuple[list[Record], list[Finding]]:
-    """A batch's records, and Findings for what kept some of them from being read.
+def batch_records(batch: Batch | LegacyBatch
+                  ) -> tuple[list[Record] | RecordStream, list[Finding]]:
+    """A batch's records, and Findings for what kept some of them from being read.  A
+    large records section comes as a RecordStream: iterate it, do not index it.
 
     A records section that cannot be decoded gives F003 (F006 if it cannot be
     decompressed) and no records; whole records in a number other than the header's
@@ -229,7 +301,7 @@ def batch_records(batch: Batch | LegacyBatch) -> tuple[list[Record], list[Findin
     """
     file = batch.file
     try:
-        records = batch.records()
+        records = batch.records_or_stream() if type(batch) is Batch else batch.records()
     except FormatError as e:
         salvaged = None if isinstance(e, CompressionError) or type(batch) is not Batch \
             else batch.salvage_records()
@@ -321,9 +393,23 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     # per batch as the page release.
     told = 0
     tell_at = PROGRESS_EVERY if progress is not None else n + 1
-    event_at = min(release_at, tell_at)
+    # A SegmentMap holds the file's bytes only up to ``hi``: the next FILL_EVERY bytes are
+    # loaded when a header would reach past it (the same one check per batch), a longer
+    # batch before its bytes are sliced.  A load that comes up short means the file
+    # shrank: ``n`` drops to what was read and the scan ends there with the error.
+    load = getattr(buf, "load", None)
+    hi = n if load is None else 0
+    shrunk = False
+    fill_at = n + 1 if hi >= n else hi - HEADER_SIZE + 1
+    event_at = min(release_at, tell_at, fill_at)
     while pos < n:
         if pos >= event_at:
+            if pos >= fill_at:
+                want = min(n, hi + FILL_EVERY)
+                hi = load(hi, want)
+                if hi < want:
+                    shrunk, n, last_header = True, hi, hi - HEADER_SIZE
+                fill_at = n + 1 if hi >= n else hi - HEADER_SIZE + 1
             if pos >= release_at:
                 chunk = (pos - released) // mmap.PAGESIZE * mmap.PAGESIZE
                 release(mmap.MADV_DONTNEED, released, chunk)
@@ -333,7 +419,9 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                 progress(pos - told)
                 told = pos
                 tell_at = pos + PROGRESS_EVERY
-            event_at = min(release_at, tell_at)
+            event_at = min(release_at, tell_at, fill_at)
+            if pos >= n:
+                break
         if pos <= last_header:
             # Fast path: an intact v2 batch where one is expected.  Literals stand for
             # LOG_OVERHEAD (12), CRC_START (21), HEADER_SIZE (61) and the least batch
@@ -342,6 +430,13 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
             (base, length, epoch, magic, crc, attributes, last_delta, base_ts, _,
              _, _, base_seq, count) = fields
             end = pos + 12 + length
+            if end > hi and hi < n:  # a batch longer than what is loaded ahead
+                want = min(n, end + FILL_EVERY)
+                hi = load(hi, want)
+                if hi < want:
+                    shrunk, n, last_header = True, hi, hi - HEADER_SIZE
+                fill_at = n + 1 if hi >= n else hi - HEADER_SIZE + 1
+                event_at = min(release_at, tell_at, fill_at)
             if end <= n and length >= 49 and magic == 2 and base >= next_offset:
                 raw = buf[pos:end]
                 if crc32c(raw[21:]) == crc:
@@ -380,6 +475,14 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                         last_epoch = epoch
                     pos = end
                     continue
+        if hi < n:  # damage and tails are judged on all the bytes that remain
+            hi = load(hi, n)
+            if hi < n:
+                shrunk, n, last_header = True, hi, hi - HEADER_SIZE
+            fill_at = n + 1
+            event_at = min(release_at, tell_at, fill_at)
+        if shrunk:  # what looks damaged here may be the cut the shrinking made
+            raise buf.shrank(n)
         if n - pos < LOG_OVERHEAD + 5:
             if not cut:
                 yield _tail_finding(buf, pos, n, file)
@@ -444,6 +547,8 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
         start = end if resume > end else pos
         yield _damage(file, start, resume, "batch with a bad CRC and an untrustworthy length")
         pos = resume
+    if shrunk:
+        raise buf.shrank(n)
 
 
 def _damage(file: str, start: int, resume: int, reason: str) -> Finding:
