@@ -365,3 +365,11 @@ def test_errors_are_coloured_on_a_terminal_unless_no_color() -> None:
 def test_type_with_batches_only_is_a_usage_error(meta_dir: Path) -> None:
     proc = run("dump", "--batches-only", "-t", "TOPIC_RECORD", meta_dir)
     assert proc.returncode == 2 and "--batches-only" in text(proc.stderr)
+
+
+def test_info_snapshot_table_fits_80_columns(real_data: Path) -> None:
+    out = text(run("info", _real(real_data, "data-store"), COLUMNS="80").stdout)
+    rows = [line for line in out.splitlines() if ".checkpoint" in line and "│" in line]
+    assert len(rows) == 7 and max(map(len, rows)) <= 80, rows
+    assert all(re.match(r"\d{20}-\d{10}\.checkpoint │", row) for row in rows), rows
+    assert all(row.endswith("4,552") for row in rows), rows  # bytes whole, not "4,55"

@@ -34,11 +34,16 @@ def _n(v: Any) -> str:
 WIDE = 130
 
 
-def _segments_table(title: str, files: list[FileSummary], width: int) -> Table:
+def _segments_table(title: str, files: list[FileSummary], width: int,
+                    snapshots: bool = False) -> Table:
+    """``snapshots``: a snapshot's name holds its end offset and epoch, and the offsets of
+    its records start at 0, so those columns go (its 41-character name fits 80 columns)."""
     times = width >= WIDE
     t = Table(title=title if times else f"{title} (times: --json or {WIDE} columns)",
               title_justify="left", show_edge=False, pad_edge=False)
     cols = ("file", "first", "last", "batches", "records", "bytes", "from", "to", "epochs")
+    if snapshots:
+        cols = tuple(c for c in cols if c not in ("first", "last", "epochs"))
     for col in cols if times else [c for c in cols if c not in ("from", "to")]:
         # numbers and names never wrap (a file name cut to "00000…" says nothing)
         t.add_column(col, justify="left" if col in ("file", "from", "to", "epochs")
@@ -46,11 +51,13 @@ def _segments_table(title: str, files: list[FileSummary], width: int) -> Table:
                      min_width=6 if col == "epochs" else None)
     for s in files:
         name = s.file.rsplit("/", 1)[-1]
-        row = [name, _n(s.first_offset), _n(s.last_offset), _n(s.batches), _n(s.records),
-               _n(s.size)]
+        row = [name] if snapshots else [name, _n(s.first_offset), _n(s.last_offset)]
+        row += [_n(s.batches), _n(s.records), _n(s.size)]
         if times:
             row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
-        t.add_row(*row, summarise(list(s.leader_epochs), "epochs"))
+        if not snapshots:
+            row.append(summarise(list(s.leader_epochs), "epochs"))
+        t.add_row(*row)
     return t
 
 
@@ -88,7 +95,8 @@ def _partition(console: Console, p: PartitionSummary) -> None:
     else:
         console.print("  no log segments", markup=False, highlight=False)
     if p.snapshots:
-        console.print(_segments_table("  snapshots", p.snapshots, console.width))
+        console.print(_segments_table("  snapshots", p.snapshots, console.width,
+                                      snapshots=True))
     if p.is_metadata:
         types = p.record_types()
         if types:
