@@ -416,13 +416,8 @@ def _json_int(obj: dict, key: str, lo: int, hi: int, pos: int) -> int:
     return v
 
 
-def parse_quorum_state(data: bytes | bytearray | memoryview) -> QuorumState:
-    """Parse ``quorum-state``.  Stricter than Kafka in one way: Kafka reads only the first
-    line and ignores anything after the JSON value; here the file must hold one JSON object
-    and nothing but whitespace around it."""
-    raw = _as_bytes(data)
-    what = "quorum-state"
-    text = _decode_utf8(raw, what)
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    """The one JSON object a file holds; FormatError (with its byte position) otherwise."""
     try:
         obj = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
@@ -432,6 +427,17 @@ def parse_quorum_state(data: bytes | bytearray | memoryview) -> QuorumState:
         raise FormatError(f"{what}: line 1: not JSON: {e}", position=0) from None
     if not isinstance(obj, dict):
         raise FormatError(f"{what}: line 1: the JSON value is not an object", position=0)
+    return obj
+
+
+def parse_quorum_state(data: bytes | bytearray | memoryview) -> QuorumState:
+    """Parse ``quorum-state``.  Stricter than Kafka in one way: Kafka reads only the first
+    line and ignores anything after the JSON value; here the file must hold one JSON object
+    and nothing but whitespace around it."""
+    raw = _as_bytes(data)
+    what = "quorum-state"
+    text = _decode_utf8(raw, what)
+    obj = _json_object(text, what)
     if "\n" in text.strip() or "\r" in text.strip():
         raise FormatError(f"{what}: the JSON object spans several lines; Kafka reads only "
                           "the first line", position=0)
@@ -942,15 +948,7 @@ def parse_clean_shutdown(data: bytes | bytearray | memoryview) -> CleanShutdown:
     text = _decode_utf8(_as_bytes(data), what)
     if not text.strip(_JAVA_WS):
         return CleanShutdown()
-    try:
-        obj = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as e:
-        pos = len(text[:e.pos].encode("utf-8", "surrogatepass"))
-        raise FormatError(f"{what}: not JSON: {e.msg}", position=pos) from None
-    except (ValueError, RecursionError) as e:
-        raise FormatError(f"{what}: not JSON: {e}", position=0) from None
-    if not isinstance(obj, dict):
-        raise FormatError(f"{what}: the JSON value is not an object", position=0)
+    obj = _json_object(text, what)
     fields = {}
     for key, lo, hi in (("version", INT32_MIN, INT32_MAX), ("brokerEpoch", INT64_MIN, INT64_MAX)):
         v = obj.get(key)
