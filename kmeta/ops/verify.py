@@ -799,16 +799,6 @@ class VerifyReport:
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
-def total_log_bytes(discovery: Any) -> int:
-    """Bytes of all segments a verify run reads (for a progress bar)."""
-    total = 0
-    for part in discovery.all_partitions():
-        for f in part.segments:
-            with contextlib.suppress(OSError):
-                total += f.path.stat().st_size
-    return total
-
-
 def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
     """Run every check on what discovery found; ``progress`` hears of each segment read."""
     report = VerifyReport(findings=list(discovery.findings))
