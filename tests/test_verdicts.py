@@ -295,6 +295,18 @@ def test_truncate_apply_reports_what_it_wrote_once(tmp_path: Path) -> None:
     assert f"removed: {repaired['removed']['batches']} batch(es)" in removed[0]
 
 
+@pytest.mark.parametrize("to", [8, 300])  # above and below the bad-CRC batch at 195
+def test_truncate_simulation_counts_what_repair_writes(to: int) -> None:
+    source = FIXTURES / "repair" / "bad-crc-mid-log" / "__cluster_metadata-0"
+    sim = json.loads(run("truncate", "--json", "--no-images", source.parent,
+                         "--to", to).stdout)
+    plan = json.loads(run("repair", "--dry-run", "--json", "--truncate-to", to,
+                          source).stdout)
+    assert sim["new_log_end_offset"] == plan["log_end_offset"] == min(to, 195)
+    assert sim["removed"]["batches"] == plan["removed"]["batches"]
+    assert sim["removed"]["records"] == plan["removed"]["records"]
+
+
 # ------------------------------------------------------------------ repair -> verify -> diff
 
 
@@ -313,6 +325,38 @@ def test_a_repaired_copy_is_the_partition_it_repaired(tmp_path: Path) -> None:
     assert json.loads(diff.stdout)["lagging"] == [str(out)]
     image = run("image", "--digest", out)
     assert image.returncode == ExitCode.OK, image.stderr
+
+
+@pytest.mark.parametrize("keep", ["partition.metadata", "segments only"])
+def test_a_renamed_copy_without_quorum_state_or_snapshot_is_still_recognised(
+        tmp_path: Path, keep: str) -> None:
+    import shutil
+
+    source = tmp_path / "in" / "__cluster_metadata-0"
+    shutil.copytree(FIXTURES / "repair" / "torn-tail" / "__cluster_metadata-0", source)
+    for f in [source / "quorum-state", *source.glob("*.checkpoint")]:
+        f.unlink()
+    if keep == "segments only":  # a Kafka 3.2 copy has no partition.metadata
+        (source / "partition.metadata").unlink()
+    out = tmp_path / "R"
+    assert run("repair", source, "--out", out).returncode == ExitCode.OK
+    found = discover([out])
+    assert [(p.path, p.is_metadata) for p in found.partitions] == [(out, True)]
+    diff = run("diff", "--json", out, source)
+    assert diff.returncode == ExitCode.OK, diff.stderr
+    assert json.loads(diff.stdout)["diverged"] is False
+    assert run("image", "--digest", out).returncode == ExitCode.OK
+
+
+def test_a_renamed_data_topic_copy_is_not_taken_for_the_metadata_log(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(FIXTURES / "healthy" / "orders-0", tmp_path / "copy")
+    found = discover([tmp_path / "copy"])
+    assert not list(found.all_partitions()) and found.files
+    proc = run("diff", tmp_path / "copy", FIXTURES / "healthy")
+    assert proc.returncode == ExitCode.USAGE
+    assert "must keep that name" in one_error_line(proc)
 
 
 def test_loose_snapshots_stay_loose_files(tmp_path: Path) -> None:

@@ -500,6 +500,9 @@ def build_quorum_state(value: QuorumState) -> bytes:
 
 # -------------------------------------------------------------- partition.metadata
 
+#: Kafka's fixed topic id of ``__cluster_metadata`` (``Uuid.METADATA_TOPIC_ID``: 0, 1).
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
 
 @dataclass(frozen=True, slots=True)
 class PartitionMetadata:

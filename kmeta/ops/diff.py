@@ -209,8 +209,13 @@ def open_replica(label: str) -> Replica:
     found: Discovery = discover([label])
     parts = [p for p in found.all_partitions() if p.is_metadata]
     if len(parts) != 1:
+        hint = "give one data dir or __cluster_metadata-0 directory per replica"
+        if not parts and any(f.kind.kind == "segment" for f in found.files):
+            hint = (f"its segments are not in a __cluster_metadata-N directory: a copy of the "
+                    f"partition (kmeta repair --out) must keep that name, e.g. "
+                    f"{Path(label).parent / '__cluster_metadata-0'}")
         raise UsageError(f"{label}: {len(parts)} __cluster_metadata partitions found",
-                         hint="give one data dir or __cluster_metadata-0 directory per replica")
+                         hint=hint)
     rep = Replica(label, parts[0])
     meta = next((f for d in found.data_dirs for f in d.files
                  if f.kind.kind == "meta-properties"), None)

@@ -95,7 +95,9 @@ def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
     if discovery.files:
         raise UsageError("give a data dir, a __cluster_metadata-0 directory or one "
                          ".checkpoint file, not loose segment files",
-                         context=str(discovery.files[0].path))
+                         context=str(discovery.files[0].path),
+                         hint="a copy of the partition (kmeta repair --out) must keep the "
+                         "name __cluster_metadata-0")
     raise UsageError("no __cluster_metadata partition found",
                      hint="point kmeta at a KRaft data dir or its __cluster_metadata-0")
 

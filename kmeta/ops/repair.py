@@ -945,8 +945,13 @@ def _check(out: Path, like: PartitionDir) -> list[Finding]:
 def _name_note(out: Path, part: Path) -> list[str]:
     if out.name == part.name:
         return []
-    return [f"the output is named {out.name}: Kafka finds a partition by its directory "
-            f"name, so it must be named {part.name} to be used"]
+    note = (f"the output is named {out.name}: Kafka finds a partition by its directory "
+            f"name, so it must be named {part.name} to be used")
+    found = discover([out])
+    if not any(p.path == out and p.is_metadata for p in found.partitions):
+        # No quorum-state, snapshot or partition.metadata tells kmeta what it is either.
+        note += "; kmeta verify, diff and image also need that name to read it as one"
+    return [note]
 
 
 def apply_repair(plan: RepairPlan, out: str | os.PathLike[str], *, check: bool = True,

@@ -8,6 +8,7 @@ batch cuts at that batch's base offset, and says so.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +21,10 @@ from kmeta.ops.diff import (
     diff_replicas,
     open_replica,
     read_replicas,
-    records_from,
     segments_from,
 )
 from kmeta.ops.image import build_image
+from kmeta.ops.repair import Removed, plan_repair
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan
 
@@ -80,6 +81,11 @@ def _batch_base(rep: Replica, offset: int) -> int | None:
     return None
 
 
+def _removed(tally: Removed, cut: int) -> SideOnly:
+    return SideOnly(cut, tally.batches, tally.records, Counter(tally.records_by_type),
+                    tally.first_offset, tally.last_offset)
+
+
 def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = None,
                       images: bool = True) -> TruncatePlan:
     """What truncating ``path``'s metadata log to ``to`` (or to where it diverges from
@@ -124,10 +130,19 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
         notes.append(f"the cut is below the latest snapshot {latest.file_stem}: Kafka "
                      "never truncates below its high watermark; a follower would fetch "
                      "a snapshot instead")
+    removed = SideOnly(cut)
+    if cut < model.log_end_offset:
+        # What --apply would write, counted by the one reader that writes it: the log
+        # ends earlier where damage lies below the cut, and a batch whose CRC fails holds
+        # no records anyone can trust.
+        repair = plan_repair(rep.part.path, truncate_to=cut)
+        if repair.new_log_end_offset < cut:
+            notes += [n for n in repair.notes if n.startswith("truncating to")]
+            cut = repair.new_log_end_offset
+        removed = _removed(repair.removed, cut)
     # Kafka truncates the epoch cache from the end on truncation (UnifiedLog.truncateTo)
     new_epochs = model.epoch_cache.truncate_from_end(cut)
     invalid = [s.file_stem + ".checkpoint" for s in model.snapshots if s.offset > cut]
-    removed = records_from(rep, cut)
     image_diff = None
     if images and cut < model.log_end_offset:
         try:

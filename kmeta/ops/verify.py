@@ -32,6 +32,7 @@ from kmeta.findings import Finding
 from kmeta.formats.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, Record
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.textfiles import METADATA_TOPIC_ID
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
@@ -795,8 +796,6 @@ class VerifyReport:
         }
 
 
-#: Kafka's fixed topic id of ``__cluster_metadata`` (``Uuid.METADATA_TOPIC_ID``: 0, 1).
-METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
 def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from kmeta.errors import UnreadableInput
+from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, parse_partition_dir
-from kmeta.storage.regular import entry_problem, not_regular
+from kmeta.storage.regular import entry_problem, not_regular, read_regular
 
 METADATA_TOPIC = "__cluster_metadata"
 MAX_DEPTH = 4  # how far below the given path to look for data directories
@@ -197,13 +197,70 @@ def _is_partition_dir(path: Path, entries: list[_Entry], in_data_dir: bool = Fal
     parsed = parse_partition_dir(path.name)
     if not parsed:
         # A copy under another name (kmeta repair --out R): the metadata partition is
-        # known by what only it holds, quorum-state, or a log with KRaft snapshots.
-        if "quorum-state" in kinds or {"segment", "kraft-snapshot"} <= kinds:
+        # known by what only it holds: quorum-state, a log with KRaft snapshots, the
+        # metadata topic's fixed id in partition.metadata (Kafka 3.3 and later), or a
+        # first batch that only a KRaft metadata log holds.
+        if ("quorum-state" in kinds or {"segment", "kraft-snapshot"} <= kinds
+                or _holds_metadata_topic_id(files) or _starts_like_metadata_log(files)):
             return METADATA_TOPIC, 0
         return None
     if kinds & PARTITION_KINDS or (in_data_dir and not entries):
         return parsed
     return None
+
+
+def _holds_metadata_topic_id(files: list[_Entry]) -> bool:
+    entry = next((f for f in files if f.kind.kind == "partition-metadata"), None)
+    if entry is None:
+        return False
+    from kmeta.formats.textfiles import METADATA_TOPIC_ID, parse_partition_metadata
+
+    try:
+        # A few dozen bytes; the cap keeps a file grown by damage from costing anything.
+        loaded = parse_partition_metadata(read_regular(entry.path, 4096, "partition.metadata"))
+    except KmetaError:
+        return False  # verify reports the file once the partition is read as what it is
+    return loaded.topic_id == METADATA_TOPIC_ID
+
+
+#: How much of a segment is read to see whether its first batch is KRaft metadata (the
+#: controller writes batches of at most a few KB; the raft layer's limit is 8 MiB).
+_FIRST_BATCH_READ = 1 << 20
+#: Control records only the KRaft layer writes (not a transaction's commit/abort markers).
+_KRAFT_CONTROL_TYPES = frozenset({"LEADER_CHANGE", "SNAPSHOT_HEADER", "SNAPSHOT_FOOTER",
+                                  "KRAFT_VERSION", "KRAFT_VOTERS"})
+
+
+def _starts_like_metadata_log(files: list[_Entry]) -> bool:
+    """Whether the first segment's first batch is one a KRaft metadata log holds: an intact
+    non-transactional batch whose every record decodes as a metadata record, or KRaft
+    control records.  A data topic's batch passes only by a far-fetched coincidence."""
+    segments = sorted((f for f in files if f.kind.kind == "segment"),
+                      key=lambda f: f.kind.base_offset or 0)
+    if not segments:
+        return False
+    from kmeta.formats.batch import parse_batch
+    from kmeta.formats.payload import decode_control, decode_metadata
+    from kmeta.storage.regular import open_regular
+
+    try:
+        fd = open_regular(segments[0].path)
+        try:
+            head = os.pread(fd, _FIRST_BATCH_READ, 0)
+        finally:
+            os.close(fd)
+        batch = parse_batch(head, 0)
+        if batch.magic != 2 or not batch.crc_valid or batch.is_transactional:
+            return False
+        records = batch.records()
+    except (KmetaError, OSError):
+        return False  # unreadable or damaged: not evidence either way
+    if not records:
+        return False
+    if batch.is_control:
+        return all(decode_control(r.key, r.value).type in _KRAFT_CONTROL_TYPES
+                   for r in records)
+    return all(decode_metadata(r.value).finding is None for r in records)
 
 
 def _scan_dir(path: Path, out: Discovery, depth: int) -> None:

@@ -74,6 +74,7 @@ from kmeta.formats.indexes import (
 from kmeta.formats.payload import encode_control
 from kmeta.formats.producer_state import ProducerSnapshot, build_producer_snapshot
 from kmeta.formats.textfiles import (
+    METADATA_TOPIC_ID,
     EpochEntry,
     LeaderEpochCheckpoint,
     MetaProperties,
@@ -96,8 +97,6 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 #: ``RecordsSnapshotWriter`` default ``maxBatchSize`` is 1024 bytes; the controller passes
 #: its own, larger, limit).
 DEFAULT_SNAPSHOT_BATCH_BYTES = 8192
-#: The metadata topic's fixed id (Kafka's ``Uuid.METADATA_TOPIC_ID``).
-METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 _CRC = struct.Struct(">I")
 _CRC_POSITION = 17
