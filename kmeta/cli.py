@@ -55,7 +55,8 @@ def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
-    _state["traceback"] = traceback
+    if traceback:  # also taken out of the arguments before click saw them
+        _state["traceback"] = True
 
 
 class Tally:
@@ -714,6 +715,7 @@ def _take_traceback(args: list[str]) -> list[str]:
     """``--traceback`` is accepted anywhere before ``--``, also after the command name
     (where the crash message tells users to add it): taken out here, before click sees it."""
     end = args.index("--") if "--" in args else len(args)
+    _state["traceback"] = False  # a caller may run kmeta in-process more than once
     if "--traceback" in args[:end]:
         _state["traceback"] = True
         return [a for a in args[:end] if a != "--traceback"] + args[end:]

@@ -64,6 +64,24 @@ def test_traceback_after_the_command(meta_dir: Path) -> None:
     assert b"No such option" not in proc.stderr
 
 
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_traceback_shows_the_traceback(meta_dir: Path, where: str,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from kmeta import cli
+    from kmeta.ops import verify
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("stand-in bug")
+
+    monkeypatch.setattr(verify, "verify", broken)
+    args = ["verify", str(meta_dir)]
+    with pytest.raises(RuntimeError, match="stand-in bug"):
+        cli.main(["--traceback", *args] if where == "before" else [*args, "--traceback"])
+    with pytest.raises(SystemExit) as exited:  # and only when asked for
+        cli.main(args)
+    assert exited.value.code == 70
+
+
 def test_closed_stdout_is_one_line_not_a_crash(meta_dir: Path) -> None:
     proc = subprocess.run(f'"{sys.executable}" -m kmeta dump -r "{meta_dir}" >&-', shell=True,
                           capture_output=True, timeout=60)

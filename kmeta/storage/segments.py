@@ -346,6 +346,9 @@ def _decoded(batch: Batch | LegacyBatch, decode: Callable[[Any], Any],
             yield batch, r, decode(r[3])
 
 
+_NOTHING_YET = object()
+
+
 def scan(buf: Any, file: str, *, max_bytes: int | None = None,
          first_offset: int | None = None, records: bool = False,
          decode: Callable[[Any], Any] | None = None,
@@ -382,7 +385,8 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
         records = True
         if decode_control is None:
             raise ValueError("decode_control is needed with decode")
-    last_value: Any = None
+    # Not None: a record's value may be null, and must still be decoded once.
+    last_value: Any = _NOTHING_YET
     last_payload: Any = None
     # Pages of a mapped file stay resident (and count in RSS) once read; hand back those
     # behind the cursor every RELEASE_EVERY bytes so a 1 GiB dump stays small.
