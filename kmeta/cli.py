@@ -219,7 +219,8 @@ def dump(
         show_hex=show_hex, show_secrets=show_secrets)
     tally = Tally()
     opts.on_finding = tally.count
-    events = dump(discover(paths), opts)
+    found = discover(paths)
+    events = dump(found, opts)
     # A dump allocates millions of short-lived tuples and no reference cycles: the cyclic
     # collector would only spend time (a few percent) finding nothing.
     gc.disable()
@@ -233,7 +234,7 @@ def dump(
 
         lines = render_text(events, records=records, show_hex=show_hex,
                             only_matches=bool(opts.types), colour=colour_on(sys.stdout))
-    with _reading("dump", paths, streams_stdout=True):
+    with _reading("dump", found, streams_stdout=True):
         write_lines(lines, json=json_out)
     if opts.types and not opts.matched:
         print(f"kmeta: no record of type {', '.join(sorted(opts.types))} in "
@@ -248,7 +249,7 @@ def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -
     from kmeta.storage.discover import discover
 
     tally = Tally()
-    with _reading("info", paths):
+    with _reading("info"):
         report = run_info(discover(paths))
     tally.count_all(report.findings)
     if json_out:
@@ -274,7 +275,7 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False)
     found = discover(paths)
     # As for dump: millions of short-lived objects, no reference cycles to find.
     gc.disable()
-    with _reading("verify", paths):
+    with _reading("verify", found):
         report = run_verify(found)
     tally = Tally()
     tally.count_all(report.findings)
@@ -329,7 +330,7 @@ def image(
         raise UsageError(f"unknown action {action!r}", hint="use ls or cat")
     if digest and action:
         raise UsageError(f"--digest cannot be combined with {action}")
-    with _reading("image", [path]):
+    with _reading("image"):
         result = build_image(discover([path]), at=at,
                              from_snapshot=Path(from_snapshot) if from_snapshot else None)
     tally = Tally()
@@ -382,7 +383,7 @@ def history(
     if partition is not None and topic is None:
         raise UsageError("--partition needs --topic")
     findings: list[Any] = []
-    with _reading("history", [path]):
+    with _reading("history"):
         rows = run_history(discover([path]), topic=topic, partition=partition,
                            broker=broker, findings=findings)
     write_lines(history_json(rows) if json_out else history_lines(rows), json=json_out)
@@ -415,7 +416,7 @@ def diff(
     from kmeta.ops.diff import diff_replicas
     from kmeta.render.diff import diff_json, diff_lines
 
-    with _reading("diff", replicas):
+    with _reading("diff"):
         report = diff_replicas(replicas, images=not no_images)
     write_lines(diff_json(report) if json_out else diff_lines(report), json=json_out)
     # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
@@ -451,7 +452,7 @@ def snapshot(
     from kmeta.ops.snapshot import write_snapshot_at
     from kmeta.render.snapshot import snapshot_json, snapshot_lines
 
-    with _reading("snapshot", [path]):
+    with _reading("snapshot"):
         result = write_snapshot_at(path, out, at=at)
     tally = Tally()
     tally.count_all(result.findings)
@@ -491,7 +492,7 @@ def truncate(
     if apply != (out is not None):
         raise UsageError("--apply and --out go together", hint="without them, nothing "
                          "is written: the command only simulates")
-    with _reading("truncate", [path] if peer is None else [path, peer]):
+    with _reading("truncate"):
         plan = simulate_truncate(path, to, peer=peer, images=not no_images and not apply)
     if not apply:
         write_lines(truncate_json(plan) if json_out else truncate_lines(plan), json=json_out)
@@ -501,7 +502,7 @@ def truncate(
 
     # What was written, counted once (by repair): the simulation's lines would say
     # "nothing written" above it and count a damaged batch differently.
-    with _reading("truncate", [path]):
+    with _reading("truncate"):
         result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
     result.notes += [n for n in (plan.reason, *plan.notes) if n]
     write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
@@ -546,7 +547,7 @@ def repair(
         raise UsageError("give exactly one of --out DIR and --in-place")
     if backup is not None and not in_place:
         raise UsageError("--backup goes with --in-place")
-    with _reading("repair", [path]):
+    with _reading("repair"):
         plan = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot)
         if dry_run:
             result: Any = plan
@@ -623,12 +624,18 @@ def export(
     raise typer.Exit(int(ExitCode.OK))
 
 
-def _reading(label: str, paths: list[str], streams_stdout: bool = False) -> Any:
+#: Commands that read only the metadata log and snapshots of what they are given.
+_METADATA_ONLY = frozenset({"image", "history", "diff", "snapshot", "truncate", "repair"})
+
+
+def _reading(label: str, found: Any = None, streams_stdout: bool = False) -> Any:
     """The progress bar of every long command (kmeta.render.progress), imported late:
-    ``kmeta --help`` imports no renderer."""
+    ``kmeta --help`` imports no renderer.  ``found``: the discovery already made, when
+    it was made before the bar started."""
     from kmeta.render.progress import reading
 
-    return reading(label, paths, streams_stdout=streams_stdout)
+    return reading(label, found, metadata_only=label in _METADATA_ONLY,
+                   streams_stdout=streams_stdout)
 
 
 def _report(findings: list[Any], tally: Tally, given: list[str]) -> None:

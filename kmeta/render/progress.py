@@ -9,37 +9,31 @@ know nothing of it.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-#: Files whose reading the bar counts: log segments and KRaft snapshots.
-_READ_SUFFIXES = (".log", ".checkpoint")
+if TYPE_CHECKING:
+    from kmeta.storage.discover import Discovery
 
-
-def bytes_to_read(paths: Iterable[str]) -> int:
-    """The bytes of every segment and snapshot under ``paths`` (files or directories)."""
-    total = 0
-    for p in paths:
-        path = Path(p)
-        if path.is_file():
-            with contextlib.suppress(OSError):
-                total += path.stat().st_size
-            continue
-        for root, _dirs, files in os.walk(path):
-            for name in files:
-                if name.endswith(_READ_SUFFIXES):
-                    with contextlib.suppress(OSError):
-                        total += os.stat(os.path.join(root, name)).st_size
-    return total
+def _sizes(found: Discovery, metadata_only: bool, into: dict[str, int]) -> None:
+    """Add the size of every segment and snapshot ``found`` holds that the command reads."""
+    for f in found.all_files():
+        if f.is_batches and (f.is_metadata or not metadata_only) and str(f.path) not in into:
+            try:
+                into[str(f.path)] = f.path.stat().st_size
+            except OSError:
+                into[str(f.path)] = 0  # reported by whoever reads it
 
 
 @contextlib.contextmanager
-def reading(label: str, paths: Iterable[str], *, streams_stdout: bool = False
-            ) -> Iterator[None]:
-    """Show the bar while the block runs.  ``streams_stdout``: the command writes to
-    stdout as it reads (dump), so a terminal on stdout gets no bar to garble it."""
+def reading(label: str, found: Discovery | None = None, *, metadata_only: bool = False,
+            streams_stdout: bool = False) -> Iterator[None]:
+    """Show the bar while the block runs.  Its total is the segments and snapshots of
+    ``found`` and of every discovery made inside the block (only the metadata log's and
+    snapshots with ``metadata_only``: what image, history, diff and repair read), each
+    file counted once.  ``streams_stdout``: the command writes to stdout as it reads
+    (dump), so a terminal on stdout gets no bar to garble it."""
     if not sys.stderr.isatty() or (streams_stdout and sys.stdout.isatty()):
         yield
         return
@@ -52,14 +46,21 @@ def reading(label: str, paths: Iterable[str], *, streams_stdout: bool = False
     )
 
     from kmeta.render.console import make_console
+    from kmeta.storage.discover import DISCOVERED
     from kmeta.storage.segments import READING
 
-    total = bytes_to_read(paths)
+    sizes: dict[str, int] = {}
+    if found is not None:
+        _sizes(found, metadata_only, sizes)
     seen: dict[str, int] = {}
     with Progress(label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), console=make_console(stderr=True),
                   transient=True) as bar:
-        task = bar.add_task(label, total=total or None)
+        task = bar.add_task(label, total=sum(sizes.values()) or None)
+
+        def discovered(more: Discovery) -> None:
+            _sizes(more, metadata_only, sizes)
+            bar.update(task, total=sum(sizes.values()) or None)
 
         def tell(path: str, position: int) -> None:
             # positions, not deltas: a file read twice (a replay after a scan) counts once
@@ -69,7 +70,9 @@ def reading(label: str, paths: Iterable[str], *, streams_stdout: bool = False
                 bar.advance(task, position - before)
 
         token = READING.set(tell)
+        found_token = DISCOVERED.set(discovered)
         try:
             yield
         finally:
+            DISCOVERED.reset(found_token)
             READING.reset(token)

@@ -9,7 +9,8 @@ in offset order, and a Finding for every file it does not recognise.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -19,6 +20,10 @@ from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, parse_partition_dir
 from kmeta.storage.regular import entry_problem, not_regular, read_regular
 
+#: Told of every Discovery made while it is set: the progress bar sums what will be read
+#: from it (kmeta.render.progress), so storage knows nothing of the bar.
+DISCOVERED: ContextVar[Callable[[Discovery], None] | None] = ContextVar("DISCOVERED",
+                                                                       default=None)
 METADATA_TOPIC = "__cluster_metadata"
 MAX_DEPTH = 4  # how far below the given path to look for data directories
 #: where kmeta repair puts the files a repaired partition no longer uses
@@ -330,4 +335,7 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
         if after == before:
             raise UnreadableInput("no Kafka files found", context=str(path),
                                   hint="point kmeta at a data dir, a partition dir or a file")
+    hook = DISCOVERED.get()
+    if hook is not None:
+        hook(out)
     return out
