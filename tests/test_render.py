@@ -84,3 +84,17 @@ def test_text_batch_line_matches_kafka_dump_log_style():
                            "partitionLeaderEpoch: 3 isTransactional: false isControl: false "
                            "deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1000 ")
     assert line.endswith(f"magic: 2 compresscodec: none crc: {b.crc} isvalid: true")
+
+
+def test_image_differences_fit_the_terminal_and_keep_both_sides(monkeypatch) -> None:
+    from kmeta.render.text import difference_lines
+
+    monkeypatch.setenv("COLUMNS", "80")
+    whole = '/topics/clicks: {"partitions":' + "x" * 300 + "} -> (absent)"
+    lines = list(difference_lines("image before -> after", [whole, "/a: 1 -> 2"]))
+    assert lines[0] == "  image before -> after: 2 difference(s)"
+    assert all(len(line) <= 80 for line in lines), lines
+    assert lines[1].endswith("… -> (absent)") and lines[2] == "    /a: 1 -> 2"
+    assert lines[-1].endswith("--json has them all, in full")
+    monkeypatch.delenv("COLUMNS")  # a pipe keeps lines whole, for grep
+    assert whole in "\n".join(difference_lines("image", [whole]))

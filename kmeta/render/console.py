@@ -41,6 +41,25 @@ def make_console(stderr: bool = False) -> Console:
                     width=width)
 
 
+def clip_width(stream: TextIO | None = None) -> int | None:
+    """The width a long line is cut to: ``COLUMNS`` or the terminal's; None through a pipe
+    without ``COLUMNS`` (kept whole, for grep)."""
+    stream = stream or sys.stdout
+    if _columns():
+        return _columns()
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def clip(text: str, width: int | None) -> str:
+    """``text`` cut to ``width`` characters, the cut shown by '…'."""
+    if width is None or len(text) <= width:
+        return text
+    return text[:max(width - 1, 1)] + "…"
+
+
 def colour_on(stream: TextIO | None = None) -> bool:
     stream = stream or sys.stdout
     return not os.environ.get("NO_COLOR") and stream.isatty()

@@ -7,10 +7,7 @@ from collections.abc import Iterator
 from kmeta.ops.diff import DiffReport, PairDiff, SideOnly
 from kmeta.render.console import paint
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import human
-
-#: image differences shown per comparison in text (all of them are in the JSON)
-SHOWN = 12
+from kmeta.render.text import difference_lines, human
 
 
 def diff_json(report: DiffReport) -> Iterator[str]:
@@ -77,15 +74,7 @@ def diff_lines(report: DiffReport) -> Iterator[str]:
         for line in p.kafka:
             yield f"  kafka: {line}"
         for where, diffs in p.image_diff.items():
-            title = where.replace("_", " ")
-            if not diffs:
-                yield f"  image {title}: the same"
-                continue
-            yield f"  image {title}: {len(diffs)} difference(s)"
-            for d in diffs[:SHOWN]:
-                yield f"    {d}"
-            if len(diffs) > SHOWN:
-                yield f"    … {len(diffs) - SHOWN} more (--json has them all)"
+            yield from difference_lines(f"image {where.replace('_', ' ')}", diffs)
     m = report.majority
     if m is not None:
         yield ""

@@ -218,6 +218,41 @@ def human(v: Any) -> str:
     return str(v)
 
 
+#: image differences shown in text (all of them are in the JSON)
+DIFFERENCES_SHOWN = 12
+
+
+def _clip_difference(d: str, width: int | None) -> str:
+    """``path: before -> after`` cut to ``width`` keeping both sides in view: a long
+    ``before`` must not hide that ``after`` is ``(absent)``."""
+    from kmeta.render.console import clip
+
+    head, arrow, tail = d.rpartition(" -> ")
+    if width is None or len(d) <= width or not arrow:
+        return clip(d, width)
+    keep = min(len(tail), width // 2)
+    return clip(head, max(width - len(arrow) - keep, 1)) + arrow + clip(tail, keep)
+
+
+def difference_lines(title: str, diffs: list[str], indent: str = "  ") -> Iterator[str]:
+    """``title: N difference(s)`` and the first few, each cut to the terminal's width (a
+    whole topic's state is one line); the JSON holds them all, in full."""
+    from kmeta.render.console import clip_width
+
+    if not diffs:
+        yield f"{indent}{title}: the same"
+        return
+    yield f"{indent}{title}: {len(diffs)} difference(s)"
+    width = clip_width()
+    for d in diffs[:DIFFERENCES_SHOWN]:
+        yield f"{indent}  {_clip_difference(d, width - len(indent) - 2 if width else None)}"
+    more = len(diffs) - DIFFERENCES_SHOWN
+    if more > 0 or (width and any(len(d) + len(indent) + 2 > width
+                                  for d in diffs[:DIFFERENCES_SHOWN])):
+        yield f"{indent}  " + (f"… {more} more; " if more > 0 else "") + \
+            "--json has them all, in full"
+
+
 def summarise(items: list[Any], what: str, shown: int = 8) -> str:
     """A long list as its first and last items and a count: ``1,2,3,…,299,300 (300
     epochs)``; a short one whole."""

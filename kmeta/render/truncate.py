@@ -6,9 +6,7 @@ from collections.abc import Iterator
 
 from kmeta.ops.truncate import TruncatePlan
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import summarise
-
-SHOWN = 20
+from kmeta.render.text import difference_lines, summarise
 
 
 def truncate_json(plan: TruncatePlan) -> Iterator[str]:
@@ -43,8 +41,4 @@ def truncate_lines(plan: TruncatePlan) -> Iterator[str]:
     for note in plan.notes:
         yield f"  note: {note}"
     if plan.image_diff is not None:
-        yield f"  image before -> after: {len(plan.image_diff)} difference(s)"
-        for d in plan.image_diff[:SHOWN]:
-            yield f"    {d}"
-        if len(plan.image_diff) > SHOWN:
-            yield f"    … {len(plan.image_diff) - SHOWN} more (--json has them all)"
+        yield from difference_lines("image before -> after", plan.image_diff)
