@@ -310,8 +310,10 @@ def test_truncate_simulation_counts_what_repair_writes(to: int) -> None:
 # ------------------------------------------------------------------ repair -> verify -> diff
 
 
-def test_a_repaired_copy_is_the_partition_it_repaired(tmp_path: Path) -> None:
-    out = tmp_path / "R"
+@pytest.mark.parametrize("name", ["R", "ldi-poc___cluster_metadata-0"])  # the second
+# is named like a data topic's partition (topic-N)
+def test_a_repaired_copy_is_the_partition_it_repaired(tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
     assert run("repair", BAD_CRC, "--out", out).returncode == ExitCode.OK
     assert (out / "quarantine").is_dir()
     proc = run("verify", "--json", out)

@@ -200,13 +200,17 @@ def _is_partition_dir(path: Path, entries: list[_Entry], in_data_dir: bool = Fal
     if "meta-properties" in kinds:
         return None  # a data dir that happens to be named like ``kafka-1``
     parsed = parse_partition_dir(path.name)
+    # A copy under another name (kmeta repair --out R, or R named like a data topic's
+    # partition, x-0): the metadata partition is known by what only it holds:
+    # quorum-state, or a log with KRaft snapshots; then, for a name that is no partition's
+    # (reading files of every topic-N directory would cost a data dir of thousands), the
+    # metadata topic's fixed id in partition.metadata (Kafka 3.3 and later) or a first
+    # batch only a KRaft metadata log holds.
+    if (not parsed or parsed[0] != METADATA_TOPIC) and (
+            "quorum-state" in kinds or {"segment", "kraft-snapshot"} <= kinds):
+        return METADATA_TOPIC, 0
     if not parsed:
-        # A copy under another name (kmeta repair --out R): the metadata partition is
-        # known by what only it holds: quorum-state, a log with KRaft snapshots, the
-        # metadata topic's fixed id in partition.metadata (Kafka 3.3 and later), or a
-        # first batch that only a KRaft metadata log holds.
-        if ("quorum-state" in kinds or {"segment", "kraft-snapshot"} <= kinds
-                or _holds_metadata_topic_id(files) or _starts_like_metadata_log(files)):
+        if _holds_metadata_topic_id(files) or _starts_like_metadata_log(files):
             return METADATA_TOPIC, 0
         return None
     if kinds & PARTITION_KINDS or (in_data_dir and not entries):
