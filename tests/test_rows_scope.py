@@ -124,7 +124,7 @@ def test_empty_files_are_no_work(tmp_path: Path) -> None:
 
 
 def test_export_tasks_share_the_files_out_by_size() -> None:
-    from kmeta.spark.export import task_groups
+    from kmeta.ops.rows import task_groups
 
     units, _ = plan_units([str(HEALTHY)], "batches")
     groups = task_groups(units, 2)

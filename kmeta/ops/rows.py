@@ -14,9 +14,11 @@ data topics are asked for, and their keys and values only when payloads are aske
 from __future__ import annotations
 
 import glob
+import heapq
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -743,3 +745,36 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     if idx:
         yield "records", Chunk(len(idx), _constants(record_unit),
                                dict(enumerate(rcols, start=5)), (_TAIL, idx, tails))
+
+
+#: bytes of segment and snapshot files one export task reads, when there are many
+TASK_BYTES = 32 << 20
+
+
+def _unit_bytes(u: Unit) -> int:
+    """What a unit reads: its file, or the files of its partition directory."""
+    try:
+        if not os.path.isdir(u.path):
+            return os.stat(u.path).st_size
+        with os.scandir(u.path) as entries:
+            return sum(e.stat().st_size for e in entries if e.is_file())
+    except OSError:
+        return 0
+
+
+def task_groups(units: Sequence[Unit], parallelism: int) -> list[list[Unit]]:
+    """The units cut into Spark tasks of similar size: a task per file or partition
+    directory costs as much as parsing a megabyte or two (Python worker set-up), and a
+    fleet holds thousands of them.  Enough tasks to keep every core busy (four per core)
+    or to read about TASK_BYTES each, never more than one per unit; each unit goes to the
+    task with the fewest bytes so far, biggest first."""
+    sized = sorted(((_unit_bytes(u), u) for u in units), key=lambda su: su[0], reverse=True)
+    total = sum(s for s, _ in sized)
+    n = min(len(sized), max(4 * max(parallelism, 1), -(-total // TASK_BYTES)))
+    groups: list[list[Unit]] = [[] for _ in range(n)]
+    lightest = [(0, i) for i in range(n)]  # a heap of (bytes so far, group)
+    for s, u in sized:
+        load, i = heapq.heappop(lightest)
+        groups[i].append(u)
+        heapq.heappush(lightest, (load + s, i))
+    return groups

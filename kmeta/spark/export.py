@@ -12,7 +12,6 @@ given; under ``spark-submit`` the session it provides is used.
 
 from __future__ import annotations
 
-import heapq
 import os
 import sys
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.errors import UsageError
-from kmeta.ops.rows import TABLES, Scope, ddl, expand_globs
+from kmeta.ops.rows import TABLES, Scope, ddl, expand_globs, task_groups
 
 __all__ = ["ExportResult", "run_export", "session"]
 
@@ -182,34 +181,6 @@ def _export_files(spark: Any, paths: list[str], out: Path, tables: Sequence[str]
         (out / table).mkdir(parents=True, exist_ok=True)
         (out / table / "_SUCCESS").write_bytes(b"")
     return counts, len(groups)
-
-
-#: bytes of segment and snapshot files one export task reads, when there are many
-TASK_BYTES = 32 << 20
-
-
-def task_groups(units: Sequence[Any], parallelism: int) -> list[list[Any]]:
-    """The units cut into Spark tasks of similar size: a task per file costs as much as
-    parsing a megabyte or two (Python worker set-up), and a fleet holds thousands of
-    small files.  Enough tasks to keep every core busy (four per core) or to read about
-    TASK_BYTES each, never more than one per file; each file goes to the task with the
-    fewest bytes so far, biggest file first."""
-    def size(u: Any) -> int:
-        try:
-            return Path(u.path).stat().st_size
-        except OSError:
-            return 0
-
-    sized = sorted(((size(u), u) for u in units), key=lambda su: su[0], reverse=True)
-    total = sum(s for s, _ in sized)
-    n = min(len(sized), max(4 * max(parallelism, 1), -(-total // TASK_BYTES)))
-    groups: list[list[Any]] = [[] for _ in range(n)]
-    lightest = [(0, i) for i in range(n)]  # a heap of (bytes so far, group)
-    for s, u in sized:
-        load, i = heapq.heappop(lightest)
-        groups[i].append(u)
-        heapq.heappush(lightest, (load + s, i))
-    return groups
 
 
 def write_unit_files(units: Iterable[Any], out: str, tables: Sequence[str]

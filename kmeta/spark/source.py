@@ -14,6 +14,7 @@ job.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from kmeta.ops.rows import (
     expand_globs,
     plan_units,
     row_chunks,
+    task_groups,
     unit_chunks,
 )
 
@@ -47,10 +49,13 @@ def input_paths(options: dict[str, str]) -> list[str]:
     return expand_globs(raw)
 
 
-class _UnitPartition(InputPartition):
-    def __init__(self, unit: Unit | None, problems: list[tuple] | None = None) -> None:
-        super().__init__(unit)
-        self.unit = unit
+class _UnitsPartition(InputPartition):
+    """One Spark task: several units (a task per partition dir would be hundreds of tasks
+    of a few milliseconds each), or the problems met while planning them."""
+
+    def __init__(self, units: list[Unit], problems: list[tuple] | None = None) -> None:
+        super().__init__(len(units))
+        self.units = units
         self.problems = problems or []
 
 
@@ -62,23 +67,24 @@ class KmetaReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         units, problems = plan_units(self.paths, self.table, self.scope)
-        parts: list[InputPartition] = [_UnitPartition(u) for u in units]
+        parts: list[InputPartition] = [
+            _UnitsPartition(g) for g in task_groups(units, os.cpu_count() or 1)]
         if problems and self.table == "findings":
-            parts.append(_UnitPartition(None, problems))
-        return parts or [_UnitPartition(None)]
+            parts.append(_UnitsPartition([], problems))
+        return parts or [_UnitsPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        assert isinstance(partition, _UnitPartition)
+        assert isinstance(partition, _UnitsPartition)
         # Arrow record batches built from columns, not rows: several times faster than
         # yielding a tuple per row for Spark to convert.
-        if partition.unit is None:
-            chunks = row_chunks(iter(partition.problems),
-                                 len(COMMON) + len(TABLES[self.table]), CHUNK_ROWS)
-        else:
-            chunks = unit_chunks(partition.unit)
         schema = arrow_schema(self.table)
-        for chunk in chunks:
-            yield to_arrow(chunk, schema)
+        if partition.problems:
+            for chunk in row_chunks(iter(partition.problems),
+                                    len(COMMON) + len(TABLES[self.table]), CHUNK_ROWS):
+                yield to_arrow(chunk, schema)
+        for unit in partition.units:
+            for chunk in unit_chunks(unit):
+                yield to_arrow(chunk, schema)
 
 
 #: Spark SQL type -> pyarrow type, for the types kmeta's tables use
