@@ -381,3 +381,15 @@ def test_truncate_without_a_log_says_so(real_data: Path) -> None:
     proc = run("truncate", real_data / "data-store", "--to", "5")
     assert proc.returncode == ExitCode.UNREADABLE
     assert "no log segment" in one_error_line(proc)
+
+
+def test_image_of_a_zookeeper_mode_data_dir_says_so(real_data: Path) -> None:
+    proc = run("image", real_data / "kafka25-zk-offsets")
+    assert proc.returncode == ExitCode.USAGE
+    assert "ZooKeeper-mode data dir" in one_error_line(proc)
+
+
+def test_majority_counts_the_replicas_that_hold_it(real_data: Path) -> None:
+    data = real_data / "quorum3-boaz" / "data"
+    proc = run("diff", data / "kafka-1", data / "kafka-2", data / "kafka-3")
+    assert "majority (3 of 3, 2 needed)" in proc.stdout, proc.stdout

@@ -26,7 +26,8 @@ from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
 from kmeta.ops.verify import missing_log_finding, snapshot_image, unreadable
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir
+from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
+from kmeta.storage.files import load_checked
 from kmeta.storage.segments import mapped, scan
 
 __all__ = ["HistoryRow", "ImageResult", "browse", "build_image", "children", "history",
@@ -98,8 +99,22 @@ def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
                          context=str(discovery.files[0].path),
                          hint="a copy of the partition (kmeta repair --out) must keep the "
                          "name __cluster_metadata-0")
+    if any(_zookeeper_mode(d) for d in discovery.data_dirs):
+        raise UsageError("no __cluster_metadata partition found: this is a ZooKeeper-mode "
+                         "data dir (meta.properties version 0), whose metadata lives in "
+                         "ZooKeeper", context=str(discovery.data_dirs[0].path),
+                         hint="kmeta dump and verify read its logs")
     raise UsageError("no __cluster_metadata partition found",
-                     hint="point kmeta at a KRaft data dir or its __cluster_metadata-0")
+                     hint="point kmeta at a KRaft data dir or its __cluster_metadata-0 "
+                     "(a broker's metadata.log.dir may be another directory)")
+
+
+def _zookeeper_mode(data_dir: DataDir) -> bool:
+    meta = next((f for f in data_dir.files if f.kind.kind == "meta-properties"), None)
+    if meta is None:
+        return False
+    loaded, _ = load_checked(meta)
+    return loaded is not None and loaded.version == 0
 
 
 def _snapshot_file(path: Path) -> LogFile:

@@ -78,8 +78,10 @@ def diff_lines(report: DiffReport) -> Iterator[str]:
     m = report.majority
     if m is not None:
         yield ""
-        yield (f"majority ({m['majority_of']} of {len(report.replicas)}): the same bytes up "
-               f"to offset {m['prefix_end']} on {', '.join(m['replicas'])}")
+        # how many hold it, not the quorum size: three that agree are "3 of 3"
+        yield (f"majority ({len(m['replicas'])} of {len(report.replicas)}, {m['majority_of']} "
+               f"needed): the same bytes up to offset {m['prefix_end']} on "
+               f"{', '.join(m['replicas'])}")
         for label, n in m["beyond"].items():
             yield f"  {label} holds {n:,} offset(s) beyond it"
     yield ""
