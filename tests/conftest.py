@@ -7,8 +7,24 @@ from pathlib import Path
 
 import pytest
 
+# The paths every test file reads (``from conftest import HEALTHY``): one home for them.
 REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures" / "data"
+HEALTHY = FIXTURES / "healthy"
+HEALTHY_META = HEALTHY / "__cluster_metadata-0"
+CORRUPT = FIXTURES / "corrupt"
+DIVERGENT = FIXTURES / "divergent"
+REPAIR = FIXTURES / "repair"
+VERIFY = FIXTURES / "verify"
 DEFAULT_REAL_DATA = REPO.parent / "shared" / "real"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that needs the Spark session is marked ``spark``: ``-m "not spark"``
+    leaves out the JVM and its start."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")

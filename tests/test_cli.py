@@ -170,16 +170,6 @@ def test_version() -> None:
     assert proc.stdout.strip() == f"kmeta {__version__}"
 
 
-def test_help_is_fast() -> None:
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        proc = run("--help")
-        best = min(best, time.perf_counter() - start)
-        assert proc.returncode == 0
-    assert best < 0.5, f"kmeta --help took {best:.3f} s at best"
-
-
 HEAVY = ("pyspark", "pyarrow", "kmeta.ops", "kmeta.render", "kmeta.spark")
 _IMPORT_PROBE = """
 import json, sys

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, HEALTHY
 
 from kmeta.formats.batch import build_batch
 from kmeta.formats.payload import encode_control, encode_metadata
@@ -24,7 +25,6 @@ from kmeta.formats.payload import encode_control, encode_metadata
 KMETA = [sys.executable, "-m", "kmeta"]
 META = "__cluster_metadata-0"
 SEGMENT = "00000000000000000000.log"
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 
 
 def run(*args: Any, stdout: Any = subprocess.PIPE, **env: str
@@ -207,7 +207,6 @@ def _kmeta_keys(obj: Any, inside: bool = False) -> Iterator[tuple[str, Any]]:
             yield from _kmeta_keys(x, inside)
 
 
-HEALTHY = FIXTURES / "healthy"
 UNCLEAN = FIXTURES / "divergent" / "unclean"
 
 

@@ -10,18 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import DIVERGENT
 
 from kmeta.core.divergence import Outcome
 from kmeta.ops.diff import diff_replicas
 
-ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "divergent"
-CASES = json.loads((ROOT / "MANIFEST.json").read_text())["cases"]
+CASES = json.loads((DIVERGENT / "MANIFEST.json").read_text())["cases"]
 
 
 def _paths(case: dict) -> list[str]:
     # the leader first (LOCAL), so every other replica is compared with it
     names = [case["leader"]] + sorted(n for n in case["replicas"] if n != case["leader"])
-    return [str(ROOT / case["name"] / n) for n in names]
+    return [str(DIVERGENT / case["name"] / n) for n in names]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -34,7 +34,7 @@ def test_case_matches_its_ground_truth(case: dict) -> None:
     assert out["diverged"] == (case["diverged"] or content is not None)
     expected_offsets = [x for x in (content, by_epoch) if x is not None]
     assert out["divergence_offset"] == (min(expected_offsets) if expected_offsets else None)
-    lagging = sorted(str(ROOT / case["name"] / n) for n in case["lagging"])
+    lagging = sorted(str(DIVERGENT / case["name"] / n) for n in case["lagging"])
     assert (out["lagging"] or []) == lagging
     for pair in report.pairs:
         name = Path(pair.peer.label).name
@@ -72,12 +72,12 @@ def test_flipped_byte_is_found_where_kafka_sees_nothing() -> None:
 
 
 def test_different_log_starts_compare_by_image() -> None:
-    report = diff_replicas([str(ROOT / "truncated-prefix" / "a"),
-                            str(ROOT / "truncated-prefix" / "b")])
+    report = diff_replicas([str(DIVERGENT / "truncated-prefix" / "a"),
+                            str(DIVERGENT / "truncated-prefix" / "b")])
     (pair,) = report.pairs
     assert pair.status == "equivalent" and pair.image_diff["at_log_start"] == []
-    behind = diff_replicas([str(ROOT / "behind-snapshot" / "a"),
-                            str(ROOT / "behind-snapshot" / "b")], images=False)
+    behind = diff_replicas([str(DIVERGENT / "behind-snapshot" / "a"),
+                            str(DIVERGENT / "behind-snapshot" / "b")], images=False)
     (pair,) = behind.pairs
     assert pair.status == "lagging" and pair.peer_follows.outcome is Outcome.SNAPSHOT
     assert any("fetches snapshot 00000000000000000571" in k for k in pair.kafka)
@@ -143,13 +143,13 @@ def test_cli_exit_codes_and_json(real_data: Path) -> None:
         return subprocess.run([sys.executable, "-m", "kmeta", "diff", *args],
                               capture_output=True, text=True, timeout=120)
 
-    lag = run("--json", str(ROOT / "lag" / "a"), str(ROOT / "lag" / "b"))
+    lag = run("--json", str(DIVERGENT / "lag" / "a"), str(DIVERGENT / "lag" / "b"))
     assert lag.returncode == 0, lag.stderr
     out = json.loads(lag.stdout)
     assert out["kind"] == "diff" and out["diverged"] is False and out["lagging"]
-    div = run(str(ROOT / "unclean" / "a"), str(ROOT / "unclean" / "b"))
+    div = run(str(DIVERGENT / "unclean" / "a"), str(DIVERGENT / "unclean" / "b"))
     assert div.returncode == 1 and "DIVERGED at offset 334" in div.stdout
-    usage = run(str(ROOT / "lag" / "a"))
+    usage = run(str(DIVERGENT / "lag" / "a"))
     assert usage.returncode == 2 and "Traceback" not in usage.stderr
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import CORRUPT, DIVERGENT, FIXTURES, HEALTHY, HEALTHY_META, REPO
 
 from kmeta.findings import Finding
 from kmeta.formats.control_schemas import CONTROL_MESSAGES, CONTROL_TYPE_NAMES
@@ -30,19 +31,13 @@ from kmeta.render.jsonl import render
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import scan
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "fixtures" / "data"
-HEALTHY = DATA / "healthy"
-METADATA = HEALTHY / "__cluster_metadata-0"
-CORRUPT = DATA / "corrupt"
-DIVERGENT = DATA / "divergent"
 
 # Known bugs in code this test does not own; strict, so the marker must go once fixed.
 @cache
 def generator() -> ModuleType:
     """fixtures/generate.py, imported from its path (fixtures/ is not a package)."""
     spec = importlib.util.spec_from_file_location("kmeta_fixtures_generate",
-                                                  ROOT / "fixtures" / "generate.py")
+                                                  REPO / "fixtures" / "generate.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -86,7 +81,7 @@ def log_batches(partition: Path) -> list:
 def test_committed_fixtures_are_byte_identical_to_a_fresh_generation(tmp_path):
     gen = generator()
     gen.generate(tmp_path, seed=gen.DEFAULT_SEED)
-    assert gen.compare_trees(DATA, tmp_path) == [], \
+    assert gen.compare_trees(FIXTURES, tmp_path) == [], \
         "fixtures/data is stale: run python fixtures/generate.py --force"
 
 
@@ -98,7 +93,7 @@ def test_healthy_is_a_broker_data_dir():
     assert {"meta.properties", "bootstrap.checkpoint", "recovery-point-offset-checkpoint",
             "replication-offset-checkpoint", "log-start-offset-checkpoint",
             "cleaner-offset-checkpoint", "__cluster_metadata-0", "orders-0"} <= names
-    kinds = Counter(classify(p.name).kind for p in METADATA.iterdir())
+    kinds = Counter(classify(p.name).kind for p in HEALTHY_META.iterdir())
     assert kinds["segment"] >= 3
     assert kinds["offset-index"] == kinds["time-index"] == kinds["segment"]
     assert 2 <= kinds["kraft-snapshot"] <= 3
@@ -162,7 +157,7 @@ def test_healthy_has_every_codec():
 
 
 def test_healthy_heartbeats_look_real():
-    batches = log_batches(METADATA)
+    batches = log_batches(HEALTHY_META)
     records = sum(b.records_count for b in batches)
     noops = [b for b in batches if not b.is_control and b.records_count == 1
              and decode_metadata(b.records()[0].value).type == "NO_OP_RECORD"]
@@ -177,20 +172,20 @@ def test_healthy_heartbeats_look_real():
 
 
 def test_healthy_epochs_and_indexes_agree_with_the_batches():
-    batches = log_batches(METADATA)
+    batches = log_batches(HEALTHY_META)
     epochs = []
     for b in batches:
         if not epochs or b.leader_epoch > epochs[-1][0]:
             epochs.append((b.leader_epoch, b.base_offset))
             first = decode_control(b.records()[0].key, b.records()[0].value)
             assert b.is_control and first.type == "LEADER_CHANGE"  # opens each epoch
-    checkpoint = parse_leader_epoch_checkpoint((METADATA / "leader-epoch-checkpoint")
+    checkpoint = parse_leader_epoch_checkpoint((HEALTHY_META / "leader-epoch-checkpoint")
                                                .read_bytes())
     assert [(e.epoch, e.start_offset) for e in checkpoint.entries] == epochs
     assert len(epochs) >= 5
-    qs = parse_quorum_state((METADATA / "quorum-state").read_bytes())
+    qs = parse_quorum_state((HEALTHY_META / "quorum-state").read_bytes())
     assert qs.leader_epoch == epochs[-1][0]
-    for seg in sorted(METADATA.glob("*.log")):
+    for seg in sorted(HEALTHY_META.glob("*.log")):
         base = classify(seg.name).base_offset
         by_pos = {b.position: b for b in scan(seg.read_bytes(), str(seg))}
         idx = parse_offset_index(seg.with_suffix(".index").read_bytes(), base)
@@ -215,7 +210,7 @@ def _replay(until: int):
     generator's model applies, metadata transactions honoured)."""
     state = generator().ClusterState()
     pending = None
-    for b in log_batches(METADATA):
+    for b in log_batches(HEALTHY_META):
         if b.base_offset >= until:
             break
         if b.is_control:
@@ -238,7 +233,7 @@ def _replay(until: int):
     return state
 
 
-@pytest.mark.parametrize("snapshot", sorted(METADATA.glob("*.checkpoint")),
+@pytest.mark.parametrize("snapshot", sorted(HEALTHY_META.glob("*.checkpoint")),
                          ids=lambda p: p.name)
 def test_healthy_snapshots_hold_the_image_of_the_log_at_their_offset(snapshot):
     kind = classify(snapshot.name)
@@ -246,7 +241,7 @@ def test_healthy_snapshots_hold_the_image_of_the_log_at_their_offset(snapshot):
     batches = list(scan(snapshot.read_bytes(), str(snapshot)))
     assert all(not isinstance(b, Finding) for b in batches)
     header = decode_control(batches[0].records()[0].key, batches[0].records()[0].value)
-    last = next(b for b in reversed(log_batches(METADATA)) if b.base_offset < end)
+    last = next(b for b in reversed(log_batches(HEALTHY_META)) if b.base_offset < end)
     assert last.last_offset == end - 1  # a snapshot ends at a batch boundary
     assert kind.epoch == last.leader_epoch
     assert header.data["lastContainedLogTimestamp"] == last.max_timestamp

@@ -27,14 +27,14 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from conftest import REPO, VERIFY
 from crc32c import crc32c
 
 from kmeta.formats.batch import HEADER, HEADER_SIZE, encode_record
 from kmeta.formats.payload import encode_metadata
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "fuzz" / "corpus"
-HEALTHY = ROOT / "fixtures" / "data" / "verify" / "healthy" / "__cluster_metadata-0"
+CORPUS = REPO / "tests" / "fuzz" / "corpus"
+VERIFY_HEALTHY_META = VERIFY / "healthy" / "__cluster_metadata-0"
 META = "__cluster_metadata-0"
 SEGMENT = "00000000000000000000.log"
 INDEX = "00000000000000000000.index"
@@ -61,7 +61,7 @@ def assert_clear(proc: subprocess.CompletedProcess[str], code: int) -> None:
 
 def _healthy(dest: Path) -> Path:
     part = dest / META
-    shutil.copytree(HEALTHY, part)
+    shutil.copytree(VERIFY_HEALTHY_META, part)
     return part
 
 

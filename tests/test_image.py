@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from conftest import HEALTHY_META
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,9 +20,6 @@ from kmeta.core.image import (
 )
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.storage.segments import mapped, scan
-
-REPO = Path(__file__).resolve().parents[1]
-HEALTHY = REPO / "fixtures" / "data" / "healthy" / "__cluster_metadata-0"
 
 # Digests of the real data-store snapshots (recorded with this implementation; they must
 # never change unless the canonical form changes on purpose).
@@ -119,8 +117,8 @@ def test_data_store_snapshots_load_with_stable_digest(real_data: Path) -> None:
 
 
 def _healthy() -> tuple[list[Path], list[Path]]:
-    logs = sorted(HEALTHY.glob("*.log"))
-    snaps = sorted(HEALTHY.glob("*.checkpoint"))
+    logs = sorted(HEALTHY_META.glob("*.log"))
+    snaps = sorted(HEALTHY_META.glob("*.checkpoint"))
     assert len(snaps) == 3 and logs
     return logs, snaps
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HEALTHY, HEALTHY_META
 
 from kmeta.core.image import MetadataImage
 from kmeta.errors import UsageError
@@ -25,9 +26,6 @@ from kmeta.storage.segments import mapped, scan
 
 KMETA = [sys.executable, "-m", "kmeta"]
 TIMEOUT = 60
-REPO = Path(__file__).resolve().parents[1]
-HEALTHY = REPO / "fixtures" / "data" / "healthy"
-HEALTHY_META = HEALTHY / "__cluster_metadata-0"
 
 LDI_DIGEST = "93850e83002a9707c87f2d0557a2c017"
 LDI_TOPICS = ["Retry.TestTopicPatient", "TestTopicPatient", "__consumer_offsets",

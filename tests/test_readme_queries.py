@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, REPO
 
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -22,8 +23,6 @@ from kmeta.ops.image import build_image
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "fixtures" / "data"
 SECTION = "## Fleet analysis on Spark"
 #: what each block binds, in README order
 RESULTS = [{"records"}, {"dump_events", "verify_events", "leaders"}, {"histogram"},

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import CORRUPT, HEALTHY, REPAIR
 
 from kmeta.core.epochs import EpochCache
 from kmeta.errors import UsageError
@@ -34,11 +35,6 @@ from kmeta.render.repair import repair_json, repair_lines, repair_object
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "fixtures" / "data"
-HEALTHY = DATA / "healthy"
-CORRUPT = DATA / "corrupt"
-REPAIR = DATA / "repair"
 META = "__cluster_metadata-0"
 
 

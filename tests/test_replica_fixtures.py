@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from conftest import DIVERGENT, REPAIR
 
 from kmeta.core.replica_log import BatchMeta, ReplicaLog, Segment, ValidKind
 from kmeta.findings import Finding
@@ -40,9 +41,6 @@ from kmeta.ops.verify import verify_metadata_partition
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan
 
-ROOT = Path(__file__).resolve().parent.parent
-DIVERGENT = ROOT / "fixtures" / "data" / "divergent"
-REPAIR = ROOT / "fixtures" / "data" / "repair"
 PART = "__cluster_metadata-0"
 D_MANIFEST = json.loads((DIVERGENT / "MANIFEST.json").read_text())
 R_MANIFEST = json.loads((REPAIR / "MANIFEST.json").read_text())

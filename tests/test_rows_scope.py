@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HEALTHY
 
 from kmeta.errors import UsageError
 from kmeta.ops.rows import Scope, Unit, file_chunks, plan_units, unit_rows
 
-ROOT = Path(__file__).resolve().parents[1]
-HEALTHY = ROOT / "fixtures" / "data" / "healthy"
 ORDERS = "orders-0"  # the healthy fixture's data topic: 11 records, 2 of them control
 
 

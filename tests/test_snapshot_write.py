@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import HEALTHY, HEALTHY_META
 from kafka.record.memory_records import MemoryRecords
 
 from kmeta.core.image import MIGRATING_DIR, MetadataImage
@@ -34,9 +35,6 @@ from kmeta.storage.discover import LogFile, discover
 from kmeta.storage.segments import batch_records, mapped, scan
 from kmeta.storage.writer import write_snapshot
 
-REPO = Path(__file__).resolve().parents[1]
-HEALTHY = REPO / "fixtures" / "data" / "healthy"
-HEALTHY_LOG = HEALTHY / "__cluster_metadata-0"
 LDI_POC_DIGEST = "93850e83002a9707c87f2d0557a2c017"  # as tests/test_image.py records it
 
 ALL_IMAGE_TYPES = {
@@ -132,7 +130,7 @@ def metadata_offsets(path: Path, type_name: str) -> list[int]:
 def healthy_batches() -> list[tuple[int, int, int, bool]]:
     """(base offset, last offset, epoch, is control) of every batch of the healthy log."""
     out = []
-    for seg in sorted(HEALTHY_LOG.glob("*.log")):
+    for seg in sorted(HEALTHY_META.glob("*.log")):
         with mapped(seg) as buf:
             for b in scan(buf, str(seg)):
                 out.append((b.base_offset, b.last_offset, b.leader_epoch, b.is_control))
@@ -174,7 +172,7 @@ def test_round_trip_all_along_the_healthy_log() -> None:
     """Pure: replay the whole log from 0 and round-trip the image every 20 records."""
     image = MetadataImage.empty()
     checked = applied = 0
-    for seg in sorted(HEALTHY_LOG.glob("*.log")):
+    for seg in sorted(HEALTHY_META.glob("*.log")):
         with mapped(seg) as buf:
             for item in scan(buf, str(seg), decode=decode_metadata,
                              decode_control=decode_control):
@@ -348,7 +346,7 @@ def test_healthy_at_several_offsets(tmp_path: Path) -> None:
     epoch_of = {o: e for base, last, e, _ in batches for o in range(base, last + 1)}
     multi = next(b for b in batches if b[1] > b[0] and not b[3])
     mid = multi[0] + 1  # inside a batch: allowed, with a note
-    snaps = sorted(int(p.name[:20]) for p in HEALTHY_LOG.glob("*.checkpoint"))
+    snaps = sorted(int(p.name[:20]) for p in HEALTHY_META.glob("*.checkpoint"))
     offsets = [1, snaps[0], snaps[0] + 1, mid, 7000, snaps[-1] + 3, log_end]
     for at in offsets:
         out = tmp_path / f"at{at}"
@@ -370,7 +368,7 @@ def test_kraft_version_and_voters_follow_the_log(tmp_path: Path) -> None:
     """Before the kraft.version upgrade: no KRaftVersion or Voters records; after it, the
     voter set in force at the offset (controller 9 joined, later left)."""
     offsets = {}
-    for seg in sorted(HEALTHY_LOG.glob("*.log")):
+    for seg in sorted(HEALTHY_META.glob("*.log")):
         with mapped(seg) as buf:
             for item in scan(buf, str(seg), decode=decode_metadata,
                              decode_control=decode_control):
@@ -389,7 +387,7 @@ def test_kraft_version_and_voters_follow_the_log(tmp_path: Path) -> None:
         _check_written(result, HEALTHY, at)
     # Just after the last snapshot: the log from there holds no KRaft control record, so
     # kraft.version and voters come from that snapshot's header.
-    last = max(HEALTHY_LOG.glob("*.checkpoint"))
+    last = max(HEALTHY_META.glob("*.checkpoint"))
     end = int(last.name[:20])
     assert all(o < end for o, _ in offsets["KRAFT_VOTERS"] + offsets["KRAFT_VERSION"])
     result = write_snapshot_at(HEALTHY, tmp_path, at=end + 1, timestamp_ms=1, durable=False)
@@ -464,7 +462,7 @@ def test_offset_at_or_below_the_log_start(tmp_path: Path) -> None:
 
 
 def test_offset_inside_a_metadata_transaction(tmp_path: Path) -> None:
-    begins = metadata_offsets(HEALTHY_LOG, "BEGIN_TRANSACTION_RECORD")
+    begins = metadata_offsets(HEALTHY_META, "BEGIN_TRANSACTION_RECORD")
     assert begins
     err = _usage("inside metadata transaction", HEALTHY, tmp_path, at=begins[0] + 1)
     assert err.hint and "BeginTransactionRecord" in err.hint
@@ -499,7 +497,7 @@ def test_partition_without_a_log(real_data: Path, tmp_path: Path) -> None:
 
 
 def test_lone_snapshot_file_is_refused(tmp_path: Path) -> None:
-    snap = sorted(HEALTHY_LOG.glob("*.checkpoint"))[0]
+    snap = sorted(HEALTHY_META.glob("*.checkpoint"))[0]
     _usage("not a snapshot file", snap, tmp_path)
 
 

@@ -8,11 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import HEALTHY
 
 from kmeta.ops.rows import TABLES, Scope
-
-ROOT = Path(__file__).resolve().parents[1]
-HEALTHY = ROOT / "fixtures" / "data" / "healthy"
 
 
 def test_partition_dir_names_are_the_ones_spark_writes(spark, tmp_path: Path) -> None:

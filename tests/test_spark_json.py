@@ -11,11 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO
 
 from kmeta.spark import json_schemas as js
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "fixtures" / "data"
 
 #: (command, extra options, input: fixture path or real-data path with a "real:" prefix)
 CASES = {

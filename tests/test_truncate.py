@@ -6,15 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 
 from kmeta.errors import UsageError
 from kmeta.ops.truncate import simulate_truncate
 
-ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "data"
-
 
 def test_to_divergence_with_a_peer_matches_kafkas_truncation() -> None:
-    a, b = ROOT / "divergent" / "unclean" / "a", ROOT / "divergent" / "unclean" / "b"
+    a, b = FIXTURES / "divergent" / "unclean" / "a", FIXTURES / "divergent" / "unclean" / "b"
     plan = simulate_truncate(str(a), peer=str(b))
     assert plan.cut == 334 and plan.old_end == 364 and plan.changes
     assert plan.removed.records == 30 and plan.removed.first == 334
@@ -23,13 +22,13 @@ def test_to_divergence_with_a_peer_matches_kafkas_truncation() -> None:
 
 
 def test_lagging_replica_has_nothing_to_cut() -> None:
-    a, b = ROOT / "divergent" / "lag" / "a", ROOT / "divergent" / "lag" / "b"
+    a, b = FIXTURES / "divergent" / "lag" / "a", FIXTURES / "divergent" / "lag" / "b"
     plan = simulate_truncate(str(b), peer=str(a))
     assert not plan.changes and "has not diverged" in plan.reason
 
 
 def test_cut_inside_a_batch_moves_to_its_base_and_snapshots_past_it_are_named() -> None:
-    healthy = ROOT / "healthy"
+    healthy = FIXTURES / "healthy"
     plan = simulate_truncate(str(healthy), 9000)
     assert plan.cut <= 9000 and plan.removed.first == plan.cut
     assert plan.invalid_snapshots == ["00000000000000012294-0000000011.checkpoint"]
@@ -53,9 +52,9 @@ def test_cut_inside_a_batch_moves_to_its_base_and_snapshots_past_it_are_named() 
 
 def test_refusals() -> None:
     with pytest.raises(UsageError):
-        simulate_truncate(str(ROOT / "healthy"))
+        simulate_truncate(str(FIXTURES / "healthy"))
     with pytest.raises(UsageError):
-        simulate_truncate(str(ROOT / "divergent" / "behind-snapshot" / "a"), 10)
+        simulate_truncate(str(FIXTURES / "divergent" / "behind-snapshot" / "a"), 10)
 
 
 def test_cli_simulates_then_applies(tmp_path: Path) -> None:
@@ -67,7 +66,7 @@ def test_cli_simulates_then_applies(tmp_path: Path) -> None:
         return subprocess.run([sys.executable, "-m", "kmeta", *args], capture_output=True,
                               text=True, timeout=120)
 
-    a, b = ROOT / "divergent" / "unclean" / "a", ROOT / "divergent" / "unclean" / "b"
+    a, b = FIXTURES / "divergent" / "unclean" / "a", FIXTURES / "divergent" / "unclean" / "b"
     sim = run("truncate", "--json", str(a), "--to-divergence-with", str(b))
     assert sim.returncode == 0, sim.stderr
     plan = json.loads(sim.stdout)
@@ -87,7 +86,7 @@ def test_repair_cli(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    src = ROOT / "corrupt" / "torn-tail" / "__cluster_metadata-0"
+    src = FIXTURES / "corrupt" / "torn-tail" / "__cluster_metadata-0"
     out = tmp_path / "__cluster_metadata-0"
     done = subprocess.run([sys.executable, "-m", "kmeta", "repair", str(src), "--out",
                            str(out)], capture_output=True, text=True, timeout=120)

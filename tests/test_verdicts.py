@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES
 
 from kmeta.errors import ExitCode
 from kmeta.ops.verify import verify
 from kmeta.storage.discover import discover
 
 KMETA = [sys.executable, "-m", "kmeta"]
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "data"
 
 
 def run(*args: Any) -> subprocess.CompletedProcess[str]:

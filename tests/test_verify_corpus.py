@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO, VERIFY
 
 from kmeta.findings import CODES, Severity
 from kmeta.ops.verify import verify
 from kmeta.storage.discover import discover
 
-ROOT = Path(__file__).resolve().parent.parent
-VERIFY = ROOT / "fixtures" / "data" / "verify"
 MANIFEST = json.loads((VERIFY / "MANIFEST.json").read_text())
 CASES = MANIFEST["cases"]
 
@@ -68,7 +67,7 @@ def test_manifest_files_exist() -> None:
 def test_every_code_covered_or_explained() -> None:
     """Every finding code has a case here or in the corrupt corpus (fixtures/data/corrupt,
     checked by tests/test_fixtures.py), or a reason it cannot have one."""
-    corrupt = json.loads((ROOT / "fixtures" / "data" / "corrupt" / "MANIFEST.json")
+    corrupt = json.loads((REPO / "fixtures" / "data" / "corrupt" / "MANIFEST.json")
                          .read_text())["cases"]
     covered = {c["code"] for c in CASES + corrupt if c.get("code")}
     missing = set(CODES) - covered - set(NOT_COVERED)
