@@ -635,7 +635,7 @@ def _snapshots(part: PartitionDir, log: ReplicaLog, input_end: int | None,
         name = f.path.name
         size = f.path.stat().st_size
         end, epoch = f.kind.base_offset, f.kind.epoch
-        if f.kind.suffix is not None:
+        if not f.kind.live:
             what = "unfinished (.checkpoint.part)" if f.kind.suffix == "part" else \
                 "marked for deletion (.checkpoint.deleted)"
             changes.append(FileChange(name, "kraft-snapshot", Action.QUARANTINED,
@@ -681,7 +681,7 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
     changes = []
     entries = [f"{e.epoch} {e.start_offset}" for e in cache.entries]
     old = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
-                and f.kind.suffix is None), None)
+                and f.kind.live), None)
     if old is None:
         reason, unchanged, size = "written from the kept batches (the input had none)", \
             False, None
@@ -702,7 +702,7 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
                                                    for e in cache.entries],
                                        "unchanged": unchanged}))
     for f in part.files:
-        if f.kind.kind in ("quorum-state", "partition-metadata") and f.kind.suffix is None:
+        if f.kind.kind in ("quorum-state", "partition-metadata") and f.kind.live:
             size = f.path.stat().st_size
             _, problem = load_checked(f)
             reason = "unchanged" if problem is None else \
@@ -721,7 +721,7 @@ def _indexes(part: PartitionDir, touched: set[int]) -> list[FileChange]:
     """Index files: kept for intact segments whose indexes agree with them; left out
     (all of a segment's together) otherwise, so that Kafka rebuilds them."""
     segments = {f.kind.base_offset for f in part.segments}
-    live = [f for f in part.files if f.kind.kind in _INDEX_KINDS and f.kind.suffix is None]
+    live = [f for f in part.files if f.kind.kind in _INDEX_KINDS and f.kind.live]
     bad: dict[int, Finding] = {}
     by_path = {str(x.path): x for x in live}
     for finding in verify_indexes(part):
@@ -779,9 +779,9 @@ def _others(part: PartitionDir, lbo: int, leo: int) -> list[FileChange]:
                                       size, size))
             continue
         kind = f.kind
-        if kind.kind in handled and (kind.suffix is None or kind.kind == "kraft-snapshot"):
+        if kind.kind in handled and (kind.live or kind.kind == "kraft-snapshot"):
             continue
-        if kind.suffix is not None:
+        if not kind.live:
             changes.append(FileChange(name, kind.kind, Action.QUARANTINED,
                                       f"a .{kind.suffix} file: Kafka deletes or completes it "
                                       "on load; repair leaves it aside", size, size))

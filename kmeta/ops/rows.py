@@ -469,7 +469,7 @@ def _epochs(unit: Unit) -> Iterator[tuple]:
     if part is None:
         return
     cache = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
-                  and f.kind.suffix is None), None)
+                  and f.kind.live), None)
     if cache is not None:
         loaded, _ = load_checked(cache)
         if loaded is not None:

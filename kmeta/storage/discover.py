@@ -71,7 +71,7 @@ class PartitionDir:
 
     def of_kind(self, *kinds: str, live_only: bool = True) -> list[LogFile]:
         return [f for f in self.files if f.kind.kind in kinds
-                and (not live_only or f.kind.suffix is None)]
+                and (not live_only or f.kind.live)]
 
     @property
     def segments(self) -> list[LogFile]:
