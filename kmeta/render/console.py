@@ -53,6 +53,24 @@ def clip_width(stream: TextIO | None = None) -> int | None:
         return None
 
 
+def fold(text: str, width: int | None, hang: str = "    ") -> str:
+    """``text`` folded at spaces to ``width`` (a path or a name is never broken), the
+    lines after the first indented by its own indent and ``hang``; whole when ``width``
+    is None (a pipe without COLUMNS) or when it fits."""
+    if width is None or len(text) <= width:
+        return text
+    import textwrap
+
+    lead = " " * (len(text) - len(text.lstrip(" ")))
+    return textwrap.fill(text, width=width, subsequent_indent=lead + hang,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def console_width(console: Console) -> int | None:
+    """The width to fold prose to on ``console``; None when it does not wrap (a pipe)."""
+    return console.width if console.width < UNWRAPPED else None
+
+
 def clip(text: str, width: int | None) -> str:
     """``text`` cut to ``width`` characters, the cut shown by '…'."""
     if width is None or len(text) <= width:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from kmeta.findings import HINTS
 from kmeta.ops.verify import VerifyReport
-from kmeta.render.console import make_console
+from kmeta.render.console import console_width, fold, make_console
 from kmeta.render.jsonl import dumps
 from kmeta.render.text import Paths, group_line, grouped, summarise
 
@@ -33,8 +33,10 @@ def render_text(report: VerifyReport, console: Console | None = None,
         console = make_console()
     paths = Paths(given or [])
     colour = console.color_system is not None and console.is_terminal
+    width = console_width(console)
 
     def out(line: str) -> None:
+        line = fold(line, width)
         if colour:
             console.print(Text.from_ansi(line), markup=False, highlight=False)
         else:
