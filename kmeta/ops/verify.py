@@ -449,7 +449,7 @@ def _load(f: LogFile | None) -> Any:
 def _small(part: PartitionDir, kind: str) -> tuple[LogFile | None, Any, list[Finding]]:
     """A partition's small file of ``kind``: the file, its content (None if absent or
     unreadable) and the Finding that says why it could not be read."""
-    f = next((f for f in part.files if f.kind.kind == kind and f.kind.live), None)
+    f = part.live_file(kind)
     loaded = _load(f)
     if isinstance(loaded, Finding):
         return f, None, [loaded]
@@ -944,7 +944,7 @@ def _check_partition_metadata(part: PartitionDir) -> Iterator[Finding]:
 def _meta_properties(discovery: Any) -> Iterator[tuple[str, Any]]:
     """(path, content) of every data dir's readable meta.properties."""
     for d in discovery.data_dirs:
-        f = next((f for f in d.files if f.kind.kind == "meta-properties"), None)
+        f = d.meta_properties
         loaded = _load(f)
         if f is not None and loaded is not None and not isinstance(loaded, Finding):
             yield str(f.path), loaded

@@ -84,6 +84,11 @@ def _small_lines(name: str, content: Any) -> list[str]:
     return [f"{name}: {human(content)}"]
 
 
+def _say(console: Console, line: str) -> None:
+    """A line of prose, folded at the console's width (never in a pipe), not markup."""
+    console.print(fold(line, console_width(console)), markup=False, highlight=False)
+
+
 def _partition(console: Console, p: PartitionSummary) -> None:
     head = fold(f"{p.name}  ({p.path})", console_width(console))
     console.print(f"[bold]{escape(p.name)}[/bold]{escape(head[len(p.name):])}")
@@ -91,8 +96,7 @@ def _partition(console: Console, p: PartitionSummary) -> None:
                   f"log end offset: {_n(p.log_end_offset)}")
     for name, content in p.files.items():
         for line in _small_lines(name, content):
-            console.print(fold("  " + line, console_width(console)), markup=False,
-                          highlight=False)
+            _say(console, "  " + line)
     if p.segments:
         console.print(_segments_table("  segments", p.segments, console.width))
     else:
@@ -103,17 +107,14 @@ def _partition(console: Console, p: PartitionSummary) -> None:
     if p.is_metadata:
         types = p.record_types()
         if types:
-            console.print(fold("  records per type: " + ", ".join(
-                f"{k}={v:,}" for k, v in sorted(types.items(), key=lambda kv: -kv[1])),
-                console_width(console)), markup=False, highlight=False)
+            _say(console, "  records per type: " + ", ".join(
+                f"{k}={v:,}" for k, v in sorted(types.items(), key=lambda kv: -kv[1])))
         ctl = p.control_records()
         if ctl:
-            console.print(fold("  control records: " + ", ".join(
-                f"{k}={v}" for k, v in ctl.items()), console_width(console)),
-                markup=False, highlight=False)
+            _say(console, "  control records: " + ", ".join(
+                f"{k}={v}" for k, v in ctl.items()))
     if p.other_files:
-        console.print(fold("  other files: " + ", ".join(p.other_files),
-                           console_width(console)), markup=False, highlight=False)
+        _say(console, "  other files: " + ", ".join(p.other_files))
 
 
 def render_info(report: InfoReport, console: Console | None = None,
@@ -126,8 +127,7 @@ def render_info(report: InfoReport, console: Console | None = None,
         console.print(f"[bold]data dir[/bold] {d.path}")
         for name, content in d.files.items():
             for line in _small_lines(name, content):
-                console.print(fold("  " + line, console_width(console)), markup=False,
-                          highlight=False)
+                _say(console, "  " + line)
         console.print(f"  partitions: {len(d.partitions)}")
         for p in d.partitions:
             _partition(console, p)
@@ -137,13 +137,11 @@ def render_info(report: InfoReport, console: Console | None = None,
         console.print(_segments_table("files", report.files, console.width))
     for name, content in report.small_files.items():
         for line in _small_lines(name, content):
-            console.print(fold(line, console_width(console)), markup=False,
-                          highlight=False)
+            _say(console, line)
     if report.findings:
         console.print(f"[bold]findings[/bold]: {len(report.findings)}")
         paths = Paths(given or [])
         for g in grouped(report.findings, expand):
-            console.print(fold("  " + group_line(g, paths), console_width(console)),
-                          markup=False, highlight=False)
+            _say(console, "  " + group_line(g, paths))
     else:
         console.print("findings: none")
