@@ -412,3 +412,12 @@ def test_prose_folds_at_80_columns(command: str, real_data: Path) -> None:
         [line for line in out if len(line) > 80]
     whole = text(run(command, target).stdout).splitlines()
     assert max(map(len, whole)) > 80
+
+
+@pytest.mark.parametrize("args", [["truncate", "--to", "4000", "--no-images"],
+                                  ["repair", "--dry-run", "--truncate-to", "4000"]])
+def test_report_lines_fold_at_80_columns(args: list[str], real_data: Path) -> None:
+    part = real_data / "ldi-poc" / META
+    out = text(run(args[0], part, *args[1:], COLUMNS="80").stdout).splitlines()
+    assert out and all(len(line) <= 80 or len(line.split()) == 1 for line in out), out
+    assert max(map(len, text(run(args[0], part, *args[1:]).stdout).splitlines())) > 80
