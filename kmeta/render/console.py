@@ -16,6 +16,10 @@ from rich.console import Console
 #: The width of a pipe without COLUMNS: wide enough that nothing wraps.
 UNWRAPPED = 4096
 
+#: The width of a terminal that does not know its own size (a fresh pseudo-terminal
+#: reports 0 columns); rich assumes the same.
+UNKNOWN_TERMINAL = 80
+
 #: ANSI styles of the words that must catch the eye (severities among them).
 _STYLES = {"error": "1;31", "warning": "33", "info": "36", "diverged": "1;31", "lag": "33",
            "ok": "32"}
@@ -49,7 +53,9 @@ def clip_width(stream: TextIO | None = None) -> int | None:
     if (columns := _columns()) is not None:
         return columns
     try:
-        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+        if not stream.isatty():
+            return None
+        return os.get_terminal_size(stream.fileno()).columns or UNKNOWN_TERMINAL
     except (OSError, ValueError, AttributeError):
         return None
 
