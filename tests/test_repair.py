@@ -33,7 +33,7 @@ from kmeta.ops.repair import (
 from kmeta.ops.verify import verify
 from kmeta.render.repair import repair_json, repair_lines, repair_object
 from kmeta.storage.discover import discover
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, scan_batches
 
 META = "__cluster_metadata-0"
 
@@ -55,7 +55,7 @@ def intact_batches(part: Path) -> list[tuple[str, int, bytes]]:
     out = []
     for seg in sorted(part.glob("*.log")):
         with mapped(seg) as buf:
-            for item in scan(buf, str(seg)):
+            for item in scan_batches(buf, str(seg)):
                 if type(item) is Batch and item.crc_valid:
                     out.append((seg.name, item.position, bytes(item.raw)))
     return out
@@ -85,7 +85,7 @@ def epochs_of_batches(part: Path, lbo: int) -> list[list[int]]:
     cache = EpochCache()
     for seg in sorted(part.glob("*.log")):
         with mapped(seg) as buf:
-            for b in scan(buf, str(seg)):
+            for b in scan_batches(buf, str(seg)):
                 if type(b) is Batch and b.leader_epoch >= 0 and (
                         cache.latest_epoch is None or b.leader_epoch > cache.latest_epoch):
                     cache = cache.assign(b.leader_epoch, b.base_offset)
@@ -140,7 +140,7 @@ def segment(part: Path, base: int) -> Path:
 
 def batch_at(part: Path, base: int, offset: int) -> Batch:
     with mapped(segment(part, base)) as buf:
-        for b in scan(buf, "x"):
+        for b in scan_batches(buf, "x"):
             if type(b) is Batch and b.base_offset <= offset <= b.last_offset:
                 return Batch(tuple(b[:13]), bytes(b.raw), b.file, b.position, b.crc_valid)
     raise AssertionError(f"no batch holds {offset}")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.core.image import MetadataImage
-from kmeta.errors import KmetaError, UnreadableInput, UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -28,7 +28,7 @@ from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
 from kmeta.ops.verify import missing_log_finding, snapshot_image, unreadable
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, read_records, scan_batches
 
 __all__ = ["HistoryRow", "ImageResult", "browse", "build_image", "children", "history",
            "metadata_source", "public_json"]
@@ -140,7 +140,7 @@ def _log_end(part: PartitionDir) -> int | None:
         # Every segment opened before (``unreadable``): an error now is a file changed
         # under the reader, and an earlier segment's end would be a wrong log end.
         with mapped(seg.path) as buf:
-            for item in scan(buf, str(seg.path)):
+            for item in scan_batches(buf, str(seg.path)):
                 if type(item) is not Finding:
                     last = item.last_offset
         if last is not None:
@@ -251,32 +251,27 @@ def _replay(part: PartitionDir, result: ImageResult, start: int, stop: int) -> N
         if (seg.kind.base_offset or 0) >= stop:
             break
         path = str(seg.path)
-        try:
-            with mapped(seg.path) as buf:
-                for item in scan(buf, path, decode=decode_metadata,
-                                 decode_control=decode_control):
-                    if type(item) is Finding:
-                        result.findings.append(item)
-                        continue
-                    batch, r, payload = item
-                    offset = r.offset
-                    if offset < start or batch.is_control or not batch.crc_valid:
-                        continue
-                    if offset >= stop:
-                        return
-                    result.records += 1
-                    if payload.finding:
-                        result.findings.append(Finding(payload.finding[0], payload.finding[1],
-                                                       path, batch.position, offset))
-                        continue
-                    if payload.type == "NO_OP_RECORD":
-                        continue
-                    for p in apply(payload.type, payload.version, payload.data, offset):
-                        result.findings.append(Finding(
-                            p.code, p.message, path, batch.position,
-                            p.offset if p.offset is not None else offset))
-        except KmetaError as e:
-            result.findings.append(Finding("S008", e.message, path))
+        for item in read_records(seg.path, decode_metadata, decode_control):
+            if type(item) is Finding:
+                result.findings.append(item)
+                continue
+            batch, r, payload = item
+            offset = r.offset
+            if offset < start or batch.is_control or not batch.crc_valid:
+                continue
+            if offset >= stop:
+                return
+            result.records += 1
+            if payload.finding:
+                result.findings.append(Finding(payload.finding[0], payload.finding[1],
+                                               path, batch.position, offset))
+                continue
+            if payload.type == "NO_OP_RECORD":
+                continue
+            for p in apply(payload.type, payload.version, payload.data, offset):
+                result.findings.append(Finding(
+                    p.code, p.message, path, batch.position,
+                    p.offset if p.offset is not None else offset))
 
 
 # ---------------------------------------------------------------------- browse
@@ -354,24 +349,19 @@ def _records(files: list[LogFile], findings: list[Finding]
     ``findings`` (a history with a hole must say so)."""
     for f in files:
         path = str(f.path)
-        try:
-            with mapped(f.path) as buf:
-                for item in scan(buf, path, decode=decode_metadata,
-                                 decode_control=decode_control):
-                    if type(item) is Finding:
-                        findings.append(item)
-                        continue
-                    batch, r, payload = item
-                    if payload.finding:
-                        findings.append(Finding(payload.finding[0], f"record at offset "
-                                                f"{r.offset}: {payload.finding[1]}", path,
-                                                batch.position, r.offset))
-                        continue
-                    if batch.is_control or payload.type == "NO_OP_RECORD":
-                        continue
-                    yield batch, r, payload, path
-        except KmetaError as e:
-            findings.append(Finding("S008", e.message, path))
+        for item in read_records(f.path, decode_metadata, decode_control):
+            if type(item) is Finding:
+                findings.append(item)
+                continue
+            batch, r, payload = item
+            if payload.finding:
+                findings.append(Finding(payload.finding[0], f"record at offset "
+                                        f"{r.offset}: {payload.finding[1]}", path,
+                                        batch.position, r.offset))
+                continue
+            if batch.is_control or payload.type == "NO_OP_RECORD":
+                continue
+            yield batch, r, payload, path
 
 
 _BROKER_KEYS = {

@@ -76,7 +76,7 @@ from kmeta.ops.verify import snapshot_image, verify, verify_indexes
 from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.regular import entry_problem, open_regular
-from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.segments import batch_records, mapped, scan_batches
 from kmeta.storage.writer import (
     atomic_open,
     atomic_write,
@@ -411,7 +411,7 @@ class _LogReader:
         cut_before = self.cut is not None
         with mapped(seg.path) as buf:
             size = len(buf)
-            for item in scan(buf, path):
+            for item in scan_batches(buf, path):
                 if type(item) is Finding:
                     if item.code == "S001" and item.offset is not None:
                         self.removed.add_torn()
