@@ -28,8 +28,8 @@ from kmeta.core.image_records import (
 from kmeta.errors import UsageError
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
 from kmeta.ops.image import build_image
+from kmeta.ops.replay import snapshot_image
 from kmeta.ops.snapshot import SnapshotWritten, write_snapshot_at
-from kmeta.ops.verify import snapshot_image
 from kmeta.render.snapshot import snapshot_json, snapshot_lines
 from kmeta.storage.discover import LogFile, discover
 from kmeta.storage.segments import batch_records, mapped, scan_batches, scan_records

@@ -25,7 +25,8 @@ from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
-from kmeta.ops.verify import missing_log_finding, snapshot_image, unreadable
+from kmeta.ops.replay import Replay, replay_log, snapshot_image
+from kmeta.ops.verify import missing_log_finding, unreadable
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import mapped, read_records, scan_batches
@@ -235,43 +236,8 @@ def build_image(discovery: Discovery, *, at: int | None = None,
     result = ImageResult(image, max(start, min(stop, log_end)), snapshot, start,
                          log_end=log_end, findings=findings)
     if stop > start:
-        _replay(part, result, start, stop)
+        result.records = replay_log(part, Replay(image, start), stop, result.findings)
     return result
-
-
-def _replay(part: PartitionDir, result: ImageResult, start: int, stop: int) -> None:
-    """Apply the log records with ``start <= offset < stop`` to ``result.image``."""
-    segments = part.segments
-    image = result.image
-    apply = image.apply
-    for i, seg in enumerate(segments):
-        nxt = segments[i + 1].kind.base_offset if i + 1 < len(segments) else None
-        if nxt is not None and nxt <= start:
-            continue  # every record of this segment is below the start
-        if (seg.kind.base_offset or 0) >= stop:
-            break
-        path = str(seg.path)
-        for item in read_records(seg.path, decode_metadata, decode_control):
-            if type(item) is Finding:
-                result.findings.append(item)
-                continue
-            batch, r, payload = item
-            offset = r.offset
-            if offset < start or batch.is_control or not batch.crc_valid:
-                continue
-            if offset >= stop:
-                return
-            result.records += 1
-            if payload.finding:
-                result.findings.append(Finding(payload.finding[0], payload.finding[1],
-                                               path, batch.position, offset))
-                continue
-            if payload.type == "NO_OP_RECORD":
-                continue
-            for p in apply(payload.type, payload.version, payload.data, offset):
-                result.findings.append(Finding(
-                    p.code, p.message, path, batch.position,
-                    p.offset if p.offset is not None else offset))
 
 
 # ---------------------------------------------------------------------- browse

@@ -72,7 +72,8 @@ from kmeta.formats.filenames import classify, segment_file_name
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
 from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
-from kmeta.ops.verify import snapshot_image, verify, verify_indexes
+from kmeta.ops.replay import snapshot_image
+from kmeta.ops.verify import verify, verify_indexes
 from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.regular import entry_problem, open_regular

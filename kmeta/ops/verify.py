@@ -23,9 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.core.epochs import EpochCache
-from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
 from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
-from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import (
@@ -44,6 +42,13 @@ from kmeta.formats.batch import (
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
+from kmeta.ops.replay import (
+    Replay,
+    SnapshotFindings,
+    plan_replay,
+    snapshot_findings,
+    snapshot_image,
+)
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans, first_base_offset
@@ -51,7 +56,6 @@ from kmeta.storage.segments import (
     batch_records,
     mapped,
     read_batches,
-    read_records,
     segment_name_finding,
 )
 
@@ -78,154 +82,7 @@ class LogStats:
     #: the core model of the replica built from all of it (kmeta.core.replica_log)
     model: Any = None
     #: what reading each snapshot file found, by path (each is read once)
-    snapshot_findings: dict[str, list[Finding]] = field(default_factory=dict)
-
-
-class Replay:
-    """The cluster image as the log is read, checked against the snapshots it reaches.
-
-    ``start`` is the image at ``start_offset`` (empty at 0, else loaded from the snapshot
-    the log starts at); ``checks`` are the live snapshots ending inside the log, each
-    compared by digest when the replay reaches its end offset (group 4).  Problems met
-    while applying records are Findings (group 5).
-    """
-
-    def __init__(self, start: MetadataImage, start_offset: int,
-                 checks: list[tuple[int, LogFile]], seen: dict[str, list[Finding]]):
-        self.seen = seen
-        self.image = start
-        self.start_offset = start_offset
-        self.checks = sorted(checks, key=lambda c: c[0])
-        self.next_check = self.checks[0][0] if self.checks else None
-
-    def apply(self, payload: Any, offset: int, path: str, position: int) -> list[Finding]:
-        if offset < self.start_offset or payload.finding:
-            return []
-        out = []
-        need = required_level(payload.type, payload.version)
-        level = self.image.metadata_version
-        if need is not None and level is not None and level < need:
-            out.append(Finding("V120", f"{payload.type} v{payload.version} needs "
-                               f"metadata.version {LEVEL_NAMES.get(need, need)} (level {need}) "
-                               f"but the log is at level {level}", path, position, offset))
-        problems = self.image.apply(payload.type, payload.version, payload.data, offset)
-        out += [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
-                        else offset) for p in problems]
-        return out
-
-    def reach(self, offset: int) -> Iterator[Finding]:
-        """Compare with every snapshot that ends at or before ``offset``."""
-        while self.next_check is not None and self.next_check <= offset:
-            end, snap = self.checks.pop(0)
-            self.next_check = self.checks[0][0] if self.checks else None
-            if end < self.start_offset:
-                continue
-            yield from _compare(self.image, end, snap, self.seen)
-
-
-def _compare(image: MetadataImage, end: int, snap: LogFile,
-             seen: dict[str, list[Finding]]) -> Iterator[Finding]:
-    snapshot, findings = read_snapshot(snap, seen)
-    if not usable(findings):
-        return  # the snapshot's own findings are reported by the snapshot checks
-    if image.in_transaction:
-        yield Finding("V040", f"the log is inside a metadata transaction at offset {end}, "
-                      "where this snapshot ends", str(snap.path), offset=end)
-        return
-    if snapshot.digest() != image.digest():
-        diff = diff_images(image, snapshot)
-        yield Finding("V040", f"the image replayed from the log up to offset {end} differs "
-                      f"from this snapshot in {len(diff)} place(s), first: {diff[0]}",
-                      str(snap.path), offset=end, details={"diff": diff[:50]})
-
-
-def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
-    """The image a snapshot (or bootstrap.checkpoint) holds, and every problem met in one
-    read: damaged batches, records that do not decode, a first record that is not a
-    SnapshotHeader or a last that is not a SnapshotFooter (V021), and image problems."""
-    image = MetadataImage.empty()
-    findings: list[Finding] = []
-    path = str(f.path)
-    first: tuple[Any, Any, str] | None = None
-    last: tuple[Any, Any, str] | None = None
-    for item in read_records(f.path, decode_metadata, decode_control):
-        if type(item) is Finding:
-            findings.append(item)
-            if item.code == "S008":
-                return image, findings
-            continue
-        batch, r, payload = item
-        last = (batch, r, payload.type)
-        if first is None:
-            first = last
-        if batch.is_control:
-            continue
-        if payload.finding:
-            findings.append(Finding(payload.finding[0], payload.finding[1], path,
-                                    batch.position, r.offset))
-            continue
-        findings += [Finding(p.code, p.message, path, batch.position, r.offset)
-                     for p in image.apply(payload.type, payload.version, payload.data,
-                                          r.offset)]
-    if first is None and not findings and _size(f) == 0:
-        return image, [Finding("V021", "empty snapshot file", path, 0)]
-    for end, want, where in ((first, "SNAPSHOT_HEADER", "first"),
-                             (last, "SNAPSHOT_FOOTER", "last")):
-        if end is None:
-            findings.append(Finding("V021", f"snapshot holds no records (no {want})", path, 0))
-            break
-        batch, record, got = end
-        if got != want:
-            findings.append(Finding("V021", f"the {where} record is {got}, not {want}", path,
-                                    batch.position, record.offset))
-    return image, findings
-
-
-def _size(f: LogFile) -> int | None:
-    try:
-        return f.path.stat().st_size
-    except OSError:
-        return None
-
-
-def usable(findings: list[Finding]) -> bool:
-    """Whether a snapshot read with these findings holds a trustworthy image: problems of
-    the image itself (a leader outside the ISR …) are the cluster's, not the file's."""
-    return all(f.code in PROBLEM_CODES for f in findings)
-
-
-def read_snapshot(f: LogFile, seen: dict[str, list[Finding]]
-                  ) -> tuple[MetadataImage, list[Finding]]:
-    """``snapshot_image``, remembering the findings in ``seen`` so that a verify run that
-    needs a snapshot's image and its findings at different times reads it once."""
-    image, findings = snapshot_image(f)
-    seen[str(f.path)] = findings
-    return image, findings
-
-
-def snapshot_findings(f: LogFile, seen: dict[str, list[Finding]]) -> list[Finding]:
-    found = seen.get(str(f.path))
-    return read_snapshot(f, seen)[1] if found is None else found
-
-
-def plan_replay(part: PartitionDir, first_offset: int | None,
-                seen: dict[str, list[Finding]]) -> tuple[Replay | None, list[Finding]]:
-    """Where the replay of a partition's log starts, and what it will be compared with."""
-    # by end offset, then epoch: two snapshots may end at one offset (different epochs)
-    snaps = sorted(((f.kind.base_offset, f) for f in part.snapshots),
-                   key=lambda s: (s[0], s[1].kind.epoch or 0))
-    if first_offset is None:
-        return None, []
-    if first_offset == 0:
-        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0], seen), []
-    starts = [s for s in snaps if s[0] >= first_offset]
-    if not starts:
-        return None, []  # nothing to start from: V026 says so
-    end, snap = starts[0]
-    image, findings = read_snapshot(snap, seen)
-    if not usable(findings):
-        return None, []
-    return Replay(image, end, starts[1:], seen), []
+    snapshot_findings: SnapshotFindings = field(default_factory=dict)
 
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
@@ -601,7 +458,7 @@ def missing_log_finding(part: PartitionDir) -> Finding | None:
 
 
 def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
-                             snap_files: dict, seen: dict[str, list[Finding]]
+                             snap_files: dict, seen: SnapshotFindings
                              ) -> Iterator[Finding]:
     """Each live snapshot's own batches (V021), its end against the log end (V022) and
     its epoch against the epoch the log, or else the checkpoint, gives its last offset
@@ -742,8 +599,8 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory
     (see :func:`unreadable` first)."""
     stats = LogStats()
-    replay, findings = plan_replay(part, _first_offset(part), stats.snapshot_findings)
-    findings += verify_log(part.segments, stats, replay, progress)
+    replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
+    findings = list(verify_log(part.segments, stats, replay, progress))
     stats.image = replay.image if replay is not None else None
     findings += verify_model(part, stats)
     findings += verify_indexes(part, stats)

@@ -126,7 +126,7 @@ def test_batches_with_intact_crcs_reach_the_decoders_without_exceptions(count, c
 @given(st.lists(st.tuples(st.integers(-1, 3), sections, st.booleans()), max_size=4),
        st.binary(max_size=40))
 def test_any_snapshot_file_gives_an_image_and_findings(tmp_path: Path, batches, tail):
-    from kmeta.ops.verify import snapshot_image
+    from kmeta.ops.replay import snapshot_image
 
     path = tmp_path / "00000000000000000010-0000000001.checkpoint"
     path.write_bytes(b"".join(_v2_batch(c, 0, s, ctl) for c, s, ctl in batches) + tail)
