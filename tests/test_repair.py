@@ -21,7 +21,6 @@ from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.batch import Batch
 from kmeta.formats.textfiles import parse_leader_epoch_checkpoint
-from kmeta.ops import repair as repair_op
 from kmeta.ops.repair import (
     QUARANTINE,
     Action,
@@ -32,6 +31,7 @@ from kmeta.ops.repair import (
 )
 from kmeta.ops.verify import verify
 from kmeta.render.repair import repair_json, repair_lines, repair_object
+from kmeta.storage import swap
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan_batches
 
@@ -501,7 +501,7 @@ def test_input_changed_after_planning_is_refused(tmp_path: Path) -> None:
 def test_in_place_with_backup(exchange: bool, tmp_path: Path,
                               monkeypatch: pytest.MonkeyPatch) -> None:
     if not exchange:  # where the system cannot swap two directories in one step
-        monkeypatch.setattr(repair_op, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(swap, "exchange", lambda a, b: False)
     part = copy_data_dir(CORRUPT / "zero-tail", tmp_path)
     data_dir = part.parent
     (data_dir / ".lock").write_bytes(b"")  # as a stopped broker leaves it
