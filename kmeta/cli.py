@@ -1,24 +1,33 @@
-"""The ``kmeta`` command line: parse options, call one op, render, choose the exit code.
+"""The ``kmeta`` command line: parse options, call one op, render, finish.
 
 Imports of ops and renderers happen inside the commands so that ``kmeta --help`` stays
-fast and never touches pyspark.  All errors pass through :func:`main`, which prints one
-line on stderr and exits with the documented code; ``--traceback`` re-raises instead.
+fast and never touches pyspark.  Every run writes through its
+:class:`~kmeta.environment.Environment` (streams, COLUMNS, NO_COLOR, ``--traceback``),
+which :func:`main` makes or a caller (a test) hands in.  All errors pass through
+:func:`main`, which prints one line on stderr and exits with the documented code;
+``--traceback`` re-raises instead.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
-import os
-import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
+import click
 import typer
 
 from kmeta import __version__
-from kmeta.errors import ExitCode, KmetaError, OutputError, UsageError
+from kmeta.environment import Environment
+from kmeta.errors import ExitCode, KmetaError, OutputError, UsageError, Verdict
+
+if TYPE_CHECKING:
+    from kmeta.findings import Finding
 
 app = typer.Typer(
     name="kmeta",
@@ -32,8 +41,6 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-_state = {"traceback": False}
-
 
 class Decoder(StrEnum):
     metadata = "metadata"
@@ -42,9 +49,15 @@ class Decoder(StrEnum):
     hex = "hex"
 
 
+def _env() -> Environment:
+    """The environment of this run: the one :func:`main` made, or the process's own when
+    the app is called directly (click's test runner, the docs' sample runs)."""
+    return click.get_current_context().ensure_object(Environment)
+
+
 def _version(value: bool) -> None:
     if value:
-        print(f"kmeta {__version__}")
+        print(f"kmeta {__version__}", file=_env().stdout)
         raise typer.Exit()
 
 
@@ -55,106 +68,59 @@ def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
-    if traceback:  # also taken out of the arguments before click saw them
-        _state["traceback"] = True
+    # Declared for --help and kmeta(1): main() takes --traceback out of the arguments
+    # before click sees them (it may also follow the command's name).
+    del traceback, version
 
 
-class Tally:
-    """Counts findings by severity as events stream past."""
+def command(fn: Callable[..., None]) -> Callable[..., None]:
+    """``@app.command()``, where a reader that went away (``| head``) ends the command
+    quietly with status 0 (click would exit 1)."""
 
-    def __init__(self) -> None:
-        self.errors = 0
-        self.warnings = 0
-        self.infos = 0
-        self.unreadable = 0
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except BrokenPipeError:
+            _env().quiet_stdout()
+            raise typer.Exit(int(ExitCode.OK)) from None
 
-    def count(self, finding: Any) -> None:
-        from kmeta.findings import Severity
-
-        if finding.code == "S008":
-            self.unreadable += 1
-        sev = finding.severity
-        if sev is Severity.ERROR:
-            self.errors += 1
-        elif sev is Severity.WARNING:
-            self.warnings += 1
-        else:
-            self.infos += 1
-
-    def count_all(self, findings: Iterable[Any]) -> None:
-        for f in findings:
-            self.count(f)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """3 if some input could not be read at all, else 1 for error findings, else 0."""
-        if self.unreadable:
-            return ExitCode.UNREADABLE
-        return ExitCode.FINDINGS if self.errors else ExitCode.OK
-
-    def summary(self) -> str | None:
-        total = self.errors + self.warnings + self.infos
-        if not total:
-            return None
-        return (f"kmeta: {total} finding(s): {self.errors} error(s), "
-                f"{self.warnings} warning(s), {self.infos} info")
+    return app.command()(run)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+def finish(env: Environment, verdict: Verdict | None = None, *, failed: bool | None = None,
+           summary: bool = True) -> NoReturn:
+    """End a command: the summary of its findings on stderr (``summary``: unless its
+    report says it already), then the exit code the policy beside ExitCode picks
+    (:meth:`kmeta.errors.Verdict.exit_code`; ``failed``: the command's own answer)."""
+    verdict = verdict if verdict is not None else Verdict()
+    if summary and verdict.total:
+        from kmeta.render.text import summary_line
+
+        print(summary_line(verdict), file=env.stderr)
+    raise typer.Exit(int(verdict.exit_code(failed)))
 
 
-def _json_bytes(text: str) -> bytes:
-    """JSON text as UTF-8.  A path that is not UTF-8 reaches here holding lone surrogates
-    (Python's surrogateescape); written raw they would make the output invalid UTF-8, so
-    they become JSON escapes (``\\udcff``), which every JSON reader accepts."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+#: Where the commands that list findings on stderr send a reader for all of them.
+VERIFY_ALL = "run kmeta verify for all of them"
 
 
-def _text_bytes(text: str) -> bytes:
-    # Text for people keeps a non-UTF-8 path's own bytes, so that it can be copied.
-    return text.encode("utf-8", "surrogateescape")
+def _list_findings(env: Environment, findings: list[Finding], given: list[str],
+                   more: str) -> None:
+    """Findings on stderr (stdout is the data): a code met many times as one line, paths
+    relative to ``given``, coloured on a terminal, at most FINDINGS_SHOWN of them."""
+    from kmeta.render.text import Paths, listed_findings
+
+    for line in listed_findings(findings, Paths(given), env.colour(env.stderr), more):
+        print(line, file=env.stderr)
 
 
-def _folded(lines: Iterable[str]) -> Iterator[str]:
-    """A report's prose lines folded at the terminal's width (COLUMNS or the tty), as
-    verify, info and image fold theirs; whole through a pipe."""
-    from kmeta.render.console import clip_width, fold
+def _folded(lines: Iterable[str], width: int | None) -> Iterator[str]:
+    """A report's prose lines folded at the terminal's ``width``, as verify, info and
+    image fold theirs; whole through a pipe (None)."""
+    from kmeta.render.console import fold
 
-    width = clip_width()
     return (fold(line, width) for line in lines)
-
-
-def write_lines(lines: Iterable[str], *, json: bool = False) -> None:
-    """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes.
-
-    ``json``: the lines are JSON, which must stay valid UTF-8 whatever the paths hold.
-    """
-    encode = _json_bytes if json else _text_bytes
-    try:
-        sys.stdout.flush()
-        out = sys.stdout.buffer
-        buf: list[str] = []
-        append = buf.append
-        size = 0
-        for line in lines:
-            append(line)
-            size += len(line)
-            # ~200 KB: joins stay in cache (one item may hold a whole piece of a batch)
-            if len(buf) >= 256 or size >= 1 << 18:
-                append("")
-                out.write(encode("\n".join(buf)))
-                buf.clear()
-                size = 0
-        if buf:
-            append("")
-            out.write(encode("\n".join(buf)))
-        out.flush()
-    except BrokenPipeError:
-        _quiet_stdout()
-        raise typer.Exit(0) from None
 
 
 def _complete_types(incomplete: str) -> list[str]:
@@ -183,7 +149,7 @@ JsonObjOpt = Annotated[bool, typer.Option("--json", help="One JSON object on std
                                           "(schema in kmeta(1)).")]
 
 
-@app.command()
+@command
 def dump(
     paths: PathsArg,
     records: Annotated[bool, typer.Option("--records", "-r", help="Text: also print a line "
@@ -215,88 +181,81 @@ def dump(
 ) -> None:
     """Decode every batch and record of Kafka log segments, snapshots and small files."""
     from kmeta.ops.dump import DumpOptions, dump, parse_types
-    from kmeta.storage.discover import discover
 
     if types and batches_only:  # the type of a record is only known once it is decoded
         raise UsageError("--type needs the records decoded: it cannot go with --batches-only")
     if from_offset is not None and to_offset is not None and from_offset > to_offset:
         raise UsageError(f"--from-offset {from_offset} is after --to-offset {to_offset}")
+    env = _env()
+    verdict = Verdict()
     opts = DumpOptions(
         decoder=decoder.value if decoder else None, from_offset=from_offset,
         to_offset=to_offset, types=parse_types(types or []),
         batches_only=batches_only, skip_control=skip_control, max_bytes=max_bytes,
-        show_hex=show_hex, show_secrets=show_secrets)
-    tally = Tally()
-    opts.on_finding = tally.count
-    found = discover(paths)
-    events = dump(found, opts)
-    # A dump allocates millions of short-lived tuples and no reference cycles: the cyclic
-    # collector would only spend time (a few percent) finding nothing.
-    gc.disable()
-    if json_out:
-        from kmeta.render.jsonl import render as render_json
+        show_hex=show_hex, show_secrets=show_secrets, on_finding=verdict.count)
+    with _reading(env, "dump", streams_stdout=True):
+        events = dump(paths, opts)
+        # A dump allocates millions of short-lived tuples and no reference cycles: the
+        # cyclic collector would only spend time (a few percent) finding nothing.
+        gc.disable()
+        if json_out:
+            from kmeta.render.jsonl import render as render_json
 
-        lines = render_json(events, show_hex, records_only=bool(opts.types))
-    else:
-        from kmeta.render.console import colour_on
-        from kmeta.render.text import render as render_text
+            lines = render_json(events, show_hex, records_only=bool(opts.types))
+        else:
+            from kmeta.render.text import render as render_text
 
-        lines = render_text(events, records=records, show_hex=show_hex,
-                            only_matches=bool(opts.types), colour=colour_on(sys.stdout))
-    with _reading("dump", found, streams_stdout=True):
-        write_lines(lines, json=json_out)
+            lines = render_text(events, records=records, show_hex=show_hex,
+                                only_matches=bool(opts.types), colour=env.colour(env.stdout))
+        env.write_lines(lines, json=json_out)
     if opts.types and not opts.matched:
         print(f"kmeta: no record of type {', '.join(sorted(opts.types))} in "
-              f"{', '.join(paths)}", file=sys.stderr)
-    _finish(tally)
+              f"{', '.join(paths)}", file=env.stderr)
+    finish(env, verdict)
 
 
-@app.command()
+@command
 def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
     """One screen about a data dir: cluster, partitions, metadata log, snapshots, findings."""
     from kmeta.ops.info import info as run_info
-    from kmeta.storage.discover import discover
 
-    tally = Tally()
-    with _reading("info"):
-        report = run_info(discover(paths))
-    tally.count_all(report.findings)
+    env = _env()
+    with _reading(env, "info"):
+        report = run_info(paths)
     if json_out:
         from kmeta.render.jsonl import dumps
 
-        write_lines([dumps(report.to_json())], json=True)
+        env.write_lines([dumps(report.to_json())], json=True)
     else:
+        from kmeta.render.console import make_console
         from kmeta.render.info import render_info
 
-        render_info(report, given=paths, expand=show_all)
-    _finish(tally)
+        render_info(report, make_console(env), given=paths, expand=show_all)
+    finish(env, Verdict(report.findings))
 
 
-@app.command()
+@command
 def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
     """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image.
 
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
     from kmeta.ops.verify import verify as run_verify
-    from kmeta.storage.discover import discover
 
-    found = discover(paths)
-    # As for dump: millions of short-lived objects, no reference cycles to find.
-    gc.disable()
-    with _reading("verify", found):
-        report = run_verify(found)
-    tally = Tally()
-    tally.count_all(report.findings)
+    env = _env()
+    gc.disable()  # as for dump: millions of short-lived objects, no reference cycles
+    with _reading(env, "verify"):
+        report = run_verify(paths)
     if json_out:
         from kmeta.render.verify import render_json
 
-        write_lines(render_json(report), json=True)
+        env.write_lines(render_json(report), json=True)
     else:
+        from kmeta.render.console import make_console
         from kmeta.render.verify import render_text
 
-        render_text(report, given=paths, expand=show_all)
-    raise typer.Exit(int(tally.exit_code))
+        render_text(report, make_console(env), given=paths, expand=show_all)
+    finish(env, Verdict(report.findings), summary=False)  # its last line says it
 
 
 PathArg = Annotated[str, typer.Argument(
@@ -304,7 +263,7 @@ PathArg = Annotated[str, typer.Argument(
     show_default=False, metavar="PATH")]
 
 
-@app.command()
+@command
 def image(
     path: PathArg,
     action: Annotated[str | None, typer.Argument(
@@ -333,40 +292,37 @@ def image(
 
     from kmeta.ops.image import browse, build_image, public_json
     from kmeta.render import image as render
-    from kmeta.storage.discover import discover
 
     if action is not None and action not in IMAGE_ACTIONS:
         raise UsageError(f"unknown action {action!r}", hint="use ls or cat")
     if digest and action:
         raise UsageError(f"--digest cannot be combined with {action}")
-    with _reading("image"):
-        result = build_image(discover([path]), at=at,
+    env = _env()
+    with _reading(env, "image"):
+        result = build_image(path, at=at,
                              from_snapshot=Path(from_snapshot) if from_snapshot else None)
-    tally = Tally()
-    tally.count_all(result.findings)
     if action:
         found = browse(public_json(result.image), node)
         if action == "ls":
             names = render.ls_lines(found)
-            write_lines([render.dumps(names)] if json_out else names, json=json_out)
+            env.write_lines([render.dumps(names)] if json_out else names, json=json_out)
         else:
-            write_lines([render.dumps(found) if json_out else render.cat_text(found)],
-                        json=json_out)
+            env.write_lines([render.dumps(found) if json_out else render.cat_text(found)],
+                            json=json_out)
     elif digest:
-        write_lines([result.image.digest()])
+        env.write_lines([result.image.digest()])
     elif json_out:
-        write_lines([render.image_json(result)], json=True)
+        env.write_lines([render.image_json(result)], json=True)
     else:
-        try:
-            render.render_image(result)
-            sys.stdout.flush()
-        except BrokenPipeError:  # | head: click would exit 1
-            _quiet_stdout()
-            raise typer.Exit(0) from None
-    _report(result.findings, tally, [path])
+        from kmeta.render.console import make_console
+
+        render.render_image(result, make_console(env))
+        env.stdout.flush()  # before the findings on stderr
+    _list_findings(env, result.findings, [path], VERIFY_ALL)
+    finish(env, Verdict(result.findings))
 
 
-@app.command()
+@command
 def history(
     path: PathArg,
     topic: Annotated[str | None, typer.Option("--topic", metavar="NAME", help="Records "
@@ -385,27 +341,22 @@ def history(
     """Every metadata record that touched one topic or one broker, in offset order."""
     from kmeta.ops.image import history as run_history
     from kmeta.render.image import history_json, history_lines
-    from kmeta.storage.discover import discover
 
-    if (topic is None) == (broker is None):
-        raise UsageError("give exactly one of --topic and --broker")
-    if partition is not None and topic is None:
-        raise UsageError("--partition needs --topic")
-    findings: list[Any] = []
-    with _reading("history"):
-        rows = run_history(discover([path]), topic=topic, partition=partition,
-                           broker=broker, findings=findings)
-    write_lines(history_json(rows) if json_out else history_lines(rows), json=json_out)
-    if not rows:  # a misspelt name must not look like a quiet history
+    env = _env()
+    with _reading(env, "history"):
+        found = run_history(path, topic=topic, partition=partition, broker=broker)
+    env.write_lines(history_json(found.rows) if json_out else history_lines(found.rows),
+                    json=json_out)
+    if not found.rows:  # a misspelt name must not look like a quiet history
         who = f"broker {broker}" if broker is not None else f"topic {topic!r}" + (
             "" if partition is None else f" partition {partition}")
-        print(f"kmeta: no record in {path} touched {who}", file=sys.stderr)
-    tally = Tally()
-    tally.count_all(findings)
-    _report(findings, tally, [path])  # a damaged log: where the history has holes, and exit 1
+        print(f"kmeta: no record in {path} touched {who}", file=env.stderr)
+    # a damaged log: where the history has holes, and exit 1
+    _list_findings(env, found.findings, [path], VERIFY_ALL)
+    finish(env, Verdict(found.findings))
 
 
-@app.command()
+@command
 def diff(
     replicas: Annotated[list[str], typer.Argument(
         help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "
@@ -423,20 +374,22 @@ def diff(
     read whole (the verdict would be about part of it).
     """
     from kmeta.ops.diff import diff_replicas
+    from kmeta.render.console import clip_width
     from kmeta.render.diff import diff_json, diff_lines
 
-    with _reading("diff"):
+    env = _env()
+    with _reading(env, "diff"):
         report = diff_replicas(replicas, images=not no_images)
-    write_lines(diff_json(report) if json_out else _folded(diff_lines(report)), json=json_out)
+    width = clip_width(env)
+    env.write_lines(diff_json(report) if json_out else _folded(diff_lines(
+        report, colour=env.colour(env.stdout), width=width), width), json=json_out)
     # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
     # whether the replicas diverged (kmeta verify judges each replica).
-    _print_findings(report.findings, replicas, 20, "run kmeta verify on each replica")
-    if any(f.code == "S008" for f in report.findings):
-        raise typer.Exit(int(ExitCode.UNREADABLE))
-    raise typer.Exit(int(ExitCode.FINDINGS if report.diverged else ExitCode.OK))
+    _list_findings(env, report.findings, replicas, "run kmeta verify on each replica")
+    finish(env, Verdict(report.findings), failed=report.diverged, summary=False)
 
 
-@app.command()
+@command
 def snapshot(
     path: Annotated[str, typer.Argument(
         help="A data directory or its __cluster_metadata-0 directory.",
@@ -459,18 +412,19 @@ def snapshot(
     transaction, or the replay met findings of severity error.
     """
     from kmeta.ops.snapshot import write_snapshot_at
+    from kmeta.render.console import clip_width
     from kmeta.render.snapshot import snapshot_json, snapshot_lines
 
-    with _reading("snapshot"):
+    env = _env()
+    with _reading(env, "snapshot"):
         result = write_snapshot_at(path, out, at=at)
-    tally = Tally()
-    tally.count_all(result.findings)
-    write_lines([snapshot_json(result)] if json_out else _folded(snapshot_lines(result)),
-                json=json_out)
-    _report(result.findings, tally, [path])
+    env.write_lines([snapshot_json(result)] if json_out else _folded(
+        snapshot_lines(result), clip_width(env)), json=json_out)
+    _list_findings(env, result.findings, [path], VERIFY_ALL)
+    finish(env, Verdict(result.findings))
 
 
-@app.command()
+@command
 def truncate(
     path: Annotated[str, typer.Argument(
         help="A data dir or __cluster_metadata-0 directory; only read unless --apply.",
@@ -496,32 +450,30 @@ def truncate(
     The simulation lists the batches and records removed (by type), the new log end
     offset and epoch cache, the snapshots made invalid and the image before and after.
     """
-    from kmeta.ops.truncate import simulate_truncate
+    from kmeta.ops.truncate import simulate_truncate, write_truncated
+    from kmeta.render.console import clip_width
+    from kmeta.render.repair import repair_json, repair_lines
     from kmeta.render.truncate import truncate_json, truncate_lines
 
     if apply != (out is not None):
         raise UsageError("--apply and --out go together", hint="without them, nothing "
                          "is written: the command only simulates")
-    with _reading("truncate"):
-        plan = simulate_truncate(path, to, peer=peer, images=not no_images and not apply)
-    if not apply:
-        write_lines(truncate_json(plan) if json_out else _folded(truncate_lines(plan)),
-                    json=json_out)
-        raise typer.Exit(int(ExitCode.OK))
-    from kmeta.ops.repair import apply_repair, plan_repair
-    from kmeta.render.repair import repair_json, repair_lines
-
-    # What was written, counted once (by repair): the simulation's lines would say
-    # "nothing written" above it and count a damaged batch differently.
-    with _reading("truncate"):
-        result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
-    result.notes += [n for n in (plan.reason, *plan.notes) if n]
-    write_lines([repair_json(result)] if json_out else _folded(repair_lines(result)),
-                json=json_out)
-    raise typer.Exit(int(ExitCode.FINDINGS if result.remaining_errors else ExitCode.OK))
+    env = _env()
+    width = clip_width(env)
+    if out is not None:
+        with _reading(env, "truncate"):
+            result = write_truncated(path, out, to, peer=peer)
+        env.write_lines([repair_json(result)] if json_out else _folded(
+            repair_lines(result), width), json=json_out)
+        finish(env, failed=bool(result.remaining_errors))
+    with _reading(env, "truncate"):
+        plan = simulate_truncate(path, to, peer=peer, images=not no_images)
+    env.write_lines(truncate_json(plan) if json_out else _folded(
+        truncate_lines(plan, width), width), json=json_out)
+    finish(env)
 
 
-@app.command()
+@command
 def repair(
     path: Annotated[str, typer.Argument(
         help="The __cluster_metadata-0 directory to repair; only read, unless --in-place.",
@@ -552,28 +504,36 @@ def repair(
 
     Exit 0 when the output verifies without errors, 1 when some remain (they are shown).
     """
-    from kmeta.ops.repair import apply_repair, apply_repair_in_place, plan_repair
+    from kmeta.ops.repair import (
+        RepairPlan,
+        RepairResult,
+        apply_repair,
+        apply_repair_in_place,
+        plan_repair,
+    )
+    from kmeta.render.console import clip_width
     from kmeta.render.repair import repair_json, repair_lines
 
     if not dry_run and in_place == (out is not None):
         raise UsageError("give exactly one of --out DIR and --in-place")
     if backup is not None and not in_place:
         raise UsageError("--backup goes with --in-place")
-    with _reading("repair"):
-        plan = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot)
+    env = _env()
+    result: RepairPlan | RepairResult
+    with _reading(env, "repair"):
+        result = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot)
         if dry_run:
-            result: Any = plan
+            pass
         elif in_place:
-            result = apply_repair_in_place(plan, backup)
+            result = apply_repair_in_place(result, backup)
         else:
-            result = apply_repair(plan, out)
-    write_lines([repair_json(result)] if json_out else _folded(repair_lines(result)),
-                json=json_out)
-    remaining = [] if dry_run else result.remaining_errors
-    raise typer.Exit(int(ExitCode.FINDINGS if remaining else ExitCode.OK))
+            result = apply_repair(result, out)
+    env.write_lines([repair_json(result)] if json_out else _folded(
+        repair_lines(result), clip_width(env)), json=json_out)
+    finish(env, failed=isinstance(result, RepairResult) and bool(result.remaining_errors))
 
 
-@app.command()
+@command
 def export(
     paths: Annotated[list[str], typer.Argument(
         help="Data dirs, partition dirs, files or globs (quote them), from any number of "
@@ -615,168 +575,94 @@ def export(
         raise UsageError("kmeta export runs on Spark, which is not installed",
                          hint="pip install 'kmeta[spark]' (pyspark and pyarrow; Java 17+)"
                          ) from None
+    from kmeta.render.export import export_json, export_lines, table_line
     from kmeta.spark.export import run_export
 
+    env = _env()
+
     def done(name: str, rows: int) -> None:
-        print(f"{name}: {rows:,} rows", file=sys.stderr)
+        print(table_line(name, rows), file=env.stderr)
 
     result = run_export(paths, to, fmt=fmt, master=master,
-                        tables=table or tuple(TABLES), progress=sys.stderr.isatty(),
+                        tables=table or tuple(TABLES), progress=env.stderr.isatty(),
                         on_table=done, scope=scope)
-    if json_out:
-        from kmeta.render.jsonl import dumps
-
-        write_lines([dumps(result.to_json())], json=True)
-    else:
-        found = ", ".join(f"{n} {s}" for s, n in sorted(result.findings.items())) or "none"
-        write_lines([f"exported to {result.out} ({result.format}, Spark {result.master}) "
-                     f"in {result.seconds:.1f} s",
-                     *(f"  {t}: {n:,} rows from {result.partitions[t]} input partition(s)"
-                       for t, n in result.rows.items()),
-                     f"  findings: {found}"])
-    raise typer.Exit(int(ExitCode.OK))
+    env.write_lines([export_json(result)] if json_out else export_lines(result),
+                    json=json_out)
+    finish(env)
 
 
 #: Commands that read only the metadata log and snapshots of what they are given.
 _METADATA_ONLY = frozenset({"image", "history", "diff", "snapshot", "truncate", "repair"})
 
 
-def _reading(label: str, found: Any = None, streams_stdout: bool = False) -> Any:
+def _reading(env: Environment, label: str, streams_stdout: bool = False) -> Any:
     """The progress bar of every long command (kmeta.render.progress), imported late:
-    ``kmeta --help`` imports no renderer.  ``found``: the discovery already made, when
-    it was made before the bar started."""
+    ``kmeta --help`` imports no renderer."""
     from kmeta.render.progress import reading
 
-    return reading(label, found, metadata_only=label in _METADATA_ONLY,
+    return reading(env, label, metadata_only=label in _METADATA_ONLY,
                    streams_stdout=streams_stdout)
 
 
-def _report(findings: list[Any], tally: Tally, given: list[str]) -> None:
-    """Findings on stderr (stdout is the data), then the summary and the exit code."""
-    _print_findings(findings, given, 50, "run kmeta verify for all of them")
-    _finish(tally)
+@contextlib.contextmanager
+def _streams(env: Environment) -> Iterator[None]:
+    """sys.stdout and sys.stderr are ``env``'s while the command runs: click and typer
+    write help, usage errors and completions there themselves."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = env.stdout, env.stderr
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
-def _print_findings(findings: list[Any], given: list[str], most: int, more: str) -> None:
-    """Findings on stderr, a code met many times as one line, paths relative to
-    ``given``, coloured on a terminal; at most ``most`` lines."""
-    from kmeta.render.console import colour_on
-    from kmeta.render.text import Paths, group_line, grouped
-
-    groups = grouped(findings)
-    paths = Paths(given)
-    colour = colour_on(sys.stderr)
-    for g in groups[:most]:
-        print(group_line(g, paths, colour), file=sys.stderr)
-    if len(groups) > most:
-        rest = sum(g.count for g in groups[most:])
-        print(f"kmeta: {rest} more finding(s): {more}", file=sys.stderr)
-
-
-def _finish(tally: Tally) -> None:
-    summary = tally.summary()
-    if summary:
-        print(summary, file=sys.stderr)
-    raise typer.Exit(int(tally.exit_code))
-
-
-class _GuardedStream:
-    """stdout, with a failed write (full disk, /dev/full, I/O error) turned into one
-    OutputError line instead of an internal error; a reader gone away stays a
-    BrokenPipeError, which ends the command quietly."""
-
-    def __init__(self, raw: Any) -> None:
-        self._raw = raw
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._raw, name)
-
-    def _guard(self, call: Any, *args: Any) -> Any:
-        try:
-            return call(*args)
-        except BrokenPipeError:
-            raise
-        except OSError as e:
-            raise OutputError(f"standard output cannot be written: {e.strerror or e}",
-                              hint="free space where it goes, or redirect it elsewhere"
-                              ) from e
-
-    def write(self, data: Any) -> Any:
-        return self._guard(self._raw.write, data)
-
-    def flush(self) -> None:
-        self._guard(self._raw.flush)
-
-    @property
-    def buffer(self) -> _GuardedStream:
-        return _GuardedStream(self._raw.buffer)
-
-
-def _guard_stdout() -> None:
-    """File names are bytes on Linux; one that is not UTF-8 reaches text output as
-    surrogates, written back as its own bytes (copyable) instead of failing under a
-    strict UTF-8 locale.  JSON output escapes them instead (write_lines)."""
-    raw = sys.stdout
-    if isinstance(raw, _GuardedStream):
-        return
-    if hasattr(raw, "reconfigure"):
-        raw.reconfigure(errors="surrogateescape")
-    sys.stdout = _GuardedStream(raw)
-
-
-def _quiet_stdout() -> None:
-    """The reader (``| head``) went away: point stdout at /dev/null so that the flush at
-    exit does not complain."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-
-
-def _take_traceback(args: list[str]) -> list[str]:
+def _take_traceback(args: list[str]) -> tuple[list[str], bool]:
     """``--traceback`` is accepted anywhere before ``--``, also after the command name
-    (where the crash message tells users to add it): taken out here, before click sees it."""
+    (where the crash message tells users to add it): taken out here, before click sees
+    it.  The arguments without it, and whether it was there."""
     end = args.index("--") if "--" in args else len(args)
-    _state["traceback"] = False  # a caller may run kmeta in-process more than once
     if "--traceback" in args[:end]:
-        _state["traceback"] = True
-        return [a for a in args[:end] if a != "--traceback"] + args[end:]
-    return args
+        return [a for a in args[:end] if a != "--traceback"] + args[end:], True
+    return args, False
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, env: Environment | None = None) -> None:
     """Entry point: one place turns errors into a line on stderr and an exit code.
 
-    Usage errors are click's (exit 2); a KmetaError is one line and its own exit code;
+    ``env``: the streams and variables of the run (default: the process's own).  Usage
+    errors are click's (exit 2); a KmetaError is one line and its own exit code;
     anything else is a bug, reported in one line unless ``--traceback`` was given.
     """
-    args = _take_traceback(sys.argv[1:] if argv is None else list(argv))
+    env = env or Environment()
+    args, traceback = _take_traceback(sys.argv[1:] if argv is None else list(argv))
+    env = replace(env, traceback=env.traceback or traceback)
     try:
-        if sys.stdout is None:  # started with stdout closed (``>&-``)
+        if env.stdout is None:  # started with stdout closed (``>&-``)
             raise OutputError("standard output is closed: kmeta writes its results there",
                               hint="redirect it to a file or to /dev/null instead")
-        _guard_stdout()
-        app(args=args, prog_name="kmeta")
+        env = env.guarded()
+        with _streams(env):
+            app(args=args, prog_name="kmeta", obj=env)
     except BrokenPipeError:
-        _quiet_stdout()
+        env.quiet_stdout()
         sys.exit(0)
     except KmetaError as e:
-        if _state["traceback"]:
+        if env.traceback:
             raise
-        print(e.one_line(), file=sys.stderr)
-        if isinstance(e, OutputError) and sys.stdout is not None:
-            _quiet_stdout()  # what is still buffered would fail again at exit
+        print(e.one_line(), file=env.stderr)
+        if isinstance(e, OutputError) and env.stdout is not None:
+            env.quiet_stdout()  # what is still buffered would fail again at exit
         sys.exit(int(e.exit_code))
     except KeyboardInterrupt:
         sys.exit(ExitCode.INTERRUPTED)
     except Exception as e:
-        if _state["traceback"]:
+        if env.traceback:
             raise
         print(f"kmeta: internal error: {type(e).__name__}: {e} (a bug in kmeta: run the "
               "same command again with --traceback added and report what it prints)",
-              file=sys.stderr)
+              file=env.stderr)
         sys.exit(ExitCode.INTERNAL)
     finally:
-        if isinstance(sys.stdout, _GuardedStream):
-            sys.stdout = sys.stdout._raw
         # dump and verify turn the cyclic collector off for speed; a caller that runs
         # kmeta in-process (tests, scripts) gets it back
         gc.enable()

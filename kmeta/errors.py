@@ -1,4 +1,5 @@
-"""The error base class and the exit codes: the two things every layer may raise or return.
+"""The error base class, the exit codes and the policy that picks one: what every layer
+may raise, and what a command's result comes to.
 
 Bad *data* is not an error here: it becomes a :class:`~kmeta.findings.Finding`.  An error
 is a condition that stops a command — a path that cannot be read, a usage mistake.
@@ -6,7 +7,10 @@ is a condition that stops a command — a path that cannot be read, a usage mist
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
+
+from kmeta.findings import CODES, Finding, Severity
 
 
 class ExitCode(IntEnum):
@@ -18,6 +22,48 @@ class ExitCode(IntEnum):
     UNREADABLE = 3
     INTERNAL = 70  # a bug in kmeta (EX_SOFTWARE); reported in one line
     INTERRUPTED = 130  # Ctrl-C
+
+
+class Verdict:
+    """What the findings of a command come to, counted as they stream past (a dump may
+    meet millions): how many of each severity, and how many files could not be read."""
+
+    def __init__(self, findings: Iterable[Finding] = ()) -> None:
+        self.errors = 0
+        self.warnings = 0
+        self.infos = 0
+        self.unreadable = 0
+        for f in findings:
+            self.count(f)
+
+    def count(self, finding: Finding) -> None:
+        code = CODES[finding.code]
+        if code.unreadable:
+            self.unreadable += 1
+        if code.severity is Severity.ERROR:
+            self.errors += 1
+        elif code.severity is Severity.WARNING:
+            self.warnings += 1
+        else:
+            self.infos += 1
+
+    @property
+    def total(self) -> int:
+        return self.errors + self.warnings + self.infos
+
+    def exit_code(self, failed: bool | None = None) -> ExitCode:
+        """The exit policy of every command that ends normally.
+
+        3 when a file could not be read at all: an answer about the rest would be about
+        part of the input.  Else 1 when the command's question failed: ``failed`` when
+        the command answers it itself (replicas diverged, a repaired copy still has
+        errors), else a finding of severity error.  Else 0.
+        """
+        if self.unreadable:
+            return ExitCode.UNREADABLE
+        if failed is None:
+            failed = self.errors > 0
+        return ExitCode.FINDINGS if failed else ExitCode.OK
 
 
 class KmetaError(Exception):

@@ -20,12 +20,15 @@ class Severity(StrEnum):
 
 #: Every finding code kmeta can emit, with its severity and a one-line meaning.
 class Code(NamedTuple):
-    """A finding code: its severity, what it means, and whether the image replay
-    (:meth:`kmeta.core.image.MetadataImage.apply`) reports it."""
+    """A finding code: its severity, what it means, whether the image replay
+    (:meth:`kmeta.core.image.MetadataImage.apply`) reports it, and whether it says a file
+    could not be read at all (then a command's verdict would be about part of its input:
+    exit 3, :meth:`kmeta.errors.Verdict.exit_code`)."""
 
     severity: Severity
     meaning: str
     replay: bool = False
+    unreadable: bool = False
 
 
 CODES: dict[str, Code] = {
@@ -46,7 +49,7 @@ CODES: dict[str, Code] = {
     "S005": Code(Severity.ERROR, "batch offsets go backwards or overlap the previous batch"),
     "S006": Code(Severity.INFO, "empty file"),
     "S007": Code(Severity.WARNING, "file name not recognised as a Kafka file; skipped"),
-    "S008": Code(Severity.ERROR, "file cannot be read"),
+    "S008": Code(Severity.ERROR, "file cannot be read", unreadable=True),
     "S009": Code(Severity.WARNING, "segment base offset in its name differs from its first batch"),
     "S010": Code(Severity.ERROR, "not a Kafka log segment: text, or no record batch anywhere in "
              "the file"),

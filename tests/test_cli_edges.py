@@ -346,13 +346,12 @@ def test_progress_bar_on_a_terminal(command: list[str]) -> None:
 
 def test_storage_tells_the_bar_of_every_file_read(meta_dir: Path) -> None:
     from kmeta.ops.dump import DumpOptions, dump
-    from kmeta.storage.discover import discover
     from kmeta.storage.segments import READING
 
     heard: dict[str, int] = {}
     token = READING.set(lambda path, pos: heard.__setitem__(path, pos))
     try:
-        for _ in dump(discover([str(meta_dir)]), DumpOptions()):
+        for _ in dump([str(meta_dir)], DumpOptions()):
             pass
     finally:
         READING.reset(token)

@@ -54,7 +54,7 @@ def json_events(events) -> list[dict]:
 
 
 def dump_json(path: Path) -> list[dict]:
-    return json_events(dump(discover([path]), DumpOptions()))
+    return json_events(dump([path], DumpOptions()))
 
 
 def findings_of(events: list[dict]) -> list[dict]:

@@ -21,7 +21,6 @@ from kmeta.findings import Finding
 from kmeta.formats.batch import build_batch
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
 from kmeta.ops.image import browse, build_image, history
-from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan_records
 
 KMETA = [sys.executable, "-m", "kmeta"]
@@ -114,12 +113,12 @@ def test_at_offset_matches_in_process_replay(ldi: Path) -> None:
     at5 = ok("image", ldi, "--at", "5", "--digest").strip()
     assert at5 != LDI_DIGEST
     assert at5 == _replay_below(ldi / "__cluster_metadata-0", 5).digest()
-    result = build_image(discover([ldi]), at=5)
+    result = build_image(ldi, at=5)
     assert result.offset == 5 and result.snapshot is None and result.records == 4
     assert result.image.digest() == at5
     # --at the log end is the whole log.
-    assert build_image(discover([ldi]), at=4929).image.digest() == LDI_DIGEST
-    assert build_image(discover([ldi]), at=0).image == MetadataImage.empty()
+    assert build_image(ldi, at=4929).image.digest() == LDI_DIGEST
+    assert build_image(ldi, at=0).image == MetadataImage.empty()
 
 
 def test_json_object(ldi: Path) -> None:
@@ -151,7 +150,7 @@ def test_data_store_uses_latest_snapshot(data_store: Path) -> None:
     proc = run("image", data_store, "--digest")
     assert proc.returncode == 1 and "V020" in proc.stderr
     assert proc.stdout.strip() == DATA_STORE_LATEST
-    result = build_image(discover([data_store]))
+    result = build_image(data_store)
     assert result.snapshot is not None and result.snapshot.name.startswith(
         "00000000000000063224-")
     assert result.offset == 63224 and result.log_end is None
@@ -173,21 +172,21 @@ def test_history_broker_on_real_data(ldi: Path) -> None:
 # ------------------------------------------------------------------------- fixtures
 
 def test_from_snapshot_equals_replay_from_zero() -> None:
-    full = build_image(discover([HEALTHY]), use_snapshots=False)
+    full = build_image(HEALTHY, use_snapshots=False)
     assert full.snapshot is None and full.findings == []
     first = _snapshots()[0]
     out = ok("image", HEALTHY, "--from-snapshot", first, "--digest").strip()
     assert out == full.image.digest()
     # The default (latest snapshot, then the log) agrees too.
     assert ok("image", HEALTHY, "--digest").strip() == full.image.digest()
-    result = build_image(discover([HEALTHY]), from_snapshot=first)
+    result = build_image(HEALTHY, from_snapshot=first)
     assert result.snapshot == first and result.start_offset == 4000
     assert result.offset == full.offset == full.log_end
 
 
 def test_at_picks_the_snapshot_below_it() -> None:
     for at in (3999, 4000, 8157, 9000):
-        result = build_image(discover([HEALTHY]), at=at)
+        result = build_image(HEALTHY, at=at)
         expected = [s for s in _snapshots() if int(s.name.split("-")[0]) <= at]
         assert result.snapshot == (expected[-1] if expected else None)
         assert result.image.digest() == _replay_below(HEALTHY_META, at).digest()
@@ -201,17 +200,17 @@ def test_log_without_start_and_snapshot(tmp_path: Path) -> None:
     err = usage_error("image", part, "--digest")
     assert "starts at offset 1802" in err
     with pytest.raises(UsageError):
-        build_image(discover([part]))
+        build_image(part)
     # With a snapshot inside the log it works, and agrees with the full replay.
     shutil.copy(_snapshots()[0], part)
     assert ok("image", part, "--digest").strip() == \
-        build_image(discover([HEALTHY]), use_snapshots=False).image.digest()
+        build_image(HEALTHY, use_snapshots=False).image.digest()
 
 
 def test_history_topic_lists_topic_record_first() -> None:
     lines = ok("history", HEALTHY, "--topic", "orders").splitlines()
     assert lines[0].split()[3] == "TOPIC_RECORD"
-    rows = history(discover([HEALTHY]), topic="orders")
+    rows = history(HEALTHY, topic="orders").rows
     assert rows[0].type == "TOPIC_RECORD" and rows[0].data["name"] == "orders"
     tid = rows[0].data["topicId"]
     assert {r.type for r in rows} >= {"PARTITION_RECORD", "CONFIG_RECORD"}
@@ -219,7 +218,7 @@ def test_history_topic_lists_topic_record_first() -> None:
         if r.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
             assert r.data["topicId"] == tid
     assert [r.offset for r in rows] == sorted(r.offset for r in rows)
-    one = history(discover([HEALTHY]), topic="events", partition=1)
+    one = history(HEALTHY, topic="events", partition=1).rows
     assert all(r.data["partitionId"] == 1 for r in one
                if r.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"))
     objs = [json.loads(line) for line in
@@ -229,15 +228,15 @@ def test_history_topic_lists_topic_record_first() -> None:
 
 
 def test_history_broker() -> None:
-    rows = history(discover([HEALTHY]), broker=4)
+    rows = history(HEALTHY, broker=4).rows
     types = {r.type for r in rows}
     assert "REGISTER_BROKER_RECORD" in types and "PARTITION_RECORD" in types
     assert ok("history", HEALTHY, "--broker", "1").strip()  # controller 1's registration
-    assert history(discover([HEALTHY]), broker=999) == []
+    assert history(HEALTHY, broker=999).rows == []
 
 
 def test_browse() -> None:
-    j = build_image(discover([HEALTHY])).image.to_json()
+    j = build_image(HEALTHY).image.to_json()
     assert browse(j, "/") is j
     assert browse(j, "/topics/orders/0") == browse(j, "/topics/orders/partitions/0")
     assert browse(j, "configs/TOPIC/orders")["min.insync.replicas"] == "2"
@@ -298,8 +297,8 @@ def test_history_of_a_damaged_log_says_where_it_has_holes(tmp_path: Path) -> Non
 
     torn = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "verify" / \
         "f003-record-undecodable"
-    findings: list = []
-    rows = history(discover([torn]), broker=1, findings=findings)
+    found = history(torn, broker=1)
+    rows, findings = found.rows, found.findings
     assert rows and [f.code for f in findings] == ["F003"]
     done = subprocess.run([sys.executable, "-m", "kmeta", "history", str(torn), "--broker",
                            "1"], capture_output=True, text=True, timeout=60)

@@ -86,7 +86,7 @@ class Replica:
                                           data["resourceName"], data.get("value")))
         self.end_offset = last.last_offset + 1
         self.latest_epoch = last.leader_epoch
-        self.digest = build_image(discover([path])).image.digest()
+        self.digest = build_image(path).image.digest()
 
 
 @pytest.fixture(scope="module")

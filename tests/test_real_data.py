@@ -16,7 +16,7 @@ def tally(path: Path) -> dict[str, Counter]:
     """Per file (relative to ``path``): batches, records, types@version, bad CRCs, findings."""
     out: dict[str, Counter] = {}
     cur = None
-    for ev in dump(discover([path]), DumpOptions(show_secrets=True)):
+    for ev in dump([path], DumpOptions(show_secrets=True)):
         if isinstance(ev, FileEvent):
             cur = out.setdefault(str(Path(ev.file).relative_to(path)), Counter())
         elif isinstance(ev, Finding):

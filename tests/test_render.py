@@ -12,7 +12,6 @@ from kmeta.formats.batch import Header, build_batch, parse_batch
 from kmeta.formats.payload import encode_control, encode_metadata
 from kmeta.ops.dump import BatchDump, DumpOptions, FileEvent, OneRecord, dump
 from kmeta.render import jsonl, text
-from kmeta.storage.discover import discover
 
 NOOP = encode_metadata("NO_OP_RECORD", 0, {})
 TOPIC = encode_metadata("TOPIC_RECORD", 0, {"name": "orders", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
@@ -72,7 +71,7 @@ def test_fast_json_equals_definitions(tmp_path_factory, specs):
             kw["control"] = True
         batches.append(build_batch(offset, recs, **kw))
         offset += len(recs)
-    events = list(dump(discover([log_dir(tmp_path, batches)]), DumpOptions()))
+    events = list(dump([log_dir(tmp_path, batches)], DumpOptions()))
     assert fast_lines(events) == slow_lines(events)
 
 
@@ -86,15 +85,21 @@ def test_text_batch_line_matches_kafka_dump_log_style():
     assert line.endswith(f"magic: 2 compresscodec: none crc: {b.crc} isvalid: true")
 
 
-def test_image_differences_fit_the_terminal_and_keep_both_sides(monkeypatch) -> None:
+def test_image_differences_fit_the_terminal_and_keep_both_sides() -> None:
+    import io
+
+    from kmeta.environment import Environment
+    from kmeta.render.console import clip_width
     from kmeta.render.text import difference_lines
 
-    monkeypatch.setenv("COLUMNS", "80")
+    width = clip_width(Environment(environ={"COLUMNS": "80"}))
     whole = '/topics/clicks: {"partitions":' + "x" * 300 + "} -> (absent)"
-    lines = list(difference_lines("image before -> after", [whole, "/a: 1 -> 2"]))
+    lines = list(difference_lines("image before -> after", [whole, "/a: 1 -> 2"],
+                                  width=width))
     assert lines[0] == "  image before -> after: 2 difference(s)"
     assert all(len(line) <= 80 for line in lines), lines
     assert lines[1].endswith("… -> (absent)") and lines[2] == "    /a: 1 -> 2"
     assert lines[-1].endswith("--json has them all, in full")
-    monkeypatch.delenv("COLUMNS")  # a pipe keeps lines whole, for grep
-    assert whole in "\n".join(difference_lines("image", [whole]))
+    # a pipe keeps lines whole, for grep
+    pipe = clip_width(Environment(stdout=io.StringIO(), environ={}))
+    assert whole in "\n".join(difference_lines("image", [whole], width=pipe))

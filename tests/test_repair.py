@@ -32,7 +32,6 @@ from kmeta.ops.repair import (
 from kmeta.ops.verify import verify
 from kmeta.render.repair import repair_json, repair_lines, repair_object
 from kmeta.storage import swap
-from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan_batches
 
 META = "__cluster_metadata-0"
@@ -69,7 +68,7 @@ def kept_before_cut(plan: RepairPlan, batches: list[tuple[str, int, bytes]]) -> 
 
 
 def findings(path: Path) -> list[Finding]:
-    return verify(discover([path])).findings
+    return verify([path]).findings
 
 
 def errors(path: Path) -> list[Finding]:

@@ -351,7 +351,6 @@ def test_streamed_dump_and_verify_equal_listed(monkeypatch, tmp_path):
     from kmeta.ops.dump import DumpOptions, dump
     from kmeta.ops.verify import verify
     from kmeta.render import jsonl, text
-    from kmeta.storage.discover import discover
 
     data = Path(__file__).resolve().parent.parent / "fixtures" / "data"
     dirs = [data / "healthy", data / "corrupt", data / "verify" / "healthy"]
@@ -360,18 +359,18 @@ def test_streamed_dump_and_verify_equal_listed(monkeypatch, tmp_path):
         out = []
         for d in dirs:
             # the text as a whole: a batch in pieces is written in several parts
-            out.append("\n".join(jsonl.render(dump(discover([d]), DumpOptions()))))
-            out.append("\n".join(jsonl.render(dump(discover([d]), DumpOptions(show_hex=True)),
+            out.append("\n".join(jsonl.render(dump([d], DumpOptions()))))
+            out.append("\n".join(jsonl.render(dump([d], DumpOptions(show_hex=True)),
                                               show_hex=True)))
-            out.append("\n".join(text.render(dump(discover([d]), DumpOptions(show_hex=True)),
+            out.append("\n".join(text.render(dump([d], DumpOptions(show_hex=True)),
                                              records=True, show_hex=True)))
-            out.append([f.to_json() for f in verify(discover([d])).findings])
+            out.append([f.to_json() for f in verify([d]).findings])
         return out
 
     listed = outputs()
     monkeypatch.setattr(batch_mod, "STREAM_ABOVE", 0)
     monkeypatch.setattr(dump_mod, "PIECE_RECORDS", 3)
-    pieces = [ev for ev in dump(discover([dirs[0]]), DumpOptions())
+    pieces = [ev for ev in dump([dirs[0]], DumpOptions())
               if type(ev) is dump_mod.BatchMore]
     assert pieces  # the dump did go by pieces
     assert outputs() == listed

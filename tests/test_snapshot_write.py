@@ -113,7 +113,7 @@ def healthy_copy(tmp_path: Path) -> Path:
 
 def full_replay_digest(path: Path, at: int) -> str:
     """The image at ``at`` replayed from offset 0, ignoring every snapshot."""
-    return build_image(discover([path]), at=at, use_snapshots=False).image.digest()
+    return build_image(path, at=at, use_snapshots=False).image.digest()
 
 
 def metadata_offsets(path: Path, type_name: str) -> list[int]:
@@ -140,7 +140,7 @@ def healthy_batches() -> list[tuple[int, int, int, bool]]:
 
 
 def test_fixture_image_has_every_section() -> None:
-    image = build_image(discover([HEALTHY])).image
+    image = build_image(HEALTHY).image
     assert image.brokers and image.controllers and image.topics and image.configs
     assert image.acls and image.scram and image.delegation_tokens and image.client_quotas
     assert image.next_producer_id is not None and image.zk_migration_state is not None
@@ -150,7 +150,7 @@ def test_fixture_image_has_every_section() -> None:
 
 
 def test_records_come_in_kafka_snapshot_order() -> None:
-    image = build_image(discover([HEALTHY])).image
+    image = build_image(HEALTHY).image
     records = image_records(image)
     assert records[0] == ("FEATURE_LEVEL_RECORD", 0,
                           {"name": "metadata.version", "featureLevel": 30})
@@ -324,7 +324,7 @@ def _check_written(result: SnapshotWritten, source: Path, at: int) -> None:
     assert (kind.kind, kind.base_offset, kind.epoch) == ("kraft-snapshot", at, result.epoch)
     image, findings = snapshot_image(LogFile(result.path, kind))
     assert findings == []
-    assert image.digest() == result.digest == build_image(discover([source]), at=at) \
+    assert image.digest() == result.digest == build_image(source, at=at) \
         .image.digest()
     assert peer_check(result.path, at, result.epoch) == result.record_count + \
         (4 if result.kraft_version else 2)  # header, KRaftVersion, Voters; footer
@@ -397,7 +397,7 @@ def test_kraft_version_and_voters_follow_the_log(tmp_path: Path) -> None:
 def test_real_logs_at_the_log_end(real_data: Path, tmp_path: Path, where: str) -> None:
     source = real_data / where
     result = write_snapshot_at(source, tmp_path, timestamp_ms=1, durable=False)
-    end = build_image(discover([source])).offset
+    end = build_image(source).offset
     _check_written(result, source, end)
     if where == "ldi-poc":
         assert result.digest == LDI_POC_DIGEST
@@ -422,7 +422,7 @@ def test_output_into_the_partition_dir_when_asked(tmp_path: Path) -> None:
     assert result.path.parent == part
     assert sorted(p.name for p in part.iterdir()) == sorted(before + [result.path.name])
     # kmeta now starts its replay from the new snapshot, and gets the same image.
-    again = build_image(discover([data]), at=9000)
+    again = build_image(data, at=9000)
     assert again.snapshot == result.path and again.image.digest() == result.digest
 
 

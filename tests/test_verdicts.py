@@ -71,7 +71,7 @@ def test_real_empty_partition_dir_is_a_partition(real_data: Path) -> None:
 
 
 def test_verify_counts_the_segments_and_snapshots_it_read() -> None:
-    report = verify(discover([FIXTURES / "healthy"]))
+    report = verify([FIXTURES / "healthy"])
     summary = report.summary_json()
     assert summary["segments"] == 7 + 1  # the metadata log's 7, orders-0's one
     assert summary["snapshots"] == 3 + 1  # the metadata snapshots and bootstrap.checkpoint
@@ -136,7 +136,7 @@ def _deny(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
 def test_verify_gives_one_finding_for_an_unreadable_segment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     _deny(monkeypatch, UNREADABLE_SEGMENT)
-    report = verify(discover([FIXTURES / "healthy"]))
+    report = verify([FIXTURES / "healthy"])
     assert [(f.code, Path(f.file).name) for f in report.findings] == \
         [("S008", UNREADABLE_SEGMENT)]
     assert any("a segment cannot be read" in line for line in report.not_run)
@@ -149,7 +149,7 @@ def test_image_refuses_a_log_with_an_unreadable_segment(
 
     _deny(monkeypatch, UNREADABLE_SEGMENT)
     with pytest.raises(UnreadableInput, match="Permission denied"):
-        build_image(discover([FIXTURES / "healthy"]))
+        build_image(FIXTURES / "healthy")
 
 
 def _as_nobody() -> list[str]:
@@ -200,7 +200,7 @@ def re_codes(text: str) -> list[str]:
 
 
 def _codes(path: Path) -> list[str]:
-    return [f.code for f in verify(discover([path])).findings]
+    return [f.code for f in verify([path]).findings]
 
 
 def test_an_empty_segment_sets_the_log_end(real_data: Path) -> None:
@@ -218,7 +218,7 @@ def test_partitions_without_segments_have_no_known_log_end(real_data: Path) -> N
 def test_what_kafka_repairs_on_load_is_a_warning_that_says_so(real_data: Path) -> None:
     # kraft-ksql-txn keeps __cluster_metadata-0/00000000000000000000.index without its
     # segment: LogLoader deletes an orphaned index on load
-    report = verify(discover([real_data / "kraft-ksql-txn"]))
+    report = verify([real_data / "kraft-ksql-txn"])
     orphans = [f for f in report.findings if f.code == "V030"]
     assert len(orphans) == 2
     assert all(f.severity.value == "warning" and "Kafka deletes it on load" in f.message

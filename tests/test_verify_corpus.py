@@ -11,7 +11,6 @@ from conftest import REPO, VERIFY
 
 from kmeta.findings import CODES, Severity
 from kmeta.ops.verify import verify
-from kmeta.storage.discover import discover
 
 MANIFEST = json.loads((VERIFY / "MANIFEST.json").read_text())
 CASES = MANIFEST["cases"]
@@ -43,7 +42,7 @@ def _params() -> list:
 @pytest.mark.parametrize("case", _params())
 def test_case(case: dict) -> None:
     case_dir = VERIFY / case["name"]
-    report = verify(discover([case_dir]))
+    report = verify([case_dir])
     found = [(f.code, _relative(case_dir, f.file), f.position, f.offset)
              for f in report.findings]
     if case["code"] is None:

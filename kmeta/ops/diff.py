@@ -448,8 +448,8 @@ def _image_diff(a: Replica, at_a: int, b: Replica, at_b: int) -> list[str] | Non
     """The difference between the image of ``a`` at ``at_a`` and ``b`` at ``at_b``, or
     None when one of them cannot be built (no snapshot covers it, say)."""
     try:
-        ia = build_image(discover([a.path]), at=at_a).image
-        ib = build_image(discover([b.path]), at=at_b).image
+        ia = build_image(a.path, at=at_a).image
+        ib = build_image(b.path, at=at_b).image
     except KmetaError:
         return None
     return diff_images(ia, ib)

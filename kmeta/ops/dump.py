@@ -7,6 +7,7 @@ are met, so the reader sees them next to the bytes they concern.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
@@ -18,7 +19,7 @@ from kmeta.formats.batch import ATTRIBUTES, CONTROL_FLAG, LONE, Batch, Record, R
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
-from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile
+from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches, segment_name_finding
 
@@ -174,12 +175,13 @@ def decoder_for(f: LogFile, forced: str | None) -> str:
     return "metadata" if f.is_metadata else "raw"
 
 
-def dump(discovery: Discovery, opts: DumpOptions) -> Iterator[Event]:
-    """All events for every file found, in discovery order (segments by offset).
+def dump(paths: Iterable[str | os.PathLike[str]], opts: DumpOptions) -> Iterator[Event]:
+    """All events for every file under ``paths``, in discovery order (segments by offset).
 
     Built from ``itertools.chain`` rather than nested generators: every event of a
     multi-gigabyte dump would otherwise pass through two more Python frames.
     """
+    discovery = discover(paths)
     return chain(map(opts.note, discovery.findings),
                  chain.from_iterable(dump_file(f, opts) for f in discovery.all_files()))
 

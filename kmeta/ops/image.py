@@ -14,6 +14,7 @@ Nothing here prints or exits: bad data becomes Findings, bad options a UsageErro
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
 from kmeta.ops.replay import Replay, replay_log, snapshot_image
 from kmeta.ops.verify import missing_log_finding, unreadable
-from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
+from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import mapped, read_records, scan_batches
 
@@ -78,6 +79,15 @@ class HistoryRow:
         return {"kind": "history", "offset": self.offset, "leader_epoch": self.leader_epoch,
                 "timestamp": self.timestamp, "type": self.type, "version": self.version,
                 "data": self.data, "file": self.file}
+
+
+@dataclass
+class HistoryResult:
+    """The records that touched the entity, and what could not be read on the way
+    (damaged batches, records that do not decode): where the history may have holes."""
+
+    rows: list[HistoryRow]
+    findings: list[Finding]
 
 
 # ---------------------------------------------------------------------- what to read
@@ -152,17 +162,17 @@ def _log_end(part: PartitionDir) -> int | None:
 
 # ---------------------------------------------------------------------- build_image
 
-def build_image(discovery: Discovery, *, at: int | None = None,
+def build_image(path: str | os.PathLike[str], *, at: int | None = None,
                 from_snapshot: Path | None = None,
                 use_snapshots: bool = True) -> ImageResult:
-    """Replay the metadata log of ``discovery`` up to (not including) offset ``at``.
+    """Replay the metadata log under ``path`` up to (not including) offset ``at``.
 
     ``use_snapshots=False`` replays from an empty image at offset 0 even when snapshots
     exist (the log must then start at 0).
     """
     if at is not None and at < 0:
         raise UsageError(f"--at {at}: an offset is 0 or more")
-    source = metadata_source(discovery)
+    source = metadata_source(discover([path]))
     if isinstance(source, LogFile):
         if from_snapshot is not None:
             raise UsageError("--from-snapshot needs a data dir or a __cluster_metadata-0 "
@@ -356,23 +366,21 @@ def _touches_broker(type_name: str, d: dict, broker: int) -> bool:
     return False
 
 
-def history(discovery: Discovery, *, topic: str | None = None, partition: int | None = None,
-            broker: int | None = None, findings: list[Finding] | None = None
-            ) -> list[HistoryRow]:
+def history(path: str | os.PathLike[str], *, topic: str | None = None,
+            partition: int | None = None, broker: int | None = None) -> HistoryResult:
     """Every metadata record of the log (or of a lone snapshot file) that touched a topic
     (by name, then by its topic ids) or a broker (by node id, in broker and controller
     registration records, or as a partition's leader or replica), in offset order.
 
     With ``partition``, PartitionRecords and PartitionChangeRecords of other partitions
     of the topic are left out; the topic's own records (TopicRecord, ConfigRecord,
-    RemoveTopicRecord, ClearElrRecord) stay.  What could not be read (damaged batches,
-    records that do not decode) is appended to ``findings``.
+    RemoveTopicRecord, ClearElrRecord) stay.
     """
     if (topic is None) == (broker is None):
         raise UsageError("give exactly one of --topic and --broker")
     if partition is not None and topic is None:
         raise UsageError("--partition needs --topic")
-    source = metadata_source(discovery)
+    source = metadata_source(discover([path]))
     topic_ids: set[str] = set()
     if isinstance(source, LogFile):
         files = [source]
@@ -391,8 +399,8 @@ def history(discovery: Discovery, *, topic: str | None = None, partition: int | 
                 tid = image.topic_id(topic)
                 if tid is not None:
                     topic_ids.add(tid)
-    rows: list[HistoryRow] = []
-    for batch, r, p, path in _records(files, findings if findings is not None else []):
+    result = HistoryResult([], [])
+    for batch, r, p, file in _records(files, result.findings):
         d = p.data if isinstance(p.data, dict) else {}
         t = p.type
         if topic is not None:
@@ -417,6 +425,6 @@ def history(discovery: Discovery, *, topic: str | None = None, partition: int | 
             hit = _touches_broker(t, d, broker)
         if hit:
             data = redact(t, p.data) if t in SECRET_TYPES else p.data
-            rows.append(HistoryRow(r.offset, batch.leader_epoch, r.timestamp, t, p.version,
-                                   data, path))
-    return rows
+            result.rows.append(HistoryRow(r.offset, batch.leader_epoch, r.timestamp, t,
+                                          p.version, data, file))
+    return result

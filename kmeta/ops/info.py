@@ -7,7 +7,9 @@ found, and for the metadata log its segments, offsets, leader epochs, snapshots,
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +18,7 @@ from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.verify import missing_log_finding
-from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
+from kmeta.storage.discover import DataDir, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches
 
@@ -219,7 +221,9 @@ def summarise_data_dir(d: DataDir, findings: list[Finding]) -> DataDirSummary:
     return ds
 
 
-def info(discovery: Discovery) -> InfoReport:
+def info(paths: Iterable[str | os.PathLike[str]]) -> InfoReport:
+    """What the files under ``paths`` hold, and every finding met reading them."""
+    discovery = discover(paths)
     report = InfoReport(findings=list(discovery.findings))
     for d in discovery.data_dirs:
         report.data_dirs.append(summarise_data_dir(d, report.findings))

@@ -452,7 +452,7 @@ def _findings(unit: Unit) -> Iterator[tuple]:
 
     ctx = unit.context
     try:
-        report = verify(discover([unit.path]))
+        report = verify([unit.path])
     except KmetaError as e:
         yield ctx + ("S008", "error", unit.path, None, None, e.message)
         return
@@ -501,7 +501,7 @@ def _image(unit: Unit) -> Iterator[tuple]:
 
     ctx = unit.context
     try:
-        result = build_image(discover([unit.path]))
+        result = build_image(unit.path)
     except KmetaError:
         return  # the findings table says why (no log, no usable snapshot ...)
     digest = result.image.digest()

@@ -120,8 +120,7 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
     refused unless ``allow_errors``: the snapshot would make the damage permanent.
     """
     out = Path(out)
-    discovery = discover([path])
-    source = metadata_source(discovery)
+    source = metadata_source(discover([path]))
     if not isinstance(source, PartitionDir):
         raise UsageError("a snapshot is written from a metadata log: give a data dir or "
                          "its __cluster_metadata-0 directory, not a snapshot file",
@@ -136,7 +135,7 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
                          f"{log_start}", context=str(part.path))
     _check_out(out)
 
-    result = build_image(discovery, at=at)  # checks --at against the log end
+    result = build_image(path, at=at)  # checks --at against the log end
     target = result.offset
     if result.log_end is None or target <= log_start:
         raise UsageError(f"the log holds no record after its start offset {log_start}",

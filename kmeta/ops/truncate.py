@@ -3,11 +3,13 @@
 A simulation over the core model (``ReplicaLog.truncate_to``) and the image replay; it
 writes nothing.  Kafka's truncation works on whole batches (``LogSegment.truncateTo``
 cuts at the first batch whose last offset reaches the target), so a target inside a
-batch cuts at that batch's base offset, and says so.
+batch cuts at that batch's base offset, and says so.  :func:`write_truncated` writes the
+truncated copy with repair's writer.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,11 +26,10 @@ from kmeta.ops.diff import (
     segments_from,
 )
 from kmeta.ops.image import build_image
-from kmeta.ops.repair import Removed, plan_repair
-from kmeta.storage.discover import discover
+from kmeta.ops.repair import Removed, RepairResult, apply_repair, plan_repair
 from kmeta.storage.segments import read_batches
 
-__all__ = ["TruncatePlan", "simulate_truncate"]
+__all__ = ["TruncatePlan", "simulate_truncate", "write_truncated"]
 
 
 @dataclass
@@ -144,8 +145,8 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
     image_diff = None
     if images and cut < model.log_end_offset:
         try:
-            before_img = build_image(discover([rep.path])).image
-            after_img = build_image(discover([rep.path]), at=cut).image
+            before_img = build_image(rep.path).image
+            after_img = build_image(rep.path, at=cut).image
             image_diff = diff_images(before_img, after_img)
         except KmetaError as e:
             notes.append(f"no image diff: {e.message}")
@@ -154,3 +155,15 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
         [(e.epoch, e.start_offset) for e in model.epoch_cache.entries],
         [(e.epoch, e.start_offset) for e in new_epochs.entries],
         invalid, image_diff, reason, notes, rep.findings)
+
+
+def write_truncated(path: str, out: str | os.PathLike[str], to: int | None = None, *,
+                    peer: str | None = None) -> RepairResult:
+    """Write ``path``'s metadata partition truncated as :func:`simulate_truncate` says to
+    ``out``, with repair's writer.  What was written is counted once, by repair (the
+    simulation would count a damaged batch differently); its reason and notes join
+    repair's."""
+    plan = simulate_truncate(path, to, peer=peer, images=False)
+    result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
+    result.notes += [n for n in (plan.reason, *plan.notes) if n]
+    return result

@@ -18,6 +18,7 @@ Kafka facts behind the rules:
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +50,7 @@ from kmeta.ops.replay import (
     snapshot_findings,
     snapshot_image,
 )
-from kmeta.storage.discover import LogFile, PartitionDir
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans, first_base_offset
 from kmeta.storage.segments import (
@@ -649,8 +650,14 @@ class VerifyReport:
 
 
 
-def verify(discovery: Any, progress: Progress | None = None) -> VerifyReport:
-    """Run every check on what discovery found; ``progress`` hears of each segment read."""
+def verify(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
+    """Run every check on the files under ``paths``."""
+    return verify_discovery(discover(paths))
+
+
+def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> VerifyReport:
+    """Run every check on what discovery found (also one made by hand: a repaired copy
+    under a name of the user's); ``progress`` hears of each segment read."""
     report = VerifyReport(findings=list(discovery.findings))
     add = report.findings.extend
     log_ends: dict[tuple[str, int], int] = {}  # (topic, partition) -> log end offset

@@ -2,16 +2,18 @@
 
 Width: ``COLUMNS`` when set, else the terminal's; through a pipe with no ``COLUMNS``,
 lines are not wrapped at all (a table row stays one line, for grep).  Colour only on a
-terminal and never with ``NO_COLOR``.
+terminal and never with ``NO_COLOR``.  Every fact comes from the run's
+:class:`~kmeta.environment.Environment`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import TextIO
 
 from rich.console import Console
+
+from kmeta.environment import Environment
 
 #: The width of a pipe without COLUMNS: wide enough that nothing wraps.
 UNWRAPPED = 4096
@@ -32,25 +34,22 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def _columns() -> int | None:
-    value = os.environ.get("COLUMNS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else None
+def make_console(env: Environment, stderr: bool = False) -> Console:
+    """The console of ``env``'s stdout (or stderr).  NO_COLOR means no escape codes at all
+    (rich alone would still send bold)."""
+    stream = env.stderr if stderr else env.stdout
+    assert stream is not None  # kmeta.cli refuses to run with stdout closed
+    width = env.columns or (None if stream.isatty() else UNWRAPPED)
+    return _Console(soft_wrap=True, color_system=None if env.no_color else "auto",
+                    file=stream, width=width, _environ=env.environ)
 
 
-def make_console(stderr: bool = False) -> Console:
-    """NO_COLOR means no escape codes at all (rich alone would still send bold)."""
-    plain = bool(os.environ.get("NO_COLOR"))
-    stream = sys.stderr if stderr else sys.stdout
-    width = _columns() or (None if stream.isatty() else UNWRAPPED)
-    return _Console(soft_wrap=True, color_system=None if plain else "auto", stderr=stderr,
-                    width=width)
-
-
-def clip_width(stream: TextIO | None = None) -> int | None:
-    """The width a long line is cut to: ``COLUMNS`` or the terminal's; None through a pipe
-    without ``COLUMNS`` (kept whole, for grep)."""
-    stream = stream or sys.stdout
-    if (columns := _columns()) is not None:
+def clip_width(env: Environment, stream: TextIO | None = None) -> int | None:
+    """The width a long line to ``stream`` (``env``'s stdout by default) is cut to:
+    ``COLUMNS`` or the terminal's; None through a pipe without ``COLUMNS`` (kept whole,
+    for grep)."""
+    stream = stream or env.stdout
+    if (columns := env.columns) is not None:
         return columns
     try:
         if not stream.isatty():
@@ -85,15 +84,10 @@ def clip(text: str, width: int | None) -> str:
     return text[:max(width - 1, 1)] + "…"
 
 
-def colour_on(stream: TextIO | None = None) -> bool:
-    stream = stream or sys.stdout
-    return not os.environ.get("NO_COLOR") and stream.isatty()
-
-
-def paint(text: str, style: str, stream: TextIO | None = None) -> str:
+def paint(text: str, style: str, colour: bool) -> str:
     """``text`` in the colour of ``style`` (error, warning, diverged, lag, ok) when
-    ``stream`` (stdout by default) is a terminal and NO_COLOR is not set."""
-    return styled(text, style) if colour_on(stream) else text
+    ``colour`` (the stream is a terminal and NO_COLOR is not set)."""
+    return styled(text, style) if colour else text
 
 
 def styled(text: str, style: str) -> str:

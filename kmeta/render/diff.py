@@ -26,11 +26,11 @@ def _side(label: str, only: SideOnly | None) -> str | None:
             f"{only.first}..{only.last}: {kinds}")
 
 
-def _headline(p: PairDiff) -> str:
+def _headline(p: PairDiff, colour: bool) -> str:
     who = f"{p.local.label} vs {p.peer.label}"
     if p.status == "identical":
         span = _range(p.local.log_start, p.local.log_end)
-        return f"{who}: {paint('IDENTICAL', 'ok')} ({span}, same bytes)"
+        return f"{who}: {paint('IDENTICAL', 'ok', colour)} ({span}, same bytes)"
     if p.status == "equivalent":
         start = max(p.local.log_start, p.peer.log_start)
         return f"{who}: SAME CONTENT over offsets {start}..{p.local.log_end - 1}, which " \
@@ -39,17 +39,20 @@ def _headline(p: PairDiff) -> str:
         shorter, longer = (p.local, p.peer) if p.lagging == p.local.label \
             else (p.peer, p.local)
         if shorter.log_end < longer.log_start:
-            return f"{who}: {paint('LAG', 'lag')}, not divergence: {shorter.label} ends at " \
+            return f"{who}: {paint('LAG', 'lag', colour)}, not divergence: {shorter.label} ends at " \
                 f"{shorter.log_end}, before {longer.label}'s log starts " \
                 f"({longer.log_start}): it needs a snapshot"
-        return f"{who}: {paint('LAG', 'lag')}, not divergence: {p.lagging} is a prefix of " \
+        return f"{who}: {paint('LAG', 'lag', colour)}, not divergence: {p.lagging} is a prefix of " \
             f"{longer.label}, " \
             f"{p.lag_offsets:,} offset(s) behind"
     epoch = f" in epoch {p.divergence_epoch}" if p.divergence_epoch is not None else ""
-    return f"{who}: {paint('DIVERGED', 'diverged')} at offset {p.divergence_offset}{epoch}"
+    return f"{who}: {paint('DIVERGED', 'diverged', colour)} at offset {p.divergence_offset}{epoch}"
 
 
-def diff_lines(report: DiffReport) -> Iterator[str]:
+def diff_lines(report: DiffReport, *, colour: bool = False, width: int | None = None
+               ) -> Iterator[str]:
+    """The report for people; ``colour``: the verdicts coloured (a terminal); ``width``:
+    what an image difference is cut to (None: kept whole)."""
     for r in report.replicas:
         yield (f"{r.label}: node {r.node_id if r.node_id is not None else '?'}, "
                f"{_range(r.log_start, r.log_end)}, latest epoch {human(r.latest_epoch)}, "
@@ -59,7 +62,7 @@ def diff_lines(report: DiffReport) -> Iterator[str]:
             yield f"  note: {note}"
     for p in report.pairs:
         yield ""
-        yield _headline(p)
+        yield _headline(p, colour)
         s = p.content_split
         if s is not None:
             yield (f"  bytes first differ at offset {s.offset}: {p.local.label} "
@@ -74,7 +77,8 @@ def diff_lines(report: DiffReport) -> Iterator[str]:
         for line in p.kafka:
             yield f"  kafka: {line}"
         for where, diffs in p.image_diff.items():
-            yield from difference_lines(f"image {where.replace('_', ' ')}", diffs)
+            yield from difference_lines(f"image {where.replace('_', ' ')}", diffs,
+                                        width=width)
     m = report.majority
     if m is not None:
         yield ""
@@ -85,6 +89,6 @@ def diff_lines(report: DiffReport) -> Iterator[str]:
         for label, n in m["beyond"].items():
             yield f"  {label} holds {n:,} offset(s) beyond it"
     yield ""
-    yield "verdict: " + (paint("DIVERGED", "diverged") if report.diverged else
+    yield "verdict: " + (paint("DIVERGED", "diverged", colour) if report.diverged else
                          "no divergence" + (" (lag only)" if any(
                              p.status == "lagging" for p in report.pairs) else ""))

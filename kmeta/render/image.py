@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kmeta.ops.image import HistoryRow, ImageResult, children, public_json
-from kmeta.render.console import console_width, fold, make_console
+from kmeta.render.console import console_width, fold
 from kmeta.render.jsonl import dumps
 from kmeta.render.text import human
 
@@ -75,8 +75,7 @@ def image_json(result: ImageResult) -> str:
     })
 
 
-def render_image(result: ImageResult, console: Console | None = None) -> None:
-    console = console or make_console()
+def render_image(result: ImageResult, console: Console) -> None:
     j = public_json(result.image)
 
     def out(line: str) -> None:

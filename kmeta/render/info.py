@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
-from kmeta.render.console import console_width, fold, make_console
+from kmeta.render.console import console_width, fold
 from kmeta.render.text import Paths, group_line, grouped, human, summarise
 
 
@@ -117,12 +117,10 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         _say(console, "  other files: " + ", ".join(p.other_files))
 
 
-def render_info(report: InfoReport, console: Console | None = None,
-                given: list[str] | None = None, expand: bool = False) -> None:
+def render_info(report: InfoReport, console: Console, given: list[str] | None = None,
+                expand: bool = False) -> None:
     """``given``: the paths the user gave (findings name files relative to them);
     ``expand``: every finding on its own line, no groups."""
-    if console is None:
-        console = make_console()
     for d in report.data_dirs:
         console.print(f"[bold]data dir[/bold] {d.path}")
         for name, content in d.files.items():

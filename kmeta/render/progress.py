@@ -9,11 +9,11 @@ know nothing of it.
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from kmeta.environment import Environment
     from kmeta.storage.discover import Discovery
 
 
@@ -28,14 +28,15 @@ def _sizes(found: Discovery, metadata_only: bool, into: dict[str, int]) -> None:
 
 
 @contextlib.contextmanager
-def reading(label: str, found: Discovery | None = None, *, metadata_only: bool = False,
+def reading(env: Environment, label: str, *, metadata_only: bool = False,
             streams_stdout: bool = False) -> Iterator[None]:
-    """Show the bar while the block runs.  Its total is the segments and snapshots of
-    ``found`` and of every discovery made inside the block (only the metadata log's and
+    """Show the bar on ``env``'s stderr while the block runs.  Its total is the segments
+    and snapshots of every discovery made inside the block (only the metadata log's and
     snapshots with ``metadata_only``: what image, history, diff and repair read), each
     file counted once.  ``streams_stdout``: the command writes to stdout as it reads
     (dump), so a terminal on stdout gets no bar to garble it."""
-    if not sys.stderr.isatty() or (streams_stdout and sys.stdout.isatty()):
+    assert env.stdout is not None  # kmeta.cli refuses to run with stdout closed
+    if not env.stderr.isatty() or (streams_stdout and env.stdout.isatty()):
         yield
         return
     from rich.progress import (
@@ -51,11 +52,9 @@ def reading(label: str, found: Discovery | None = None, *, metadata_only: bool =
     from kmeta.storage.segments import READING
 
     sizes: dict[str, int] = {}
-    if found is not None:
-        _sizes(found, metadata_only, sizes)
     seen: dict[str, int] = {}
     with Progress(label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  TimeRemainingColumn(), console=make_console(stderr=True),
+                  TimeRemainingColumn(), console=make_console(env, stderr=True),
                   transient=True) as bar:
         task = bar.add_task(label, total=sum(sizes.values()) or None)
 

@@ -11,13 +11,9 @@ from typing import Any
 from kmeta.findings import Severity
 from kmeta.ops.repair import Action, FileChange, RepairPlan, RepairResult
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import finding_line, summarise
+from kmeta.render.text import FINDINGS_SHOWN, finding_line, summarise
 
 __all__ = ["repair_json", "repair_lines", "repair_object"]
-
-#: How many findings of the output check the text shows (the JSON has them all).
-MAX_FINDINGS = 20
-
 
 def _split(item: RepairResult | RepairPlan) -> tuple[RepairPlan, RepairResult | None]:
     if isinstance(item, RepairResult):
@@ -122,9 +118,10 @@ def _check_lines(result: RepairResult) -> list[str]:
                  "damaged batch"]
     else:
         lines = [f"check: no errors in the output, {len(found)} warning(s):"]
-    lines += [f"  {finding_line(f)}" for f in found[:MAX_FINDINGS]]
-    if len(found) > MAX_FINDINGS:
-        lines.append(f"  … {len(found) - MAX_FINDINGS} more")
+    # the first few (the JSON has them all)
+    lines += [f"  {finding_line(f)}" for f in found[:FINDINGS_SHOWN]]
+    if len(found) > FINDINGS_SHOWN:
+        lines.append(f"  … {len(found) - FINDINGS_SHOWN} more")
     return lines
 
 

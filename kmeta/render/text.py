@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from kmeta.errors import Verdict
 from kmeta.findings import CODES, Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
@@ -165,6 +166,32 @@ def group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
             f"last: {paths.where(g.last)} (--all lists each)")
 
 
+#: How many findings (groups of one code count as one) a command lists when its output is
+#: about something else: image, history, snapshot and diff on stderr, repair's check of
+#: the copy it wrote.  A screenful with the summary; kmeta verify lists them all.
+FINDINGS_SHOWN = 20
+
+
+def listed_findings(findings: list[Finding], paths: Paths, colour: bool, more: str
+                    ) -> Iterator[str]:
+    """The first FINDINGS_SHOWN findings (or groups), then how many more and ``more``:
+    where to see them all."""
+    groups = grouped(findings)
+    for g in groups[:FINDINGS_SHOWN]:
+        yield group_line(g, paths, colour)
+    if len(groups) > FINDINGS_SHOWN:
+        rest = sum(g.count for g in groups[FINDINGS_SHOWN:])
+        yield f"kmeta: {rest} more finding(s): {more}"
+
+
+def summary_line(verdict: Verdict) -> str | None:
+    """``kmeta: N finding(s): …`` by severity, or None when there was none."""
+    if not verdict.total:
+        return None
+    return (f"kmeta: {verdict.total} finding(s): {verdict.errors} error(s), "
+            f"{verdict.warnings} warning(s), {verdict.infos} info")
+
+
 def file_lines(ev: FileEvent) -> Iterator[str]:
     yield f"Dumping {ev.file}"
     kind = ev.file_kind
@@ -235,16 +262,15 @@ def _clip_difference(d: str, width: int | None) -> str:
     return clip(head, max(width - len(arrow) - keep, 1)) + arrow + clip(tail, keep)
 
 
-def difference_lines(title: str, diffs: list[str], indent: str = "  ") -> Iterator[str]:
-    """``title: N difference(s)`` and the first few, each cut to the terminal's width (a
-    whole topic's state is one line); the JSON holds them all, in full."""
-    from kmeta.render.console import clip_width
-
+def difference_lines(title: str, diffs: list[str], indent: str = "  ", *,
+                     width: int | None = None) -> Iterator[str]:
+    """``title: N difference(s)`` and the first few, each cut to ``width`` (the terminal's:
+    a whole topic's state is one line; None keeps them whole); the JSON holds them all,
+    in full."""
     if not diffs:
         yield f"{indent}{title}: the same"
         return
     yield f"{indent}{title}: {len(diffs)} difference(s)"
-    width = clip_width()
     for d in diffs[:DIFFERENCES_SHOWN]:
         yield f"{indent}  {_clip_difference(d, width - len(indent) - 2 if width else None)}"
     more = len(diffs) - DIFFERENCES_SHOWN

@@ -20,7 +20,9 @@ def _pairs(entries: list[tuple[int, int]]) -> str:
     return summarise([f"{e}@{o}" for e, o in entries], "epochs").replace(",", ", ")
 
 
-def truncate_lines(plan: TruncatePlan) -> Iterator[str]:
+def truncate_lines(plan: TruncatePlan, width: int | None = None) -> Iterator[str]:
+    """The simulation for people; ``width``: what an image difference is cut to (None:
+    kept whole)."""
     head = "simulation (nothing written)"
     if plan.reason:
         yield plan.reason
@@ -41,4 +43,4 @@ def truncate_lines(plan: TruncatePlan) -> Iterator[str]:
     for note in plan.notes:
         yield f"  note: {note}"
     if plan.image_diff is not None:
-        yield from difference_lines("image before -> after", plan.image_diff)
+        yield from difference_lines("image before -> after", plan.image_diff, width=width)

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from kmeta.findings import HINTS
 from kmeta.ops.verify import VerifyReport
-from kmeta.render.console import console_width, fold, make_console, styled
+from kmeta.render.console import console_width, fold, styled
 from kmeta.render.jsonl import dumps
 from kmeta.render.text import Paths, group_line, grouped, summarise
 
@@ -25,12 +25,10 @@ def render_json(report: VerifyReport) -> Iterator[str]:
     yield dumps(report.summary_json())
 
 
-def render_text(report: VerifyReport, console: Console | None = None,
-                given: list[str] | None = None, expand: bool = False) -> None:
+def render_text(report: VerifyReport, console: Console, given: list[str] | None = None,
+                expand: bool = False) -> None:
     """``given``: the paths the user gave (file names are shown relative to them);
     ``expand``: every finding on its own line, no groups."""
-    if console is None:
-        console = make_console()
     paths = Paths(given or [])
     colour = console.color_system is not None and console.is_terminal
     width = console_width(console)

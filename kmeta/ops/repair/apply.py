@@ -22,7 +22,7 @@ from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import classify
 from kmeta.ops.repair.plan import Action, RepairPlan, checkpoint_entries, metadata_partition
-from kmeta.ops.verify import verify
+from kmeta.ops.verify import verify_discovery
 from kmeta.storage import tree
 from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.swap import data_dir_lock, swap_in
@@ -122,7 +122,7 @@ def _check(out: Path, found: Discovery) -> list[Finding]:
     directory inside a partition directory), which repair put there on purpose and which
     Kafka ignores (it loads regular files only)."""
     quarantine = str(out / QUARANTINE)
-    return [f for f in verify(found).findings
+    return [f for f in verify_discovery(found).findings
             if not (f.code == "S007" and f.file == quarantine)]
 
 
