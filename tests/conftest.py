@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+# With PYTHONDONTWRITEBYTECODE set, every run rewrote the asserts of every test module and
+# compiled kmeta again (seconds per pytest process, and per kmeta subprocess): the suite
+# keeps its bytecode in __pycache__ (ignored by git) whatever the variable says.
+sys.dont_write_bytecode = False
 
 # The paths every test file reads (``from conftest import HEALTHY``): one home for them.
 REPO = Path(__file__).resolve().parents[1]
@@ -19,12 +26,36 @@ VERIFY = FIXTURES / "verify"
 DEFAULT_REAL_DATA = REPO.parent / "shared" / "real"
 
 
+#: Variables that change what the command line writes; a test gives them where it means it.
+_TERMINAL = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist, in the controlling process: hand each worker the COLUMNS and LINES
+    this run was started with.  GNU readline, loaded by pytest, writes the terminal's into
+    the C environment, which the workers would otherwise inherit."""
+    node.workerinput["terminal"] = {k: os.environ.get(k) for k in _TERMINAL}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a pytest-xdist worker: the COLUMNS and LINES of the run, not readline's."""
+    terminal = getattr(config, "workerinput", {}).get("terminal")
+    for name, value in (terminal or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that needs the Spark session is marked ``spark``: ``-m "not spark"``
-    leaves out the JVM and its start."""
+    leaves out the JVM and its start.  Under pytest-xdist they all go to one worker
+    (``--dist loadgroup``): one JVM, not one per worker."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,14 @@
 """End-to-end tests of the ``kmeta`` command line.
 
-Most tests run ``python -m kmeta`` as a subprocess, the way a user or a script runs it:
-exit codes, what goes to stdout and stderr, no tracebacks, no hangs.  A few call
-``kmeta.cli.main([...])`` in-process.  Inputs are small files built here with
-``build_batch`` and the real broker files under ``KMETA_REAL_DATA`` (the ``real_data``
-fixture); the ldi-poc metadata segment has 4,814 batches and 4,929 records, and its first
-batch is a LeaderChange control batch at offset 0.
+Most tests run the command line the way a user or a script runs it, and look at exit
+codes, what goes to stdout and stderr, no tracebacks, no hangs: in-process through
+``tests/clirun.py``, which answers as a finished subprocess would, or as a real
+``python -m kmeta`` subprocess where the process itself is under test (imports, pipes,
+terminals, another user).  A few call ``kmeta.cli.main([...])`` directly.  Inputs are
+small files built here with ``build_batch`` and the real broker files under
+``KMETA_REAL_DATA`` (the ``real_data`` fixture); the ldi-poc metadata segment has 4,814
+batches and 4,929 records, and its first batch is a LeaderChange control batch at
+offset 0.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import clirun
 import pytest
 
 from kmeta.cli import main
@@ -53,8 +57,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def run(*args: Any, env: dict[str, str] | None = None,
         timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KMETA, *map(str, args)], capture_output=True, text=True,
-                          env=env or _env(), timeout=timeout)
+    return clirun.run(*args, env=env or _env(), timeout=timeout)
 
 
 def assert_no_traceback(proc: subprocess.CompletedProcess[str]) -> None:

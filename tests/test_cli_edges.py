@@ -2,7 +2,9 @@
 
 Wrong input gets one clear line and a documented exit code; text output holds no Python
 values; JSON keys are snake_case and the output is valid UTF-8; filters that match
-nothing say so.  Subprocess runs, as a user runs kmeta.
+nothing say so.  Run as a user runs kmeta: in-process through ``tests/clirun.py`` (answered
+as a finished subprocess), as a real subprocess on a terminal, with stdout closed, and for
+shell completion.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import clirun
 import pytest
 from conftest import FIXTURES, HEALTHY
 
@@ -27,13 +30,22 @@ META = "__cluster_metadata-0"
 SEGMENT = "00000000000000000000.log"
 
 
-def run(*args: Any, stdout: Any = subprocess.PIPE, **env: str
-        ) -> subprocess.CompletedProcess[bytes]:
+def _environ(**env: str) -> dict[str, str]:
     full = {k: v for k, v in os.environ.items()
             if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "_KMETA_COMPLETE")}
     full.update(env)
-    return subprocess.run([*KMETA, *map(os.fsencode, map(str, args))], stdout=stdout,
-                          stderr=subprocess.PIPE, env=full, timeout=60)
+    return full
+
+
+def run(*args: Any, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return clirun.run(*map(os.fsencode, map(str, args)), env=_environ(**env), timeout=60,
+                      text=False)
+
+
+def run_process(*args: Any, **env: str) -> subprocess.CompletedProcess[bytes]:
+    """A real subprocess: shell completion reads its variables from the process."""
+    return subprocess.run([*KMETA, *map(os.fsencode, map(str, args))],
+                          capture_output=True, env=_environ(**env), timeout=60)
 
 
 def text(b: bytes) -> str:
@@ -150,7 +162,8 @@ def test_history_of_an_absent_topic_says_so(meta_dir: Path) -> None:
 ])
 def test_completion_offers_types_and_image_actions(words: str, cword: str,
                                                    expected: set[str]) -> None:
-    proc = run(_KMETA_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=cword)
+    proc = run_process(_KMETA_COMPLETE="complete_bash", COMP_WORDS=words,
+                       COMP_CWORD=cword)
     assert set(text(proc.stdout).split()) == expected
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import clirun
 import pytest
 from conftest import DIVERGENT
 
@@ -140,8 +140,7 @@ def test_real_dir_against_its_own_truncated_copy(real_data: Path, tmp_path: Path
 
 def test_cli_exit_codes_and_json(real_data: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "kmeta", "diff", *args],
-                              capture_output=True, text=True, timeout=120)
+        return clirun.run("diff", *args, timeout=120)
 
     lag = run("--json", str(DIVERGENT / "lag" / "a"), str(DIVERGENT / "lag" / "b"))
     assert lag.returncode == 0, lag.stderr

@@ -75,6 +75,7 @@ def test_generation_is_deterministic(generated: dict[Path, str]) -> None:
         assert "/tmp" not in text and str(Path.home()) + "/" not in text
 
 
+@pytest.mark.slow
 def test_check_and_write_commands(tmp_path: Path) -> None:
     """``--check`` fails on a missing or edited file and passes after ``--write``."""
     cmd = [sys.executable, "-m", "kmeta.docs"]

@@ -78,6 +78,7 @@ def log_batches(partition: Path) -> list:
 # ----------------------------------------------------------------------- (a) up to date
 
 
+@pytest.mark.slow
 def test_committed_fixtures_are_byte_identical_to_a_fresh_generation(tmp_path):
     gen = generator()
     gen.generate(tmp_path, seed=gen.DEFAULT_SEED)

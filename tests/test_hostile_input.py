@@ -7,8 +7,9 @@ builder and its checked-in copy drift apart (rebuild with ``KMETA_REBUILD_CORPUS
 Special files (FIFOs, links to devices) cannot live in git: their tests add them to a
 copy of the corpus at run time.
 
-Every test runs the real command as a subprocess, as an SRE does, with a timeout (a hang
-is a failure), and checks the exit code, one clear line and no traceback.
+Every test runs the command line as an SRE does, with a timeout (a hang is a failure), and
+checks the exit code, one clear line and no traceback: in-process through
+``tests/clirun.py``, or as a real subprocess where its memory is measured.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import clirun
 import pytest
 import zstandard
 from conftest import REPO, VERIFY
@@ -41,11 +43,20 @@ INDEX = "00000000000000000000.index"
 TIMEOUT = 30
 
 
-def run(*args: object, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+def _environ() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
     env["NO_COLOR"] = "1"
+    return env
+
+
+def run(*args: object, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    return clirun.run(*args, env=_environ(), timeout=timeout)
+
+
+def run_process(*args: object, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+    """A real subprocess, for a test that measures the peak memory of its children."""
     return subprocess.run([sys.executable, "-m", "kmeta", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=timeout)
+                          capture_output=True, text=True, env=_environ(), timeout=timeout)
 
 
 def assert_clear(proc: subprocess.CompletedProcess[str], code: int) -> None:
@@ -321,7 +332,7 @@ def _child_peak_mib() -> float:
 def test_compression_bomb_is_a_finding(name: str, command: tuple[str, ...],
                                        tmp_path: Path) -> None:
     part = corpus_copy(name, tmp_path)
-    proc = run(*command, part, timeout=60)
+    proc = run_process(*command, part, timeout=60)
     out = proc.stdout + proc.stderr
     assert "Traceback" not in out and "internal error" not in out, out[-2000:]
     if command[0] == "repair":
@@ -347,6 +358,7 @@ finally:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [("verify",), ("info",), ("dump", "--json"),
                                      ("dump", "-r"), ("repair", "--dry-run")])
 def test_records_of_a_large_batch_are_a_stream(command: tuple[str, ...],
@@ -489,6 +501,7 @@ def long_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return part
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [("dump",), ("dump", "--json"), ("verify",), ("info",),
                                      ("image",), ("diff",), ("repair", "--dry-run")])
 def test_segment_truncated_while_read_is_reported(command: tuple[str, ...], long_log: Path,

@@ -1,7 +1,8 @@
 """``kmeta image`` and ``kmeta history``: the replayed cluster image and per-entity history.
 
-Subprocess runs of ``python -m kmeta`` check exit codes and output; in-process calls of
-:mod:`kmeta.ops.image` check the replay rules against an independent replay here.
+Runs of the command line (in-process through ``tests/clirun.py``; a real subprocess for
+``| head``) check exit codes and output; calls of :mod:`kmeta.ops.image` check the replay
+rules against an independent replay here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import clirun
 import pytest
 from conftest import HEALTHY, HEALTHY_META
 
@@ -35,8 +37,7 @@ DATA_STORE_LATEST = "bb446179a29bb725abcbab4cd7b18cba"
 
 
 def run(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*KMETA, *map(str, args)], capture_output=True, text=True,
-                          timeout=TIMEOUT, env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"})
+    return clirun.run(*args, timeout=TIMEOUT, env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"})
 
 
 def ok(*args: object) -> str:
@@ -292,14 +293,10 @@ def test_survives_head() -> None:
 
 def test_history_of_a_damaged_log_says_where_it_has_holes(tmp_path: Path) -> None:
     """No silent skip: a bad CRC or an undecodable record is a finding on stderr, exit 1."""
-    import subprocess
-    import sys
-
     torn = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "verify" / \
         "f003-record-undecodable"
     found = history(torn, broker=1)
     rows, findings = found.rows, found.findings
     assert rows and [f.code for f in findings] == ["F003"]
-    done = subprocess.run([sys.executable, "-m", "kmeta", "history", str(torn), "--broker",
-                           "1"], capture_output=True, text=True, timeout=60)
+    done = clirun.run("history", torn, "--broker", "1", timeout=60)
     assert done.returncode == 1 and "F003" in done.stderr

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+import clirun
 import pytest
 from conftest import FIXTURES, REPO
 
@@ -39,8 +38,7 @@ def section_blocks() -> list[str]:
 
 
 def _cli_json(command: str, paths: list[str], out: Path | None = None) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-m", "kmeta", command, "--json", *paths],
-                          capture_output=True, text=True, cwd=REPO)
+    proc = clirun.run(command, "--json", *paths, cwd=REPO)
     assert proc.returncode in (0, 1), proc.stderr
     if out is not None:
         out.write_text(proc.stdout, "utf-8")

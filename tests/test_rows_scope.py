@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+import clirun
 import pytest
 from conftest import HEALTHY
 
@@ -67,9 +66,7 @@ def test_export_reads_every_file_once_in_the_same_scope() -> None:
 def test_payloads_alone_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="data topics"):
         Scope(payloads=True)
-    done = subprocess.run([sys.executable, "-m", "kmeta", "export", str(HEALTHY), "--to",
-                           "/nonexistent/out", "--payloads"], capture_output=True, text=True,
-                          timeout=60)
+    done = clirun.run("export", HEALTHY, "--to", "/nonexistent/out", "--payloads", timeout=60)
     assert done.returncode == 2 and "--data-topics" in done.stderr
     assert "Traceback" not in done.stderr
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -341,6 +342,7 @@ def test_streamed_records_equal_listed_records(monkeypatch):
     assert {f["code"] for s in damaged for f in s[2]} == {"F003", "F011"}
 
 
+@pytest.mark.slow
 def test_streamed_dump_and_verify_equal_listed(monkeypatch, tmp_path):
     """dump (text and JSON, in pieces of 3 records) and verify say the same of the
     fixtures when every batch is streamed."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import clirun
 import pytest
 from conftest import FIXTURES
 
@@ -60,11 +61,9 @@ def test_refusals() -> None:
 def test_cli_simulates_then_applies(tmp_path: Path) -> None:
     import json
     import subprocess
-    import sys
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "kmeta", *args], capture_output=True,
-                              text=True, timeout=120)
+        return clirun.run(*args, timeout=120)
 
     a, b = FIXTURES / "divergent" / "unclean" / "a", FIXTURES / "divergent" / "unclean" / "b"
     sim = run("truncate", "--json", str(a), "--to-divergence-with", str(b))
@@ -83,15 +82,10 @@ def test_cli_simulates_then_applies(tmp_path: Path) -> None:
 
 
 def test_repair_cli(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     src = FIXTURES / "corrupt" / "torn-tail" / "__cluster_metadata-0"
     out = tmp_path / "__cluster_metadata-0"
-    done = subprocess.run([sys.executable, "-m", "kmeta", "repair", str(src), "--out",
-                           str(out)], capture_output=True, text=True, timeout=120)
+    done = clirun.run("repair", str(src), "--out", str(out), timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "S001" in done.stdout and (out / "leader-epoch-checkpoint").is_file()
-    refused = subprocess.run([sys.executable, "-m", "kmeta", "repair", str(src),
-                              "--in-place"], capture_output=True, text=True, timeout=120)
+    refused = clirun.run("repair", str(src), "--in-place", timeout=120)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import clirun
 import pytest
 from conftest import FIXTURES
 
@@ -23,8 +24,7 @@ KMETA = [sys.executable, "-m", "kmeta"]
 
 def run(*args: Any) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run([*KMETA, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=60)
+    return clirun.run(*args, env=env, timeout=60)
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:

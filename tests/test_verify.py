@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import clirun
 import pytest
 
 from kmeta.formats.batch import Header, build_batch
@@ -276,12 +277,9 @@ def test_image_problems_are_findings(tmp_path):
 
 def test_verify_command(real_data):
     import json
-    import subprocess
-    import sys
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "kmeta", "verify", *args],
-                              capture_output=True, text=True, timeout=120)
+        return clirun.run("verify", *args, timeout=120)
 
     clean = run(str(real_data / "ldi-poc"))
     assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -306,6 +306,7 @@ def test_txn_index_written_for_aborted_transactions(tmp_path):
     assert idx.entries == (entry,)
 
 
+@pytest.mark.slow
 def test_segment_writer_streams(tmp_path):
     """Writing a log does not hold it in memory: 12 MiB through the writer, a few MiB peak
     (the write buffer and the sparse index entries)."""

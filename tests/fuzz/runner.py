@@ -104,15 +104,14 @@ def _last_line(text: str) -> str:
 
 
 def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
-    """``kmeta.cli.main(argv)`` with stdout/stderr captured, an alarm for hangs and the
-    peak RSS above the level before the call."""
+    """``kmeta.cli.main(argv)`` with stdout/stderr captured (its Environment), an alarm
+    for hangs and the peak RSS above the level before the call."""
     from kmeta import cli
+    from kmeta.environment import Environment
 
     out = io.BytesIO()
     err = io.StringIO()
-    saved = sys.stdout, sys.stderr
-    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    sys.stderr = err
+    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     base = _rss_now()
     measured = _reset_peak()
     old = signal.signal(signal.SIGALRM, _on_alarm)
@@ -122,7 +121,7 @@ def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
     escaped = ""
     start = time.monotonic()
     try:
-        cli.main(argv)
+        cli.main(argv, Environment(stdout=stdout, stderr=err))
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
@@ -137,8 +136,7 @@ def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
         signal.signal(signal.SIGALRM, old)
         seconds = time.monotonic() - start
         with contextlib.suppress(Exception):
-            sys.stdout.flush()
-        sys.stdout, sys.stderr = saved
+            stdout.flush()
     peak = max(0, _status_kb("VmHWM") * 1024 - base) if measured else 0
     stderr = err.getvalue() + escaped
     if escaped:

@@ -30,6 +30,7 @@ def _unexpected(stats: cp.Stats) -> list[str]:
             for f in stats.failures if open_bug(f.signature) is None]
 
 
+@pytest.mark.slow
 def test_mutation_campaign(tmp_path: Path) -> None:
     camp = Campaign(CI_SEED, tmp_path / "work", tmp_path / "failures", commands_per_case=4,
                     timeout=20.0, minimise=False, subprocess_every=15)
@@ -40,6 +41,7 @@ def test_mutation_campaign(tmp_path: Path) -> None:
     assert not _unexpected(stats), "\n\n".join(_unexpected(stats))
 
 
+@pytest.mark.slow
 def test_hostile_environment(tmp_path: Path) -> None:
     camp = Campaign(CI_SEED, tmp_path / "work", tmp_path / "failures", timeout=20.0,
                     minimise=False, seeds=[HEALTHY])
@@ -108,9 +110,10 @@ def test_inprocess_runner_sees_hangs_and_escapes(monkeypatch: pytest.MonkeyPatch
 
     from kmeta import cli
 
-    monkeypatch.setattr(cli, "main", lambda argv: time.sleep(10))
+    monkeypatch.setattr(cli, "main", lambda argv, env: time.sleep(10))
     assert run_inprocess(["verify", "x"], 0.3, 0).kind == "hang"
-    monkeypatch.setattr(cli, "main", lambda argv: (_ for _ in ()).throw(GeneratorExit()))
+    monkeypatch.setattr(cli, "main",
+                        lambda argv, env: (_ for _ in ()).throw(GeneratorExit()))
     assert run_inprocess(["verify", "x"], 5, 0).kind == "internal"
 
 
