@@ -450,9 +450,8 @@ def _section_findings() -> list[str]:
            "position and the offset. Findings of severity error make the exit status 1. "
            "The codes are grouped by the layer that reports them: "
            + esc("; ".join(f"{k} {v}" for k, v in FINDING_GROUPS.items())) + "."]
-    for code, (severity, meaning) in sorted(CODES.items()):
-        sev = getattr(severity, "value", severity)
-        out += [".TP", f"{_b(code)} ({esc(str(sev))})", esc(_sentence(meaning))]
+    for code, c in sorted(CODES.items()):
+        out += [".TP", f"{_b(code)} ({esc(c.severity.value)})", esc(_sentence(c.meaning))]
     return out
 
 

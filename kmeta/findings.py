@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Severity(StrEnum):
@@ -19,89 +19,106 @@ class Severity(StrEnum):
 
 
 #: Every finding code kmeta can emit, with its severity and a one-line meaning.
-CODES: dict[str, tuple[Severity, str]] = {
-    "F001": (Severity.ERROR, "batch CRC does not match its contents"),
-    "F003": (Severity.ERROR, "records inside a batch cannot be decoded"),
-    "F004": (Severity.WARNING, "metadata record of unknown apiKey or version; shown as raw hex"),
-    "F005": (Severity.ERROR, "metadata record body does not match its schema"),
-    "F006": (Severity.ERROR, "compressed batch cannot be decompressed"),
-    "F007": (Severity.ERROR, "control record cannot be decoded"),
-    "F008": (Severity.WARNING, "control record of unknown type or version; shown as raw hex"),
-    "F009": (Severity.ERROR, "legacy message CRC does not match its contents"),
-    "F010": (Severity.ERROR, "file content does not follow its format"),
-    "F011": (Severity.WARNING, "record count in batch header differs from records decoded"),
-    "S001": (Severity.ERROR, "torn or truncated tail: the segment ends inside a batch"),
-    "S002": (Severity.WARNING, "zero-filled tail (preallocated space never written)"),
-    "S003": (Severity.ERROR, "damaged byte range skipped; reading resumed at the next valid batch"),
-    "S004": (Severity.ERROR, "garbage after the last valid batch"),
-    "S005": (Severity.ERROR, "batch offsets go backwards or overlap the previous batch"),
-    "S006": (Severity.INFO, "empty file"),
-    "S007": (Severity.WARNING, "file name not recognised as a Kafka file; skipped"),
-    "S008": (Severity.ERROR, "file cannot be read"),
-    "S009": (Severity.WARNING, "segment base offset in its name differs from its first batch"),
-    "S010": (Severity.ERROR, "not a Kafka log segment: text, or no record batch anywhere in "
+class Code(NamedTuple):
+    """A finding code: its severity, what it means, and whether the image replay
+    (:meth:`kmeta.core.image.MetadataImage.apply`) reports it."""
+
+    severity: Severity
+    meaning: str
+    replay: bool = False
+
+
+CODES: dict[str, Code] = {
+    "F001": Code(Severity.ERROR, "batch CRC does not match its contents"),
+    "F003": Code(Severity.ERROR, "records inside a batch cannot be decoded"),
+    "F004": Code(Severity.WARNING, "metadata record of unknown apiKey or version; shown as raw hex"),
+    "F005": Code(Severity.ERROR, "metadata record body does not match its schema"),
+    "F006": Code(Severity.ERROR, "compressed batch cannot be decompressed"),
+    "F007": Code(Severity.ERROR, "control record cannot be decoded"),
+    "F008": Code(Severity.WARNING, "control record of unknown type or version; shown as raw hex"),
+    "F009": Code(Severity.ERROR, "legacy message CRC does not match its contents"),
+    "F010": Code(Severity.ERROR, "file content does not follow its format"),
+    "F011": Code(Severity.WARNING, "record count in batch header differs from records decoded"),
+    "S001": Code(Severity.ERROR, "torn or truncated tail: the segment ends inside a batch"),
+    "S002": Code(Severity.WARNING, "zero-filled tail (preallocated space never written)"),
+    "S003": Code(Severity.ERROR, "damaged byte range skipped; reading resumed at the next valid batch"),
+    "S004": Code(Severity.ERROR, "garbage after the last valid batch"),
+    "S005": Code(Severity.ERROR, "batch offsets go backwards or overlap the previous batch"),
+    "S006": Code(Severity.INFO, "empty file"),
+    "S007": Code(Severity.WARNING, "file name not recognised as a Kafka file; skipped"),
+    "S008": Code(Severity.ERROR, "file cannot be read"),
+    "S009": Code(Severity.WARNING, "segment base offset in its name differs from its first batch"),
+    "S010": Code(Severity.ERROR, "not a Kafka log segment: text, or no record batch anywhere in "
              "the file"),
-    "V001": (Severity.ERROR, "record breaks KRaft's record rules (timestamp delta, headers, "
+    "V001": Code(Severity.ERROR, "record breaks KRaft's record rules (timestamp delta, headers, "
              "key or value); Kafka's reader rejects it"),
-    "V002": (Severity.ERROR, "record offset deltas do not run 0..n-1 up to lastOffsetDelta"),
-    "V003": (Severity.ERROR, "batches are not contiguous: a gap or an overlap in offsets"),
-    "V004": (Severity.WARNING, "batch maxTimestamp differs from its newest record"),
-    "V005": (Severity.ERROR, "batch leader epoch decreases"),
-    "V006": (Severity.ERROR, "leader-epoch-checkpoint disagrees with the batches"),
-    "V007": (Severity.WARNING, "quorum-state leader epoch is behind the log"),
-    "V008": (Severity.WARNING, "a leader epoch holds no LeaderChange control record"),
-    "V009": (Severity.ERROR, "offsets between two segments are in no segment"),
-    "V010": (Severity.ERROR, "legacy message (magic 0/1) in a KRaft metadata log"),
-    "V011": (Severity.WARNING, "leader-epoch-checkpoint names an epoch at or past the log "
+    "V002": Code(Severity.ERROR, "record offset deltas do not run 0..n-1 up to lastOffsetDelta"),
+    "V003": Code(Severity.ERROR, "batches are not contiguous: a gap or an overlap in offsets"),
+    "V004": Code(Severity.WARNING, "batch maxTimestamp differs from its newest record"),
+    "V005": Code(Severity.ERROR, "batch leader epoch decreases"),
+    "V006": Code(Severity.ERROR, "leader-epoch-checkpoint disagrees with the batches"),
+    "V007": Code(Severity.WARNING, "quorum-state leader epoch is behind the log"),
+    "V008": Code(Severity.WARNING, "a leader epoch holds no LeaderChange control record"),
+    "V009": Code(Severity.ERROR, "offsets between two segments are in no segment"),
+    "V010": Code(Severity.ERROR, "legacy message (magic 0/1) in a KRaft metadata log"),
+    "V011": Code(Severity.WARNING, "leader-epoch-checkpoint names an epoch at or past the log "
              "end offset (Kafka drops it on load)"),
-    "V020": (Severity.ERROR, "metadata partition directory without any log segment"),
-    "V021": (Severity.ERROR, "snapshot does not open with a SnapshotHeader and close with a "
+    "V020": Code(Severity.ERROR, "metadata partition directory without any log segment"),
+    "V021": Code(Severity.ERROR, "snapshot does not open with a SnapshotHeader and close with a "
              "SnapshotFooter"),
-    "V022": (Severity.ERROR, "snapshot ends past the log end offset"),
-    "V023": (Severity.ERROR, "snapshot epoch differs from the log's epoch at its last offset"),
-    "V024": (Severity.WARNING, "unfinished snapshot (.checkpoint.part) left behind"),
-    "V025": (Severity.INFO, "snapshot deleted or deletable (older than the log start offset)"),
-    "V026": (Severity.ERROR, "log starts above 0 and no snapshot covers the offsets below it"),
-    "V028": (Severity.WARNING, "partition directories without any log segment (an "
+    "V022": Code(Severity.ERROR, "snapshot ends past the log end offset"),
+    "V023": Code(Severity.ERROR, "snapshot epoch differs from the log's epoch at its last offset"),
+    "V024": Code(Severity.WARNING, "unfinished snapshot (.checkpoint.part) left behind"),
+    "V025": Code(Severity.INFO, "snapshot deleted or deletable (older than the log start offset)"),
+    "V026": Code(Severity.ERROR, "log starts above 0 and no snapshot covers the offsets below it"),
+    "V028": Code(Severity.WARNING, "partition directories without any log segment (an "
              "incomplete copy): their log end offsets are unknown"),
-    "V030": (Severity.WARNING, "index file without its segment (Kafka deletes it on load)"),
-    "V031": (Severity.ERROR, "index entries out of order, or damage after the last entry"),
-    "V032": (Severity.ERROR, "index entry does not point at the batch it names, or names "
+    "V030": Code(Severity.WARNING, "index file without its segment (Kafka deletes it on load)"),
+    "V031": Code(Severity.ERROR, "index entries out of order, or damage after the last entry"),
+    "V032": Code(Severity.ERROR, "index entry does not point at the batch it names, or names "
              "an offset past its segment"),
-    "V033": (Severity.ERROR, "partition.metadata of __cluster_metadata has the wrong topic id"),
-    "V034": (Severity.WARNING, "data dirs checked together name different cluster ids"),
-    "V035": (Severity.ERROR, "an offset checkpoint points beyond a partition's log end"),
-    "V036": (Severity.WARNING, "offset checkpoints of one data dir disagree with each other"),
-    "V037": (Severity.INFO, "offset checkpoints and partition directories do not name the same "
+    "V033": Code(Severity.ERROR, "partition.metadata of __cluster_metadata has the wrong topic id"),
+    "V034": Code(Severity.WARNING, "data dirs checked together name different cluster ids"),
+    "V035": Code(Severity.ERROR, "an offset checkpoint points beyond a partition's log end"),
+    "V036": Code(Severity.WARNING, "offset checkpoints of one data dir disagree with each other"),
+    "V037": Code(Severity.INFO, "offset checkpoints and partition directories do not name the same "
              "partitions"),
-    "V038": (Severity.WARNING, "one topic has different topic ids in the data dirs checked"),
-    "V039": (Severity.WARNING, "data dirs checked together share a directory.id"),
-    "V040": (Severity.ERROR, "image replayed from the log differs from the snapshot at its "
+    "V038": Code(Severity.WARNING, "one topic has different topic ids in the data dirs checked"),
+    "V039": Code(Severity.WARNING, "data dirs checked together share a directory.id"),
+    "V040": Code(Severity.ERROR, "image replayed from the log differs from the snapshot at its "
              "end offset"),
     # Problems met while replaying records into the cluster image (kmeta.core.image).
-    "V100": (Severity.WARNING, "record type the image does not know (accepted, not applied)"),
-    "V101": (Severity.ERROR, "record refers to a topic id or name that does not exist"),
-    "V102": (Severity.ERROR, "PartitionChangeRecord for a partition that does not exist"),
-    "V103": (Severity.ERROR, "partition leader is not in its ISR"),
-    "V104": (Severity.ERROR, "partition ISR is not a subset of its replicas"),
-    "V105": (Severity.ERROR, "partition leader epoch goes backwards"),
-    "V106": (Severity.ERROR, "partition epoch goes backwards"),
-    "V107": (Severity.ERROR, "record refers to a topic that was removed"),
-    "V108": (Severity.ERROR, "record refers to a broker that is not registered"),
-    "V109": (Severity.ERROR, "broker epoch in the record does not match the registration"),
-    "V110": (Severity.ERROR, "TopicRecord reuses the name of another live topic"),
-    "V111": (Severity.WARNING, "TopicRecord for a topic id that already exists (partitions "
-             "reset)"),
-    "V112": (Severity.ERROR, "BeginTransactionRecord inside an open metadata transaction"),
-    "V113": (Severity.ERROR, "End/AbortTransactionRecord with no open metadata transaction"),
-    "V114": (Severity.WARNING, "partition leader is not a registered broker"),
-    "V115": (Severity.ERROR, "partition directories do not match its replicas in number"),
-    "V116": (Severity.ERROR, "field value outside the values Kafka defines"),
-    "V117": (Severity.WARNING, "removal of an ACL, SCRAM credential, token or controller "
-             "that does not exist"),
-    "V118": (Severity.WARNING, "next producer id goes backwards"),
-    "V119": (Severity.ERROR, "record data is malformed (a required field is missing)"),
-    "V120": (Severity.ERROR, "record needs a metadata.version the log has not reached"),
+    "V100": Code(Severity.WARNING, "record type the image does not know (accepted, not applied)",
+             replay=True),
+    "V101": Code(Severity.ERROR, "record refers to a topic id or name that does not exist",
+             replay=True),
+    "V102": Code(Severity.ERROR, "PartitionChangeRecord for a partition that does not exist",
+             replay=True),
+    "V103": Code(Severity.ERROR, "partition leader is not in its ISR", replay=True),
+    "V104": Code(Severity.ERROR, "partition ISR is not a subset of its replicas", replay=True),
+    "V105": Code(Severity.ERROR, "partition leader epoch goes backwards", replay=True),
+    "V106": Code(Severity.ERROR, "partition epoch goes backwards", replay=True),
+    "V107": Code(Severity.ERROR, "record refers to a topic that was removed", replay=True),
+    "V108": Code(Severity.ERROR, "record refers to a broker that is not registered", replay=True),
+    "V109": Code(Severity.ERROR, "broker epoch in the record does not match the registration",
+             replay=True),
+    "V110": Code(Severity.ERROR, "TopicRecord reuses the name of another live topic", replay=True),
+    "V111": Code(Severity.WARNING, "TopicRecord for a topic id that already exists (partitions "
+             "reset)", replay=True),
+    "V112": Code(Severity.ERROR, "BeginTransactionRecord inside an open metadata transaction",
+             replay=True),
+    "V113": Code(Severity.ERROR, "End/AbortTransactionRecord with no open metadata transaction",
+             replay=True),
+    "V114": Code(Severity.WARNING, "partition leader is not a registered broker", replay=True),
+    "V115": Code(Severity.ERROR, "partition directories do not match its replicas in number",
+             replay=True),
+    "V116": Code(Severity.ERROR, "field value outside the values Kafka defines", replay=True),
+    "V117": Code(Severity.WARNING, "removal of an ACL, SCRAM credential, token or controller "
+             "that does not exist", replay=True),
+    "V118": Code(Severity.WARNING, "next producer id goes backwards", replay=True),
+    "V119": Code(Severity.ERROR, "record data is malformed (a required field is missing)",
+             replay=True),
+    "V120": Code(Severity.ERROR, "record needs a metadata.version the log has not reached"),
 }
 
 

@@ -124,8 +124,8 @@ def test_man_page_covers_every_command_and_option(man_text: str) -> None:
 
 def test_every_finding_code_is_in_the_man_page(man_text: str) -> None:
     findings = _unroff(_section(man_text, "FINDINGS"))
-    for code, (severity, _meaning) in CODES.items():
-        sev = getattr(severity, "value", severity)
+    for code, c in CODES.items():
+        sev = c.severity.value
         assert re.search(rf"^{code} \({sev}\)$", findings, re.M), \
             f"finding {code} ({sev}) is missing from FINDINGS in {docs.MAN_PAGE}"
 

@@ -606,3 +606,17 @@ def test_stray_bytes_inside_a_tagged_field_are_rejected_by_both_codecs():
         message_construct(partition, 0).parse(bad)
     with pytest.raises(FormatError):
         message_reader(partition, 0)(bad, 0)
+
+
+def test_every_metadata_record_version_has_a_metadata_version_level() -> None:
+    from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
+    from kmeta.formats.metadata_schemas import METADATA_MESSAGES
+
+    for message in METADATA_MESSAGES.values():
+        lo, hi = (int(v) for v in (message.valid_versions.split("-") * 2)[:2])
+        for version in range(lo, hi + 1):
+            level = required_level(message.type_name, version)
+            assert level in LEVEL_NAMES, (message.type_name, version)
+    assert set(RECORD_VERSIONS) == {m.type_name for m in METADATA_MESSAGES.values()}
+    # the level the issue found drifted: RegisterBroker v4 (cordoned log dirs) is 4.3-IV0
+    assert required_level("REGISTER_BROKER_RECORD", 4) == 30

@@ -44,8 +44,7 @@ __all__ = [
 ]
 
 PROBLEM_CODES: dict[str, tuple[str, str]] = {
-    code: (severity.value, meaning) for code, (severity, meaning) in CODES.items()
-    if "V100" <= code <= "V119"  # V120 and up are verify's own replay checks
+    code: (c.severity.value, c.meaning) for code, c in CODES.items() if c.replay
 }
 """Every problem code :meth:`MetadataImage.apply` reports: code -> (severity, meaning)."""
 

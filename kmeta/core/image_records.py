@@ -30,28 +30,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kmeta.core.image import METADATA_VERSION, MIGRATING_DIR, MetadataImage
+from kmeta.core.versions import MINIMUM_KRAFT_LEVEL, written_version
 from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
 
 __all__ = [
     "ImageNotWritable",
     "ImageRecord",
     "image_records",
-    "partition_record_version",
-    "register_broker_record_version",
 ]
-
-# metadata.version feature levels at which MetadataVersion changes a record version.
-_IN_CONTROLLED_SHUTDOWN = 7  # 3.3-IV3, isInControlledShutdownStateSupported
-_MIGRATION = 8  # 3.4-IV0, isMigrationSupported
-_DIRECTORY_ASSIGNMENT = 17  # 3.7-IV2, isDirectoryAssignmentSupported
-_ELR = 23  # 4.0-IV1, isElrSupported
-# 4.3-IV0, isCordonedLogDirsSupported (KIP-1066).  kmeta.core.versions stops at 4.0; the
-# level is the one the fixture generator uses for 4.3-IV0 (see fixtures/README.md).
-_CORDONED_LOG_DIRS = 30
-# A log without a metadata.version record is read by Kafka as 3.0-IV1, its oldest KRaft
-# version (MetadataVersion.MINIMUM_KRAFT_VERSION).
-_MINIMUM_KRAFT_LEVEL = 1
-
 
 class ImageRecord(NamedTuple):
     """One metadata record: ``MetadataImage.apply(*record)`` replays it."""
@@ -66,30 +52,12 @@ class ImageNotWritable(ValueError):
     holds in the clear)."""
 
 
-def register_broker_record_version(level: int) -> int:
-    """The RegisterBrokerRecord version Kafka writes at a metadata.version level."""
-    if level >= _CORDONED_LOG_DIRS:
-        return 4
-    if level >= _DIRECTORY_ASSIGNMENT:
-        return 3
-    if level >= _MIGRATION:
-        return 2
-    return 1 if level >= _IN_CONTROLLED_SHUTDOWN else 0
-
-
-def partition_record_version(level: int) -> int:
-    """The PartitionRecord version Kafka writes at a metadata.version level."""
-    if level >= _ELR:
-        return 2
-    return 1 if level >= _DIRECTORY_ASSIGNMENT else 0
-
-
 def image_records(image: MetadataImage) -> list[ImageRecord]:
     """The records that rebuild ``image`` from an empty one, in Kafka's snapshot order."""
     if image.in_transaction:
         raise ImageNotWritable("the image is inside a metadata transaction: its pending "
                                "records are neither applied nor dropped yet")
-    level = image.metadata_version or _MINIMUM_KRAFT_LEVEL
+    level = image.metadata_version or MINIMUM_KRAFT_LEVEL
     out: list[ImageRecord] = []
     _features(image, out)
     _cluster(image, level, out)
@@ -140,7 +108,7 @@ def _supported(features: dict[str, list[int]]) -> list[dict[str, Any]]:
 
 
 def _cluster(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
-    base = register_broker_record_version(level)
+    base = written_version("REGISTER_BROKER_RECORD", level) or 0
     for bid in sorted(image.brokers):
         b = image.brokers[bid]
         # Raised past the metadata.version's own choice only for state that a lower
@@ -181,7 +149,7 @@ def _cluster(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
 
 
 def _topics(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
-    base = partition_record_version(level)
+    base = written_version("PARTITION_RECORD", level) or 0
     topics = image.topics
     for tid in sorted(topics, key=lambda i: (topics[i]["name"], i)):
         t = topics[tid]
