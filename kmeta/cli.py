@@ -11,7 +11,7 @@ import gc
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -116,6 +116,15 @@ def _json_bytes(text: str) -> bytes:
 def _text_bytes(text: str) -> bytes:
     # Text for people keeps a non-UTF-8 path's own bytes, so that it can be copied.
     return text.encode("utf-8", "surrogateescape")
+
+
+def _folded(lines: Iterable[str]) -> Iterator[str]:
+    """A report's prose lines folded at the terminal's width (COLUMNS or the tty), as
+    verify, info and image fold theirs; whole through a pipe."""
+    from kmeta.render.console import clip_width, fold
+
+    width = clip_width()
+    return (fold(line, width) for line in lines)
 
 
 def write_lines(lines: Iterable[str], *, json: bool = False) -> None:
@@ -418,7 +427,7 @@ def diff(
 
     with _reading("diff"):
         report = diff_replicas(replicas, images=not no_images)
-    write_lines(diff_json(report) if json_out else diff_lines(report), json=json_out)
+    write_lines(diff_json(report) if json_out else _folded(diff_lines(report)), json=json_out)
     # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
     # whether the replicas diverged (kmeta verify judges each replica).
     _print_findings(report.findings, replicas, 20, "run kmeta verify on each replica")
@@ -456,7 +465,8 @@ def snapshot(
         result = write_snapshot_at(path, out, at=at)
     tally = Tally()
     tally.count_all(result.findings)
-    write_lines([snapshot_json(result)] if json_out else snapshot_lines(result), json=json_out)
+    write_lines([snapshot_json(result)] if json_out else _folded(snapshot_lines(result)),
+                json=json_out)
     _report(result.findings, tally, [path])
 
 
@@ -495,7 +505,8 @@ def truncate(
     with _reading("truncate"):
         plan = simulate_truncate(path, to, peer=peer, images=not no_images and not apply)
     if not apply:
-        write_lines(truncate_json(plan) if json_out else truncate_lines(plan), json=json_out)
+        write_lines(truncate_json(plan) if json_out else _folded(truncate_lines(plan)),
+                    json=json_out)
         raise typer.Exit(int(ExitCode.OK))
     from kmeta.ops.repair import apply_repair, plan_repair
     from kmeta.render.repair import repair_json, repair_lines
@@ -505,7 +516,8 @@ def truncate(
     with _reading("truncate"):
         result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
     result.notes += [n for n in (plan.reason, *plan.notes) if n]
-    write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
+    write_lines([repair_json(result)] if json_out else _folded(repair_lines(result)),
+                json=json_out)
     raise typer.Exit(int(ExitCode.FINDINGS if result.remaining_errors else ExitCode.OK))
 
 
@@ -555,7 +567,8 @@ def repair(
             result = apply_repair_in_place(plan, backup)
         else:
             result = apply_repair(plan, out)
-    write_lines([repair_json(result)] if json_out else repair_lines(result), json=json_out)
+    write_lines([repair_json(result)] if json_out else _folded(repair_lines(result)),
+                json=json_out)
     remaining = [] if dry_run else result.remaining_errors
     raise typer.Exit(int(ExitCode.FINDINGS if remaining else ExitCode.OK))
 

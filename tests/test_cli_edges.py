@@ -399,3 +399,25 @@ def test_info_snapshot_table_fits_80_columns(real_data: Path) -> None:
     assert len(rows) == 7 and max(map(len, rows)) <= 80, rows
     assert all(re.match(r"\d{20}-\d{10}\.checkpoint │", row) for row in rows), rows
     assert all(row.endswith("4,552") for row in rows), rows  # bytes whole, not "4,55"
+
+
+@pytest.mark.parametrize("command", ["verify", "info", "image"])
+def test_prose_folds_at_80_columns(command: str, real_data: Path) -> None:
+    # COLUMNS=80: every line fits, folded at spaces; only a single word longer than the
+    # width (a path) may stand alone on a longer line.  A pipe without COLUMNS keeps
+    # lines whole, for grep.
+    target = real_data / ("ldi-poc" if command != "verify" else "kraft-ksql-txn")
+    out = text(run(command, target, COLUMNS="80").stdout).splitlines()
+    assert out and all(len(line) <= 80 or len(line.split()) == 1 for line in out), \
+        [line for line in out if len(line) > 80]
+    whole = text(run(command, target).stdout).splitlines()
+    assert max(map(len, whole)) > 80
+
+
+@pytest.mark.parametrize("args", [["truncate", "--to", "4000", "--no-images"],
+                                  ["repair", "--dry-run", "--truncate-to", "4000"]])
+def test_report_lines_fold_at_80_columns(args: list[str], real_data: Path) -> None:
+    part = real_data / "ldi-poc" / META
+    out = text(run(args[0], part, *args[1:], COLUMNS="80").stdout).splitlines()
+    assert out and all(len(line) <= 80 or len(line.split()) == 1 for line in out), out
+    assert max(map(len, text(run(args[0], part, *args[1:]).stdout).splitlines())) > 80

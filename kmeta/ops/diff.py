@@ -217,11 +217,9 @@ def open_replica(label: str) -> Replica:
         raise UsageError(f"{label}: {len(parts)} __cluster_metadata partitions found",
                          hint=hint)
     rep = Replica(label, parts[0])
-    meta = next((f for d in found.data_dirs for f in d.files
-                 if f.kind.kind == "meta-properties"), None)
+    meta = next((d.meta_properties for d in found.data_dirs if d.meta_properties), None)
     if meta is None and (parts[0].path.parent / "meta.properties").is_file():
-        meta = next((f for f in discover([parts[0].path.parent]).data_dirs[0].files
-                     if f.kind.kind == "meta-properties"), None)
+        meta = discover([parts[0].path.parent]).data_dirs[0].meta_properties
     if meta is not None:
         loaded, _ = load_checked(meta)
         if loaded is not None:

@@ -110,7 +110,7 @@ def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
 
 
 def _zookeeper_mode(data_dir: DataDir) -> bool:
-    meta = next((f for f in data_dir.files if f.kind.kind == "meta-properties"), None)
+    meta = data_dir.meta_properties
     if meta is None:
         return False
     loaded, _ = load_checked(meta)

@@ -197,7 +197,7 @@ def summarise_partition(p: PartitionDir, findings: list[Finding]) -> PartitionSu
     ps = PartitionSummary(p.name, p.topic, p.partition, str(p.path), p.is_metadata)
     for f in p.files:
         kind = f.kind.kind
-        if kind == "segment" and f.kind.suffix is None:
+        if kind == "segment" and f.kind.live:
             ps.segments.append(summarise_file(f, findings))
         elif kind == "kraft-snapshot":
             ps.snapshots.append(summarise_file(f, findings))

@@ -635,7 +635,7 @@ def _snapshots(part: PartitionDir, log: ReplicaLog, input_end: int | None,
         name = f.path.name
         size = f.path.stat().st_size
         end, epoch = f.kind.base_offset, f.kind.epoch
-        if f.kind.suffix is not None:
+        if not f.kind.live:
             what = "unfinished (.checkpoint.part)" if f.kind.suffix == "part" else \
                 "marked for deletion (.checkpoint.deleted)"
             changes.append(FileChange(name, "kraft-snapshot", Action.QUARANTINED,
@@ -680,8 +680,7 @@ def _snapshots(part: PartitionDir, log: ReplicaLog, input_end: int | None,
 def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
     changes = []
     entries = [f"{e.epoch} {e.start_offset}" for e in cache.entries]
-    old = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
-                and f.kind.suffix is None), None)
+    old = part.live_file("leader-epoch-checkpoint")
     if old is None:
         reason, unchanged, size = "written from the kept batches (the input had none)", \
             False, None
@@ -702,7 +701,7 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
                                                    for e in cache.entries],
                                        "unchanged": unchanged}))
     for f in part.files:
-        if f.kind.kind in ("quorum-state", "partition-metadata") and f.kind.suffix is None:
+        if f.kind.kind in ("quorum-state", "partition-metadata") and f.kind.live:
             size = f.path.stat().st_size
             _, problem = load_checked(f)
             reason = "unchanged" if problem is None else \
@@ -721,7 +720,7 @@ def _indexes(part: PartitionDir, touched: set[int]) -> list[FileChange]:
     """Index files: kept for intact segments whose indexes agree with them; left out
     (all of a segment's together) otherwise, so that Kafka rebuilds them."""
     segments = {f.kind.base_offset for f in part.segments}
-    live = [f for f in part.files if f.kind.kind in _INDEX_KINDS and f.kind.suffix is None]
+    live = [f for f in part.files if f.kind.kind in _INDEX_KINDS and f.kind.live]
     bad: dict[int, Finding] = {}
     by_path = {str(x.path): x for x in live}
     for finding in verify_indexes(part):
@@ -779,9 +778,9 @@ def _others(part: PartitionDir, lbo: int, leo: int) -> list[FileChange]:
                                       size, size))
             continue
         kind = f.kind
-        if kind.kind in handled and (kind.suffix is None or kind.kind == "kraft-snapshot"):
+        if kind.kind in handled and (kind.live or kind.kind == "kraft-snapshot"):
             continue
-        if kind.suffix is not None:
+        if not kind.live:
             changes.append(FileChange(name, kind.kind, Action.QUARANTINED,
                                       f"a .{kind.suffix} file: Kafka deletes or completes it "
                                       "on load; repair leaves it aside", size, size))
@@ -925,31 +924,35 @@ def _writing(where: Path) -> Iterator[None]:
                          context=str(getattr(e, "filename", None) or where)) from e
 
 
-def _check(out: Path, like: PartitionDir) -> list[Finding]:
-    """``verify`` over the output as the partition ``like`` is, less its note about the
-    quarantine folder (S007: a directory inside a partition directory), which repair put
-    there on purpose and which Kafka ignores (it loads regular files only)."""
+def _as_partition(out: Path, like: PartitionDir) -> tuple[Discovery, bool]:
+    """The output discovered as the partition ``like`` is, and whether kmeta knows it as
+    that on its own (by name or content; else it is built by hand here)."""
     found = discover([out])
-    if [p.path for p in found.partitions] != [out] or not found.partitions[0].is_metadata:
-        # Named unlike a partition directory: discovery would take its files as loose
-        # ones (and the quarantine as more of them); check them as the partition they are.
-        files = [LogFile(p, kind, like.topic) for p in sorted(out.iterdir())
-                 if p.is_file() and (kind := classify(p.name)).kind != "unknown"]
-        found = Discovery(partitions=[PartitionDir(out, like.topic, like.partition,
-                                                   sorted(files, key=LogFile.sort_key))])
+    if [p.path for p in found.partitions] == [out] and found.partitions[0].is_metadata:
+        return found, True
+    # Not known as a metadata partition: discovery would take its files as loose ones (and
+    # the quarantine as more of them); check them as the partition they are.
+    files = [LogFile(p, kind, like.topic) for p in sorted(out.iterdir())
+             if p.is_file() and (kind := classify(p.name)).kind != "unknown"]
+    return Discovery(partitions=[PartitionDir(out, like.topic, like.partition,
+                                              sorted(files, key=LogFile.sort_key))]), False
+
+
+def _check(out: Path, found: Discovery) -> list[Finding]:
+    """``verify`` over the output, less its note about the quarantine folder (S007: a
+    directory inside a partition directory), which repair put there on purpose and which
+    Kafka ignores (it loads regular files only)."""
     quarantine = str(out / QUARANTINE)
     return [f for f in verify(found).findings
             if not (f.code == "S007" and f.file == quarantine)]
 
 
-def _name_note(out: Path, part: Path) -> list[str]:
+def _name_note(out: Path, part: Path, recognised: bool) -> list[str]:
     if out.name == part.name:
         return []
     note = (f"the output is named {out.name}: Kafka finds a partition by its directory "
             f"name, so it must be named {part.name} to be used")
-    found = discover([out])
-    if not any(p.path == out and p.is_metadata for p in found.partitions):
-        # No quorum-state, snapshot or partition.metadata tells kmeta what it is either.
+    if not recognised:  # nothing in it tells kmeta what it is either
         note += "; kmeta verify, diff and image also need that name to read it as one"
     return [note]
 
@@ -966,9 +969,10 @@ def apply_repair(plan: RepairPlan, out: str | os.PathLike[str], *, check: bool =
     with _writing(target):
         _materialize(target, lambda d: _write(plan, d, durable), durable)
     _check_unchanged(plan)  # a writer racing us would make the copy a mix
-    result = RepairResult(plan, target, notes=_name_note(target, part))
+    found, recognised = _as_partition(target, _partition(part))
+    result = RepairResult(plan, target, notes=_name_note(target, part, recognised))
     if check:
-        result.findings = _check(target, _partition(part))
+        result.findings = _check(target, found)
     return result
 
 
@@ -1083,7 +1087,7 @@ def apply_repair_in_place(plan: RepairPlan, backup: str | os.PathLike[str] | Non
         fsync_directory(data_dir)
     result = RepairResult(plan, part, in_place=True, backup=backup_path)
     if check:
-        result.findings = _check(part, _partition(part))
+        result.findings = _check(part, _as_partition(part, _partition(part))[0])
     return result
 
 

@@ -468,8 +468,7 @@ def _epochs(unit: Unit) -> Iterator[tuple]:
     part = _partition(unit)
     if part is None:
         return
-    cache = next((f for f in part.files if f.kind.kind == "leader-epoch-checkpoint"
-                  and f.kind.suffix is None), None)
+    cache = part.live_file("leader-epoch-checkpoint")
     if cache is not None:
         loaded, _ = load_checked(cache)
         if loaded is not None:

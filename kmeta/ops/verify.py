@@ -1,7 +1,7 @@
 """``kmeta verify``: every check kmeta knows, over a data dir, a partition dir or files.
 
-This module holds the checks of the metadata log's batches and records (group 1 of the
-verify issue) and of its leader epochs (group 2).  Each check yields Findings; nothing
+This module holds the checks of the metadata log's batches and records, of its leader
+epochs, snapshots, indexes and small files.  Each check yields Findings; nothing
 here prints or exits.  What storage and the format layer already report (bad CRCs, torn
 tails, undecodable records …) is passed through unchanged.
 
@@ -449,7 +449,7 @@ def _load(f: LogFile | None) -> Any:
 def _small(part: PartitionDir, kind: str) -> tuple[LogFile | None, Any, list[Finding]]:
     """A partition's small file of ``kind``: the file, its content (None if absent or
     unreadable) and the Finding that says why it could not be read."""
-    f = next((f for f in part.files if f.kind.kind == kind and f.kind.suffix is None), None)
+    f = part.live_file(kind)
     loaded = _load(f)
     if isinstance(loaded, Finding):
         return f, None, [loaded]
@@ -632,7 +632,7 @@ def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterato
     lasts = {base: runs[-1][1] for base, runs in stats.layout if runs} if stats else {}
     for f in part.files:
         k = f.kind
-        if k.suffix is not None or k.kind not in ("offset-index", "time-index"):
+        if not k.live or k.kind not in ("offset-index", "time-index"):
             continue
         path = str(f.path)
         seg = segments.get(k.base_offset)
@@ -912,7 +912,7 @@ def _offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int]
     """A data dir's offset checkpoints against the partitions it holds: a recovery point,
     high watermark, log start or cleaner offset never lies beyond the log end."""
     for f in files:
-        if f.kind.kind != "offset-checkpoint" or f.kind.suffix is not None:
+        if f.kind.kind != "offset-checkpoint" or not f.kind.live:
             continue
         loaded = _load(f)
         if loaded is None or isinstance(loaded, Finding):
@@ -944,7 +944,7 @@ def _check_partition_metadata(part: PartitionDir) -> Iterator[Finding]:
 def _meta_properties(discovery: Any) -> Iterator[tuple[str, Any]]:
     """(path, content) of every data dir's readable meta.properties."""
     for d in discovery.data_dirs:
-        f = next((f for f in d.files if f.kind.kind == "meta-properties"), None)
+        f = d.meta_properties
         loaded = _load(f)
         if f is not None and loaded is not None and not isinstance(loaded, Finding):
             yield str(f.path), loaded
@@ -977,7 +977,7 @@ def _checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
     values: dict[str, dict[tuple[str, int], int]] = {}
     paths: dict[str, str] = {}
     for f in data_dir.files:
-        if f.kind.kind == "offset-checkpoint" and f.kind.suffix is None \
+        if f.kind.kind == "offset-checkpoint" and f.kind.live \
                 and f.path.name in _CHECKPOINTS:
             loaded = _load(f)
             if loaded is not None and not isinstance(loaded, Finding):

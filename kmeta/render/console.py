@@ -16,8 +16,13 @@ from rich.console import Console
 #: The width of a pipe without COLUMNS: wide enough that nothing wraps.
 UNWRAPPED = 4096
 
-#: ANSI styles of the words that must catch the eye.
-_STYLES = {"error": "1;31", "warning": "33", "diverged": "1;31", "lag": "33", "ok": "32"}
+#: The width of a terminal that does not know its own size (a fresh pseudo-terminal
+#: reports 0 columns); rich assumes the same.
+UNKNOWN_TERMINAL = 80
+
+#: ANSI styles of the words that must catch the eye (severities among them).
+_STYLES = {"error": "1;31", "warning": "33", "info": "36", "diverged": "1;31", "lag": "33",
+           "ok": "32"}
 
 
 class _Console(Console):
@@ -45,12 +50,32 @@ def clip_width(stream: TextIO | None = None) -> int | None:
     """The width a long line is cut to: ``COLUMNS`` or the terminal's; None through a pipe
     without ``COLUMNS`` (kept whole, for grep)."""
     stream = stream or sys.stdout
-    if _columns():
-        return _columns()
+    if (columns := _columns()) is not None:
+        return columns
     try:
-        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+        if not stream.isatty():
+            return None
+        return os.get_terminal_size(stream.fileno()).columns or UNKNOWN_TERMINAL
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def fold(text: str, width: int | None, hang: str = "    ") -> str:
+    """``text`` folded at spaces to ``width`` (a path or a name is never broken), the
+    lines after the first indented by its own indent and ``hang``; whole when ``width``
+    is None (a pipe without COLUMNS) or when it fits."""
+    if width is None or len(text) <= width:
+        return text
+    import textwrap
+
+    lead = " " * (len(text) - len(text.lstrip(" ")))
+    return textwrap.fill(text, width=width, subsequent_indent=lead + hang,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def console_width(console: Console) -> int | None:
+    """The width to fold prose to on ``console``; None when it does not wrap (a pipe)."""
+    return console.width if console.width < UNWRAPPED else None
 
 
 def clip(text: str, width: int | None) -> str:
@@ -68,6 +93,10 @@ def colour_on(stream: TextIO | None = None) -> bool:
 def paint(text: str, style: str, stream: TextIO | None = None) -> str:
     """``text`` in the colour of ``style`` (error, warning, diverged, lag, ok) when
     ``stream`` (stdout by default) is a terminal and NO_COLOR is not set."""
-    if not colour_on(stream):
-        return text
+    return styled(text, style) if colour_on(stream) else text
+
+
+def styled(text: str, style: str) -> str:
+    """``text`` in the colour of ``style``, for a caller that knows its stream is a
+    terminal."""
     return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kmeta.ops.image import HistoryRow, ImageResult, children, public_json
-from kmeta.render.console import make_console
+from kmeta.render.console import console_width, fold, make_console
 from kmeta.render.jsonl import dumps
 from kmeta.render.text import human
 
@@ -80,7 +80,7 @@ def render_image(result: ImageResult, console: Console | None = None) -> None:
     j = public_json(result.image)
 
     def out(line: str) -> None:
-        console.print(line, markup=False, highlight=False)
+        console.print(fold(line, console_width(console)), markup=False, highlight=False)
 
     out(header_line(result))
     feats = ", ".join(f"{k}={v}" for k, v in j["features"].items()) or "none"

@@ -9,10 +9,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
-from kmeta.render.console import make_console
+from kmeta.render.console import console_width, fold, make_console
 from kmeta.render.text import Paths, group_line, grouped, human, summarise
 
 
@@ -83,13 +84,19 @@ def _small_lines(name: str, content: Any) -> list[str]:
     return [f"{name}: {human(content)}"]
 
 
+def _say(console: Console, line: str) -> None:
+    """A line of prose, folded at the console's width (never in a pipe), not markup."""
+    console.print(fold(line, console_width(console)), markup=False, highlight=False)
+
+
 def _partition(console: Console, p: PartitionSummary) -> None:
-    console.print(f"[bold]{p.name}[/bold]  ({p.path})")
+    head = fold(f"{p.name}  ({p.path})", console_width(console))
+    console.print(f"[bold]{escape(p.name)}[/bold]{escape(head[len(p.name):])}")
     console.print(f"  log start offset: {_n(p.log_start_offset)}  "
                   f"log end offset: {_n(p.log_end_offset)}")
     for name, content in p.files.items():
         for line in _small_lines(name, content):
-            console.print("  " + line, markup=False, highlight=False)
+            _say(console, "  " + line)
     if p.segments:
         console.print(_segments_table("  segments", p.segments, console.width))
     else:
@@ -100,17 +107,14 @@ def _partition(console: Console, p: PartitionSummary) -> None:
     if p.is_metadata:
         types = p.record_types()
         if types:
-            console.print("  records per type: " + ", ".join(
-                f"{k}={v:,}" for k, v in sorted(types.items(), key=lambda kv: -kv[1])),
-                markup=False, highlight=False)
+            _say(console, "  records per type: " + ", ".join(
+                f"{k}={v:,}" for k, v in sorted(types.items(), key=lambda kv: -kv[1])))
         ctl = p.control_records()
         if ctl:
-            console.print("  control records: " + ", ".join(f"{k}={v}" for k, v in
-                                                            ctl.items()),
-                          markup=False, highlight=False)
+            _say(console, "  control records: " + ", ".join(
+                f"{k}={v}" for k, v in ctl.items()))
     if p.other_files:
-        console.print("  other files: " + ", ".join(p.other_files), markup=False,
-                      highlight=False)
+        _say(console, "  other files: " + ", ".join(p.other_files))
 
 
 def render_info(report: InfoReport, console: Console | None = None,
@@ -123,7 +127,7 @@ def render_info(report: InfoReport, console: Console | None = None,
         console.print(f"[bold]data dir[/bold] {d.path}")
         for name, content in d.files.items():
             for line in _small_lines(name, content):
-                console.print("  " + line, markup=False, highlight=False)
+                _say(console, "  " + line)
         console.print(f"  partitions: {len(d.partitions)}")
         for p in d.partitions:
             _partition(console, p)
@@ -133,11 +137,11 @@ def render_info(report: InfoReport, console: Console | None = None,
         console.print(_segments_table("files", report.files, console.width))
     for name, content in report.small_files.items():
         for line in _small_lines(name, content):
-            console.print(line, markup=False, highlight=False)
+            _say(console, line)
     if report.findings:
         console.print(f"[bold]findings[/bold]: {len(report.findings)}")
         paths = Paths(given or [])
         for g in grouped(report.findings, expand):
-            console.print("  " + group_line(g, paths), markup=False, highlight=False)
+            _say(console, "  " + group_line(g, paths))
     else:
         console.print("findings: none")

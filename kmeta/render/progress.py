@@ -1,6 +1,6 @@
 """The progress bar every long command shows on standard error while it reads logs.
 
-One bar for all commands: bytes read of the segments and snapshots under the paths given,
+One bar for all commands: bytes read of the segments and snapshots the command reads,
 rate and time left.  Shown only when stderr is a terminal; the storage layer reports how
 far it has read each file through :data:`kmeta.storage.segments.READING`, so the ops
 know nothing of it.
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kmeta.storage.discover import Discovery
+
 
 def _sizes(found: Discovery, metadata_only: bool, into: dict[str, int]) -> None:
     """Add the size of every segment and snapshot ``found`` holds that the command reads."""

@@ -84,11 +84,12 @@ def finding_line(f: Finding, colour: bool = False, paths: Paths | None = None) -
 
 def _head(f: Finding, colour: bool, suffix: str = "") -> str:
     head = f"{f.code} {f.severity.value}{suffix}"
-    return f"\x1b[{SEVERITY_ANSI[f.severity.value]}m{head}\x1b[0m" if colour else head
+    if not colour:
+        return head
+    # Imported here, like the module's other console helpers: text.py loads no rich.
+    from kmeta.render.console import styled
 
-
-#: ANSI colours of severities on a terminal.
-SEVERITY_ANSI = {"error": "1;31", "warning": "33", "info": "36"}
+    return styled(head, f.severity.value)
 
 
 class Paths:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from kmeta.findings import HINTS
 from kmeta.ops.verify import VerifyReport
-from kmeta.render.console import make_console
+from kmeta.render.console import console_width, fold, make_console, styled
 from kmeta.render.jsonl import dumps
 from kmeta.render.text import Paths, group_line, grouped, summarise
 
@@ -33,8 +33,10 @@ def render_text(report: VerifyReport, console: Console | None = None,
         console = make_console()
     paths = Paths(given or [])
     colour = console.color_system is not None and console.is_terminal
+    width = console_width(console)
 
     def out(line: str) -> None:
+        line = fold(line, width)
         if colour:
             console.print(Text.from_ansi(line), markup=False, highlight=False)
         else:
@@ -60,7 +62,7 @@ def render_text(report: VerifyReport, console: Console | None = None,
     verdict = "broken" if counts["error"] else "clean" if report.checked_logs else \
         "no log checked"
     if colour:
-        verdict = f"\x1b[{'1;31' if counts['error'] else '32'}m{verdict}\x1b[0m"
+        verdict = styled(verdict, "error" if counts["error"] else "ok")
     out(f"{verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
         f"{counts['info']} info; {report.segments} segment(s), "
         f"{report.snapshots} snapshot(s), {report.files} file(s) in all checked")

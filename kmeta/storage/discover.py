@@ -18,7 +18,7 @@ from typing import NamedTuple
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, parse_partition_dir
-from kmeta.storage.regular import entry_problem, not_regular, read_regular
+from kmeta.storage.regular import entry_problem, not_regular, open_regular, read_regular
 
 #: Told of every Discovery made while it is set: the progress bar sums what will be read
 #: from it (kmeta.render.progress), so storage knows nothing of the bar.
@@ -71,7 +71,12 @@ class PartitionDir:
 
     def of_kind(self, *kinds: str, live_only: bool = True) -> list[LogFile]:
         return [f for f in self.files if f.kind.kind in kinds
-                and (not live_only or f.kind.suffix is None)]
+                and (not live_only or f.kind.live)]
+
+    def live_file(self, kind: str) -> LogFile | None:
+        """The partition's one file of ``kind`` (quorum-state, leader-epoch-checkpoint …),
+        not a deleted or half-written one."""
+        return next(iter(self.of_kind(kind)), None)
 
     @property
     def segments(self) -> list[LogFile]:
@@ -87,6 +92,10 @@ class DataDir:
     path: Path
     files: list[LogFile] = field(default_factory=list)
     partitions: list[PartitionDir] = field(default_factory=list)
+
+    @property
+    def meta_properties(self) -> LogFile | None:
+        return next((f for f in self.files if f.kind.kind == "meta-properties"), None)
 
 
 @dataclass
@@ -250,7 +259,6 @@ def _starts_like_metadata_log(files: list[_Entry]) -> bool:
         return False
     from kmeta.formats.batch import parse_batch
     from kmeta.formats.payload import decode_control, decode_metadata
-    from kmeta.storage.regular import open_regular
 
     try:
         fd = open_regular(segments[0].path)

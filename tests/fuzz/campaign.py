@@ -11,6 +11,7 @@ import json
 import random
 import re
 import shutil
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -83,9 +84,12 @@ class Stats:
     failures: list[Failure] = field(default_factory=list)
     signatures: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    #: mutator calls that raised (a bug in the harness, not in kmeta; each is printed)
+    harness_errors: int = 0
 
     def summary(self) -> str:
-        lines = [f"cases {self.cases}, command runs {self.runs}, {self.seconds:.0f} s"]
+        lines = [f"cases {self.cases}, command runs {self.runs}, {self.seconds:.0f} s, "
+                 f"harness errors {self.harness_errors}"]
         lines.append("outcomes: " + ", ".join(f"{k} {v}" for k, v in
                                                sorted(self.outcomes.items())))
         lines.append("exit codes: " + ", ".join(f"{k} {v}" for k, v in
@@ -165,7 +169,13 @@ class Campaign:
             choices = mu.mutators_for(target)
             for _ in range(5):  # a mutator may not apply to this file: try another
                 m = rng.choice(choices)
-                got = m(rng, data, self.pool())
+                try:
+                    got = m(rng, data, self.pool())
+                except Exception as e:  # noqa: BLE001 - a harness bug must not end a long run
+                    print(f"case {index}: harness: mutator {mu.name_of(m)} raised "
+                          f"{type(e).__name__}: {e}", file=sys.stderr)
+                    self.stats.harness_errors += 1
+                    got = None
                 if got is not None:
                     data, what = got
                     done.append(f"{mu.name_of(m)}: {what}")

@@ -8,6 +8,7 @@ that the edit gets past the CRC check and reaches the decoders behind it.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import struct
@@ -332,6 +333,8 @@ def _odd_value(rng: random.Random, old: object) -> object:
     if isinstance(old, str):
         return rng.choice(["", "x" * 300, "\u0000", "é", "..", old + old, "a" * 249,
                            "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", old[::-1]])
+    if isinstance(old, bytes):
+        return rng.choice([b"", old + old, bytes(300), old[::-1], b"\xff" * 32])
     if isinstance(old, list):
         if old and rng.random() < 0.5:
             return old + [old[0]] * rng.choice([1, 50])
@@ -369,7 +372,7 @@ def semantic_record(rng: random.Random, data: bytes, pool: list[bytes]) -> Mutat
     if p.finding or not isinstance(p.data, dict) or not p.data:
         return None
     for _ in range(6):
-        body = json.loads(json.dumps(p.data))
+        body = copy.deepcopy(p.data)  # may hold bytes (salts, HMACs): not a JSON copy
         path = rng.choice(_leaves(body))
         new = _odd_value(rng, _get(body, path))
         _set(body, path, new)
@@ -516,7 +519,7 @@ def quorum_json(rng: random.Random, data: bytes, pool: list[bytes]) -> Mutated:
     """Edit one value of quorum-state's JSON: other types, huge numbers, nesting."""
     try:
         obj = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # an earlier step nested it past Python's limit
         return None
     if not isinstance(obj, dict) or not obj:
         return None

@@ -201,3 +201,21 @@ def test_saved_case_reproduces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert (saved / "input" / METADATA_DIR).is_dir()
     assert "input/" + METADATA_DIR in (saved / "repro.sh").read_text()
     shutil.rmtree(root)
+
+
+def test_semantic_mutation_of_a_record_with_bytes_fields() -> None:
+    # A SCRAM credential decodes to bytes (salt, keys): the mutator once copied records
+    # through JSON and the 60-minute campaign died on one, 55 minutes in.
+    import random
+
+    from kmeta.formats.batch import build_batch
+    from kmeta.formats.payload import encode_metadata
+
+    from .mutators import semantic_record
+
+    value = encode_metadata("USER_SCRAM_CREDENTIAL_RECORD", 0, {
+        "name": "alice", "mechanism": 1, "salt": b"salt", "storedKey": b"k" * 32,
+        "serverKey": b"s" * 32, "iterations": 4096})
+    data = build_batch(0, [(None, value)])
+    changed = [semantic_record(random.Random(seed), data, [data]) for seed in range(40)]
+    assert any(c is not None for c in changed)
