@@ -611,12 +611,14 @@ def test_stray_bytes_inside_a_tagged_field_are_rejected_by_both_codecs():
 def test_every_metadata_record_version_has_a_metadata_version_level() -> None:
     from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
     from kmeta.formats.metadata_schemas import METADATA_MESSAGES
+    from kmeta.formats.schema import versions
 
-    for message in METADATA_MESSAGES.values():
-        lo, hi = (int(v) for v in (message.valid_versions.split("-") * 2)[:2])
-        for version in range(lo, hi + 1):
-            level = required_level(message.type_name, version)
-            assert level in LEVEL_NAMES, (message.type_name, version)
-    assert set(RECORD_VERSIONS) == {m.type_name for m in METADATA_MESSAGES.values()}
+    declared = {(m.type_name, v) for m in METADATA_MESSAGES.values()
+                for v in range(versions(m.valid_versions).lo, versions(m.valid_versions).hi + 1)}
+    tabled = {(t, v) for t, steps in RECORD_VERSIONS.items() for _, v in steps}
+    assert declared == tabled
+    assert all(level in LEVEL_NAMES for steps in RECORD_VERSIONS.values() for level, _ in steps)
     # the level the issue found drifted: RegisterBroker v4 (cordoned log dirs) is 4.3-IV0
     assert required_level("REGISTER_BROKER_RECORD", 4) == 30
+    # and UnregisterController is written from 4.4-IV2 on
+    assert required_level("UNREGISTER_CONTROLLER_RECORD", 0) == 33

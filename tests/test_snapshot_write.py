@@ -152,7 +152,7 @@ def test_records_come_in_kafka_snapshot_order() -> None:
     image = build_image(discover([HEALTHY])).image
     records = image_records(image)
     assert records[0] == ("FEATURE_LEVEL_RECORD", 0,
-                          {"name": "metadata.version", "featureLevel": 30})
+                          {"name": "metadata.version", "featureLevel": 33})
     # Sections in MetadataImage.write order; partitions right after their topic.
     sections = [r.type for r in records if r.type != "PARTITION_RECORD"]
     firsts = list(dict.fromkeys(sections))

@@ -2,12 +2,13 @@
 
 Source: ``server-common/.../MetadataVersion.java`` (feature levels, the ``is…Supported``
 predicates, ``registerBrokerRecordVersion``, ``partitionRecordVersion``,
-``partitionChangeRecordVersion``; levels up to 4.4-IV2 as of apache/kafka 4425e970).  A
-controller never writes a record (or a record version) before the cluster's
-``metadata.version`` feature level allows it, so one that appears earlier means the log was
-not written by a well-behaved controller.  Everything else derives from
-:data:`RECORD_VERSIONS`: :func:`required_level` (verify's V120, snapshot's checks),
-:func:`written_version` (the records ``kmeta snapshot`` writes, and the fixture generator).
+``partitionChangeRecordVersion``), levels 7-33 as of apache/kafka 4425e970, whose enum
+starts at 3.3-IV3; levels 1-6 as Kafka 3.x declared them.  A controller never writes a
+record (or a record version) before the cluster's ``metadata.version`` feature level
+allows it, so one that appears earlier means the log was not written by a well-behaved
+controller.  Everything else derives from :data:`RECORD_VERSIONS`: :func:`required_level`
+(verify's V120, snapshot's notes) and :func:`written_version` (the records ``kmeta
+snapshot`` writes, and the fixture generator).
 """
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ LEVEL_NAMES = {
     33: "4.4-IV2",
 }
 
-#: A log without a metadata.version record is read by Kafka as 3.0-IV1, its oldest KRaft
-#: version (``MetadataVersion.MINIMUM_KRAFT_VERSION``).
+#: A log without a metadata.version record is read as 3.0-IV1, the oldest KRaft version
+#: (Kafka 3.x's ``MetadataVersion.MINIMUM_KRAFT_VERSION``).
 MINIMUM_KRAFT_LEVEL = 1
+#: The newest level kmeta knows.
+LATEST_LEVEL = max(LEVEL_NAMES)
 
-# The levels at which MetadataVersion's predicates turn on.
+# The levels at which MetadataVersion's predicates turn on.  (4.4-IV1, isCidrAclSupported,
+# changes what an ACL's host may hold, not a record version.)
+_KRAFT = MINIMUM_KRAFT_LEVEL
 _NO_OP = 5                      # 3.3-IV1 isNoOpRecordSupported
 _BROKER_REGISTRATION_CHANGE = 6  # 3.3-IV2 isBrokerRegistrationChangeRecordSupported
 _IN_CONTROLLED_SHUTDOWN = 7     # 3.3-IV3 isInControlledShutdownStateSupported
@@ -47,13 +52,13 @@ _CONTROLLER_UNREGISTRATION = 33  # 4.4-IV2 isControllerUnregistrationSupported (
 #: Every version of every metadata record kmeta's schemas know has a step (a test holds
 #: this table to the schema table).
 RECORD_VERSIONS: dict[str, tuple[tuple[int, int], ...]] = {
-    "REGISTER_BROKER_RECORD": ((1, 0), (_IN_CONTROLLED_SHUTDOWN, 1), (_MIGRATION, 2),
+    "REGISTER_BROKER_RECORD": ((_KRAFT, 0), (_IN_CONTROLLED_SHUTDOWN, 1), (_MIGRATION, 2),
                                (_DIRECTORY_ASSIGNMENT, 3), (_CORDONED_LOG_DIRS, 4)),
     "BROKER_REGISTRATION_CHANGE_RECORD": (
         (_BROKER_REGISTRATION_CHANGE, 0), (_IN_CONTROLLED_SHUTDOWN, 1),
         (_DIRECTORY_ASSIGNMENT, 2), (_CORDONED_LOG_DIRS, 3)),
-    "PARTITION_RECORD": ((1, 0), (_DIRECTORY_ASSIGNMENT, 1), (_ELR, 2)),
-    "PARTITION_CHANGE_RECORD": ((1, 0), (_DIRECTORY_ASSIGNMENT, 1), (_ELR, 2)),
+    "PARTITION_RECORD": ((_KRAFT, 0), (_DIRECTORY_ASSIGNMENT, 1), (_ELR, 2)),
+    "PARTITION_CHANGE_RECORD": ((_KRAFT, 0), (_DIRECTORY_ASSIGNMENT, 1), (_ELR, 2)),
     "NO_OP_RECORD": ((_NO_OP, 0),),
     "ZK_MIGRATION_STATE_RECORD": ((_MIGRATION, 0),),
     "USER_SCRAM_CREDENTIAL_RECORD": ((_SCRAM, 0),),
@@ -67,7 +72,7 @@ RECORD_VERSIONS: dict[str, tuple[tuple[int, int], ...]] = {
     "CLEAR_ELR_RECORD": ((_ELR, 0),),
     "UNREGISTER_CONTROLLER_RECORD": ((_CONTROLLER_UNREGISTRATION, 0),),
     # written since the first KRaft version
-    **{t: ((1, 0),) for t in (
+    **{t: ((_KRAFT, 0),) for t in (
         "UNREGISTER_BROKER_RECORD", "TOPIC_RECORD", "CONFIG_RECORD", "FENCE_BROKER_RECORD",
         "UNFENCE_BROKER_RECORD", "REMOVE_TOPIC_RECORD", "FEATURE_LEVEL_RECORD",
         "CLIENT_QUOTA_RECORD", "PRODUCER_IDS_RECORD", "ACCESS_CONTROL_ENTRY_RECORD",
@@ -78,10 +83,11 @@ RECORD_VERSIONS: dict[str, tuple[tuple[int, int], ...]] = {
 @cache
 def required_level(type_name: str, version: int | None) -> int | None:
     """The lowest metadata.version feature level at which Kafka writes this record
-    version; None for a type or version the table does not know."""
+    version; None when every KRaft log may hold it, or for a type or version the table
+    does not know."""
     for level, v in RECORD_VERSIONS.get(type_name, ()):
         if v == version:
-            return level
+            return level if level > MINIMUM_KRAFT_LEVEL else None
     return None
 
 
@@ -92,3 +98,4 @@ def written_version(type_name: str, level: int) -> int | None:
         if step <= level:
             version = v
     return version
+
