@@ -31,13 +31,22 @@ from typing import Any, NamedTuple
 
 from kmeta.core.image import METADATA_VERSION, MIGRATING_DIR, MetadataImage
 from kmeta.core.versions import MINIMUM_KRAFT_LEVEL, written_version
-from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
+from kmeta.formats.metadata_schemas import PARTITION, REGISTER_BROKER, SENSITIVE_CONFIG
 
 __all__ = [
     "ImageNotWritable",
     "ImageRecord",
     "image_records",
 ]
+
+# The first version of a record that can carry a piece of state (schema facts).
+_SHUTDOWN_SINCE = REGISTER_BROKER.since("inControlledShutdown")
+_ZK_BROKER_SINCE = REGISTER_BROKER.since("isMigratingZkBroker")
+_LOG_DIRS_SINCE = REGISTER_BROKER.since("logDirs")
+_CORDONED_SINCE = REGISTER_BROKER.since("cordonedLogDirs")
+_DIRECTORIES_SINCE = PARTITION.since("directories")
+_ELR_SINCE = max(PARTITION.since("eligibleLeaderReplicas"), PARTITION.since("lastKnownElr"))
+
 
 class ImageRecord(NamedTuple):
     """One metadata record: ``MetadataImage.apply(*record)`` replays it."""
@@ -115,13 +124,13 @@ def _cluster(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
         # version cannot carry (see the module docstring).
         version = base
         if b["inControlledShutdown"]:
-            version = max(version, 1)
+            version = max(version, _SHUTDOWN_SINCE)
         if b["isMigratingZkBroker"]:
-            version = max(version, 2)
+            version = max(version, _ZK_BROKER_SINCE)
         if b["logDirs"]:
-            version = max(version, 3)
+            version = max(version, _LOG_DIRS_SINCE)
         if b["cordonedLogDirs"]:
-            version = max(version, 4)
+            version = max(version, _CORDONED_SINCE)
         out.append(ImageRecord("REGISTER_BROKER_RECORD", version, {
             "brokerId": bid,
             "isMigratingZkBroker": b["isMigratingZkBroker"],
@@ -158,9 +167,9 @@ def _topics(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
             p = t["partitions"][pid]
             version = base
             if any(d != MIGRATING_DIR for d in p["directories"]):
-                version = max(version, 1)
+                version = max(version, _DIRECTORIES_SINCE)
             if p["eligibleLeaderReplicas"] or p["lastKnownElr"]:
-                version = max(version, 2)
+                version = max(version, _ELR_SINCE)
             data: dict[str, Any] = {
                 "partitionId": pid,
                 "topicId": tid,

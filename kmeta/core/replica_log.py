@@ -42,6 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kmeta.core.epochs import EpochCache, EpochCacheError, EpochEntry
+from kmeta.formats.filenames import SNAPSHOT_EXTENSION, segment_file_name, snapshot_stem
 
 __all__ = [
     "BatchMeta",
@@ -89,7 +90,7 @@ class Segment:
 
     @property
     def file_name(self) -> str:
-        return f"{self.base_offset:020d}.log"
+        return segment_file_name(self.base_offset)
 
     @property
     def last_offset(self) -> int | None:
@@ -127,7 +128,7 @@ class SnapshotId(OffsetAndEpoch):
 
     @property
     def file_stem(self) -> str:
-        return f"{self.offset:020d}-{self.epoch:010d}"
+        return snapshot_stem(self.offset, self.epoch)
 
 
 class SnapshotState(enum.Enum):
@@ -137,11 +138,8 @@ class SnapshotState(enum.Enum):
 
     @property
     def suffix(self) -> str:
-        return {
-            "live": ".checkpoint",
-            "part": ".checkpoint.part",
-            "deleted": ".checkpoint.deleted",
-        }[self.value]
+        return SNAPSHOT_EXTENSION if self is SnapshotState.LIVE else \
+            f"{SNAPSHOT_EXTENSION}.{self.value}"
 
 
 class ValidKind(enum.Enum):

@@ -99,3 +99,9 @@ def written_version(type_name: str, level: int) -> int | None:
             version = v
     return version
 
+
+def level_label(level: int | None) -> str:
+    """A level for people: ``30 (4.3-IV0)``, a bare number kmeta cannot name, or ``none``."""
+    if level is None:
+        return "none"
+    return f"{level} ({LEVEL_NAMES[level]})" if level in LEVEL_NAMES else str(level)

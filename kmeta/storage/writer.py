@@ -62,7 +62,7 @@ from kmeta.formats.batch import (
     build_batch,
     encode_record,
 )
-from kmeta.formats.filenames import segment_file_name, snapshot_file_name
+from kmeta.formats.filenames import segment_file_name, snapshot_file_name, snapshot_part_name
 from kmeta.formats.indexes import (
     AbortedTxn,
     OffsetPosition,
@@ -477,7 +477,7 @@ class SnapshotWriter:
         self.max_batch_records = max_batch_records
         self.path = self.directory / (name or snapshot_file_name(end_offset, epoch))
         temp = None if name else \
-            f"{self.path.name[:-len('.checkpoint')]}-{os.getpid()}{id(self) % 10**9}.checkpoint.part"
+            snapshot_part_name(end_offset, epoch, f"{os.getpid()}{id(self) % 10**9}")
         if name == "bootstrap.checkpoint":
             temp = "bootstrap.checkpoint.tmp"
         self._stack = contextlib.ExitStack()
