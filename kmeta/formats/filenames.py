@@ -33,8 +33,8 @@ import os
 import re
 from dataclasses import dataclass
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+from kmeta.formats.primitives import INT32_MAX, INT64_MAX
+
 OFFSET_WIDTH = 20
 EPOCH_WIDTH = 10
 SNAPSHOT_EXTENSION = ".checkpoint"

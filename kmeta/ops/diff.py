@@ -36,7 +36,7 @@ from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.image import build_image
 from kmeta.ops.verify import LogStats, build_model
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover, meta_properties_at
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import mapped, scan
 
@@ -218,8 +218,8 @@ def open_replica(label: str) -> Replica:
                          hint=hint)
     rep = Replica(label, parts[0])
     meta = next((d.meta_properties for d in found.data_dirs if d.meta_properties), None)
-    if meta is None and (parts[0].path.parent / "meta.properties").is_file():
-        meta = discover([parts[0].path.parent]).data_dirs[0].meta_properties
+    if meta is None:
+        meta = meta_properties_at(parts[0].path.parent)
     if meta is not None:
         loaded, _ = load_checked(meta)
         if loaded is not None:

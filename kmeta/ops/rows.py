@@ -27,10 +27,9 @@ from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.compression import CODEC_NAMES
-from kmeta.formats.filenames import classify
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
-from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.discover import LogFile, PartitionDir, discover, meta_properties_at
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan
 
@@ -204,10 +203,10 @@ class Unit:
 
 def _identity(where: Path) -> tuple[str | None, int | None]:
     """cluster.id and node.id from ``where/meta.properties``, when it is there."""
-    meta = where / "meta.properties"
-    if not meta.is_file():
+    meta = meta_properties_at(where)
+    if meta is None:
         return None, None
-    loaded, _ = load_checked(LogFile(meta, classify(meta.name)))
+    loaded, _ = load_checked(meta)
     if loaded is None:
         return None, None
     # An empty cluster.id (``cluster.id=``) is no cluster id: null, as Spark stores an

@@ -30,10 +30,11 @@ from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, Record
+from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
-from kmeta.storage.discover import LogFile, PartitionDir
+from kmeta.storage.discover import METADATA_TOPIC, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
 
@@ -672,7 +673,7 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
     try:
         size = os.fstat(fd).st_size
         for i, e in enumerate(entries):
-            where = 8 * i
+            where = OFFSET_INDEX_ENTRY_SIZE * i
             if previous is not None and (e.offset <= previous.offset
                                          or e.position <= previous.position):
                 yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
@@ -718,12 +719,13 @@ def _time_index_in_order(entries: tuple, path: str, last: int | None = None
     for i, e in enumerate(entries):
         if last is not None and e.offset > last:
             yield Finding("V032", f"time-index entry {i} names offset {e.offset}, past the "
-                          f"segment's last offset {last}", path, 12 * i, e.offset)
+                          f"segment's last offset {last}", path, TIME_INDEX_ENTRY_SIZE * i,
+                          e.offset)
         if previous is not None and (e.timestamp < previous.timestamp
                                      or e.offset < previous.offset):
             yield Finding("V031", f"entry {i} ({e.timestamp}, offset {e.offset}) goes back "
                           f"from ({previous.timestamp}, offset {previous.offset})", path,
-                          12 * i, e.offset)
+                          TIME_INDEX_ENTRY_SIZE * i, e.offset)
         previous = e
 
 
@@ -995,7 +997,7 @@ def _checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
     named = set().union(*(v.keys() for k, v in values.items()
                           if k != "log-start-offset-checkpoint"), set())
     absent = sorted(named - on_disk)
-    unnamed = sorted(tp for tp in on_disk - named if tp[0] != "__cluster_metadata")
+    unnamed = sorted(tp for tp in on_disk - named if tp[0] != METADATA_TOPIC)
     if absent and values:
         yield Finding("V037", f"{len(absent)} partition(s) named in the offset checkpoints "
                       f"have no directory here: {_tps(absent)}", str(data_dir.path))

@@ -20,6 +20,7 @@ from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
+from kmeta.ops.redact import REDACTED
 
 
 def _default(obj: Any) -> Any:
@@ -38,9 +39,6 @@ def dumps(obj: Any) -> str:
 
 
 # ---------------------------------------------------------------------------- definitions
-
-
-REDACTED = "[redacted]"
 
 
 def batch_object(b: Batch | LegacyBatch, show_hex: bool = False,

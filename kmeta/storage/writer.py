@@ -71,7 +71,7 @@ from kmeta.formats.indexes import (
     build_time_index,
     build_txn_index,
 )
-from kmeta.formats.payload import encode_control
+from kmeta.formats.payload import NOOP_VALUE, encode_control
 from kmeta.formats.producer_state import ProducerSnapshot, build_producer_snapshot
 from kmeta.formats.textfiles import (
     METADATA_TOPIC_ID,
@@ -100,8 +100,7 @@ DEFAULT_SNAPSHOT_BATCH_BYTES = 8192
 
 _CRC = struct.Struct(">I")
 _CRC_POSITION = 17
-_NOOP_VALUE = b"\x01\x14\x00\x00"  # frame 1, apiKey 20 (NoOpRecord), version 0, no tags
-_NOOP_RECORD = encode_record(0, 0, None, _NOOP_VALUE)
+_NOOP_RECORD = encode_record(0, 0, None, NOOP_VALUE)
 _NOOP_LENGTH = HEADER_SIZE - LOG_OVERHEAD + len(_NOOP_RECORD)
 
 
