@@ -618,7 +618,7 @@ def test_every_metadata_record_version_has_a_metadata_version_level() -> None:
     tabled = {(t, v) for t, steps in RECORD_VERSIONS.items() for _, v in steps}
     assert declared == tabled
     assert all(level in LEVEL_NAMES for steps in RECORD_VERSIONS.values() for level, _ in steps)
-    # the level the issue found drifted: RegisterBroker v4 (cordoned log dirs) is 4.3-IV0
+    # RegisterBroker v4 (cordoned log dirs) needs 4.3-IV0, not the 3.7-IV2 of v3
     assert required_level("REGISTER_BROKER_RECORD", 4) == 30
     # and UnregisterController is written from 4.4-IV2 on
     assert required_level("UNREGISTER_CONTROLLER_RECORD", 0) == 33

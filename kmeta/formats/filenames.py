@@ -106,10 +106,6 @@ class FileKind:
         """True unless the name marks the file deleted, half-written or mid-swap."""
         return self.suffix is None
 
-    def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "base_offset": self.base_offset, "epoch": self.epoch,
-                "suffix": self.suffix, "checkpoint": self.checkpoint}
-
 
 UNKNOWN = FileKind("unknown")
 
@@ -146,10 +142,6 @@ class PartitionDirName:
     partition: int
     state: str | None = None
     unique_id: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {"topic": self.topic, "partition": self.partition, "state": self.state,
-                "unique_id": self.unique_id}
 
 
 def parse_partition_dir_name(name: str | os.PathLike[str]) -> PartitionDirName | None:

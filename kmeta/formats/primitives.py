@@ -70,7 +70,6 @@ class ZigZagVarInt(cs.Construct):
 
 VarInt = ZigZagVarInt(5)
 VarLong = ZigZagVarInt(10)
-UnsignedVarInt = UVarInt(5)
 
 
 def zigzag(value: int, bits: int = 64) -> int:

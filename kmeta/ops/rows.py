@@ -547,10 +547,10 @@ def unit_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
         return _record_chunks(unit, size)
     if unit.table == "batches":
         return _batch_chunks(unit, size)
-    return row_chunks(unit_rows(unit), len(COMMON) + len(TABLES[unit.table]), size)
+    return row_chunks(unit_rows(unit), size)
 
 
-def row_chunks(rows: Iterator[tuple], width: int, size: int) -> Iterator[Chunk]:
+def row_chunks(rows: Iterator[tuple], size: int) -> Iterator[Chunk]:
     while True:
         chunk = list(itertools.islice(rows, size))
         if not chunk:

@@ -69,8 +69,8 @@ class Replay:
 
     ``start`` is the image at ``start_offset`` (empty at 0, else loaded from the snapshot
     the log starts at); ``checks`` are the live snapshots ending inside the log, each
-    compared by digest when the replay reaches its end offset (group 4).  Problems met
-    while applying records are Findings (group 5).
+    compared by digest when the replay reaches its end offset.  Problems met while
+    applying records are Findings (the image's V1xx codes).
     """
 
     def __init__(self, start: MetadataImage, start_offset: int,
@@ -270,7 +270,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                replay: Replay | None = None, progress: Progress | None = None
                ) -> Iterator[Finding]:
     """Checks of one metadata log's segments, in offset order: batches, records, epochs;
-    with ``replay``, every record also goes into the image (groups 4 and 5)."""
+    with ``replay``, every record also goes into the image and the snapshots are checked."""
     stats = stats if stats is not None else LogStats()
     expected: int | None = None
     last_epoch = -1
@@ -495,8 +495,9 @@ _NEED_SEGMENTS = {"EPOCH_CHECKPOINT_BEYOND_LEO", "EPOCH_CHECKPOINT_DISAGREES",
 
 
 def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
-    """Groups 2 and 3 against the replica model: the epoch cache, quorum-state and the
-    snapshots' places in the log (KIP-595, KIP-630), plus a LeaderChange per epoch."""
+    """Leader epochs and snapshots against the replica model: the epoch cache,
+    quorum-state and the snapshots' places in the log (KIP-595, KIP-630), plus a
+    LeaderChange per epoch."""
     model, notes, findings = build_model(part, stats)
     stats.model = model
     yield from findings
@@ -622,7 +623,7 @@ def _first_offset(part: PartitionDir) -> int | None:
 
 
 def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterator[Finding]:
-    """Group 6 for one partition: each live index against its own segment.
+    """The indexes of one partition: each live index against its own segment.
 
     Kafka appends an offset-index entry (last offset of the appended batches, position of
     the first of them) every ``index.interval.bytes``, and a time-index entry with the
@@ -747,8 +748,8 @@ def unreadable(files: Iterable[LogFile]) -> list[Finding]:
 
 def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
                               ) -> tuple[list[Finding], LogStats]:
-    """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory
-    (see :func:`unreadable` first)."""
+    """Batches, records, leader epochs, snapshots and indexes of one ``__cluster_metadata``
+    directory (see :func:`unreadable` first)."""
     stats = LogStats()
     replay, findings = plan_replay(part, _first_offset(part), stats.snapshot_findings)
     findings += verify_log(part.segments, stats, replay, progress)

@@ -283,7 +283,6 @@ class SegmentWriter:
         self.segments: list[SegmentInfo] = []
         self.epochs: list[EpochEntry] = []
         self.log_end_offset = base_offset
-        self._next_base = base_offset
         self._file: contextlib.ExitStack | None = None
         self._out: BinaryIO | None = None
         self._since_index = 0
@@ -419,9 +418,6 @@ class SegmentWriter:
                 self._file.__exit__(RuntimeError, RuntimeError("aborted"), None)
             self._file = None
             self._out = None
-
-    def leader_epoch_checkpoint(self) -> LeaderEpochCheckpoint:
-        return LeaderEpochCheckpoint(tuple(self.epochs))
 
     def write_leader_epoch_checkpoint(self) -> Path:
         return write_leader_epoch_checkpoint(self.directory, self.epochs,
