@@ -36,7 +36,13 @@ from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
+from kmeta.storage.segments import (
+    MAX_BATCH,
+    batch_records,
+    mapped,
+    scan,
+    segment_name_finding,
+)
 
 
 @dataclass
@@ -706,7 +712,7 @@ def _batch_at(fd: int, position: int, size: int) -> tuple[int, int] | None:
         return None
     fields = HEADER.unpack_from(head)
     length, magic = fields[1], fields[3]
-    if magic != 2 or length < HEADER_SIZE - LOG_OVERHEAD or length > (1 << 30) \
+    if magic != 2 or length < HEADER_SIZE - LOG_OVERHEAD or length > MAX_BATCH \
             or fields[6] < 0:
         return None
     return fields[0], fields[0] + fields[6]
