@@ -16,7 +16,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from kmeta.cli import app
+from kmeta.formats.batch import Header, build_batch
+from kmeta.formats.legacy import build_message
+from kmeta.formats.payload import encode_control, encode_metadata
 from kmeta.output_schema import WRITTEN_BY, ObjectKind, check, nested_kinds, objects
+from kmeta.spark.export import ExportResult  # imports no pyspark
 from tools.docs import PROG, ROOT, DocsError
 
 #: The fixtures of the repository the command samples are read from.
@@ -28,8 +33,6 @@ OPEN_TRANSACTION_AT = 1830
 
 def run_cli(args: list[str]) -> str:
     """Run kmeta in-process, the way the installed script would, and return stdout."""
-    from kmeta.cli import app
-
     raw = io.BytesIO()  # kmeta may write bytes to sys.stdout.buffer
     out = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
     err = io.StringIO()
@@ -51,10 +54,6 @@ def run_cli(args: list[str]) -> str:
 
 def write_sample(root: Path) -> None:
     """A tiny log dir with one of each kind of object (and optional key) dump can emit."""
-    from kmeta.formats.batch import Header, build_batch
-    from kmeta.formats.legacy import build_message
-    from kmeta.formats.payload import encode_control, encode_metadata
-
     topic_id = "AAAAAAAAAAAAAAAAAAAAAQ"
     meta = root / "__cluster_metadata-0"
     meta.mkdir()
@@ -158,8 +157,6 @@ def written() -> list[tuple[str, dict[str, Any]]]:
     if views:
         raise DocsError("kmeta image ls, cat and --digest disagree with image --json:\n  "
                         + "\n  ".join(views))
-    from kmeta.spark.export import ExportResult  # imports no pyspark
-
     out.append(("export", ExportResult(Path("out"), "parquet", "local[*]").to_json()))
     return out
 
@@ -197,22 +194,22 @@ def check_image_views(path: Path, whole: dict[str, Any]) -> list[str]:
     the ``image --json`` object for ``path``: ls / lists the sections, cat of a broker is
     that broker's object, on one line, and --digest prints the digest alone."""
     image = whole.get("image") or {}
-    problems = []
+    wrong = []
     ls = run_cli(["image", str(path), "ls", "/", "--json"])
     if ls.count("\n") != 1 or json.loads(ls) != list(image):
-        problems.append(f"image ls / --json wrote {ls.strip()!r}, not the list of the "
+        wrong.append(f"image ls / --json wrote {ls.strip()!r}, not the list of the "
                         f"sections {list(image)}")
     broker = next(iter(image.get("brokers") or {}), None)
     if broker is None:
-        problems.append(f"{path} has no broker to cat")
+        wrong.append(f"{path} has no broker to cat")
     else:
         cat = run_cli(["image", str(path), "cat", f"/brokers/{broker}", "--json"])
         if cat.count("\n") != 1 or json.loads(cat) != image["brokers"][broker]:
-            problems.append(f"image cat /brokers/{broker} --json did not write "
+            wrong.append(f"image cat /brokers/{broker} --json did not write "
                             "image.brokers." + broker + " on one line")
     for args in (["--digest"], ["--digest", "--json"]):
         digest = run_cli(["image", *args, str(path)])
         if digest != whole.get("digest", "") + "\n":
-            problems.append(f"image {' '.join(args)} wrote {digest!r}, not the digest of "
+            wrong.append(f"image {' '.join(args)} wrote {digest!r}, not the digest of "
                             "image --json")
-    return problems
+    return wrong
