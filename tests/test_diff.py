@@ -109,12 +109,12 @@ def test_real_quorum_shows_lag_not_divergence(real_data: Path) -> None:
 def test_real_dir_against_its_own_truncated_copy(real_data: Path, tmp_path: Path) -> None:
     """A copy cut at a batch boundary is a lagging prefix; a copy with a changed byte
     (CRC fixed) diverges by content at that batch."""
-    from kmeta.storage.segments import scan
+    from kmeta.storage.segments import scan_batches
 
     src = real_data / "ldi-poc" / "__cluster_metadata-0"
     seg = src / f"{0:020d}.log"
     data = seg.read_bytes()
-    batches = [b for b in scan(data, "x") if hasattr(b, "position")]
+    batches = [b for b in scan_batches(data, "x") if hasattr(b, "position")]
     cut = batches[3000]
     short = tmp_path / "short" / "__cluster_metadata-0"
     shutil.copytree(src, short)

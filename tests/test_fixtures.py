@@ -29,7 +29,7 @@ from kmeta.formats.textfiles import (
 from kmeta.ops.dump import DumpOptions, dump, dump_file
 from kmeta.render.jsonl import render
 from kmeta.storage.discover import discover
-from kmeta.storage.segments import scan
+from kmeta.storage.segments import scan_batches
 
 
 # Known bugs in code this test does not own; strict, so the marker must go once fixed.
@@ -69,7 +69,7 @@ def log_batches(partition: Path) -> list:
     """Every batch of a partition's segments, in offset order."""
     out = []
     for seg in sorted(partition.glob("*.log")):
-        items = list(scan(seg.read_bytes(), str(seg)))
+        items = list(scan_batches(seg.read_bytes(), str(seg)))
         assert not [x for x in items if isinstance(x, Finding)]
         out.extend(items)
     return out
@@ -187,7 +187,7 @@ def test_healthy_epochs_and_indexes_agree_with_the_batches():
     assert qs.leader_epoch == epochs[-1][0]
     for seg in sorted(HEALTHY_META.glob("*.log")):
         base = classify(seg.name).base_offset
-        by_pos = {b.position: b for b in scan(seg.read_bytes(), str(seg))}
+        by_pos = {b.position: b for b in scan_batches(seg.read_bytes(), str(seg))}
         idx = parse_offset_index(seg.with_suffix(".index").read_bytes(), base)
         assert idx.entries
         for e in idx.entries:
@@ -238,7 +238,7 @@ def _replay(until: int):
 def test_healthy_snapshots_hold_the_image_of_the_log_at_their_offset(snapshot):
     kind = classify(snapshot.name)
     end = kind.base_offset
-    batches = list(scan(snapshot.read_bytes(), str(snapshot)))
+    batches = list(scan_batches(snapshot.read_bytes(), str(snapshot)))
     assert all(not isinstance(b, Finding) for b in batches)
     header = decode_control(batches[0].records()[0].key, batches[0].records()[0].value)
     last = next(b for b in reversed(log_batches(HEALTHY_META)) if b.base_offset < end)

@@ -448,7 +448,7 @@ def test_many_findings_are_lines_not_a_table(monkeypatch: pytest.MonkeyPatch,
 # ------------------------------------------------------------------ 8. a file that shrinks
 
 
-#: Runs kmeta with ``scan`` wrapped: right after the first item read from the segment
+#: Runs kmeta with the segment scan (``segments._scan``) wrapped: right after the first item read from the segment
 #: argv[1] names, the segment is truncated to argv[2] bytes, as a live broker's follower
 #: truncation would, between two items of the scan (argv[3:] is the kmeta command).
 _SHRINK_DRIVER = """
@@ -456,13 +456,13 @@ import os, runpy, sys
 from pathlib import Path
 import kmeta.storage.segments as segments
 target, cut = Path(sys.argv[1]).resolve(), int(sys.argv[2])
-real, done = segments.scan, []
+real, done = segments._scan, []
 def scan(buf, file, *args, **kw):
     for i, item in enumerate(real(buf, file, *args, **kw)):
         yield item
         if i == 0 and not done and Path(file).resolve() == target:
             done.append(os.truncate(target, cut))
-segments.scan = scan
+segments._scan = scan
 sys.argv = ["kmeta", *sys.argv[3:]]
 runpy.run_module("kmeta", run_name="__main__")
 """

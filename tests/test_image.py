@@ -19,7 +19,7 @@ from kmeta.core.image import (
     diff_images,
 )
 from kmeta.formats.payload import decode_control, decode_metadata
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, scan_records
 
 # Digests of the real data-store snapshots (recorded with this implementation; they must
 # never change unless the canonical form changes on purpose).
@@ -39,8 +39,7 @@ def records(paths: list[Path], stop: int | None = None):
     """(type, version, data, offset) of every non-control record, below ``stop``."""
     for path in paths:
         with mapped(path) as buf:
-            for item in scan(buf, str(path), decode=decode_metadata,
-                             decode_control=decode_control):
+            for item in scan_records(buf, str(path), decode_metadata, decode_control):
                 assert isinstance(item, tuple), f"finding while reading {path}: {item}"
                 batch, record, payload = item
                 if batch.is_control:

@@ -22,7 +22,7 @@ from kmeta.formats.batch import build_batch
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
 from kmeta.ops.image import browse, build_image, history
 from kmeta.storage.discover import discover
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, scan_records
 
 KMETA = [sys.executable, "-m", "kmeta"]
 TIMEOUT = 60
@@ -74,8 +74,7 @@ def _replay_below(partition: Path, stop: int) -> MetadataImage:
     image = MetadataImage.empty()
     for seg in sorted(partition.glob("*.log")):
         with mapped(seg) as buf:
-            for item in scan(buf, str(seg), decode=decode_metadata,
-                             decode_control=decode_control):
+            for item in scan_records(buf, str(seg), decode_metadata, decode_control):
                 assert type(item) is not Finding, item
                 batch, r, p = item
                 if r.offset >= stop:

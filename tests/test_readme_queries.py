@@ -21,7 +21,7 @@ from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.image import build_image
 from kmeta.storage.discover import discover
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, scan_records
 
 SECTION = "## Fleet analysis on Spark"
 #: what each block binds, in README order
@@ -67,8 +67,7 @@ class Replica:
         segments = {str(f.path) for f in part.segments}
         for f in part.segments + part.snapshots:
             with mapped(f.path) as buf:
-                for item in scan(buf, str(f.path), decode=decode_metadata,
-                                 decode_control=decode_control):
+                for item in scan_records(buf, str(f.path), decode_metadata, decode_control):
                     if type(item) is Finding:
                         continue
                     batch, record, payload = item

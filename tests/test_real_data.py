@@ -132,7 +132,7 @@ def test_kafka_python_reads_the_same_batches(real_data: Path):
     record-batch format finds the same batches, offsets and CRC verdicts as kmeta."""
     from kafka.record.memory_records import MemoryRecords
 
-    from kmeta.storage.segments import mapped, scan
+    from kmeta.storage.segments import mapped, scan_batches
 
     files = [f for d in discover([real_data]).all_files() if d.is_batches
              for f in [d.path] if f.stat().st_size]
@@ -146,7 +146,7 @@ def test_kafka_python_reads_the_same_batches(real_data: Path):
             theirs.append((batch.base_offset, count, crc_valid))
         with mapped(path) as buf:
             ours = [(b.base_offset, b.records_count, b.crc_valid)
-                    for b in scan(buf, str(path)) if not isinstance(b, Finding)]
+                    for b in scan_batches(buf, str(path)) if not isinstance(b, Finding)]
         assert ours == theirs, path
 
 

@@ -21,7 +21,6 @@ from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.batch import Batch
 from kmeta.formats.textfiles import parse_leader_epoch_checkpoint
-from kmeta.ops import repair as repair_op
 from kmeta.ops.repair import (
     QUARANTINE,
     Action,
@@ -32,8 +31,9 @@ from kmeta.ops.repair import (
 )
 from kmeta.ops.verify import verify
 from kmeta.render.repair import repair_json, repair_lines, repair_object
+from kmeta.storage import swap
 from kmeta.storage.discover import discover
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, scan_batches
 
 META = "__cluster_metadata-0"
 
@@ -55,7 +55,7 @@ def intact_batches(part: Path) -> list[tuple[str, int, bytes]]:
     out = []
     for seg in sorted(part.glob("*.log")):
         with mapped(seg) as buf:
-            for item in scan(buf, str(seg)):
+            for item in scan_batches(buf, str(seg)):
                 if type(item) is Batch and item.crc_valid:
                     out.append((seg.name, item.position, bytes(item.raw)))
     return out
@@ -85,7 +85,7 @@ def epochs_of_batches(part: Path, lbo: int) -> list[list[int]]:
     cache = EpochCache()
     for seg in sorted(part.glob("*.log")):
         with mapped(seg) as buf:
-            for b in scan(buf, str(seg)):
+            for b in scan_batches(buf, str(seg)):
                 if type(b) is Batch and b.leader_epoch >= 0 and (
                         cache.latest_epoch is None or b.leader_epoch > cache.latest_epoch):
                     cache = cache.assign(b.leader_epoch, b.base_offset)
@@ -140,7 +140,7 @@ def segment(part: Path, base: int) -> Path:
 
 def batch_at(part: Path, base: int, offset: int) -> Batch:
     with mapped(segment(part, base)) as buf:
-        for b in scan(buf, "x"):
+        for b in scan_batches(buf, "x"):
             if type(b) is Batch and b.base_offset <= offset <= b.last_offset:
                 return Batch(tuple(b[:13]), bytes(b.raw), b.file, b.position, b.crc_valid)
     raise AssertionError(f"no batch holds {offset}")
@@ -501,7 +501,7 @@ def test_input_changed_after_planning_is_refused(tmp_path: Path) -> None:
 def test_in_place_with_backup(exchange: bool, tmp_path: Path,
                               monkeypatch: pytest.MonkeyPatch) -> None:
     if not exchange:  # where the system cannot swap two directories in one step
-        monkeypatch.setattr(repair_op, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(swap, "exchange", lambda a, b: False)
     part = copy_data_dir(CORRUPT / "zero-tail", tmp_path)
     data_dir = part.parent
     (data_dir / ".lock").write_bytes(b"")  # as a stopped broker leaves it

@@ -39,7 +39,7 @@ from kmeta.formats.textfiles import (
 )
 from kmeta.ops.verify import verify_metadata_partition
 from kmeta.storage.discover import discover
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, scan_batches
 
 PART = "__cluster_metadata-0"
 D_MANIFEST = json.loads((DIVERGENT / "MANIFEST.json").read_text())
@@ -54,7 +54,7 @@ R_CASES = {c["name"]: c for c in R_MANIFEST["cases"]}
 def read_file(path: Path) -> list:
     """Batches and Findings of one segment or snapshot file, in file order."""
     with mapped(path) as buf:
-        return list(scan(buf, str(path)))
+        return list(scan_batches(buf, str(path)))
 
 
 @cache

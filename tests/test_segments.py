@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kmeta.findings import Finding
 from kmeta.formats.batch import build_batch
 from kmeta.formats.legacy import build_compressed, build_message
-from kmeta.storage.segments import scan
+from kmeta.storage.segments import scan_batches, scan_records
 
 
 def log(n: int = 10, per: int = 3, epoch_every: int = 4) -> tuple[bytes, list[int]]:
@@ -31,7 +31,7 @@ def split(items):
 
 def test_clean_log_has_no_findings():
     data, starts = log()
-    batches, findings = split(list(scan(data, "f")))
+    batches, findings = split(list(scan_batches(data, "f")))
     assert findings == []
     assert [b.position for b in batches] == starts
     assert [b.base_offset for b in batches] == [i * 3 for i in range(10)]
@@ -40,28 +40,28 @@ def test_clean_log_has_no_findings():
 def test_torn_tail_reported_once_at_its_first_byte():
     data, starts = log()
     torn = data[:-7]
-    batches, findings = split(list(scan(torn, "f")))
+    batches, findings = split(list(scan_batches(torn, "f")))
     assert len(batches) == 9
     assert [(f.code, f.position) for f in findings] == [("S001", starts[-1])]
 
 
 def test_short_torn_tail_smaller_than_a_header():
     data, starts = log(3)
-    batches, findings = split(list(scan(data + b"\x00\x00\x00\x00\x00\x00\x00\x09\x00", "f")))
+    batches, findings = split(list(scan_batches(data + b"\x00\x00\x00\x00\x00\x00\x00\x09\x00", "f")))
     assert len(batches) == 3
     assert [f.code for f in findings] in (["S001"], ["S002"])
 
 
 def test_zero_filled_tail():
     data, _ = log(4)
-    batches, findings = split(list(scan(data + bytes(4096), "f")))
+    batches, findings = split(list(scan_batches(data + bytes(4096), "f")))
     assert len(batches) == 4
     assert [(f.code, f.position) for f in findings] == [("S002", len(data))]
 
 
 def test_garbage_tail():
     data, _ = log(4)
-    batches, findings = split(list(scan(data + b"\xde\xad\xbe\xef" * 40, "f")))
+    batches, findings = split(list(scan_batches(data + b"\xde\xad\xbe\xef" * 40, "f")))
     assert len(batches) == 4
     assert [(f.code, f.position) for f in findings] == [("S004", len(data))]
 
@@ -70,7 +70,7 @@ def test_bad_crc_in_the_middle_keeps_reading():
     data, starts = log()
     bad = bytearray(data)
     bad[starts[4] + 70] ^= 0xFF  # inside batch 4's records
-    batches, findings = split(list(scan(bytes(bad), "f")))
+    batches, findings = split(list(scan_batches(bytes(bad), "f")))
     assert len(batches) == 10
     assert [b.crc_valid for b in batches].count(False) == 1
     assert [(f.code, f.position) for f in findings] == [("F001", starts[4])]
@@ -80,7 +80,7 @@ def test_corrupt_length_resyncs_on_next_valid_batch():
     data, starts = log()
     bad = bytearray(data)
     struct.pack_into(">i", bad, starts[3] + 8, 0x7FFF0000)  # absurd length
-    batches, findings = split(list(scan(bytes(bad), "f")))
+    batches, findings = split(list(scan_batches(bytes(bad), "f")))
     assert [b.base_offset for b in batches] == [0, 3, 6, 12, 15, 18, 21, 24, 27]
     assert [(f.code, f.position, f.details["end"]) for f in findings] == \
         [("S003", starts[3], starts[4])]
@@ -89,7 +89,7 @@ def test_corrupt_length_resyncs_on_next_valid_batch():
 def test_garbage_in_the_middle_resyncs():
     data, starts = log()
     bad = data[:starts[5]] + b"\x17" * 333 + data[starts[5]:]
-    batches, findings = split(list(scan(bad, "f")))
+    batches, findings = split(list(scan_batches(bad, "f")))
     assert len(batches) == 10
     assert [(f.code, f.position, f.details["bytes"]) for f in findings] == \
         [("S003", starts[5], 333)]
@@ -98,7 +98,7 @@ def test_garbage_in_the_middle_resyncs():
 def test_zeroed_hole_in_the_middle_resyncs():
     data, starts = log()
     bad = data[:starts[2]] + bytes(starts[4] - starts[2]) + data[starts[4]:]
-    batches, findings = split(list(scan(bad, "f")))
+    batches, findings = split(list(scan_batches(bad, "f")))
     assert [b.base_offset for b in batches] == [0, 3] + [i * 3 for i in range(4, 10)]
     assert [(f.code, f.position) for f in findings] == [("S003", starts[2])]
 
@@ -107,7 +107,7 @@ def test_bad_crc_and_corrupt_length_resync():
     data, starts = log()
     bad = bytearray(data)
     struct.pack_into(">i", bad, starts[6] + 8, 200)  # plausible but wrong length
-    batches, findings = split(list(scan(bytes(bad), "f")))
+    batches, findings = split(list(scan_batches(bytes(bad), "f")))
     assert [b.base_offset for b in batches if b.crc_valid] == \
         [i * 3 for i in range(10) if i != 6]
     codes = [f.code for f in findings]
@@ -117,34 +117,34 @@ def test_bad_crc_and_corrupt_length_resync():
 def test_offsets_going_backwards():
     a = build_batch(10, [(None, b"a")])
     b = build_batch(5, [(None, b"b")])
-    batches, findings = split(list(scan(a + b, "f")))
+    batches, findings = split(list(scan_batches(a + b, "f")))
     assert len(batches) == 2
     assert [f.code for f in findings] == ["S005"]
 
 
 def test_max_bytes_stops_quietly():
     data, starts = log()
-    batches, findings = split(list(scan(data, "f", max_bytes=starts[3] + 10)))
+    batches, findings = split(list(scan_batches(data, "f", max_bytes=starts[3] + 10)))
     assert len(batches) == 3 and findings == []
 
 
 def test_absurd_length_in_tiny_file():
     data = struct.pack(">qi", 0, 2**31 - 1) + bytes(1012)
     data = data[:16] + b"\x02" + data[17:]
-    batches, findings = split(list(scan(data, "f")))
+    batches, findings = split(list(scan_batches(data, "f")))
     assert batches == [] and len(findings) == 1 and findings[0].position == 0
 
 
 def test_negative_length():
     data = struct.pack(">qi", 0, -5) + b"\x00\x00\x00\x00\x02" + bytes(100)
-    batches, findings = split(list(scan(data, "f")))
+    batches, findings = split(list(scan_batches(data, "f")))
     assert batches == [] and [f.code for f in findings] == ["S004"]
 
 
 def test_legacy_message_sets():
     data = build_message(0, None, b"a", magic=0) + build_message(1, b"k", b"b", magic=1) + \
         build_compressed([2, 3, 4], [(None, b"x"), (None, b"y"), (None, b"z")], codec=1)
-    batches, findings = split(list(scan(data, "f")))
+    batches, findings = split(list(scan_batches(data, "f")))
     assert findings == []
     assert [(b.magic, b.last_offset) for b in batches] == [(0, 0), (1, 1), (1, 4)]
     assert [r.value for r in batches[2].records()] == [b"x", b"y", b"z"]
@@ -154,14 +154,14 @@ def test_legacy_message_sets():
 def test_legacy_bad_crc():
     data = bytearray(build_message(0, None, b"abc", magic=1))
     data[-1] ^= 1
-    batches, findings = split(list(scan(bytes(data), "f")))
+    batches, findings = split(list(scan_batches(bytes(data), "f")))
     assert [f.code for f in findings] == ["F009"] and not batches[0].crc_valid
 
 
 @settings(max_examples=200)
 @given(st.binary(max_size=2000))
 def test_any_bytes_give_batches_or_findings(data):
-    items = list(scan(data, "f"))
+    items = list(scan_batches(data, "f"))
     covered = 0
     for x in items:
         if isinstance(x, Finding):
@@ -177,7 +177,7 @@ def test_any_corruption_of_a_log_is_located(where, junk):
     data, _ = log(6)
     where %= len(data)
     bad = data[:where] + junk + data[where + len(junk):]
-    items = list(scan(bad, "f"))
+    items = list(scan_batches(bad, "f"))
     batches, findings = split(items)
     if bad != data:
         assert findings or all(b.crc_valid for b in batches)
@@ -196,7 +196,7 @@ def test_legacy_round_trip(items, magic, codec, first):
     else:
         data = b"".join(build_message(o, k, v, magic=magic, timestamp=123)
                         for o, (k, v) in zip(offsets, items, strict=True))
-    batches, findings = split(list(scan(data, "f")))
+    batches, findings = split(list(scan_batches(data, "f")))
     assert findings == []
     records = [r for b in batches for r in b.records()]
     assert [(r.offset, r.key, r.value) for r in records] == \
@@ -211,7 +211,7 @@ def _by_batches(data: bytes) -> list:
     from kmeta.storage.segments import batch_records
 
     out = []
-    for b in scan(data, "f"):
+    for b in scan_batches(data, "f"):
         if isinstance(b, Finding):
             out.append((b.code, b.position))
             continue
@@ -227,7 +227,7 @@ def _by_triples(data: bytes) -> list:
     from kmeta.formats.payload import decode_control, decode_metadata
 
     out = []
-    for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
+    for item in scan_records(data, "f", decode_metadata, decode_control):
         if isinstance(item, Finding):
             out.append((item.code, item.position))
         else:
@@ -237,7 +237,7 @@ def _by_triples(data: bytes) -> list:
 
 
 def test_triple_mode_equals_batches_then_records(tmp_path):
-    """scan(decode=...) is a faster spelling of scan + records + decode, damage included."""
+    """scan_records is a faster spelling of scan_batches + records + decode, damage included."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -266,7 +266,7 @@ def test_magic0_lz4_with_kafkas_old_wrong_header_checksum_reads():
     import struct
     import zlib
     struct.pack_into(">I", wrapper, 12, zlib.crc32(bytes(wrapper[16:])))
-    batches, findings = split(list(scan(bytes(wrapper), "f")))
+    batches, findings = split(list(scan_batches(bytes(wrapper), "f")))
     assert findings == []
     assert [r.value for r in batches[0].records()] == [b"a", b"b"]
 
@@ -298,11 +298,11 @@ def _fixture_batches():
     data = Path(__file__).resolve().parent.parent / "fixtures" / "data"
     for seg in sorted(data.rglob("*.log")) + sorted(data.rglob("*.checkpoint")):
         with mapped(seg) as buf:
-            for b in scan(buf, str(seg)):
+            for b in scan_batches(buf, str(seg)):
                 if type(b) is Batch:
                     yield b
     # damage a stream can meet: records cut short, a bad record, counts that disagree
-    yield from scan(build_batch(0, [(None, b"v%d" % i) for i in range(40)], compression=4), "z")
+    yield from scan_batches(build_batch(0, [(None, b"v%d" % i) for i in range(40)], compression=4), "z")
     good = build_batch(0, [(None, b"v%d" % i) for i in range(40)])
     for cut, junk in ((9, b""), (20, b"\x02\x00\x00\x00\x00\x00\x01\x00"), (0, b"\x7f")):
         body = good[61:len(good) - cut] + junk
@@ -388,7 +388,7 @@ def test_a_file_too_large_for_anonymous_memory_is_mapped_itself(monkeypatch):
         "healthy" / "__cluster_metadata-0" / "00000000000000000000.log"
     with segments.mapped(seg) as buf:
         assert type(buf) is segments.SegmentMap
-        want = [b[:14] for b in scan(buf, "x")], buf.bytes_at(0, 80)
+        want = [b[:14] for b in scan_batches(buf, "x")], buf.bytes_at(0, 80)
 
     def refuse(*_, **__):
         raise OSError(12, "Cannot allocate memory")
@@ -396,4 +396,4 @@ def test_a_file_too_large_for_anonymous_memory_is_mapped_itself(monkeypatch):
     monkeypatch.setattr(segments, "SegmentMap", refuse)
     with segments.mapped(seg) as buf:
         assert type(buf) is segments.FileMap
-        assert ([b[:14] for b in scan(buf, "x")], buf.bytes_at(0, 80)) == want
+        assert ([b[:14] for b in scan_batches(buf, "x")], buf.bytes_at(0, 80)) == want

@@ -28,11 +28,11 @@ from kmeta.core.image_records import (
 from kmeta.errors import UsageError
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
 from kmeta.ops.image import build_image
+from kmeta.ops.replay import snapshot_image
 from kmeta.ops.snapshot import SnapshotWritten, write_snapshot_at
-from kmeta.ops.verify import snapshot_image
 from kmeta.render.snapshot import snapshot_json, snapshot_lines
 from kmeta.storage.discover import LogFile, discover
-from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.segments import batch_records, mapped, scan_batches, scan_records
 from kmeta.storage.writer import write_snapshot
 
 LDI_POC_DIGEST = "93850e83002a9707c87f2d0557a2c017"  # as tests/test_image.py records it
@@ -75,7 +75,7 @@ def file_records(path: Path) -> tuple[list, list[bytes]]:
     """(control batches as [(type, data)], metadata record values) of a snapshot file."""
     controls, values = [], []
     with mapped(path) as buf:
-        for b in scan(buf, str(path)):
+        for b in scan_batches(buf, str(path)):
             assert not hasattr(b, "code"), f"finding in {path}: {b}"
             recs, problems = batch_records(b)
             assert problems == []
@@ -120,8 +120,7 @@ def metadata_offsets(path: Path, type_name: str) -> list[int]:
     out = []
     for seg in sorted(path.glob("*.log")):
         with mapped(seg) as buf:
-            for item in scan(buf, str(seg), decode=decode_metadata,
-                             decode_control=decode_control):
+            for item in scan_records(buf, str(seg), decode_metadata, decode_control):
                 if isinstance(item, tuple) and item[2].type == type_name:
                     out.append(item[1].offset)
     return out
@@ -132,7 +131,7 @@ def healthy_batches() -> list[tuple[int, int, int, bool]]:
     out = []
     for seg in sorted(HEALTHY_META.glob("*.log")):
         with mapped(seg) as buf:
-            for b in scan(buf, str(seg)):
+            for b in scan_batches(buf, str(seg)):
                 out.append((b.base_offset, b.last_offset, b.leader_epoch, b.is_control))
     return out
 
@@ -174,8 +173,7 @@ def test_round_trip_all_along_the_healthy_log() -> None:
     checked = applied = 0
     for seg in sorted(HEALTHY_META.glob("*.log")):
         with mapped(seg) as buf:
-            for item in scan(buf, str(seg), decode=decode_metadata,
-                             decode_control=decode_control):
+            for item in scan_records(buf, str(seg), decode_metadata, decode_control):
                 batch, r, p = item
                 if batch.is_control or p.type == "NO_OP_RECORD":
                     continue
@@ -370,8 +368,7 @@ def test_kraft_version_and_voters_follow_the_log(tmp_path: Path) -> None:
     offsets = {}
     for seg in sorted(HEALTHY_META.glob("*.log")):
         with mapped(seg) as buf:
-            for item in scan(buf, str(seg), decode=decode_metadata,
-                             decode_control=decode_control):
+            for item in scan_records(buf, str(seg), decode_metadata, decode_control):
                 batch, r, p = item
                 if p.type in ("KRAFT_VERSION", "KRAFT_VOTERS"):
                     offsets.setdefault(p.type, []).append((r.offset, p.data))
@@ -511,7 +508,7 @@ def test_replay_errors_refuse_unless_allowed(tmp_path: Path) -> None:
     # Break the CRC of the first batch that holds a TopicRecord: its records are skipped.
     topic_at = metadata_offsets(part, "TOPIC_RECORD")[0]
     with mapped(seg) as buf:
-        pos = next(b.position for b in scan(buf, str(seg))
+        pos = next(b.position for b in scan_batches(buf, str(seg))
                    if b.base_offset <= topic_at <= b.last_offset)
     raw[pos + 70] ^= 0xFF
     seg.write_bytes(bytes(raw))

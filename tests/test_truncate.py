@@ -36,12 +36,12 @@ def test_cut_inside_a_batch_moves_to_its_base_and_snapshots_past_it_are_named() 
     assert all(o < plan.cut for _, o in plan.new_epochs)
     # a multi-record batch: the first one whose base is not its own offset
     from kmeta.storage.discover import discover
-    from kmeta.storage.segments import mapped, scan
+    from kmeta.storage.segments import mapped, scan_batches
 
     (part,) = [p for p in discover([healthy]).all_partitions() if p.is_metadata]
     for seg in part.segments:
         with mapped(seg.path) as buf:
-            multi = next((b for b in scan(buf, "s") if hasattr(b, "last_offset")
+            multi = next((b for b in scan_batches(buf, "s") if hasattr(b, "last_offset")
                           and b.last_offset > b.base_offset), None)
         if multi is not None:
             break

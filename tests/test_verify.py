@@ -206,8 +206,8 @@ def test_snapshot_without_footer(tmp_path):
     snap = next(d.glob("*.checkpoint"))
     data = snap.read_bytes()
     # Drop the last batch (the footer): find the last batch start by scanning.
-    from kmeta.storage.segments import scan as _scan
-    positions = [b.position for b in _scan(data, "s")]
+    from kmeta.storage.segments import scan_batches
+    positions = [b.position for b in scan_batches(data, "s")]
     snap.write_bytes(data[:positions[-1]])
     assert codes(d) == ["V021"]
 

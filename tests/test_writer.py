@@ -41,7 +41,7 @@ from kmeta.formats.textfiles import (
     parse_quorum_state,
 )
 from kmeta.storage import writer as W
-from kmeta.storage.segments import scan
+from kmeta.storage.segments import scan_batches
 
 FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -49,7 +49,7 @@ FAST = settings(max_examples=40, deadline=None,
 
 def read_batches(path: Path) -> tuple[list[Batch], list[Finding]]:
     data = path.read_bytes()
-    items = list(scan(data, str(path)))
+    items = list(scan_batches(data, str(path)))
     return ([x for x in items if not isinstance(x, Finding)],
             [x for x in items if isinstance(x, Finding)])
 
@@ -123,7 +123,7 @@ def test_build_batch_header_equals_the_construct_definition(recs, base, epoch, t
     assert BATCH_HEADER.build(parsed) == fast[:HEADER_SIZE]
     assert (parsed.baseOffset, parsed.partitionLeaderEpoch, parsed.recordsCount) == \
         (base, epoch, len(recs))
-    (batch,), findings = [x for x in scan(fast, "f")], []
+    (batch,), findings = [x for x in scan_batches(fast, "f")], []
     assert batch.crc_valid and not findings
     got = [(r.key, r.value) for r in batch.records()]
     assert got == [(r[0], r[1]) for r in recs]
@@ -134,7 +134,7 @@ def test_noop_batch_is_a_lone_noop_record(offset, epoch, ts):
     data = W.noop_batch(offset, epoch, ts)
     assert data == build_batch(offset, [(None, encode_metadata("NO_OP_RECORD", 0, {}))],
                                leader_epoch=epoch, base_timestamp=ts)
-    (batch,) = list(scan(data, "f"))
+    (batch,) = list(scan_batches(data, "f"))
     assert (batch.base_offset, batch.leader_epoch, batch.max_timestamp) == (offset, epoch, ts)
     (record,) = batch.records()
     assert decode_metadata(record.value).type == "NO_OP_RECORD"

@@ -61,6 +61,26 @@ BATCH_HEADER = cs.Struct(
 
 HEADER = derive_struct(BATCH_HEADER)
 HEADER_SIZE = HEADER.size  # 61
+
+# Where each field sits in an unpacked header, and so in a Batch (a tuple that starts
+# with them): the hot loops index batches by these, bound to locals.
+_FIELDS = {sub.name: i for i, sub in enumerate(BATCH_HEADER.subcons)}
+BASE_OFFSET = _FIELDS["baseOffset"]
+BATCH_LENGTH = _FIELDS["batchLength"]
+LEADER_EPOCH = _FIELDS["partitionLeaderEpoch"]
+MAGIC = _FIELDS["magic"]
+CRC = _FIELDS["crc"]
+ATTRIBUTES = _FIELDS["attributes"]
+LAST_OFFSET_DELTA = _FIELDS["lastOffsetDelta"]
+BASE_TIMESTAMP = _FIELDS["baseTimestamp"]
+MAX_TIMESTAMP = _FIELDS["maxTimestamp"]
+PRODUCER_ID = _FIELDS["producerId"]
+PRODUCER_EPOCH = _FIELDS["producerEpoch"]
+BASE_SEQUENCE = _FIELDS["baseSequence"]
+RECORDS_COUNT = _FIELDS["recordsCount"]
+# The slots a Batch adds after the header fields.  LONE: for a batch of one small record
+# taken from the memo (see remember_small_record), that memo entry, else None.
+CRC_VALID, POSITION, RAW, FILE, LONE = range(len(_FIELDS), len(_FIELDS) + 5)
 LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes not counted by batchLength
 CRC_START = 21  # attributes begin here; the CRC covers [21, end)
 MAGIC_POSITION = 16
@@ -70,6 +90,9 @@ TIMESTAMP_TYPE_FLAG = 0x08
 TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
 DELETE_HORIZON_FLAG = 0x40
+#: A batch whose records' timestamps are not plain CreateTime deltas from baseTimestamp,
+#: or that holds control records: the flags the fast paths must not see.
+NOT_PLAIN_FLAGS = CONTROL_FLAG | DELETE_HORIZON_FLAG | TIMESTAMP_TYPE_FLAG
 
 NO_PRODUCER_ID = -1
 NO_SEQUENCE = -1
@@ -308,7 +331,7 @@ def remember_small_record(section: bytes) -> tuple | bool:
     """Decode a lone small record relative to offset 0 / time 0, and memoise it."""
     try:
         (r,) = _decode_records(section, 1, 0, 0, -1)
-        # Offset delta, timestamp delta, key, value, headers, attributes.
+        # A Record's first six fields, relative to offset 0 and time 0.
         hit: tuple | bool = (r.offset, r.timestamp, r.key, r.value, r.headers, r.attributes)
     except (FormatError, IndexError, ValueError):
         hit = False  # let the general path report the problem with its position
@@ -319,13 +342,15 @@ def remember_small_record(section: bytes) -> tuple | bool:
 
 def record_from_memo(header: tuple, hit: tuple) -> Record:
     """The record a memo entry stands for, in the batch whose header fields are given."""
-    return tuple.__new__(Record, (header[0] + hit[0], header[7] + hit[1], hit[2], hit[3],
-                                  hit[4], hit[5], -1 if header[11] < 0 else header[11] + hit[0]))
+    seq = header[BASE_SEQUENCE]
+    return tuple.__new__(Record, (header[BASE_OFFSET] + hit[0], header[BASE_TIMESTAMP] + hit[1],
+                                  hit[2], hit[3], hit[4], hit[5], -1 if seq < 0 else seq + hit[0]))
 
 
 def small_record(fields: tuple, raw: bytes) -> list[Record] | None:
     """The lone record of a small uncompressed batch, from the memo; None if not such."""
-    if fields[12] != 1 or fields[5] & 7 or len(raw) > SMALL_BATCH:
+    if fields[RECORDS_COUNT] != 1 or fields[ATTRIBUTES] & COMPRESSION_MASK \
+            or len(raw) > SMALL_BATCH:
         return None
     hit = SMALL_RECORDS.get(raw[61:])
     if hit is None:
@@ -338,34 +363,36 @@ class Batch(tuple):
 
     A tuple of the unpacked ``HEADER`` fields followed by ``crc_valid``, ``position``,
     ``raw`` (the batch's bytes), ``file`` and ``lone``: for a batch of one small record
-    that a reader took from the memo (see :func:`remember_small_record`), that memo entry,
-    with named properties over it: a full scan builds one per batch, and a tuple is the
+    that a reader took from the memo (see :func:`remember_small_record`), that memo entry
+    (the positions are BASE_OFFSET … RECORDS_COUNT, CRC_VALID … LONE), with named
+    properties over it: a full scan builds one per batch, and a tuple is the
     cheapest object Python can build.
     """
 
     __slots__ = ()
 
     def __new__(cls, fields: tuple, raw: Any, file: str | None, position: int,
-                crc_valid: bool, records: list[Record] | None = None) -> Batch:
-        return tuple.__new__(cls, fields + (crc_valid, position, raw, file, records))
+                crc_valid: bool, lone: tuple | None = None) -> Batch:
+        return tuple.__new__(cls, fields + (crc_valid, position, raw, file, lone))
 
-    base_offset = property(itemgetter(0))
-    length = property(itemgetter(1))
-    leader_epoch = property(itemgetter(2))
-    magic = property(itemgetter(3))
-    crc = property(itemgetter(4))
-    attributes = property(itemgetter(5))
-    last_offset_delta = property(itemgetter(6))
-    base_timestamp = property(itemgetter(7))
-    max_timestamp = property(itemgetter(8))
-    producer_id = property(itemgetter(9))
-    producer_epoch = property(itemgetter(10))
-    base_sequence = property(itemgetter(11))
-    records_count = property(itemgetter(12))
-    crc_valid = property(itemgetter(13))
-    position = property(itemgetter(14))
-    raw = property(itemgetter(15))
-    file = property(itemgetter(16))
+    base_offset = property(itemgetter(BASE_OFFSET))
+    length = property(itemgetter(BATCH_LENGTH))
+    leader_epoch = property(itemgetter(LEADER_EPOCH))
+    magic = property(itemgetter(MAGIC))
+    crc = property(itemgetter(CRC))
+    attributes = property(itemgetter(ATTRIBUTES))
+    last_offset_delta = property(itemgetter(LAST_OFFSET_DELTA))
+    base_timestamp = property(itemgetter(BASE_TIMESTAMP))
+    max_timestamp = property(itemgetter(MAX_TIMESTAMP))
+    producer_id = property(itemgetter(PRODUCER_ID))
+    producer_epoch = property(itemgetter(PRODUCER_EPOCH))
+    base_sequence = property(itemgetter(BASE_SEQUENCE))
+    records_count = property(itemgetter(RECORDS_COUNT))
+    crc_valid = property(itemgetter(CRC_VALID))
+    position = property(itemgetter(POSITION))
+    raw = property(itemgetter(RAW))
+    file = property(itemgetter(FILE))
+    lone = property(itemgetter(LONE))
 
     @property
     def size(self) -> int:
@@ -389,7 +416,7 @@ class Batch(tuple):
 
     @property
     def is_control(self) -> bool:
-        return self[5] & 0x20 != 0  # CONTROL_FLAG
+        return self[ATTRIBUTES] & CONTROL_FLAG != 0
 
     @property
     def delete_horizon_ms(self) -> int | None:
@@ -414,10 +441,10 @@ class Batch(tuple):
         ``section``: the records section, already decompressed; ``sink``: see
         ``_decode_records``."""
         h = self
-        if h[17] is not None:
-            return [record_from_memo(h, h[17])]
-        raw = h[15]
-        compressed = h[5] & 7
+        if h[LONE] is not None:
+            return [record_from_memo(h, h[LONE])]
+        raw = h[RAW]
+        compressed = h[ATTRIBUTES] & COMPRESSION_MASK
         if not compressed:
             # Most KRaft batches hold one small, repeated record (NoOp heartbeats).
             small = small_record(h, raw)
@@ -430,7 +457,7 @@ class Batch(tuple):
         # Record timestamps are deltas from baseTimestamp, which holds the delete
         # horizon when that flag is set: the writer computed the deltas from it.
         try:
-            return _decode_records(data, h[12], h[0], h[7], h[11], sink)
+            return _decode_records(data, h[RECORDS_COUNT], h[BASE_OFFSET], h[BASE_TIMESTAMP], h[BASE_SEQUENCE], sink)
         except IndexError as e:
             raise FormatError("records section ends inside a record",
                               position=HEADER_SIZE + len(data) if not compressed else None
@@ -445,8 +472,8 @@ class Batch(tuple):
         RecordStream of the same records; a damaged large section raises the error
         ``records()`` would, found without keeping a record."""
         h = self
-        codec = h[5] & 7
-        if h[17] is not None or (not codec and len(h[15]) - HEADER_SIZE <= STREAM_ABOVE):
+        codec = h[ATTRIBUTES] & COMPRESSION_MASK
+        if h[LONE] is not None or (not codec and len(h[RAW]) - HEADER_SIZE <= STREAM_ABOVE):
             return self.records()
         if codec:
             # Decompressed through once, keeping only a small section: a bomb is refused
@@ -454,7 +481,7 @@ class Batch(tuple):
             head: list[bytes] = []
             total = 0
             try:
-                for piece in decompress_chunks(codec, bytes(h[15][HEADER_SIZE:])):
+                for piece in decompress_chunks(codec, bytes(h[RAW][HEADER_SIZE:])):
                     total += len(piece)
                     if total <= STREAM_ABOVE:
                         head.append(piece)
@@ -477,7 +504,7 @@ class Batch(tuple):
         """The records, decoded from the section a piece at a time (whole records
         only); without ``keep``, lists of the right length holding nothing."""
         h = self
-        raw, codec = h[15], h[5] & 7
+        raw, codec = h[RAW], h[ATTRIBUTES] & COMPRESSION_MASK
         if codec:
             pieces: Any = decompress_chunks(codec, bytes(raw[HEADER_SIZE:]))
         else:
@@ -495,9 +522,9 @@ class Batch(tuple):
                 del pending[:cut]
                 need -= cut
                 if keep:
-                    yield _decode_records(data, k, h[0], h[7], h[11])
+                    yield _decode_records(data, k, h[BASE_OFFSET], h[BASE_TIMESTAMP], h[BASE_SEQUENCE])
                 else:
-                    _decode_records(data, k, h[0], h[7], h[11], _DISCARD)
+                    _decode_records(data, k, h[BASE_OFFSET], h[BASE_TIMESTAMP], h[BASE_SEQUENCE], _DISCARD)
                     yield [None] * k
         if pending:
             raise FormatError("records section ends inside a record")
@@ -517,8 +544,8 @@ class Batch(tuple):
             if pos != len(data):
                 return None
             if len(data) > STREAM_ABOVE:  # see that they decode before keeping them
-                _decode_records(data, count, self[0], self[7], self[11], _DISCARD)
-            return _decode_records(data, count, self[0], self[7], self[11])
+                _decode_records(data, count, self[BASE_OFFSET], self[BASE_TIMESTAMP], self[BASE_SEQUENCE], _DISCARD)
+            return _decode_records(data, count, self[BASE_OFFSET], self[BASE_TIMESTAMP], self[BASE_SEQUENCE])
         except (FormatError, IndexError):
             return None
 
@@ -554,12 +581,12 @@ def parse_batch(buf: Any, position: int = 0, file: str | None = None) -> Batch:
     if len(buf) - position < HEADER_SIZE:
         raise FormatError("batch header truncated", position=position)
     fields = HEADER.unpack_from(buf, position)
-    length = fields[1]
+    length = fields[BATCH_LENGTH]
     end = position + LOG_OVERHEAD + length
     if length < HEADER_SIZE - LOG_OVERHEAD or end > len(buf):
         raise FormatError(f"batch length {length} does not fit", position=position)
     raw = buf[position:end]
-    return Batch(fields, raw, file, position, crc32c(raw[CRC_START:]) == fields[4])
+    return Batch(fields, raw, file, position, crc32c(raw[CRC_START:]) == fields[CRC])
 
 
 def build_batch(

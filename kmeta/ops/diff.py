@@ -38,7 +38,7 @@ from kmeta.ops.image import build_image
 from kmeta.ops.verify import LogStats, build_model
 from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, read_batches, read_records
 
 __all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
            "read_replicas", "records_from", "segments_from"]
@@ -272,21 +272,16 @@ def _batches(seg: LogFile, layout: _Layout, findings: list[Finding], *, hashed: 
              ) -> Iterator[tuple[int, int, int, int, int]]:
     """(base, last, epoch, hash, position) of every batch of a segment; without
     ``hashed`` the hash is 0 (a segment compared as a whole file needs none)."""
-    path = str(seg.path)
     layout.segment(seg.kind.base_offset)
-    try:
-        with mapped(seg.path) as buf:
-            for b in scan(buf, path):
-                if type(b) is Finding:
-                    findings.append(b)
-                    continue
-                epoch = b.leader_epoch if b.magic == 2 else -1
-                last = b.last_offset
-                records = b.records_count if b.magic == 2 else b.message_count
-                layout.batch(b.base_offset, last, epoch, records)
-                yield b.base_offset, last, epoch, _hash(b.raw) if hashed else 0, b.position
-    except KmetaError as e:
-        findings.append(Finding("S008", e.message, path))
+    for b in read_batches(seg.path):
+        if type(b) is Finding:
+            findings.append(b)
+            continue
+        epoch = b.leader_epoch if b.magic == 2 else -1
+        last = b.last_offset
+        records = b.records_count if b.magic == 2 else b.message_count
+        layout.batch(b.base_offset, last, epoch, records)
+        yield b.base_offset, last, epoch, _hash(b.raw) if hashed else 0, b.position
 
 
 def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
@@ -423,29 +418,24 @@ def records_from(rep: Replica, start: int,
         return out
     for seg in segments_from(rep.part.segments, start):
         seen = -1
-        try:
-            with mapped(seg.path) as buf:
-                for item in scan(buf, str(seg.path), decode=decode_metadata,
-                                 decode_control=decode_control):
-                    if type(item) is Finding:
-                        continue  # reported by the reading pass already
-                    batch, r, payload = item
-                    if r.offset < start:
-                        continue
-                    if wanted is not None:
-                        if stop is None or r.offset > stop:
-                            return out
-                        if not _inside(wanted, r.offset):
-                            continue
-                    if batch.position != seen:
-                        seen = batch.position
-                        out.batches += 1
-                    out.records += 1
-                    out.by_type[payload.type] += 1
-                    out.first = r.offset if out.first is None else out.first
-                    out.last = r.offset
-        except KmetaError:
-            continue
+        for item in read_records(seg.path, decode_metadata, decode_control):
+            if type(item) is Finding:
+                continue  # reported by the reading pass already
+            batch, r, payload = item
+            if r.offset < start:
+                continue
+            if wanted is not None:
+                if stop is None or r.offset > stop:
+                    return out
+                if not _inside(wanted, r.offset):
+                    continue
+            if batch.position != seen:
+                seen = batch.position
+                out.batches += 1
+            out.records += 1
+            out.by_type[payload.type] += 1
+            out.first = r.offset if out.first is None else out.first
+            out.last = r.offset
     return out
 
 

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
-from kmeta.errors import KmetaError, UsageError
+from kmeta.errors import UsageError
 from kmeta.findings import Finding
-from kmeta.formats.batch import Batch, Record, RecordStream
+from kmeta.formats.batch import ATTRIBUTES, CONTROL_FLAG, LONE, Batch, Record, RecordStream
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
+from kmeta.storage.segments import batch_records, read_batches, segment_name_finding
 
 
 @dataclass
@@ -214,20 +214,13 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
         return iter([head, opts.note(Finding("S006", what, path, 0))])
     segment_base = kind.base_offset if kind.kind == "segment" else None
     compacted = f.topic is not None and f.topic != METADATA_TOPIC
-    return chain((head,), _mapped_batches(f, path, decoder, opts, segment_base, compacted))
+    items = read_batches(f.path, max_bytes=opts.max_bytes, memo=not opts.batches_only)
+    return chain((head,), _dump_batches(items, path, decoder, opts, segment_base, compacted))
 
 
-def _mapped_batches(f: LogFile, path: str, decoder: str, opts: DumpOptions,
-                    segment_base: int | None, compacted: bool) -> Iterator[Event]:
-    try:
-        with mapped(f.path) as buf:
-            yield from _dump_batches(buf, path, decoder, opts, segment_base, compacted)
-    except KmetaError as e:
-        yield opts.note(Finding("S008", e.message, path))
-
-
-def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
-                  segment_base: int | None, compacted: bool = False) -> Iterator[Event]:
+def _dump_batches(items: Iterator[Batch | LegacyBatch | Finding], path: str, decoder: str,
+                  opts: DumpOptions, segment_base: int | None, compacted: bool = False
+                  ) -> Iterator[Event]:
     lo, hi = opts.from_offset, opts.to_offset
     decode = decode_metadata if decoder == "metadata" else None
     # No filter, metadata decoder: the common case gets a lean path below.
@@ -235,11 +228,12 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
         and not opts.skip_control and not opts.batches_only
     secret_types = frozenset() if opts.show_secrets else SECRET_TYPES
     new = tuple.__new__
+    lone_at, attributes_at, control_flag = LONE, ATTRIBUTES, CONTROL_FLAG
     last_value: Any = None
     last_payload: Any = None
     plain_payload = False
     first = segment_base is not None
-    for item in scan(buf, path, max_bytes=opts.max_bytes, records=not opts.batches_only):
+    for item in items:
         if type(item) is Finding:
             yield opts.note(item)
             continue
@@ -248,10 +242,11 @@ def _dump_batches(buf: Any, path: str, decoder: str, opts: DumpOptions,
             misnamed = segment_name_finding(segment_base, item, compacted)
             if misnamed is not None:
                 yield opts.note(misnamed)
-        if plain and type(item) is Batch and item[17] is not None and not item[5] & 0x20:
+        if plain and type(item) is Batch and item[lone_at] is not None \
+                and not item[attributes_at] & control_flag:
             # A lone record the scan took from its memo (most often a NoOp heartbeat,
             # whose value is then the very bytes object of the last one).
-            value = item[17][3]
+            value = item[lone_at][3]
             if value is not last_value:
                 last_value = value
                 last_payload = decode(last_value)

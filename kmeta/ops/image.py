@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.core.image import MetadataImage
-from kmeta.errors import KmetaError, UnreadableInput, UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
-from kmeta.ops.verify import missing_log_finding, snapshot_image, unreadable
+from kmeta.ops.replay import Replay, replay_log, snapshot_image
+from kmeta.ops.verify import missing_log_finding, unreadable
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import mapped, read_records, scan_batches
 
 __all__ = ["HistoryRow", "ImageResult", "browse", "build_image", "children", "history",
            "metadata_source", "public_json"]
@@ -140,7 +141,7 @@ def _log_end(part: PartitionDir) -> int | None:
         # Every segment opened before (``unreadable``): an error now is a file changed
         # under the reader, and an earlier segment's end would be a wrong log end.
         with mapped(seg.path) as buf:
-            for item in scan(buf, str(seg.path)):
+            for item in scan_batches(buf, str(seg.path)):
                 if type(item) is not Finding:
                     last = item.last_offset
         if last is not None:
@@ -235,48 +236,8 @@ def build_image(discovery: Discovery, *, at: int | None = None,
     result = ImageResult(image, max(start, min(stop, log_end)), snapshot, start,
                          log_end=log_end, findings=findings)
     if stop > start:
-        _replay(part, result, start, stop)
+        result.records = replay_log(part, Replay(image, start), stop, result.findings)
     return result
-
-
-def _replay(part: PartitionDir, result: ImageResult, start: int, stop: int) -> None:
-    """Apply the log records with ``start <= offset < stop`` to ``result.image``."""
-    segments = part.segments
-    image = result.image
-    apply = image.apply
-    for i, seg in enumerate(segments):
-        nxt = segments[i + 1].kind.base_offset if i + 1 < len(segments) else None
-        if nxt is not None and nxt <= start:
-            continue  # every record of this segment is below the start
-        if (seg.kind.base_offset or 0) >= stop:
-            break
-        path = str(seg.path)
-        try:
-            with mapped(seg.path) as buf:
-                for item in scan(buf, path, decode=decode_metadata,
-                                 decode_control=decode_control):
-                    if type(item) is Finding:
-                        result.findings.append(item)
-                        continue
-                    batch, r, payload = item
-                    offset = r.offset
-                    if offset < start or batch.is_control or not batch.crc_valid:
-                        continue
-                    if offset >= stop:
-                        return
-                    result.records += 1
-                    if payload.finding:
-                        result.findings.append(Finding(payload.finding[0], payload.finding[1],
-                                                       path, batch.position, offset))
-                        continue
-                    if payload.type == "NO_OP_RECORD":
-                        continue
-                    for p in apply(payload.type, payload.version, payload.data, offset):
-                        result.findings.append(Finding(
-                            p.code, p.message, path, batch.position,
-                            p.offset if p.offset is not None else offset))
-        except KmetaError as e:
-            result.findings.append(Finding("S008", e.message, path))
 
 
 # ---------------------------------------------------------------------- browse
@@ -354,24 +315,19 @@ def _records(files: list[LogFile], findings: list[Finding]
     ``findings`` (a history with a hole must say so)."""
     for f in files:
         path = str(f.path)
-        try:
-            with mapped(f.path) as buf:
-                for item in scan(buf, path, decode=decode_metadata,
-                                 decode_control=decode_control):
-                    if type(item) is Finding:
-                        findings.append(item)
-                        continue
-                    batch, r, payload = item
-                    if payload.finding:
-                        findings.append(Finding(payload.finding[0], f"record at offset "
-                                                f"{r.offset}: {payload.finding[1]}", path,
-                                                batch.position, r.offset))
-                        continue
-                    if batch.is_control or payload.type == "NO_OP_RECORD":
-                        continue
-                    yield batch, r, payload, path
-        except KmetaError as e:
-            findings.append(Finding("S008", e.message, path))
+        for item in read_records(f.path, decode_metadata, decode_control):
+            if type(item) is Finding:
+                findings.append(item)
+                continue
+            batch, r, payload = item
+            if payload.finding:
+                findings.append(Finding(payload.finding[0], f"record at offset "
+                                        f"{r.offset}: {payload.finding[1]}", path,
+                                        batch.position, r.offset))
+                continue
+            if batch.is_control or payload.type == "NO_OP_RECORD":
+                continue
+            yield batch, r, payload, path
 
 
 _BROKER_KEYS = {

@@ -11,7 +11,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
@@ -19,7 +18,7 @@ from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.verify import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.segments import batch_records, read_batches
 
 
 @dataclass
@@ -142,15 +141,11 @@ def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:
     if size == 0:
         return s
     epochs: set[int] = set()
-    try:
-        with mapped(f.path) as buf:
-            for item in scan(buf, path):
-                if isinstance(item, Finding):
-                    findings.append(item)
-                    continue
-                _count_batch(s, item, f.is_metadata, epochs, findings)
-    except KmetaError as e:
-        findings.append(Finding("S008", e.message, path))
+    for item in read_batches(f.path):
+        if type(item) is Finding:
+            findings.append(item)
+            continue
+        _count_batch(s, item, f.is_metadata, epochs, findings)
     s.leader_epochs = sorted(epochs)
     return s
 

@@ -25,7 +25,25 @@ from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
-from kmeta.formats.batch import Batch
+from kmeta.formats.batch import (
+    ATTRIBUTES,
+    BASE_OFFSET,
+    BASE_TIMESTAMP,
+    BATCH_LENGTH,
+    COMPRESSION_MASK,
+    CONTROL_FLAG,
+    CRC_VALID,
+    LAST_OFFSET_DELTA,
+    LEADER_EPOCH,
+    LOG_OVERHEAD,
+    LONE,
+    MAX_TIMESTAMP,
+    POSITION,
+    PRODUCER_ID,
+    RECORDS_COUNT,
+    TRANSACTIONAL_FLAG,
+    Batch,
+)
 from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
@@ -33,7 +51,7 @@ from kmeta.ops.redact import redact
 from kmeta.output_schema import BATCH, FINDING, IMAGE, RECORD, REPLICA, ObjectKind
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.segments import batch_records, read_batches, read_records
 
 __all__ = ["COMMON", "TABLES", "Chunk", "Column", "Scope", "Unit", "ddl", "expand_globs",
            "plan_units", "unit_chunks", "unit_rows"]
@@ -324,17 +342,9 @@ def unit_rows(unit: Unit) -> Iterator[tuple]:
     return _image(unit)
 
 
-def _scan(unit: Unit, **kw: Any) -> Iterator[Any]:
-    try:
-        with mapped(Path(unit.path)) as buf:
-            yield from scan(buf, unit.path, **kw)
-    except KmetaError:
-        return  # the findings table says why
-
-
 def _batches(unit: Unit) -> Iterator[tuple]:
     ctx = unit.context
-    for b in _scan(unit):
+    for b in read_batches(unit.path):
         if type(b) is Finding:
             continue
         v2 = b.magic == 2
@@ -388,7 +398,8 @@ def _records(unit: Unit) -> Iterator[tuple]:
         path = unit.file
         last: Any = None
         tail: tuple = ()
-        for item in _scan(unit, decode=decode_metadata, decode_control=decode_control):
+        position_at, epoch_at = POSITION, LEADER_EPOCH
+        for item in read_records(unit.path, decode_metadata, decode_control):
             if type(item) is Finding:
                 continue
             b, r, p = item
@@ -400,10 +411,9 @@ def _records(unit: Unit) -> Iterator[tuple]:
                 # its columns and JSON are made once
                 last = p
                 tail = _payload_columns(b.is_control, p)
-            yield ctx + (path, b[14], r[0], r[1], b[2] if b[3] == 2 else -1,
-                         b.is_control) + tail
+            yield ctx + (path, b[position_at], r[0], r[1], b[epoch_at], b.is_control) + tail
         return
-    for b in _scan(unit):
+    for b in read_batches(unit.path):
         if type(b) is Finding:
             continue
         records, _ = batch_records(b)
@@ -485,7 +495,7 @@ def _epochs(unit: Unit) -> Iterator[tuple]:
                 yield ctx + ("checkpoint", e.epoch, e.start_offset, None, None)
     spans: dict[int, list[int]] = {}
     for seg in part.segments:
-        for b in _scan(Unit("batches", str(seg.path), *ctx)):
+        for b in read_batches(seg.path):
             if type(b) is Finding or b.magic != 2:
                 continue
             span = spans.setdefault(b.leader_epoch, [b.base_offset, b.last_offset, 0])
@@ -576,24 +586,24 @@ def _batch_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
     cols: list[list] = [[] for _ in range(14)]
     (pos, base, last, epoch, base_ts, max_ts, nbytes, count, magic, codec, crc, control,
      txn, pid) = cols
-    for b in _scan(unit):
+    for b in read_batches(unit.path):
         if type(b) is Finding:
             continue
         if type(b) is Batch:
-            pos.append(b[14])
-            base.append(b[0])
-            last.append(b[0] + b[6])
-            epoch.append(b[2])
-            base_ts.append(b[7])
-            max_ts.append(b[8])
-            nbytes.append(b[1] + 12)
-            count.append(b[12])
+            pos.append(b[POSITION])
+            base.append(b[BASE_OFFSET])
+            last.append(b[BASE_OFFSET] + b[LAST_OFFSET_DELTA])
+            epoch.append(b[LEADER_EPOCH])
+            base_ts.append(b[BASE_TIMESTAMP])
+            max_ts.append(b[MAX_TIMESTAMP])
+            nbytes.append(b[BATCH_LENGTH] + LOG_OVERHEAD)
+            count.append(b[RECORDS_COUNT])
             magic.append(2)
             codec.append(b.compression)
-            crc.append(b[13])
-            control.append(b[5] & 0x20 != 0)
-            txn.append(b[5] & 0x10 != 0)
-            pid.append(b[9])
+            crc.append(b[CRC_VALID])
+            control.append(b[ATTRIBUTES] & CONTROL_FLAG != 0)
+            txn.append(b[ATTRIBUTES] & TRANSACTIONAL_FLAG != 0)
+            pid.append(b[PRODUCER_ID])
         else:
             for col, v in zip(cols, (b.position, b.base_offset, b.last_offset, -1, None,
                                      b.max_timestamp, b.size, b.records_count, b.magic,
@@ -622,7 +632,7 @@ def _record_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
     pos, off, ts, epoch, control = cols
     last: Any = None
     tail_id = -1
-    for item in _scan(unit, decode=decode_metadata, decode_control=decode_control):
+    for item in read_records(unit.path, decode_metadata, decode_control):
         if type(item) is Finding:
             continue
         b, r, p = item
@@ -638,10 +648,10 @@ def _record_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
                 if not legacy:
                     seen[key] = tail_id
                     alive.append(p)  # an id is only unique while its object lives
-        pos.append(b.position if legacy else b[14])
+        pos.append(b.position if legacy else b[POSITION])
         off.append(r[0])
         ts.append(r[1])
-        epoch.append(-1 if legacy or b[3] != 2 else b[2])
+        epoch.append(-1 if legacy else b[LEADER_EPOCH])
         control.append(is_control)
         idx.append(tail_id)
         if len(idx) >= size:
@@ -695,7 +705,13 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             alive.append(p)  # an id is only unique while its object lives
         return tail_id
 
-    for b in _scan(unit, records=True):
+    # The batch slots and flags as locals: this loop runs once per batch.
+    at_pos, at_base, at_attrs, at_epoch = POSITION, BASE_OFFSET, ATTRIBUTES, LEADER_EPOCH
+    at_base_ts, at_max_ts, at_delta = BASE_TIMESTAMP, MAX_TIMESTAMP, LAST_OFFSET_DELTA
+    at_length, at_count, at_crc_valid = BATCH_LENGTH, RECORDS_COUNT, CRC_VALID
+    at_pid, at_lone, overhead = PRODUCER_ID, LONE, LOG_OVERHEAD
+    codec_mask, control_flag, txn_flag = COMPRESSION_MASK, CONTROL_FLAG, TRANSACTIONAL_FLAG
+    for b in read_batches(unit.path, memo=True):
         if type(b) is Finding:
             continue
         if type(b) is not Batch:  # a legacy message, by attribute
@@ -711,13 +727,15 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 r_ctl(row[11])
                 idx_add(tail_of(row[11], p))
         else:
-            pos, base, attrs, epoch, base_ts = b[14], b[0], b[5], b[2], b[7]
-            control = attrs & 0x20 != 0
-            b_pos(pos), b_base(base), b_last(base + b[6]), b_epoch(epoch), b_bts(base_ts)
-            b_mts(b[8]), b_size(b[1] + 12), b_count(b[12]), b_magic(2)
-            b_codec(codecs.get(attrs & 7, "unknown")), b_crc(b[13]), b_ctl(control)
-            b_txn(attrs & 0x10 != 0), b_pid(b[9])
-            lone = b[17]
+            pos, base, attrs, epoch, base_ts = b[at_pos], b[at_base], b[at_attrs], \
+                b[at_epoch], b[at_base_ts]
+            control = attrs & control_flag != 0
+            b_pos(pos), b_base(base), b_last(base + b[at_delta]), b_epoch(epoch)
+            b_bts(base_ts), b_mts(b[at_max_ts]), b_size(b[at_length] + overhead)
+            b_count(b[at_count]), b_magic(2)
+            b_codec(codecs.get(attrs & codec_mask, "unknown")), b_crc(b[at_crc_valid])
+            b_ctl(control), b_txn(attrs & txn_flag != 0), b_pid(b[at_pid])
+            lone = b[at_lone]
             if lone is not None and not control:
                 value = lone[3]
                 if value is not last_value:

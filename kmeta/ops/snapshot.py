@@ -34,9 +34,9 @@ from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import FileKind, classify, snapshot_file_name
 from kmeta.formats.payload import decode_control, encode_metadata
 from kmeta.ops.image import build_image, metadata_source
-from kmeta.ops.verify import snapshot_image
+from kmeta.ops.replay import snapshot_image
 from kmeta.storage.discover import LogFile, PartitionDir, discover
-from kmeta.storage.segments import batch_records, mapped, scan
+from kmeta.storage.segments import batch_records, read_batches
 from kmeta.storage.writer import SnapshotWriter
 
 __all__ = ["SnapshotWritten", "write_snapshot_at"]
@@ -151,8 +151,10 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
                          hint="choose an offset before its BeginTransactionRecord or after "
                               "its End/AbortTransactionRecord")
     used = {str(s.path) for s in part.segments} | {str(result.snapshot)}
+    # A record newer than the log's metadata.version (V120) is no damage: Kafka's loader
+    # applies it, and the snapshot keeps its state with a note (_version_notes).
     errors = [f for f in result.findings
-              if f.severity is Severity.ERROR and f.file in used]
+              if f.severity is Severity.ERROR and f.file in used and f.code != "V120"]
     if errors and not allow_errors:
         first = errors[0]
         raise UsageError(f"the replay up to offset {target} met {len(errors)} error "
@@ -302,22 +304,18 @@ def _log_facts(part: PartitionDir, start: int, target: int) -> _LogFacts:
             continue
         if (seg.kind.base_offset or 0) >= target:
             break
-        path = str(seg.path)
-        try:
-            with mapped(seg.path) as buf:
-                for b in scan(buf, path):
-                    if type(b) is Finding or b.magic < 2 or not b.crc_valid:
-                        continue
-                    if b.base_offset >= target:
-                        break
-                    if b.base_offset <= target - 1 <= b.last_offset:
-                        facts.epoch = b.leader_epoch
-                        facts.max_timestamp = b.max_timestamp
-                        facts.batch_base, facts.batch_last = b.base_offset, b.last_offset
-                    if b.is_control and b.last_offset >= start:
-                        _control(b, start, target, facts)
-        except KmetaError:
-            continue  # an unreadable segment: the replay reported it already
+        # An unreadable segment's S008 is passed over: the replay reported it already.
+        for b in read_batches(seg.path):
+            if type(b) is Finding or b.magic < 2 or not b.crc_valid:
+                continue
+            if b.base_offset >= target:
+                break
+            if b.base_offset <= target - 1 <= b.last_offset:
+                facts.epoch = b.leader_epoch
+                facts.max_timestamp = b.max_timestamp
+                facts.batch_base, facts.batch_last = b.base_offset, b.last_offset
+            if b.is_control and b.last_offset >= start:
+                _control(b, start, target, facts)
     return facts
 
 
@@ -338,16 +336,12 @@ def _control(batch: Any, start: int, target: int, facts: _LogFacts) -> None:
 def _snapshot_kraft(path: Path) -> _LogFacts:
     """The KRaftVersion and Voters records of a snapshot's header batch."""
     facts = _LogFacts()
-    try:
-        with mapped(path) as buf:
-            for b in scan(buf, str(path)):
-                if type(b) is Finding:
-                    continue
-                if b.is_control and b.crc_valid:
-                    _control(b, 0, b.last_offset + 1, facts)
-                break  # only the first batch is the header
-    except KmetaError:
-        pass
+    for b in read_batches(path):
+        if type(b) is Finding:
+            continue
+        if b.is_control and b.crc_valid:
+            _control(b, 0, b.last_offset + 1, facts)
+        break  # only the first batch is the header
     return facts
 
 

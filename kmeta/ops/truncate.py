@@ -26,7 +26,7 @@ from kmeta.ops.diff import (
 from kmeta.ops.image import build_image
 from kmeta.ops.repair import Removed, plan_repair
 from kmeta.storage.discover import discover
-from kmeta.storage.segments import mapped, scan
+from kmeta.storage.segments import read_batches
 
 __all__ = ["TruncatePlan", "simulate_truncate"]
 
@@ -67,17 +67,15 @@ class TruncatePlan:
 def _batch_base(rep: Replica, offset: int) -> int | None:
     """Base offset of the batch holding ``offset``, or None when no batch holds it."""
     for seg in segments_from(rep.part.segments, offset):
-        try:
-            with mapped(seg.path) as buf:
-                for b in scan(buf, str(seg.path)):
-                    if type(b) is Finding:
-                        continue
-                    if b.base_offset <= offset <= b.last_offset:
-                        return b.base_offset
-                    if b.base_offset > offset:
-                        return None
-        except KmetaError:
-            return None
+        for b in read_batches(seg.path):
+            if type(b) is Finding:
+                if b.code == "S008":
+                    return None
+                continue
+            if b.base_offset <= offset <= b.last_offset:
+                return b.base_offset
+            if b.base_offset > offset:
+                return None
     return None
 
 

@@ -18,24 +18,46 @@ Kafka facts behind the rules:
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.core.epochs import EpochCache
-from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
 from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
-from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
-from kmeta.formats.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, Batch, Record
+from kmeta.formats.batch import (
+    ATTRIBUTES,
+    BASE_OFFSET,
+    BASE_TIMESTAMP,
+    LAST_OFFSET_DELTA,
+    LEADER_EPOCH,
+    LONE,
+    MAX_TIMESTAMP,
+    NOT_PLAIN_FLAGS,
+    POSITION,
+    Batch,
+    Record,
+)
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
+from kmeta.ops.replay import (
+    Replay,
+    SnapshotFindings,
+    plan_replay,
+    snapshot_findings,
+    snapshot_image,
+)
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import batch_records, mapped, scan, segment_name_finding
+from kmeta.storage.headers import batch_spans, first_base_offset
+from kmeta.storage.segments import (
+    batch_records,
+    mapped,
+    read_batches,
+    segment_name_finding,
+)
 
 
 @dataclass
@@ -60,150 +82,7 @@ class LogStats:
     #: the core model of the replica built from all of it (kmeta.core.replica_log)
     model: Any = None
     #: what reading each snapshot file found, by path (each is read once)
-    snapshot_findings: dict[str, list[Finding]] = field(default_factory=dict)
-
-
-class Replay:
-    """The cluster image as the log is read, checked against the snapshots it reaches.
-
-    ``start`` is the image at ``start_offset`` (empty at 0, else loaded from the snapshot
-    the log starts at); ``checks`` are the live snapshots ending inside the log, each
-    compared by digest when the replay reaches its end offset (group 4).  Problems met
-    while applying records are Findings (group 5).
-    """
-
-    def __init__(self, start: MetadataImage, start_offset: int,
-                 checks: list[tuple[int, LogFile]], seen: dict[str, list[Finding]]):
-        self.seen = seen
-        self.image = start
-        self.start_offset = start_offset
-        self.checks = sorted(checks, key=lambda c: c[0])
-        self.next_check = self.checks[0][0] if self.checks else None
-
-    def apply(self, payload: Any, offset: int, path: str, position: int) -> list[Finding]:
-        if offset < self.start_offset or payload.finding:
-            return []
-        out = []
-        need = required_level(payload.type, payload.version)
-        level = self.image.metadata_version
-        if need is not None and level is not None and level < need:
-            out.append(Finding("V120", f"{payload.type} v{payload.version} needs "
-                               f"metadata.version {LEVEL_NAMES.get(need, need)} (level {need}) "
-                               f"but the log is at level {level}", path, position, offset))
-        problems = self.image.apply(payload.type, payload.version, payload.data, offset)
-        out += [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
-                        else offset) for p in problems]
-        return out
-
-    def reach(self, offset: int) -> Iterator[Finding]:
-        """Compare with every snapshot that ends at or before ``offset``."""
-        while self.next_check is not None and self.next_check <= offset:
-            end, snap = self.checks.pop(0)
-            self.next_check = self.checks[0][0] if self.checks else None
-            if end < self.start_offset:
-                continue
-            yield from _compare(self.image, end, snap, self.seen)
-
-
-def _compare(image: MetadataImage, end: int, snap: LogFile,
-             seen: dict[str, list[Finding]]) -> Iterator[Finding]:
-    snapshot, findings = read_snapshot(snap, seen)
-    if not usable(findings):
-        return  # the snapshot's own findings are reported by the snapshot checks
-    if image.in_transaction:
-        yield Finding("V040", f"the log is inside a metadata transaction at offset {end}, "
-                      "where this snapshot ends", str(snap.path), offset=end)
-        return
-    if snapshot.digest() != image.digest():
-        diff = diff_images(image, snapshot)
-        yield Finding("V040", f"the image replayed from the log up to offset {end} differs "
-                      f"from this snapshot in {len(diff)} place(s), first: {diff[0]}",
-                      str(snap.path), offset=end, details={"diff": diff[:50]})
-
-
-def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
-    """The image a snapshot (or bootstrap.checkpoint) holds, and every problem met in one
-    read: damaged batches, records that do not decode, a first record that is not a
-    SnapshotHeader or a last that is not a SnapshotFooter (V021), and image problems."""
-    image = MetadataImage.empty()
-    findings: list[Finding] = []
-    path = str(f.path)
-    first: tuple[Any, Any, str] | None = None
-    last: tuple[Any, Any, str] | None = None
-    try:
-        with mapped(f.path) as buf:
-            if len(buf) == 0:
-                return image, [Finding("V021", "empty snapshot file", path, 0)]
-            for item in scan(buf, path, decode=decode_metadata, decode_control=decode_control):
-                if type(item) is Finding:
-                    findings.append(item)
-                    continue
-                batch, r, payload = item
-                last = (batch, r, payload.type)
-                if first is None:
-                    first = last
-                if batch.is_control:
-                    continue
-                if payload.finding:
-                    findings.append(Finding(payload.finding[0], payload.finding[1], path,
-                                            batch.position, r.offset))
-                    continue
-                findings += [Finding(p.code, p.message, path, batch.position, r.offset)
-                             for p in image.apply(payload.type, payload.version, payload.data,
-                                                  r.offset)]
-    except KmetaError as e:
-        findings.append(Finding("S008", e.message, path))
-        return image, findings
-    for end, want, where in ((first, "SNAPSHOT_HEADER", "first"),
-                             (last, "SNAPSHOT_FOOTER", "last")):
-        if end is None:
-            findings.append(Finding("V021", f"snapshot holds no records (no {want})", path, 0))
-            break
-        batch, record, got = end
-        if got != want:
-            findings.append(Finding("V021", f"the {where} record is {got}, not {want}", path,
-                                    batch.position, record.offset))
-    return image, findings
-
-
-def usable(findings: list[Finding]) -> bool:
-    """Whether a snapshot read with these findings holds a trustworthy image: problems of
-    the image itself (a leader outside the ISR …) are the cluster's, not the file's."""
-    return all(f.code in PROBLEM_CODES for f in findings)
-
-
-def read_snapshot(f: LogFile, seen: dict[str, list[Finding]]
-                  ) -> tuple[MetadataImage, list[Finding]]:
-    """``snapshot_image``, remembering the findings in ``seen`` so that a verify run that
-    needs a snapshot's image and its findings at different times reads it once."""
-    image, findings = snapshot_image(f)
-    seen[str(f.path)] = findings
-    return image, findings
-
-
-def snapshot_findings(f: LogFile, seen: dict[str, list[Finding]]) -> list[Finding]:
-    found = seen.get(str(f.path))
-    return read_snapshot(f, seen)[1] if found is None else found
-
-
-def plan_replay(part: PartitionDir, first_offset: int | None,
-                seen: dict[str, list[Finding]]) -> tuple[Replay | None, list[Finding]]:
-    """Where the replay of a partition's log starts, and what it will be compared with."""
-    # by end offset, then epoch: two snapshots may end at one offset (different epochs)
-    snaps = sorted(((f.kind.base_offset, f) for f in part.snapshots),
-                   key=lambda s: (s[0], s[1].kind.epoch or 0))
-    if first_offset is None:
-        return None, []
-    if first_offset == 0:
-        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0], seen), []
-    starts = [s for s in snaps if s[0] >= first_offset]
-    if not starts:
-        return None, []  # nothing to start from: V026 says so
-    end, snap = starts[0]
-    image, findings = read_snapshot(snap, seen)
-    if not usable(findings):
-        return None, []
-    return Replay(image, end, starts[1:], seen), []
+    snapshot_findings: SnapshotFindings = field(default_factory=dict)
 
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
@@ -285,6 +164,10 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     # The next offset at which the replay has a snapshot to compare (never, without one).
     check_at = _next_check(replay)
     inline = 0  # batches (each of one record) taken by the inline path
+    # The batch slots and flags the inline path reads, as locals: it runs once per batch.
+    lone_at, base_at, epoch_at, attributes_at = LONE, BASE_OFFSET, LEADER_EPOCH, ATTRIBUTES
+    delta_at, base_ts_at, max_ts_at = LAST_OFFSET_DELTA, BASE_TIMESTAMP, MAX_TIMESTAMP
+    position_at, not_plain = POSITION, NOT_PLAIN_FLAGS
     run: list[int] | None = None  # the run of one epoch being read: [base, last, epoch]
     for seg in segments:
         path = str(seg.path)
@@ -303,74 +186,72 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         run = None
         # A new segment opens a new run: its first batch goes through the full path.
         inline_epoch = None
-        try:
-            with mapped(seg.path) as buf:
-                stats.bytes += len(buf)
-                for item in scan(buf, path, records=True, progress=tell):
-                    if type(item) is Finding:
-                        yield item
-                        continue
-                    batch = item
-                    if first:
-                        first = False
-                        misnamed = segment_name_finding(seg.kind.base_offset, batch)
-                        if misnamed is not None:
-                            yield misnamed
-                        if expected is not None and batch.base_offset > expected:
-                            yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1}"
-                                          " are in no segment: a segment is missing", path,
-                                          batch.position, batch.base_offset)
-                            expected = batch.base_offset
-                    lone = batch[17] if type(batch) is Batch else None
-                    if lone is not None and (base := batch[0]) == expected \
-                            and batch[2] == inline_epoch \
-                            and not batch[5] & 0x68 and batch[6] == 0 and lone[0] == 0 \
-                            and batch[8] == batch[7] + lone[1]:
-                        # The common case, checked inline: a memoised lone data record (no
-                        # control, LogAppendTime or delete-horizon flag) in the current
-                        # epoch, right after the previous batch, deltas 0, CreateTime max
-                        # timestamp equal to its record's.
-                        inline += 1
-                        expected = base + 1
-                        if lone is not last_lone:
-                            last_lone = lone
-                            problem = record_rule_problem(batch, batch.records()[0])
-                            payload = decode_metadata(lone[3])
-                            apply = replay is not None and payload.type != "NO_OP_RECORD"
-                            flagged = bool(problem or payload.finding)
-                        if flagged:
-                            yield from _record_findings(batch[14], base + lone[0], problem,
-                                                        payload, path)
-                        if base >= check_at:
-                            yield from replay.reach(base)
-                            check_at = _next_check(replay)
-                        if apply:
-                            yield from replay.apply(payload, base, path, batch[14])
-                        continue
-                    if expected is not None:
-                        span_end = expected - 1
-                    if span_epoch is not None:
-                        stats.epochs[span_epoch][1] = span_end
-                    if batch.base_offset >= check_at:
-                        yield from replay.reach(batch.base_offset)
-                        check_at = _next_check(replay)
-                    yield from _verify_batch(batch, path, expected, last_epoch, stats,
-                                             replay)
-                    epoch = batch.leader_epoch if batch.magic == 2 else -1
-                    if run is None or run[2] != epoch or batch.base_offset != expected:
-                        if run is not None:
-                            run[1] = expected - 1
-                        run = [batch.base_offset, batch.last_offset, epoch]
-                        runs.append(run)
-                    if batch.magic == 2 and batch.leader_epoch > last_epoch:
-                        last_epoch = batch.leader_epoch
-                    expected = batch.last_offset + 1
-                    if batch.magic == 2:
-                        span_epoch, span_end = batch.leader_epoch, batch.last_offset
-                    inline_epoch = span_epoch if batch.magic == 2 else None
-                    stats.last_offset = batch.last_offset
-        except KmetaError as e:
-            yield Finding("S008", e.message, path)
+        with contextlib.suppress(OSError):  # an unreadable file says so as it is read
+            stats.bytes += seg.path.stat().st_size
+        for item in read_batches(seg.path, memo=True, progress=tell):
+            if type(item) is Finding:
+                yield item
+                continue
+            batch = item
+            if first:
+                first = False
+                misnamed = segment_name_finding(seg.kind.base_offset, batch)
+                if misnamed is not None:
+                    yield misnamed
+                if expected is not None and batch.base_offset > expected:
+                    yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1}"
+                                  " are in no segment: a segment is missing", path,
+                                  batch.position, batch.base_offset)
+                    expected = batch.base_offset
+            lone = batch[lone_at] if type(batch) is Batch else None
+            if lone is not None and (base := batch[base_at]) == expected \
+                    and batch[epoch_at] == inline_epoch \
+                    and not batch[attributes_at] & not_plain \
+                    and batch[delta_at] == 0 and lone[0] == 0 \
+                    and batch[max_ts_at] == batch[base_ts_at] + lone[1]:
+                # The common case, checked inline: a memoised lone data record (no
+                # control, LogAppendTime or delete-horizon flag) in the current
+                # epoch, right after the previous batch, deltas 0, CreateTime max
+                # timestamp equal to its record's.
+                inline += 1
+                expected = base + 1
+                if lone is not last_lone:
+                    last_lone = lone
+                    problem = record_rule_problem(batch, batch.records()[0])
+                    payload = decode_metadata(lone[3])
+                    apply = replay is not None and payload.type != "NO_OP_RECORD"
+                    flagged = bool(problem or payload.finding)
+                if flagged:
+                    yield from _record_findings(batch[position_at], base + lone[0],
+                                                problem, payload, path)
+                if base >= check_at:
+                    yield from replay.reach(base)
+                    check_at = _next_check(replay)
+                if apply:
+                    yield from replay.apply(payload, base, path, batch[position_at])
+                continue
+            if expected is not None:
+                span_end = expected - 1
+            if span_epoch is not None:
+                stats.epochs[span_epoch][1] = span_end
+            if batch.base_offset >= check_at:
+                yield from replay.reach(batch.base_offset)
+                check_at = _next_check(replay)
+            yield from _verify_batch(batch, path, expected, last_epoch, stats,
+                                     replay)
+            epoch = batch.leader_epoch if batch.magic == 2 else -1
+            if run is None or run[2] != epoch or batch.base_offset != expected:
+                if run is not None:
+                    run[1] = expected - 1
+                run = [batch.base_offset, batch.last_offset, epoch]
+                runs.append(run)
+            if batch.magic == 2 and batch.leader_epoch > last_epoch:
+                last_epoch = batch.leader_epoch
+            expected = batch.last_offset + 1
+            if batch.magic == 2:
+                span_epoch, span_end = batch.leader_epoch, batch.last_offset
+            inline_epoch = span_epoch if batch.magic == 2 else None
+            stats.last_offset = batch.last_offset
         if progress is not None:
             with contextlib.suppress(OSError):
                 progress(path, seg.path.stat().st_size - told[0])
@@ -577,7 +458,7 @@ def missing_log_finding(part: PartitionDir) -> Finding | None:
 
 
 def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
-                             snap_files: dict, seen: dict[str, list[Finding]]
+                             snap_files: dict, seen: SnapshotFindings
                              ) -> Iterator[Finding]:
     """Each live snapshot's own batches (V021), its end against the log end (V022) and
     its epoch against the epoch the log, or else the checkpoint, gives its last offset
@@ -607,16 +488,13 @@ def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments:
 
 def _first_offset(part: PartitionDir) -> int | None:
     """The base offset of the log's first batch (read from its header only)."""
-    from kmeta.formats.batch import HEADER
-
     for seg in part.segments:
         try:
-            with mapped(seg.path) as buf:
-                head = buf.bytes_at(0, HEADER.size) if len(buf) >= HEADER.size else b""
-                if len(head) == HEADER.size:
-                    return HEADER.unpack_from(head, 0)[0]
+            first = first_base_offset(seg.path)
         except KmetaError:
             return None
+        if first is not None:
+            return first
     return None
 
 
@@ -663,15 +541,8 @@ def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterato
 def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
     previous = None
     try:
-        # Read only the batches the entries name (pread): mapping the segment again would
-        # leave every page an entry touched resident.
-        fd = os.open(seg.path, os.O_RDONLY)
-    except OSError as err:
-        yield Finding("S008", f"cannot open: {err.strerror}", str(seg.path))
-        return
-    try:
-        size = os.fstat(fd).st_size
-        for i, e in enumerate(entries):
+        spans = batch_spans(seg.path, (e.position for e in entries))
+        for i, (e, span) in enumerate(zip(entries, spans, strict=True)):
             where = 8 * i
             if previous is not None and (e.offset <= previous.offset
                                          or e.position <= previous.position):
@@ -679,35 +550,15 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
                               f"come after ({previous.offset} @ {previous.position})",
                               path, where, e.offset)
             previous = e
-            batch = _batch_at(fd, e.position, size)
-            if batch is None:
+            if span is None:
                 yield Finding("V032", f"entry {i} points at byte {e.position} of the "
                               "segment, where no batch starts", path, where, e.offset)
-            elif not batch[0] <= e.offset:
+            elif not span[0] <= e.offset:
                 yield Finding("V032", f"entry {i} says offset {e.offset} but the batch "
-                              f"at byte {e.position} starts at {batch[0]}", path,
+                              f"at byte {e.position} starts at {span[0]}", path,
                               where, e.offset)
-    finally:
-        os.close(fd)
-
-
-def _batch_at(fd: int, position: int, size: int) -> tuple[int, int] | None:
-    """(base offset, last offset) of the v2 batch whose header starts at ``position``,
-    or None when no plausible batch header is there.  The header only: the log pass has
-    checked every batch's CRC already, and this asks only whether an index entry points
-    at a batch boundary (reading each batch again doubled the cost of the check)."""
-    # An index entry's position is any int32 the file holds: pread refuses a negative one.
-    if not 0 <= position <= size - HEADER_SIZE:
-        return None
-    head = os.pread(fd, HEADER_SIZE, position)
-    if len(head) < HEADER_SIZE:
-        return None
-    fields = HEADER.unpack_from(head)
-    length, magic = fields[1], fields[3]
-    if magic != 2 or length < HEADER_SIZE - LOG_OVERHEAD or length > (1 << 30) \
-            or fields[6] < 0:
-        return None
-    return fields[0], fields[0] + fields[6]
+    except KmetaError as err:
+        yield Finding("S008", err.message, str(seg.path))
 
 
 def _time_index_in_order(entries: tuple, path: str, last: int | None = None
@@ -748,8 +599,8 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory
     (see :func:`unreadable` first)."""
     stats = LogStats()
-    replay, findings = plan_replay(part, _first_offset(part), stats.snapshot_findings)
-    findings += verify_log(part.segments, stats, replay, progress)
+    replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
+    findings = list(verify_log(part.segments, stats, replay, progress))
     stats.image = replay.image if replay is not None else None
     findings += verify_model(part, stats)
     findings += verify_indexes(part, stats)
@@ -879,16 +730,13 @@ def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
         # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
         base = f.kind.base_offset or 0
         end = base if end is None else max(end, base)
-        try:
-            with mapped(f.path) as buf:
-                for item in scan(buf, str(f.path)):
-                    if type(item) is Finding:
-                        yield item
-                    else:
-                        end = max(end, item.last_offset + 1)
-        except KmetaError as e:
-            yield Finding("S008", e.message, str(f.path))
-            log_ends = None
+        for item in read_batches(f.path):
+            if type(item) is not Finding:
+                end = max(end, item.last_offset + 1)
+                continue
+            yield item
+            if item.code == "S008":
+                log_ends = None
     if log_ends is not None and end is not None:
         log_ends[key] = end
 

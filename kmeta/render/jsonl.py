@@ -17,7 +17,26 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kmeta.findings import Finding
-from kmeta.formats.batch import Batch
+from kmeta.formats.batch import (
+    ATTRIBUTES,
+    BASE_OFFSET,
+    BASE_SEQUENCE,
+    BASE_TIMESTAMP,
+    BATCH_LENGTH,
+    CRC,
+    CRC_VALID,
+    DELETE_HORIZON_FLAG,
+    FILE,
+    LAST_OFFSET_DELTA,
+    LEADER_EPOCH,
+    LONE,
+    MAX_TIMESTAMP,
+    POSITION,
+    PRODUCER_EPOCH,
+    PRODUCER_ID,
+    RECORDS_COUNT,
+    Batch,
+)
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
 
@@ -150,6 +169,14 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
     file = None
     f = '""'  # the current file name, JSON-quoted
     encode = _encode
+    # The batch slots and flags as locals: this loop runs once per batch.
+    at_base, at_length, at_epoch, at_crc, at_attrs = (BASE_OFFSET, BATCH_LENGTH, LEADER_EPOCH,
+                                                      CRC, ATTRIBUTES)
+    at_delta, at_base_ts, at_max_ts = LAST_OFFSET_DELTA, BASE_TIMESTAMP, MAX_TIMESTAMP
+    at_pid, at_pepoch, at_seq, at_count = PRODUCER_ID, PRODUCER_EPOCH, BASE_SEQUENCE, \
+        RECORDS_COUNT
+    at_crc_valid, at_pos, at_file, at_lone = CRC_VALID, POSITION, FILE, LONE
+    horizon_flag = DELETE_HORIZON_FLAG
     for ev in events:
         t = type(ev)
         if t is BatchMore:  # more records of the batch just written
@@ -157,38 +184,41 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
             if show_hex:
                 yield "\n".join(_general_entries(ev, show_hex))
                 continue
-            if b[16] != file:
-                file = b[16]
+            if b[at_file] != file:
+                file = b[at_file]
                 f = encode(file)
-            yield "\n".join(_entry_texts(ev.entries, file, f, b, b[14], payload_text))
+            yield "\n".join(_entry_texts(ev.entries, file, f, b, b[at_pos], payload_text))
             continue
         if t is OneRecord or t is BatchDump:
             b = ev[0]
             if type(b) is not Batch or show_hex:
                 yield "\n".join(_general(ev, show_hex))
                 continue
-            if b[16] != file:
-                file = b[16]
+            if b[at_file] != file:
+                file = b[at_file]
                 f = encode(file)
-            if b[9] == -1 and b[10] == -1 and b[11] == -1:  # no producer: the usual case
-                key = (b[1], b[5], b[12])
+            if b[at_pid] == -1 and b[at_pepoch] == -1 and b[at_seq] == -1:
+                # No producer: the usual case.
+                key = (b[at_length], b[at_attrs], b[at_count])
             else:
-                key = b[5:7] + b[9:13] + (b[1],)
+                key = b[at_attrs:at_delta + 1] + b[at_pid:at_count + 1] + (b[at_length],)
             tail = tails.get(key) or texts.tail(b, key)
-            position = b[14]
-            head = (f'{{"kind":"batch","file":{f},"position":{position},"base_offset":{b[0]},'
-                    f'"last_offset":{b[0] + b[6]},"leader_epoch":{b[2]},"crc":{b[4]},'
-                    f'"crc_valid":{"true" if b[13] else "false"},"max_timestamp":{b[8]},'
-                    f'"delete_horizon_ms":{b[7] if b[5] & 0x40 else "null"},{tail}}}')
-            if t is OneRecord and b[17] is not None and not b[17][4]:
+            position = b[at_pos]
+            base = b[at_base]
+            head = (f'{{"kind":"batch","file":{f},"position":{position},"base_offset":{base},'
+                    f'"last_offset":{base + b[at_delta]},"leader_epoch":{b[at_epoch]},'
+                    f'"crc":{b[at_crc]},"crc_valid":{"true" if b[at_crc_valid] else "false"},'
+                    f'"max_timestamp":{b[at_max_ts]},"delete_horizon_ms":'
+                    f'{b[at_base_ts] if b[at_attrs] & horizon_flag else "null"},{tail}}}')
+            lone = b[at_lone]
+            if t is OneRecord and lone is not None and not lone[4]:
                 # The scan's memo entry of the lone record: offset and timestamp deltas.
-                lone = b[17]
                 p = ev[1]
                 if p is not last_payload:  # runs of NoOps share one payload object
                     last_payload = p
                     last_text = payload_text(p)
-                yield (f'{head}\n{{"kind":"record","file":{f},"offset":{b[0] + lone[0]},'
-                       f'"timestamp":{b[7] + lone[1]},"batch_position":{position},'
+                yield (f'{head}\n{{"kind":"record","file":{f},"offset":{base + lone[0]},'
+                       f'"timestamp":{b[at_base_ts] + lone[1]},"batch_position":{position},'
                        f'{last_text}}}')
                 continue
             yield "\n".join(_entry_texts(ev.entries, file, f, b, position, payload_text,

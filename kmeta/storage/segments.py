@@ -31,12 +31,16 @@ from typing import Any
 
 from crc32c import crc32c
 
-from kmeta.errors import FormatError, UnreadableInput
+from kmeta.errors import FormatError, KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import (
+    COMPRESSION_MASK,
+    CONTROL_FLAG,
+    CRC,
     CRC_START,
     HEADER,
     HEADER_SIZE,
+    LEADER_EPOCH,
     LOG_OVERHEAD,
     MAGIC_POSITION,
     SMALL_BATCH,
@@ -134,6 +138,12 @@ def _reading_hook(file: str) -> Callable[[int], None] | None:
     return tell
 
 
+def _read_whole(path: str | Path, size: int) -> None:
+    hook = READING.get()
+    if hook is not None:
+        hook(str(path), size)
+
+
 @contextmanager
 def mapped(path: str | Path) -> Iterator[Any]:
     """A file's :class:`SegmentMap` (``b""`` for an empty file).  Raises UnreadableInput."""
@@ -156,10 +166,14 @@ def mapped(path: str | Path) -> Iterator[Any]:
             except (OSError, ValueError) as e:
                 raise UnreadableInput(f"cannot map: {e}", context=str(path)) from e
         try:
-            yield m
-            hook = READING.get()
-            if hook is not None:  # the whole file has been read
-                hook(str(path), size)
+            try:
+                yield m
+            except GeneratorExit:
+                # A reader that stops early (the batch it looked for is found) is done
+                # with the file as much as one that read to the end.
+                _read_whole(path, size)
+                raise
+            _read_whole(path, size)
         finally:
             # A caller may still hold a view; the map is then freed with it.
             with suppress(BufferError):
@@ -189,9 +203,9 @@ def _plausible_v2(buf: Any, p: int, n: int, min_offset: int | None, min_epoch: i
     if min_offset is not None and base < min_offset:
         return False
     fields = HEADER.unpack_from(buf, p)
-    if fields[2] < min_epoch and fields[2] != -1:
+    if fields[LEADER_EPOCH] < min_epoch and fields[LEADER_EPOCH] != -1:
         return False
-    return crc32c(buf[p + CRC_START:p + LOG_OVERHEAD + length]) == fields[4]
+    return crc32c(buf[p + CRC_START:p + LOG_OVERHEAD + length]) == fields[CRC]
 
 
 def _plausible_legacy(buf: Any, p: int, n: int) -> bool:
@@ -349,24 +363,67 @@ def _decoded(batch: Batch | LegacyBatch, decode: Callable[[Any], Any],
 _NOTHING_YET = object()
 
 
-def scan(buf: Any, file: str, *, max_bytes: int | None = None,
-         first_offset: int | None = None, records: bool = False,
-         decode: Callable[[Any], Any] | None = None,
-         decode_control: Callable[[Any, Any], Any] | None = None,
-         progress: Callable[[int], None] | None = None,
-         ) -> Iterator[Batch | LegacyBatch | Finding | tuple[Any, Record, Any]]:
-    """Yield every batch of a segment-format buffer, and a Finding for every problem.
+def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
+                 first_offset: int | None = None, memo: bool = False,
+                 progress: Callable[[int], None] | None = None,
+                 ) -> Iterator[Batch | LegacyBatch | Finding]:
+    """Every batch of a segment-format buffer, and a Finding for every problem, in file
+    order.
 
-    With ``records``, small single-record batches come with their record's memo entry
-    (``Batch[17]``, see ``formats.batch.remember_small_record``): most records of a KRaft
-    log repeat, and a reader that knows this can skip building Record objects.
-
-    With ``decode`` (a record value -> payload function) and ``decode_control`` (key,
-    value -> payload, for control batches), it yields a ``(batch, record, payload)``
-    triple per record instead of batches, still with a Finding for every problem: the
-    fastest way to read every record of a log, as one loop.  Equal record values in a
-    row are decoded once (the payload is shared: treat it as read-only).
+    With ``memo``, a small single-record batch comes with its record's memo entry (slot
+    ``LONE``, see ``formats.batch.remember_small_record``): most records of a KRaft log
+    repeat, and a reader that knows this can skip building Record objects.
+    ``max_bytes`` stops reading early (a batch it cuts is no finding); ``first_offset`` is
+    the least base offset the first batch may have; ``progress`` hears of bytes read.
     """
+    return _scan(buf, file, max_bytes, first_offset, memo, None, None, progress)
+
+
+def scan_records(buf: Any, file: str, decode: Callable[[Any], Any],
+                 decode_control: Callable[[Any, Any], Any], *,
+                 max_bytes: int | None = None, first_offset: int | None = None,
+                 progress: Callable[[int], None] | None = None,
+                 ) -> Iterator[tuple[Batch | LegacyBatch, Record, Any] | Finding]:
+    """A ``(batch, record, payload)`` triple per record of a segment-format buffer, and a
+    Finding for every problem: the fastest way to read every record of a log, as one loop.
+
+    ``decode`` turns a data record's value into a payload, ``decode_control`` a control
+    record's key and value.  Equal record values in a row are decoded once (the payload
+    is shared: treat it as read-only).
+    """
+    return _scan(buf, file, max_bytes, first_offset, True, decode, decode_control, progress)
+
+
+def read_batches(path: str | Path, **options: Any) -> Iterator[Batch | LegacyBatch | Finding]:
+    """:func:`scan_batches` of the file at ``path``; a file that cannot be opened or that
+    changes while it is read ends the stream with its S008 Finding."""
+    return _read(path, scan_batches, (), options)
+
+
+def read_records(path: str | Path, decode: Callable[[Any], Any],
+                 decode_control: Callable[[Any, Any], Any], **options: Any
+                 ) -> Iterator[tuple[Batch | LegacyBatch, Record, Any] | Finding]:
+    """:func:`scan_records` of the file at ``path``, unreadable files as in
+    :func:`read_batches`."""
+    return _read(path, scan_records, (decode, decode_control), options)
+
+
+def _read(path: str | Path, scanner: Callable[..., Iterator[Any]], args: tuple,
+          options: dict[str, Any]) -> Iterator[Any]:
+    file = str(path)
+    try:
+        with mapped(path) as buf:
+            yield from scanner(buf, file, *args, **options)
+    except KmetaError as e:
+        yield Finding("S008", e.message, file)
+
+
+def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
+          records: bool, decode: Callable[[Any], Any] | None,
+          decode_control: Callable[[Any, Any], Any] | None,
+          progress: Callable[[int], None] | None,
+          ) -> Iterator[Batch | LegacyBatch | Finding | tuple[Any, Record, Any]]:
+    """The one loop behind :func:`scan_batches` and :func:`scan_records`."""
     if progress is None:
         progress = _reading_hook(file)
     n = len(buf) if max_bytes is None else min(len(buf), max_bytes)
@@ -377,14 +434,14 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
     last_epoch = -1
     unpack = HEADER.unpack_from
     new = tuple.__new__
+    # The layout's numbers as locals: a global costs a lookup each in the hottest loop.
+    overhead, crc_start, header_size = LOG_OVERHEAD, CRC_START, HEADER_SIZE
+    least_length = HEADER_SIZE - LOG_OVERHEAD
+    codec_mask, control_flag = COMPRESSION_MASK, CONTROL_FLAG
     memo_get = SMALL_RECORDS.get
     remember_small = remember_small_record
     small_length = SMALL_BATCH - 12
     last_header = n - HEADER_SIZE
-    if decode is not None:
-        records = True
-        if decode_control is None:
-            raise ValueError("decode_control is needed with decode")
     # Not None: a record's value may be null, and must still be decoded once.
     last_value: Any = _NOTHING_YET
     last_payload: Any = None
@@ -427,13 +484,11 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
             if pos >= n:
                 break
         if pos <= last_header:
-            # Fast path: an intact v2 batch where one is expected.  Literals stand for
-            # LOG_OVERHEAD (12), CRC_START (21), HEADER_SIZE (61) and the least batch
-            # length (49): globals cost a lookup each in the hottest loop of kmeta.
+            # Fast path: an intact v2 batch where one is expected.
             fields = unpack(buf, pos)
             (base, length, epoch, magic, crc, attributes, last_delta, base_ts, _,
              _, _, base_seq, count) = fields
-            end = pos + 12 + length
+            end = pos + overhead + length
             if end > hi and hi < n:  # a batch longer than what is loaded ahead
                 want = min(n, end + FILL_EVERY)
                 hi = load(hi, want)
@@ -441,19 +496,19 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
                     shrunk, n, last_header = True, hi, hi - HEADER_SIZE
                 fill_at = n + 1 if hi >= n else hi - HEADER_SIZE + 1
                 event_at = min(release_at, tell_at, fill_at)
-            if end <= n and length >= 49 and magic == 2 and base >= next_offset:
+            if end <= n and length >= least_length and magic == 2 and base >= next_offset:
                 raw = buf[pos:end]
-                if crc32c(raw[21:]) == crc:
+                if crc32c(raw[crc_start:]) == crc:
                     decoded = None
-                    if records and count == 1 and not attributes & 7 and \
+                    if records and count == 1 and not attributes & codec_mask and \
                             length <= small_length:
                         # One small record, most often a NoOp heartbeat seen before:
                         # take it from the memo.
-                        hit = memo_get(raw[61:])
+                        hit = memo_get(raw[header_size:])
                         if hit is None:
-                            hit = remember_small(raw[61:])
+                            hit = remember_small(raw[header_size:])
                         if hit is not False:
-                            if decode is not None and not attributes & 0x20:
+                            if decode is not None and not attributes & control_flag:
                                 # formats.batch.record_from_memo, inlined: the hottest loop.
                                 record = new(Record, (
                                     base + hit[0], base_ts + hit[1], hit[2], hit[3], hit[4],
@@ -501,7 +556,7 @@ def scan(buf: Any, file: str, *, max_bytes: int | None = None,
         if magic == 2 and length >= HEADER_SIZE - LOG_OVERHEAD and end <= n and base >= 0:
             fields = HEADER.unpack_from(buf, pos)
             raw = buf[pos:end]
-            batch = Batch(fields, raw, file, pos, crc32c(raw[CRC_START:]) == fields[4])
+            batch = Batch(fields, raw, file, pos, crc32c(raw[CRC_START:]) == fields[CRC])
         elif magic in (0, 1) and length >= MIN_MESSAGE and end <= n and base >= 0:
             try:
                 batch = LegacyBatch(buf, pos, file)

@@ -33,7 +33,7 @@ import peer  # noqa: E402
 
 from kmeta.findings import Finding  # noqa: E402
 from kmeta.formats.payload import decode_control, decode_metadata  # noqa: E402
-from kmeta.storage.segments import mapped, scan  # noqa: E402
+from kmeta.storage.segments import mapped, scan_records  # noqa: E402
 
 KMETA = [sys.executable, "-m", "kmeta"]
 
@@ -68,7 +68,7 @@ def run_kmeta(files: list[Path]) -> int:
     n = 0
     for f in files:
         with mapped(f) as buf:
-            for item in scan(buf, str(f), decode=decode_metadata, decode_control=decode_control):
+            for item in scan_records(buf, str(f), decode_metadata, decode_control):
                 if type(item) is Finding:
                     raise SystemExit(f"finding in benchmark input: {item}")
                 n += 1

@@ -30,7 +30,7 @@ from kmeta.formats.payload import Payload, decode_control, decode_metadata
 from kmeta.formats.primitives import encode_uvarint
 from kmeta.storage.discover import LogFile
 from kmeta.storage.files import _parsers, load_checked
-from kmeta.storage.segments import scan
+from kmeta.storage.segments import scan_records
 
 from .mutators import with_crc
 
@@ -84,7 +84,7 @@ legacy_bodies = st.tuples(st.sampled_from([0, 1]), st.integers(0, 255),
 @given(st.lists(st.tuples(st.integers(-2, 2**40), legacy_bodies), min_size=1, max_size=4))
 def test_legacy_messages_with_intact_crcs_give_records_or_findings(entries):
     data = b"".join(_legacy_message(o, b) for o, b in entries)
-    for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
+    for item in scan_records(data, "f", decode_metadata, decode_control):
         assert isinstance(item, (Finding, tuple))
     try:
         batch = LegacyBatch(data, 0, "f")
@@ -115,7 +115,7 @@ sections = st.one_of(st.binary(max_size=300),
 def test_batches_with_intact_crcs_reach_the_decoders_without_exceptions(count, codec,
                                                                         section, control):
     data = _v2_batch(count, codec, section, control)
-    for item in scan(data, "f", decode=decode_metadata, decode_control=decode_control):
+    for item in scan_records(data, "f", decode_metadata, decode_control):
         if isinstance(item, tuple):
             assert isinstance(item[2], Payload)
         else:
@@ -126,7 +126,7 @@ def test_batches_with_intact_crcs_reach_the_decoders_without_exceptions(count, c
 @given(st.lists(st.tuples(st.integers(-1, 3), sections, st.booleans()), max_size=4),
        st.binary(max_size=40))
 def test_any_snapshot_file_gives_an_image_and_findings(tmp_path: Path, batches, tail):
-    from kmeta.ops.verify import snapshot_image
+    from kmeta.ops.replay import snapshot_image
 
     path = tmp_path / "00000000000000000010-0000000001.checkpoint"
     path.write_bytes(b"".join(_v2_batch(c, 0, s, ctl) for c, s, ctl in batches) + tail)
@@ -174,5 +174,5 @@ def test_any_compressed_section_decompresses_or_raises_format_error(codec, data)
 def test_legacy_wrapper_without_messages_is_a_finding(value: bytes) -> None:
     # magic 0, gzip, empty key, then a null value or one that holds no messages
     data = _legacy_message(0, b"\x00\x01\x00\x00\x00\x00" + value)
-    items = list(scan(data, "f", decode=decode_metadata, decode_control=decode_control))
+    items = list(scan_records(data, "f", decode_metadata, decode_control))
     assert any(isinstance(i, Finding) and i.position == 0 for i in items)

@@ -1,9 +1,5 @@
-"""``kmeta repair``: a repaired copy of a KRaft metadata partition directory.
-
-:func:`plan_repair` reads the partition directory and decides, without writing anything,
-what the repaired copy holds; :func:`apply_repair` writes it to a new directory and
-:func:`apply_repair_in_place` swaps it in for the original (after a backup).  The input
-is opened read-only and never changed, except by the final swap of the in-place mode.
+"""What a repaired copy of a KRaft metadata partition directory holds, decided without
+writing anything (:func:`plan_repair`; ``apply.py`` writes it).
 
 Kafka facts behind the rules (``apache/kafka``, read for behaviour only):
 
@@ -26,9 +22,6 @@ Kafka facts behind the rules (``apache/kafka``, read for behaviour only):
 * ``KafkaMetadataLog.recoverSnapshots`` deletes ``.checkpoint.part``, ``.checkpoint.deleted``
   and snapshots that end below the log start offset on start; ``truncateToLatestSnapshot``
   throws the whole log away when the latest snapshot is ahead of it.
-* ``LogManager`` locks ``<data dir>/.lock`` (``FileChannel.tryLock``: a POSIX ``fcntl``
-  lock on Linux) while a broker runs, and at start-up parses the name of *every*
-  directory in a data dir as ``topic-partition``, failing on a name it cannot parse.
 
 Where the repaired log ends.  Batches are read in offset order; the copy ends at the
 last batch before the first of these (the table is :data:`CUT_CODES`):
@@ -49,15 +42,7 @@ can cut there.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import errno
-import filecmp
 import os
-import secrets
-import shutil
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -66,37 +51,19 @@ from typing import Any
 from kmeta.core.epochs import EpochCache
 from kmeta.core.image import PROBLEM_CODES
 from kmeta.core.replica_log import BatchMeta, ReplicaLog, Segment, SnapshotId, SnapshotState
-from kmeta.errors import KmetaError, UnreadableInput, UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
-from kmeta.formats.filenames import classify, segment_file_name
+from kmeta.formats.filenames import segment_file_name
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
 from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
-from kmeta.ops.verify import snapshot_image, verify, verify_indexes
-from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
+from kmeta.ops.replay import snapshot_image
+from kmeta.ops.verify import verify_indexes
+from kmeta.storage import tree
+from kmeta.storage.discover import QUARANTINE, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.regular import entry_problem, open_regular
-from kmeta.storage.segments import batch_records, mapped, scan
-from kmeta.storage.writer import (
-    atomic_open,
-    atomic_write,
-    fsync_directory,
-    write_leader_epoch_checkpoint,
-)
-
-__all__ = [
-    "CUT_CODES",
-    "QUARANTINE",
-    "Action",
-    "Cut",
-    "FileChange",
-    "RepairPlan",
-    "RepairResult",
-    "Removed",
-    "apply_repair",
-    "apply_repair_in_place",
-    "plan_repair",
-]
+from kmeta.storage.regular import entry_problem
+from kmeta.storage.segments import batch_records, mapped, scan_batches
 
 #: Problems at which the repaired log ends, and why (see the module docstring).
 CUT_CODES: dict[str, str] = {
@@ -305,28 +272,12 @@ class RepairPlan:
         return [c for c in self.changes if c.action is action]
 
 
-@dataclass
-class RepairResult:
-    """A repair that was written."""
-
-    plan: RepairPlan
-    out: Path
-    in_place: bool = False
-    backup: Path | None = None
-    #: findings of ``verify`` over the output (None when not checked)
-    findings: list[Finding] | None = None
-    #: what people should know about where it was written
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def remaining_errors(self) -> list[Finding]:
-        return [f for f in self.findings or () if f.severity is Severity.ERROR]
-
-
 # ----------------------------------------------------------------------------- planning
 
 
-def _partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
+def metadata_partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
+    """The metadata partition directory ``part_dir``; UsageError or UnreadableInput when
+    it is not one repair can read."""
     path = Path(part_dir)
     if not path.is_dir():
         raise UsageError("not a directory", context=str(path),
@@ -344,24 +295,6 @@ def _partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
         raise UnreadableInput("no log segment: there is no log to repair", context=str(path),
                               hint="copy the whole partition directory from the broker")
     return part
-
-
-def _fingerprint(path: Path, prefix: str = "") -> dict[str, tuple[int, int]]:
-    """Relative name -> (size, mtime) of everything below ``path`` (links not followed
-    into directories).  Plain strings and scandir's cached types: a Path and two stats
-    per entry made planning a repair of 100,000 files take a minute."""
-    out = {}
-    for entry in os.scandir(path):
-        st = entry.stat(follow_symlinks=False)
-        name = prefix + entry.name
-        try:
-            regular = entry.is_file()
-        except OSError:  # a link that loops: DirEntry raises where Path said False
-            regular = False
-        out[name] = (st.st_size if regular else -1, st.st_mtime_ns)
-        if entry.is_dir(follow_symlinks=False):
-            out.update(_fingerprint(Path(entry.path), name + os.sep))
-    return out
 
 
 class _LogReader:
@@ -411,7 +344,7 @@ class _LogReader:
         cut_before = self.cut is not None
         with mapped(seg.path) as buf:
             size = len(buf)
-            for item in scan(buf, path):
+            for item in scan_batches(buf, path):
                 if type(item) is Finding:
                     if item.code == "S001" and item.offset is not None:
                         self.removed.add_torn()
@@ -532,9 +465,9 @@ def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None
         raise UsageError("truncating and following a snapshot contradict each other",
                          hint="truncating keeps the log below the snapshots; following a "
                          "snapshot drops the whole log")
-    part = _partition(part_dir)
+    part = metadata_partition(part_dir)
     path = part.path
-    fingerprint = _fingerprint(path)
+    fingerprint = tree.fingerprint(path)
     segments = sorted(part.segments, key=lambda f: f.kind.base_offset)
     lbo = segments[0].kind.base_offset
     if truncate_to is not None and truncate_to < lbo:
@@ -694,7 +627,7 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
             + ("same entries as before" if unchanged else
                f"was unreadable ({problem.code} {problem.message})" if problem is not None
                else f"was: {', '.join(was) or 'empty'}")
-    written = len(build_leader_epoch_checkpoint(LeaderEpochCheckpoint(_checkpoint_entries(cache))))
+    written = len(build_leader_epoch_checkpoint(LeaderEpochCheckpoint(checkpoint_entries(cache))))
     changes.append(FileChange("leader-epoch-checkpoint", "leader-epoch-checkpoint",
                               Action.REBUILT, reason, size, written,
                               details={"entries": [[e.epoch, e.start_offset]
@@ -712,7 +645,7 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
     return changes
 
 
-def _checkpoint_entries(cache: EpochCache) -> tuple[CheckpointEntry, ...]:
+def checkpoint_entries(cache: EpochCache) -> tuple[CheckpointEntry, ...]:
     return tuple(CheckpointEntry(e.epoch, e.start_offset) for e in cache.entries)
 
 
@@ -793,331 +726,3 @@ def _others(part: PartitionDir, lbo: int, leo: int) -> list[FileChange]:
             changes.append(FileChange(name, kind.kind, Action.COPIED, "unchanged", size,
                                       size))
     return changes
-
-
-# ----------------------------------------------------------------------------- writing
-
-
-def _check_unchanged(plan: RepairPlan) -> None:
-    if _fingerprint(plan.part_dir) != plan.fingerprint:
-        raise UsageError("the input changed since the repair was planned",
-                         context=str(plan.part_dir), hint="stop what writes to it and run "
-                         "repair again")
-
-
-def _is_within(path: Path, other: Path) -> bool:
-    return path == other or other in path.parents
-
-
-def _check_target(target: Path, part: Path, what: str) -> None:
-    """``target`` (resolved) must be absent or an empty directory, outside the input."""
-    if _is_within(target, part):
-        raise UsageError(f"the {what} is inside the input directory", context=str(target),
-                         hint=f"choose a {what} outside {part}")
-    if target.exists() or target.is_symlink():
-        if not target.is_dir():
-            raise UsageError(f"the {what} exists and is not a directory",
-                             context=str(target))
-        if any(target.iterdir()):
-            raise UsageError(f"the {what} is not empty", context=str(target),
-                             hint=f"give a new or empty {what}")
-
-
-def _copy_file(src: Path, dst: Path, *, limit: int | None = None,
-               durable: bool = True) -> int:
-    """Copy ``src`` (its first ``limit`` bytes) to ``dst`` atomically; returns the bytes."""
-    copied = 0
-    fd = open_regular(src)  # never a FIFO or a device, even one swapped in since the plan
-    try:
-        with os.fdopen(fd, "rb") as inp, atomic_open(dst, durable=durable) as out:
-            while limit is None or copied < limit:
-                want = 1 << 20 if limit is None else min(1 << 20, limit - copied)
-                chunk = inp.read(want)
-                if not chunk:
-                    break
-                out.write(chunk)
-                copied += len(chunk)
-            if limit is not None and copied != limit:
-                raise UnreadableInput(f"ended after {copied} of {limit} bytes while being "
-                                      "copied (changed since the plan?)", context=str(src))
-    except OSError as e:
-        raise KmetaError(f"cannot copy to {dst}: {e.strerror}", context=str(src)) from e
-    return copied
-
-
-def _copy_tree(src: Path, dst: Path, durable: bool = True) -> None:
-    """Copy a directory into ``dst`` (created if absent): files, subdirectories, symlinks
-    as links, fsyncing it all."""
-    dst.mkdir(exist_ok=True)
-    for entry in sorted(os.scandir(src), key=lambda e: e.name):
-        target = dst / entry.name
-        if entry.is_symlink():
-            os.symlink(os.readlink(entry.path), target)
-        elif entry.is_dir():
-            _copy_tree(Path(entry.path), target, durable)
-        elif entry.is_file():
-            _copy_file(Path(entry.path), target, durable=durable)
-        # A FIFO, socket or device is not copied: reading it could block or never end.
-    if durable:
-        fsync_directory(dst)
-
-
-def _write(plan: RepairPlan, dest: Path, durable: bool) -> None:
-    """Write the repaired partition into the empty directory ``dest``."""
-    src = plan.part_dir
-    quarantine = dest / QUARANTINE
-    for c in plan.changes:
-        if c.action is Action.REBUILT and c.kind == "segment":
-            atomic_write(dest / c.name, b"", durable=durable)  # an empty segment
-        elif c.action in (Action.COPIED, Action.CUT):
-            _copy_file(src / c.name, dest / c.name, durable=durable,
-                       limit=c.bytes_out if c.action is Action.CUT else None)
-        elif c.action is Action.REBUILT:
-            write_leader_epoch_checkpoint(dest, _checkpoint_entries(plan.epoch_cache),
-                                          durable=durable)
-        elif c.action is Action.QUARANTINED:
-            quarantine.mkdir(exist_ok=True)
-            if c.kind == "directory":
-                _copy_tree(src / c.name, quarantine / c.name, durable)
-            else:
-                _copy_file(src / c.name, quarantine / c.name, durable=durable)
-    if durable:
-        if quarantine.exists():
-            fsync_directory(quarantine)
-        fsync_directory(dest)
-
-
-def _temp_beside(path: Path, tag: str) -> Path:
-    # The name starts with a dot and ends in ".tmp": Kafka cannot parse it as
-    # topic-partition (the text after the last '-' is never a number), so a broker that
-    # finds one left by a crash refuses to start and names it, rather than load it as a
-    # partition; and it never ends in -delete/-future/-stray, which Kafka acts on.
-    return path.parent / f".{path.name}.kmeta-{tag}-{secrets.token_hex(4)}.tmp"
-
-
-def _materialize(target: Path, fill: Any, durable: bool) -> None:
-    """Build a directory beside ``target`` with ``fill(dir)`` and rename it to ``target``
-    (absent or empty): a crash leaves no half-written ``target``, only a hidden temp
-    directory."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_beside(target, "repair")
-    tmp.mkdir()
-    try:
-        fill(tmp)
-        if durable:
-            fsync_directory(tmp)
-        os.rename(tmp, target)  # replaces an empty directory on POSIX
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)  # our own partial output only
-        raise
-    if durable:
-        fsync_directory(target.parent)
-
-
-@contextlib.contextmanager
-def _writing(where: Path) -> Iterator[None]:
-    """An OSError while writing (a full disk …) becomes one clear line."""
-    try:
-        yield
-    except OSError as e:
-        raise KmetaError(f"cannot write the repaired copy: {e.strerror or e}",
-                         context=str(getattr(e, "filename", None) or where)) from e
-
-
-def _as_partition(out: Path, like: PartitionDir) -> tuple[Discovery, bool]:
-    """The output discovered as the partition ``like`` is, and whether kmeta knows it as
-    that on its own (by name or content; else it is built by hand here)."""
-    found = discover([out])
-    if [p.path for p in found.partitions] == [out] and found.partitions[0].is_metadata:
-        return found, True
-    # Not known as a metadata partition: discovery would take its files as loose ones (and
-    # the quarantine as more of them); check them as the partition they are.
-    files = [LogFile(p, kind, like.topic) for p in sorted(out.iterdir())
-             if p.is_file() and (kind := classify(p.name)).kind != "unknown"]
-    return Discovery(partitions=[PartitionDir(out, like.topic, like.partition,
-                                              sorted(files, key=LogFile.sort_key))]), False
-
-
-def _check(out: Path, found: Discovery) -> list[Finding]:
-    """``verify`` over the output, less its note about the quarantine folder (S007: a
-    directory inside a partition directory), which repair put there on purpose and which
-    Kafka ignores (it loads regular files only)."""
-    quarantine = str(out / QUARANTINE)
-    return [f for f in verify(found).findings
-            if not (f.code == "S007" and f.file == quarantine)]
-
-
-def _name_note(out: Path, part: Path, recognised: bool) -> list[str]:
-    if out.name == part.name:
-        return []
-    note = (f"the output is named {out.name}: Kafka finds a partition by its directory "
-            f"name, so it must be named {part.name} to be used")
-    if not recognised:  # nothing in it tells kmeta what it is either
-        note += "; kmeta verify, diff and image also need that name to read it as one"
-    return [note]
-
-
-def apply_repair(plan: RepairPlan, out: str | os.PathLike[str], *, check: bool = True,
-                 durable: bool = True) -> RepairResult:
-    """Write the repaired copy to ``out`` (absent or an empty directory, outside the
-    input).  With ``check``, the output is verified and the findings kept in the result.
-    The input is only read."""
-    part = plan.part_dir.resolve()
-    target = Path(out).absolute()
-    _check_target(target.resolve(), part, "output directory")
-    _check_unchanged(plan)
-    with _writing(target):
-        _materialize(target, lambda d: _write(plan, d, durable), durable)
-    _check_unchanged(plan)  # a writer racing us would make the copy a mix
-    found, recognised = _as_partition(target, _partition(part))
-    result = RepairResult(plan, target, notes=_name_note(target, part, recognised))
-    if check:
-        result.findings = _check(target, found)
-    return result
-
-
-@contextlib.contextmanager
-def _data_dir_lock(data_dir: Path) -> Iterator[None]:
-    """Hold ``<data_dir>/.lock`` as Kafka does while it runs; refuse if someone holds it.
-
-    Kafka (``FileChannel.tryLock``) takes a POSIX record lock, which ``lockf`` sees; other
-    tools may use ``flock``: both are tried, without blocking.  POSIX locks belong to a
-    process, so a lock held by *this* process is not seen.  No ``.lock`` file: no broker
-    ever ran on this copy (Kafka creates it), and none is created here.
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on POSIX
-        raise UsageError("cannot check whether a broker holds the data directory on this "
-                         "platform", hint="repair into --out instead") from None
-    lock = data_dir / ".lock"
-    try:
-        fd = os.open(lock, os.O_RDWR)
-    except FileNotFoundError:
-        yield
-        return
-    except OSError as e:
-        raise UsageError(f"cannot open .lock to check for a running broker: {e.strerror}",
-                         context=str(lock)) from e
-    try:
-        for take in (fcntl.lockf, fcntl.flock):
-            try:
-                take(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as e:
-                if e.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
-                    raise
-                raise UsageError("a running process holds the data directory's .lock (a "
-                                 "Kafka broker?)", context=str(lock),
-                                 hint="stop the broker before repairing in place, or "
-                                 "repair into --out") from None
-        yield
-    finally:
-        os.close(fd)  # releases both locks
-
-
-def apply_repair_in_place(plan: RepairPlan, backup: str | os.PathLike[str] | None, *,
-                          check: bool = True) -> RepairResult:
-    """Replace the partition directory with its repaired copy, after copying the original
-    to ``backup`` (required; absent or empty, outside the data directory).
-
-    Refuses while a process holds the data directory's ``.lock``, and holds it itself
-    meanwhile.  Every file and directory is fsynced before each rename.
-    """
-    if backup is None:
-        raise UsageError("repairing in place needs a backup directory",
-                         hint="give --backup DIR; the original partition is copied there")
-    part = plan.part_dir.resolve()
-    data_dir = part.parent
-    backup_path = Path(backup).absolute()
-    _check_target(backup_path.resolve(), part, "backup directory")
-    if _is_within(backup_path.resolve(), data_dir):
-        raise UsageError("the backup is inside the data directory", context=str(backup_path),
-                         hint="Kafka treats every directory there as a partition: put the "
-                         "backup elsewhere")
-    with _data_dir_lock(data_dir), _writing(part):
-        _check_unchanged(plan)
-        # Crash safety, step by step (the input is a partition dir P in data dir D):
-        # 1. Copy P to the backup (built beside it, renamed into place when complete).
-        #    A crash leaves P untouched and at most a hidden temp directory beside the
-        #    backup.
-        _materialize(backup_path, lambda d: _copy_tree(part, d), True)
-        _check_unchanged(plan)
-        if not _same_tree(part, backup_path):
-            raise UnreadableInput("the backup differs from the original after copying",
-                                  context=str(backup_path), hint="check the disk; nothing "
-                                  "was changed")
-        # 2. Write the repaired copy to a hidden temp directory N in D, fsynced.  A crash
-        #    leaves P untouched and N in D: Kafka refuses to start on N's name (see
-        #    _temp_beside), pointing at it; delete it and run again.
-        new = _temp_beside(part, "repair")
-        new.mkdir()
-        try:
-            _write(plan, new, True)
-            fsync_directory(new)
-            fsync_directory(data_dir)
-        except BaseException:
-            shutil.rmtree(new, ignore_errors=True)
-            raise
-        # 3. Swap N and P.  Where Linux's renameat2(RENAME_EXCHANGE) works (most local
-        #    file systems) this is one atomic step: a crash leaves P either original or
-        #    repaired, and the other one under N's name.  Elsewhere P is renamed away to a
-        #    hidden O, then N to P, with D fsynced after each: a crash between the two
-        #    leaves no P at all.  A broker then refuses to start (LogManager cannot parse
-        #    O's and N's names), but a controller-only node would start a new, empty
-        #    metadata log: rename O back to P first.  The backup holds the original
-        #    throughout.
-        if _exchange(new, part):
-            old = new
-        else:
-            old = _temp_beside(part, "original")
-            os.rename(part, old)
-            fsync_directory(data_dir)
-            try:
-                os.rename(new, part)
-            except BaseException:
-                os.rename(old, part)
-                fsync_directory(data_dir)
-                shutil.rmtree(new, ignore_errors=True)
-                raise
-        fsync_directory(data_dir)
-        # 4. Remove the original (now under a hidden name): the backup holds it (checked
-        #    in step 1).  A crash here leaves the repaired P and part of the original
-        #    beside it, which a broker refuses to start on: delete it.
-        shutil.rmtree(old)
-        fsync_directory(data_dir)
-    result = RepairResult(plan, part, in_place=True, backup=backup_path)
-    if check:
-        result.findings = _check(part, _as_partition(part, _partition(part))[0])
-    return result
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two directories atomically (Linux ``renameat2`` with ``RENAME_EXCHANGE``);
-    False, having changed nothing, where the system or file system cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):  # a libc without it (glibc < 2.28, some others)
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                          ctypes.c_uint]
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False
-    raise OSError(err, os.strerror(err), str(b))
-
-
-def _same_tree(a: Path, b: Path) -> bool:
-    """Whether two directories hold the same names and the same bytes."""
-    cmp = filecmp.dircmp(a, b)
-    if cmp.left_only or cmp.right_only or cmp.funny_files:
-        return False
-    _, mismatch, errors = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
-    if mismatch or errors:
-        return False
-    return all(_same_tree(a / d, b / d) for d in cmp.common_dirs)
-

@@ -1,0 +1,215 @@
+"""The cluster image replayed from a snapshot and the log, with the problems met on the way:
+the one replay ``verify``, ``image``, ``history``, ``diff``, ``snapshot`` and ``repair`` use.
+
+* :class:`Replay` applies metadata records in offset order to an image that starts empty at
+  offset 0 or from a snapshot, and turns what the image finds (a leader that is not a
+  registered broker …) and records newer than the log's ``metadata.version`` allows into
+  Findings.  Given the live snapshots that end inside the log, it compares the image with
+  each as it reaches the snapshot's end offset (V040).
+* :func:`snapshot_image` reads a snapshot (or ``bootstrap.checkpoint``) into an image.
+* :func:`replay_log` applies a partition's log records between two offsets.
+* :func:`plan_replay` picks where a replay of a partition's log starts.
+
+Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
+from kmeta.core.versions import LEVEL_NAMES, required_level
+from kmeta.findings import Finding
+from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.storage.discover import LogFile, PartitionDir
+from kmeta.storage.segments import read_records
+
+#: What reading each snapshot file found, by path: a run that needs a snapshot's image
+#: and its findings at different times reads it once.
+SnapshotFindings = dict[str, list[Finding]]
+
+
+class Replay:
+    """The cluster image as metadata records are applied in offset order.
+
+    ``start`` is the image at ``start_offset`` (empty at 0, else loaded from a snapshot);
+    ``checks`` are the live snapshots ending inside the log, each compared by digest when
+    the replay reaches its end offset.  ``log``: the records come from a log, where each
+    must not need a metadata.version above the one in force (V120); a snapshot's records
+    are the image written at the versions its writer chose.
+    """
+
+    def __init__(self, start: MetadataImage, start_offset: int = 0,
+                 checks: list[tuple[int, LogFile]] | None = None,
+                 seen: SnapshotFindings | None = None, *, log: bool = True):
+        self.log = log
+        self.seen: SnapshotFindings = seen if seen is not None else {}
+        self.image = start
+        self.start_offset = start_offset
+        self.checks = sorted(checks or [], key=lambda c: c[0])
+        self.next_check = self.checks[0][0] if self.checks else None
+
+    def apply(self, payload: Any, offset: int, path: str, position: int) -> list[Finding]:
+        """Apply one decoded metadata record; the problems it raised.  A record below the
+        start, or one that did not decode (its finding is the reader's), is passed over."""
+        if offset < self.start_offset or payload.finding:
+            return []
+        out = []
+        need = required_level(payload.type, payload.version) if self.log else None
+        level = self.image.metadata_version
+        if need is not None and level is not None and level < need:
+            out.append(Finding("V120", f"{payload.type} v{payload.version} needs "
+                               f"metadata.version {LEVEL_NAMES.get(need, need)} (level {need}) "
+                               f"but the log is at level {level}", path, position, offset))
+        problems = self.image.apply(payload.type, payload.version, payload.data, offset)
+        out += [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
+                        else offset) for p in problems]
+        return out
+
+    def reach(self, offset: int) -> Iterator[Finding]:
+        """Compare with every snapshot that ends at or before ``offset``."""
+        while self.next_check is not None and self.next_check <= offset:
+            end, snap = self.checks.pop(0)
+            self.next_check = self.checks[0][0] if self.checks else None
+            if end < self.start_offset:
+                continue
+            yield from _compare(self.image, end, snap, self.seen)
+
+
+def _compare(image: MetadataImage, end: int, snap: LogFile,
+             seen: SnapshotFindings) -> Iterator[Finding]:
+    snapshot, findings = read_snapshot(snap, seen)
+    if not usable(findings):
+        return  # the snapshot's own findings are reported by the snapshot checks
+    if image.in_transaction:
+        yield Finding("V040", f"the log is inside a metadata transaction at offset {end}, "
+                      "where this snapshot ends", str(snap.path), offset=end)
+        return
+    if snapshot.digest() != image.digest():
+        diff = diff_images(image, snapshot)
+        yield Finding("V040", f"the image replayed from the log up to offset {end} differs "
+                      f"from this snapshot in {len(diff)} place(s), first: {diff[0]}",
+                      str(snap.path), offset=end, details={"diff": diff[:50]})
+
+
+def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
+    """The image a snapshot (or bootstrap.checkpoint) holds, and every problem met in one
+    read: damaged batches, records that do not decode, a first record that is not a
+    SnapshotHeader or a last that is not a SnapshotFooter (V021), and image problems."""
+    replay = Replay(MetadataImage.empty(), log=False)
+    findings: list[Finding] = []
+    path = str(f.path)
+    first: tuple[Any, Any, str] | None = None
+    last: tuple[Any, Any, str] | None = None
+    for item in read_records(f.path, decode_metadata, decode_control):
+        if type(item) is Finding:
+            findings.append(item)
+            if item.code == "S008":
+                return replay.image, findings
+            continue
+        batch, r, payload = item
+        last = (batch, r, payload.type)
+        if first is None:
+            first = last
+        if batch.is_control:
+            continue
+        if payload.finding:
+            findings.append(Finding(payload.finding[0], payload.finding[1], path,
+                                    batch.position, r.offset))
+            continue
+        findings += replay.apply(payload, r.offset, path, batch.position)
+    if first is None and not findings and _size(f) == 0:
+        return replay.image, [Finding("V021", "empty snapshot file", path, 0)]
+    for end, want, where in ((first, "SNAPSHOT_HEADER", "first"),
+                             (last, "SNAPSHOT_FOOTER", "last")):
+        if end is None:
+            findings.append(Finding("V021", f"snapshot holds no records (no {want})", path, 0))
+            break
+        batch, record, got = end
+        if got != want:
+            findings.append(Finding("V021", f"the {where} record is {got}, not {want}", path,
+                                    batch.position, record.offset))
+    return replay.image, findings
+
+
+def _size(f: LogFile) -> int | None:
+    try:
+        return f.path.stat().st_size
+    except OSError:
+        return None
+
+
+def usable(findings: list[Finding]) -> bool:
+    """Whether a snapshot read with these findings holds a trustworthy image: problems of
+    the image itself (a leader outside the ISR …) are the cluster's, not the file's."""
+    return all(f.code in PROBLEM_CODES for f in findings)
+
+
+def read_snapshot(f: LogFile, seen: SnapshotFindings) -> tuple[MetadataImage, list[Finding]]:
+    """``snapshot_image``, remembering the findings in ``seen``."""
+    image, findings = snapshot_image(f)
+    seen[str(f.path)] = findings
+    return image, findings
+
+
+def snapshot_findings(f: LogFile, seen: SnapshotFindings) -> list[Finding]:
+    """What reading ``f`` finds, read now unless ``seen`` holds it already."""
+    found = seen.get(str(f.path))
+    return read_snapshot(f, seen)[1] if found is None else found
+
+
+def plan_replay(part: PartitionDir, first_offset: int | None,
+                seen: SnapshotFindings) -> Replay | None:
+    """Where the replay of a partition's log that starts at ``first_offset`` starts, and
+    the snapshots it will be compared with; None when nothing can start it."""
+    # by end offset, then epoch: two snapshots may end at one offset (different epochs)
+    snaps = sorted(((f.kind.base_offset, f) for f in part.snapshots),
+                   key=lambda s: (s[0], s[1].kind.epoch or 0))
+    if first_offset is None:
+        return None
+    if first_offset == 0:
+        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0], seen)
+    starts = [s for s in snaps if s[0] >= first_offset]
+    if not starts:
+        return None  # nothing to start from: V026 says so
+    end, snap = starts[0]
+    image, findings = read_snapshot(snap, seen)
+    if not usable(findings):
+        return None
+    return Replay(image, end, starts[1:], seen)
+
+
+def replay_log(part: PartitionDir, replay: Replay, stop: int,
+               findings: list[Finding]) -> int:
+    """Apply the records of ``part``'s log from the replay's start up to, not including,
+    ``stop``; what could not be read and what the records raised go into ``findings``.
+    The number of metadata records read (NoOps included, control records not).  A batch
+    with a bad CRC is not trusted: Kafka would not replay it either."""
+    start = replay.start_offset
+    segments = part.segments
+    records = 0
+    for i, seg in enumerate(segments):
+        nxt = segments[i + 1].kind.base_offset if i + 1 < len(segments) else None
+        if nxt is not None and nxt <= start:
+            continue  # every record of this segment is below the start
+        if (seg.kind.base_offset or 0) >= stop:
+            break
+        path = str(seg.path)
+        for item in read_records(seg.path, decode_metadata, decode_control):
+            if type(item) is Finding:
+                findings.append(item)
+                continue
+            batch, r, payload = item
+            offset = r.offset
+            if offset < start or batch.is_control or not batch.crc_valid:
+                continue
+            if offset >= stop:
+                return records
+            records += 1
+            if payload.finding:
+                findings.append(Finding(payload.finding[0], payload.finding[1], path,
+                                        batch.position, offset))
+            elif payload.type != "NO_OP_RECORD":
+                findings += replay.apply(payload, offset, path, batch.position)
+    return records
