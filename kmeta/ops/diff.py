@@ -30,6 +30,7 @@ import xxhash
 
 from kmeta.core.divergence import Outcome, Reconciliation, reconcile
 from kmeta.core.image import diff_images
+from kmeta.core.log_rules import Layout
 from kmeta.core.replica_log import ReplicaLog, SnapshotState, ValidKind
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
@@ -241,26 +242,20 @@ def _same_bytes(paths: list[Path]) -> bool:
 
 
 class _Layout:
-    """Runs of one epoch per segment, as verify records them (for the replica model)."""
+    """What diff reads of one replica's batches: the runs of the replica model (as verify
+    lays them out) and the counts verify keeps."""
 
     def __init__(self, stats: LogStats) -> None:
         self.stats = stats
-        self.run: list[int] | None = None
-        self.runs: list[list[int]] = []
+        self.runs = Layout(stats.layout)
 
     def segment(self, base: int) -> None:
-        self.runs = []
-        self.run = None
-        self.stats.layout.append((base, self.runs))
+        self.runs.segment(base)
         self.stats.segments += 1
 
     def batch(self, base: int, last: int, epoch: int, records: int) -> None:
-        run, st = self.run, self.stats
-        if run is not None and run[2] == epoch and run[1] + 1 == base:
-            run[1] = last
-        else:
-            self.run = [base, last, epoch]
-            self.runs.append(self.run)
+        self.runs.batch(base, last, epoch)
+        st = self.stats
         st.batches += 1
         st.records += records
         if st.first_offset is None:
@@ -334,7 +329,6 @@ def read_replicas(reps: list[Replica]) -> dict[tuple[int, int], Split]:
 def _stream(rep: Replica, layout: _Layout, segs: list[LogFile]
             ) -> Iterator[tuple[int, int, int, int, str]]:
     for seg in segs:
-        layout.run = None
         for base, last, epoch, h, pos in _batches(seg, layout, rep.findings):
             yield base, last, epoch, h, f"{seg.path.name}@{pos}"
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.core.epochs import EpochCache
-from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
+from kmeta.core.log_rules import Layout, LogState, judge
+from kmeta.core.replica_log import Observation, ReplicaLog, SnapshotState
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import (
@@ -104,17 +105,11 @@ def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
     return None
 
 
-def _check_batch(batch: Batch | LegacyBatch, records: Iterable[Record], path: str,
-                 expected: int | None) -> Iterator[Finding]:
+def _check_records(batch: Batch | LegacyBatch, records: Iterable[Record], path: str
+                   ) -> Iterator[Finding]:
+    """The records of a batch against its header: offsets 0..n-1 up to lastOffsetDelta
+    (V002), the newest timestamp as maxTimestamp (V004)."""
     pos, base = batch.position, batch.base_offset
-    if batch.magic != 2:
-        yield Finding("V010", f"legacy message (magic {batch.magic}) in a KRaft metadata "
-                      "log", path, pos, base)
-    if expected is not None and base != expected:
-        what = "gap" if base > expected else "overlap"
-        yield Finding("V003", f"{what}: batch starts at offset {base}, the previous one "
-                      f"ended at {expected - 1}", path, pos, base,
-                      details={"expected": expected})
     if not records:
         return
     # One pass, keeping nothing per record: a large batch's records come as a stream.
@@ -168,22 +163,20 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     lone_at, base_at, epoch_at, attributes_at = LONE, BASE_OFFSET, LEADER_EPOCH, ATTRIBUTES
     delta_at, base_ts_at, max_ts_at = LAST_OFFSET_DELTA, BASE_TIMESTAMP, MAX_TIMESTAMP
     position_at, not_plain = POSITION, NOT_PLAIN_FLAGS
-    run: list[int] | None = None  # the run of one epoch being read: [base, last, epoch]
+    layout = Layout(stats.layout)
     for seg in segments:
         path = str(seg.path)
         stats.segments += 1
         first = True
-        if run is not None:
-            run[1] = expected - 1
-        runs: list[list[int]] = []
+        if expected is not None:
+            layout.reach(expected - 1)
         told = [0]  # bytes of this segment progress has heard of
         tell = None
         if progress is not None:
             def tell(k: int, path: str = path, told: list[int] = told) -> None:
                 told[0] += k
                 progress(path, k)
-        stats.layout.append((seg.kind.base_offset, runs))
-        run = None
+        layout.segment(seg.kind.base_offset)
         # A new segment opens a new run: its first batch goes through the full path.
         inline_epoch = None
         with contextlib.suppress(OSError):  # an unreadable file says so as it is read
@@ -193,16 +186,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 yield item
                 continue
             batch = item
+            segment_start = first
             if first:
                 first = False
                 misnamed = segment_name_finding(seg.kind.base_offset, batch)
                 if misnamed is not None:
                     yield misnamed
-                if expected is not None and batch.base_offset > expected:
-                    yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1}"
-                                  " are in no segment: a segment is missing", path,
-                                  batch.position, batch.base_offset)
-                    expected = batch.base_offset
             lone = batch[lone_at] if type(batch) is Batch else None
             if lone is not None and (base := batch[base_at]) == expected \
                     and batch[epoch_at] == inline_epoch \
@@ -237,17 +226,16 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
             if batch.base_offset >= check_at:
                 yield from replay.reach(batch.base_offset)
                 check_at = _next_check(replay)
-            yield from _verify_batch(batch, path, expected, last_epoch, stats,
-                                     replay)
             epoch = batch.leader_epoch if batch.magic == 2 else -1
-            if run is None or run[2] != epoch or batch.base_offset != expected:
-                if run is not None:
-                    run[1] = expected - 1
-                run = [batch.base_offset, batch.last_offset, epoch]
-                runs.append(run)
-            if batch.magic == 2 and batch.leader_epoch > last_epoch:
-                last_epoch = batch.leader_epoch
-            expected = batch.last_offset + 1
+            state, broken = judge(LogState(expected, last_epoch), batch.base_offset,
+                                  batch.last_offset, epoch, batch.magic, segment_start, path,
+                                  batch.position)
+            yield from broken
+            yield from _verify_batch(batch, path, stats, replay)
+            if expected is not None:
+                layout.reach(expected - 1)
+            layout.batch(batch.base_offset, batch.last_offset, epoch)
+            expected, last_epoch = state
             if batch.magic == 2:
                 span_epoch, span_end = batch.leader_epoch, batch.last_offset
             inline_epoch = span_epoch if batch.magic == 2 else None
@@ -255,8 +243,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         if progress is not None:
             with contextlib.suppress(OSError):
                 progress(path, seg.path.stat().st_size - told[0])
-    if run is not None:
-        run[1] = expected - 1
+    if expected is not None:
+        layout.reach(expected - 1)
     stats.batches += inline
     stats.records += inline
     if span_epoch is not None:
@@ -284,24 +272,22 @@ def _record_findings(position: int, offset: int, problem: str | None, payload: A
         yield Finding(code, f"record at offset {offset}: {message}", path, position, offset)
 
 
-def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
-                  last_epoch: int, stats: LogStats,
+def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
                   replay: Replay | None = None) -> Iterator[Finding]:
+    """A batch's records: read, checked against the header and the KRaft rules, decoded,
+    and given to the replay."""
     stats.batches += 1
     if stats.first_offset is None:
         stats.first_offset = batch.base_offset
     stats.last_offset = batch.last_offset
     epoch = batch.leader_epoch
     if batch.magic == 2:
-        if epoch < last_epoch:
-            yield Finding("V005", f"leader epoch {epoch} after epoch {last_epoch}: epochs "
-                          "never go back in a log", path, batch.position, batch.base_offset)
         span = stats.epochs.setdefault(epoch, [batch.base_offset, batch.last_offset])
         span[1] = batch.last_offset
     records, findings = batch_records(batch)
     yield from findings
     stats.records += len(records)
-    yield from _check_batch(batch, records, path, expected)
+    yield from _check_records(batch, records, path)
     for r in records:
         # A legacy message is V010 already; the inline path in verify_log caches the
         # check for the repeated lone records that make up most of a log.
@@ -355,8 +341,7 @@ def build_model(part: PartitionDir, stats: LogStats) -> tuple[ReplicaLog, list[O
     snapshots = [((f.kind.base_offset, f.kind.epoch), _SNAPSHOT_STATES[f.kind.suffix])
                  for f in part.files if f.kind.kind == "kraft-snapshot"]
     model, notes = ReplicaLog.from_observed(
-        [Segment(base, tuple(BatchMeta(b, last, epoch) for b, last, epoch in runs))
-         for base, runs in stats.layout],
+        Layout(stats.layout).model_segments(),
         epoch_entries=None if checkpoint is None else
         [(e.epoch, e.start_offset) for e in checkpoint.entries],
         snapshots=snapshots,
@@ -364,11 +349,11 @@ def build_model(part: PartitionDir, stats: LogStats) -> tuple[ReplicaLog, list[O
     return model, notes, findings
 
 
-# Notes of ``from_observed`` that verify_log reports itself, with the byte position of
-# the batch (V003, V005, V009, S009), or that a verifier has nothing to say about.
-_REPORTED_INLINE = {"OFFSET_GAP", "OFFSET_OVERLAP", "EPOCH_DECREASES", "BATCH_NEGATIVE_RANGE",
-                    "SEGMENT_BASE_AFTER_FIRST_BATCH", "LBO_BEFORE_FIRST_SEGMENT",
-                    "LBO_AFTER_LEO", "EPOCH_CHECKPOINT_MISSING", "NO_SNAPSHOT_AT_LBO"}
+# Notes of ``from_observed`` a verifier has nothing to say about: the log start offset
+# is the first segment's base offset here, and a missing checkpoint or a snapshot that
+# ends past the log start are normal.
+_NOTHING_TO_SAY = {"LBO_BEFORE_FIRST_SEGMENT", "LBO_AFTER_LEO", "EPOCH_CHECKPOINT_MISSING",
+                   "NO_SNAPSHOT_AT_LBO"}
 # Notes about the log end offset mean nothing when there is no segment at all (V020).
 _NEED_SEGMENTS = {"EPOCH_CHECKPOINT_BEYOND_LEO", "EPOCH_CHECKPOINT_DISAGREES",
                   "NO_SNAPSHOT_FOR_LBO", "SNAPSHOT_AHEAD_OF_LOG", "SNAPSHOT_BEFORE_LBO"}
@@ -394,7 +379,7 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
 
     for note in notes:
         code = note.code
-        if code in _REPORTED_INLINE or (no_segments and code in _NEED_SEGMENTS):
+        if code in _NOTHING_TO_SAY or (no_segments and code in _NEED_SEGMENTS):
             continue
         if code == "NO_SEGMENTS":
             missing = missing_log_finding(part)
