@@ -39,12 +39,11 @@ from kmeta.ops.image import build_image
 from kmeta.ops.verify import LogStats, build_model
 from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, read_batches, read_records
+from kmeta.storage.segments import read_batches, read_records, same_bytes
 
 __all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
            "read_replicas", "records_from", "segments_from"]
 
-_CHUNK = 8 << 20
 _hash = xxhash.xxh3_64_intdigest
 
 
@@ -228,19 +227,6 @@ def open_replica(label: str) -> Replica:
     return rep
 
 
-def _same_bytes(paths: list[Path]) -> bool:
-    sizes = {p.stat().st_size for p in paths}
-    if len(sizes) != 1:
-        return False
-    with mapped(paths[0]) as first:
-        for other in paths[1:]:
-            with mapped(other) as buf:
-                for pos in range(0, len(first), _CHUNK):
-                    if first.bytes_at(pos, pos + _CHUNK) != buf.bytes_at(pos, pos + _CHUNK):
-                        return False
-    return True
-
-
 class _Layout:
     """What diff reads of one replica's batches: the runs of the replica model (as verify
     lays them out) and the counts verify keeps."""
@@ -287,7 +273,7 @@ def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
     # Fast path: the k-th segment of every replica has one name and the same bytes.
     while all(len(s) > k for s in segs) and \
             len({s[k].path.name for s in segs}) == 1 and \
-            _same_bytes([s[k].path for s in segs]):
+            same_bytes([s[k].path for s in segs]):
         lead_path = str(segs[0][k].path)
         before = len(reps[0].findings)
         for _ in _batches(segs[0][k], layouts[0], reps[0].findings, hashed=False):

@@ -55,9 +55,9 @@ from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans, first_base_offset
 from kmeta.storage.segments import (
     batch_records,
-    mapped,
     read_batches,
     segment_name_finding,
+    unreadable,
 )
 
 
@@ -561,22 +561,6 @@ def _time_index_in_order(entries: tuple, path: str, last: int | None = None
                           f"from ({previous.timestamp}, offset {previous.offset})", path,
                           12 * i, e.offset)
         previous = e
-
-
-def unreadable(files: Iterable[LogFile]) -> list[Finding]:
-    """One S008 for each of ``files`` that cannot be opened and mapped.
-
-    A log with an unreadable segment has a hole no check can see past: every gap, epoch,
-    index and replay finding after it would follow from the hole, not from the data.
-    Callers ask first and run those checks only when this is empty."""
-    out = []
-    for f in files:
-        try:
-            with mapped(f.path):
-                pass
-        except KmetaError as e:
-            out.append(Finding("S008", e.message, str(f.path)))
-    return out
 
 
 def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
