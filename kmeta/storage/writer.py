@@ -55,6 +55,7 @@ from typing import Any, BinaryIO, NamedTuple
 from crc32c import crc32c
 
 from kmeta.formats.batch import (
+    CRC_POSITION,
     CRC_START,
     HEADER,
     HEADER_SIZE,
@@ -99,7 +100,6 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 DEFAULT_SNAPSHOT_BATCH_BYTES = 8192
 
 _CRC = struct.Struct(">I")
-_CRC_POSITION = 17
 _NOOP_RECORD = encode_record(0, 0, None, NOOP_VALUE)
 _NOOP_LENGTH = HEADER_SIZE - LOG_OVERHEAD + len(_NOOP_RECORD)
 
@@ -201,7 +201,7 @@ def noop_batch(offset: int, leader_epoch: int, timestamp: int) -> bytes:
     the record encoded once: a 1 GiB fixture is mostly these)."""
     head = bytearray(HEADER.pack(offset, _NOOP_LENGTH, leader_epoch, 2, 0, 0, 0, timestamp,
                                  timestamp, -1, -1, -1, 1))
-    _CRC.pack_into(head, _CRC_POSITION, crc32c(_NOOP_RECORD, crc32c(head[CRC_START:])))
+    _CRC.pack_into(head, CRC_POSITION, crc32c(_NOOP_RECORD, crc32c(head[CRC_START:])))
     return bytes(head) + _NOOP_RECORD
 
 
