@@ -555,7 +555,7 @@ def export(
         "values.")] = False,
     payloads: Annotated[bool, typer.Option(
         "--payloads", help="With --data-topics: keep those records' keys and values "
-        "(customer data) in the payload column.")] = False,
+        "(customer data) in the data column.")] = False,
     json_out: JsonObjOpt = False,
 ) -> None:
     """Write kmeta's tables of many data dirs as Parquet (or JSON) with a Spark job.

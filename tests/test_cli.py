@@ -148,7 +148,7 @@ def test_dump_help() -> None:
 
 
 def test_every_command_has_help_in_process(capsys: pytest.CaptureFixture[str]) -> None:
-    from kmeta.docs import all_commands, describe
+    from tools.docs.introspect import all_commands, describe
 
     for command in all_commands(describe()):
         with pytest.raises(SystemExit) as exit_info:

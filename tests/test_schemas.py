@@ -606,3 +606,19 @@ def test_stray_bytes_inside_a_tagged_field_are_rejected_by_both_codecs():
         message_construct(partition, 0).parse(bad)
     with pytest.raises(FormatError):
         message_reader(partition, 0)(bad, 0)
+
+
+def test_every_metadata_record_version_has_a_metadata_version_level() -> None:
+    from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
+    from kmeta.formats.metadata_schemas import METADATA_MESSAGES
+    from kmeta.formats.schema import versions
+
+    declared = {(m.type_name, v) for m in METADATA_MESSAGES.values()
+                for v in range(versions(m.valid_versions).lo, versions(m.valid_versions).hi + 1)}
+    tabled = {(t, v) for t, steps in RECORD_VERSIONS.items() for _, v in steps}
+    assert declared == tabled
+    assert all(level in LEVEL_NAMES for steps in RECORD_VERSIONS.values() for level, _ in steps)
+    # RegisterBroker v4 (cordoned log dirs) needs 4.3-IV0, not the 3.7-IV2 of v3
+    assert required_level("REGISTER_BROKER_RECORD", 4) == 30
+    # and UnregisterController is written from 4.4-IV2 on
+    assert required_level("UNREGISTER_CONTROLLER_RECORD", 0) == 33

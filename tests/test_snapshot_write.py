@@ -22,8 +22,6 @@ from kmeta.core.image_records import (
     ImageNotWritable,
     ImageRecord,
     image_records,
-    partition_record_version,
-    register_broker_record_version,
 )
 from kmeta.errors import UsageError
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
@@ -153,7 +151,7 @@ def test_records_come_in_kafka_snapshot_order() -> None:
     image = build_image(HEALTHY).image
     records = image_records(image)
     assert records[0] == ("FEATURE_LEVEL_RECORD", 0,
-                          {"name": "metadata.version", "featureLevel": 30})
+                          {"name": "metadata.version", "featureLevel": 33})
     # Sections in MetadataImage.write order; partitions right after their topic.
     sections = [r.type for r in records if r.type != "PARTITION_RECORD"]
     firsts = list(dict.fromkeys(sections))
@@ -186,9 +184,12 @@ def test_round_trip_all_along_the_healthy_log() -> None:
 
 
 def test_record_versions_follow_metadata_version() -> None:
-    assert [register_broker_record_version(mv) for mv in (4, 7, 8, 17, 21, 30)] == \
-        [0, 1, 2, 3, 3, 4]
-    assert [partition_record_version(mv) for mv in (4, 16, 17, 22, 23)] == [0, 0, 1, 1, 2]
+    from kmeta.core.versions import written_version
+
+    assert [written_version("REGISTER_BROKER_RECORD", mv) for mv in (4, 7, 8, 17, 21, 30)] \
+        == [0, 1, 2, 3, 3, 4]
+    assert [written_version("PARTITION_RECORD", mv) for mv in (4, 16, 17, 22, 23)] == \
+        [0, 0, 1, 1, 2]
 
 
 def _small_image(level: int | None) -> MetadataImage:

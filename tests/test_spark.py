@@ -70,11 +70,11 @@ def test_rows_carry_identity_and_entities(spark) -> None:
                                                        "node_id", "cluster_id").collect()
     assert topics and all(r.topic_id and r.topic_name and r.node_id == 4 and r.cluster_id
                           for r in topics)
-    configs = df.where("type = 'CONFIG_RECORD'").select("config_name", "payload").collect()
-    assert configs and all(json.loads(r.payload)["name"] == r.config_name for r in configs)
-    # secrets stay redacted in the payload JSON
-    scram = df.where("type = 'USER_SCRAM_CREDENTIAL_RECORD'").select("payload").collect()
-    assert scram and all("[redacted]" in r.payload for r in scram)
+    configs = df.where("type = 'CONFIG_RECORD'").select("config_name", "data").collect()
+    assert configs and all(json.loads(r.data)["name"] == r.config_name for r in configs)
+    # secrets stay redacted in the data JSON
+    scram = df.where("type = 'USER_SCRAM_CREDENTIAL_RECORD'").select("data").collect()
+    assert scram and all("[redacted]" in r.data for r in scram)
 
 
 def test_bad_input_is_findings_not_a_failed_job(spark, tmp_path: Path) -> None:

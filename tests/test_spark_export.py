@@ -104,9 +104,9 @@ def test_export_records_in_the_scope_asked_for(spark, tmp_path: Path) -> None:
     batches = spark.read.parquet(str(out / "batches"))
     assert batches.where("partition = 'orders-0'").count() == 7
     _, orders = exported(Scope(data_topics=True))
-    assert orders.count() == 11 and orders.where("payload IS NOT NULL").count() == 2  # markers
+    assert orders.count() == 11 and orders.where("data IS NOT NULL").count() == 2  # markers
     _, orders = exported(Scope(data_topics=True, payloads=True))
-    assert orders.where("payload IS NOT NULL").count() == 11
+    assert orders.where("data IS NOT NULL").count() == 11
 
 
 def test_data_source_rejects_a_bad_scope_option(spark) -> None:

@@ -1,4 +1,4 @@
-"""verify, groups 1 and 2: batch/record rules and leader epochs, on real and built logs."""
+"""verify: batch/record rules and leader epochs, on real and built logs."""
 
 from __future__ import annotations
 

@@ -23,7 +23,6 @@ Pure: records (type name, version, decoded field dict) in, problems out.  No I/O
 
 from __future__ import annotations
 
-import base64
 import copy as _copy
 import json
 from dataclasses import dataclass
@@ -31,8 +30,10 @@ from typing import Any
 
 import xxhash
 
+from kmeta.core.versions import MINIMUM_KRAFT_LEVEL
 from kmeta.findings import CODES
 from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
+from kmeta.formats.primitives import ZERO_UUID
 
 __all__ = [
     "CONFIG_RESOURCE_TYPES",
@@ -58,7 +59,7 @@ SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 
 NO_LEADER_CHANGE = -2
 NO_LEADER = -1
-MIGRATING_DIR = base64.urlsafe_b64encode(bytes(16)).rstrip(b"=").decode("ascii")
+MIGRATING_DIR = ZERO_UUID  # Kafka's DirectoryId.MIGRATING: a replica placed before log dirs
 METADATA_VERSION = "metadata.version"
 TRANSACTION_TYPES = ("BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD",
                      "ABORT_TRANSACTION_RECORD")
@@ -221,7 +222,7 @@ class MetadataImage:
     def _features(self, d: dict, out: list, off: int | None) -> None:
         name, level = d["name"], d["featureLevel"]
         if name == METADATA_VERSION:
-            if level < 1:
+            if level < MINIMUM_KRAFT_LEVEL:
                 out.append(ImageProblem("V116", f"metadata.version level {level}", off))
                 raise _Skip
             self.features[name] = level

@@ -30,27 +30,22 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kmeta.core.image import METADATA_VERSION, MIGRATING_DIR, MetadataImage
-from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
+from kmeta.core.versions import MINIMUM_KRAFT_LEVEL, written_version
+from kmeta.formats.metadata_schemas import PARTITION, REGISTER_BROKER, SENSITIVE_CONFIG
 
 __all__ = [
     "ImageNotWritable",
     "ImageRecord",
     "image_records",
-    "partition_record_version",
-    "register_broker_record_version",
 ]
 
-# metadata.version feature levels at which MetadataVersion changes a record version.
-_IN_CONTROLLED_SHUTDOWN = 7  # 3.3-IV3, isInControlledShutdownStateSupported
-_MIGRATION = 8  # 3.4-IV0, isMigrationSupported
-_DIRECTORY_ASSIGNMENT = 17  # 3.7-IV2, isDirectoryAssignmentSupported
-_ELR = 23  # 4.0-IV1, isElrSupported
-# 4.3-IV0, isCordonedLogDirsSupported (KIP-1066).  kmeta.core.versions stops at 4.0; the
-# level is the one the fixture generator uses for 4.3-IV0 (see fixtures/README.md).
-_CORDONED_LOG_DIRS = 30
-# A log without a metadata.version record is read by Kafka as 3.0-IV1, its oldest KRaft
-# version (MetadataVersion.MINIMUM_KRAFT_VERSION).
-_MINIMUM_KRAFT_LEVEL = 1
+# The first version of a record that can carry a piece of state (schema facts).
+_SHUTDOWN_SINCE = REGISTER_BROKER.since("inControlledShutdown")
+_ZK_BROKER_SINCE = REGISTER_BROKER.since("isMigratingZkBroker")
+_LOG_DIRS_SINCE = REGISTER_BROKER.since("logDirs")
+_CORDONED_SINCE = REGISTER_BROKER.since("cordonedLogDirs")
+_DIRECTORIES_SINCE = PARTITION.since("directories")
+_ELR_SINCE = max(PARTITION.since("eligibleLeaderReplicas"), PARTITION.since("lastKnownElr"))
 
 
 class ImageRecord(NamedTuple):
@@ -66,30 +61,12 @@ class ImageNotWritable(ValueError):
     holds in the clear)."""
 
 
-def register_broker_record_version(level: int) -> int:
-    """The RegisterBrokerRecord version Kafka writes at a metadata.version level."""
-    if level >= _CORDONED_LOG_DIRS:
-        return 4
-    if level >= _DIRECTORY_ASSIGNMENT:
-        return 3
-    if level >= _MIGRATION:
-        return 2
-    return 1 if level >= _IN_CONTROLLED_SHUTDOWN else 0
-
-
-def partition_record_version(level: int) -> int:
-    """The PartitionRecord version Kafka writes at a metadata.version level."""
-    if level >= _ELR:
-        return 2
-    return 1 if level >= _DIRECTORY_ASSIGNMENT else 0
-
-
 def image_records(image: MetadataImage) -> list[ImageRecord]:
     """The records that rebuild ``image`` from an empty one, in Kafka's snapshot order."""
     if image.in_transaction:
         raise ImageNotWritable("the image is inside a metadata transaction: its pending "
                                "records are neither applied nor dropped yet")
-    level = image.metadata_version or _MINIMUM_KRAFT_LEVEL
+    level = image.metadata_version or MINIMUM_KRAFT_LEVEL
     out: list[ImageRecord] = []
     _features(image, out)
     _cluster(image, level, out)
@@ -140,20 +117,20 @@ def _supported(features: dict[str, list[int]]) -> list[dict[str, Any]]:
 
 
 def _cluster(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
-    base = register_broker_record_version(level)
+    base = written_version("REGISTER_BROKER_RECORD", level) or 0
     for bid in sorted(image.brokers):
         b = image.brokers[bid]
         # Raised past the metadata.version's own choice only for state that a lower
         # version cannot carry (see the module docstring).
         version = base
         if b["inControlledShutdown"]:
-            version = max(version, 1)
+            version = max(version, _SHUTDOWN_SINCE)
         if b["isMigratingZkBroker"]:
-            version = max(version, 2)
+            version = max(version, _ZK_BROKER_SINCE)
         if b["logDirs"]:
-            version = max(version, 3)
+            version = max(version, _LOG_DIRS_SINCE)
         if b["cordonedLogDirs"]:
-            version = max(version, 4)
+            version = max(version, _CORDONED_SINCE)
         out.append(ImageRecord("REGISTER_BROKER_RECORD", version, {
             "brokerId": bid,
             "isMigratingZkBroker": b["isMigratingZkBroker"],
@@ -181,7 +158,7 @@ def _cluster(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
 
 
 def _topics(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
-    base = partition_record_version(level)
+    base = written_version("PARTITION_RECORD", level) or 0
     topics = image.topics
     for tid in sorted(topics, key=lambda i: (topics[i]["name"], i)):
         t = topics[tid]
@@ -190,9 +167,9 @@ def _topics(image: MetadataImage, level: int, out: list[ImageRecord]) -> None:
             p = t["partitions"][pid]
             version = base
             if any(d != MIGRATING_DIR for d in p["directories"]):
-                version = max(version, 1)
+                version = max(version, _DIRECTORIES_SINCE)
             if p["eligibleLeaderReplicas"] or p["lastKnownElr"]:
-                version = max(version, 2)
+                version = max(version, _ELR_SINCE)
             data: dict[str, Any] = {
                 "partitionId": pid,
                 "topicId": tid,

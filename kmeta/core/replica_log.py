@@ -42,6 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kmeta.core.epochs import EpochCache, EpochCacheError, EpochEntry
+from kmeta.formats.filenames import SNAPSHOT_EXTENSION, segment_file_name, snapshot_stem
 
 __all__ = [
     "BatchMeta",
@@ -89,7 +90,7 @@ class Segment:
 
     @property
     def file_name(self) -> str:
-        return f"{self.base_offset:020d}.log"
+        return segment_file_name(self.base_offset)
 
     @property
     def last_offset(self) -> int | None:
@@ -127,7 +128,7 @@ class SnapshotId(OffsetAndEpoch):
 
     @property
     def file_stem(self) -> str:
-        return f"{self.offset:020d}-{self.epoch:010d}"
+        return snapshot_stem(self.offset, self.epoch)
 
 
 class SnapshotState(enum.Enum):
@@ -137,11 +138,8 @@ class SnapshotState(enum.Enum):
 
     @property
     def suffix(self) -> str:
-        return {
-            "live": ".checkpoint",
-            "part": ".checkpoint.part",
-            "deleted": ".checkpoint.deleted",
-        }[self.value]
+        return SNAPSHOT_EXTENSION if self is SnapshotState.LIVE else \
+            f"{SNAPSHOT_EXTENSION}.{self.value}"
 
 
 class ValidKind(enum.Enum):
@@ -576,45 +574,14 @@ class ReplicaLog:
             notes.append(Observation("NO_SEGMENTS", "the log has no segment", base))
             segs = (Segment(base),)
 
-        # offsets and epochs of the batches
+        # The epochs of the batches; the rules each batch keeps (offsets contiguous,
+        # epochs never going back) are judged as the batches are read (core.log_rules).
         derived = EpochCache()
         prev: BatchMeta | None = None
         for s in segs:
-            if s.batches and s.batches[0].base_offset < s.base_offset:
-                notes.append(
-                    Observation(
-                        "SEGMENT_BASE_AFTER_FIRST_BATCH",
-                        f"{s.file_name} holds batch {s.batches[0]} before its base offset",
-                        s.batches[0].base_offset,
-                    )
-                )
             for b in s.batches:
-                if prev is not None and b.base_offset != prev.next_offset:
-                    kind = "gap" if b.base_offset > prev.next_offset else "overlap"
-                    notes.append(
-                        Observation(
-                            "OFFSET_" + kind.upper(),
-                            f"{kind} between batch {prev} and batch {b}",
-                            b.base_offset,
-                        )
-                    )
-                if b.last_offset < b.base_offset:
-                    notes.append(
-                        Observation(
-                            "BATCH_NEGATIVE_RANGE",
-                            f"batch {b} ends before it starts",
-                            b.base_offset,
-                        )
-                    )
-                if prev is not None and b.epoch < prev.epoch:
-                    notes.append(
-                        Observation(
-                            "EPOCH_DECREASES",
-                            f"batch {b} has a lower epoch than batch {prev}",
-                            b.base_offset,
-                        )
-                    )
-                elif b.epoch >= 0 and b.base_offset >= 0:
+                if (prev is None or b.epoch >= prev.epoch) and b.epoch >= 0 \
+                        and b.base_offset >= 0:
                     derived = derived.assign(b.epoch, b.base_offset)
                 prev = b
 

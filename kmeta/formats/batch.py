@@ -62,6 +62,24 @@ BATCH_HEADER = cs.Struct(
 HEADER = derive_struct(BATCH_HEADER)
 HEADER_SIZE = HEADER.size  # 61
 
+
+def _byte_offsets(definition: cs.Struct) -> dict[str, int]:
+    out, pos = {}, 0
+    for sub in definition.subcons:
+        out[sub.name] = pos
+        pos += sub.sizeof()
+    return out
+
+
+#: Where each header field starts, in bytes from the start of the batch.
+FIELD_BYTES = _byte_offsets(BATCH_HEADER)
+#: baseOffset and batchLength: the bytes batchLength does not count.
+LOG_OVERHEAD = FIELD_BYTES["partitionLeaderEpoch"]
+MAGIC_POSITION = FIELD_BYTES["magic"]
+CRC_POSITION = FIELD_BYTES["crc"]
+#: The CRC covers the batch from attributes to its end.
+CRC_START = FIELD_BYTES["attributes"]
+
 # Where each field sits in an unpacked header, and so in a Batch (a tuple that starts
 # with them): the hot loops index batches by these, bound to locals.
 _FIELDS = {sub.name: i for i, sub in enumerate(BATCH_HEADER.subcons)}
@@ -81,9 +99,6 @@ RECORDS_COUNT = _FIELDS["recordsCount"]
 # The slots a Batch adds after the header fields.  LONE: for a batch of one small record
 # taken from the memo (see remember_small_record), that memo entry, else None.
 CRC_VALID, POSITION, RAW, FILE, LONE = range(len(_FIELDS), len(_FIELDS) + 5)
-LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes not counted by batchLength
-CRC_START = 21  # attributes begin here; the CRC covers [21, end)
-MAGIC_POSITION = 16
 
 COMPRESSION_MASK = 0x07
 TIMESTAMP_TYPE_FLAG = 0x08
@@ -643,5 +658,5 @@ def build_batch(
         deltas[-1] if deltas else 0, base_ts, max(ts) if ts else first_ts, producer_id,
         producer_epoch, base_sequence, len(records)))
     value = crc32c(bytes(body), crc32c(bytes(head[CRC_START:]))) if crc is None else crc
-    struct.pack_into(">I", head, 17, value)
+    struct.pack_into(">I", head, CRC_POSITION, value)
     return bytes(head) + bytes(body)

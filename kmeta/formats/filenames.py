@@ -33,10 +33,11 @@ import os
 import re
 from dataclasses import dataclass
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+from kmeta.formats.primitives import INT32_MAX, INT64_MAX
+
 OFFSET_WIDTH = 20
 EPOCH_WIDTH = 10
+SNAPSHOT_EXTENSION = ".checkpoint"
 
 #: File kinds :func:`classify` can return.
 KINDS = (
@@ -105,10 +106,6 @@ class FileKind:
         """True unless the name marks the file deleted, half-written or mid-swap."""
         return self.suffix is None
 
-    def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "base_offset": self.base_offset, "epoch": self.epoch,
-                "suffix": self.suffix, "checkpoint": self.checkpoint}
-
 
 UNKNOWN = FileKind("unknown")
 
@@ -145,10 +142,6 @@ class PartitionDirName:
     partition: int
     state: str | None = None
     unique_id: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {"topic": self.topic, "partition": self.partition, "state": self.state,
-                "unique_id": self.unique_id}
 
 
 def parse_partition_dir_name(name: str | os.PathLike[str]) -> PartitionDirName | None:
@@ -212,16 +205,29 @@ def segment_file_name(base_offset: int, ext: str = ".log", suffix: str | None = 
     return f"{_offset_prefix(base_offset)}.{ext}" + (f".{suffix}" if suffix else "")
 
 
+def snapshot_stem(end_offset: int, epoch: int) -> str:
+    """``<20-digit end offset>-<10-digit epoch>``: a KRaft snapshot's id as its names
+    spell it."""
+    if not 0 <= epoch <= INT32_MAX:
+        raise ValueError(f"epoch must be in [0, 2**31-1], not {epoch}")
+    return f"{_offset_prefix(end_offset)}-{epoch:0{EPOCH_WIDTH}d}"
+
+
 def snapshot_file_name(end_offset: int, epoch: int, suffix: str | None = None) -> str:
     """``<20-digit end offset>-<10-digit epoch>.checkpoint`` (``suffix`` "deleted" adds
     ``.deleted``)."""
-    if not 0 <= epoch <= INT32_MAX:
-        raise ValueError(f"epoch must be in [0, 2**31-1], not {epoch}")
+    stem = snapshot_stem(end_offset, epoch)
     if suffix not in (None, "deleted"):
         raise ValueError(f"a snapshot name can only be built with suffix None or 'deleted', "
                          f"not {suffix!r}")
-    name = f"{_offset_prefix(end_offset)}-{epoch:0{EPOCH_WIDTH}d}.checkpoint"
+    name = stem + SNAPSHOT_EXTENSION
     return name + ".deleted" if suffix else name
+
+
+def snapshot_part_name(end_offset: int, epoch: int, token: int | str) -> str:
+    """``<id>-<token>.checkpoint.part``: the temporary name Kafka writes a snapshot under
+    (``token`` stands for the random digits of ``Files.createTempFile``)."""
+    return f"{snapshot_stem(end_offset, epoch)}-{token}{SNAPSHOT_EXTENSION}.part"
 
 
 def file_name(kind: FileKind) -> str:
@@ -260,4 +266,6 @@ __all__ = [
     "partition_dir_name",
     "segment_file_name",
     "snapshot_file_name",
+    "snapshot_part_name",
+    "snapshot_stem",
 ]

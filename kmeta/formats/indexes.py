@@ -42,7 +42,7 @@ from typing import Any, Generic, TypeVar
 import construct as cs
 
 from kmeta.errors import FormatError
-from kmeta.formats.primitives import derive_struct
+from kmeta.formats.primitives import INT32_MAX, derive_struct
 
 OFFSET_INDEX_ENTRY = cs.Struct(
     "relativeOffset" / cs.Int32sb,
@@ -72,8 +72,6 @@ ABORTED_TXN_STRUCT = derive_struct(ABORTED_TXN_ENTRY)
 OFFSET_INDEX_ENTRY_SIZE = OFFSET_INDEX_STRUCT.size  # 8
 TIME_INDEX_ENTRY_SIZE = TIME_INDEX_STRUCT.size  # 12
 ABORTED_TXN_ENTRY_SIZE = ABORTED_TXN_STRUCT.size  # 34
-
-INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,14 +41,9 @@ class Payload(NamedTuple):
     redacted: bool = False  # secrets in ``data`` were replaced; raw bytes must stay hidden
 
 
-_NOOP = METADATA_MESSAGES[20]
-_NOOP_VALUE = b"\x01\x14\x00\x00"  # frame 1, apiKey 20, version 0, no tagged fields
-_NOOP_PAYLOAD = Payload(_NOOP.type_name, 0, {}, None, 20)
-
-
 def decode_metadata(value: bytes | None) -> Payload:
     """Decode one metadata record value; never raises for bad bytes."""
-    if value == _NOOP_VALUE:
+    if value == NOOP_VALUE:
         return _NOOP_PAYLOAD  # shared: callers treat payload data as read-only
     if value is None:
         return Payload("UNKNOWN", None, None, ("F005", "metadata record has a null value"))
@@ -177,6 +172,12 @@ def encode_metadata(type_name: str, version: int, data: dict[str, Any]) -> bytes
         raise ValueError(f"{type_name} has no version {version}")
     return (encode_uvarint(1) + encode_uvarint(message.api_key) + encode_uvarint(version)
             + message_construct(message, version).build(data))
+
+
+#: The value of a NoOpRecord, the controller's heartbeat and most of a quiet log: decoded
+#: and written without going through the codec.
+NOOP_VALUE = encode_metadata("NO_OP_RECORD", 0, {})
+_NOOP_PAYLOAD = Payload("NO_OP_RECORD", 0, {}, None, metadata_message("NO_OP_RECORD").api_key)
 
 
 def encode_control(type_name: str, data: dict[str, Any]) -> tuple[bytes, bytes]:

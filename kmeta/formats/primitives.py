@@ -15,6 +15,10 @@ import construct as cs
 
 from kmeta.errors import FormatError
 
+#: Java's int and long ranges, which bound every Kafka integer.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
 
 class UVarInt(cs.Construct):
     """Unsigned LEB128 varint, at most ``max_bytes`` long (5 for int32, 10 for int64)."""
@@ -66,7 +70,6 @@ class ZigZagVarInt(cs.Construct):
 
 VarInt = ZigZagVarInt(5)
 VarLong = ZigZagVarInt(10)
-UnsignedVarInt = UVarInt(5)
 
 
 def zigzag(value: int, bits: int = 64) -> int:

@@ -159,6 +159,13 @@ class Message:
     def flexible(self, version: int) -> bool:
         return version in versions(self.flexible_versions)
 
+    def since(self, json_name: str) -> int:
+        """The first version that carries the top-level field ``json_name``."""
+        for f in self.fields:
+            if f.json_name == json_name:
+                return versions(f.versions).lo
+        raise KeyError(f"{self.name} has no field {json_name!r}")
+
 
 def to_upper_snake(name: str) -> str:
     out = []

@@ -47,10 +47,14 @@ from typing import Any, NamedTuple
 
 from kmeta.errors import FormatError
 from kmeta.formats.filenames import OFFSET_CHECKPOINTS
-from kmeta.formats.primitives import uuid_to_str
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+from kmeta.formats.primitives import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    ZERO_UUID,
+    uuid_to_str,
+)
 
 #: The only checkpoint-file version Kafka has ever written (and the only one it reads).
 CHECKPOINT_VERSION = 0
@@ -64,7 +68,6 @@ _JAVA_WS_RUN = re.compile("[ \t\n\x0b\f\r]+")
 _JAVA_INT = re.compile(r"[+-]?[0-9]+\Z")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _KAFKA_UUID = re.compile(r"[A-Za-z0-9_-]{22}(?:==)?\Z")
-_ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
 # ------------------------------------------------------------------------- helpers
@@ -515,7 +518,7 @@ class PartitionMetadata:
     def __post_init__(self) -> None:
         _check_range(self.version, 0, INT32_MAX, "version")
         uuid = _normalize_uuid(self.topic_id)
-        if uuid is None or uuid == _ZERO_UUID:
+        if uuid is None or uuid == ZERO_UUID:
             raise ValueError(f"topic_id must be a non-zero Kafka UUID, not {self.topic_id!r}")
         object.__setattr__(self, "topic_id", uuid)
 
@@ -554,7 +557,7 @@ def parse_partition_metadata(data: bytes | bytearray | memoryview) -> PartitionM
     if topic_id is None:
         raise FormatError(f"{what}: line 2: topic_id is not a Kafka UUID: {raw_id!r}",
                           position=lines[1].position)
-    if topic_id == _ZERO_UUID:
+    if topic_id == ZERO_UUID:
         raise FormatError(f"{what}: line 2: topic_id is the zero UUID", position=lines[1].position)
     for line in lines[2:]:
         if line.text.strip(_JAVA_WS):

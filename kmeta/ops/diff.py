@@ -30,20 +30,20 @@ import xxhash
 
 from kmeta.core.divergence import Outcome, Reconciliation, reconcile
 from kmeta.core.image import diff_images
+from kmeta.core.log_rules import Layout
 from kmeta.core.replica_log import ReplicaLog, SnapshotState, ValidKind
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.image import build_image
 from kmeta.ops.verify import LogStats, build_model
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover, meta_properties_at
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, read_batches, read_records
+from kmeta.storage.segments import read_batches, read_records, same_bytes
 
 __all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
            "read_replicas", "records_from", "segments_from"]
 
-_CHUNK = 8 << 20
 _hash = xxhash.xxh3_64_intdigest
 
 
@@ -218,8 +218,8 @@ def open_replica(label: str) -> Replica:
                          hint=hint)
     rep = Replica(label, parts[0])
     meta = next((d.meta_properties for d in found.data_dirs if d.meta_properties), None)
-    if meta is None and (parts[0].path.parent / "meta.properties").is_file():
-        meta = discover([parts[0].path.parent]).data_dirs[0].meta_properties
+    if meta is None:
+        meta = meta_properties_at(parts[0].path.parent)
     if meta is not None:
         loaded, _ = load_checked(meta)
         if loaded is not None:
@@ -227,40 +227,21 @@ def open_replica(label: str) -> Replica:
     return rep
 
 
-def _same_bytes(paths: list[Path]) -> bool:
-    sizes = {p.stat().st_size for p in paths}
-    if len(sizes) != 1:
-        return False
-    with mapped(paths[0]) as first:
-        for other in paths[1:]:
-            with mapped(other) as buf:
-                for pos in range(0, len(first), _CHUNK):
-                    if first.bytes_at(pos, pos + _CHUNK) != buf.bytes_at(pos, pos + _CHUNK):
-                        return False
-    return True
-
-
 class _Layout:
-    """Runs of one epoch per segment, as verify records them (for the replica model)."""
+    """What diff reads of one replica's batches: the runs of the replica model (as verify
+    lays them out) and the counts verify keeps."""
 
     def __init__(self, stats: LogStats) -> None:
         self.stats = stats
-        self.run: list[int] | None = None
-        self.runs: list[list[int]] = []
+        self.runs = Layout(stats.layout)
 
     def segment(self, base: int) -> None:
-        self.runs = []
-        self.run = None
-        self.stats.layout.append((base, self.runs))
+        self.runs.segment(base)
         self.stats.segments += 1
 
     def batch(self, base: int, last: int, epoch: int, records: int) -> None:
-        run, st = self.run, self.stats
-        if run is not None and run[2] == epoch and run[1] + 1 == base:
-            run[1] = last
-        else:
-            self.run = [base, last, epoch]
-            self.runs.append(self.run)
+        self.runs.batch(base, last, epoch)
+        st = self.stats
         st.batches += 1
         st.records += records
         if st.first_offset is None:
@@ -292,7 +273,7 @@ def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
     # Fast path: the k-th segment of every replica has one name and the same bytes.
     while all(len(s) > k for s in segs) and \
             len({s[k].path.name for s in segs}) == 1 and \
-            _same_bytes([s[k].path for s in segs]):
+            same_bytes([s[k].path for s in segs]):
         lead_path = str(segs[0][k].path)
         before = len(reps[0].findings)
         for _ in _batches(segs[0][k], layouts[0], reps[0].findings, hashed=False):
@@ -334,7 +315,6 @@ def read_replicas(reps: list[Replica]) -> dict[tuple[int, int], Split]:
 def _stream(rep: Replica, layout: _Layout, segs: list[LogFile]
             ) -> Iterator[tuple[int, int, int, int, str]]:
     for seg in segs:
-        layout.run = None
         for base, last, epoch, h, pos in _batches(seg, layout, rep.findings):
             yield base, last, epoch, h, f"{seg.path.name}@{pos}"
 

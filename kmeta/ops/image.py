@@ -27,13 +27,13 @@ from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
 from kmeta.ops.replay import Replay, replay_log, snapshot_image
-from kmeta.ops.verify import missing_log_finding, unreadable
+from kmeta.ops.verify import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, read_records, scan_batches
+from kmeta.storage.segments import mapped, read_records, scan_batches, unreadable
 
-__all__ = ["HistoryRow", "ImageResult", "browse", "build_image", "children", "history",
-           "metadata_source", "public_json"]
+__all__ = ["HistoryResult", "HistoryRow", "ImageResult", "browse", "build_image", "children",
+           "history", "metadata_source", "public_json"]
 
 SNAPSHOT_KINDS = ("kraft-snapshot", "bootstrap-checkpoint")
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC

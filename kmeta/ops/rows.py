@@ -45,10 +45,10 @@ from kmeta.formats.batch import (
     Batch,
 )
 from kmeta.formats.compression import CODEC_NAMES
-from kmeta.formats.filenames import classify
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
-from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.output_schema import BATCH, FINDING, IMAGE, RECORD, REPLICA, ObjectKind
+from kmeta.storage.discover import LogFile, PartitionDir, discover, meta_properties_at
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches, read_records
 
@@ -62,43 +62,51 @@ class Column(NamedTuple):
     doc: str
 
 
+def _fact(kind: ObjectKind, key: str, doc: str | None = None) -> Column:
+    """The column holding the fact ``kmeta --json`` writes as ``key`` of ``kind`` objects:
+    the key's name and type (one name and one type per fact, in JSON and in the tables),
+    and its doc unless the table's rows need their own."""
+    k = kind.key(key)
+    return Column(k.name, k.type.ddl, doc or k.doc)
+
+
 #: Columns every table starts with: where the row comes from.
 COMMON: tuple[Column, ...] = (
     Column("source", "STRING", "the input path the row was found under"),
-    Column("cluster_id", "STRING", "cluster.id from the data dir's meta.properties, or null"),
-    Column("node_id", "INT", "node.id (broker.id) from meta.properties, or null"),
+    _fact(REPLICA, "cluster_id", "cluster.id from the data dir's meta.properties, or null"),
+    _fact(REPLICA, "node_id", "node.id (broker.id) from meta.properties, or null"),
     Column("partition", "STRING", "the partition directory's name, e.g. __cluster_metadata-0"),
 )
 
 #: The tables, declared once: their columns after COMMON, in order.
 TABLES: dict[str, tuple[Column, ...]] = {
     "batches": (
-        Column("file", "STRING", "the segment or snapshot file's name (in ``partition``, "
+        Column("file_name", "STRING", "the segment or snapshot file's name (in ``partition``, "
                "under ``source``)"),
-        Column("position", "BIGINT", "byte position of the batch in the file"),
-        Column("base_offset", "BIGINT", "first offset of the batch"),
-        Column("last_offset", "BIGINT", "last offset of the batch"),
-        Column("leader_epoch", "INT", "partition leader epoch (-1 for legacy messages)"),
-        Column("base_timestamp", "BIGINT", "first timestamp (ms)"),
-        Column("max_timestamp", "BIGINT", "largest timestamp (ms)"),
-        Column("size", "INT", "bytes of the batch, its 12-byte prefix included"),
-        Column("records", "INT", "record count from the header"),
-        Column("magic", "INT", "batch format (2; 0 or 1 for legacy messages)"),
-        Column("codec", "STRING", "none, gzip, snappy, lz4 or zstd"),
-        Column("crc_valid", "BOOLEAN", "the stored CRC matches the bytes"),
-        Column("is_control", "BOOLEAN", "a control batch (LeaderChange, snapshot markers...)"),
-        Column("is_transactional", "BOOLEAN", "the transactional attribute bit"),
-        Column("producer_id", "BIGINT", "producer id (-1 for none)"),
+        _fact(BATCH, "position"),
+        _fact(BATCH, "base_offset"),
+        _fact(BATCH, "last_offset"),
+        _fact(BATCH, "leader_epoch"),
+        Column("base_timestamp", "BIGINT", "first timestamp (ms); null for legacy messages"),
+        _fact(BATCH, "max_timestamp"),
+        _fact(BATCH, "size"),
+        _fact(BATCH, "record_count"),
+        _fact(BATCH, "magic"),
+        _fact(BATCH, "compression"),
+        _fact(BATCH, "crc_valid"),
+        _fact(BATCH, "is_control"),
+        _fact(BATCH, "is_transactional"),
+        _fact(BATCH, "producer_id"),
     ),
     "records": (
-        Column("file", "STRING", "the segment or snapshot file's name"),
-        Column("position", "BIGINT", "byte position of the record's batch"),
-        Column("offset", "BIGINT", "the record's offset"),
-        Column("timestamp", "BIGINT", "the record's timestamp (ms)"),
-        Column("leader_epoch", "INT", "leader epoch of its batch"),
-        Column("is_control", "BOOLEAN", "a control record"),
-        Column("type", "STRING", "Kafka's record type name (RAW for data topics)"),
-        Column("version", "INT", "record version, or null"),
+        Column("file_name", "STRING", "the segment or snapshot file's name"),
+        _fact(RECORD, "batch_position"),
+        _fact(RECORD, "offset"),
+        _fact(RECORD, "timestamp"),
+        _fact(BATCH, "leader_epoch", "leader epoch of its batch (-1 for legacy messages)"),
+        _fact(BATCH, "is_control", "a control record (its batch's control attribute)"),
+        _fact(RECORD, "type", "Kafka's record type name (RAW for data topics)"),
+        _fact(RECORD, "version"),
         Column("topic_id", "STRING", "topic id the record names, or null"),
         Column("topic_name", "STRING", "topic name the record names, or null"),
         Column("partition_id", "INT", "partition the record names, or null"),
@@ -106,16 +114,16 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("config_resource_type", "INT", "ConfigRecord resource type, or null"),
         Column("config_resource_name", "STRING", "ConfigRecord resource name, or null"),
         Column("config_name", "STRING", "ConfigRecord key, or null"),
-        Column("payload", "STRING", "the decoded record as JSON, secrets redacted (a data "
-               "topic's key and value only with payloads, else null)"),
+        _fact(RECORD, "data", "the decoded record as JSON text, secrets redacted (a data "
+              "topic's key and value only with payloads, else null)"),
     ),
     "findings": (
-        Column("code", "STRING", "finding code (kmeta(1) lists them)"),
-        Column("severity", "STRING", "error, warning or info"),
-        Column("file", "STRING", "the file it is about, or null"),
-        Column("position", "BIGINT", "byte position, or null"),
-        Column("offset", "BIGINT", "record offset, or null"),
-        Column("message", "STRING", "what is wrong"),
+        _fact(FINDING, "code"),
+        _fact(FINDING, "severity"),
+        _fact(FINDING, "file"),
+        _fact(FINDING, "position"),
+        _fact(FINDING, "offset"),
+        _fact(FINDING, "message"),
     ),
     "epochs": (
         Column("origin", "STRING", "checkpoint (leader-epoch-checkpoint) or batches"),
@@ -125,8 +133,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("batches", "BIGINT", "batches in the epoch (batches), or null"),
     ),
     "image": (
-        Column("digest", "STRING", "the replica's image digest (xxh3, stable)"),
-        Column("end_offset", "BIGINT", "the offset the image stands at (the log end)"),
+        _fact(IMAGE, "digest"),
+        _fact(IMAGE, "offset", "the offset the image stands at (the log end)"),
         Column("section", "STRING", "brokers, topics, configs, acls ..."),
         Column("key", "STRING", "the entity within the section"),
         Column("value", "STRING", "the entity as JSON, secrets redacted"),
@@ -150,7 +158,7 @@ class Scope:
     By default the metadata log's records only (the ``__cluster_metadata`` partition, KRaft
     snapshots, ``bootstrap.checkpoint``): the other topics hold customer data.
     ``data_topics`` adds every other topic's records (internal ones such as
-    ``__consumer_offsets`` too), their keys and values left out (null ``payload``) unless
+    ``__consumer_offsets`` too), their keys and values left out (null ``data``) unless
     ``payloads``; their control records (transaction markers) are Kafka's own and keep
     theirs.  The ``batches`` table covers every topic whatever the scope: a batch header
     holds offsets, timestamps, sizes and producer ids, no record bytes.
@@ -222,10 +230,10 @@ class Unit:
 
 def _identity(where: Path) -> tuple[str | None, int | None]:
     """cluster.id and node.id from ``where/meta.properties``, when it is there."""
-    meta = where / "meta.properties"
-    if not meta.is_file():
+    meta = meta_properties_at(where)
+    if meta is None:
         return None, None
-    loaded, _ = load_checked(LogFile(meta, classify(meta.name)))
+    loaded, _ = load_checked(meta)
     if loaded is None:
         return None, None
     # An empty cluster.id (``cluster.id=``) is no cluster id: null, as Spark stores an
@@ -558,10 +566,10 @@ def unit_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
         return _record_chunks(unit, size)
     if unit.table == "batches":
         return _batch_chunks(unit, size)
-    return row_chunks(unit_rows(unit), len(COMMON) + len(TABLES[unit.table]), size)
+    return row_chunks(unit_rows(unit), size)
 
 
-def row_chunks(rows: Iterator[tuple], width: int, size: int) -> Iterator[Chunk]:
+def row_chunks(rows: Iterator[tuple], size: int) -> Iterator[Chunk]:
     while True:
         chunk = list(itertools.islice(rows, size))
         if not chunk:

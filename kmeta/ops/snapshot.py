@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.core.image_records import ImageNotWritable, image_records
-from kmeta.core.versions import LEVEL_NAMES, required_level
+from kmeta.core.versions import level_label, required_level
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding, Severity
-from kmeta.formats.filenames import FileKind, classify, snapshot_file_name
+from kmeta.formats.filenames import FileKind, classify, snapshot_file_name, snapshot_stem
 from kmeta.formats.payload import decode_control, encode_metadata
 from kmeta.ops.image import build_image, metadata_source
 from kmeta.ops.replay import snapshot_image
@@ -70,7 +70,7 @@ class SnapshotWritten:
     @property
     def snapshot_id(self) -> str:
         """Kafka's snapshot id (end offset, epoch), as the file name spells it."""
-        return snapshot_file_name(self.end_offset, self.epoch)[:-len(".checkpoint")]
+        return snapshot_stem(self.end_offset, self.epoch)
 
     @property
     def record_count(self) -> int:
@@ -353,12 +353,6 @@ def _version_notes(level: int | None, records: list[Any]) -> list[str]:
         need = required_level(r.type, r.version)
         if need is not None and (level is None or need > level):
             seen[(r.type, r.version)] = need
-    return [f"{t} v{v} needs metadata.version {_level(need)} but the image is at "
-            f"{_level(level)}: Kafka would not write it at that level; kmeta does, so that "
+    return [f"{t} v{v} needs metadata.version {level_label(need)} but the image is at "
+            f"{level_label(level)}: Kafka would not write it at that level; kmeta does, so that "
             "the image is unchanged" for (t, v), need in sorted(seen.items())]
-
-
-def _level(level: int | None) -> str:
-    if level is None:
-        return "none"
-    return f"{level} ({LEVEL_NAMES[level]})" if level in LEVEL_NAMES else str(level)

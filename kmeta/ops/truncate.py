@@ -17,6 +17,7 @@ from typing import Any
 from kmeta.core.image import diff_images
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding
+from kmeta.formats.filenames import snapshot_file_name
 from kmeta.ops.diff import (
     Replica,
     SideOnly,
@@ -141,7 +142,7 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
         removed = _removed(repair.removed, cut)
     # Kafka truncates the epoch cache from the end on truncation (UnifiedLog.truncateTo)
     new_epochs = model.epoch_cache.truncate_from_end(cut)
-    invalid = [s.file_stem + ".checkpoint" for s in model.snapshots if s.offset > cut]
+    invalid = [snapshot_file_name(s.offset, s.epoch) for s in model.snapshots if s.offset > cut]
     image_diff = None
     if images and cut < model.log_end_offset:
         try:

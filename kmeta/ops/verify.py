@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.core.epochs import EpochCache
-from kmeta.core.replica_log import BatchMeta, Observation, ReplicaLog, Segment, SnapshotState
+from kmeta.core.log_rules import Layout, LogState, judge
+from kmeta.core.replica_log import Observation, ReplicaLog, SnapshotState
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import (
@@ -40,6 +41,7 @@ from kmeta.formats.batch import (
     Batch,
     Record,
 )
+from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
@@ -50,14 +52,14 @@ from kmeta.ops.replay import (
     snapshot_findings,
     snapshot_image,
 )
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans, first_base_offset
 from kmeta.storage.segments import (
     batch_records,
-    mapped,
     read_batches,
     segment_name_finding,
+    unreadable,
 )
 
 
@@ -105,17 +107,11 @@ def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
     return None
 
 
-def _check_batch(batch: Batch | LegacyBatch, records: Iterable[Record], path: str,
-                 expected: int | None) -> Iterator[Finding]:
+def _check_records(batch: Batch | LegacyBatch, records: Iterable[Record], path: str
+                   ) -> Iterator[Finding]:
+    """The records of a batch against its header: offsets 0..n-1 up to lastOffsetDelta
+    (V002), the newest timestamp as maxTimestamp (V004)."""
     pos, base = batch.position, batch.base_offset
-    if batch.magic != 2:
-        yield Finding("V010", f"legacy message (magic {batch.magic}) in a KRaft metadata "
-                      "log", path, pos, base)
-    if expected is not None and base != expected:
-        what = "gap" if base > expected else "overlap"
-        yield Finding("V003", f"{what}: batch starts at offset {base}, the previous one "
-                      f"ended at {expected - 1}", path, pos, base,
-                      details={"expected": expected})
     if not records:
         return
     # One pass, keeping nothing per record: a large batch's records come as a stream.
@@ -149,7 +145,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                replay: Replay | None = None, progress: Progress | None = None
                ) -> Iterator[Finding]:
     """Checks of one metadata log's segments, in offset order: batches, records, epochs;
-    with ``replay``, every record also goes into the image (groups 4 and 5)."""
+    with ``replay``, every record also goes into the image and the snapshots are checked."""
     stats = stats if stats is not None else LogStats()
     expected: int | None = None
     last_epoch = -1
@@ -169,22 +165,20 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     lone_at, base_at, epoch_at, attributes_at = LONE, BASE_OFFSET, LEADER_EPOCH, ATTRIBUTES
     delta_at, base_ts_at, max_ts_at = LAST_OFFSET_DELTA, BASE_TIMESTAMP, MAX_TIMESTAMP
     position_at, not_plain = POSITION, NOT_PLAIN_FLAGS
-    run: list[int] | None = None  # the run of one epoch being read: [base, last, epoch]
+    layout = Layout(stats.layout)
     for seg in segments:
         path = str(seg.path)
         stats.segments += 1
         first = True
-        if run is not None:
-            run[1] = expected - 1
-        runs: list[list[int]] = []
+        if expected is not None:
+            layout.reach(expected - 1)
         told = [0]  # bytes of this segment progress has heard of
         tell = None
         if progress is not None:
             def tell(k: int, path: str = path, told: list[int] = told) -> None:
                 told[0] += k
                 progress(path, k)
-        stats.layout.append((seg.kind.base_offset, runs))
-        run = None
+        layout.segment(seg.kind.base_offset)
         # A new segment opens a new run: its first batch goes through the full path.
         inline_epoch = None
         with contextlib.suppress(OSError):  # an unreadable file says so as it is read
@@ -194,16 +188,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 yield item
                 continue
             batch = item
+            segment_start = first
             if first:
                 first = False
                 misnamed = segment_name_finding(seg.kind.base_offset, batch)
                 if misnamed is not None:
                     yield misnamed
-                if expected is not None and batch.base_offset > expected:
-                    yield Finding("V009", f"offsets {expected}..{batch.base_offset - 1}"
-                                  " are in no segment: a segment is missing", path,
-                                  batch.position, batch.base_offset)
-                    expected = batch.base_offset
             lone = batch[lone_at] if type(batch) is Batch else None
             if lone is not None and (base := batch[base_at]) == expected \
                     and batch[epoch_at] == inline_epoch \
@@ -238,17 +228,16 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
             if batch.base_offset >= check_at:
                 yield from replay.reach(batch.base_offset)
                 check_at = _next_check(replay)
-            yield from _verify_batch(batch, path, expected, last_epoch, stats,
-                                     replay)
             epoch = batch.leader_epoch if batch.magic == 2 else -1
-            if run is None or run[2] != epoch or batch.base_offset != expected:
-                if run is not None:
-                    run[1] = expected - 1
-                run = [batch.base_offset, batch.last_offset, epoch]
-                runs.append(run)
-            if batch.magic == 2 and batch.leader_epoch > last_epoch:
-                last_epoch = batch.leader_epoch
-            expected = batch.last_offset + 1
+            state, broken = judge(LogState(expected, last_epoch), batch.base_offset,
+                                  batch.last_offset, epoch, batch.magic, segment_start, path,
+                                  batch.position)
+            yield from broken
+            yield from _verify_batch(batch, path, stats, replay)
+            if expected is not None:
+                layout.reach(expected - 1)
+            layout.batch(batch.base_offset, batch.last_offset, epoch)
+            expected, last_epoch = state
             if batch.magic == 2:
                 span_epoch, span_end = batch.leader_epoch, batch.last_offset
             inline_epoch = span_epoch if batch.magic == 2 else None
@@ -256,8 +245,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         if progress is not None:
             with contextlib.suppress(OSError):
                 progress(path, seg.path.stat().st_size - told[0])
-    if run is not None:
-        run[1] = expected - 1
+    if expected is not None:
+        layout.reach(expected - 1)
     stats.batches += inline
     stats.records += inline
     if span_epoch is not None:
@@ -285,24 +274,22 @@ def _record_findings(position: int, offset: int, problem: str | None, payload: A
         yield Finding(code, f"record at offset {offset}: {message}", path, position, offset)
 
 
-def _verify_batch(batch: Batch | LegacyBatch, path: str, expected: int | None,
-                  last_epoch: int, stats: LogStats,
+def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
                   replay: Replay | None = None) -> Iterator[Finding]:
+    """A batch's records: read, checked against the header and the KRaft rules, decoded,
+    and given to the replay."""
     stats.batches += 1
     if stats.first_offset is None:
         stats.first_offset = batch.base_offset
     stats.last_offset = batch.last_offset
     epoch = batch.leader_epoch
     if batch.magic == 2:
-        if epoch < last_epoch:
-            yield Finding("V005", f"leader epoch {epoch} after epoch {last_epoch}: epochs "
-                          "never go back in a log", path, batch.position, batch.base_offset)
         span = stats.epochs.setdefault(epoch, [batch.base_offset, batch.last_offset])
         span[1] = batch.last_offset
     records, findings = batch_records(batch)
     yield from findings
     stats.records += len(records)
-    yield from _check_batch(batch, records, path, expected)
+    yield from _check_records(batch, records, path)
     for r in records:
         # A legacy message is V010 already; the inline path in verify_log caches the
         # check for the repeated lone records that make up most of a log.
@@ -356,8 +343,7 @@ def build_model(part: PartitionDir, stats: LogStats) -> tuple[ReplicaLog, list[O
     snapshots = [((f.kind.base_offset, f.kind.epoch), _SNAPSHOT_STATES[f.kind.suffix])
                  for f in part.files if f.kind.kind == "kraft-snapshot"]
     model, notes = ReplicaLog.from_observed(
-        [Segment(base, tuple(BatchMeta(b, last, epoch) for b, last, epoch in runs))
-         for base, runs in stats.layout],
+        Layout(stats.layout).model_segments(),
         epoch_entries=None if checkpoint is None else
         [(e.epoch, e.start_offset) for e in checkpoint.entries],
         snapshots=snapshots,
@@ -365,19 +351,20 @@ def build_model(part: PartitionDir, stats: LogStats) -> tuple[ReplicaLog, list[O
     return model, notes, findings
 
 
-# Notes of ``from_observed`` that verify_log reports itself, with the byte position of
-# the batch (V003, V005, V009, S009), or that a verifier has nothing to say about.
-_REPORTED_INLINE = {"OFFSET_GAP", "OFFSET_OVERLAP", "EPOCH_DECREASES", "BATCH_NEGATIVE_RANGE",
-                    "SEGMENT_BASE_AFTER_FIRST_BATCH", "LBO_BEFORE_FIRST_SEGMENT",
-                    "LBO_AFTER_LEO", "EPOCH_CHECKPOINT_MISSING", "NO_SNAPSHOT_AT_LBO"}
+# Notes of ``from_observed`` a verifier has nothing to say about: the log start offset
+# is the first segment's base offset here, and a missing checkpoint or a snapshot that
+# ends past the log start are normal.
+_NOTHING_TO_SAY = {"LBO_BEFORE_FIRST_SEGMENT", "LBO_AFTER_LEO", "EPOCH_CHECKPOINT_MISSING",
+                   "NO_SNAPSHOT_AT_LBO"}
 # Notes about the log end offset mean nothing when there is no segment at all (V020).
 _NEED_SEGMENTS = {"EPOCH_CHECKPOINT_BEYOND_LEO", "EPOCH_CHECKPOINT_DISAGREES",
                   "NO_SNAPSHOT_FOR_LBO", "SNAPSHOT_AHEAD_OF_LOG", "SNAPSHOT_BEFORE_LBO"}
 
 
 def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
-    """Groups 2 and 3 against the replica model: the epoch cache, quorum-state and the
-    snapshots' places in the log (KIP-595, KIP-630), plus a LeaderChange per epoch."""
+    """Leader epochs and snapshots against the replica model: the epoch cache,
+    quorum-state and the snapshots' places in the log (KIP-595, KIP-630), plus a
+    LeaderChange per epoch."""
     model, notes, findings = build_model(part, stats)
     stats.model = model
     yield from findings
@@ -395,7 +382,7 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
 
     for note in notes:
         code = note.code
-        if code in _REPORTED_INLINE or (no_segments and code in _NEED_SEGMENTS):
+        if code in _NOTHING_TO_SAY or (no_segments and code in _NEED_SEGMENTS):
             continue
         if code == "NO_SEGMENTS":
             missing = missing_log_finding(part)
@@ -500,7 +487,7 @@ def _first_offset(part: PartitionDir) -> int | None:
 
 
 def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterator[Finding]:
-    """Group 6 for one partition: each live index against its own segment.
+    """The indexes of one partition: each live index against its own segment.
 
     Kafka appends an offset-index entry (last offset of the appended batches, position of
     the first of them) every ``index.interval.bytes``, and a time-index entry with the
@@ -544,7 +531,7 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
     try:
         spans = batch_spans(seg.path, (e.position for e in entries))
         for i, (e, span) in enumerate(zip(entries, spans, strict=True)):
-            where = 8 * i
+            where = OFFSET_INDEX_ENTRY_SIZE * i
             if previous is not None and (e.offset <= previous.offset
                                          or e.position <= previous.position):
                 yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
@@ -570,35 +557,20 @@ def _time_index_in_order(entries: tuple, path: str, last: int | None = None
     for i, e in enumerate(entries):
         if last is not None and e.offset > last:
             yield Finding("V032", f"time-index entry {i} names offset {e.offset}, past the "
-                          f"segment's last offset {last}", path, 12 * i, e.offset)
+                          f"segment's last offset {last}", path, TIME_INDEX_ENTRY_SIZE * i,
+                          e.offset)
         if previous is not None and (e.timestamp < previous.timestamp
                                      or e.offset < previous.offset):
             yield Finding("V031", f"entry {i} ({e.timestamp}, offset {e.offset}) goes back "
                           f"from ({previous.timestamp}, offset {previous.offset})", path,
-                          12 * i, e.offset)
+                          TIME_INDEX_ENTRY_SIZE * i, e.offset)
         previous = e
-
-
-def unreadable(files: Iterable[LogFile]) -> list[Finding]:
-    """One S008 for each of ``files`` that cannot be opened and mapped.
-
-    A log with an unreadable segment has a hole no check can see past: every gap, epoch,
-    index and replay finding after it would follow from the hole, not from the data.
-    Callers ask first and run those checks only when this is empty."""
-    out = []
-    for f in files:
-        try:
-            with mapped(f.path):
-                pass
-        except KmetaError as e:
-            out.append(Finding("S008", e.message, str(f.path)))
-    return out
 
 
 def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
                               ) -> tuple[list[Finding], LogStats]:
-    """Groups 1, 2, 3 and the index part of 6 over one ``__cluster_metadata`` directory
-    (see :func:`unreadable` first)."""
+    """Batches, records, leader epochs, snapshots and indexes of one ``__cluster_metadata``
+    directory (see :func:`unreadable` first)."""
     stats = LogStats()
     replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
     findings = list(verify_log(part.segments, stats, replay, progress))
@@ -850,7 +822,7 @@ def _checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
     named = set().union(*(v.keys() for k, v in values.items()
                           if k != "log-start-offset-checkpoint"), set())
     absent = sorted(named - on_disk)
-    unnamed = sorted(tp for tp in on_disk - named if tp[0] != "__cluster_metadata")
+    unnamed = sorted(tp for tp in on_disk - named if tp[0] != METADATA_TOPIC)
     if absent and values:
         yield Finding("V037", f"{len(absent)} partition(s) named in the offset checkpoints "
                       f"have no directory here: {_tps(absent)}", str(data_dir.path))

@@ -39,6 +39,7 @@ from kmeta.formats.batch import (
 )
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
+from kmeta.ops.redact import REDACTED
 
 
 def _default(obj: Any) -> Any:
@@ -57,9 +58,6 @@ def dumps(obj: Any) -> str:
 
 
 # ---------------------------------------------------------------------------- definitions
-
-
-REDACTED = "[redacted]"
 
 
 def batch_object(b: Batch | LegacyBatch, show_hex: bool = False,

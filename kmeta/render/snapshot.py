@@ -5,7 +5,7 @@ Findings are not rendered here: the command prints them on stderr as every comma
 
 from __future__ import annotations
 
-from kmeta.core.versions import LEVEL_NAMES
+from kmeta.core.versions import level_label
 from kmeta.ops.snapshot import SnapshotWritten
 from kmeta.render.image import _ts
 from kmeta.render.jsonl import dumps
@@ -16,9 +16,7 @@ __all__ = ["snapshot_json", "snapshot_lines"]
 
 def snapshot_lines(result: SnapshotWritten) -> list[str]:
     """The summary: what was written, from what, and any notes."""
-    mv = result.metadata_version
-    level = "none" if mv is None else \
-        f"{mv} ({LEVEL_NAMES[mv]})" if mv in LEVEL_NAMES else str(mv)
+    level = level_label(result.metadata_version)
     voters = "" if result.voters is None else \
         " voters: " + ",".join(map(str, result.voters))
     started = "offset 0" if result.started_from is None else str(result.started_from)

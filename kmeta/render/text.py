@@ -15,6 +15,7 @@ from kmeta.findings import CODES, Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
+from kmeta.ops.redact import REDACTED
 from kmeta.render.jsonl import dumps
 
 _CONTROL_LABELS = {
@@ -70,7 +71,7 @@ def record_line(b: Batch | LegacyBatch, r: Any, p: Any, show_hex: bool = False) 
         line += " payload: " + dumps({"type": p.type, "version": p.version, "data": p.data})
     if show_hex:
         line += f" keyHex: {'null' if r.key is None else bytes(r.key).hex()}"
-        value_hex = "[redacted]" if p.redacted else \
+        value_hex = REDACTED if p.redacted else \
             "null" if r.value is None else bytes(r.value).hex()
         line += f" valueHex: {value_hex}"
     return line
@@ -317,7 +318,7 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
             b = ev.batch
             yield batch_line(b)
             if show_hex:
-                yield f"  hex: {'[redacted]' if ev.redacted else bytes(b.raw).hex()}"
+                yield f"  hex: {REDACTED if ev.redacted else bytes(b.raw).hex()}"
             yield from _entry_lines(b, ev.entries, records, show_hex, colour)
         elif type(ev) is BatchMore:
             yield from _entry_lines(ev.batch, ev.entries, records, show_hex, colour)

@@ -10,10 +10,11 @@ print, so a script can pipe them into ``spark.read.json`` without the data sourc
 
 Each command's schema is one *union*: a ``kind`` column plus every field of every kind of
 object the command prints (dump: file, batch, record, finding; verify: finding, summary),
-all nullable; a field a kind does not have is null in its rows.  The fields are declared
-once, below, per kind (``man/kmeta.1``, JSON OUTPUT, says what each means); a name shared
-by several kinds (``file``, ``position``, ``offset`` ...) has one type everywhere, which
-importing this module checks.
+all nullable; a field a kind does not have is null in its rows.  The fields are those of
+the declaration of every JSON object kind, :mod:`kmeta.output_schema` (``man/kmeta.1``,
+JSON OUTPUT, says what each means, from the same declaration); a name shared by several
+kinds (``file``, ``position``, ``offset`` ...) has one type everywhere, which importing
+this module checks.
 
 How Spark's JSON reader treats these (checked by ``tests/test_spark_json.py``):
 
@@ -37,6 +38,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from kmeta import output_schema
+from kmeta.output_schema import JSON, WRITTEN_BY, ObjectKind
+
 __all__ = ["BATCH", "COMMANDS", "DUMP_DDL", "FILE", "FINDING", "RECORD", "SUMMARY",
            "VERIFY_DDL", "Field", "ddl", "fields", "json_text_fields", "read_kmeta_json"]
 
@@ -48,103 +52,25 @@ class Field(NamedTuple):
     json: bool = False  # a STRING that holds a JSON object's text
 
 
-FILE: tuple[Field, ...] = (
-    Field("kind", "STRING", '"file": one object before the batches or content of each file'),
-    Field("file", "STRING", "the path of the file"),
-    Field("file_kind", "STRING", "what the file is, told from its name: segment, "
-          "kraft-snapshot, bootstrap-checkpoint, leader-epoch-checkpoint, quorum-state ..."),
-    Field("size", "BIGINT", "the file's size in bytes"),
-    Field("decoder", "STRING", "files in record-batch format: the payload decoder used "
-          "(metadata, raw, utf8 or hex), else null"),
-    Field("base_offset", "BIGINT", "the offset in the file name (a segment's base offset, "
-          "a KRaft snapshot's end offset), or null"),
-    Field("epoch", "INT", "KRaft snapshots: the leader epoch in the file name, or null"),
-    Field("suffix", "STRING", "a state suffix of the name (deleted, cleaned, swap, part), "
-          "or null"),
-    Field("content", "STRING", "small files (checkpoints, quorum-state, meta.properties, "
-          "indexes ...): the decoded content as JSON text, else null", json=True),
-)
+def _fields(kind: ObjectKind) -> tuple[Field, ...]:
+    return tuple(Field(k.name, k.type.ddl, k.doc, k.type is JSON) for k in kind.keys)
+
+
+FILE = _fields(output_schema.FILE)
 """``kind = "file"`` (dump): what a file is, and the decoded content of small files."""
-
-BATCH: tuple[Field, ...] = (
-    Field("kind", "STRING", '"batch": one record batch, or one legacy (magic 0/1) message'),
-    Field("file", "STRING", "the path of the file holding the batch"),
-    Field("position", "BIGINT", "byte position of the batch in the file"),
-    Field("base_offset", "BIGINT", "offset of the first record (baseOffset)"),
-    Field("last_offset", "BIGINT", "offset of the last record (baseOffset + "
-          "lastOffsetDelta)"),
-    Field("leader_epoch", "INT", "partitionLeaderEpoch; -1 for legacy messages"),
-    Field("crc", "BIGINT", "the stored CRC, unsigned 32 bits (so BIGINT)"),
-    Field("crc_valid", "BOOLEAN", "whether the stored CRC matches the bytes"),
-    Field("max_timestamp", "BIGINT", "maxTimestamp in ms (a legacy message's timestamp)"),
-    Field("delete_horizon_ms", "BIGINT", "the delete horizon when its attribute is set, "
-          "else null"),
-    Field("size", "BIGINT", "bytes the batch occupies in the file: batchLength + 12"),
-    Field("magic", "INT", "format version: 2, or 0/1 for legacy messages"),
-    Field("attributes", "INT", "the attributes field as a number"),
-    Field("compression", "STRING", "none, gzip, snappy, lz4 or zstd"),
-    Field("timestamp_type", "STRING", "CreateTime or LogAppendTime"),
-    Field("is_transactional", "BOOLEAN", "the transactional attribute"),
-    Field("is_control", "BOOLEAN", "the control attribute (LeaderChange, snapshot header "
-          "and footer, transaction markers)"),
-    Field("producer_id", "BIGINT", "producerId (-1 when none)"),
-    Field("producer_epoch", "INT", "producerEpoch (-1 when none)"),
-    Field("base_sequence", "INT", "baseSequence (-1 when none)"),
-    Field("last_sequence", "INT", "the sequence of the last record, or -1"),
-    Field("record_count", "INT", "the recordsCount field (legacy: messages)"),
-    Field("hex", "STRING", "with --hex: the batch's bytes in hex, else null"),
-)
+BATCH = _fields(output_schema.BATCH)
 """``kind = "batch"`` (dump): a batch header, before the records of the batch."""
-
-RECORD: tuple[Field, ...] = (
-    Field("kind", "STRING", '"record": one record, after the batch holding it'),
-    Field("file", "STRING", "the path of the file holding the record"),
-    Field("offset", "BIGINT", "the record's offset"),
-    Field("timestamp", "BIGINT", "the record's timestamp, ms since the epoch"),
-    Field("batch_position", "BIGINT", "byte position of the batch holding the record"),
-    Field("type", "STRING", "Kafka's record type name (PARTITION_RECORD, LEADER_CHANGE ...), "
-          "RAW for the raw/utf8/hex decoders, UNKNOWN when it cannot be told"),
-    Field("version", "INT", "the record type's version, or null"),
-    Field("data", "STRING", "the decoded fields with Kafka's JSON names, as JSON text: its "
-          "shape depends on the type (bytes base64, UUIDs Kafka's base64)", json=True),
-    Field("headers", "ARRAY<STRUCT<key: STRING, value: STRING>>", "records with headers: "
-          "their keys and base64 values, else null"),
-    Field("key_hex", "STRING", "with --hex: the record key in hex, else null"),
-    Field("value_hex", "STRING", "with --hex: the record value in hex, else null"),
-)
+RECORD = _fields(output_schema.RECORD)
 """``kind = "record"`` (dump): one decoded record; ``data`` is JSON text."""
-
-FINDING: tuple[Field, ...] = (
-    Field("kind", "STRING", '"finding": a problem, next to the bytes it concerns'),
-    Field("file", "STRING", "the path of the file, or null"),
-    Field("code", "STRING", "the finding code, such as F001 (kmeta(1), FINDINGS)"),
-    Field("severity", "STRING", "error, warning or info"),
-    Field("message", "STRING", "what is wrong, for people"),
-    Field("position", "BIGINT", "byte position in the file, or null"),
-    Field("offset", "BIGINT", "the offset concerned, or null"),
-    Field("details", "STRING", "extra facts as JSON text, or null", json=True),
-)
+FINDING = _fields(output_schema.FINDING)
 """``kind = "finding"`` (dump and verify): one problem, as ``Finding.to_json`` prints it."""
-
-SUMMARY: tuple[Field, ...] = (
-    Field("kind", "STRING", '"summary": the last line of a verify run'),
-    Field("files", "BIGINT", "files checked"),
-    Field("segments", "BIGINT", "log segments read"),
-    Field("snapshots", "BIGINT", "snapshots read (bootstrap.checkpoint included)"),
-    Field("not_run", "ARRAY<STRING>", "checks that could not run, one sentence each"),
-    Field("finding_counts", "STRUCT<error: BIGINT, warning: BIGINT, info: BIGINT>",
-          "findings per severity"),
-    Field("logs", "MAP<STRING, STRUCT<segments: BIGINT, batches: BIGINT, records: BIGINT, "
-          "bytes: BIGINT, first_offset: BIGINT, last_offset: BIGINT, epochs: ARRAY<INT>>>",
-          "per metadata partition dir read: its segments, batches, records, bytes, "
-          "first and last offset and the leader epochs its batches carry"),
-)
+SUMMARY = _fields(output_schema.SUMMARY)
 """``kind = "summary"`` (verify): totals, after the findings (``VerifyReport.summary_json``)."""
 
 #: The kinds of object each command prints, with their fields.
 COMMANDS: dict[str, dict[str, tuple[Field, ...]]] = {
-    "dump": {"file": FILE, "batch": BATCH, "record": RECORD, "finding": FINDING},
-    "verify": {"finding": FINDING, "summary": SUMMARY},
+    command: {kind.name: _fields(kind) for kind in WRITTEN_BY[command]}
+    for command in ("dump", "verify")
 }
 
 

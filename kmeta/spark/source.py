@@ -79,8 +79,7 @@ class KmetaReader(DataSourceReader):
         # yielding a tuple per row for Spark to convert.
         schema = arrow_schema(self.table)
         if partition.problems:
-            for chunk in row_chunks(iter(partition.problems),
-                                    len(COMMON) + len(TABLES[self.table]), CHUNK_ROWS):
+            for chunk in row_chunks(iter(partition.problems), CHUNK_ROWS):
                 yield to_arrow(chunk, schema)
         for unit in partition.units:
             for chunk in unit_chunks(unit):

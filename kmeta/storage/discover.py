@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
-from kmeta.formats.filenames import FileKind, classify, parse_partition_dir
+from kmeta.formats.filenames import FileKind, classify, file_name, parse_partition_dir
 from kmeta.storage.regular import entry_problem, not_regular, open_regular, read_regular
 
 #: Told of every Discovery made while it is set: the progress bar sums what will be read
@@ -96,6 +96,17 @@ class DataDir:
     @property
     def meta_properties(self) -> LogFile | None:
         return next((f for f in self.files if f.kind.kind == "meta-properties"), None)
+
+
+_META_PROPERTIES = FileKind("meta-properties")
+
+
+def meta_properties_at(directory: Path) -> LogFile | None:
+    """The meta.properties of ``directory`` when a partition or file was given without its
+    data dir (a discovered data dir has :attr:`DataDir.meta_properties`); None if there is
+    none."""
+    path = directory / file_name(_META_PROPERTIES)
+    return LogFile(path, _META_PROPERTIES) if path.is_file() else None
 
 
 @dataclass

@@ -23,7 +23,7 @@ import mmap
 import os
 import struct
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
@@ -180,6 +180,42 @@ def mapped(path: str | Path) -> Iterator[Any]:
                 m.close()
     finally:
         os.close(fd)
+
+
+def unreadable(files: Iterable[Any]) -> list[Finding]:
+    """One S008 for each of ``files`` (anything with a ``path``) that cannot be opened and
+    mapped.
+
+    A log with an unreadable segment has a hole no check can see past: every gap, epoch,
+    index and replay finding after it would follow from the hole, not from the data.
+    Callers ask first and run those checks only when this is empty."""
+    out = []
+    for f in files:
+        try:
+            with mapped(f.path):
+                pass
+        except KmetaError as e:
+            out.append(Finding("S008", e.message, str(f.path)))
+    return out
+
+
+#: How much of two files ``same_bytes`` holds at once.
+_COMPARE_CHUNK = 8 << 20
+
+
+def same_bytes(paths: list[Path]) -> bool:
+    """Whether the files hold the same bytes."""
+    sizes = {p.stat().st_size for p in paths}
+    if len(sizes) != 1:
+        return False
+    with mapped(paths[0]) as first:
+        for other in paths[1:]:
+            with mapped(other) as buf:
+                for pos in range(0, len(first), _COMPARE_CHUNK):
+                    end = pos + _COMPARE_CHUNK
+                    if first.bytes_at(pos, end) != buf.bytes_at(pos, end):
+                        return False
+    return True
 
 
 def all_zero(buf: Any, start: int, end: int | None = None) -> bool:

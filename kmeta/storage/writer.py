@@ -55,6 +55,7 @@ from typing import Any, BinaryIO, NamedTuple
 from crc32c import crc32c
 
 from kmeta.formats.batch import (
+    CRC_POSITION,
     CRC_START,
     HEADER,
     HEADER_SIZE,
@@ -62,7 +63,7 @@ from kmeta.formats.batch import (
     build_batch,
     encode_record,
 )
-from kmeta.formats.filenames import segment_file_name, snapshot_file_name
+from kmeta.formats.filenames import segment_file_name, snapshot_file_name, snapshot_part_name
 from kmeta.formats.indexes import (
     AbortedTxn,
     OffsetPosition,
@@ -71,7 +72,7 @@ from kmeta.formats.indexes import (
     build_time_index,
     build_txn_index,
 )
-from kmeta.formats.payload import encode_control
+from kmeta.formats.payload import NOOP_VALUE, encode_control
 from kmeta.formats.producer_state import ProducerSnapshot, build_producer_snapshot
 from kmeta.formats.textfiles import (
     METADATA_TOPIC_ID,
@@ -99,9 +100,7 @@ DEFAULT_INDEX_INTERVAL_BYTES = 4096
 DEFAULT_SNAPSHOT_BATCH_BYTES = 8192
 
 _CRC = struct.Struct(">I")
-_CRC_POSITION = 17
-_NOOP_VALUE = b"\x01\x14\x00\x00"  # frame 1, apiKey 20 (NoOpRecord), version 0, no tags
-_NOOP_RECORD = encode_record(0, 0, None, _NOOP_VALUE)
+_NOOP_RECORD = encode_record(0, 0, None, NOOP_VALUE)
 _NOOP_LENGTH = HEADER_SIZE - LOG_OVERHEAD + len(_NOOP_RECORD)
 
 
@@ -202,7 +201,7 @@ def noop_batch(offset: int, leader_epoch: int, timestamp: int) -> bytes:
     the record encoded once: a 1 GiB fixture is mostly these)."""
     head = bytearray(HEADER.pack(offset, _NOOP_LENGTH, leader_epoch, 2, 0, 0, 0, timestamp,
                                  timestamp, -1, -1, -1, 1))
-    _CRC.pack_into(head, _CRC_POSITION, crc32c(_NOOP_RECORD, crc32c(head[CRC_START:])))
+    _CRC.pack_into(head, CRC_POSITION, crc32c(_NOOP_RECORD, crc32c(head[CRC_START:])))
     return bytes(head) + _NOOP_RECORD
 
 
@@ -284,7 +283,6 @@ class SegmentWriter:
         self.segments: list[SegmentInfo] = []
         self.epochs: list[EpochEntry] = []
         self.log_end_offset = base_offset
-        self._next_base = base_offset
         self._file: contextlib.ExitStack | None = None
         self._out: BinaryIO | None = None
         self._since_index = 0
@@ -421,9 +419,6 @@ class SegmentWriter:
             self._file = None
             self._out = None
 
-    def leader_epoch_checkpoint(self) -> LeaderEpochCheckpoint:
-        return LeaderEpochCheckpoint(tuple(self.epochs))
-
     def write_leader_epoch_checkpoint(self) -> Path:
         return write_leader_epoch_checkpoint(self.directory, self.epochs,
                                              overwrite=self.overwrite, durable=self.durable)
@@ -477,7 +472,7 @@ class SnapshotWriter:
         self.max_batch_records = max_batch_records
         self.path = self.directory / (name or snapshot_file_name(end_offset, epoch))
         temp = None if name else \
-            f"{self.path.name[:-len('.checkpoint')]}-{os.getpid()}{id(self) % 10**9}.checkpoint.part"
+            snapshot_part_name(end_offset, epoch, f"{os.getpid()}{id(self) % 10**9}")
         if name == "bootstrap.checkpoint":
             temp = "bootstrap.checkpoint.tmp"
         self._stack = contextlib.ExitStack()

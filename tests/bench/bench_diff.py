@@ -5,7 +5,7 @@
 The replica is the generated log in fixtures/big/SIZE (made once by
 fixtures/generate.py); its twin is a byte copy in fixtures/big/SIZE-twin.  Both commands
 run end to end as processes, interleaved, best of ``--repeat``.  Target: diff at least as
-fast as verify (issue 4): the replicas are compared by batch hash, and whole segment files
+fast as verify: the replicas are compared by batch hash, and whole segment files
 that are byte-identical are compared as files, so diff reads each byte once and decodes
 nothing.
 """

@@ -7,7 +7,7 @@ one generated log of SIZE, each with its own meta.properties: BROKERS brokers of
 cluster; 4 x 256 MiB is about 1.07 GB).  Both sides produce what ``dump --json --records``
 does: the batches and the records.  Reported, from one run: wall times, throughput, and
 Spark's throughput per core (input bytes / wall / 2) against the single process.
-Targets (issue 5): per core at least 0.5x the single process; total wall time below it.
+Targets: per core at least 0.5x the single process; total wall time below it.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from crc32c import crc32c
 from kmeta.formats.batch import (
     BATCH_HEADER,
     COMPRESSION_MASK,
+    CRC_POSITION,
     CRC_START,
     HEADER,
     HEADER_SIZE,
@@ -50,7 +51,6 @@ def _field_offsets(definition: cs.Struct) -> dict[str, tuple[int, cs.Construct]]
 
 
 FIELDS = _field_offsets(BATCH_HEADER)
-CRC_AT = FIELDS["crc"][0]
 
 INTERESTING = (0, 1, -1, 2, 7, 8, 127, 128, 255, 256, 0x7FFF, -0x8000, 0xFFFF, 2**31 - 1,
                -2**31, 2**32 - 1, 2**63 - 1, -2**63, 10**6, 10**9)
@@ -71,7 +71,7 @@ def _interesting(rng: random.Random, old: int) -> int:
 
 def with_crc(raw: bytearray) -> bytes:
     """A batch with its CRC32C recomputed over [CRC_START, end)."""
-    struct.pack_into(">I", raw, CRC_AT, crc32c(bytes(raw[CRC_START:])))
+    struct.pack_into(">I", raw, CRC_POSITION, crc32c(bytes(raw[CRC_START:])))
     return bytes(raw)
 
 

@@ -28,7 +28,6 @@ from pathlib import Path
 
 from kmeta.errors import ExitCode
 
-FAILURE_KINDS = ("internal", "hang", "memory", "input-written", "batch-lost", "missed-damage")
 DOCUMENTED = {int(ExitCode.OK), int(ExitCode.FINDINGS), int(ExitCode.USAGE),
               int(ExitCode.UNREADABLE)}
 MEMORY_SLACK = 100 << 20

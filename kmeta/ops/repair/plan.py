@@ -50,7 +50,8 @@ from typing import Any
 
 from kmeta.core.epochs import EpochCache
 from kmeta.core.image import PROBLEM_CODES
-from kmeta.core.replica_log import BatchMeta, ReplicaLog, Segment, SnapshotId, SnapshotState
+from kmeta.core.log_rules import Layout, LogState, judge
+from kmeta.core.replica_log import ReplicaLog, Segment, SnapshotId, SnapshotState
 from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import segment_file_name
@@ -302,13 +303,18 @@ class _LogReader:
 
     def __init__(self, truncate_to: int | None) -> None:
         self.truncate_to = truncate_to
-        self.expected: int | None = None  # the offset the next batch must start at
-        self.last_epoch = -1
+        #: the KRaft log rules' view of the batches kept
+        self.state = LogState()
         self.cut: Cut | None = None
         self.removed = Removed()
         self.input_end: int | None = None
-        #: per segment kept: (base offset, runs [base, last, epoch])
-        self.layout: list[tuple[int, list[list[int]]]] = []
+        #: the segments kept, with their runs
+        self.layout = Layout()
+
+    @property
+    def expected(self) -> int | None:
+        """The offset the next batch must start at."""
+        return self.state.expected
 
     def _cut(self, seg: LogFile, position: int, offset: int | None, code: str | None,
              message: str) -> None:
@@ -319,27 +325,22 @@ class _LogReader:
             self.cut = Cut(seg.path.name, position, offset, "damage", code, message,
                            CUT_CODES[code])
 
-    def _rejects(self, batch: Any, valid: int) -> tuple[str, str] | None:
-        """Why a batch Kafka's recovery accepts still ends the repaired log, or None."""
+    def _judge(self, batch: Any, valid: int) -> tuple[LogState, tuple[str, str] | None]:
+        """The rules' state after a batch Kafka's recovery accepts, and why the batch
+        still ends the repaired log (the first KRaft log rule it breaks), or None."""
         if batch.position != valid:  # only after a finding, which cut already
-            return "S003", f"bytes {valid}..{batch.position} hold no batch"
-        if batch.magic != 2:
-            return "V010", f"legacy message (magic {batch.magic}) at offset " \
-                f"{batch.base_offset}"
-        if self.expected is not None and batch.base_offset != self.expected:
-            what = "gap" if batch.base_offset > self.expected else "overlap"
-            code = "V009" if valid == 0 and what == "gap" else "V003"
-            return code, f"{what}: batch starts at offset {batch.base_offset}, the log " \
-                f"ended at {self.expected - 1}"
-        if batch.leader_epoch < self.last_epoch:
-            return "V005", f"leader epoch {batch.leader_epoch} after epoch {self.last_epoch}"
-        return None
+            return self.state, ("S003", f"bytes {valid}..{batch.position} hold no batch")
+        epoch = batch.leader_epoch if batch.magic == 2 else -1
+        state, broken = judge(self.state, batch.base_offset, batch.last_offset, epoch,
+                              batch.magic, valid == 0)
+        return state, (broken[0].code, broken[0].message) if broken else None
 
     def read(self, seg: LogFile) -> tuple[int, int, list[list[int]], bool]:
         """Read one segment: its size, the bytes kept, the runs of batches kept, and
         whether the segment goes altogether."""
         path = str(seg.path)
-        runs: list[list[int]] = []
+        self.layout.segment(seg.kind.base_offset)
+        runs = self.layout.segments[-1][1]
         valid = 0
         cut_before = self.cut is not None
         with mapped(seg.path) as buf:
@@ -359,8 +360,11 @@ class _LogReader:
                     end = batch.last_offset + 1
                     self.input_end = end if self.input_end is None else max(self.input_end,
                                                                             end)
-                if self.cut is None and (why := self._rejects(batch, valid)) is not None:
-                    self._cut(seg, valid, batch.base_offset, *why)
+                state = self.state
+                if self.cut is None:
+                    state, why = self._judge(batch, valid)
+                    if why is not None:
+                        self._cut(seg, valid, batch.base_offset, *why)
                 t = self.truncate_to
                 if self.cut is None and t is not None and batch.last_offset >= t:
                     if batch.base_offset < t:
@@ -376,22 +380,17 @@ class _LogReader:
                     self.removed.add_batch(batch)
                     continue
                 valid = batch.position + batch.size
-                epoch = batch.leader_epoch
-                if runs and runs[-1][2] == epoch and runs[-1][1] + 1 == batch.base_offset:
-                    runs[-1][1] = batch.last_offset
-                else:
-                    runs.append([batch.base_offset, batch.last_offset, epoch])
-                self.expected = batch.last_offset + 1
-                self.last_epoch = max(self.last_epoch, epoch)
+                self.layout.batch(batch.base_offset, batch.last_offset, batch.leader_epoch)
+                self.state = state
         kept = 0 if cut_before else size if self.cut is None else valid
         base = seg.kind.base_offset
         # A segment cut to nothing stays, empty, as Kafka leaves it (its name is then the
         # log end offset) -- unless its name is not where the log before it ends (a gap):
         # then it goes too, or the log end would jump over the gap.
-        gap = not cut_before and self.cut is not None and kept == 0 and bool(self.layout) \
-            and base != self.expected
-        if not cut_before and not gap:
-            self.layout.append((base, runs))
+        gap = not cut_before and self.cut is not None and kept == 0 \
+            and len(self.layout.segments) > 1 and base != self.expected
+        if cut_before or gap:
+            self.layout.drop_segment()
         self.removed.bytes += size - kept
         return size, kept, runs, cut_before or gap
 
@@ -426,11 +425,6 @@ def _read_log(segments: list[LogFile], reader: _LogReader, dropped_why: str
             changes.append(FileChange(name, "segment", Action.COPIED, "intact", size, size,
                                       first, last))
     return changes, touched
-
-
-def _kept_segments(reader: _LogReader) -> list[Segment]:
-    return [Segment(base, tuple(BatchMeta(b, last, epoch) for b, last, epoch in runs))
-            for base, runs in reader.layout]
 
 
 def _snapshot_ahead(snap_changes: list[FileChange], log: ReplicaLog) -> SnapshotId | None:
@@ -476,7 +470,7 @@ def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None
     reader = _LogReader(truncate_to)
     changes, touched = _read_log(segments, reader, "a segment after the cut (Kafka deletes "
                                  "the segments after a truncated one)")
-    kept_segments = _kept_segments(reader)
+    kept_segments = reader.layout.model_segments()
     bare, _ = ReplicaLog.from_observed(kept_segments, epoch_entries=None)
     leo = bare.log_end_offset
     notes: list[str] = []

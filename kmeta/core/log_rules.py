@@ -1,0 +1,110 @@
+"""The rules every batch of a KRaft metadata log keeps, judged one batch header at a time,
+and the layout of runs the replica model is built from.
+
+Facts (apache/kafka, read for behaviour only):
+
+* the metadata log is never compacted and KRaft appends only at the log end offset, so
+  batches are contiguous within and across segments: a gap means records are missing, an
+  overlap that they repeat (``KafkaMetadataLog.appendAsLeader``/``appendAsFollower``);
+* leader epochs never go back in a log (``LeaderEpochFileCache.assign`` ignores an
+  epoch lower than the latest);
+* KRaft reads record batch v2 only (``RecordsIterator``): a legacy (magic 0/1) message
+  has no place in it.
+
+:func:`judge` takes what the rules remember of the log so far (:class:`LogState`) and one
+batch's header facts, and gives the state after that batch with every rule it breaks, as
+Findings.  :class:`Layout` keeps, per segment, the runs of contiguous batches of one epoch
+(``[base, last, epoch]``; a legacy message has epoch -1).  ``verify``, ``repair``, ``diff``
+and ``truncate`` judge and lay out a log through these two; ``ReplicaLog.from_observed``
+judges only what no pass over the batches can see.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kmeta.core.replica_log import BatchMeta, Segment
+from kmeta.findings import Finding
+
+__all__ = ["Layout", "LogState", "judge"]
+
+
+class LogState(NamedTuple):
+    """What the rules remember of the batches judged so far."""
+
+    #: the offset the next batch must start at; None before the first batch
+    expected: int | None = None
+    #: the highest leader epoch of a v2 batch so far
+    last_epoch: int = -1
+
+
+def judge(state: LogState, base: int, last: int, epoch: int, magic: int,
+          segment_start: bool, file: str | None = None, position: int | None = None
+          ) -> tuple[LogState, list[Finding]]:
+    """The state after one batch, and the rules it breaks, in this order: records missing
+    between two segments (V009, ``segment_start``: the batch is its segment's first), a
+    leader epoch that goes back (V005), a legacy message (V010), a gap or an overlap
+    (V003).  ``file`` and ``position`` say where the batch is, for the Findings."""
+    broken: list[Finding] = []
+    expected, last_epoch = state
+    if segment_start and expected is not None and base > expected:
+        broken.append(Finding("V009", f"offsets {expected}..{base - 1} are in no segment: a "
+                              "segment is missing", file, position, base))
+        expected = base
+    if magic == 2:
+        if epoch < last_epoch:
+            broken.append(Finding("V005", f"leader epoch {epoch} after epoch {last_epoch}: "
+                                  "epochs never go back in a log", file, position, base))
+        else:
+            last_epoch = epoch
+    else:
+        broken.append(Finding("V010", f"legacy message (magic {magic}) in a KRaft metadata "
+                              "log", file, position, base))
+    if expected is not None and base != expected:
+        what = "gap" if base > expected else "overlap"
+        broken.append(Finding("V003", f"{what}: batch starts at offset {base}, the previous "
+                              f"one ended at {expected - 1}", file, position, base,
+                              details={"expected": expected}))
+    return LogState(last + 1, last_epoch), broken
+
+
+class Layout:
+    """Per segment, the runs of contiguous batches of one epoch: ``(base offset of the
+    segment, [[base, last, epoch], ...])``, in the order laid out."""
+
+    def __init__(self, segments: list[tuple[int, list[list[int]]]] | None = None) -> None:
+        #: the layout so far (``segments``, when given, is filled in place)
+        self.segments = segments if segments is not None else []
+        self._runs: list[list[int]] = []
+        self._run: list[int] | None = None
+
+    def segment(self, base: int | None) -> None:
+        """A new segment file starts (a run never spans two)."""
+        self._runs = []
+        self._run = None
+        self.segments.append((base, self._runs))
+
+    def batch(self, base: int, last: int, epoch: int) -> None:
+        run = self._run
+        if run is not None and run[2] == epoch and run[1] + 1 == base:
+            run[1] = last
+        else:
+            self._run = [base, last, epoch]
+            self._runs.append(self._run)
+
+    def reach(self, last: int) -> None:
+        """The current run goes on up to ``last``: batches a caller took in bulk, which
+        continue it by construction."""
+        if self._run is not None:
+            self._run[1] = last
+
+    def drop_segment(self) -> None:
+        """Forget the segment laid out last (it is not part of the log after all)."""
+        self.segments.pop()
+        self._runs = []
+        self._run = None
+
+    def model_segments(self) -> list[Segment]:
+        """The layout as the replica model's segments."""
+        return [Segment(base, tuple(BatchMeta(b, last, epoch) for b, last, epoch in runs))
+                for base, runs in self.segments]

@@ -1,0 +1,994 @@
+"""The JSON objects kmeta writes: every kind declared once, key by key.
+
+Each object a ``--json`` command writes (dump's file, batch, record and finding objects,
+info's, verify's summary, the objects of image, history, diff, truncate, repair, snapshot
+and export, and every object nested in them) is an :class:`ObjectKind` here: its keys in
+the order ``man/kmeta.1`` lists them, each with its type, whether it may be null or
+absent, and a one-line doc.  This is the one home of that schema:
+
+* the JSON OUTPUT section of ``man/kmeta.1`` is generated from it (``python -m
+  tools.docs``);
+* :mod:`kmeta.spark.json_schemas` derives the Spark schemas of ``dump`` and ``verify``
+  --json from it;
+* the export tables (:mod:`kmeta.ops.rows`) take from it the columns that hold the same
+  facts, so a fact has one name and one type in JSON and in Parquet;
+* ``tests/test_output_schema.py`` checks every object the commands write on the
+  repository's fixtures against it (:func:`check`), so a renderer cannot drift from it.
+
+Types are Spark SQL's, the language a script reading the JSON declares its schema in.
+:data:`JSON` is a value whose shape the doc tells (a record's data, a file's content):
+Spark keeps it as JSON text.  kmeta's own keys are snake_case; the image's sections and
+entities keep the JSON names of Kafka's records (``kafka_names``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kmeta.formats.filenames import KINDS
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A number, a string or a boolean."""
+
+    ddl: str
+    python: tuple[type, ...]
+    bits: int | None = None  # the width of a signed integer
+
+    def problems(self, value: Any, where: str) -> Iterator[str]:
+        # bool is an int to Python, not to JSON
+        if not isinstance(value, self.python) or isinstance(value, bool) != (bool in self.python):
+            yield f"{where}: {type(value).__name__} {value!r}, not {self.ddl}"
+        elif self.bits is not None and not -(1 << self.bits - 1) <= value < 1 << self.bits - 1:
+            yield f"{where}: {value} does not fit {self.ddl}"
+
+
+STRING = Scalar("STRING", (str,))
+INT = Scalar("INT", (int,), 32)
+BIGINT = Scalar("BIGINT", (int,), 64)
+DOUBLE = Scalar("DOUBLE", (int, float))  # JSON writes 1.0 as 1.0, an integral value as 1
+BOOLEAN = Scalar("BOOLEAN", (bool,))
+
+
+@dataclass(frozen=True)
+class Json:
+    """Any JSON value: its shape depends on something else (a record's type, a file's
+    kind), which the key's doc tells.  Spark reads it into a STRING as its JSON text."""
+
+    ddl: str = "STRING"
+
+    def problems(self, value: Any, where: str) -> Iterator[str]:
+        return iter(())
+
+
+JSON = Json()
+
+
+@dataclass(frozen=True)
+class Array:
+    """A JSON array whose elements all have one type."""
+
+    of: Type
+
+    @property
+    def ddl(self) -> str:
+        return f"ARRAY<{self.of.ddl}>"
+
+    def problems(self, value: Any, where: str) -> Iterator[str]:
+        if not isinstance(value, list):
+            yield f"{where}: {type(value).__name__}, not an array"
+            return
+        for i, v in enumerate(value):
+            yield from _value_problems(self.of, v, f"{where}[{i}]", nullable=False)
+
+
+@dataclass(frozen=True)
+class Map:
+    """A JSON object whose keys are names or ids (not declared) and whose values all have
+    one type."""
+
+    of: Type
+
+    @property
+    def ddl(self) -> str:
+        return f"MAP<STRING, {self.of.ddl}>"
+
+    def problems(self, value: Any, where: str) -> Iterator[str]:
+        if not isinstance(value, dict):
+            yield f"{where}: {type(value).__name__}, not an object"
+            return
+        for k, v in value.items():
+            yield from _value_problems(self.of, v, f"{where}.{k}", nullable=False)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of an object kind.  ``nullable``: its value may be null; ``optional``: it
+    is left out of objects it does not apply to (the man page says "(optional)")."""
+
+    name: str
+    type: Type
+    doc: str
+    nullable: bool = False
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class ObjectKind:
+    """A kind of JSON object: its keys, in order.  ``doc`` introduces them in the man page
+    when the keys alone do not say where the objects are; a kind written at the top level
+    names itself in its ``kind`` key (``name``, or one of ``also``)."""
+
+    name: str
+    keys: tuple[Key, ...]
+    doc: str = ""
+    also: tuple[str, ...] = ()
+    kafka_names: bool = False
+
+    @property
+    def ddl(self) -> str:
+        return "STRUCT<" + ", ".join(f"{k.name}: {k.type.ddl}" for k in self.keys) + ">"
+
+    def key(self, name: str) -> Key:
+        """The key called ``name``."""
+        for k in self.keys:
+            if k.name == name:
+                return k
+        raise KeyError(f"{self.name} objects have no key {name!r}")
+
+    def problems(self, value: Any, where: str) -> Iterator[str]:
+        if not isinstance(value, dict):
+            yield f"{where}: {type(value).__name__}, not a {self.name} object"
+            return
+        declared = {k.name: k for k in self.keys}
+        for name in value:
+            if name not in declared:
+                yield f"{where}: key {name!r} is not declared for {self.name} objects"
+        for k in self.keys:
+            if k.name in value:
+                yield from _value_problems(k.type, value[k.name], f"{where}.{k.name}",
+                                           k.nullable)
+            elif not k.optional:
+                yield f"{where}: lacks key {k.name!r} of {self.name} objects"
+
+
+Type = Scalar | Json | Array | Map | ObjectKind
+
+
+def _value_problems(t: Type, value: Any, where: str, nullable: bool) -> Iterator[str]:
+    if value is None:
+        if not nullable:
+            yield f"{where}: null, not {t.ddl if not isinstance(t, ObjectKind) else t.name}"
+        return
+    yield from t.problems(value, where)
+
+
+def check(command: str, obj: Any) -> list[str]:
+    """What is wrong with ``obj``, one object ``kmeta <command> --json`` wrote, against
+    its declaration: a key not declared, a key missing, a value of another type."""
+    kind = _top_kind(command, obj)
+    if kind is None:
+        return [f"{command} --json wrote an object of no declared kind: {str(obj)[:200]}"]
+    return list(kind.problems(obj, kind.name))
+
+
+def objects(command: str, obj: Any) -> Iterator[tuple[ObjectKind, dict[str, Any]]]:
+    """Every object in ``obj`` (one object ``kmeta <command> --json`` wrote) with its
+    declared kind: ``obj`` itself and each object nested in it, null values skipped."""
+    kind = _top_kind(command, obj)
+    if kind is not None:
+        yield from _nested(kind, obj)
+
+
+def nested_kinds(t: Type) -> Iterator[ObjectKind]:
+    """The kinds of object a value of type ``t`` holds: ``t`` itself when it is one, then
+    the kinds of its keys, depth first (a kind met twice is yielded twice)."""
+    if isinstance(t, ObjectKind):
+        yield t
+        for k in t.keys:
+            yield from nested_kinds(k.type)
+    elif isinstance(t, (Array, Map)):
+        yield from nested_kinds(t.of)
+
+
+def _top_kind(command: str, obj: Any) -> ObjectKind | None:
+    tag = obj.get("kind") if isinstance(obj, dict) else None
+    return next((k for k in WRITTEN_BY.get(command, ()) if tag in (k.name, *k.also)), None)
+
+
+def _nested(t: Type, value: Any) -> Iterator[tuple[ObjectKind, dict[str, Any]]]:
+    if isinstance(t, ObjectKind) and isinstance(value, dict):
+        yield t, value
+        for k in t.keys:
+            yield from _nested(k.type, value.get(k.name))
+    elif isinstance(t, Array) and isinstance(value, list):
+        for v in value:
+            yield from _nested(t.of, v)
+    elif isinstance(t, Map) and isinstance(value, dict):
+        for v in value.values():
+            yield from _nested(t.of, v)
+
+
+#: The kinds of file objects, as file_kind names them.
+_FILE_KINDS = ", ".join(k for k in KINDS if k != "unknown")
+
+
+FINDING = ObjectKind(
+    "finding",
+    keys=(
+        Key("kind", STRING, "\"finding\": a problem, next to the bytes it concerns (see "
+            "FINDINGS)."),
+        Key("file", STRING, "The path of the file, or null.", nullable=True),
+        Key("code", STRING, "The finding code, such as F001."),
+        Key("severity", STRING, "error, warning or info."),
+        Key("message", STRING, "What is wrong, for people."),
+        Key("position", BIGINT, "Byte position in the file, when known.", optional=True),
+        Key("offset", BIGINT, "The offset concerned, when known.", optional=True),
+        Key("details", JSON, "Extra facts as an object, such as the byte counts of a torn "
+            "tail.", optional=True),
+    ),
+)
+
+FILE = ObjectKind(
+    "file",
+    keys=(
+        Key("kind", STRING, "\"file\": one object before the batches of each file."),
+        Key("file", STRING, "The path of the file."),
+        Key("file_kind", STRING, f"What the file is, told from its name: {_FILE_KINDS}."),
+        Key("size", BIGINT, "The file's size in bytes."),
+        Key("decoder", STRING, "Files in record-batch format: the payload decoder used for their "
+            "records (metadata, raw, utf8 or hex).", optional=True),
+        Key("base_offset", BIGINT, "The offset in the file name: a segment's base offset, a KRaft "
+            "snapshot's end offset.", optional=True),
+        Key("epoch", INT, "KRaft snapshots: the leader epoch in the file name.", optional=True),
+        Key("suffix", STRING, "A state suffix of the name: deleted, cleaned, swap or "
+            "part.", optional=True),
+        Key("content", JSON, "Small files (checkpoints, quorum-state, partition.metadata, "
+            "meta.properties, indexes, producer-state snapshots): the decoded "
+            "content.", optional=True),
+    ),
+)
+
+BATCH = ObjectKind(
+    "batch",
+    keys=(
+        Key("kind", STRING, "\"batch\": one record batch, or one legacy (magic 0/1) message with "
+            "the same keys (fields it lacks are -1 or null)."),
+        Key("file", STRING, "The path of the file holding the batch."),
+        Key("position", BIGINT, "Byte position of the batch in the file."),
+        Key("base_offset", BIGINT, "Offset of the first record (baseOffset)."),
+        Key("last_offset", BIGINT, "Offset of the last record (baseOffset + lastOffsetDelta)."),
+        Key("leader_epoch", INT, "partitionLeaderEpoch; -1 for legacy messages."),
+        Key("magic", INT, "Format version: 2 for record batches, 0 or 1 for legacy messages."),
+        Key("crc", BIGINT, "The stored CRC, unsigned (CRC-32C for magic 2, CRC-32 for legacy "
+            "messages)."),
+        Key("crc_valid", BOOLEAN, "Whether the stored CRC matches the bytes."),
+        Key("attributes", INT, "The attributes field as a number."),
+        Key("compression", STRING, "Codec from the attributes: none, gzip, snappy, lz4 or zstd."),
+        Key("timestamp_type", STRING, "CreateTime or LogAppendTime."),
+        Key("is_transactional", BOOLEAN, "The transactional attribute."),
+        Key("is_control", BOOLEAN, "The control attribute (transaction markers, LeaderChange, "
+            "snapshot header and footer)."),
+        Key("delete_horizon_ms", BIGINT, "The delete horizon when its attribute is set "
+            "(baseTimestamp then holds it), else null.", nullable=True),
+        Key("max_timestamp", BIGINT, "maxTimestamp (a legacy message's own timestamp)."),
+        Key("producer_id", BIGINT, "producerId (-1 when none)."),
+        Key("producer_epoch", INT, "producerEpoch (-1 when none)."),
+        Key("base_sequence", INT, "baseSequence (-1 when none)."),
+        Key("last_sequence", INT, "The sequence of the last record, or -1."),
+        Key("record_count", INT, "The recordsCount field (for legacy messages, the number of "
+            "messages)."),
+        Key("size", BIGINT, "Bytes the batch occupies in the file: its batchLength field + 12."),
+        Key("hex", STRING, "With --hex: the batch's bytes in hex.", optional=True),
+    ),
+)
+
+HEADER = ObjectKind(
+    "header",
+    keys=(
+        Key("key", STRING, "The header's key."),
+        Key("value", STRING, "The header's value in base64, or null.", nullable=True),
+    ),
+)
+
+RECORD = ObjectKind(
+    "record",
+    keys=(
+        Key("kind", STRING, "\"record\": one record, after the batch holding it."),
+        Key("file", STRING, "The path of the file holding the record."),
+        Key("offset", BIGINT, "The record's offset."),
+        Key("timestamp", BIGINT, "The record's timestamp in milliseconds since the epoch."),
+        Key("batch_position", BIGINT, "Byte position of the batch holding the record."),
+        Key("type", STRING, "Kafka's name of the record type (PARTITION_RECORD, LEADER_CHANGE "
+            "...), RAW for records decoded by the raw, utf8 or hex decoder, UNKNOWN when it cannot "
+            "be told."),
+        Key("version", INT, "The record type's version, or null.", nullable=True),
+        Key("data", JSON, "The decoded fields, with Kafka's JSON field names. Bytes are base64, "
+            "UUIDs Kafka's URL-safe base64. Raw decoders give {\"key\", \"value\"}; unknown types "
+            "give apiKey, version and hex."),
+        Key("headers", Array(HEADER), "Records with headers: a list of {\"key\", \"value\"} "
+            "objects, values in base64.", optional=True),
+        Key("key_hex", STRING, "With --hex: the record key in hex, or "
+            "null.", nullable=True, optional=True),
+        Key("value_hex", STRING, "With --hex: the record value in hex, or "
+            "null.", nullable=True, optional=True),
+    ),
+)
+
+INFO = ObjectKind(
+    "info",
+    keys=(
+        Key("kind", STRING, "\"info\"."),
+        Key("data_dirs", Array(JSON), "Broker data directories found: their small files and "
+            "partitions."),
+        Key("partitions", Array(JSON), "Partition directories given directly."),
+        Key("files", Array(JSON), "Batch files given directly: per-file summaries (batches, "
+            "records, offsets, timestamps, leader epochs, record types)."),
+        Key("small_files", Map(JSON), "Small files given directly, decoded."),
+        Key("findings", Array(FINDING), "Every finding, as in dump --json."),
+    ),
+)
+
+FINDING_COUNTS = ObjectKind(
+    "finding counts",
+    keys=(
+        Key("error", BIGINT, "How many findings of severity error."),
+        Key("warning", BIGINT, "How many findings of severity warning."),
+        Key("info", BIGINT, "How many findings of severity info."),
+    ),
+)
+
+LOG_SUMMARY = ObjectKind(
+    "log summary",
+    doc="Each value of the summary's logs:",
+    keys=(
+        Key("segments", BIGINT, "How many log segments were read."),
+        Key("batches", BIGINT, "How many record batches were read."),
+        Key("records", BIGINT, "How many records were read."),
+        Key("bytes", BIGINT, "How many bytes of segments were read."),
+        Key("first_offset", BIGINT, "The base offset of the first batch; null when the log holds "
+            "no batch.", nullable=True),
+        Key("last_offset", BIGINT, "The last offset of the last batch; null when the log holds no "
+            "batch.", nullable=True),
+        Key("epochs", Array(INT), "The leader epochs of the batches, in ascending order."),
+    ),
+)
+
+SUMMARY = ObjectKind(
+    "summary",
+    doc="The summary object:",
+    keys=(
+        Key("kind", STRING, "\"summary\": the last line, after every finding."),
+        Key("files", BIGINT, "How many files were checked."),
+        Key("segments", BIGINT, "How many log segments were read (metadata and other partitions, "
+            "and segments given alone)."),
+        Key("snapshots", BIGINT, "How many snapshots (.checkpoint, bootstrap.checkpoint included) "
+            "were read."),
+        Key("not_run", Array(STRING), "Checks that could not run, one sentence each (a segment "
+            "outside its partition directory, an image that could not be replayed); [] when every "
+            "check ran."),
+        Key("finding_counts", FINDING_COUNTS, "The number of findings by severity: an object with "
+            "the keys error, warning and info (each present, 0 when none)."),
+        Key("logs", Map(LOG_SUMMARY), "One entry per metadata log (__cluster_metadata partition "
+            "directory) read, keyed by the directory's path; {} when none. Each is an object with "
+            "the keys below."),
+    ),
+)
+
+ENDPOINT = ObjectKind(
+    "endpoint",
+    doc="Each element of a broker's or controller's endPoints:",
+    kafka_names=True,
+    keys=(
+        Key("name", STRING, "The listener name."),
+        Key("host", STRING, "The host name."),
+        Key("port", INT, "The port."),
+        Key("securityProtocol", INT, "Kafka's security protocol id: 0 PLAINTEXT, 1 SSL, 2 "
+            "SASL_PLAINTEXT, 3 SASL_SSL."),
+    ),
+)
+
+BROKER = ObjectKind(
+    "broker",
+    doc="Each value of image.brokers (from RegisterBrokerRecord, then Fence, Unfence and "
+        "BrokerRegistrationChange records):",
+    kafka_names=True,
+    keys=(
+        Key("id", INT, "brokerId."),
+        Key("epoch", BIGINT, "brokerEpoch of the registration."),
+        Key("incarnationId", STRING, "incarnationId (a base64 UUID)."),
+        Key("endPoints", Array(ENDPOINT), "The listeners, sorted by name (keys below)."),
+        Key("features", Map(Array(INT)), "An object: feature name -> [minSupportedVersion, "
+            "maxSupportedVersion], what the broker supports."),
+        Key("rack", STRING, "The rack, or null.", nullable=True),
+        Key("fenced", BOOLEAN, "Whether the broker is fenced."),
+        Key("inControlledShutdown", BOOLEAN, "Whether it is in controlled shutdown."),
+        Key("isMigratingZkBroker", BOOLEAN, "isMigratingZkBroker of the registration."),
+        Key("logDirs", Array(STRING), "The ids of its log directories (base64 UUIDs), sorted."),
+        Key("cordonedLogDirs", Array(STRING), "The ids of its cordoned log directories, sorted."),
+    ),
+)
+
+CONTROLLER = ObjectKind(
+    "controller",
+    doc="Each value of image.controllers (from RegisterControllerRecord):",
+    kafka_names=True,
+    keys=(
+        Key("id", INT, "controllerId."),
+        Key("incarnationId", STRING, "incarnationId (a base64 UUID)."),
+        Key("zkMigrationReady", BOOLEAN, "zkMigrationReady of the registration."),
+        Key("endPoints", Array(ENDPOINT), "The listeners, sorted by name (keys below)."),
+        Key("features", Map(Array(INT)), "An object: feature name -> [minSupportedVersion, "
+            "maxSupportedVersion]."),
+    ),
+)
+
+PARTITION = ObjectKind(
+    "partition",
+    doc="Each partition (from PartitionRecord, then PartitionChangeRecords and ClearElrRecords):",
+    kafka_names=True,
+    keys=(
+        Key("replicas", Array(INT), "The replica broker ids, in assignment order."),
+        Key("isr", Array(INT), "The in-sync replicas."),
+        Key("removingReplicas", Array(INT), "Replicas being removed by a reassignment."),
+        Key("addingReplicas", Array(INT), "Replicas being added by a reassignment."),
+        Key("leader", INT, "The leader's broker id; -1 when there is none."),
+        Key("leaderRecoveryState", INT, "0 (recovered) or 1 (recovering, after an unclean "
+            "election)."),
+        Key("leaderEpoch", INT, "The leader epoch."),
+        Key("partitionEpoch", INT, "The partition epoch."),
+        Key("directories", Array(STRING), "The log directory id of each replica, in the order of "
+            "replicas (AAAAAAAAAAAAAAAAAAAAAA, Kafka's MIGRATING, when not known)."),
+        Key("eligibleLeaderReplicas", Array(INT), "The eligible leader replicas (KIP-966)."),
+        Key("lastKnownElr", Array(INT), "The last known eligible leader replicas."),
+    ),
+)
+
+TOPIC = ObjectKind(
+    "topic",
+    doc="Each value of image.topics (from TopicRecord):",
+    kafka_names=True,
+    keys=(
+        Key("topicId", STRING, "The topic id (a base64 UUID)."),
+        Key("partitions", Map(PARTITION), "An object: partition id (a string) -> the partition, in "
+            "ascending order (keys below). kmeta image PATH cat /topics/NAME/N is short for "
+            "/topics/NAME/partitions/N."),
+    ),
+)
+
+PRODUCER_IDS = ObjectKind(
+    "producer ids",
+    doc="image.producerIds:",
+    kafka_names=True,
+    keys=(
+        Key("nextProducerId", BIGINT, "nextProducerId of the last ProducerIdsRecord; null when "
+            "there is none.", nullable=True),
+    ),
+)
+
+ACL = ObjectKind(
+    "acl",
+    doc="Each value of image.acls (the fields of AccessControlEntryRecord, with Kafka's numeric "
+        "codes):",
+    kafka_names=True,
+    keys=(
+        Key("resourceType", INT, "The resource type: 2 TOPIC, 3 GROUP, 4 CLUSTER, 5 "
+            "TRANSACTIONAL_ID, 6 DELEGATION_TOKEN, 7 USER."),
+        Key("resourceName", STRING, "The resource name (* with patternType LITERAL: every "
+            "resource)."),
+        Key("patternType", INT, "3 LITERAL or 4 PREFIXED."),
+        Key("principal", STRING, "The principal, such as User:alice."),
+        Key("host", STRING, "The host (* for any)."),
+        Key("operation", INT, "Kafka's AclOperation code: 2 ALL, 3 READ, 4 WRITE, 5 CREATE, 6 "
+            "DELETE, 7 ALTER, 8 DESCRIBE ..."),
+        Key("permissionType", INT, "2 DENY or 3 ALLOW."),
+    ),
+)
+
+SCRAM_CREDENTIAL = ObjectKind(
+    "scram credential",
+    doc="Each credential of image.scram (from UserScramCredentialRecord):",
+    kafka_names=True,
+    keys=(
+        Key("iterations", INT, "The iteration count."),
+        Key("credential", STRING, "A fingerprint (xxh3:<hex>) of the salt, stored key and server "
+            "key, which are never shown: it changes whenever they do."),
+    ),
+)
+
+DELEGATION_TOKEN = ObjectKind(
+    "delegation token",
+    doc="Each value of image.delegationTokens (from DelegationTokenRecord):",
+    kafka_names=True,
+    keys=(
+        Key("owner", STRING, "The owner's principal."),
+        Key("requester", STRING, "The requester's principal."),
+        Key("renewers", Array(STRING), "The principals that may renew the token."),
+        Key("issueTimestamp", BIGINT, "When it was issued, in milliseconds since the epoch."),
+        Key("maxTimestamp", BIGINT, "The latest time it can be renewed to, in milliseconds."),
+        Key("expirationTimestamp", BIGINT, "When it expires, in milliseconds."),
+    ),
+)
+
+METADATA_TRANSACTION = ObjectKind(
+    "metadata transaction",
+    doc="image.transaction, when not null:",
+    kafka_names=True,
+    keys=(
+        Key("name", STRING, "The name of the BeginTransactionRecord (null when it has "
+            "none).", nullable=True),
+        Key("pendingRecords", BIGINT, "How many records the transaction holds so far."),
+    ),
+)
+
+IMAGE_SECTIONS = ObjectKind(
+    "image sections",
+    doc="image: every section is always present, and the entries of each come in a stable order "
+        "(ids ascending, names and fingerprints sorted), so that equal images print the same.",
+    kafka_names=True,
+    keys=(
+        Key("features", Map(INT), "An object: feature name (metadata.version, group.version ...) "
+            "-> its finalized level, from FeatureLevelRecords; a feature set to level 0 is "
+            "absent."),
+        Key("zkMigrationState", STRING, "The state of the last ZkMigrationStateRecord: NONE, "
+            "PRE_MIGRATION, MIGRATION, POST_MIGRATION or UNINITIALIZED; null when there is "
+            "none.", nullable=True),
+        Key("brokers", Map(BROKER), "An object: broker id (a string) -> the registered broker "
+            "(keys below)."),
+        Key("controllers", Map(CONTROLLER), "An object: controller id (a string) -> the registered "
+            "controller (keys below)."),
+        Key("topics", Map(TOPIC), "An object: topic name -> the live topic (keys below); should "
+            "two topics have the same name, all but the first (by topic id) are keyed "
+            "<name>#<topicId>."),
+        Key("configs", Map(Map(Map(STRING))), "An object: resource type, in the order of Kafka's "
+            "type ids (TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP or UNKNOWN; another id "
+            "as a number) -> resource name (\"\" for the cluster-wide default of BROKER) -> config "
+            "name -> value, a string. Values of sensitive configs (*.password, sasl.jaas.config "
+            "...) are [redacted]."),
+        Key("clientQuotas", Map(Map(DOUBLE)), "An object: the quota entity, as compact JSON of its "
+            "{entityType: entityName} pairs with sorted keys (a null name is the default entity), "
+            "such as {\"client-id\":\"app\"} -> quota key (producer_byte_rate, consumer_byte_rate, "
+            "request_percentage ...) -> value, a number."),
+        Key("producerIds", PRODUCER_IDS, "The producer id block (keys below)."),
+        Key("acls", Map(ACL), "An object: ACL id (Kafka's base64 UUID) -> the ACL (keys below)."),
+        Key("scram", Map(Map(SCRAM_CREDENTIAL)), "An object: user name -> mechanism (SCRAM-SHA-256 "
+            "or SCRAM-SHA-512) -> the credential (keys below)."),
+        Key("delegationTokens", Map(DELEGATION_TOKEN), "An object: a fingerprint of the token id "
+            "(xxh3:<hex>; the id is a secret) -> the token (keys below)."),
+        Key("transaction", METADATA_TRANSACTION, "A metadata transaction left open at the target "
+            "offset (a BeginTransactionRecord without its End or Abort; its records are not "
+            "applied yet): keys below; null when none.", nullable=True),
+    ),
+)
+
+IMAGE = ObjectKind(
+    "image",
+    keys=(
+        Key("kind", STRING, "\"image\"."),
+        Key("offset", BIGINT, "The offset the image stands at: the state after every record below "
+            "it (--at, else the log end offset; with a lone snapshot file, its end offset)."),
+        Key("digest", STRING, "The image digest: xxh3-128 (hex) of the image's canonical JSON "
+            "(sorted keys; sensitive config values count as their fingerprints, not as "
+            "[redacted]). kmeta image --digest prints the same, as does snapshot --json."),
+        Key("image", IMAGE_SECTIONS, "The image: an object with one key per section (keys below)."),
+        Key("from", STRING, "The snapshot file the replay started from (the latest live one ending "
+            "at or below the target offset, --from-snapshot's, or the snapshot file given as "
+            "PATH); null when it started from an empty image at offset 0.", nullable=True),
+        Key("start_offset", BIGINT, "The offset the replay started at: the snapshot's end offset, "
+            "or 0."),
+        Key("records", BIGINT, "How many metadata records of the log were read from start_offset "
+            "on (NoOpRecords and records of aborted transactions included; control records and "
+            "batches with a bad CRC not)."),
+        Key("log_end_offset", BIGINT, "The log end offset: one past the last offset of the log; "
+            "null when there is no log (a lone snapshot file, a partition without "
+            "batches).", nullable=True),
+        Key("findings", Array(FINDING), "What the replay met, as finding objects (also shown on "
+            "standard error; an error makes the exit status 1)."),
+    ),
+)
+
+HISTORY = ObjectKind(
+    "history",
+    keys=(
+        Key("kind", STRING, "\"history\"."),
+        Key("offset", BIGINT, "The record's offset."),
+        Key("leader_epoch", INT, "The leader epoch of the batch holding it "
+            "(partitionLeaderEpoch)."),
+        Key("timestamp", BIGINT, "The record's timestamp in milliseconds since the epoch."),
+        Key("type", STRING, "Kafka's name of the record type, such as PARTITION_CHANGE_RECORD."),
+        Key("version", INT, "The record type's version."),
+        Key("data", JSON, "The decoded fields, as data of dump's record objects; values of "
+            "sensitive configs and any field Kafka's schema marks sensitive are [redacted]."),
+        Key("file", STRING, "The path of the segment (or the snapshot file given as PATH) holding "
+            "the record."),
+    ),
+)
+
+REPLICA = ObjectKind(
+    "replica",
+    doc="Each element of replicas:",
+    keys=(
+        Key("path", STRING, "The path as given on the command line."),
+        Key("partition_dir", STRING, "The __cluster_metadata-0 directory read."),
+        Key("node_id", INT, "node.id from the data directory's meta.properties; null when there is "
+            "none or it cannot be read.", nullable=True),
+        Key("cluster_id", STRING, "cluster.id from meta.properties, null likewise.", nullable=True),
+        Key("log_start_offset", BIGINT, "The log start offset, as Kafka loads the log."),
+        Key("log_end_offset", BIGINT, "The log end offset: one past the last offset of the log."),
+        Key("latest_epoch", INT, "The latest leader epoch of its epoch cache; null when the cache "
+            "is empty.", nullable=True),
+        Key("batches", BIGINT, "How many record batches were read."),
+        Key("records", BIGINT, "How many records were read."),
+        Key("snapshots", Array(STRING), "The live KRaft snapshots: their ids (<endOffset>-<epoch>, "
+            "the file name without .checkpoint), in offset order."),
+        Key("finding_count", BIGINT, "How many findings reading this replica met (a number; they "
+            "are shown on standard error)."),
+        Key("notes", Array(STRING), "What people should know about how the log was read, as "
+            "sentences; [] when nothing."),
+    ),
+)
+
+CONTENT_DIVERGENCE = ObjectKind(
+    "content divergence",
+    doc="pairs[].content_divergence, when not null:",
+    keys=(
+        Key("offset", BIGINT, "The base offset of the first differing batch."),
+        Key("local_epoch", INT, "Its leader epoch on LOCAL."),
+        Key("peer_epoch", INT, "Its leader epoch on PEER."),
+        Key("local_batch", STRING, "Where it is on LOCAL: <segment file name>@<byte position>."),
+        Key("peer_batch", STRING, "Where it is on PEER, the same way."),
+    ),
+)
+
+FETCH_SIMULATION = ObjectKind(
+    "fetch simulation",
+    doc="pairs[].epoch_truncation.local and .peer: one replica fetching from the other as its "
+        "leader, simulated until the leader accepts its position:",
+    keys=(
+        Key("outcome", STRING, "in-sync (the follower only appends), truncate (it truncates, then "
+            "appends), snapshot (the leader sends it a snapshot, KIP-630) or below-high-watermark "
+            "(it would have to truncate below its own latest snapshot: Kafka refuses, committed "
+            "data differs) or undetermined (the simulation reached a state in which Kafka itself "
+            "throws; see reason)."),
+        Key("truncate_to", BIGINT, "The offset the follower truncates to (truncate) or would have "
+            "to (below-high-watermark); null otherwise.", nullable=True),
+        Key("snapshot", STRING, "With outcome snapshot: the id of the snapshot the leader sends "
+            "(<endOffset>-<epoch>); else null.", nullable=True),
+        Key("steps", Array(STRING), "Each fetch of the simulation and the leader's answer, as a "
+            "sentence."),
+        Key("reason", STRING, "With outcome undetermined: why the simulation stopped; else "
+            "null.", nullable=True),
+    ),
+)
+
+SIDE_ONLY = ObjectKind(
+    "records on one side",
+    doc="pairs[].only_local and .only_peer, when not null:",
+    keys=(
+        Key("from_offset", BIGINT, "The offset from which records are counted."),
+        Key("batches", BIGINT, "How many batches hold the records counted."),
+        Key("records", BIGINT, "How many records are counted (0 when none)."),
+        Key("by_type", Map(BIGINT), "An object: record type (Kafka's name; control records by "
+            "theirs, such as LEADER_CHANGE) -> how many of those records."),
+        Key("first_offset", BIGINT, "The offset of the first record counted; null when there is "
+            "none.", nullable=True),
+        Key("last_offset", BIGINT, "The offset of the last record counted; null when there is "
+            "none.", nullable=True),
+    ),
+)
+
+IMAGE_DIFF = ObjectKind(
+    "image differences",
+    doc="pairs[].image_diff: each value is a list of differences from LOCAL's image to PEER's, one "
+        "line per changed leaf (\"/topics/t/partitions/0/leader: 1 -> 2\", a side lacking it shown "
+        "as (absent)); [] when the images are equal.",
+    keys=(
+        Key("at_ends", Array(STRING), "The images at each log's end; [\"(not available)\"] when "
+            "one cannot be built.", optional=True),
+        Key("at_divergence", Array(STRING), "The images at the divergence offset, when the pair "
+            "diverged and both can be built there.", optional=True),
+        Key("at_log_start", Array(STRING), "When the logs start at different offsets, or both "
+            "above 0: the images where the later log starts (at its first snapshot there, if any), "
+            "when the other log reaches that offset and both can be built.", optional=True),
+    ),
+)
+
+EPOCH_TRUNCATION = ObjectKind(
+    "epoch truncation",
+    keys=(
+        Key("local", FETCH_SIMULATION, "LOCAL following PEER as its leader."),
+        Key("peer", FETCH_SIMULATION, "PEER following LOCAL as its leader."),
+    ),
+)
+
+PAIR = ObjectKind(
+    "pair",
+    doc="Each element of pairs:",
+    keys=(
+        Key("local", STRING, "LOCAL's path, as given."),
+        Key("peer", STRING, "This PEER's path, as given."),
+        Key("status", STRING, "identical (the same offsets and bytes), equivalent (the same log "
+            "end and content where both hold it; one log starts later, a snapshot standing in for "
+            "the rest), lagging (one log is a strict prefix of the other) or diverged."),
+        Key("diverged", BOOLEAN, "Whether status is diverged."),
+        Key("divergence_offset", BIGINT, "Where the logs stop agreeing: the lower of the offset "
+            "Kafka's fetch would truncate the follower to and the first offset whose bytes differ; "
+            "null unless diverged.", nullable=True),
+        Key("divergence_epoch", INT, "The last leader epoch the two logs share there (the "
+            "diverging epoch Kafka's leader answers); null unless diverged, or when it is not "
+            "known.", nullable=True),
+        Key("content_divergence", CONTENT_DIVERGENCE, "The first batch both replicas hold at the "
+            "same offsets with different bytes (keys below); null when there is "
+            "none.", nullable=True),
+        Key("epoch_truncation", EPOCH_TRUNCATION, "What Kafka's fetch (KIP-595) would do, both "
+            "ways: an object with the keys local (LOCAL following PEER) and peer (PEER following "
+            "LOCAL), each with the keys below."),
+        Key("lagging", STRING, "With status lagging: the path of the replica whose log is the "
+            "shorter; else null.", nullable=True),
+        Key("lag_offsets", BIGINT, "With status lagging: how many offsets that replica lacks; else "
+            "0."),
+        Key("only_local", SIDE_ONLY, "With status diverged: the records LOCAL holds from "
+            "divergence_offset on (only those of the differing batches when the bytes differ under "
+            "the same epochs); with status lagging and PEER the shorter: the records LOCAL holds "
+            "past PEER's log end. Keys below; null otherwise.", nullable=True),
+        Key("only_peer", SIDE_ONLY, "The same for PEER (with status lagging: when LOCAL is the "
+            "shorter).", nullable=True),
+        Key("image_diff", IMAGE_DIFF, "Differences between the two cluster images (keys below); {} "
+            "when the logs are identical or with --no-images."),
+        Key("kafka", Array(STRING), "What Kafka would do with the two replicas, as sentences."),
+        Key("notes", Array(STRING), "What people should know about the comparison, as sentences; "
+            "[] when nothing."),
+    ),
+)
+
+MAJORITY = ObjectKind(
+    "majority",
+    doc="majority, when not null:",
+    keys=(
+        Key("prefix_end", BIGINT, "The end offset (exclusive) of the longest prefix of the log "
+            "that a majority of the replicas hold byte for byte."),
+        Key("replicas", Array(STRING), "The paths of the replicas holding that prefix."),
+        Key("beyond", Map(BIGINT), "An object: path -> how many offsets past prefix_end that "
+            "replica's log goes on, for each replica whose log does; {} when none."),
+        Key("majority_of", INT, "How many replicas make a majority."),
+    ),
+)
+
+DIFF = ObjectKind(
+    "diff",
+    keys=(
+        Key("kind", STRING, "\"diff\"."),
+        Key("diverged", BOOLEAN, "Whether some PEER diverged from LOCAL (the exit status is then "
+            "1)."),
+        Key("divergence_offset", BIGINT, "The divergence_offset of the first pair that diverged "
+            "(PEERs in the order given); null when none did.", nullable=True),
+        Key("divergence_epoch", INT, "The divergence_epoch of that pair; null when none diverged "
+            "or the epoch is not known.", nullable=True),
+        Key("lagging", Array(STRING), "The paths of the replicas whose log is a strict prefix of "
+            "the other's in some pair, sorted; null (never []) when there is none.", nullable=True),
+        Key("replicas", Array(REPLICA), "One object per replica, LOCAL first, in the order given "
+            "(keys below)."),
+        Key("pairs", Array(PAIR), "One object per PEER, in the order given: LOCAL compared with it "
+            "(keys below)."),
+        Key("majority", MAJORITY, "With three replicas or more: the longest prefix a majority "
+            "holds (keys below); null with two.", nullable=True),
+    ),
+)
+
+TRUNCATE = ObjectKind(
+    "truncate",
+    keys=(
+        Key("kind", STRING, "\"truncate\"."),
+        Key("path", STRING, "PATH, as given."),
+        Key("requested", BIGINT, "The offset asked for: --to, or with --to-divergence-with the "
+            "offset where PATH diverged from PEER (its log end offset when it did not)."),
+        Key("truncate_to", BIGINT, "Where the log would end: requested, or the base offset of the "
+            "batch holding it (Kafka truncates whole batches)."),
+        Key("old_log_end_offset", BIGINT, "The log end offset now."),
+        Key("new_log_end_offset", BIGINT, "The log end offset after the truncation: the lower of "
+            "truncate_to and old_log_end_offset."),
+        Key("removed", SIDE_ONLY, "The records at or after truncate_to, which the truncation "
+            "removes: an object with the keys of diff's pairs[].only_local."),
+        Key("epoch_cache_before", Array(Array(BIGINT)), "The leader-epoch cache now: a list of "
+            "[epoch, start offset] pairs."),
+        Key("epoch_cache_after", Array(Array(BIGINT)), "The leader-epoch cache after the "
+            "truncation (Kafka truncates it from the end), the same way."),
+        Key("invalid_snapshots", Array(STRING), "The KRaft snapshot files (.checkpoint) whose end "
+            "offset is past truncate_to."),
+        Key("image_diff", Array(STRING), "The differences from the cluster image at the log end to "
+            "the image at truncate_to, one line per changed leaf; null when nothing is removed, "
+            "with --no-images, or when an image cannot be built (a note says why).", nullable=True),
+        Key("reason", STRING, "With --to-divergence-with: why this offset, as a sentence; else "
+            "null.", nullable=True),
+        Key("notes", Array(STRING), "What people should know, as sentences (a target inside a "
+            "batch, a cut below the latest snapshot); [] when nothing."),
+        Key("applied", BOOLEAN, "Always false: this object describes a simulation."),
+    ),
+)
+
+CUT = ObjectKind(
+    "cut",
+    doc="cut, when not null:",
+    keys=(
+        Key("file", STRING, "The name of the file where the log ends."),
+        Key("position", BIGINT, "The byte position in it: the bytes before it are kept."),
+        Key("offset", BIGINT, "The first offset removed, when the bytes there name one; else "
+            "null.", nullable=True),
+        Key("cause", STRING, "damage, truncate_to (--truncate-to) or snapshot "
+            "(--follow-snapshot)."),
+        Key("code", STRING, "With cause damage: the code of the finding that ends the log; else "
+            "null.", nullable=True),
+        Key("message", STRING, "What is there, as a sentence."),
+        Key("reason", STRING, "Why the log ends there, as a sentence."),
+    ),
+)
+
+REMOVED = ObjectKind(
+    "removed",
+    doc="removed:",
+    keys=(
+        Key("batches", BIGINT, "How many batches are removed (a torn batch counts)."),
+        Key("records", BIGINT, "How many records of intact batches are removed."),
+        Key("bytes", BIGINT, "Bytes of segments left out: cut tails and dropped segments."),
+        Key("first_offset", BIGINT, "The first offset removed; null when nothing "
+            "is.", nullable=True),
+        Key("last_offset", BIGINT, "The last offset of the last intact batch removed; null when "
+            "not known.", nullable=True),
+        Key("batches_by_type", Map(BIGINT), "An object: data, control, legacy, damaged (a bad CRC: "
+            "its records are not trusted) or torn -> how many batches removed."),
+        Key("records_by_type", Map(BIGINT), "An object: record type (Kafka's name) -> how many "
+            "records removed."),
+        Key("damage", Array(FINDING), "Every other damage met in what is removed, as finding "
+            "objects (what ends the log is cut)."),
+    ),
+)
+
+CHANGE = ObjectKind(
+    "change",
+    doc="Each element of changes:",
+    keys=(
+        Key("file", STRING, "The name of the file or directory in PARTITION_DIR."),
+        Key("file_kind", STRING, "What it is, told from its name (as file_kind of file objects)."),
+        Key("action", STRING, "copied (byte for byte), cut (a prefix of it is kept), dropped (a "
+            "segment after the cut), quarantined (moved under quarantine/), rebuilt (written anew "
+            "from the kept batches) or omitted (left out: Kafka rebuilds or deletes it)."),
+        Key("reason", STRING, "Why, as a sentence."),
+        Key("target", STRING, "Where it goes, relative to the output directory; null when it is "
+            "not written.", nullable=True),
+        Key("bytes_in", BIGINT, "Its size in the input; null when the input does not have "
+            "it.", nullable=True),
+        Key("bytes_out", BIGINT, "Bytes written for it (0 when it is not written)."),
+        Key("first_offset", BIGINT, "A segment copied or cut that keeps batches: the first offset "
+            "kept; a KRaft snapshot: its end offset.", optional=True),
+        Key("last_offset", BIGINT, "A segment copied or cut that keeps batches: the last offset "
+            "kept; a KRaft snapshot: its end offset.", optional=True),
+        Key("details", JSON, "More facts as an object, by kind of file: for example a cut "
+            "segment's position, removed_bytes, code and cause, a KRaft snapshot's epoch and live, "
+            "the entries of a rebuilt leader-epoch-checkpoint and whether they are "
+            "unchanged.", optional=True),
+    ),
+)
+
+COMMITTED_LOST = ObjectKind(
+    "committed records lost",
+    keys=(
+        Key("records", BIGINT, "How many committed records the repaired log no longer holds."),
+        Key("first_offset", BIGINT, "The first of them: the repaired log's end offset."),
+        Key("last_offset", BIGINT, "The last of them: the snapshot's end offset - 1."),
+        Key("snapshot", STRING, "The latest intact snapshot past the cut: "
+            "<endOffset>-<epoch>."),
+    ),
+)
+
+REPAIR = ObjectKind(
+    "repair",
+    also=("repair-plan",),
+    keys=(
+        Key("kind", STRING, "\"repair\" or \"repair-plan\"."),
+        Key("file", STRING, "The input partition directory."),
+        Key("output", STRING, "The directory written (PARTITION_DIR itself with --in-place); null "
+            "for a plan.", nullable=True),
+        Key("in_place", BOOLEAN, "Whether --in-place was given and done."),
+        Key("backup", STRING, "With --in-place: where the original was moved; else "
+            "null.", nullable=True),
+        Key("truncate_to", BIGINT, "--truncate-to (truncate --apply: its cut); null when not "
+            "given.", nullable=True),
+        Key("log_start_offset", BIGINT, "The repaired log's start offset."),
+        Key("input_log_end_offset", BIGINT, "One past the last offset of the last intact batch "
+            "anywhere in the input; null when there is none.", nullable=True),
+        Key("log_end_offset", BIGINT, "The repaired log's end offset."),
+        Key("cut", CUT, "Where the repaired log ends and why (keys below); null when every batch "
+            "is kept.", nullable=True),
+        Key("removed", REMOVED, "What the repaired log no longer holds (keys below)."),
+        Key("committed_lost", COMMITTED_LOST, "Committed records the repaired log no longer holds: "
+            "the offsets from its end up to the latest intact snapshot past it (Kafka writes "
+            "snapshots only at or below the high watermark), as an object with records, "
+            "first_offset, last_offset and snapshot (its <endOffset>-<epoch>); null when none. The "
+            "replica must fetch them again from the leader; --follow-snapshot keeps the state up "
+            "to the snapshot.", nullable=True),
+        Key("leader_epochs", Array(Array(BIGINT)), "The leader-epoch cache rebuilt from the kept "
+            "batches (what leader-epoch-checkpoint holds): a list of [epoch, start offset] pairs."),
+        Key("changed", BOOLEAN, "Whether the output differs from the input in anything but files "
+            "copied byte for byte (or rebuilt unchanged)."),
+        Key("changes", Array(CHANGE), "One object per file or directory of the input, by name "
+            "(keys below)."),
+        Key("notes", Array(STRING), "What people should know: problems repair leaves, choices it "
+            "made, as sentences; [] when nothing."),
+        Key("findings", Array(FINDING), "What kmeta verify finds in the output, as finding "
+            "objects; [] for a plan (nothing was written or checked)."),
+    ),
+)
+
+SNAPSHOT_ID = ObjectKind(
+    "snapshot id",
+    doc="snapshot_id:",
+    keys=(
+        Key("end_offset", BIGINT, "One past the last offset the snapshot contains."),
+        Key("epoch", INT, "The leader epoch of the last offset it contains."),
+    ),
+)
+
+SNAPSHOT = ObjectKind(
+    "snapshot",
+    keys=(
+        Key("kind", STRING, "\"snapshot\"."),
+        Key("file", STRING, "The path of the file written."),
+        Key("snapshot_id", SNAPSHOT_ID, "The snapshot id, as its file name spells it (keys "
+            "below)."),
+        Key("digest", STRING, "The image digest (xxh3-128, hex), the same for the replayed image "
+            "and the file (kmeta image --digest)."),
+        Key("size", BIGINT, "The file's size in bytes."),
+        Key("records", BIGINT, "How many metadata records it holds (the header and footer control "
+            "records not counted)."),
+        Key("records_by_type", Map(BIGINT), "An object: record type -> how many, in the order the "
+            "types first appear."),
+        Key("last_contained_log_timestamp", BIGINT, "The header's timestamp: maxTimestamp of the "
+            "log batch holding the last offset contained."),
+        Key("metadata_version", INT, "The metadata.version feature level of the image; null when "
+            "it has none.", nullable=True),
+        Key("kraft_version", INT, "The kraft.version written in the header (0 when the log has "
+            "none)."),
+        Key("voters", Array(INT), "The voter ids of the header's Voters record; null when there is "
+            "none (kraft_version 0).", nullable=True),
+        Key("from", STRING, "The snapshot file the replay started from; null when it started from "
+            "an empty image at offset 0.", nullable=True),
+        Key("replayed_records", BIGINT, "How many log records were applied on top of it."),
+        Key("notes", Array(STRING), "What people should know, as sentences; [] when nothing."),
+        Key("findings", Array(FINDING), "What the replay met, as finding objects (with an error, "
+            "no snapshot is written)."),
+    ),
+)
+
+EXPORT = ObjectKind(
+    "export",
+    keys=(
+        Key("kind", STRING, "\"export\"."),
+        Key("out", STRING, "The output directory (--to)."),
+        Key("format", STRING, "parquet or json."),
+        Key("master", STRING, "The Spark master the job ran on."),
+        Key("rows", Map(BIGINT), "An object: table name -> rows written."),
+        Key("finding_counts", Map(BIGINT), "With the findings table: an object, severity -> how "
+            "many findings (only severities met); {} without it."),
+        Key("input_partitions", Map(BIGINT), "An object: table name -> Spark input partitions "
+            "read."),
+        Key("seconds", DOUBLE, "How long the export took, in seconds (three decimals)."),
+    ),
+)
+
+#: The kinds of object each command writes at the top level, one per line of its output
+#: (truncate --apply writes repair's).
+WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
+    "dump": (FILE, BATCH, RECORD, FINDING),
+    "info": (INFO,),
+    "verify": (FINDING, SUMMARY),
+    "image": (IMAGE,),
+    "history": (HISTORY,),
+    "diff": (DIFF,),
+    "truncate": (TRUNCATE, REPAIR),
+    "repair": (REPAIR,),
+    "snapshot": (SNAPSHOT,),
+    "export": (EXPORT,),
+}

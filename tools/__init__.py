@@ -1,0 +1,1 @@
+"""Development tools of the kmeta repository: run from its root, never installed."""

@@ -1,0 +1,307 @@
+"""The man page ``man/kmeta.1``, section by section: the command line as introspected, the
+exit codes, the finding codes, JSON OUTPUT (:mod:`tools.docs.reference`) and the
+hand-written environment, examples and see-also."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from kmeta import __version__
+from kmeta.errors import ExitCode
+from kmeta.findings import CODES
+from tools.docs import GENERATED_NOTE, PROG, DocsError
+from tools.docs.completions import COMPLETE_VAR
+from tools.docs.introspect import CommandDoc, ParamDoc, all_commands, describe
+from tools.docs.reference import section_json
+from tools.docs.roff import bold, esc, italic, paragraphs, sentence
+
+MAN_PAGE = Path("man") / "kmeta.1"
+
+
+def _param_label(p: ParamDoc) -> str:
+    if p.kind == "argument":
+        name = p.metavar or p.name
+        dots = p.nargs != 1 and not name.endswith("...")
+        label = italic(name.removesuffix("...")) + ("..." if dots or name.endswith("...") else "")
+        return label if p.required else f"[{label}]"
+    names = ", ".join(bold(n) for n in p.names)
+    if p.secondary:
+        names += ", " + ", ".join(bold(n) for n in p.secondary)
+    if p.metavar is None:
+        return names
+    if p.choices:
+        return f"{names} {{" + "|".join(bold(c) for c in p.choices) + "}"
+    return f"{names} {italic(p.metavar)}"
+
+
+def _range(p: ParamDoc) -> str | None:
+    lo, hi = p.minimum, p.maximum
+    if lo is not None and hi is not None:
+        return f"From {lo} to {hi}."
+    if lo is not None:
+        return f"At least {lo}."
+    if hi is not None:
+        return f"At most {hi}."
+    return None
+
+
+def _param_entry(p: ParamDoc) -> list[str]:
+    parts = [sentence(p.help)] if p.help else []
+    r = _range(p)
+    if r:
+        parts.append(r)
+    if p.multiple and "repeatable" not in p.help.lower():
+        parts.append("May be given more than once.")
+    if p.required and p.kind == "argument" and p.nargs != 1:
+        parts.append("At least one is required.")
+    elif p.required:
+        parts.append("Required.")
+    if p.default is not None:
+        parts.append(f"Default: {p.default}.")
+    if p.envvar:
+        parts.append(f"Environment variable: {p.envvar}.")
+    return [".TP", _param_label(p), esc(" ".join(parts))]
+
+
+def _usage(c: CommandDoc) -> str:
+    pieces = [bold(c.name)]
+    if c.options:
+        pieces.append(f"[{italic('OPTIONS')}]")
+    for a in c.arguments:
+        pieces.append(_param_label(a))
+    if c.subcommands:
+        pieces.append(f"{italic('COMMAND')} [{italic('ARGS')}]...")
+    return " ".join(pieces)
+
+
+def _section_name(root: CommandDoc) -> list[str]:
+    first = root.help.split("\n", 1)[0].strip().rstrip(".")
+    summary = first[:1].lower() + first[1:] if first[1:2].islower() else first
+    return [".SH NAME", f"{PROG} \\- {esc(summary)}"]
+
+
+def _section_synopsis(root: CommandDoc) -> list[str]:
+    out = [".SH SYNOPSIS", ".nf", _usage(root)]
+    for c in all_commands(root):
+        out.append(_usage(c))
+    out.append(".fi")
+    return out
+
+
+DESCRIPTION = [
+    "kmeta reads what a Kafka broker or KRaft controller writes to its log directories: "
+    "record batch segments, KRaft snapshots (.checkpoint), bootstrap.checkpoint, "
+    "leader-epoch and offset checkpoints, quorum-state, partition.metadata, "
+    "meta.properties, index files and producer-state snapshots. A PATH may be one file, a "
+    "partition directory (topic-N), a broker data directory (a log.dirs entry) or a "
+    "directory above several of them.",
+    "Inputs are opened read-only. Data goes to standard output and diagnostics (the "
+    "finding summary, errors) to standard error, so output can be piped into jq, "
+    "spark.read.json or head. Damaged input is the normal case for this tool: every "
+    "problem becomes a finding with a stable code (see FINDINGS) and reading goes on past "
+    "a bad batch where it safely can; a Python traceback is never shown unless "
+    "--traceback is given.",
+    "Secrets (SCRAM salts and keys, delegation token ids, values of sensitive configs such "
+    "as *.password or sasl.jaas.config) are shown as [redacted] by every command, and by "
+    "dump unless --show-secrets is given; image shows SCRAM credentials and token ids as "
+    "xxh3 fingerprints, so replicas can still be compared.",
+]
+
+
+def _section_description(root: CommandDoc) -> list[str]:
+    out = [".SH DESCRIPTION"]
+    for i, para in enumerate(paragraphs(root.help) + [esc(p) for p in DESCRIPTION]):
+        if i:
+            out.append(".PP")
+        out.append(para)
+    return out
+
+
+def _section_global_options(root: CommandDoc) -> list[str]:
+    out = [".SH GLOBAL OPTIONS",
+           "These come before the command name, as in " + bold(f"{PROG} --traceback dump")
+           + "."]
+    for p in root.params:
+        out += _param_entry(p)
+    return out
+
+
+def _section_commands(root: CommandDoc) -> list[str]:
+    out = [".SH COMMANDS"]
+    for c in all_commands(root):
+        out.append(f'.SS "{esc(" ".join(c.path[1:]))}"')
+        out.append(_usage(c))
+        for para in paragraphs(c.help):
+            out += [".PP", para]
+        for p in c.arguments + c.options:
+            out += _param_entry(p)
+        for para in paragraphs(c.epilog):
+            out += [".PP", para]
+    return out
+
+
+#: What each exit code means, by ExitCode member name.  A member without an entry here
+#: makes generation fail.
+EXIT_MEANINGS = {
+    "OK": "Success: the input was read and no finding of severity error was made (warnings "
+          "and info findings may have been reported).",
+    "FINDINGS": "At least one finding of severity error (for example a bad CRC, a torn "
+                "tail), or a divergence found.",
+    "USAGE": "Usage error: an unknown command or option, a bad option value, or options "
+             "that contradict each other (such as --from-offset after --to-offset); also "
+             "a standard output that is closed or cannot be written (a full disk).",
+    "UNREADABLE": "Input unreadable: a path that does not exist, cannot be opened or "
+                  "listed, or holds no Kafka files.",
+    "INTERNAL": "Internal error: a bug in kmeta. Run again with --traceback and report it.",
+    "INTERRUPTED": "Interrupted (Ctrl-C).",
+}
+
+
+def _section_exit_status() -> list[str]:
+    out = [".SH EXIT STATUS",
+           "Exit codes are part of kmeta's interface and are kept stable."]
+    missing = [m.name for m in ExitCode if m.name not in EXIT_MEANINGS]
+    if missing:
+        raise DocsError(f"ExitCode member(s) {', '.join(missing)} have no meaning in "
+                        "tools.docs.manpage.EXIT_MEANINGS")
+    for m in ExitCode:
+        out += [".TP", bold(str(int(m))), esc(f"({m.name}) {EXIT_MEANINGS[m.name]}")]
+    return out
+
+
+FINDING_GROUPS = {"F": "format: bytes that do not follow their format",
+                  "S": "storage: files, their names and how they end",
+                  "V": "verify: what the log says about the cluster"}
+
+
+def _section_findings() -> list[str]:
+    out = [".SH FINDINGS",
+           "Every problem kmeta sees in its input is reported as a finding with a stable "
+           "code, a severity (error, warning or info), the file, and where known the byte "
+           "position and the offset. Findings of severity error make the exit status 1. "
+           "The codes are grouped by the layer that reports them: "
+           + esc("; ".join(f"{k} {v}" for k, v in FINDING_GROUPS.items())) + "."]
+    for code, c in sorted(CODES.items()):
+        out += [".TP", f"{bold(code)} ({esc(c.severity.value)})", esc(sentence(c.meaning))]
+    return out
+
+
+
+ENVIRONMENT = [
+    ("NO_COLOR", "When set to a non-empty value, output for people carries no colour or "
+                 "other terminal escape codes. Output that is not a terminal never does."),
+    ("COLUMNS", "The width tables for people are fitted to. Without it, the terminal's "
+                "width; through a pipe nothing is wrapped, so that each finding stays on "
+                "one line."),
+    ("KMETA_REAL_DATA", "For kmeta's own test suite: the directory of real Kafka broker "
+                        "files (ldi-poc, data-store, quorum3-boaz) the tests read. .ci/run "
+                        "sets it; tests that need it are skipped when the directory is "
+                        "absent."),
+    (COMPLETE_VAR, "Set by the shell completion scripts when they run kmeta to ask for "
+                   "completions; not for interactive use."),
+]
+
+#: (what it does, command line).  Every option named here must exist on its command:
+#: generation fails otherwise.
+EXAMPLES = [
+    ("Decode a metadata log the way kafka-dump-log.sh --cluster-metadata-decoder would, "
+     "one line per batch and per record:",
+     "kmeta dump -r /var/lib/kafka/data/__cluster_metadata-0"),
+    ("Only partition and topic records, between two offsets:",
+     "kmeta dump -r --type PARTITION_RECORD --type TOPIC_RECORD \\\n"
+     "    --from-offset 1000 --to-offset 2000 /var/lib/kafka/data/__cluster_metadata-0"),
+    ("Batch headers only, without control batches, from the first megabyte of a segment:",
+     "kmeta dump --batches-only --skip-control --max-bytes 1048576 \\\n"
+     "    00000000000000000000.log"),
+    ("The records of an ordinary topic as text, with their bytes in hex:",
+     "kmeta dump -r --decoder utf8 --hex /var/lib/kafka/data/orders-0"),
+    ("Every finding of a data directory, as JSON:",
+     "kmeta dump --json /var/lib/kafka/data | jq -c 'select(.kind == \"finding\")'"),
+    ("The file object and the first batch only; kmeta stops quietly when head exits:",
+     "kmeta dump --json /var/lib/kafka/data/__cluster_metadata-0 | head -2"),
+    ("One screen about a data directory, and the same as JSON:",
+     "kmeta info /var/lib/kafka/data\n"
+     "kmeta info --json /var/lib/kafka/data"),
+    ("Show SCRAM credentials and sensitive config values instead of [redacted]:",
+     "kmeta dump -r --show-secrets --type USER_SCRAM_CREDENTIAL_RECORD \\\n"
+     "    --type CONFIG_RECORD /var/lib/kafka/data/__cluster_metadata-0"),
+]
+
+SEE_ALSO = [
+    "kafka-dump-log.sh and kafka-metadata-shell.sh, in the bin/ directory of Apache Kafka.",
+    "https://kafka.apache.org/documentation/#kraft",
+]
+
+
+def check_examples(root: CommandDoc) -> list[str]:
+    """Options named in EXAMPLES that the command line does not have."""
+    problems = []
+    commands = {c.path[-1]: c for c in root.subcommands}
+    for _, line in EXAMPLES:
+        for part in re.split(r"\|\||&&|\||\n", line.replace("\\\n", " ")):
+            words = shlex.split(part)
+            if not words or words[0] != PROG:
+                continue
+            target = root
+            for w in words[1:]:
+                if target is root and w in commands:
+                    target = commands[w]
+                elif w.startswith("-") and len(w) > 1 and \
+                        w.split("=", 1)[0] not in target.option_strings():
+                    problems.append(f"example uses {w}, which {target.name} does not "
+                                    f"have: {line}")
+            if target is root:
+                problems.append(f"example names no command: {line}")
+    return problems
+
+
+def _section_environment() -> list[str]:
+    out = [".SH ENVIRONMENT"]
+    for name, text in ENVIRONMENT:
+        out += [".TP", bold(name), esc(text)]
+    return out
+
+
+def _section_examples(root: CommandDoc) -> list[str]:
+    problems = check_examples(root)
+    if problems:
+        raise DocsError("EXAMPLES are out of date:\n  " + "\n  ".join(problems))
+    out = [".SH EXAMPLES"]
+    for i, (text, line) in enumerate(EXAMPLES):
+        out += [".PP" if i else "", esc(text), ".PP", ".RS 4", ".nf", esc(line), ".fi", ".RE"]
+    return [x for x in out if x]
+
+
+def _section_see_also() -> list[str]:
+    out = [".SH SEE ALSO"]
+    for i, line in enumerate(SEE_ALSO):
+        if i:
+            out.append(".br")
+        out.append(esc(line))
+    return out
+
+
+def man_page(root: CommandDoc | None = None) -> str:
+    """The whole roff man page ``man/kmeta.1``."""
+    root = root or describe()
+    lines = [
+        f'.\\" {GENERATED_NOTE}',
+        f'.TH KMETA 1 "" "{PROG} {esc(__version__)}" "User Commands"',
+        ".nh",  # no hyphenation: option names stay whole
+        ".ad l",
+        *_section_name(root),
+        *_section_synopsis(root),
+        *_section_description(root),
+        *_section_global_options(root),
+        *_section_commands(root),
+        *_section_exit_status(),
+        *_section_findings(),
+        *section_json(),
+        *_section_environment(),
+        *_section_examples(root),
+        *_section_see_also(),
+    ]
+    return "\n".join(lines) + "\n"
+

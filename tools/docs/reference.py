@@ -1,0 +1,214 @@
+"""JSON OUTPUT of the man page, from the declaration of every JSON object kind
+(:mod:`kmeta.output_schema`): the keys, their docs and which are optional come from it;
+only the arrangement (which kinds each command's subsection lists, its introduction and
+closing notes) is written here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kmeta.output_schema import (
+    ACL,
+    BATCH,
+    BROKER,
+    CHANGE,
+    COMMITTED_LOST,
+    CONTENT_DIVERGENCE,
+    CONTROLLER,
+    CUT,
+    DELEGATION_TOKEN,
+    DIFF,
+    ENDPOINT,
+    EPOCH_TRUNCATION,
+    EXPORT,
+    FETCH_SIMULATION,
+    FILE,
+    FINDING,
+    FINDING_COUNTS,
+    HEADER,
+    HISTORY,
+    IMAGE,
+    IMAGE_DIFF,
+    IMAGE_SECTIONS,
+    INFO,
+    LOG_SUMMARY,
+    MAJORITY,
+    METADATA_TRANSACTION,
+    PAIR,
+    PARTITION,
+    PRODUCER_IDS,
+    RECORD,
+    REMOVED,
+    REPAIR,
+    REPLICA,
+    SCRAM_CREDENTIAL,
+    SIDE_ONLY,
+    SNAPSHOT,
+    SNAPSHOT_ID,
+    SUMMARY,
+    TOPIC,
+    TRUNCATE,
+    WRITTEN_BY,
+    ObjectKind,
+    nested_kinds,
+)
+from tools.docs import DocsError
+from tools.docs.roff import bold, esc
+
+
+@dataclass(frozen=True)
+class CommandJson:
+    """The --json output of one command after dump and info: an introduction, the kinds
+    whose keys its subsection lists (each after its own introduction, ``doc``), in order,
+    and paragraphs shown after them."""
+
+    command: str
+    intro: str
+    kinds: tuple[ObjectKind, ...]
+    notes: tuple[str, ...] = ()
+
+
+#: The objects of dump --json, each in a subsection of its own.
+DUMP_KINDS = (FILE, BATCH, RECORD, FINDING)
+
+#: Kinds the man page lists in no table: the doc of the key holding them says what they
+#: hold.
+DESCRIBED_INLINE = (HEADER, FINDING_COUNTS, EPOCH_TRUNCATION, COMMITTED_LOST)
+
+#: The --json output of verify, image, history, diff, truncate, repair, snapshot and
+#: export.  A kind met again (the finding objects of verify, truncate's removed) is listed
+#: where it is first described only.
+COMMAND_JSON: tuple[CommandJson, ...] = (
+    CommandJson(
+        "verify",
+        "kmeta verify --json writes JSON Lines: one finding object per finding (the same objects "
+        "as dump --json writes, see finding objects), then a summary object, always the last line.",
+        (SUMMARY, LOG_SUMMARY),
+    ),
+    CommandJson(
+        "image",
+        "kmeta image --json writes one object, kind \"image\": the cluster metadata image replayed "
+        "up to the target offset (--at, else the log end), and where the replay started. The image "
+        "itself is kmeta's canonical form of the state Kafka's metadata records build: its "
+        "sections and, in them, the fields kmeta keeps of each entity, with Kafka's JSON field "
+        "names. Top-level keys:",
+        (IMAGE, IMAGE_SECTIONS, BROKER, CONTROLLER, ENDPOINT, TOPIC, PARTITION, PRODUCER_IDS, ACL,
+         SCRAM_CREDENTIAL, DELEGATION_TOKEN, METADATA_TRANSACTION),
+        (
+            "With an ACTION, --json writes no image object and no findings (those go to standard "
+            "error): kmeta image PATH ls NODE --json writes one JSON array, the names under NODE "
+            "(for / the sections above, for a list its indexes 0, 1 ..., [] for a value), and "
+            "kmeta image PATH cat NODE --json the JSON value at NODE on one line, as it is in "
+            "image (without --json, cat indents it). --digest prints the digest alone, as a line "
+            "of text, with or without --json.",
+        ),
+    ),
+    CommandJson(
+        "history",
+        "kmeta history --json writes JSON Lines: one object, kind \"history\", per metadata record "
+        "that touched the topic or the node, in offset order; nothing when no record did. With "
+        "--topic NAME: its TopicRecord, the PartitionRecords and PartitionChangeRecords of its "
+        "topic ids (with --partition, of that partition only), RemoveTopicRecord, its "
+        "ConfigRecords and ClearElrRecords naming it or every topic. With --broker ID: the records "
+        "that register, unregister, fence, unfence or change broker or controller ID, and the "
+        "PartitionRecords and PartitionChangeRecords with ID as leader or in a replica list "
+        "(replicas, isr, addingReplicas, removingReplicas, eligibleLeaderReplicas, lastKnownElr). "
+        "Control records, NoOpRecords and records that cannot be decoded are left out, and "
+        "findings are not reported (kmeta verify reports them). Keys, all always present:",
+        (HISTORY,),
+    ),
+    CommandJson(
+        "diff",
+        "kmeta diff --json writes one object, kind \"diff\". LOCAL is the first replica given and "
+        "each PEER one of the others; replicas are named by the path given on the command line. "
+        "The findings met while reading are not in it (they go to standard error; kmeta verify "
+        "reports them); each replica counts them. Top-level keys:",
+        (DIFF, REPLICA, PAIR, CONTENT_DIVERGENCE, FETCH_SIMULATION, SIDE_ONLY, IMAGE_DIFF,
+         MAJORITY),
+    ),
+    CommandJson(
+        "truncate",
+        "kmeta truncate --json writes one object, kind \"truncate\": what truncating the log would "
+        "remove and change, computed without writing. With --apply, the object written is instead "
+        "the one of repair --json (kind \"repair\") for the truncated copy. Keys:",
+        (TRUNCATE,),
+    ),
+    CommandJson(
+        "repair",
+        "kmeta repair --json writes one object: kind \"repair\" for a repaired copy that was "
+        "written (and for truncate --apply --json), \"repair-plan\" with --dry-run, where nothing "
+        "is written. Both have the same keys:",
+        (REPAIR, CUT, REMOVED, CHANGE),
+    ),
+    CommandJson(
+        "snapshot",
+        "kmeta snapshot --json writes one object, kind \"snapshot\", once the file is written and "
+        "read back:",
+        (SNAPSHOT, SNAPSHOT_ID),
+    ),
+    CommandJson(
+        "export",
+        "kmeta export --json writes one object, kind \"export\", when the Spark job is done:",
+        (EXPORT,),
+    ),
+
+)
+
+
+INTRO = (
+    "With --json, kmeta dump writes JSON Lines: one object per line, in file order. Every "
+    "object has a kind (file, batch, record or finding) and the file it concerns. A file "
+    "object comes first for each file, each batch object is followed by its record "
+    "objects, and a finding comes where it was met. With --type, only record and finding "
+    "objects are written (so that jq .data prints records and nothing else). Keys marked "
+    "(optional) appear only when they apply; all others are in every object of their kind. "
+    "New keys may be added; existing keys keep their meaning. Bytes are base64 (Kafka's "
+    "JSON convention) unless named *_hex. kmeta's own keys are snake_case in every "
+    "command's output, and findings is always a list; the fields of Kafka's records (data "
+    "and the image) keep Kafka's JSON names, such as leaderEpoch. The content of a small "
+    "file uses snake_case too, except where the file is Kafka's own JSON (quorum-state, "
+    ".kafka_cleanshutdown), whose keys are kept as Kafka writes them.",
+    "The --json output of the other commands follows the dump and info objects, one "
+    "subsection per command, under the same rules. Each of their objects has a kind too "
+    "(what kmeta image ls and cat write aside); a key said to be null in some case is then "
+    "present with the value null.",
+)
+
+
+def _keys(kind: ObjectKind) -> list[str]:
+    out = []
+    for k in kind.keys:
+        out += [".TP", bold(k.name) + (" (optional)" if k.optional else ""), esc(k.doc)]
+    return out
+
+
+def unlisted() -> list[str]:
+    """Kinds some command writes that the man page neither lists nor says are described
+    inline (generation fails on them)."""
+    listed = {*DUMP_KINDS, INFO, *DESCRIBED_INLINE} | \
+        {k for c in COMMAND_JSON for k in c.kinds}
+    written = {k for kinds in WRITTEN_BY.values() for top in kinds
+               for k in nested_kinds(top)}
+    return sorted(k.name for k in written - listed)
+
+
+def section_json() -> list[str]:
+    """The JSON OUTPUT section of the man page."""
+    missing = unlisted()
+    if missing:
+        raise DocsError(f"JSON OUTPUT lists no table of {', '.join(missing)} objects: add "
+                        "them to tools/docs/reference.py")
+    out = [".SH JSON OUTPUT", esc(INTRO[0]), ".PP", esc(INTRO[1])]
+    for kind in DUMP_KINDS:
+        out += [f'.SS "{kind.name} objects"', *_keys(kind)]
+    out += ['.SS "info objects"', esc("kmeta info --json writes a single object, with these "
+                                      "keys:"), *_keys(INFO)]
+    for c in COMMAND_JSON:
+        out += [f'.SS "{esc(c.command + " --json")}"', esc(c.intro)]
+        for kind in c.kinds:
+            if kind.doc:
+                out += [".PP", esc(kind.doc)]
+            out += _keys(kind)
+        for note in c.notes:
+            out += [".PP", esc(note)]
+    return out

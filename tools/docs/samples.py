@@ -1,0 +1,215 @@
+"""Sample runs: what every ``--json`` command writes on a tiny log dir built here and on a
+few of the repository's fixtures, checked against the declaration of every JSON object
+kind (:mod:`kmeta.output_schema`).  Generation fails on a difference, as does
+``tests/test_output_schema.py``: a key written but not declared, declared but written by
+no sample, a value of another type, a key said to be optional that every object has."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import json
+import struct
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from kmeta.cli import app
+from kmeta.formats.batch import Header, build_batch
+from kmeta.formats.legacy import build_message
+from kmeta.formats.payload import encode_control, encode_metadata
+from kmeta.output_schema import WRITTEN_BY, ObjectKind, check, nested_kinds, objects
+from kmeta.spark.export import ExportResult  # imports no pyspark
+from tools.docs import PROG, ROOT, DocsError
+
+#: The fixtures of the repository the command samples are read from.
+FIXTURES = Path("fixtures") / "data"
+#: An offset of the healthy fixture's log inside a metadata transaction (the one begun at
+#: offset 1824 and aborted at 1831), where ``image --at`` shows it open.
+OPEN_TRANSACTION_AT = 1830
+
+
+def run_cli(args: list[str]) -> str:
+    """Run kmeta in-process, the way the installed script would, and return stdout."""
+    raw = io.BytesIO()  # kmeta may write bytes to sys.stdout.buffer
+    out = io.TextIOWrapper(raw, encoding="utf-8", newline="", write_through=True)
+    err = io.StringIO()
+    gc_was_enabled = gc.isenabled()  # dump and verify turn the cyclic collector off
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            app(args=args, prog_name=PROG, standalone_mode=False)
+        except SystemExit:
+            pass
+        except Exception as e:
+            raise DocsError(f"kmeta {' '.join(args)} failed on the sample: "
+                            f"{type(e).__name__}: {e}\n{err.getvalue()}") from e
+        finally:
+            out.flush()
+            if gc_was_enabled:
+                gc.enable()
+    return raw.getvalue().decode("utf-8", "surrogateescape")
+
+
+def write_sample(root: Path) -> None:
+    """A tiny log dir with one of each kind of object (and optional key) dump can emit."""
+    topic_id = "AAAAAAAAAAAAAAAAAAAAAQ"
+    meta = root / "__cluster_metadata-0"
+    meta.mkdir()
+    key, value = encode_control("LEADER_CHANGE", {"version": 0, "leaderId": 1,
+                                                  "voters": [{"voterId": 1}],
+                                                  "grantingVoters": [{"voterId": 1}]})
+    segment = (
+        build_batch(0, [(key, value)], control=True, leader_epoch=1, base_timestamp=1000)
+        + build_batch(1, [
+            (None, encode_metadata("TOPIC_RECORD", 0, {"name": "t", "topicId": topic_id}),
+             [Header("origin", b"kmeta")]),
+            (None, encode_metadata("CONFIG_RECORD", 0, {
+                "resourceType": 2, "resourceName": "t", "name": "retention.ms",
+                "value": "1000"})),
+        ], leader_epoch=1, base_timestamp=1001)
+        + build_batch(3, [(None, b"\x01\x14\x00\x00")], leader_epoch=1, crc=1)
+        + bytes(64)
+    )
+    (meta / "00000000000000000000.log").write_bytes(segment)
+    (meta / "00000000000000000004-0000000001.checkpoint").write_bytes(
+        build_batch(0, [(None, b"\x01\x14\x00\x00")], leader_epoch=1))
+    (meta / "leader-epoch-checkpoint").write_text("0\n1\n1 0\n")
+    legacy = root / "legacy-0"
+    legacy.mkdir()
+    (legacy / "00000000000000000000.log").write_bytes(
+        build_message(0, b"k", b"v", magic=1, timestamp=1000))
+    (legacy / "00000000000000000000.log.deleted").write_bytes(
+        build_batch(0, [(b"k", b"v")]))
+    (root / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=sample\n")
+    (legacy / "notes.txt").write_text("not a Kafka file\n")  # a finding without position
+    # A negative batch length: a finding without an offset.
+    bad = bytearray(build_batch(0, [(b"k", b"v")]))
+    struct.pack_into(">i", bad, 8, -5)
+    (root / "stray-0").mkdir()
+    (root / "stray-0" / "00000000000000000000.log").write_bytes(bytes(bad))
+
+
+def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
+    """The command lines of the samples, by command: the tiny log dir ``sample`` (dump with
+    and without --hex, info, verify) and fixtures that between them write every kind of
+    object and every optional key; outputs go under ``scratch``.  Each runs well under a
+    second."""
+    data = ROOT / FIXTURES
+    if not data.is_dir():
+        raise DocsError(f"{data} is missing: JSON OUTPUT is checked against runs on kmeta's "
+                        "fixtures")
+    healthy = data / "healthy"
+    divergent = data / "divergent"
+    quorum3 = divergent / "quorum3"
+    prefix = divergent / "truncated-prefix"
+    unclean = divergent / "unclean"
+    identical = divergent / "identical"
+    torn = str(data / "corrupt" / "torn-tail" / "__cluster_metadata-0")
+    bad_crc = str(data / "corrupt" / "bad-crc" / "__cluster_metadata-0")
+    (scratch / "snapshot").mkdir()
+    return {
+        "dump": [["dump", "--json", str(sample)], ["dump", "--json", "--hex", str(sample)]],
+        "info": [["info", "--json", str(sample)]],
+        "verify": [["verify", "--json", str(sample)]],
+        # three replicas: a majority, a lagging and a diverged pair (content_divergence);
+        # truncated-prefix: logs that start at different offsets (at_log_start);
+        # identical: no image differences at all
+        "diff": [["diff", "--json", *(str(quorum3 / r) for r in "abc")],
+                 ["diff", "--json", str(prefix / "a"), str(prefix / "b")],
+                 ["diff", "--json", str(identical / "a"), str(identical / "b")]],
+        "truncate": [["truncate", "--json", str(unclean / "a"), "--to-divergence-with",
+                      str(unclean / "b")]],
+        # bad-crc: a cut below the latest snapshot (committed_lost)
+        "repair": [["repair", "--json", "--dry-run", torn],
+                   ["repair", "--json", "--out", str(scratch / "repaired"), torn],
+                   ["repair", "--json", "--dry-run", bad_crc]],
+        "snapshot": [["snapshot", "--json", "--out", str(scratch / "snapshot"), str(healthy)]],
+        # healthy: every section of the image; --at 1830 stops inside a metadata
+        # transaction (image.transaction); v101: a replay with a finding
+        "image": [["image", "--json", str(healthy)],
+                  ["image", "--json", "--at", str(OPEN_TRANSACTION_AT), str(healthy)],
+                  ["image", "--json", str(data / "verify" / "v101-unknown-topic")]],
+        "history": [["history", "--json", "--topic", "orders", str(healthy)],
+                    ["history", "--json", "--broker", "4", str(healthy)]],
+    }
+
+
+def written() -> list[tuple[str, dict[str, Any]]]:
+    """Every object the sample runs write, with the command that wrote it.  image ls, cat
+    and --digest write none: they are checked against image --json
+    (:func:`check_image_views`).  export: its result object (Spark is too slow to start
+    here)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    with tempfile.TemporaryDirectory(prefix="kmeta-docs-") as sample, \
+            tempfile.TemporaryDirectory(prefix="kmeta-docs-out-") as scratch:
+        write_sample(Path(sample))
+        for command, arg_lists in _runs(Path(sample), Path(scratch)).items():
+            for args in arg_lists:
+                lines = [line for line in run_cli(args).splitlines() if line.strip()]
+                if not lines:
+                    raise DocsError(f"kmeta {' '.join(args)} wrote no JSON")
+                out += [(command, json.loads(line)) for line in lines]
+    healthy = ROOT / FIXTURES / "healthy"
+    image = next(obj for command, obj in out if command == "image")
+    views = check_image_views(healthy, image)
+    if views:
+        raise DocsError("kmeta image ls, cat and --digest disagree with image --json:\n  "
+                        + "\n  ".join(views))
+    out.append(("export", ExportResult(Path("out"), "parquet", "local[*]").to_json()))
+    return out
+
+
+def problems(objects_written: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Where the objects written and their declaration disagree: each object checked
+    (:func:`kmeta.output_schema.check`), then every kind some command writes: met at
+    all, each key written at least once, each optional key absent at least once."""
+    out = []
+    keys: dict[ObjectKind, set[str]] = defaultdict(set)  # the keys met
+    lacking: dict[ObjectKind, set[str]] = defaultdict(set)  # keys some object lacked
+    for command, obj in objects_written:
+        out += [f"{command} --json: {p}" for p in check(command, obj)]
+        for kind, found in objects(command, obj):
+            keys[kind] |= set(found)
+            lacking[kind] |= {k.name for k in kind.keys} - set(found)
+    declared = dict.fromkeys(k for tops in WRITTEN_BY.values() for top in tops
+                             for k in nested_kinds(top))
+    for kind in declared:
+        if kind not in keys:
+            out.append(f"no {kind.name} object was written by the sample runs")
+            continue
+        for k in kind.keys:
+            if k.name not in keys[kind]:
+                out.append(f"key {k.name!r} of {kind.name} objects is declared in "
+                           "kmeta/output_schema.py but no sample run wrote it")
+            elif k.optional and k.name not in lacking[kind]:
+                out.append(f"key {k.name!r} of {kind.name} objects is declared optional but "
+                           "every one written has it")
+    return out
+
+
+def check_image_views(path: Path, whole: dict[str, Any]) -> list[str]:
+    """What JSON OUTPUT says of ``image ls``, ``cat`` and ``--digest`` against ``whole``,
+    the ``image --json`` object for ``path``: ls / lists the sections, cat of a broker is
+    that broker's object, on one line, and --digest prints the digest alone."""
+    image = whole.get("image") or {}
+    wrong = []
+    ls = run_cli(["image", str(path), "ls", "/", "--json"])
+    if ls.count("\n") != 1 or json.loads(ls) != list(image):
+        wrong.append(f"image ls / --json wrote {ls.strip()!r}, not the list of the "
+                        f"sections {list(image)}")
+    broker = next(iter(image.get("brokers") or {}), None)
+    if broker is None:
+        wrong.append(f"{path} has no broker to cat")
+    else:
+        cat = run_cli(["image", str(path), "cat", f"/brokers/{broker}", "--json"])
+        if cat.count("\n") != 1 or json.loads(cat) != image["brokers"][broker]:
+            wrong.append(f"image cat /brokers/{broker} --json did not write "
+                            "image.brokers." + broker + " on one line")
+    for args in (["--digest"], ["--digest", "--json"]):
+        digest = run_cli(["image", *args, str(path)])
+        if digest != whole.get("digest", "") + "\n":
+            wrong.append(f"image {' '.join(args)} wrote {digest!r}, not the digest of "
+                            "image --json")
+    return wrong
