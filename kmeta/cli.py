@@ -616,6 +616,13 @@ def _streams(env: Environment) -> Iterator[None]:
         sys.stdout, sys.stderr = saved
 
 
+@functools.cache
+def _click_app() -> click.Command:
+    """The click command typer builds from ``app``, once: ``app()`` builds it anew on every
+    call, which costs more than a small command (in-process runs add up)."""
+    return typer.main.get_command(app)
+
+
 def _take_traceback(args: list[str]) -> tuple[list[str], bool]:
     """``--traceback`` is accepted anywhere before ``--``, also after the command name
     (where the crash message tells users to add it): taken out here, before click sees
@@ -642,7 +649,7 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> None:
                               hint="redirect it to a file or to /dev/null instead")
         env = env.guarded()
         with _streams(env):
-            app(args=args, prog_name="kmeta", obj=env)
+            _click_app().main(args=args, prog_name="kmeta", obj=env)
     except BrokenPipeError:
         env.quiet_stdout()
         sys.exit(0)

@@ -322,6 +322,7 @@ def _child_peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["zstd-bomb", "gzip-bomb"])
 @pytest.mark.parametrize("command", [("verify",), ("info",), ("dump", "--json"),
                                      ("repair", "--dry-run")])
