@@ -38,15 +38,17 @@ def _headline(p: PairDiff, colour: bool) -> str:
     if p.status == "lagging":
         shorter, longer = (p.local, p.peer) if p.lagging == p.local.label \
             else (p.peer, p.local)
+        lag = paint("LAG", "lag", colour)
         if shorter.log_end < longer.log_start:
-            return f"{who}: {paint('LAG', 'lag', colour)}, not divergence: {shorter.label} ends at " \
+            return f"{who}: {lag}, not divergence: {shorter.label} ends at " \
                 f"{shorter.log_end}, before {longer.label}'s log starts " \
                 f"({longer.log_start}): it needs a snapshot"
-        return f"{who}: {paint('LAG', 'lag', colour)}, not divergence: {p.lagging} is a prefix of " \
+        return f"{who}: {lag}, not divergence: {p.lagging} is a prefix of " \
             f"{longer.label}, " \
             f"{p.lag_offsets:,} offset(s) behind"
     epoch = f" in epoch {p.divergence_epoch}" if p.divergence_epoch is not None else ""
-    return f"{who}: {paint('DIVERGED', 'diverged', colour)} at offset {p.divergence_offset}{epoch}"
+    diverged = paint("DIVERGED", "diverged", colour)
+    return f"{who}: {diverged} at offset {p.divergence_offset}{epoch}"
 
 
 def diff_lines(report: DiffReport, *, colour: bool = False, width: int | None = None

@@ -15,6 +15,7 @@ from kmeta.render.text import FINDINGS_SHOWN, finding_line, summarise
 
 __all__ = ["repair_json", "repair_lines", "repair_object"]
 
+
 def _split(item: RepairResult | RepairPlan) -> tuple[RepairPlan, RepairResult | None]:
     if isinstance(item, RepairResult):
         return item.plan, item

@@ -185,10 +185,8 @@ def listed_findings(findings: list[Finding], paths: Paths, colour: bool, more: s
         yield f"kmeta: {rest} more finding(s): {more}"
 
 
-def summary_line(verdict: Verdict) -> str | None:
-    """``kmeta: N finding(s): …`` by severity, or None when there was none."""
-    if not verdict.total:
-        return None
+def summary_line(verdict: Verdict) -> str:
+    """``kmeta: N finding(s): …``, by severity."""
     return (f"kmeta: {verdict.total} finding(s): {verdict.errors} error(s), "
             f"{verdict.warnings} warning(s), {verdict.infos} info")
 
