@@ -155,6 +155,7 @@ def parse_both(m: Message, version: int, buf: bytes) -> tuple[dict, dict]:
 # ---------------------------------------------------------------------------- (a) round trips
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("message", "version"), CASES)
 @PROPERTY
 @given(data=st.data())
