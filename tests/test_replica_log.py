@@ -41,7 +41,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmeta.core.epochs import EpochCache, EpochCacheError, EpochEndOffset, EpochEntry
-from kmeta.core.log_rules import LogState, judge
+from kmeta.core.log_rules import Layout, LogState, epoch_spans, judge
 from kmeta.core.replica_log import (
     BatchMeta,
     OffsetAndEpoch,
@@ -309,6 +309,23 @@ def test_from_observed_notes_disagreement():
     # the model still works on it
     assert log.truncate_to_latest_snapshot() is True
     assert log.log_start_offset == log.log_end_offset == 40
+
+
+def test_layout_and_epoch_spans_of_one_log():
+    # Two segments; epoch 3 comes back after 2 (a V005 log): the layout keeps three runs in
+    # the second segment, the spans one line per epoch.
+    batches = [[(0, 4, 1), (5, 9, 1)], [(10, 14, 3), (15, 19, 2), (20, 24, 3)]]
+    layout = Layout()
+    for seg in batches:
+        layout.segment(seg[0][0])
+        for base, last, epoch in seg:
+            layout.batch(base, last, epoch)
+    assert layout.segments == [(0, [[0, 9, 1]]),
+                               (10, [[10, 14, 3], [15, 19, 2], [20, 24, 3]])]
+    assert [str(s.batches[0]) for s in layout.model_segments()] == ["0..9@1", "10..14@3"]
+    flat = [b for seg in batches for b in seg]
+    assert epoch_spans(flat) == [(1, 0, 9, 2), (2, 15, 19, 1), (3, 10, 24, 2)]
+    assert epoch_spans([]) == []
 
 
 def test_from_observed_empty_and_missing_checkpoint():

@@ -14,19 +14,21 @@ Facts (apache/kafka, read for behaviour only):
 :func:`judge` takes what the rules remember of the log so far (:class:`LogState`) and one
 batch's header facts, and gives the state after that batch with every rule it breaks, as
 Findings.  :class:`Layout` keeps, per segment, the runs of contiguous batches of one epoch
-(``[base, last, epoch]``; a legacy message has epoch -1).  ``verify``, ``repair``, ``diff``
-and ``truncate`` judge and lay out a log through these two; ``ReplicaLog.from_observed``
-judges only what no pass over the batches can see.
+(``[base, last, epoch]``; a legacy message has epoch -1), and :func:`epoch_spans` sums
+them up per epoch.  ``verify``, ``repair``, ``diff``, ``truncate`` and the export's epochs
+table judge and lay out a log through these; ``ReplicaLog.from_observed`` judges only
+what no pass over the batches can see.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from kmeta.core.replica_log import BatchMeta, Segment
 from kmeta.findings import Finding
 
-__all__ = ["Layout", "LogState", "judge"]
+__all__ = ["Layout", "LogState", "epoch_spans", "judge"]
 
 
 class LogState(NamedTuple):
@@ -108,3 +110,19 @@ class Layout:
         """The layout as the replica model's segments."""
         return [Segment(base, tuple(BatchMeta(b, last, epoch) for b, last, epoch in runs))
                 for base, runs in self.segments]
+
+
+def epoch_spans(batches: Iterable[tuple[int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Per leader epoch, lowest first: ``(epoch, start, end, batches)``, where ``start`` is
+    the base offset of the first of ``batches`` (``(base, last, epoch)``, in log order)
+    with that epoch and ``end`` the last offset of the last one: what the batches say of
+    each epoch, to set beside the leader-epoch checkpoint."""
+    spans: dict[int, list[int]] = {}
+    for base, last, epoch in batches:
+        span = spans.get(epoch)
+        if span is None:
+            spans[epoch] = [base, last, 1]
+        else:
+            span[1] = last
+            span[2] += 1
+    return [(epoch, start, end, n) for epoch, (start, end, n) in sorted(spans.items())]

@@ -254,10 +254,7 @@ def _batches(seg: LogFile, layout: _Layout, findings: list[Finding], *, hashed: 
     """(base, last, epoch, hash, position) of every batch of a segment; without
     ``hashed`` the hash is 0 (a segment compared as a whole file needs none)."""
     layout.segment(seg.kind.base_offset)
-    for b in read_batches(seg.path):
-        if type(b) is Finding:
-            findings.append(b)
-            continue
+    for b in read_batches(seg.path, findings):
         epoch = b.leader_epoch if b.magic == 2 else -1
         last = b.last_offset
         records = b.records_count if b.magic == 2 else b.message_count
@@ -398,10 +395,8 @@ def records_from(rep: Replica, start: int,
         return out
     for seg in segments_from(rep.part.segments, start):
         seen = -1
-        for item in read_records(seg.path, decode_metadata, decode_control):
-            if type(item) is Finding:
-                continue  # reported by the reading pass already
-            batch, r, payload = item
+        # What cannot be read was reported by the reading pass already.
+        for batch, r, payload in read_records(seg.path, decode_metadata, decode_control, []):
             if r.offset < start:
                 continue
             if wanted is not None:

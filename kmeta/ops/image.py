@@ -325,11 +325,8 @@ def _records(files: list[LogFile], findings: list[Finding]
     ``findings`` (a history with a hole must say so)."""
     for f in files:
         path = str(f.path)
-        for item in read_records(f.path, decode_metadata, decode_control):
-            if type(item) is Finding:
-                findings.append(item)
-                continue
-            batch, r, payload = item
+        for batch, r, payload in read_records(f.path, decode_metadata, decode_control,
+                                              findings):
             if payload.finding:
                 findings.append(Finding(payload.finding[0], f"record at offset "
                                         f"{r.offset}: {payload.finding[1]}", path,

@@ -143,11 +143,8 @@ def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:
     if size == 0:
         return s
     epochs: set[int] = set()
-    for item in read_batches(f.path):
-        if type(item) is Finding:
-            findings.append(item)
-            continue
-        _count_batch(s, item, f.is_metadata, epochs, findings)
+    for batch in read_batches(f.path, findings):
+        _count_batch(s, batch, f.is_metadata, epochs, findings)
     s.leader_epochs = sorted(epochs)
     return s
 

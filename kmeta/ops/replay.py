@@ -196,11 +196,8 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int,
         if (seg.kind.base_offset or 0) >= stop:
             break
         path = str(seg.path)
-        for item in read_records(seg.path, decode_metadata, decode_control):
-            if type(item) is Finding:
-                findings.append(item)
-                continue
-            batch, r, payload = item
+        for batch, r, payload in read_records(seg.path, decode_metadata, decode_control,
+                                              findings):
             offset = r.offset
             if offset < start or batch.is_control or not batch.crc_valid:
                 continue

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kmeta.core.log_rules import epoch_spans
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import (
@@ -329,7 +330,11 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
 
 
 def unit_rows(unit: Unit) -> Iterator[tuple]:
-    """The rows of one unit; never raises for bad input."""
+    """The rows of one unit; never raises for bad input.
+
+    The batches, records and epochs tables hold what could be read; what could not is
+    the findings table's, which reads it through verify: their readers pass Findings over
+    (the ``[]`` they give ``read_batches``/``read_records``)."""
     if unit.table == "batches":
         return _batches(unit)
     if unit.table == "records":
@@ -343,9 +348,7 @@ def unit_rows(unit: Unit) -> Iterator[tuple]:
 
 def _batches(unit: Unit) -> Iterator[tuple]:
     ctx = unit.context
-    for b in read_batches(unit.path):
-        if type(b) is Finding:
-            continue
+    for b in read_batches(unit.path, []):
         v2 = b.magic == 2
         yield ctx + (unit.file, b.position, b.base_offset, b.last_offset,
                      b.leader_epoch if v2 else -1, b.base_timestamp if v2 else None,
@@ -398,10 +401,7 @@ def _records(unit: Unit) -> Iterator[tuple]:
         last: Any = None
         tail: tuple = ()
         position_at, epoch_at = POSITION, LEADER_EPOCH
-        for item in read_records(unit.path, decode_metadata, decode_control):
-            if type(item) is Finding:
-                continue
-            b, r, p = item
+        for b, r, p in read_records(unit.path, decode_metadata, decode_control, []):
             if type(b) is not Batch:  # a legacy message: no tuple layout to index
                 yield ctx + _record_row(unit, b, r, p)
                 continue
@@ -412,9 +412,7 @@ def _records(unit: Unit) -> Iterator[tuple]:
                 tail = _payload_columns(b.is_control, p)
             yield ctx + (path, b[position_at], r[0], r[1], b[epoch_at], b.is_control) + tail
         return
-    for b in read_batches(unit.path):
-        if type(b) is Finding:
-            continue
+    for b in read_batches(unit.path, []):
         records, _ = batch_records(b)
         for r in records:
             if b.is_control:
@@ -492,16 +490,10 @@ def _epochs(unit: Unit) -> Iterator[tuple]:
         if loaded is not None:
             for e in loaded.entries:
                 yield ctx + ("checkpoint", e.epoch, e.start_offset, None, None)
-    spans: dict[int, list[int]] = {}
-    for seg in part.segments:
-        for b in read_batches(seg.path):
-            if type(b) is Finding or b.magic != 2:
-                continue
-            span = spans.setdefault(b.leader_epoch, [b.base_offset, b.last_offset, 0])
-            span[1] = b.last_offset
-            span[2] += 1
-    for epoch, (start, end, n) in sorted(spans.items()):
-        yield ctx + ("batches", epoch, start, end, n)
+    v2 = ((b.base_offset, b.last_offset, b.leader_epoch)
+          for seg in part.segments for b in read_batches(seg.path, []) if b.magic == 2)
+    for span in epoch_spans(v2):
+        yield ctx + ("batches", *span)
 
 
 def _image(unit: Unit) -> Iterator[tuple]:
@@ -585,9 +577,7 @@ def _batch_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
     cols: list[list] = [[] for _ in range(14)]
     (pos, base, last, epoch, base_ts, max_ts, nbytes, count, magic, codec, crc, control,
      txn, pid) = cols
-    for b in read_batches(unit.path):
-        if type(b) is Finding:
-            continue
+    for b in read_batches(unit.path, []):
         if type(b) is Batch:
             pos.append(b[POSITION])
             base.append(b[BASE_OFFSET])
@@ -631,10 +621,7 @@ def _record_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
     pos, off, ts, epoch, control = cols
     last: Any = None
     tail_id = -1
-    for item in read_records(unit.path, decode_metadata, decode_control):
-        if type(item) is Finding:
-            continue
-        b, r, p = item
+    for b, r, p in read_records(unit.path, decode_metadata, decode_control, []):
         legacy = type(b) is not Batch
         is_control = b.is_control
         if p is not last or legacy:
@@ -710,9 +697,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     at_length, at_count, at_crc_valid = BATCH_LENGTH, RECORDS_COUNT, CRC_VALID
     at_pid, at_lone, overhead = PRODUCER_ID, LONE, LOG_OVERHEAD
     codec_mask, control_flag, txn_flag = COMPRESSION_MASK, CONTROL_FLAG, TRANSACTIONAL_FLAG
-    for b in read_batches(unit.path, memo=True):
-        if type(b) is Finding:
-            continue
+    for b in read_batches(unit.path, [], memo=True):
         if type(b) is not Batch:  # a legacy message, by attribute
             row = (b.position, b.base_offset, b.last_offset, -1, None, b.max_timestamp,
                    b.size, b.records_count, b.magic, b.compression, b.crc_valid,

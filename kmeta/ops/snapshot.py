@@ -303,9 +303,9 @@ def _log_facts(part: PartitionDir, start: int, target: int) -> _LogFacts:
             continue
         if (seg.kind.base_offset or 0) >= target:
             break
-        # An unreadable segment's S008 is passed over: the replay reported it already.
-        for b in read_batches(seg.path):
-            if type(b) is Finding or b.magic < 2 or not b.crc_valid:
+        # What cannot be read is passed over: the replay reported it already.
+        for b in read_batches(seg.path, []):
+            if b.magic < 2 or not b.crc_valid:
                 continue
             if b.base_offset >= target:
                 break
@@ -335,9 +335,7 @@ def _control(batch: Any, start: int, target: int, facts: _LogFacts) -> None:
 def _snapshot_kraft(path: Path) -> _LogFacts:
     """The KRaftVersion and Voters records of a snapshot's header batch."""
     facts = _LogFacts()
-    for b in read_batches(path):
-        if type(b) is Finding:
-            continue
+    for b in read_batches(path, []):  # the replay of the snapshot reports its damage
         if b.is_control and b.crc_valid:
             _control(b, 0, b.last_offset + 1, facts)
         break  # only the first batch is the header

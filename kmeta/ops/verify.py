@@ -307,22 +307,12 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
             yield from _record_findings(batch.position, r.offset, problem, p, path)
 
 
-def _load(f: LogFile | None) -> Any:
-    """A small file's content, its Finding if it cannot be read, or None if absent."""
-    if f is None:
-        return None
-    content, problem = load_checked(f)
-    return content if problem is None else problem
-
-
 def _small(part: PartitionDir, kind: str) -> tuple[LogFile | None, Any, list[Finding]]:
     """A partition's small file of ``kind``: the file, its content (None if absent or
     unreadable) and the Finding that says why it could not be read."""
     f = part.live_file(kind)
-    loaded = _load(f)
-    if isinstance(loaded, Finding):
-        return f, None, [loaded]
-    return f, loaded, []
+    loaded, problem = load_checked(f)
+    return f, loaded, [problem] if problem else []
 
 
 _SNAPSHOT_STATES = {None: SnapshotState.LIVE, "part": SnapshotState.PART,
@@ -506,10 +496,10 @@ def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterato
             yield Finding("V030", f"{k.kind} for base offset {k.base_offset} has no "
                           "segment: Kafka deletes it on load", path)
             continue
-        index = _load(f)
-        if index is None or isinstance(index, Finding):
-            if index is not None:
-                yield index
+        index, problem = load_checked(f)
+        if problem:
+            yield problem
+        if index is None:
             continue
         if index.trailing_bytes:
             yield Finding("V031", f"{index.trailing_bytes} bytes after the last whole entry",
@@ -741,8 +731,8 @@ def _offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int]
     for f in files:
         if f.kind.kind != "offset-checkpoint" or not f.kind.live:
             continue
-        loaded = _load(f)
-        if loaded is None or isinstance(loaded, Finding):
+        loaded, _ = load_checked(f)
+        if loaded is None:
             continue
         for e in loaded.entries:
             end = log_ends.get((e.topic, e.partition))
@@ -753,15 +743,15 @@ def _offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int]
 
 def _small_files(files: Iterable[LogFile]) -> Iterator[Finding]:
     for f in files:
-        loaded = _load(f)
-        if isinstance(loaded, Finding):
-            yield loaded
+        _, problem = load_checked(f)
+        if problem:
+            yield problem
 
 
 def _check_partition_metadata(part: PartitionDir) -> Iterator[Finding]:
     f = next((f for f in part.files if f.kind.kind == "partition-metadata"), None)
-    loaded = _load(f)
-    if loaded is None or isinstance(loaded, Finding):
+    loaded, _ = load_checked(f)
+    if loaded is None:
         return
     if loaded.topic_id != METADATA_TOPIC_ID:
         yield Finding("V033", f"partition.metadata says topic id {loaded.topic_id}; the "
@@ -772,8 +762,8 @@ def _meta_properties(discovery: Any) -> Iterator[tuple[str, Any]]:
     """(path, content) of every data dir's readable meta.properties."""
     for d in discovery.data_dirs:
         f = d.meta_properties
-        loaded = _load(f)
-        if f is not None and loaded is not None and not isinstance(loaded, Finding):
+        loaded, _ = load_checked(f)
+        if loaded is not None:
             yield str(f.path), loaded
 
 
@@ -806,8 +796,8 @@ def _checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
     for f in data_dir.files:
         if f.kind.kind == "offset-checkpoint" and f.kind.live \
                 and f.path.name in _CHECKPOINTS:
-            loaded = _load(f)
-            if loaded is not None and not isinstance(loaded, Finding):
+            loaded, _ = load_checked(f)
+            if loaded is not None:
                 values[f.path.name] = {(e.topic, e.partition): e.offset for e in loaded.entries}
                 paths[f.path.name] = str(f.path)
     starts = values.get("log-start-offset-checkpoint", {})
@@ -857,8 +847,8 @@ def _topic_ids(discovery: Any) -> Iterator[Finding]:
         if part.is_metadata:
             continue
         f = next((f for f in part.files if f.kind.kind == "partition-metadata"), None)
-        loaded = _load(f)
-        if loaded is None or isinstance(loaded, Finding):
+        loaded, _ = load_checked(f)
+        if loaded is None:
             continue
         ids.setdefault(part.topic, {}).setdefault(loaded.topic_id, str(f.path))
     for topic, seen in sorted(ids.items()):

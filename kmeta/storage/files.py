@@ -59,9 +59,11 @@ def load_content(f: LogFile) -> Any:
     return parser(read_small(f), f)
 
 
-def load_checked(f: LogFile) -> tuple[Any, Finding | None]:
+def load_checked(f: LogFile | None) -> tuple[Any, Finding | None]:
     """``load_content``, with a problem turned into its Finding: F010 for content that
-    breaks its format, S008 for a file that cannot be read."""
+    breaks its format, S008 for a file that cannot be read.  No file has no content."""
+    if f is None:
+        return None, None
     try:
         return load_content(f), None
     except FormatError as e:  # before KmetaError: it is one, but the file was read

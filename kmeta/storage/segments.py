@@ -5,8 +5,12 @@ scan advances (:class:`SegmentMap`), so a 1 GiB log costs address space, not RSS
 file itself is never mapped: a live broker truncates segments (a follower's truncation,
 recovery), and touching a mapped page past a file's new end kills the process with
 SIGBUS; a read that comes up short instead tells kmeta that the file shrank, which it
-reports (UnreadableInput, after every batch read before the new end).  :func:`scan` yields every batch in file order, each with its file and byte
-position, and turns every problem into a Finding instead of stopping the whole read:
+reports (UnreadableInput, after every batch read before the new end).
+
+:func:`scan_batches` yields every batch in file order, each with its file and byte
+position, and turns every problem into a Finding instead of stopping the whole read
+(:func:`scan_records` the same, record by record; :func:`read_batches` and
+:func:`read_records` open the file for them):
 
 * a batch whose CRC does not match is yielded with ``crc_valid`` False plus an F001;
 * a damaged region (impossible header, garbage) is reported once as S003 with its byte
@@ -430,28 +434,42 @@ def scan_records(buf: Any, file: str, decode: Callable[[Any], Any],
     return _scan(buf, file, max_bytes, first_offset, True, decode, decode_control, progress)
 
 
-def read_batches(path: str | Path, **options: Any) -> Iterator[Batch | LegacyBatch | Finding]:
+def read_batches(path: str | Path, findings: list[Finding] | None = None, **options: Any
+                 ) -> Iterator[Batch | LegacyBatch | Finding]:
     """:func:`scan_batches` of the file at ``path``; a file that cannot be opened or that
-    changes while it is read ends the stream with its S008 Finding."""
-    return _read(path, scan_batches, (), options)
+    changes while it is read ends the stream with its S008 Finding.  Given a
+    ``findings`` list, the Findings go there and the stream holds batches only."""
+    return _read(path, scan_batches, (), options, findings)
 
 
 def read_records(path: str | Path, decode: Callable[[Any], Any],
-                 decode_control: Callable[[Any, Any], Any], **options: Any
+                 decode_control: Callable[[Any, Any], Any],
+                 findings: list[Finding] | None = None, **options: Any
                  ) -> Iterator[tuple[Batch | LegacyBatch, Record, Any] | Finding]:
-    """:func:`scan_records` of the file at ``path``, unreadable files as in
-    :func:`read_batches`."""
-    return _read(path, scan_records, (decode, decode_control), options)
+    """:func:`scan_records` of the file at ``path``, unreadable files and ``findings`` as
+    in :func:`read_batches`."""
+    return _read(path, scan_records, (decode, decode_control), options, findings)
 
 
 def _read(path: str | Path, scanner: Callable[..., Iterator[Any]], args: tuple,
-          options: dict[str, Any]) -> Iterator[Any]:
+          options: dict[str, Any], findings: list[Finding] | None) -> Iterator[Any]:
     file = str(path)
     try:
         with mapped(path) as buf:
-            yield from scanner(buf, file, *args, **options)
+            items = scanner(buf, file, *args, **options)
+            if findings is None:
+                yield from items
+            else:
+                for item in items:
+                    if type(item) is Finding:
+                        findings.append(item)
+                    else:
+                        yield item
     except KmetaError as e:
-        yield Finding("S008", e.message, file)
+        if findings is None:
+            yield Finding("S008", e.message, file)
+        else:
+            findings.append(Finding("S008", e.message, file))
 
 
 def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
