@@ -25,6 +25,7 @@ import typer
 from kmeta import __version__
 from kmeta.environment import Environment
 from kmeta.errors import ExitCode, KmetaError, OutputError, UsageError, Verdict
+from kmeta.findings import GROUP_OVER
 
 if TYPE_CHECKING:
     from kmeta.findings import Finding
@@ -143,8 +144,8 @@ PathsArg = Annotated[list[str], typer.Argument(
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one object per "
                                        "line (schema in kmeta(1)).")]
 AllOpt = Annotated[bool, typer.Option("--all", help="List every finding on its own line "
-                                      "(by default a code met more than 3 times is one "
-                                      "line: how many, the first and the last).")]
+                                      f"(by default a code met more than {GROUP_OVER} times "
+                                      "is one line: how many, the first and the last).")]
 JsonObjOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout "
                                           "(schema in kmeta(1)).")]
 

@@ -92,6 +92,11 @@ class KmetaError(Exception):
             line += f" ({self.hint})"
         return line
 
+    def finding(self, file: str) -> Finding:
+        """What this error says of ``file`` when it stops only the reading of that file:
+        S008, it could not be read."""
+        return Finding("S008", self.message, file)
+
 
 class UnreadableInput(KmetaError):
     """A path that does not exist, cannot be opened, or holds no Kafka files."""
@@ -123,3 +128,7 @@ class FormatError(KmetaError):
     def __init__(self, message: str, *, position: int | None = None, **kw):
         super().__init__(message, **kw)
         self.position = position
+
+    def finding(self, file: str) -> Finding:
+        """F010: the file was read, and its content breaks its format at ``position``."""
+        return Finding("F010", self.message, file, self.position)

@@ -18,6 +18,11 @@ class Severity(StrEnum):
     ERROR = "error"
 
 
+#: More findings of one code than this are listed as one group: how many, the first and
+#: the last (``--all`` lists each).
+GROUP_OVER = 3
+
+
 #: Every finding code kmeta can emit, with its severity and a one-line meaning.
 class Code(NamedTuple):
     """A finding code: its severity, what it means, whether the image replay

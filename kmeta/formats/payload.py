@@ -27,8 +27,6 @@ from kmeta.formats.metadata_schemas import METADATA_MESSAGES
 from kmeta.formats.primitives import read_uvarint
 from kmeta.formats.schema import Message, message_reader
 
-DECODERS = ("metadata", "raw", "utf8", "hex")
-
 
 class Payload(NamedTuple):
     """A decoded record: Kafka's type name, its version, the fields, and any problem."""

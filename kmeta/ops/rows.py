@@ -300,8 +300,7 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
         try:
             found = discover([source])
         except KmetaError as e:
-            problems.append((source, None, None, None, "S008", "error", source, None, None,
-                             e.message))
+            problems.append(_finding_row((source, None, None, None), e.finding(source)))
             continue
         for f in found.findings:
             problems.append(_finding_row((source, None, None, None), f))
@@ -460,7 +459,7 @@ def _findings(unit: Unit) -> Iterator[tuple]:
     try:
         report = verify([unit.path])
     except KmetaError as e:
-        yield ctx + ("S008", "error", unit.path, None, None, e.message)
+        yield _finding_row(ctx, e.finding(unit.path))
         return
     for f in report.findings:
         part = _partition_of(f.file) if unit.partition is None else unit.partition

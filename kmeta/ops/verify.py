@@ -536,7 +536,7 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
                               f"at byte {e.position} starts at {span[0]}", path,
                               where, e.offset)
     except KmetaError as err:
-        yield Finding("S008", err.message, str(seg.path))
+        yield err.finding(str(seg.path))
 
 
 def _time_index_in_order(entries: tuple, path: str, last: int | None = None

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from kmeta.errors import Verdict
-from kmeta.findings import CODES, Finding
+from kmeta.findings import CODES, GROUP_OVER, Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
@@ -133,10 +133,6 @@ class FindingGroup(NamedTuple):
     first: Finding
     last: Finding
     count: int
-
-
-#: More findings of one code than this are shown as one group (unless --all).
-GROUP_OVER = 3
 
 
 def grouped(findings: list[Finding], expand: bool = False) -> list[FindingGroup]:

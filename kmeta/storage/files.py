@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kmeta.errors import FormatError, KmetaError, UnreadableInput
+from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.storage.discover import LogFile
 from kmeta.storage.regular import read_regular
@@ -66,7 +66,5 @@ def load_checked(f: LogFile | None) -> tuple[Any, Finding | None]:
         return None, None
     try:
         return load_content(f), None
-    except FormatError as e:  # before KmetaError: it is one, but the file was read
-        return None, Finding("F010", e.message, str(f.path), e.position)
     except KmetaError as e:
-        return None, Finding("S008", e.message, str(f.path))
+        return None, e.finding(str(f.path))

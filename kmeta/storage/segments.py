@@ -199,7 +199,7 @@ def unreadable(files: Iterable[Any]) -> list[Finding]:
             with mapped(f.path):
                 pass
         except KmetaError as e:
-            out.append(Finding("S008", e.message, str(f.path)))
+            out.append(e.finding(str(f.path)))
     return out
 
 
@@ -467,9 +467,9 @@ def _read(path: str | Path, scanner: Callable[..., Iterator[Any]], args: tuple,
                         yield item
     except KmetaError as e:
         if findings is None:
-            yield Finding("S008", e.message, file)
+            yield e.finding(file)
         else:
-            findings.append(Finding("S008", e.message, file))
+            findings.append(e.finding(file))
 
 
 def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
