@@ -358,6 +358,64 @@ def history(
 
 
 @command
+def brokers(
+    path: PathArg,
+    broker: Annotated[int | None, typer.Option("--broker", metavar="ID", help="Only this "
+                                               "node's events (a broker or controller "
+                                               "id).")] = None,
+    since: Annotated[str | None, typer.Option("--since", metavar="OFFSET|TIME", help="Only "
+                                              "events at or after this offset or time "
+                                              "(2024-05-01T12:00:00Z; UTC unless it says "
+                                              "otherwise).")] = None,
+    until: Annotated[str | None, typer.Option("--until", metavar="OFFSET|TIME", help="Only "
+                                              "events at or before this offset or "
+                                              "time.")] = None,
+    from_offset: Annotated[int | None, typer.Option("--from", metavar="OFFSET", help="Start "
+                                                    "the replay from the latest snapshot at "
+                                                    "or below OFFSET (default: the whole "
+                                                    "log from its start).")] = None,
+    fenced_longer_than: Annotated[str, typer.Option(
+        "--fenced-longer-than", metavar="DURATION", help="A broker fenced longer than this "
+        "is an anomaly (V132): 90s, 5min, 2h.")] = "5min",
+    json_out: JsonOpt = False,
+) -> None:
+    """The life of every broker and controller: registrations, fences, shutdowns, leaders.
+
+    Replays the metadata log and tells, per node, every registration (epoch,
+    incarnation, listeners, rack, log dirs) and every state change (fenced, unfenced,
+    controlled shutdown, new incarnation, unregistered) with its offset, its batch time,
+    how long the node had been in the state before, and the ISRs and leaderships the
+    change moved in its batch; then the quorum's leader per epoch, a table per node, and
+    anomalies: crashes (a new incarnation without a controlled shutdown), long fences,
+    fencing storms, amended registrations with a new epoch.  Heartbeats and the cause of
+    a fence are not on disk.
+    """
+    from kmeta.ops.brokers import brokers as run_brokers
+    from kmeta.ops.brokers import parse_bound, parse_duration
+    from kmeta.render.brokers import brokers_json, brokers_lines, story_findings
+    from kmeta.render.console import clip_width
+
+    env = _env()
+    lo = parse_bound(since, "--since") if since is not None else None
+    hi = parse_bound(until, "--until") if until is not None else None
+    longer = parse_duration(fenced_longer_than, "--fenced-longer-than")
+    with _reading(env, "brokers"):
+        result = run_brokers(path, broker=broker, since=lo, until=hi, from_offset=from_offset,
+                             fenced_longer_than_ms=longer)
+    if json_out:
+        env.write_lines(brokers_json(result), json=True)
+    else:
+        lines = brokers_lines(result, env.colour(env.stdout))
+        env.write_lines(_folded(lines, clip_width(env)), json=False)
+    env.stdout.flush()  # before the findings on stderr
+    if broker is not None and not result.summary and not result.events:
+        print(f"kmeta: node {broker} is not in {path}", file=env.stderr)
+    _, rest = story_findings(result)
+    _list_findings(env, rest, [path], VERIFY_ALL)
+    finish(env, Verdict(result.findings))
+
+
+@command
 def diff(
     replicas: Annotated[list[str], typer.Argument(
         help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "

@@ -127,6 +127,13 @@ CODES: dict[str, Code] = {
     "V119": Code(Severity.ERROR, "record data is malformed (a required field is missing)",
              replay=True),
     "V120": Code(Severity.ERROR, "record needs a metadata.version the log has not reached"),
+    "V130": Code(Severity.INFO, "a broker registered again as the same incarnation with a new "
+                 "broker epoch: controllers before Kafka 3.9 do, later ones keep the epoch"),
+    "V131": Code(Severity.WARNING, "a broker registered a new incarnation without a controlled "
+                 "shutdown first: a crash or a lost session"),
+    "V132": Code(Severity.WARNING, "a broker stayed fenced longer than --fenced-longer-than"),
+    "V133": Code(Severity.WARNING, "several brokers fenced within seconds of each other, none in "
+                 "controlled shutdown: a controller or network event"),
 }
 
 

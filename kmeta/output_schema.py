@@ -978,6 +978,111 @@ EXPORT = ObjectKind(
     ),
 )
 
+REGISTRATION = ObjectKind(
+    "registration",
+    doc="The registration of a node_event that registers a node:",
+    keys=(
+        Key("listeners", Array(ENDPOINT), "Its listeners (keys as the image's endPoints)."),
+        Key("features", Map(Array(INT)), "An object: feature name -> [minSupportedVersion, "
+            "maxSupportedVersion]."),
+        Key("rack", STRING, "Brokers: the rack, or null.", nullable=True, optional=True),
+        Key("log_dirs", Array(STRING), "Brokers: the ids of its log directories.",
+            optional=True),
+    ),
+)
+
+NODE_EVENT = ObjectKind(
+    "node_event",
+    keys=(
+        Key("kind", STRING, "\"node_event\"."),
+        Key("role", STRING, "broker or controller."),
+        Key("node", INT, "The broker or controller id."),
+        Key("event", STRING, "registered (a first incarnation), re_registered (a new "
+            "incarnation), amended (the same incarnation again), fenced, unfenced, "
+            "controlled_shutdown, unregistered, or log_dirs (only its log dirs changed)."),
+        Key("offset", BIGINT, "The offset of the record that made the change."),
+        Key("timestamp", BIGINT, "Its batch's time, in milliseconds since the epoch."),
+        Key("record", STRING, "Kafka's name of that record's type."),
+        Key("state_before", STRING, "The node's state before: unregistered, fenced, "
+            "unfenced, controlled_shutdown, shut_down (fenced after a controlled shutdown); "
+            "a controller's: unregistered or registered."),
+        Key("state", STRING, "Its state after."),
+        Key("in_state_ms", BIGINT, "How long it had been in state_before; null when it "
+            "entered it before the replay began.", nullable=True),
+        Key("broker_epoch", BIGINT, "Brokers: the registration's broker epoch.", nullable=True),
+        Key("incarnation_id", STRING, "The registration's incarnation id.", nullable=True),
+        Key("left_isr", INT, "ISRs the node left in the change's batch "
+            "(PartitionChangeRecords)."),
+        Key("lost_leadership", INT, "Partitions whose leadership it lost in that batch."),
+        Key("gained_leadership", INT, "Partitions whose leader it became in that batch."),
+        Key("fenced_ms", BIGINT, "On an unfence: how long the broker had been fenced, across "
+            "new incarnations in between; null when not known.", nullable=True),
+        Key("controlled_shutdown_first", BOOLEAN, "On a new incarnation: whether the one "
+            "before went through controlled shutdown; null when the metadata.version of the "
+            "time (below 3.3-IV3) does not record it.", nullable=True),
+        Key("registration", REGISTRATION, "On registered, re_registered and amended: the "
+            "registration (keys below); else null.", nullable=True),
+    ),
+)
+
+QUORUM_LEADER = ObjectKind(
+    "quorum_leader",
+    keys=(
+        Key("kind", STRING, "\"quorum_leader\"."),
+        Key("epoch", INT, "The Raft leader epoch."),
+        Key("leader", INT, "The controller that led it (its LeaderChange record); null when "
+            "none was read.", nullable=True),
+        Key("offset", BIGINT, "The first offset of the epoch read."),
+        Key("timestamp", BIGINT, "That batch's time, in milliseconds since the epoch."),
+        Key("voters", Array(INT), "The voters the LeaderChange names, or null.", nullable=True),
+        Key("duration_ms", BIGINT, "Until the next epoch began (for the last, until the last "
+            "batch read)."),
+    ),
+)
+
+NODE_SUMMARY = ObjectKind(
+    "node_summary",
+    doc="Each element of brokers_summary.nodes:",
+    keys=(
+        Key("role", STRING, "broker or controller."),
+        Key("node", INT, "Its id."),
+        Key("state", STRING, "Its state at the end of the replay (as state in node_event)."),
+        Key("broker_epoch", BIGINT, "Brokers: the broker epoch at the end.", nullable=True),
+        Key("incarnation_id", STRING, "The incarnation id at the end.", nullable=True),
+        Key("registrations", INT, "Registrations shown (new incarnations and amends)."),
+        Key("incarnations", INT, "New incarnations shown."),
+        Key("fences", INT, "Fences shown."),
+        Key("controlled_shutdowns", INT, "Controlled shutdowns shown."),
+        Key("crashes", INT, "New incarnations without a controlled shutdown first (V131)."),
+        Key("fenced_ms", BIGINT, "Time fenced, summed over the fences that ended "
+            "(unfenced) in what is shown."),
+        Key("longest_fenced_ms", BIGINT, "The longest of those."),
+        Key("last_offset", BIGINT, "The offset of its last change shown, or null.",
+            nullable=True),
+        Key("last_timestamp", BIGINT, "That change's time, or null.", nullable=True),
+    ),
+)
+
+BROKERS_SUMMARY = ObjectKind(
+    "brokers_summary",
+    keys=(
+        Key("kind", STRING, "\"brokers_summary\"."),
+        Key("snapshot", STRING, "The snapshot the replay started from, or null (offset 0).",
+            nullable=True),
+        Key("snapshot_only", BOOLEAN, "True when there is no log: the nodes' states at the "
+            "snapshot, no history."),
+        Key("start_offset", BIGINT, "The offset the replay started at."),
+        Key("end_offset", BIGINT, "The offset after the last one read, or null.",
+            nullable=True),
+        Key("first_timestamp", BIGINT, "The first batch's time read, or null.", nullable=True),
+        Key("last_timestamp", BIGINT, "The last batch's time read, or null.", nullable=True),
+        Key("records", BIGINT, "Metadata records replayed."),
+        Key("nodes", Array(NODE_SUMMARY), "One object per node shown (keys above)."),
+        Key("not_on_disk", Array(STRING), "What the metadata log does not hold (heartbeats, "
+            "the cause of a fence), in words."),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -986,6 +1091,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "verify": (FINDING, SUMMARY),
     "image": (IMAGE,),
     "history": (HISTORY,),
+    "brokers": (NODE_EVENT, QUORUM_LEADER, FINDING, BROKERS_SUMMARY),
     "diff": (DIFF,),
     "truncate": (TRUNCATE, REPAIR),
     "repair": (REPAIR,),

@@ -268,7 +268,8 @@ class MetadataImage:
         return b
 
     def _unregister_broker(self, d: dict, out: list, off: int | None) -> None:
-        self._broker(d["brokerId"], None, "unregister", out, off)
+        # Kafka's replay checks the epoch here too (ClusterControlManager.replay)
+        self._broker(d["brokerId"], d["brokerEpoch"], "unregister", out, off)
         del self.brokers[d["brokerId"]]
 
     def _fence(self, d: dict, out: list, off: int | None) -> None:

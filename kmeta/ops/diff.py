@@ -37,12 +37,19 @@ from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.ops.image import build_image
 from kmeta.ops.verify import LogStats, build_model
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover, meta_properties_at
+from kmeta.storage.discover import (
+    Discovery,
+    LogFile,
+    PartitionDir,
+    discover,
+    meta_properties_at,
+    segments_from,
+)
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import read_batches, read_records, same_bytes
 
 __all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
-           "read_replicas", "records_from", "segments_from"]
+           "read_replicas", "records_from"]
 
 _hash = xxhash.xxh3_64_intdigest
 
@@ -372,16 +379,6 @@ def _follow(follower: Replica, leader: Replica) -> Reconciliation:
     cannot go on is an undetermined outcome (it says why), never a refusal to compare."""
     assert follower.model is not None and leader.model is not None
     return reconcile(follower.model, leader.model)
-
-
-def segments_from(segments: list[LogFile], offset: int) -> list[LogFile]:
-    """The segments that may hold ``offset`` or later offsets: those before the last one
-    whose base offset is at or below it are skipped unread."""
-    first = 0
-    for i in range(1, len(segments)):
-        if segments[i].kind.base_offset <= offset:
-            first = i
-    return segments[first:]
 
 
 def records_from(rep: Replica, start: int,

@@ -16,14 +16,15 @@ Nothing here prints or exits.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
 from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.findings import Finding
+from kmeta.formats.batch import BASE_OFFSET, CRC_VALID, LEADER_EPOCH, LONE, MAX_TIMESTAMP, Batch
 from kmeta.formats.payload import decode_control, decode_metadata
-from kmeta.storage.discover import LogFile, PartitionDir
-from kmeta.storage.segments import read_records
+from kmeta.storage.discover import LogFile, PartitionDir, segments_from
+from kmeta.storage.segments import batch_records, read_batches, read_records
 
 #: What reading each snapshot file found, by path: a run that needs a snapshot's image
 #: and its findings at different times reads it once.
@@ -180,33 +181,75 @@ def plan_replay(part: PartitionDir, first_offset: int | None,
     return Replay(image, end, starts[1:], seen)
 
 
-def replay_log(part: PartitionDir, replay: Replay, stop: int,
-               findings: list[Finding]) -> int:
+class ReplayWatch(Protocol):
+    """What a caller of :func:`replay_log` hears besides the image: every batch, every
+    control record, and each metadata record around its application to the image."""
+
+    def batch(self, offset: int, epoch: int, timestamp: int) -> None: ...
+
+    def control(self, epoch: int, payload: Any) -> None: ...
+
+    def before(self, type_name: str, data: Any) -> None: ...
+
+    def after(self, type_name: str, data: Any, offset: int, timestamp: int) -> None: ...
+
+
+def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Finding],
+               watch: ReplayWatch | None = None) -> int:
     """Apply the records of ``part``'s log from the replay's start up to, not including,
     ``stop``; what could not be read and what the records raised go into ``findings``.
     The number of metadata records read (NoOps included, control records not).  A batch
     with a bad CRC is not trusted: Kafka would not replay it either."""
     start = replay.start_offset
-    segments = part.segments
     records = 0
-    for i, seg in enumerate(segments):
-        nxt = segments[i + 1].kind.base_offset if i + 1 < len(segments) else None
-        if nxt is not None and nxt <= start:
-            continue  # every record of this segment is below the start
+    # The memo entry of a lone NoOp read before: a batch holding the same entry holds
+    # the same bytes, so the NoOp heartbeats that fill a log are decoded once.
+    noop = None
+    for seg in segments_from(part.segments, start):
         if (seg.kind.base_offset or 0) >= stop:
             break
         path = str(seg.path)
-        for batch, r, payload in read_records(seg.path, decode_metadata, decode_control,
-                                              findings):
-            offset = r.offset
-            if offset < start or batch.is_control or not batch.crc_valid:
+        for batch in read_batches(seg.path, findings, memo=True):
+            lone = batch[LONE] if type(batch) is Batch else None
+            if lone is not None and lone is noop:
+                if batch[BASE_OFFSET] >= stop:
+                    return records
+                if batch[BASE_OFFSET] >= start and batch[CRC_VALID]:
+                    records += 1
+                    if watch is not None:
+                        watch.batch(batch[BASE_OFFSET], batch[LEADER_EPOCH],
+                                    batch[MAX_TIMESTAMP])
                 continue
-            if offset >= stop:
-                return records
-            records += 1
-            if payload.finding:
-                findings.append(Finding(payload.finding[0], payload.finding[1], path,
-                                        batch.position, offset))
-            elif payload.type != "NO_OP_RECORD":
-                findings += replay.apply(payload, offset, path, batch.position)
+            items, problems = batch_records(batch)
+            findings += problems
+            valid = batch.crc_valid and batch.last_offset >= start
+            if valid and watch is not None and batch.base_offset < stop:
+                watch.batch(batch.base_offset, batch.leader_epoch, batch.max_timestamp)
+            if batch.is_control:
+                if valid and watch is not None:
+                    for r in items:
+                        if start <= r.offset < stop:
+                            watch.control(batch.leader_epoch, decode_control(r.key, r.value))
+                continue
+            for r in items:
+                offset = r.offset
+                if offset < start or not valid:
+                    continue
+                if offset >= stop:
+                    return records
+                records += 1
+                payload = decode_metadata(r.value)
+                if payload.finding:
+                    findings.append(Finding(payload.finding[0], payload.finding[1], path,
+                                            batch.position, offset))
+                elif payload.type == "NO_OP_RECORD":
+                    if lone is not None:
+                        noop = lone
+                elif watch is None:
+                    findings += replay.apply(payload, offset, path, batch.position)
+                else:
+                    watch.before(payload.type, payload.data)
+                    findings += replay.apply(payload, offset, path, batch.position)
+                    watch.after(payload.type, payload.data, offset, r.timestamp)
     return records
+

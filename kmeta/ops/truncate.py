@@ -24,10 +24,10 @@ from kmeta.ops.diff import (
     diff_replicas,
     open_replica,
     read_replicas,
-    segments_from,
 )
 from kmeta.ops.image import build_image
 from kmeta.ops.repair import Removed, RepairResult, apply_repair, plan_repair
+from kmeta.storage.discover import segments_from
 from kmeta.storage.segments import read_batches
 
 __all__ = ["TruncatePlan", "simulate_truncate", "write_truncated"]

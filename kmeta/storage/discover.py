@@ -362,3 +362,13 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
     if hook is not None:
         hook(out)
     return out
+
+
+def segments_from(segments: list[LogFile], offset: int) -> list[LogFile]:
+    """The segments that may hold ``offset`` or later offsets: those before the last one
+    whose base offset is at or below it are skipped unread."""
+    first = 0
+    for i in range(1, len(segments)):
+        if (segments[i].kind.base_offset or 0) <= offset:
+            first = i
+    return segments[first:]

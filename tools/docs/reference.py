@@ -11,6 +11,7 @@ from kmeta.output_schema import (
     ACL,
     BATCH,
     BROKER,
+    BROKERS_SUMMARY,
     CHANGE,
     COMMITTED_LOST,
     CONTENT_DIVERGENCE,
@@ -34,10 +35,14 @@ from kmeta.output_schema import (
     LOG_SUMMARY,
     MAJORITY,
     METADATA_TRANSACTION,
+    NODE_EVENT,
+    NODE_SUMMARY,
     PAIR,
     PARTITION,
     PRODUCER_IDS,
+    QUORUM_LEADER,
     RECORD,
+    REGISTRATION,
     REMOVED,
     REPAIR,
     REPLICA,
@@ -116,6 +121,16 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "Control records, NoOpRecords and records that cannot be decoded are left out, and "
         "findings are not reported (kmeta verify reports them). Keys, all always present:",
         (HISTORY,),
+    ),
+    CommandJson(
+        "brokers",
+        "kmeta brokers --json writes JSON Lines: one object, kind \"node_event\", per change of a "
+        "broker's or controller's registration in offset order; one, kind \"quorum_leader\", per "
+        "Raft epoch read; a finding object per lifecycle anomaly (V130-V133; the log's own "
+        "findings go to standard error); then a brokers_summary object, always the last line. "
+        "With --broker, --since or --until, only what they keep. A snapshot without a log writes "
+        "no event: the summary holds each node's state at the snapshot. node_event keys:",
+        (NODE_EVENT, REGISTRATION, QUORUM_LEADER, BROKERS_SUMMARY, NODE_SUMMARY),
     ),
     CommandJson(
         "diff",

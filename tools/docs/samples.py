@@ -133,6 +133,8 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                   ["image", "--json", str(data / "verify" / "v101-unknown-topic")]],
         "history": [["history", "--json", "--topic", "orders", str(healthy)],
                     ["history", "--json", "--broker", "4", str(healthy)]],
+        # healthy: every kind of event, leaders, anomalies (V132)
+        "brokers": [["brokers", "--json", str(healthy)]],
     }
 
 

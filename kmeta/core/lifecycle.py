@@ -1,0 +1,472 @@
+"""The lives of brokers and controllers (KIP-631), told from the metadata records that
+change their registrations, and the quorum's leaders from the log's epochs.
+
+Facts (apache/kafka, read for behaviour only):
+
+* ``ClusterControlManager.registerBroker``: a new incarnation writes a RegisterBrokerRecord
+  whose broker epoch is its own offset, fenced; the same incarnation registering again
+  ("amending") keeps its epoch, fenced and in-controlled-shutdown states from Kafka 3.9
+  (KAFKA-16952, KAFKA-16757), while older controllers gave it a new epoch, fenced;
+* ``ReplicationControlManager.handleBrokerFenced``/``Unfenced``/``InControlledShutdown``/
+  ``Unregistered``: the controller writes a state change and the PartitionChangeRecords
+  it causes in one batch: ISR removals and leader moves before a fence or an unregister,
+  after an entry into controlled shutdown; leader elections after an unfence;
+* a fence after a session timeout and a requested fence write the same records, and
+  heartbeats are never written: neither the cause of a fence nor a broker's liveness
+  between changes is on disk;
+* ``BrokerRegistration.cloneWith``: a registration leaves controlled shutdown only by
+  being replaced (a new RegisterBrokerRecord); controlled shutdown is on disk from
+  metadata.version 3.3-IV3 (level 7) only.
+
+The state machine itself is :class:`~kmeta.core.image.MetadataImage`'s: :class:`Lifecycles`
+reads a registration before and after the image applies each record and tells what
+changed, so a record the image refuses (V108, V109) changes no one's story.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kmeta.core.image import MetadataImage
+from kmeta.findings import Finding
+
+__all__ = ["CONTROLLED_SHUTDOWN_LEVEL", "STORM_WINDOW_MS", "LeaderSpan", "Lifecycles",
+           "NodeEvent", "NodeSummary", "broker_state"]
+
+#: metadata.version 3.3-IV3: the first level whose registrations hold controlled shutdown
+CONTROLLED_SHUTDOWN_LEVEL = 7
+#: Uncontrolled fences of several brokers this close together are one event: their
+#: sessions (9 s, ``broker.session.timeout.ms``) ran out together.
+STORM_WINDOW_MS = 10_000
+
+# The states of a broker, as its registration holds them.
+UNREGISTERED, FENCED, UNFENCED = "unregistered", "fenced", "unfenced"
+CONTROLLED_SHUTDOWN, SHUT_DOWN = "controlled_shutdown", "shut_down"
+_DOWN = (FENCED, SHUT_DOWN)
+
+_BROKER_KEYS = {"REGISTER_BROKER_RECORD": "brokerId", "UNREGISTER_BROKER_RECORD": "brokerId",
+                "BROKER_REGISTRATION_CHANGE_RECORD": "brokerId", "FENCE_BROKER_RECORD": "id",
+                "UNFENCE_BROKER_RECORD": "id"}
+_CONTROLLER_KEYS = {"REGISTER_CONTROLLER_RECORD": "controllerId",
+                    "UNREGISTER_CONTROLLER_RECORD": "controllerId"}
+
+
+def broker_state(registration: dict[str, Any] | None) -> str:
+    """The state a broker registration of the image is in."""
+    if registration is None:
+        return UNREGISTERED
+    if registration["inControlledShutdown"]:
+        return SHUT_DOWN if registration["fenced"] else CONTROLLED_SHUTDOWN
+    return FENCED if registration["fenced"] else UNFENCED
+
+
+@dataclass
+class NodeEvent:
+    """One change of a broker's or a controller's registration."""
+
+    role: str  # broker or controller
+    node: int
+    #: registered (a first incarnation), re_registered (a new incarnation), amended (the
+    #: same incarnation again), fenced, unfenced, controlled_shutdown, unregistered,
+    #: log_dirs (only its log dirs changed)
+    event: str
+    offset: int
+    timestamp: int
+    record: str
+    state_before: str
+    state: str
+    #: how long the node was in ``state_before``; None when it entered it before the replay
+    in_state_ms: int | None
+    broker_epoch: int | None = None
+    incarnation_id: str | None = None
+    #: PartitionChangeRecords of the same batch: ISRs it left, leaderships it lost and won
+    left_isr: int = 0
+    lost_leadership: int = 0
+    gained_leadership: int = 0
+    #: on an unfence: how long it had been fenced (across re-registrations), if known
+    fenced_ms: int | None = None
+    #: on a new incarnation: whether the one before went through controlled shutdown
+    #: (None: the metadata.version of the time cannot say)
+    controlled_shutdown_first: bool | None = None
+    #: the registration's listeners, rack, features and log dirs (registrations only)
+    registration: dict[str, Any] | None = None
+
+
+@dataclass
+class LeaderSpan:
+    """One epoch of the quorum: who led it, from which offset and time."""
+
+    epoch: int
+    #: None when no LeaderChange record of the epoch was read
+    leader: int | None
+    offset: int
+    timestamp: int
+    voters: list[int] | None = None
+    #: until the next epoch began, or the last batch read for the last epoch
+    duration_ms: int = 0
+
+
+@dataclass
+class NodeSummary:
+    """A node over the events told: how often it changed, how long it was down."""
+
+    role: str
+    node: int
+    state: str
+    broker_epoch: int | None
+    incarnation_id: str | None
+    registrations: int = 0
+    incarnations: int = 0
+    fences: int = 0
+    controlled_shutdowns: int = 0
+    crashes: int = 0
+    fenced_ms: int = 0
+    longest_fenced_ms: int = 0
+    last_offset: int | None = None
+    last_timestamp: int | None = None
+
+
+class Lifecycles:
+    """Follows every broker and controller through the records applied to ``image``
+    after ``offset``: call :meth:`batch` for each batch, :meth:`leader_change` for a
+    LeaderChange record, and :meth:`before`/:meth:`after` around each metadata record
+    the image applies; :meth:`finish` at the end of the log."""
+
+    def __init__(self, image: MetadataImage, *, fenced_longer_than_ms: int) -> None:
+        self.image = image
+        self.fenced_longer_than_ms = fenced_longer_than_ms
+        self.events: list[NodeEvent] = []
+        self.leaders: list[LeaderSpan] = []
+        self.findings: list[Finding] = []
+        self.last_timestamp: int | None = None
+        #: the offset of the last metadata record applied, and of the last batch begun
+        self.last_offset: int | None = None
+        self.last_batch: int | None = None
+        # when each broker entered its state, and when it was last fenced from running
+        self._since: dict[int, int | None] = dict.fromkeys(image.brokers)
+        self._fenced_since: dict[int, int | None] = dict.fromkeys(
+            (b for b, r in image.brokers.items() if broker_state(r) in _DOWN))
+        self._fenced_at: dict[int, int] = {}
+        # Of the current batch: PartitionChangeRecord effects not yet tied to a state
+        # change (node -> [ISRs left, leaderships lost, leaderships won]), and the state
+        # change of each node, which later effects in the batch join.
+        self._pending: dict[int, list[int]] = {}
+        self._changes: dict[int, NodeEvent] = {}
+        # what :meth:`before` saw: (role, node or partition, ...), for :meth:`after`
+        self._before: tuple | None = None
+
+    # ------------------------------------------------------------------ input
+
+    def batch(self, offset: int, epoch: int, timestamp: int) -> None:
+        """A batch of the log starts (control batches too).  Once per batch of a long
+        log: it does as little as it can."""
+        if self._pending:
+            self._pending = {}
+        if self._changes:
+            self._changes = {}
+        leaders = self.leaders
+        if not leaders or leaders[-1].epoch != epoch:
+            leaders.append(LeaderSpan(epoch, None, offset, timestamp))
+        self.last_timestamp = timestamp
+        self.last_batch = offset
+
+    def control(self, epoch: int, payload: Any) -> None:
+        """A control record of the current batch (a LeaderChange names the leader)."""
+        if payload.type == "LEADER_CHANGE" and isinstance(payload.data, dict):
+            self.leader_change(epoch, payload.data)
+
+    def leader_change(self, epoch: int, data: dict[str, Any]) -> None:
+        """A LeaderChange control record of the current batch."""
+        span = self.leaders[-1] if self.leaders else None
+        if span is None or span.epoch != epoch:
+            return
+        span.leader = data.get("leaderId")
+        span.voters = sorted(v["voterId"] for v in data.get("voters") or ())
+
+    def before(self, type_name: str, data: Any) -> None:
+        """A metadata record is about to be applied to the image."""
+        self._before = None
+        if not isinstance(data, dict):
+            return
+        key = _BROKER_KEYS.get(type_name)
+        if key is not None:
+            node = data.get(key)
+            reg = self.image.brokers.get(node)
+            self._before = ("broker", node, reg, dict(reg) if reg else None,
+                            self.image.metadata_version)
+            return
+        key = _CONTROLLER_KEYS.get(type_name)
+        if key is not None:
+            node = data.get(key)
+            reg = self.image.controllers.get(node)
+            self._before = ("controller", node, reg, None, None)
+            return
+        if type_name == "PARTITION_CHANGE_RECORD":
+            part = self._partition(data)
+            if part is not None:
+                self._before = ("partition", part, list(part["isr"]), part["leader"], None)
+
+    def after(self, type_name: str, data: Any, offset: int, timestamp: int) -> None:
+        """The record of the last :meth:`before` was applied, at ``offset``."""
+        seen, self._before = self._before, None
+        self.last_offset = offset
+        if seen is None:
+            return
+        role = seen[0]
+        if role == "partition":
+            self._partition_changed(seen, data)
+        elif role == "broker":
+            self._broker_changed(seen, type_name, data, offset, timestamp)
+        else:
+            self._controller_changed(seen, type_name, offset, timestamp)
+
+    def finish(self, offset: int | None, timestamp: int | None) -> None:
+        """The log ends: close the leader spans and judge who is still fenced."""
+        if timestamp is None:
+            timestamp = self.last_timestamp
+        if offset is not None:
+            self.last_offset = offset
+        for i, span in enumerate(self.leaders):
+            end = self.leaders[i + 1].timestamp if i + 1 < len(self.leaders) else timestamp
+            span.duration_ms = max(0, (end or span.timestamp) - span.timestamp)
+        if timestamp is not None:
+            for node, since in sorted(self._fenced_since.items()):
+                if since is not None and timestamp - since > self.fenced_longer_than_ms:
+                    self.findings.append(Finding(
+                        "V132", f"broker {node} is still fenced at the end of the log, "
+                        f"{duration(timestamp - since)} after it was fenced",
+                        offset=self._fenced_at.get(node),
+                        details={"broker": node, "fenced_ms": timestamp - since,
+                                 "ongoing": True}))
+        self.findings += _storms(self.events, self.leaders)
+        self.findings.sort(key=lambda f: (f.offset is None, f.offset or 0))
+
+    # ------------------------------------------------------------------ judging
+
+    def _partition(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        topic = self.image.topics.get(data.get("topicId"))
+        if topic is None:
+            return None
+        return topic["partitions"].get(data.get("partitionId"))
+
+    def _partition_changed(self, seen: tuple, data: dict[str, Any]) -> None:
+        _, _, isr_before, leader_before, _ = seen
+        part = self._partition(data)
+        if part is None:
+            return
+        isr_after, leader_after = part["isr"], part["leader"]
+        for node in isr_before:
+            if node not in isr_after:
+                self._effect(node, 0)
+        if leader_before != leader_after:
+            if leader_before >= 0:
+                self._effect(leader_before, 1)
+            if leader_after >= 0:
+                self._effect(leader_after, 2)
+
+    def _effect(self, node: int, which: int) -> None:
+        change = self._changes.get(node)
+        if change is not None:
+            if which == 0:
+                change.left_isr += 1
+            elif which == 1:
+                change.lost_leadership += 1
+            else:
+                change.gained_leadership += 1
+            return
+        self._pending.setdefault(node, [0, 0, 0])[which] += 1
+
+    def _broker_changed(self, seen: tuple, type_name: str, data: dict[str, Any],
+                        offset: int, timestamp: int) -> None:
+        _, node, reg_before, was, level = seen
+        reg = self.image.brokers.get(node)
+        if type_name == "REGISTER_BROKER_RECORD":
+            if reg is None or reg is reg_before:
+                return  # the image refused it
+            event = self._registration(node, was, reg, level, offset)
+        elif reg is reg_before and (reg is None or reg == was):
+            return  # refused, or a change that changes nothing (Kafka ignores it too)
+        elif reg is None:
+            event = "unregistered"
+        else:
+            state = broker_state(reg)
+            if state == broker_state(was):
+                event = "log_dirs"
+            elif state in _DOWN:
+                event = "fenced"
+            else:
+                event = {UNFENCED: "unfenced", CONTROLLED_SHUTDOWN: "controlled_shutdown"}[state]
+        before, after = broker_state(was), broker_state(reg)
+        since = self._since.get(node)
+        e = NodeEvent("broker", node, event, offset, timestamp, type_name, before, after,
+                      None if since is None or before == UNREGISTERED else timestamp - since,
+                      reg["epoch"] if reg else (was or {}).get("epoch"),
+                      (reg or was or {}).get("incarnationId"))
+        if event in ("registered", "re_registered", "amended"):
+            e.registration = {"listeners": reg["endPoints"], "rack": reg["rack"],
+                              "features": reg["features"], "log_dirs": reg["logDirs"]}
+        if event == "re_registered":
+            shut = None if level is None or level < CONTROLLED_SHUTDOWN_LEVEL \
+                else bool(was and was["inControlledShutdown"])
+            e.controlled_shutdown_first = shut
+            if shut is False:
+                self.findings.append(Finding(
+                    "V131", f"broker {node} registered a new incarnation without a controlled "
+                    f"shutdown of the one before (it was {before}): it crashed (kill -9, "
+                    "out of memory, host lost) or lost its session", offset=offset,
+                    details={"broker": node, "state_before": before}))
+        if before != after:
+            self._since[node] = timestamp
+        self._fenced_spans(e, node, before, after, offset, timestamp)
+        pending = self._pending.pop(node, None)
+        if pending is not None:
+            e.left_isr += pending[0]
+            e.lost_leadership += pending[1]
+            e.gained_leadership += pending[2]
+        self._changes[node] = e
+        self.events.append(e)
+
+    def _registration(self, node: int, was: dict[str, Any] | None, reg: dict[str, Any],
+                      level: int | None, offset: int) -> str:
+        if was is None:
+            return "registered"
+        if was["incarnationId"] != reg["incarnationId"]:
+            return "re_registered"
+        if was["epoch"] != reg["epoch"]:
+            self.findings.append(Finding(
+                "V130", f"broker {node} registered again as the same incarnation "
+                f"{reg['incarnationId']} with a new broker epoch ({was['epoch']} -> "
+                f"{reg['epoch']}): a controller before Kafka 3.9 gives an amended "
+                "registration a new epoch (and fences it), 3.9 on keeps both "
+                "(KAFKA-16952), so a newer controller did not write this", offset=offset,
+                details={"broker": node, "epoch_before": was["epoch"], "epoch": reg["epoch"]}))
+        return "amended"
+
+    def _fenced_spans(self, e: NodeEvent, node: int, before: str, after: str, offset: int,
+                      timestamp: int) -> None:
+        """Fenced time runs from the fence (or a fenced registration) to the unfence,
+        across new incarnations in between."""
+        if after in _DOWN and before not in _DOWN:
+            self._fenced_since[node] = timestamp
+            self._fenced_at[node] = offset
+        elif after == UNFENCED and node in self._fenced_since:
+            since = self._fenced_since.pop(node)
+            at = self._fenced_at.pop(node, None)
+            if since is not None:
+                e.fenced_ms = timestamp - since
+                if e.fenced_ms > self.fenced_longer_than_ms:
+                    self.findings.append(Finding(
+                        "V132", f"broker {node} was fenced for {duration(e.fenced_ms)} "
+                        f"(from offset {at} to {offset})", offset=offset,
+                        details={"broker": node, "fenced_ms": e.fenced_ms, "from_offset": at}))
+        elif after == UNREGISTERED:
+            self._fenced_since.pop(node, None)
+            self._fenced_at.pop(node, None)
+
+    def _controller_changed(self, seen: tuple, type_name: str, offset: int,
+                            timestamp: int) -> None:
+        _, node, reg_before, _, _ = seen
+        reg = self.image.controllers.get(node)
+        if reg is reg_before:
+            return  # refused
+        if reg is None:
+            event = "unregistered"
+        elif reg_before is None:
+            event = "registered"
+        elif reg_before["incarnationId"] != reg["incarnationId"]:
+            event = "re_registered"
+        else:
+            event = "amended"
+        before = UNREGISTERED if reg_before is None else "registered"
+        after = UNREGISTERED if reg is None else "registered"
+        e = NodeEvent("controller", node, event, offset, timestamp, type_name, before, after,
+                      None, None, (reg or reg_before or {}).get("incarnationId"))
+        if reg is not None:
+            e.registration = {"listeners": reg["endPoints"], "features": reg["features"]}
+        self.events.append(e)
+
+    # ------------------------------------------------------------------ summary
+
+    def summaries(self, events: list[NodeEvent] | None = None) -> list[NodeSummary]:
+        """Per node, what ``events`` (default: all) tell, and its state in the image."""
+        out: dict[tuple[str, int], NodeSummary] = {}
+        for node, reg in self.image.brokers.items():
+            out["broker", node] = NodeSummary("broker", node, broker_state(reg), reg["epoch"],
+                                              reg["incarnationId"])
+        for node, reg in self.image.controllers.items():
+            out["controller", node] = NodeSummary("controller", node, "registered", None,
+                                                  reg["incarnationId"])
+        crashed = {f.offset for f in self.findings if f.code == "V131"}
+        for e in self.events if events is None else events:
+            s = out.get((e.role, e.node))
+            if s is None:
+                s = out[e.role, e.node] = NodeSummary(e.role, e.node, UNREGISTERED, None,
+                                                      None)
+            if e.event in ("registered", "re_registered"):
+                s.registrations += 1
+                s.incarnations += 1
+            elif e.event == "amended":
+                s.registrations += 1
+            elif e.event == "fenced":
+                s.fences += 1
+            elif e.event == "controlled_shutdown":
+                s.controlled_shutdowns += 1
+            if e.event == "re_registered" and e.offset in crashed:
+                s.crashes += 1
+            if e.fenced_ms is not None:
+                s.fenced_ms += e.fenced_ms
+                s.longest_fenced_ms = max(s.longest_fenced_ms, e.fenced_ms)
+            s.last_offset, s.last_timestamp = e.offset, e.timestamp
+        return sorted(out.values(), key=lambda s: (s.role != "broker", s.node))
+
+
+def _storms(events: list[NodeEvent], leaders: list[LeaderSpan]) -> list[Finding]:
+    """V133 for every group of uncontrolled fences of two or more brokers within
+    :data:`STORM_WINDOW_MS` of the group's first."""
+    fences = [e for e in events if e.event == "fenced" and e.state_before == UNFENCED]
+    out: list[Finding] = []
+    i = 0
+    while i < len(fences):
+        first = fences[i]
+        j = i
+        while j + 1 < len(fences) and fences[j + 1].timestamp - first.timestamp \
+                <= STORM_WINDOW_MS:
+            j += 1
+        group = fences[i:j + 1]
+        nodes = sorted({e.node for e in group})
+        if len(nodes) >= 2:
+            last = group[-1]
+            spread = last.timestamp - first.timestamp
+            message = (f"brokers {', '.join(map(str, nodes))} were fenced within "
+                       f"{duration(spread)} of each other (offsets {first.offset}-"
+                       f"{last.offset}), none in controlled shutdown: a controller or "
+                       "network event, not one broker")
+            nearby = [s for s in leaders if s.leader is not None and abs(
+                s.timestamp - first.timestamp) <= 6 * STORM_WINDOW_MS]
+            if nearby:
+                s = nearby[0]
+                message += (f"; the quorum leader changed near it (epoch {s.epoch}, "
+                            f"controller {s.leader}, offset {s.offset})")
+            out.append(Finding("V133", message, offset=first.offset,
+                               details={"brokers": nodes, "first_offset": first.offset,
+                                        "last_offset": last.offset, "spread_ms": spread}))
+        i = j + 1
+    return out
+
+
+def duration(ms: int) -> str:
+    """A duration as people say it: 850 ms, 12 s, 7 min 4 s, 3 h 20 min, 2 d 5 h."""
+    if ms < 1000:
+        return f"{ms} ms"
+    s = ms // 1000
+    if s < 60:
+        return f"{s} s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m} min {s} s" if s else f"{m} min"
+    h, m = divmod(m, 60)
+    if h < 24:
+        return f"{h} h {m} min" if m else f"{h} h"
+    d, h = divmod(h, 24)
+    return f"{d} d {h} h" if h else f"{d} d"

@@ -1,0 +1,276 @@
+"""``kmeta brokers``: the life of every broker and controller, from the metadata log.
+
+The log is replayed (from its start, or from the latest snapshot at or below ``--from``)
+with :func:`kmeta.ops.replay.replay_log`, and :class:`kmeta.core.lifecycle.Lifecycles`
+tells every registration change it applies: registrations and new incarnations, fences
+and unfences, controlled shutdowns, unregistrations, each with the ISRs and leaderships
+its batch moved, and the quorum's leader per epoch.  A lone snapshot, or a partition
+whose log is gone, has no history: the state it holds is all there is, and the result
+says so.
+
+Nothing here prints or exits: bad data becomes Findings, bad options a UsageError.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kmeta.core.image import MetadataImage
+from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
+from kmeta.errors import UsageError
+from kmeta.findings import Finding, Severity
+from kmeta.ops.image import metadata_source
+from kmeta.ops.replay import Replay, replay_log, snapshot_image
+from kmeta.storage.discover import LogFile, PartitionDir, discover
+
+__all__ = ["DEFAULT_FENCED_LONGER_THAN_MS", "Bound", "BrokersResult", "brokers",
+           "parse_bound", "parse_duration"]
+
+#: A broker fenced for longer than this is worth a finding (V132): five minutes, well
+#: past a restart's few seconds and a session timeout's nine.
+DEFAULT_FENCED_LONGER_THAN_MS = 5 * 60 * 1000
+_LIFECYCLE_CODES = ("V130", "V131", "V132", "V133")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """An end of ``--since``/``--until``: an offset, or a time in ms since the epoch."""
+
+    offset: int | None = None
+    time_ms: int | None = None
+
+    def __str__(self) -> str:
+        if self.offset is not None:
+            return f"offset {self.offset}"
+        assert self.time_ms is not None
+        return datetime.fromtimestamp(self.time_ms / 1000, UTC).strftime(
+            "%Y-%m-%d %H:%M:%S UTC")
+
+
+def parse_bound(text: str, option: str) -> Bound:
+    """``1234`` (an offset) or an ISO 8601 time (``2024-05-01T12:00:00Z``, ``2024-05-01
+    12:00``; UTC unless it says otherwise)."""
+    t = text.strip()
+    if t.isdigit():
+        return Bound(offset=int(t))
+    try:
+        when = datetime.fromisoformat(t)
+    except ValueError:
+        raise UsageError(f"{option} {text!r}: give an offset (1234) or a time "
+                         "(2024-05-01T12:00:00Z)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return Bound(time_ms=int(when.timestamp() * 1000))
+
+
+_UNITS_MS = {"ms": 1, "s": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000,
+             "d": 86_400_000}
+
+
+def parse_duration(text: str, option: str) -> int:
+    """``90s``, ``5min`` (or ``5m``), ``2h``, ``1d``, ``1500ms``, in milliseconds."""
+    t = text.strip().lower()
+    for unit in sorted(_UNITS_MS, key=len, reverse=True):
+        number = t[:-len(unit)].strip()
+        if t.endswith(unit) and number.replace(".", "", 1).isdigit():
+            return int(float(number) * _UNITS_MS[unit])
+    raise UsageError(f"{option} {text!r}: give a duration such as 90s, 5min, 2h or 1d")
+
+
+@dataclass
+class BrokersResult:
+    """Every registration change told, and where the telling started and ended."""
+
+    events: list[NodeEvent]
+    leaders: list[LeaderSpan]
+    summary: list[NodeSummary]
+    findings: list[Finding]
+    #: the snapshot the replay started from, or None when it started empty at offset 0
+    snapshot: Path | None
+    start_offset: int
+    #: the offset after the last record read, or None when no log was read
+    end_offset: int | None
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    #: a snapshot without a log: the state at one offset, no history
+    snapshot_only: bool = False
+    records: int = 0
+    #: what --broker, --since and --until kept (None: everything)
+    broker: int | None = None
+    since: Bound | None = None
+    until: Bound | None = None
+    not_on_disk: list[str] = field(default_factory=lambda: list(NOT_ON_DISK))
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
+
+
+#: What the metadata log cannot say, however complete: said with every answer.
+NOT_ON_DISK = (
+    "heartbeats and session expiries are not written: a fence after a session timeout "
+    "and a requested fence are the same records",
+    "a broker's liveness between two changes is not written",
+)
+
+
+class _Watch:
+    """The lifecycles, plus the offsets where --since and --until times fall."""
+
+    def __init__(self, lives: Lifecycles, since: Bound | None, until: Bound | None) -> None:
+        self.lives = lives
+        self.control = lives.control
+        self.before = lives.before
+        self.after = lives.after
+        self.since_ms = since.time_ms if since else None
+        self.until_ms = until.time_ms if until else None
+        #: the first offset at or after --since, and the first after --until
+        self.since_offset: int | None = None
+        self.after_until: int | None = None
+        self.first_timestamp: int | None = None
+        if self.since_ms is None and self.until_ms is None:
+            self.batch = self._batch_only  # the common case: no bookkeeping per batch
+
+    def _batch_only(self, offset: int, epoch: int, timestamp: int) -> None:
+        if self.first_timestamp is None:
+            self.first_timestamp = timestamp
+        self.batch = self.lives.batch
+        self.lives.batch(offset, epoch, timestamp)
+
+    def batch(self, offset: int, epoch: int, timestamp: int) -> None:
+        if self.first_timestamp is None:
+            self.first_timestamp = timestamp
+        if self.since_ms is not None and self.since_offset is None \
+                and timestamp >= self.since_ms:
+            self.since_offset = offset
+        if self.until_ms is not None and self.after_until is None \
+                and timestamp > self.until_ms:
+            self.after_until = offset
+        self.lives.batch(offset, epoch, timestamp)
+
+
+def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
+            since: Bound | None = None, until: Bound | None = None,
+            from_offset: int | None = None,
+            fenced_longer_than_ms: int = DEFAULT_FENCED_LONGER_THAN_MS) -> BrokersResult:
+    """The lifecycle of every broker and controller in the metadata log under ``path``."""
+    if fenced_longer_than_ms < 0:
+        raise UsageError("--fenced-longer-than: a duration is 0 or more")
+    if from_offset is not None and from_offset < 0:
+        raise UsageError(f"--from {from_offset}: an offset is 0 or more")
+    source = metadata_source(discover([path]))
+    if isinstance(source, LogFile):
+        if from_offset is not None:
+            raise UsageError("--from needs a data dir or a __cluster_metadata-0 directory, "
+                             "not a snapshot file")
+        image, found = snapshot_image(source)
+        return _snapshot_only(source, image, found, broker, fenced_longer_than_ms)
+    part = source
+    findings: list[Finding] = []
+    if not part.segments:
+        snap, image, found = _first_usable(_newest_first(part.snapshots))
+        if snap is None:
+            raise UsageError("no log segment and no usable snapshot to tell the brokers from",
+                             context=str(part.path))
+        return _snapshot_only(snap, image, found, broker, fenced_longer_than_ms)
+    image, start, snapshot = _start(part, from_offset, findings)
+    lives = Lifecycles(image, fenced_longer_than_ms=fenced_longer_than_ms)
+    watch = _Watch(lives, since, until)
+    replay = Replay(image, start)
+    records = replay_log(part, replay, sys.maxsize, findings, watch)
+    ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
+    end = max(ends) if ends else None
+    lives.finish(None, lives.last_timestamp)
+    # the anomalies are the partition's: a reader must know where they were found
+    told = [replace(f, file=str(part.path)) for f in lives.findings]
+    result = BrokersResult(lives.events, lives.leaders, [], findings + told,
+                           snapshot, start, None if end is None else end + 1,
+                           watch.first_timestamp, lives.last_timestamp, records=records,
+                           broker=broker, since=since, until=until)
+    lo = since.offset if since and since.offset is not None else watch.since_offset
+    hi = until.offset if until and until.offset is not None else (
+        None if watch.after_until is None else watch.after_until - 1)
+    if since is not None and lo is None:
+        lo = sys.maxsize  # a time after the last batch: nothing is inside
+    _keep(result, lives, broker, lo, hi)
+    return result
+
+
+def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding]
+           ) -> tuple[MetadataImage, int, Path | None]:
+    """The image the replay starts from: empty at offset 0 when the log starts there
+    (and ``--from`` is not past it), else the snapshot that starts the story latest at or
+    below ``--from`` (default: the earliest the log can go on from)."""
+    log_start = part.segments[0].kind.base_offset or 0
+    if from_offset is not None and from_offset < log_start and log_start > 0:
+        raise UsageError(f"--from {from_offset}: the log starts at offset {log_start}",
+                         context=str(part.path))
+    ends = sorted((s.kind.base_offset or 0, s) for s in part.snapshots
+                  if (s.kind.base_offset or 0) >= log_start
+                  and (from_offset is None or (s.kind.base_offset or 0) <= from_offset))
+    if log_start == 0 and (from_offset is None or not ends):
+        return MetadataImage.empty(), 0, None
+    # --from: the latest below it; the whole log: the earliest the log goes on from
+    order = [s for _, s in ends][::-1] if from_offset is not None else [s for _, s in ends]
+    snap, image, found = _first_usable(order)
+    findings += found
+    if snap is None:
+        raise UsageError(f"the log starts at offset {log_start} and no usable snapshot "
+                         "covers the offsets below it", context=str(part.path),
+                         hint="kmeta verify says why")
+    return image, snap.kind.base_offset or 0, snap.path
+
+
+def _first_usable(snapshots: list[LogFile]
+                  ) -> tuple[LogFile | None, MetadataImage, list[Finding]]:
+    """The first of ``snapshots`` that reads without an error, its image, and what
+    reading it and the ones passed over found."""
+    passed: list[Finding] = []
+    for snap in snapshots:
+        image, found = snapshot_image(snap)
+        passed += found
+        if not any(f.severity is Severity.ERROR for f in found):
+            return snap, image, passed
+    return None, MetadataImage.empty(), passed
+
+
+def _newest_first(snapshots: list[LogFile]) -> list[LogFile]:
+    return sorted(snapshots, key=lambda s: (s.kind.base_offset or 0, s.kind.epoch or 0),
+                  reverse=True)
+
+
+def _snapshot_only(snap: LogFile, image: MetadataImage, findings: list[Finding],
+                   broker: int | None, fenced_longer_than_ms: int) -> BrokersResult:
+    lives = Lifecycles(image, fenced_longer_than_ms=fenced_longer_than_ms)
+    end = snap.kind.base_offset or 0
+    result = BrokersResult([], [], [], findings, snap.path, end, None,
+                           snapshot_only=True, broker=broker)
+    _keep(result, lives, broker, None, None)
+    return result
+
+
+def _keep(result: BrokersResult, lives: Lifecycles, broker: int | None, lo: int | None,
+          hi: int | None) -> None:
+    """Narrow the result to --broker and the offsets [lo, hi]; the summary tells what is
+    kept."""
+    def inside(offset: int | None) -> bool:
+        return offset is None or ((lo is None or offset >= lo) and (hi is None or offset <= hi))
+
+    events = [e for e in result.events if inside(e.offset)
+              and (broker is None or e.node == broker)]
+    spans = result.leaders
+    result.leaders = [s for i, s in enumerate(spans)
+                      if (hi is None or s.offset <= hi)
+                      and (lo is None or i + 1 >= len(spans) or spans[i + 1].offset > lo)
+                      and (broker is None or s.leader == broker)]
+    result.findings = [f for f in result.findings if inside(f.offset)
+                       and (broker is None or f.code not in _LIFECYCLE_CODES
+                            or f.details.get("broker") == broker
+                            or broker in f.details.get("brokers", ()))]
+    result.events = events
+    result.summary = [s for s in lives.summaries(events)
+                      if broker is None or s.node == broker]

@@ -1,0 +1,225 @@
+"""``kmeta brokers`` for people (a timeline, the quorum's leaders, a table per node) and
+for scripts (JSON Lines: an object per event and per leader, then a summary)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from kmeta.core.lifecycle import LeaderSpan, NodeEvent, NodeSummary, duration
+from kmeta.findings import Finding
+from kmeta.ops.brokers import BrokersResult
+from kmeta.render.jsonl import dumps
+from kmeta.render.text import finding_line
+
+#: The findings that are part of the story (on stdout), not problems of the log.
+LIFECYCLE_CODES = ("V130", "V131", "V132", "V133")
+
+
+def story_findings(result: BrokersResult) -> tuple[list[Finding], list[Finding]]:
+    """The findings the report tells (lifecycle anomalies) and the rest (the log's)."""
+    told = [f for f in result.findings if f.code in LIFECYCLE_CODES]
+    rest = [f for f in result.findings if f.code not in LIFECYCLE_CODES]
+    return told, rest
+
+
+def _time(ms: int | None) -> str:
+    if ms is None:
+        return "?"
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _moves(e: NodeEvent) -> str:
+    parts = []
+    if e.left_isr:
+        parts.append(f"left {_count(e.left_isr, 'ISR')}")
+    if e.lost_leadership:
+        parts.append(f"lost {_count(e.lost_leadership, 'leadership')}")
+    if e.gained_leadership:
+        parts.append(f"won {_count(e.gained_leadership, 'leadership')}")
+    return ", ".join(parts)
+
+
+def _after(e: NodeEvent) -> str:
+    if e.in_state_ms is None:
+        return ""
+    return f" after {duration(e.in_state_ms)} {e.state_before.replace('_', ' ')}"
+
+
+def _registration(e: NodeEvent) -> str:
+    reg = e.registration or {}
+    listeners = ", ".join(f"{p.get('name')}://{p.get('host')}:{p.get('port')}"
+                          for p in reg.get("listeners") or ())
+    parts = [f"epoch {e.broker_epoch}"] if e.broker_epoch is not None else []
+    parts.append(f"incarnation {e.incarnation_id}")
+    if e.role == "broker":
+        parts.append(e.state.replace("_", " "))
+        if reg.get("rack"):
+            parts.append(f"rack {reg['rack']}")
+        if reg.get("log_dirs"):
+            parts.append(_count(len(reg["log_dirs"]), "log dir"))
+    if listeners:
+        parts.append(listeners)
+    return "; ".join(parts)
+
+
+def event_text(e: NodeEvent) -> str:
+    """What happened to the node, in words."""
+    moves = _moves(e)
+    tail = f"; {moves}" if moves else ""
+    if e.event == "registered":
+        return f"registered ({_registration(e)}){tail}"
+    if e.event == "re_registered":
+        first = {True: "after a controlled shutdown", False: "no controlled shutdown first",
+                 None: "controlled shutdown not on disk at this metadata.version"
+                 }[e.controlled_shutdown_first]
+        return (f"new incarnation{_after(e)}: {first} ({_registration(e)}){tail}"
+                if e.role == "broker" else f"new incarnation ({_registration(e)})")
+    if e.event == "amended":
+        return f"registration amended, same incarnation ({_registration(e)}){tail}"
+    if e.event == "unfenced":
+        fenced = f" after {duration(e.fenced_ms)} fenced" if e.fenced_ms is not None else ""
+        return f"unfenced{fenced}{tail}"
+    if e.event == "log_dirs":
+        return f"log dirs changed ({e.record}){tail}"
+    return f"{e.event.replace('_', ' ')}{_after(e)}{tail}"
+
+
+def _node(role: str, node: int) -> str:
+    return f"{role} {node}"
+
+
+def brokers_lines(result: BrokersResult, colour: bool = False) -> Iterator[str]:
+    """The report: what was read, the timeline, the quorum's leaders, one row per node,
+    the anomalies, and what the disk cannot say."""
+    yield _header(result)
+    if result.snapshot_only:
+        yield ("no log: the snapshot holds each node's state at its offset, not how it "
+               "got there")
+    elif result.events:
+        yield ""
+        yield "timeline (UTC):"
+        for e in result.events:
+            yield f"  {_time(e.timestamp)}  @{e.offset}  {_node(e.role, e.node)}: {event_text(e)}"
+    else:
+        yield ""
+        yield "no registration changed" + _window(result)
+    if result.leaders:
+        yield ""
+        yield "quorum leaders:"
+        for i, s in enumerate(result.leaders):
+            yield "  " + _leader_text(s, i + 1 == len(result.leaders))
+    yield ""
+    yield from _table(result.summary)
+    told, _ = story_findings(result)
+    if told:
+        yield ""
+        yield "anomalies:"
+        for f in told:
+            yield "  " + finding_line(f, colour)
+    yield ""
+    yield "not on disk: " + "; ".join(result.not_on_disk)
+
+
+def _header(result: BrokersResult) -> str:
+    start = (f"snapshot {result.snapshot.name}" if result.snapshot is not None
+             else "offset 0")
+    if result.snapshot_only:
+        return f"state at offset {result.start_offset} from {start}"
+    end = "-" if result.end_offset is None else result.end_offset - 1
+    when = ""
+    if result.first_timestamp is not None:
+        when = f", {_time(result.first_timestamp)} to {_time(result.last_timestamp)} UTC"
+    return (f"replayed from {start}: offsets {result.start_offset}-{end} "
+            f"({result.records:,} records){when}{_window(result)}")
+
+
+def _window(result: BrokersResult) -> str:
+    parts = []
+    if result.broker is not None:
+        parts.append(f"node {result.broker}")
+    if result.since is not None:
+        parts.append(f"since {result.since}")
+    if result.until is not None:
+        parts.append(f"until {result.until}")
+    return f" (shown: {', '.join(parts)})" if parts else ""
+
+
+def _leader_text(s: LeaderSpan, last: bool) -> str:
+    who = "leader unknown (no LeaderChange read)" if s.leader is None \
+        else f"controller {s.leader}"
+    voters = f", voters {', '.join(map(str, s.voters))}" if s.voters else ""
+    held = f"to the end of the log ({duration(s.duration_ms)})" if last \
+        else f"for {duration(s.duration_ms)}"
+    return (f"epoch {s.epoch}: {who} from offset {s.offset} at {_time(s.timestamp)}, "
+            f"{held}{voters}")
+
+
+def _table(summary: list[NodeSummary]) -> Iterator[str]:
+    if not summary:
+        yield "no broker or controller is registered"
+        return
+    yield (f"{'NODE':<16}{'STATE':<20}{'EPOCH':>8}{'REG':>5}{'FENCES':>7}{'CRASHES':>8}"
+           "  FENCED FOR")
+    for s in summary:
+        fenced = duration(s.fenced_ms) if s.fenced_ms else "-"
+        epoch = "-" if s.broker_epoch is None else str(s.broker_epoch)
+        yield (f"{_node(s.role, s.node):<16}{s.state.replace('_', ' '):<20}{epoch:>8}"
+               f"{s.registrations:>5}{s.fences:>7}{s.crashes:>8}  {fenced:<12}").rstrip()
+
+
+# ---------------------------------------------------------------------- JSON
+
+def event_json(e: NodeEvent) -> dict[str, Any]:
+    return {"kind": "node_event", "role": e.role, "node": e.node, "event": e.event,
+            "offset": e.offset, "timestamp": e.timestamp, "record": e.record,
+            "state_before": e.state_before, "state": e.state,
+            "in_state_ms": e.in_state_ms, "broker_epoch": e.broker_epoch,
+            "incarnation_id": e.incarnation_id, "left_isr": e.left_isr,
+            "lost_leadership": e.lost_leadership, "gained_leadership": e.gained_leadership,
+            "fenced_ms": e.fenced_ms, "controlled_shutdown_first": e.controlled_shutdown_first,
+            "registration": e.registration}
+
+
+def leader_json(s: LeaderSpan) -> dict[str, Any]:
+    return {"kind": "quorum_leader", "epoch": s.epoch, "leader": s.leader,
+            "offset": s.offset, "timestamp": s.timestamp, "voters": s.voters,
+            "duration_ms": s.duration_ms}
+
+
+def node_json(s: NodeSummary) -> dict[str, Any]:
+    return {"role": s.role, "node": s.node, "state": s.state, "broker_epoch": s.broker_epoch,
+            "incarnation_id": s.incarnation_id, "registrations": s.registrations,
+            "incarnations": s.incarnations, "fences": s.fences,
+            "controlled_shutdowns": s.controlled_shutdowns, "crashes": s.crashes,
+            "fenced_ms": s.fenced_ms, "longest_fenced_ms": s.longest_fenced_ms,
+            "last_offset": s.last_offset, "last_timestamp": s.last_timestamp}
+
+
+def brokers_json(result: BrokersResult) -> Iterator[str]:
+    """An object per event and per quorum leader, a finding object per anomaly, then
+    the summary."""
+    for e in result.events:
+        yield dumps(event_json(e))
+    for s in result.leaders:
+        yield dumps(leader_json(s))
+    told, _ = story_findings(result)
+    for f in told:
+        yield dumps(f.to_json())
+    yield dumps({
+        "kind": "brokers_summary",
+        "snapshot": None if result.snapshot is None else str(result.snapshot),
+        "snapshot_only": result.snapshot_only, "start_offset": result.start_offset,
+        "end_offset": result.end_offset, "first_timestamp": result.first_timestamp,
+        "last_timestamp": result.last_timestamp, "records": result.records,
+        "nodes": [node_json(s) for s in result.summary],
+        "not_on_disk": result.not_on_disk,
+    })
