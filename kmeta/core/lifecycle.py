@@ -159,8 +159,8 @@ class Lifecycles:
     # ------------------------------------------------------------------ input
 
     def batch(self, offset: int, epoch: int, timestamp: int) -> None:
-        """A batch of the log starts (control batches too).  Once per batch of a long
-        log: it does as little as it can."""
+        """A batch of the log starts (control batches too; of a run of NoOp heartbeats,
+        the first is enough)."""
         if self._pending:
             self._pending = {}
         if self._changes:
@@ -170,6 +170,11 @@ class Lifecycles:
             leaders.append(LeaderSpan(epoch, None, offset, timestamp))
         self.last_timestamp = timestamp
         self.last_batch = offset
+
+    def end(self, offset: int, timestamp: int) -> None:
+        """The last offset read, and its batch's time."""
+        self.last_batch = offset
+        self.last_timestamp = timestamp
 
     def control(self, epoch: int, payload: Any) -> None:
         """A control record of the current batch (a LeaderChange names the leader)."""

@@ -126,20 +126,13 @@ class _Watch:
         self.control = lives.control
         self.before = lives.before
         self.after = lives.after
+        self.end = lives.end
         self.since_ms = since.time_ms if since else None
         self.until_ms = until.time_ms if until else None
         #: the first offset at or after --since, and the first after --until
         self.since_offset: int | None = None
         self.after_until: int | None = None
         self.first_timestamp: int | None = None
-        if self.since_ms is None and self.until_ms is None:
-            self.batch = self._batch_only  # the common case: no bookkeeping per batch
-
-    def _batch_only(self, offset: int, epoch: int, timestamp: int) -> None:
-        if self.first_timestamp is None:
-            self.first_timestamp = timestamp
-        self.batch = self.lives.batch
-        self.lives.batch(offset, epoch, timestamp)
 
     def batch(self, offset: int, epoch: int, timestamp: int) -> None:
         if self.first_timestamp is None:

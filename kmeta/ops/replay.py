@@ -182,10 +182,13 @@ def plan_replay(part: PartitionDir, first_offset: int | None,
 
 
 class ReplayWatch(Protocol):
-    """What a caller of :func:`replay_log` hears besides the image: every batch, every
-    control record, and each metadata record around its application to the image."""
+    """What a caller of :func:`replay_log` hears besides the image: the batches (all but
+    the NoOp heartbeats that repeat the one before in its epoch), every control record,
+    each metadata record around its application to the image, and where the log ends."""
 
     def batch(self, offset: int, epoch: int, timestamp: int) -> None: ...
+
+    def end(self, offset: int, timestamp: int) -> None: ...
 
     def control(self, epoch: int, payload: Any) -> None: ...
 
@@ -203,8 +206,9 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
     start = replay.start_offset
     records = 0
     # The memo entry of a lone NoOp read before: a batch holding the same entry holds
-    # the same bytes, so the NoOp heartbeats that fill a log are decoded once.
-    noop = None
+    # the same bytes, so the NoOp heartbeats that fill a log are decoded once, and a
+    # watch hears of the first of a run only (and of a new epoch).
+    noop = noop_epoch = last = None
     for seg in segments_from(part.segments, start):
         if (seg.kind.base_offset or 0) >= stop:
             break
@@ -213,18 +217,24 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
             lone = batch[LONE] if type(batch) is Batch else None
             if lone is not None and lone is noop:
                 if batch[BASE_OFFSET] >= stop:
-                    return records
+                    break
                 if batch[BASE_OFFSET] >= start and batch[CRC_VALID]:
                     records += 1
-                    if watch is not None:
-                        watch.batch(batch[BASE_OFFSET], batch[LEADER_EPOCH],
-                                    batch[MAX_TIMESTAMP])
+                    last = batch
+                    if batch[LEADER_EPOCH] != noop_epoch and watch is not None:
+                        noop_epoch = batch[LEADER_EPOCH]
+                        watch.batch(batch[BASE_OFFSET], noop_epoch, batch[MAX_TIMESTAMP])
                 continue
+            if batch.base_offset >= stop:
+                break
             items, problems = batch_records(batch)
             findings += problems
             valid = batch.crc_valid and batch.last_offset >= start
-            if valid and watch is not None and batch.base_offset < stop:
-                watch.batch(batch.base_offset, batch.leader_epoch, batch.max_timestamp)
+            if valid:
+                last = batch
+                if watch is not None:
+                    noop_epoch = batch.leader_epoch
+                    watch.batch(batch.base_offset, noop_epoch, batch.max_timestamp)
             if batch.is_control:
                 if valid and watch is not None:
                     for r in items:
@@ -236,7 +246,7 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
                 if offset < start or not valid:
                     continue
                 if offset >= stop:
-                    return records
+                    break
                 records += 1
                 payload = decode_metadata(r.value)
                 if payload.finding:
@@ -251,5 +261,12 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
                     watch.before(payload.type, payload.data)
                     findings += replay.apply(payload, offset, path, batch.position)
                     watch.after(payload.type, payload.data, offset, r.timestamp)
+            else:
+                continue
+            break  # a record at ``stop``: the rest of the log is past it
+        else:
+            continue
+        break
+    if watch is not None and last is not None:
+        watch.end(min(last.last_offset, stop - 1), last.max_timestamp)
     return records
-
