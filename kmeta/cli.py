@@ -607,7 +607,7 @@ def export(
         "else embedded local[*]).")] = None,
     table: Annotated[list[str] | None, typer.Option(
         "--table", metavar="NAME", help="Only this table (repeatable): batches, records, "
-        "findings, epochs, image.")] = None,
+        "findings, epochs, timeline, image.")] = None,
     data_topics: Annotated[bool, typer.Option(
         "--data-topics", help="The records table also holds the records of the other topics "
         "(data and internal topics such as __consumer_offsets), without their keys and "
@@ -651,7 +651,8 @@ def export(
 
 
 #: Commands that read only the metadata log and snapshots of what they are given.
-_METADATA_ONLY = frozenset({"image", "history", "diff", "snapshot", "truncate", "repair"})
+_METADATA_ONLY = frozenset({"image", "history", "brokers", "diff", "snapshot", "truncate",
+                            "repair"})
 
 
 def _reading(env: Environment, label: str, streams_stdout: bool = False) -> Any:

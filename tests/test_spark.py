@@ -104,8 +104,8 @@ def test_export_writes_parquet_that_reads_back_equal(spark, tmp_path: Path,
     paths = [str(HEALTHY), str(real_data / "quorum3-boaz" / "data" / "kafka-3")]
     out = tmp_path / "out"
     result = run_export(paths, out, spark=spark)
-    assert set(result.rows) == {"batches", "records", "findings", "epochs", "image"}
-    for table in ("batches", "records", "epochs", "image"):
+    assert set(result.rows) == {"batches", "records", "findings", "epochs", "timeline", "image"}
+    for table in ("batches", "records", "epochs", "timeline", "image"):
         direct = spark.read.format("kmeta").option("table", table).load(paths)
         written = spark.read.parquet(str(out / table)).select(*direct.columns)
         assert written.count() == result.rows[table] == direct.count()
@@ -174,3 +174,18 @@ def test_export_expands_globs_for_every_table(spark, tmp_path: Path, real_data: 
     assert nodes == ["node_id=1", "node_id=2", "node_id=3"]
     dirs = [str(real_data / "quorum3-boaz" / "data" / f"kafka-{n}") for n in (1, 2, 3)]
     assert result.rows["batches"] == _dump_counts(dirs)["batch"]
+
+
+def test_timeline_table_is_the_brokers_story(spark, real_data: Path) -> None:
+    from kmeta.ops.brokers import brokers
+
+    path = real_data / "quorum3-boaz" / "data" / "kafka-3"
+    rows = (spark.read.format("kmeta").option("table", "timeline").load([str(path)])
+            .orderBy("offset").collect())
+    events = brokers(path).events
+    assert [(r.offset, r.node, r.event, r.fenced_ms) for r in rows] == \
+        [(e.offset, e.node, e.event, e.fenced_ms) for e in events]
+    assert {r.partition for r in rows} == {"__cluster_metadata-0"}
+    # a fencing storm across the fleet is one query: uncontrolled fences per minute
+    storms = [r for r in rows if r.event == "fenced" and r.state_before == "unfenced"]
+    assert [r.node for r in storms] == [2, 1, 3, 1, 2]

@@ -48,7 +48,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
-from kmeta.output_schema import BATCH, FINDING, IMAGE, RECORD, REPLICA, ObjectKind
+from kmeta.output_schema import BATCH, FINDING, IMAGE, NODE_EVENT, RECORD, REPLICA, ObjectKind
 from kmeta.storage.discover import LogFile, PartitionDir, discover, meta_properties_at
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches, read_records
@@ -132,6 +132,26 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("start_offset", "BIGINT", "first offset of the epoch"),
         Column("end_offset", "BIGINT", "last offset seen in the epoch (batches), or null"),
         Column("batches", "BIGINT", "batches in the epoch (batches), or null"),
+    ),
+    "timeline": (
+        _fact(NODE_EVENT, "role"),
+        _fact(NODE_EVENT, "node"),
+        _fact(NODE_EVENT, "event"),
+        _fact(NODE_EVENT, "offset"),
+        _fact(NODE_EVENT, "timestamp"),
+        _fact(NODE_EVENT, "record"),
+        _fact(NODE_EVENT, "state_before"),
+        _fact(NODE_EVENT, "state"),
+        _fact(NODE_EVENT, "in_state_ms"),
+        _fact(NODE_EVENT, "broker_epoch"),
+        _fact(NODE_EVENT, "incarnation_id"),
+        _fact(NODE_EVENT, "left_isr"),
+        _fact(NODE_EVENT, "lost_leadership"),
+        _fact(NODE_EVENT, "gained_leadership"),
+        _fact(NODE_EVENT, "fenced_ms"),
+        _fact(NODE_EVENT, "controlled_shutdown_first"),
+        Column("registration", "STRING", "on a registration: its listeners, rack, features and "
+               "log dirs as JSON text (keys as kmeta brokers --json), else null"),
     ),
     "image": (
         _fact(IMAGE, "digest"),
@@ -320,7 +340,7 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
             continue
         for part in found.all_partitions():
             cid, nid = ids[part.path.parent]
-            if table == "image":
+            if table in ("image", "timeline"):
                 if part.is_metadata:
                     units.append(Unit(table, str(part.path), source, cid, nid, part.name))
             else:
@@ -342,6 +362,8 @@ def unit_rows(unit: Unit) -> Iterator[tuple]:
         return _findings(unit)
     if unit.table == "epochs":
         return _epochs(unit)
+    if unit.table == "timeline":
+        return _timeline(unit)
     return _image(unit)
 
 
@@ -493,6 +515,21 @@ def _epochs(unit: Unit) -> Iterator[tuple]:
           for seg in part.segments for b in read_batches(seg.path, []) if b.magic == 2)
     for span in epoch_spans(v2):
         yield ctx + ("batches", *span)
+
+
+def _timeline(unit: Unit) -> Iterator[tuple]:
+    from kmeta.ops.brokers import brokers
+
+    try:
+        result = brokers(unit.path)
+    except KmetaError:
+        return  # the findings table says why (no log, no usable snapshot ...)
+    for e in result.events:
+        yield unit.context + (
+            e.role, e.node, e.event, e.offset, e.timestamp, e.record, e.state_before, e.state,
+            e.in_state_ms, e.broker_epoch, e.incarnation_id, e.left_isr, e.lost_leadership,
+            e.gained_leadership, e.fenced_ms, e.controlled_shutdown_first,
+            None if e.registration is None else _json(e.registration))
 
 
 def _image(unit: Unit) -> Iterator[tuple]:
