@@ -150,8 +150,9 @@ TABLES: dict[str, tuple[Column, ...]] = {
         _fact(NODE_EVENT, "gained_leadership"),
         _fact(NODE_EVENT, "fenced_ms"),
         _fact(NODE_EVENT, "controlled_shutdown_first"),
-        Column("registration", "STRING", "on a registration: its listeners, rack, features and "
-               "log dirs as JSON text (keys as kmeta brokers --json), else null"),
+        Column("registration_json", "STRING", "on a registration: its listeners, rack, "
+               "features and log dirs as JSON text (the registration of kmeta brokers "
+               "--json), else null"),
     ),
     "image": (
         _fact(IMAGE, "digest"),
