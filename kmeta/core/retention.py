@@ -11,10 +11,10 @@ Facts (``KafkaMetadataLog.maybeClean`` and what it calls, read for behaviour onl
   turn comes, whether or not the step is taken);
 * time: ``s`` goes when its header's last-contained timestamp is older than ``now`` minus
   ``metadata.max.retention.ms``;
-* a step (``deleteBeforeSnapshot(next)``) needs the log start below ``next`` and ``next``
-  at or below the latest snapshot; it raises the log start to ``next``'s end offset,
-  deletes every segment whose successor starts at or below it (never the last one), and
-  forgets (renames ``.deleted``) every snapshot ordered before ``next``;
+* a step is ``deleteBeforeSnapshot(next)``, which the replica model owns
+  (:meth:`~kmeta.core.replica_log.ReplicaLog.delete_before_snapshot`): it raises the log
+  start to ``next``'s end offset, deletes every segment wholly below it and forgets
+  (renames ``.deleted``) every snapshot ordered before ``next``, or refuses;
 * so the latest snapshot is never deleted and the limit is soft: a log may stay over it.
 
 A negative limit turns its rule off, as in Kafka.
@@ -22,12 +22,14 @@ A negative limit turns its rule off, as in Kafka.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kmeta.core.replica_log import SnapshotId
+from kmeta.core.replica_log import ReplicaLog, SnapshotId, SnapshotState
 
 __all__ = ["DEFAULT_RETENTION_BYTES", "DEFAULT_RETENTION_MS", "RetentionConfig",
-           "RetentionPlan", "RetentionStep", "SegmentSize", "SnapshotSize", "plan_retention"]
+           "RetentionPlan", "RetentionStep", "SnapshotFacts", "plan_retention"]
 
 #: metadata.max.retention.bytes and metadata.max.retention.ms by default (Kafka's
 #: KRaftConfigs / MetadataLogConfig): 100 MiB and 7 days.
@@ -36,18 +38,12 @@ DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000
 
 
 @dataclass(frozen=True)
-class SnapshotSize:
-    """A live snapshot: its id, its bytes, its header's last-contained log timestamp."""
+class SnapshotFacts:
+    """What the size and time rules read of a live snapshot: its bytes, and its header's
+    last-contained log timestamp (None when it cannot be read)."""
 
-    id: SnapshotId
     size: int
     timestamp: int | None = None
-
-
-@dataclass(frozen=True)
-class SegmentSize:
-    base_offset: int
-    size: int
 
 
 @dataclass(frozen=True)
@@ -78,22 +74,23 @@ class RetentionStep:
 
 @dataclass
 class RetentionPlan:
-    """What one cleaning does, and what is left."""
+    """What one cleaning does to a replica, and the replica it leaves."""
 
+    after: ReplicaLog
+    segment_bytes: Mapping[int, int]
+    snapshot_facts: Mapping[SnapshotId, SnapshotFacts]
     steps: list[RetentionStep] = field(default_factory=list)
-    snapshots: list[SnapshotSize] = field(default_factory=list)
-    segments: list[SegmentSize] = field(default_factory=list)
-    log_start: int = 0
     #: why each rule stopped where it did, in words
     stopped: dict[str, str] = field(default_factory=dict)
 
     @property
     def log_bytes(self) -> int:
-        return sum(s.size for s in self.segments)
+        return _log_bytes(self.after, self.segment_bytes)
 
     @property
     def total_bytes(self) -> int:
-        return self.log_bytes + sum(s.size for s in self.snapshots)
+        return self.log_bytes + sum(self.snapshot_facts[s].size for s in _live(self.after)
+                                    if s in self.snapshot_facts)
 
     @property
     def deleted_snapshots(self) -> list[SnapshotId]:
@@ -104,14 +101,14 @@ class RetentionPlan:
         return [b for step in self.steps for b in step.deleted_segments]
 
 
-def plan_retention(snapshots: list[SnapshotSize], segments: list[SegmentSize],
-                   log_start: int, config: RetentionConfig, now: int | None) -> RetentionPlan:
+def plan_retention(model: ReplicaLog, segment_bytes: Mapping[int, int],
+                   snapshot_facts: Mapping[SnapshotId, SnapshotFacts], config: RetentionConfig,
+                   now: int | None) -> RetentionPlan:
     """The cleaning Kafka would do now (``now``: ms since the epoch; None turns the time
-    rule off, as there is no clock to judge ages by) to a metadata log whose segments,
-    live snapshots and log start offset these are."""
-    plan = RetentionPlan(snapshots=sorted(snapshots, key=lambda s: s.id),
-                         segments=sorted(segments, key=lambda s: s.base_offset),
-                         log_start=log_start)
+    rule off, as there is no clock to judge ages by) to the replica ``model``, whose
+    segment files hold ``segment_bytes`` (by base offset) and whose live snapshots are
+    ``snapshot_facts``.  ``model`` is left as it is; the plan holds the replica after."""
+    plan = RetentionPlan(copy.copy(model), segment_bytes, snapshot_facts)
     if config.retention_bytes < 0:
         plan.stopped["size"] = "off (metadata.max.retention.bytes is negative)"
     else:
@@ -125,49 +122,61 @@ def plan_retention(snapshots: list[SnapshotSize], segments: list[SegmentSize],
     return plan
 
 
+def _live(model: ReplicaLog) -> list[SnapshotId]:
+    return [s for s, state in model.snapshots.items() if state is SnapshotState.LIVE]
+
+
+def _log_bytes(model: ReplicaLog, segment_bytes: Mapping[int, int]) -> int:
+    return sum(segment_bytes.get(s.base_offset, 0) for s in model.segments)
+
+
 def _clean(plan: RetentionPlan, rule: str, config: RetentionConfig, now: int | None) -> None:
-    pairs = list(zip(plan.snapshots, plan.snapshots[1:], strict=False))
+    live = _live(plan.after)
+    pairs = list(zip(live, live[1:], strict=False))
     if not pairs:
         plan.stopped[rule] = "fewer than two snapshots: the latest is never deleted"
         return
-    counted = sum(s.size for s in plan.snapshots)
+    facts = plan.snapshot_facts
+    counted = sum(facts[s].size for s in live if s in facts)
     for snap, nxt in pairs:
-        log_bytes = plan.log_bytes
+        known = facts.get(snap)
+        if known is None:
+            plan.stopped[rule] = f"snapshot {snap} cannot be read"
+            return
+        log_bytes = _log_bytes(plan.after, plan.segment_bytes)
         if rule == "size":
             if log_bytes + counted <= config.retention_bytes:
                 plan.stopped[rule] = (f"{log_bytes + counted:,} bytes of log and snapshots are "
                                       f"within {config.retention_bytes:,}")
                 return
-            facts = {"log_bytes": log_bytes, "snapshot_bytes": counted}
-            counted -= snap.size
+            measured = {"log_bytes": log_bytes, "snapshot_bytes": counted}
+            counted -= known.size
         else:
             assert now is not None
-            if snap.timestamp is None or now - snap.timestamp <= config.retention_ms:
-                plan.stopped[rule] = (f"snapshot {snap.id} is not older than "
-                                      f"{config.retention_ms:,} ms" if snap.timestamp is not None
-                                      else f"snapshot {snap.id} has no timestamp")
+            if known.timestamp is None or now - known.timestamp <= config.retention_ms:
+                plan.stopped[rule] = (f"snapshot {snap} has no timestamp" if known.timestamp
+                                      is None else f"snapshot {snap} is not older than "
+                                      f"{config.retention_ms:,} ms")
                 return
-            facts = {"age_ms": now - snap.timestamp}
-        step = _delete_before(plan, rule, snap.id, nxt.id, **facts)
+            measured = {"age_ms": now - known.timestamp}
+        step = _delete_before(plan.after, rule, snap, nxt, measured)
         if step is None:
-            plan.stopped[rule] = (f"the log start {plan.log_start} is not below snapshot "
-                                  f"{nxt.id}")
+            plan.stopped[rule] = (f"Kafka cannot move the log start offset "
+                                  f"{plan.after.log_start_offset} to snapshot {nxt}")
             return
         plan.steps.append(step)
     plan.stopped[rule] = "only the latest snapshot is left, and it is never deleted"
 
 
-def _delete_before(plan: RetentionPlan, rule: str, breached: SnapshotId, nxt: SnapshotId,
-                   **facts: int) -> RetentionStep | None:
-    latest = plan.snapshots[-1].id
-    if not (plan.log_start < nxt.offset <= latest.offset):
+def _delete_before(model: ReplicaLog, rule: str, breached: SnapshotId, nxt: SnapshotId,
+                   measured: dict[str, int]) -> RetentionStep | None:
+    before = model.log_start_offset
+    segments = [s.base_offset for s in model.segments]
+    live = _live(model)
+    if not model.delete_before_snapshot(nxt):
         return None
-    before = plan.log_start
-    plan.log_start = nxt.offset
-    segs = plan.segments
-    gone = tuple(s.base_offset for i, s in enumerate(segs[:-1])
-                 if segs[i + 1].base_offset <= plan.log_start)
-    plan.segments = [s for s in segs if s.base_offset not in gone]
-    forgotten = tuple(s.id for s in plan.snapshots if s.id < nxt)
-    plan.snapshots = [s for s in plan.snapshots if not s.id < nxt]
-    return RetentionStep(rule, breached, nxt, forgotten, gone, before, plan.log_start, **facts)
+    kept_segments = {s.base_offset for s in model.segments}
+    kept_snapshots = set(_live(model))
+    return RetentionStep(rule, breached, nxt, tuple(s for s in live if s not in kept_snapshots),
+                         tuple(b for b in segments if b not in kept_segments), before,
+                         model.log_start_offset, **measured)
