@@ -416,6 +416,70 @@ def brokers(
 
 
 @command
+def retention(
+    path: PathArg,
+    retention_bytes: Annotated[str | None, typer.Option(
+        "--retention-bytes", metavar="SIZE", help="metadata.max.retention.bytes (default "
+        "100MiB; -1 off): 512MiB, 1GiB, 104857600.")] = None,
+    retention_ms: Annotated[str | None, typer.Option(
+        "--retention-ms", metavar="DURATION", help="metadata.max.retention.ms (default 7d; "
+        "-1 off): 36h, 7d, 604800000ms.")] = None,
+    bytes_between: Annotated[str | None, typer.Option(
+        "--max-bytes-between-snapshots", metavar="SIZE", help="metadata.log.max.record."
+        "bytes.between.snapshots (default 20MiB), for the trigger column.")] = None,
+    interval: Annotated[str | None, typer.Option(
+        "--snapshot-interval", metavar="DURATION", help="metadata.log.max.snapshot."
+        "interval.ms (default 1h; 0 off), for the trigger column.")] = None,
+    config_file: Annotated[str | None, typer.Option(
+        "--config", metavar="FILE", help="Read the four settings from a broker's or "
+        "controller's server.properties (the options above win).")] = None,
+    now: Annotated[str | None, typer.Option(
+        "--now", metavar="TIME", help="Judge ages at this time (2024-05-01T12:00:00Z; "
+        "default: the newest batch's time).")] = None,
+    replica: Annotated[list[str] | None, typer.Option(
+        "--replica", metavar="NODE=END_OFFSET[:EPOCH]", help="A follower's log end offset "
+        "(and last fetched epoch; default this log's epoch there): what the leader answers "
+        "its fetch. Repeatable.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Snapshots, their cadence, and what Kafka's retention and startup do with them.
+
+    Every snapshot with its size, records, last-contained timestamp and age, and the log
+    between it and the one before (bytes, records, time: which trigger wrote it); every
+    segment; what Kafka does when it opens the directory (removes .part and .deleted
+    files, deletes snapshots below the log start, refuses an inconsistent snapshot
+    state, truncates to a snapshot past the log); Kafka's retention replayed
+    (KafkaMetadataLog.maybeClean): which snapshots and segments go and where the log
+    start moves; and, per --replica, whether a follower fetches on, truncates or is sent
+    the snapshot.
+    """
+    from kmeta.ops.brokers import parse_bound
+    from kmeta.ops.retention import parse_replica, settings
+    from kmeta.ops.retention import retention as run_retention
+    from kmeta.render.console import clip_width
+    from kmeta.render.retention import retention_json, retention_lines
+
+    env = _env()
+    config, cadence = settings(config_file, retention_bytes=retention_bytes,
+                               retention_ms=retention_ms, bytes_between=bytes_between,
+                               interval=interval)
+    at = parse_bound(now, "--now") if now is not None else None
+    if at is not None and at.time_ms is None:
+        raise UsageError(f"--now {now}: give a time (2024-05-01T12:00:00Z), not an offset")
+    followers = [parse_replica(r) for r in replica or ()]
+    with _reading(env, "retention"):
+        result = run_retention(path, config=config, cadence=cadence,
+                               now=None if at is None else at.time_ms, replicas=followers)
+    if json_out:
+        env.write_lines(retention_json(result), json=True)
+    else:
+        env.write_lines(_folded(retention_lines(result), clip_width(env)), json=False)
+    env.stdout.flush()  # before the findings on stderr
+    _list_findings(env, result.findings, [path], VERIFY_ALL)
+    finish(env, Verdict(result.findings), failed=result.refusal is not None or None)
+
+
+@command
 def diff(
     replicas: Annotated[list[str], typer.Argument(
         help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "
@@ -651,8 +715,8 @@ def export(
 
 
 #: Commands that read only the metadata log and snapshots of what they are given.
-_METADATA_ONLY = frozenset({"image", "history", "brokers", "diff", "snapshot", "truncate",
-                            "repair"})
+_METADATA_ONLY = frozenset({"image", "history", "brokers", "retention", "diff", "snapshot",
+                            "truncate", "repair"})
 
 
 def _reading(env: Environment, label: str, streams_stdout: bool = False) -> Any:

@@ -1083,6 +1083,94 @@ BROKERS_SUMMARY = ObjectKind(
     ),
 )
 
+RETENTION_SNAPSHOT = ObjectKind(
+    "retention_snapshot",
+    keys=(
+        Key("kind", STRING, "\"retention_snapshot\"."),
+        Key("end_offset", BIGINT, "The snapshot id's end offset (exclusive: the last offset it "
+            "holds + 1)."),
+        Key("epoch", INT, "The snapshot id's epoch."),
+        Key("file", STRING, "The path of the snapshot file."),
+        Key("state", STRING, "live (.checkpoint), part (.checkpoint.part) or deleted "
+            "(.checkpoint.deleted)."),
+        Key("size", BIGINT, "Its bytes, or null when it cannot be read.", nullable=True),
+        Key("records", BIGINT, "Records in it (live snapshots), or null.", nullable=True),
+        Key("last_contained_log_timestamp", BIGINT, "Its SnapshotHeader's "
+            "lastContainedLogTimestamp (live snapshots), or null.", nullable=True),
+        Key("log_bytes", BIGINT, "Bytes of log batches between the previous live snapshot's end "
+            "(the first: offset 0) and its end; null when the log does not hold all of them.",
+            nullable=True),
+        Key("log_records", BIGINT, "Records of those batches, or null.", nullable=True),
+        Key("since_previous_ms", BIGINT, "Its last-contained timestamp minus the previous live "
+            "snapshot's, or null.", nullable=True),
+        Key("trigger", STRING, "bytes (log_bytes reached --max-bytes-between-snapshots), time "
+            "(since_previous_ms reached --snapshot-interval), unknown (neither: a restart "
+            "resets Kafka's counters), or null when log_bytes is.", nullable=True),
+        Key("fate", STRING, "kept, \"deleted (size)\" or \"deleted (time)\" by retention, or "
+            "removed or deleted at startup."),
+    ),
+)
+
+RETENTION_SEGMENT = ObjectKind(
+    "retention_segment",
+    keys=(
+        Key("kind", STRING, "\"retention_segment\"."),
+        Key("base_offset", BIGINT, "The segment's base offset (its name)."),
+        Key("file", STRING, "The path of the segment file."),
+        Key("size", BIGINT, "Its bytes."),
+        Key("last_offset", BIGINT, "The last offset of its last batch, or null when it is "
+            "empty.", nullable=True),
+        Key("max_timestamp", BIGINT, "The newest batch time in it, or null.", nullable=True),
+        Key("fate", STRING, "kept or deleted (by retention)."),
+    ),
+)
+
+FOLLOWER = ObjectKind(
+    "follower",
+    keys=(
+        Key("kind", STRING, "\"follower\"."),
+        Key("replica", STRING, "The NODE of --replica: the follower's name as given."),
+        Key("offset", BIGINT, "Its log end offset: where it fetches from."),
+        Key("epoch", INT, "Its last fetched epoch (given, or this log's epoch there)."),
+        Key("epoch_given", BOOLEAN, "Whether --replica gave the epoch."),
+        Key("answer", STRING, "valid (it fetches on), diverging (it truncates to answer_offset) "
+            "or snapshot (it fetches the snapshot answer_offset-answer_epoch)."),
+        Key("answer_offset", BIGINT, "The offset of the answer."),
+        Key("answer_epoch", INT, "The epoch of the answer."),
+    ),
+)
+
+RETENTION_SUMMARY = ObjectKind(
+    "retention_summary",
+    keys=(
+        Key("kind", STRING, "\"retention_summary\"."),
+        Key("partition", STRING, "The metadata partition directory."),
+        Key("log_start", BIGINT, "The log start offset (the first segment's base offset), or "
+            "null without a segment.", nullable=True),
+        Key("log_end", BIGINT, "The log end offset, or null.", nullable=True),
+        Key("now", BIGINT, "The time ages are judged at (ms since the epoch), or null.",
+            nullable=True),
+        Key("now_from", STRING, "Where now came from: --now, the newest batch or the newest "
+            "snapshot."),
+        Key("retention_bytes", BIGINT, "metadata.max.retention.bytes used (-1: off)."),
+        Key("retention_ms", BIGINT, "metadata.max.retention.ms used (-1: off)."),
+        Key("bytes_between_snapshots", BIGINT, "metadata.log.max.record.bytes.between."
+            "snapshots used."),
+        Key("snapshot_interval_ms", BIGINT, "metadata.log.max.snapshot.interval.ms used (0: "
+            "off)."),
+        Key("bytes", BIGINT, "Bytes of log and live snapshots now."),
+        Key("startup", Array(STRING), "What Kafka does when it opens the directory, in words, "
+            "in order."),
+        Key("refusal", STRING, "Why Kafka refuses to start (Inconsistent snapshot state), or "
+            "null.", nullable=True),
+        Key("log_start_after", BIGINT, "The log start offset after retention, or null when "
+            "Kafka would not start.", nullable=True),
+        Key("bytes_after", BIGINT, "Bytes of log and snapshots after retention, or null.",
+            nullable=True),
+        Key("stopped", Map(STRING), "An object: rule (size, time) -> why it stopped, in words."),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -1092,6 +1180,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "image": (IMAGE,),
     "history": (HISTORY,),
     "brokers": (NODE_EVENT, QUORUM_LEADER, FINDING, BROKERS_SUMMARY),
+    "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
     "diff": (DIFF,),
     "truncate": (TRUNCATE, REPAIR),
     "repair": (REPAIR,),

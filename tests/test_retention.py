@@ -95,3 +95,136 @@ def test_snapshots_are_ordered_by_epoch_then_offset() -> None:
     plan = plan_retention(model, sizes, facts, RetentionConfig(1, -1), now=None)
     assert [(s.offset, s.epoch) for s in plan.deleted_snapshots] == [(600, 1)]
     assert plan.after.log_start_offset == 500
+
+
+# ---------------------------------------------------------------------- the command
+
+def test_healthy_fixture_snapshots_segments_and_cadence() -> None:
+    from conftest import HEALTHY
+
+    from kmeta.ops.retention import retention
+
+    result = retention(HEALTHY)
+    assert [(s.id.offset, s.id.epoch, s.state) for s in result.snapshots] == \
+        [(4000, 6, "live"), (8157, 11, "live"), (12294, 11, "live")]
+    assert [s.records for s in result.snapshots] == [102, 170, 188]
+    first, second = result.snapshots[0], result.snapshots[1]
+    # the log from offset 0 to 4000, and from 4000 to 8157, batch by batch
+    assert (first.log_records, second.log_records) == (4000, 4157)
+    assert first.since_previous_ms is None and second.since_previous_ms == \
+        second.timestamp - first.timestamp
+    assert {s.trigger for s in result.snapshots} == {"unknown"}  # far below 20 MiB, 1 h
+    assert [s.base_offset for s in result.segments][:2] == [0, 1802]
+    assert result.now == max(s.max_timestamp for s in result.segments)
+    assert result.plan is not None and result.plan.steps == []
+    assert result.startup[0].startswith("nothing to clean up")
+
+
+def test_healthy_fixture_under_tight_limits() -> None:
+    from conftest import HEALTHY
+
+    from kmeta.ops.retention import retention, settings
+
+    config, cadence = settings(None, retention_bytes="600KiB", retention_ms="40min")
+    result = retention(HEALTHY, config=config, cadence=cadence,
+                       replicas=[("2", 3000, None), ("3", 12704, None), ("4", 20000, 99)])
+    plan = result.plan
+    assert plan is not None
+    # size first: 888 KiB of log + 41 KiB of snapshots > 600 KiB: 4000-6 goes and the
+    # log starts at 8157, leaving 417 KB, within; then the time rule: 8157-11 is 36 min
+    # old, within 40 min
+    assert [(s.rule, s.breached.offset, s.kept.offset) for s in plan.steps] == \
+        [("size", 4000, 8157)]
+    assert plan.after.log_start_offset == 8157
+    assert "within 614,400" in plan.stopped["size"]
+    assert "35 min 51 s old, not older than 40 min" in plan.stopped["time"]
+    assert [s.fate for s in result.snapshots] == ["deleted (size)", "kept", "kept"]
+    assert [s.fate for s in result.segments] == ["deleted"] * 4 + ["kept"] * 3
+    answers = [(f.node, f.answer.kind.value, f.answer.offset_and_epoch.offset)
+               for f in result.followers]
+    assert answers == [("2", "snapshot", 12294), ("3", "valid", 12704),
+                       ("4", "diverging", 12704)]
+
+
+def test_real_data_store_without_its_log(real_data) -> None:
+    from kmeta.ops.retention import retention
+
+    # seven snapshots, no segment: Kafka starts an empty log at 0, truncates to the
+    # latest snapshot 63224-9 and deletes the six before it
+    result = retention(real_data / "data-store")
+    assert [f.code for f in result.findings] == ["V020"]
+    assert [s.id.offset for s in result.snapshots] == \
+        [16435, 23631, 30827, 38023, 48831, 56027, 63224]
+    assert [s.fate for s in result.snapshots].count("deleted at startup (truncation)") == 6
+    assert result.plan is not None and result.plan.after.log_start_offset == 63224
+    assert result.now_from == "the newest snapshot"
+
+
+def test_inconsistent_snapshot_state_is_a_refusal(tmp_path) -> None:
+    import shutil
+
+    from conftest import HEALTHY
+
+    from kmeta.ops.retention import retention
+
+    # the log starting at 1802 with no snapshot at or after it: copy the healthy log, drop
+    # its first segment and its snapshots
+    part = tmp_path / "__cluster_metadata-0"
+    shutil.copytree(HEALTHY / "__cluster_metadata-0", part)
+    for f in part.iterdir():
+        if f.name.startswith("00000000000000000000.") or f.name.endswith(".checkpoint"):
+            f.unlink()
+    result = retention(part)
+    assert result.refusal is not None and "Inconsistent snapshot state" in result.refusal
+    assert result.plan is None
+
+
+def test_settings_from_server_properties(tmp_path) -> None:
+    import pytest
+
+    from kmeta.errors import UsageError
+    from kmeta.ops.retention import parse_replica, parse_size, settings
+
+    props = tmp_path / "server.properties"
+    props.write_text("# a controller\nmetadata.max.retention.bytes=52428800\n"
+                     "metadata.max.retention.ms : 86400000\n"
+                     "metadata.log.max.snapshot.interval.ms=0\n")
+    config, cadence = settings(str(props), retention_ms="2h")
+    assert (config.retention_bytes, config.retention_ms) == (52428800, 7_200_000)
+    assert (cadence.bytes_between, cadence.interval_ms) == (20 * 1024 * 1024, 0)
+    assert [parse_size(t, "-") for t in ("-1", "100MiB", "1GiB", "500MB", "4096")] == \
+        [-1, 104857600, 1 << 30, 500_000_000, 4096]
+    assert parse_replica("2=14000:7") == ("2", 14000, 7)
+    assert parse_replica("c-1=5") == ("c-1", 5, None)
+    for bad in ("2", "=5", "2=x", "2=5:e"):
+        with pytest.raises(UsageError):
+            parse_replica(bad)
+    with pytest.raises(UsageError):
+        settings(None, retention_bytes="lots")
+
+
+def test_cli(real_data) -> None:
+    import json
+
+    from clirun import run
+    from conftest import HEALTHY
+
+    from kmeta.output_schema import check
+
+    text = run("retention", HEALTHY, env={"COLUMNS": "80"})
+    assert text.returncode == 0, text.stderr
+    assert all(len(line) <= 80 for line in text.stdout.splitlines())
+    assert "at startup, Kafka:" in text.stdout and "retention at" in text.stdout
+    out = run("retention", "--json", "--retention-bytes", "600KiB", "--replica", "2=3000",
+              HEALTHY, env={})
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    assert objects[-1]["kind"] == "retention_summary"
+    assert objects[-1]["log_start_after"] == 8157
+    for o in objects:
+        assert check("retention", o) == [], o
+    gone = run("retention", real_data / "data-store", env={})
+    assert gone.returncode == 1 and "V020" in gone.stderr
+    for args in (("--retention-bytes", "lots"), ("--now", "5"), ("--replica", "x")):
+        bad = run("retention", *args, HEALTHY, env={})
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr, (args, bad.stderr)
+    assert run("retention", "/etc", env={}).returncode == 3

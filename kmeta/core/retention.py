@@ -26,6 +26,7 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kmeta.core.lifecycle import duration
 from kmeta.core.replica_log import ReplicaLog, SnapshotId, SnapshotState
 
 __all__ = ["DEFAULT_RETENTION_BYTES", "DEFAULT_RETENTION_MS", "RetentionConfig",
@@ -122,6 +123,11 @@ def plan_retention(model: ReplicaLog, segment_bytes: Mapping[int, int],
     return plan
 
 
+def _name(sid: SnapshotId) -> str:
+    """A snapshot as its file name says it: end offset-epoch."""
+    return f"{sid.offset}-{sid.epoch}"
+
+
 def _live(model: ReplicaLog) -> list[SnapshotId]:
     return [s for s, state in model.snapshots.items() if state is SnapshotState.LIVE]
 
@@ -141,7 +147,7 @@ def _clean(plan: RetentionPlan, rule: str, config: RetentionConfig, now: int | N
     for snap, nxt in pairs:
         known = facts.get(snap)
         if known is None:
-            plan.stopped[rule] = f"snapshot {snap} cannot be read"
+            plan.stopped[rule] = f"snapshot {_name(snap)} cannot be read"
             return
         log_bytes = _log_bytes(plan.after, plan.segment_bytes)
         if rule == "size":
@@ -154,15 +160,16 @@ def _clean(plan: RetentionPlan, rule: str, config: RetentionConfig, now: int | N
         else:
             assert now is not None
             if known.timestamp is None or now - known.timestamp <= config.retention_ms:
-                plan.stopped[rule] = (f"snapshot {snap} has no timestamp" if known.timestamp
-                                      is None else f"snapshot {snap} is not older than "
-                                      f"{config.retention_ms:,} ms")
+                plan.stopped[rule] = (
+                    f"snapshot {_name(snap)} has no timestamp" if known.timestamp is None
+                    else f"snapshot {_name(snap)} is {duration(max(0, now - known.timestamp))} "
+                    f"old, not older than {duration(config.retention_ms)}")
                 return
             measured = {"age_ms": now - known.timestamp}
         step = _delete_before(plan.after, rule, snap, nxt, measured)
         if step is None:
             plan.stopped[rule] = (f"Kafka cannot move the log start offset "
-                                  f"{plan.after.log_start_offset} to snapshot {nxt}")
+                                  f"{plan.after.log_start_offset} to snapshot {_name(nxt)}")
             return
         plan.steps.append(step)
     plan.stopped[rule] = "only the latest snapshot is left, and it is never deleted"

@@ -748,7 +748,7 @@ def _properties_lines(text: str) -> tuple[list[_Line], list[tuple[_Line, str]]]:
     return comments, logical
 
 
-def _unescape(text: str, line: _Line) -> str:
+def _unescape(text: str, line: _Line, what: str = "meta.properties") -> str:
     out = []
     i = 0
     n = len(text)
@@ -765,8 +765,8 @@ def _unescape(text: str, line: _Line) -> str:
         if c == "u":
             digits = text[i:i + 4]
             if len(digits) != 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
-                raise FormatError(f"meta.properties: line {line.number}: malformed \\uxxxx "
-                                  "escape", position=line.position)
+                raise FormatError(f"{what}: line {line.number}: malformed \\uxxxx escape",
+                                  position=line.position)
             out.append(chr(int(digits, 16)))
             i += 4
         else:
@@ -774,7 +774,7 @@ def _unescape(text: str, line: _Line) -> str:
     return "".join(out)
 
 
-def _split_property(logical: str, line: _Line) -> _Prop:
+def _split_property(logical: str, line: _Line, what: str = "meta.properties") -> _Prop:
     n = len(logical)
     i = 0
     key_end = n
@@ -799,7 +799,8 @@ def _split_property(logical: str, line: _Line) -> _Prop:
         j += 1
     while j < n and logical[j] in _PROP_WS:
         j += 1
-    return _Prop(_unescape(logical[:key_end], line), _unescape(logical[j:], line), line)
+    return _Prop(_unescape(logical[:key_end], line, what), _unescape(logical[j:], line, what),
+                 line)
 
 
 def _join_surrogates(text: str) -> str:
@@ -809,6 +810,18 @@ def _join_surrogates(text: str) -> str:
         return text.encode("utf-16", "surrogatepass").decode("utf-16")
     except UnicodeDecodeError:
         raise ValueError("lone surrogate") from None
+
+
+def parse_properties(data: bytes | bytearray | memoryview, what: str) -> dict[str, str]:
+    """Any Java properties file (a broker's ``server.properties``) as ``Properties.load``
+    reads it: keys to values, the last of a repeated key winning.  ``what`` names the file
+    in a FormatError."""
+    _, logical = _properties_lines(_as_bytes(data).decode("latin-1"))
+    out: dict[str, str] = {}
+    for line, body in logical:
+        prop = _split_property(body, line, what)
+        out[prop.key] = prop.value
+    return out
 
 
 def parse_meta_properties(data: bytes | bytearray | memoryview) -> MetaProperties:
@@ -931,6 +944,7 @@ __all__ = [
     "parse_meta_properties",
     "parse_offset_checkpoint",
     "parse_partition_metadata",
+    "parse_properties",
     "parse_quorum_state",
 ]
 

@@ -24,7 +24,8 @@ def story_findings(result: BrokersResult) -> tuple[list[Finding], list[Finding]]
     return told, rest
 
 
-def _time(ms: int | None) -> str:
+def utc(ms: int | None) -> str:
+    """A time in ms since the epoch as a UTC date and time; '?' when it is not known."""
     if ms is None:
         return "?"
     try:
@@ -108,7 +109,7 @@ def brokers_lines(result: BrokersResult, colour: bool = False) -> Iterator[str]:
         yield ""
         yield "timeline (UTC):"
         for e in result.events:
-            yield f"  {_time(e.timestamp)}  @{e.offset}  {_node(e.role, e.node)}: {event_text(e)}"
+            yield f"  {utc(e.timestamp)}  @{e.offset}  {_node(e.role, e.node)}: {event_text(e)}"
     else:
         yield ""
         yield "no registration changed" + _window(result)
@@ -137,7 +138,7 @@ def _header(result: BrokersResult) -> str:
     end = "-" if result.end_offset is None else result.end_offset - 1
     when = ""
     if result.first_timestamp is not None:
-        when = f", {_time(result.first_timestamp)} to {_time(result.last_timestamp)} UTC"
+        when = f", {utc(result.first_timestamp)} to {utc(result.last_timestamp)} UTC"
     return (f"replayed from {start}: offsets {result.start_offset}-{end} "
             f"({result.records:,} records){when}{_window(result)}")
 
@@ -159,7 +160,7 @@ def _leader_text(s: LeaderSpan, last: bool) -> str:
     voters = f", voters {', '.join(map(str, s.voters))}" if s.voters else ""
     held = f"to the end of the log ({duration(s.duration_ms)})" if last \
         else f"for {duration(s.duration_ms)}"
-    return (f"epoch {s.epoch}: {who} from offset {s.offset} at {_time(s.timestamp)}, "
+    return (f"epoch {s.epoch}: {who} from offset {s.offset} at {utc(s.timestamp)}, "
             f"{held}{voters}")
 
 

@@ -26,6 +26,7 @@ from kmeta.output_schema import (
     FILE,
     FINDING,
     FINDING_COUNTS,
+    FOLLOWER,
     HEADER,
     HISTORY,
     IMAGE,
@@ -46,6 +47,9 @@ from kmeta.output_schema import (
     REMOVED,
     REPAIR,
     REPLICA,
+    RETENTION_SEGMENT,
+    RETENTION_SNAPSHOT,
+    RETENTION_SUMMARY,
     SCRAM_CREDENTIAL,
     SIDE_ONLY,
     SNAPSHOT,
@@ -131,6 +135,14 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "With --broker, --since or --until, only what they keep. A snapshot without a log writes "
         "no event: the summary holds each node's state at the snapshot. node_event keys:",
         (NODE_EVENT, REGISTRATION, QUORUM_LEADER, BROKERS_SUMMARY, NODE_SUMMARY),
+    ),
+    CommandJson(
+        "retention",
+        "kmeta retention --json writes JSON Lines: one object, kind \"retention_snapshot\", per "
+        "snapshot file in offset order; one, kind \"retention_segment\", per segment; one, kind "
+        "\"follower\", per --replica; then a retention_summary object, always the last line. "
+        "Findings go to standard error. retention_snapshot keys:",
+        (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
     ),
     CommandJson(
         "diff",

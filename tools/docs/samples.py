@@ -135,6 +135,10 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                     ["history", "--json", "--broker", "4", str(healthy)]],
         # healthy: every kind of event, leaders, anomalies (V132)
         "brokers": [["brokers", "--json", str(healthy)]],
+        # healthy: deletions by both rules, a follower of each answer
+        "retention": [["retention", "--json", "--retention-bytes", "600KiB", "--retention-ms",
+                       "40min", "--replica", "2=3000", "--replica", "3=12704",
+                       "--replica", "4=20000:99", str(healthy)]],
     }
 
 

@@ -1,0 +1,403 @@
+"""``kmeta retention``: a metadata partition's snapshots, how they came, and what Kafka's
+retention and startup would do with the directory (KIP-630 as Kafka implements it).
+
+* Every snapshot file with its id, bytes, records, header timestamp, and the log between
+  it and the one before: bytes, records, time, and what triggered it as far as the disk
+  can tell (``SnapshotGenerator``: bytes of log replayed since the last snapshot reached
+  ``metadata.log.max.record.bytes.between.snapshots``, or
+  ``metadata.log.max.snapshot.interval.ms`` passed).
+* Startup (``KafkaMetadataLog.apply``/``recoverSnapshots``): ``.part`` and ``.deleted``
+  files removed, snapshots below the log start deleted, the "Inconsistent snapshot
+  state" refusal, truncation to a latest snapshot past the log.
+* Retention (:func:`kmeta.core.retention.plan_retention`) as of ``--now`` (default: the
+  newest batch's time).
+* Followers: what the leader answers a fetch from each replica given
+  (``validateOffsetAndEpoch``): go on, truncate (DIVERGING), or fetch the snapshot.
+
+The replica model is verify's (:func:`kmeta.ops.verify.build_model`), so what this
+says of the directory agrees with ``kmeta verify``.  Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kmeta.core.log_rules import Layout
+from kmeta.core.replica_log import ReplicaLog, SnapshotId, SnapshotState, ValidOffsetAndEpoch
+from kmeta.core.retention import RetentionConfig, RetentionPlan, SnapshotFacts, plan_retention
+from kmeta.errors import UsageError
+from kmeta.findings import Finding
+from kmeta.formats.payload import decode_control
+from kmeta.formats.textfiles import parse_properties
+from kmeta.ops.brokers import parse_duration
+from kmeta.ops.image import metadata_source
+from kmeta.ops.verify import LogStats, build_model, missing_log_finding
+from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.regular import read_regular
+from kmeta.storage.segments import batch_records, read_batches
+
+__all__ = ["DEFAULT_BYTES_BETWEEN", "DEFAULT_INTERVAL_MS", "Cadence", "FollowerAnswer",
+           "RetentionResult", "SegmentRow", "SnapshotRow", "parse_replica", "parse_size",
+           "retention", "settings"]
+
+#: metadata.log.max.record.bytes.between.snapshots and metadata.log.max.snapshot.interval.ms
+#: by default: 20 MiB and one hour (0 turns the time trigger off).
+DEFAULT_BYTES_BETWEEN = 20 * 1024 * 1024
+DEFAULT_INTERVAL_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """The snapshot triggers the trigger column is judged by."""
+
+    bytes_between: int = DEFAULT_BYTES_BETWEEN
+    interval_ms: int = DEFAULT_INTERVAL_MS
+
+
+@dataclass
+class SnapshotRow:
+    """A snapshot file and the log that came before it."""
+
+    id: SnapshotId
+    path: Path
+    state: str  # live, part or deleted
+    size: int | None
+    records: int | None
+    #: the SnapshotHeader's lastContainedLogTimestamp
+    timestamp: int | None
+    #: the log between the previous live snapshot's end (or the log start) and this end;
+    #: None when the log does not hold that stretch
+    log_bytes: int | None = None
+    log_records: int | None = None
+    since_previous_ms: int | None = None
+    #: bytes, time, or unknown (a restart resets Kafka's counters); None before the log
+    trigger: str | None = None
+    #: what retention does to it: kept, deleted (and by which rule), or at startup
+    fate: str = "kept"
+
+
+@dataclass
+class SegmentRow:
+    base_offset: int
+    path: Path
+    size: int
+    last_offset: int | None
+    max_timestamp: int | None
+    fate: str = "kept"
+
+
+@dataclass(frozen=True)
+class FollowerAnswer:
+    """What the leader answers a fetch from ``node`` at ``offset`` with last fetched
+    ``epoch`` (given, or taken from this log)."""
+
+    node: str
+    offset: int
+    epoch: int
+    epoch_given: bool
+    answer: ValidOffsetAndEpoch
+
+
+@dataclass
+class RetentionResult:
+    partition: Path
+    snapshots: list[SnapshotRow]
+    segments: list[SegmentRow]
+    log_start: int | None
+    log_end: int | None
+    config: RetentionConfig
+    cadence: Cadence
+    #: the time retention is judged at, and where it came from (--now, or the newest batch)
+    now: int | None
+    now_from: str
+    #: what Kafka does when it opens the directory, in order; a refusal stops it
+    startup: list[str] = field(default_factory=list)
+    refusal: str | None = None
+    plan: RetentionPlan | None = None
+    followers: list[FollowerAnswer] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of log and of live snapshots now."""
+        return sum(s.size for s in self.segments) + sum(
+            s.size or 0 for s in self.snapshots if s.state == "live")
+
+
+#: The broker settings the command reads, with what each sets.
+_SETTINGS = {"metadata.max.retention.bytes": "retention_bytes",
+             "metadata.max.retention.ms": "retention_ms",
+             "metadata.log.max.record.bytes.between.snapshots": "bytes_between",
+             "metadata.log.max.snapshot.interval.ms": "interval"}
+_SIZE_UNITS = {"b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "kb": 1000,
+               "mb": 1000 ** 2, "gb": 1000 ** 3}
+#: A properties file larger than this is not a broker's configuration.
+_CONFIG_LIMIT = 1 << 20
+
+
+def parse_size(text: str, option: str) -> int:
+    """Bytes: ``104857600``, ``100MiB``, ``1GiB``, ``500MB``; ``-1`` (off)."""
+    t = text.strip().lower().replace(" ", "")
+    if t.lstrip("-").isdigit():
+        return int(t)
+    for unit in sorted(_SIZE_UNITS, key=len, reverse=True):
+        number = t[:-len(unit)]
+        if t.endswith(unit) and number.replace(".", "", 1).isdigit():
+            return int(float(number) * _SIZE_UNITS[unit])
+    raise UsageError(f"{option} {text!r}: give a size such as 104857600, 100MiB or 1GiB")
+
+
+def _parse_ms(text: str, option: str) -> int:
+    """Milliseconds as Kafka's settings write them (``604800000``, ``-1``) or a duration
+    (``7d``, ``36h``)."""
+    t = text.strip()
+    if t.lstrip("-").isdigit():
+        return int(t)
+    return parse_duration(t, option)
+
+
+def settings(config_file: str | None, *, retention_bytes: str | None = None,
+             retention_ms: str | None = None, bytes_between: str | None = None,
+             interval: str | None = None) -> tuple[RetentionConfig, Cadence]:
+    """The limits and triggers: Kafka's defaults, then ``config_file`` (a
+    server.properties), then the options given."""
+    given = {"retention_bytes": retention_bytes, "retention_ms": retention_ms,
+             "bytes_between": bytes_between, "interval": interval}
+    values: dict[str, str] = {}
+    if config_file is not None:
+        props = parse_properties(read_regular(config_file, _CONFIG_LIMIT, "properties"),
+                                 config_file)
+        values = {name: props[key] for key, name in _SETTINGS.items() if key in props}
+    values.update({k: v for k, v in given.items() if v is not None})
+    option = {"retention_bytes": "--retention-bytes", "retention_ms": "--retention-ms",
+              "bytes_between": "--max-bytes-between-snapshots",
+              "interval": "--snapshot-interval"}
+    out: dict[str, int] = {}
+    for name, text in values.items():
+        read = parse_size if name in ("retention_bytes", "bytes_between") else _parse_ms
+        out[name] = read(text, option[name])
+    if out.get("bytes_between", 1) < 1 or out.get("interval", 0) < 0:
+        raise UsageError("a snapshot trigger is positive (--snapshot-interval 0 turns the "
+                         "time trigger off)")
+    config = RetentionConfig(out.get("retention_bytes", RetentionConfig.retention_bytes),
+                             out.get("retention_ms", RetentionConfig.retention_ms))
+    cadence = Cadence(out.get("bytes_between", DEFAULT_BYTES_BETWEEN),
+                      out.get("interval", DEFAULT_INTERVAL_MS))
+    return config, cadence
+
+
+def parse_replica(text: str) -> tuple[str, int, int | None]:
+    """``NODE=END_OFFSET`` or ``NODE=END_OFFSET:EPOCH`` (a follower's log end offset and
+    its last fetched epoch)."""
+    node, sep, rest = text.partition("=")
+    offset, _, epoch = rest.partition(":")
+    if not sep or not node or not offset.isdigit() or (epoch and not epoch.isdigit()):
+        raise UsageError(f"--replica {text!r}: give NODE=END_OFFSET or NODE=END_OFFSET:EPOCH "
+                         "(2=14000:7)")
+    return node, int(offset), int(epoch) if epoch else None
+
+
+def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = None,
+              cadence: Cadence | None = None, now: int | None = None,
+              replicas: list[tuple[str, int, int | None]] | None = None) -> RetentionResult:
+    """The snapshots of the metadata partition under ``path`` and what Kafka does with
+    them."""
+    config = config or RetentionConfig()
+    cadence = cadence or Cadence()
+    source = metadata_source(discover([path]))
+    if isinstance(source, LogFile):
+        raise UsageError("retention needs a data dir or a __cluster_metadata-0 directory, not "
+                         "one snapshot file", context=str(source.path))
+    part = source
+    missing = missing_log_finding(part)  # a copy without its log: the startup view is moot
+    findings: list[Finding] = [] if missing is None else [missing]
+    snapshots = _snapshot_rows(part, findings)
+    stats = LogStats()
+    segments = _read_log(part, snapshots, cadence, stats, findings)
+    model, _, found = build_model(part, stats)
+    findings += found
+    newest = max((s.max_timestamp for s in segments if s.max_timestamp is not None),
+                 default=None)
+    newest_from = "the newest batch"
+    if newest is None:  # no log: the newest snapshot's time is the latest known
+        newest = max((s.timestamp for s in snapshots if s.timestamp is not None), default=None)
+        newest_from = "the newest snapshot"
+    result = RetentionResult(part.path, snapshots, segments,
+                             segments[0].base_offset if segments else None,
+                             model.log_end_offset if segments else None, config, cadence,
+                             now if now is not None else newest,
+                             "--now" if now is not None else newest_from,
+                             findings=findings)
+    opened = _startup(result, model)
+    if opened is not None:
+        facts = {s.id: SnapshotFacts(s.size, s.timestamp) for s in snapshots
+                 if s.state == "live" and s.size is not None}
+        result.plan = plan_retention(opened, {s.base_offset: s.size for s in segments},
+                                     facts, config, result.now)
+        _fates(result, result.plan)
+    for node, offset, epoch in replicas or ():
+        last = epoch if epoch is not None else _epoch_before(model, offset)
+        result.followers.append(FollowerAnswer(node, offset, last, epoch is not None,
+                                               model.validate_offset_and_epoch(offset, last)))
+    return result
+
+
+def _snapshot_rows(part: PartitionDir, findings: list[Finding]) -> list[SnapshotRow]:
+    rows = []
+    for f in part.files:
+        if f.kind.kind != "kraft-snapshot":
+            continue
+        sid = SnapshotId(f.kind.base_offset or 0, f.kind.epoch or 0)
+        state = f.kind.suffix or "live"
+        size = records = timestamp = None
+        with contextlib.suppress(OSError):  # unreadable: its S008 comes from the reading
+            size = f.path.stat().st_size
+        if state == "live":
+            records, timestamp = _snapshot_content(f, findings)
+        rows.append(SnapshotRow(sid, f.path, state, size, records, timestamp))
+    rows.sort(key=lambda r: (r.id.offset, r.id.epoch))
+    return rows
+
+
+def _snapshot_content(f: LogFile, findings: list[Finding]) -> tuple[int | None, int | None]:
+    """The records of a snapshot file and its header's lastContainedLogTimestamp."""
+    records, timestamp, first = 0, None, True
+    for b in read_batches(f.path, findings):
+        records += b.records_count or 0
+        if first:
+            first = False
+            if b.is_control and b.crc_valid:
+                items, _ = batch_records(b)
+                for r in items:
+                    p = decode_control(r.key, r.value)
+                    if p.type == "SNAPSHOT_HEADER" and isinstance(p.data, dict):
+                        timestamp = p.data.get("lastContainedLogTimestamp")
+    return (records if not first else None), timestamp
+
+
+def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence,
+              stats: LogStats, findings: list[Finding]) -> list[SegmentRow]:
+    """One pass over the log's batch headers: each segment's extent, the runs the replica
+    model is built from, and the log between consecutive live snapshots."""
+    ends = sorted({s.id.offset for s in snapshots if s.state == "live"})
+    between: dict[int, list[int]] = {e: [0, 0] for e in ends}  # end -> [bytes, records]
+    covered: dict[int, int] = {}  # end -> first offset of the stretch read
+    layout = Layout(stats.layout)
+    rows = []
+    k = 0
+    for seg in part.segments:
+        layout.segment(seg.kind.base_offset)
+        size = 0
+        with contextlib.suppress(OSError):
+            size = seg.path.stat().st_size
+        last = max_ts = None
+        for b in read_batches(seg.path, findings, memo=True):
+            epoch = b.leader_epoch if b.magic == 2 else -1
+            layout.batch(b.base_offset, b.last_offset, epoch)
+            last = b.last_offset
+            if b.max_timestamp is not None and (max_ts is None or b.max_timestamp > max_ts):
+                max_ts = b.max_timestamp
+            while k < len(ends) and b.base_offset >= ends[k]:
+                k += 1
+            if k < len(ends):
+                end = ends[k]
+                covered.setdefault(end, b.base_offset)
+                bucket = between[end]
+                bucket[0] += b.size
+                bucket[1] += b.records_count or 0
+        rows.append(SegmentRow(seg.kind.base_offset or 0, seg.path, size, last, max_ts))
+    _cadence(snapshots, between, covered, ends, cadence)
+    return rows
+
+
+def _cadence(snapshots: list[SnapshotRow], between: dict[int, list[int]],
+             covered: dict[int, int], ends: list[int], cadence: Cadence) -> None:
+    live = [s for s in snapshots if s.state == "live"]
+    previous: SnapshotRow | None = None
+    for s in live:
+        start = previous.id.offset if previous is not None else None
+        first = covered.get(s.id.offset)
+        # The stretch counts only when the log holds all of it; before the first live
+        # snapshot, only from offset 0 (an older snapshot may have been deleted).
+        if first is not None and first <= (start or 0) and s.id.offset != start:
+            s.log_bytes, s.log_records = between[s.id.offset]
+            if previous is not None and previous.timestamp is not None \
+                    and s.timestamp is not None:
+                s.since_previous_ms = s.timestamp - previous.timestamp
+            if s.log_bytes >= cadence.bytes_between:
+                s.trigger = "bytes"
+            elif cadence.interval_ms and s.since_previous_ms is not None \
+                    and s.since_previous_ms >= cadence.interval_ms:
+                s.trigger = "time"
+            else:
+                s.trigger = "unknown"
+        previous = s
+
+
+def _startup(result: RetentionResult, model: ReplicaLog) -> ReplicaLog | None:
+    """What Kafka does when it opens the directory, into ``result``; the replica after,
+    or None when Kafka refuses to start."""
+    # Without a segment, Kafka's log loader starts an empty log at offset 0 (the
+    # metadata log keeps no log-start checkpoint).
+    log_start = result.log_start if result.log_start is not None else 0
+    if result.log_start is None:
+        result.startup.append("finds no segment: it starts an empty log at offset 0")
+    for s in result.snapshots:
+        if s.state in ("part", "deleted"):
+            s.fate = "removed at startup"
+            result.startup.append(f"removes {s.path.name} (a {s.state} snapshot)")
+    opened = copy.copy(model)
+    for s in result.snapshots:
+        if s.state == "live" and s.id.offset < log_start:
+            s.fate = "deleted at startup"
+            result.startup.append(f"deletes snapshot {s.path.name}: it ends at {s.id.offset}, "
+                                  f"below the log start offset {log_start}")
+            opened.delete_snapshot(s.id)
+    live = [s for s, st in opened.snapshots.items() if st is SnapshotState.LIVE]
+    if log_start > 0 and not any(s.offset >= log_start for s in live):
+        result.refusal = (f"Inconsistent snapshot state: the log starts at {log_start} and no "
+                          "snapshot ends at or after it, so Kafka refuses to start "
+                          "(IllegalStateException)")
+        return None
+    if opened.truncate_to_latest_snapshot():
+        latest = opened.latest_snapshot
+        assert latest is not None
+        forgotten = [s for s in result.snapshots if s.state == "live" and s.fate == "kept"
+                     and opened.snapshots.get(s.id) is SnapshotState.DELETED]
+        for s in forgotten:
+            s.fate = "deleted at startup (truncation)"
+        result.startup.append(f"truncates the whole log: the latest snapshot "
+                              f"{latest.offset}-{latest.epoch} is past the log end "
+                              f"{result.log_end or 0}; the log starts again at "
+                              f"{latest.offset} and the {len(forgotten)} snapshot(s) before "
+                              "it are deleted")
+    if not result.startup:
+        result.startup.append("nothing to clean up: no .part or .deleted file and no "
+                              "snapshot below the log start")
+    return opened
+
+
+def _fates(result: RetentionResult, plan: RetentionPlan) -> None:
+    by_id = {s.id: s for s in result.snapshots if s.state == "live"}
+    for step in plan.steps:
+        for sid in step.deleted_snapshots:
+            if sid in by_id:
+                by_id[sid].fate = f"deleted ({step.rule})"
+    gone = set(plan.deleted_segments)
+    for seg in result.segments:
+        if seg.base_offset in gone:
+            seg.fate = "deleted"
+
+
+def _epoch_before(model: ReplicaLog, offset: int) -> int:
+    """The epoch of this log at the offset before ``offset``: a follower whose log agrees
+    with this one up to there would have fetched it last."""
+    epoch = model.epoch_at(offset - 1) if offset > 0 else None
+    if epoch is not None:
+        return epoch
+    earliest = model.earliest_snapshot
+    return earliest.epoch if earliest is not None else 0
