@@ -228,3 +228,25 @@ def test_cli(real_data) -> None:
         bad = run("retention", *args, HEALTHY, env={})
         assert bad.returncode == 2 and "Traceback" not in bad.stderr, (args, bad.stderr)
     assert run("retention", "/etc", env={}).returncode == 3
+
+
+def test_the_replica_model_is_verifys(real_data) -> None:
+    """retention lays the log out in its own lean pass; the runs must be verify's, so that
+    both say the same of the directory (gaps, epochs going back, legacy messages)."""
+    from conftest import CORRUPT, HEALTHY
+
+    from kmeta.ops.image import metadata_source
+    from kmeta.ops.retention import Cadence, _read_log, _snapshot_rows
+    from kmeta.ops.verify import LogStats, verify_log
+    from kmeta.storage.discover import discover
+
+    dirs = [HEALTHY, real_data / "quorum3-boaz" / "data" / "kafka-3",
+            real_data / "kraft32-three" / "data" / "kafka1"]
+    dirs += sorted(p.parent for p in CORRUPT.glob("*/__cluster_metadata-0/*.log"))
+    for d in dirs:
+        part = metadata_source(discover([d]))
+        theirs = LogStats()
+        list(verify_log(part.segments, theirs))
+        ours, found = LogStats(), []
+        _read_log(part, _snapshot_rows(part, found), Cadence(), ours, found)
+        assert ours.layout == theirs.layout, d

@@ -31,6 +31,16 @@ from kmeta.core.replica_log import ReplicaLog, SnapshotId, SnapshotState, ValidO
 from kmeta.core.retention import RetentionConfig, RetentionPlan, SnapshotFacts, plan_retention
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
+from kmeta.formats.batch import (
+    BASE_OFFSET,
+    BATCH_LENGTH,
+    LAST_OFFSET_DELTA,
+    LEADER_EPOCH,
+    LOG_OVERHEAD,
+    MAX_TIMESTAMP,
+    RECORDS_COUNT,
+    Batch,
+)
 from kmeta.formats.payload import decode_control
 from kmeta.formats.textfiles import parse_properties
 from kmeta.ops.brokers import parse_duration
@@ -284,38 +294,63 @@ def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence
     """One pass over the log's batch headers: each segment's extent, the runs the replica
     model is built from, and the log between consecutive live snapshots."""
     ends = sorted({s.id.offset for s in snapshots if s.state == "live"})
-    between: dict[int, list[int]] = {e: [0, 0] for e in ends}  # end -> [bytes, records]
-    covered: dict[int, int] = {}  # end -> first offset of the stretch read
+    between: dict[int, list[int]] = {}  # snapshot end -> [bytes, records] before it
+    covered: dict[int, int] = {}  # snapshot end -> the first offset of its stretch read
     layout = Layout(stats.layout)
     rows = []
     k = 0
+    end = ends[0] if ends else None
+    nbytes = nrecords = 0
+    # The header slots as locals: this loop runs once per batch of a long log.
+    base_at, delta_at, epoch_at, ts_at = BASE_OFFSET, LAST_OFFSET_DELTA, LEADER_EPOCH, \
+        MAX_TIMESTAMP
+    length_at, count_at, overhead = BATCH_LENGTH, RECORDS_COUNT, LOG_OVERHEAD
     for seg in part.segments:
         layout.segment(seg.kind.base_offset)
         size = 0
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # an unreadable file says so as it is read
             size = seg.path.stat().st_size
         last = max_ts = None
+        run_epoch, run_last = None, -2
         for b in read_batches(seg.path, findings, memo=True):
-            epoch = b.leader_epoch if b.magic == 2 else -1
-            layout.batch(b.base_offset, b.last_offset, epoch)
-            last = b.last_offset
-            if b.max_timestamp is not None and (max_ts is None or b.max_timestamp > max_ts):
-                max_ts = b.max_timestamp
-            while k < len(ends) and b.base_offset >= ends[k]:
-                k += 1
-            if k < len(ends):
-                end = ends[k]
-                covered.setdefault(end, b.base_offset)
-                bucket = between[end]
-                bucket[0] += b.size
-                bucket[1] += b.records_count or 0
+            if type(b) is Batch:
+                base, epoch, ts = b[base_at], b[epoch_at], b[ts_at]
+                last = base + b[delta_at]
+                length, count = b[length_at] + overhead, b[count_at]
+            else:  # a legacy message: no place in a KRaft log, but it is counted
+                base, epoch, ts, last = b.base_offset, -1, b.max_timestamp, b.last_offset
+                length, count = b.size, b.records_count or 0
+            if epoch == run_epoch and base == run_last + 1:  # the run goes on
+                layout.reach(last)
+            else:
+                layout.batch(base, last, epoch)
+                run_epoch = epoch
+            run_last = last
+            if max_ts is None or ts > max_ts:
+                max_ts = ts
+            if end is None:
+                continue
+            if base >= end:
+                between[end] = [nbytes, nrecords]
+                nbytes = nrecords = 0
+                while k < len(ends) and base >= ends[k]:
+                    k += 1
+                end = ends[k] if k < len(ends) else None
+                if end is None:
+                    continue
+            if end not in covered:
+                covered[end] = base
+            nbytes += length
+            nrecords += count
         rows.append(SegmentRow(seg.kind.base_offset or 0, seg.path, size, last, max_ts))
-    _cadence(snapshots, between, covered, ends, cadence)
+    if end is not None:
+        between[end] = [nbytes, nrecords]
+    _cadence(snapshots, between, covered, cadence)
     return rows
 
 
 def _cadence(snapshots: list[SnapshotRow], between: dict[int, list[int]],
-             covered: dict[int, int], ends: list[int], cadence: Cadence) -> None:
+             covered: dict[int, int], cadence: Cadence) -> None:
     live = [s for s in snapshots if s.state == "live"]
     previous: SnapshotRow | None = None
     for s in live:
@@ -324,7 +359,7 @@ def _cadence(snapshots: list[SnapshotRow], between: dict[int, list[int]],
         # The stretch counts only when the log holds all of it; before the first live
         # snapshot, only from offset 0 (an older snapshot may have been deleted).
         if first is not None and first <= (start or 0) and s.id.offset != start:
-            s.log_bytes, s.log_records = between[s.id.offset]
+            s.log_bytes, s.log_records = between.get(s.id.offset, (0, 0))
             if previous is not None and previous.timestamp is not None \
                     and s.timestamp is not None:
                 s.since_previous_ms = s.timestamp - previous.timestamp

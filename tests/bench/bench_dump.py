@@ -10,7 +10,9 @@
     as a process (startup, reading and iterating) on the same file;
 (d) ``kmeta verify --json DIR`` end to end: CRC, decode, every check, image replay;
 (e) ``kmeta brokers --json DIR`` end to end: the replay with every broker's lifecycle,
-    which must keep up with (d).
+    which must keep up with (d);
+(f) ``kmeta retention --json DIR`` end to end: snapshots, segments, startup and retention,
+    which must keep up with (d) too.
 
 Inputs: the real ldi-poc metadata segment (KMETA_REAL_DATA or ../shared/real) and a
 generated log of at least 200 MB (``--big``; by default generated once into
@@ -109,8 +111,9 @@ def bench_input(name: str, path: Path, repeat: int) -> None:
                                        *map(str, files)]),
                          ("c", KMETA + ["dump", "--json", str(path)]),
                          ("d", KMETA + ["verify", "--json", str(part_dir)]),
-                         ("e", KMETA + ["brokers", "--json", str(part_dir)])):
-            t = wall(cmd, check=key not in ("d", "e"))
+                         ("e", KMETA + ["brokers", "--json", str(part_dir)]),
+                         ("f", KMETA + ["retention", "--json", str(part_dir)])):
+            t = wall(cmd, check=key not in ("d", "e", "f"))
             results[key] = min(results.get(key, float("inf")), t)
     assert counts["a"] == counts["b"], counts
     print(f"\n{name}: {path} ({mb:,.1f} MB, {counts['a']:,} records)")
@@ -127,6 +130,9 @@ def bench_input(name: str, path: Path, repeat: int) -> None:
     print(f"  (e) kmeta brokers (replay, lifecycles) {results['e']:8.3f} s {mb / results['e']:8.1f} MB/s"
           f"   {results['d'] / results['e']:.2f}x verify's speed (target >= 1x); "
           f"{results['peer_e2e'] / results['e']:.2f}x vs the peer's process")
+    print(f"  (f) kmeta retention (snapshots, rules) {results['f']:8.3f} s {mb / results['f']:8.1f} MB/s"
+          f"   {results['d'] / results['f']:.2f}x verify's speed (target >= 1x); "
+          f"{results['peer_e2e'] / results['f']:.2f}x vs the peer's process")
 
 
 def bench_help(repeat: int) -> None:
@@ -141,7 +147,8 @@ def bench_help(repeat: int) -> None:
 
 
 def bench_rss(size: str) -> None:
-    for command in (["dump", "--json"], ["verify", "--json"], ["brokers", "--json"]):
+    for command in (["dump", "--json"], ["verify", "--json"], ["brokers", "--json"],
+                    ["retention", "--json"]):
         _rss(size, command)
 
 
@@ -159,7 +166,7 @@ def _rss(size: str, command: list[str]) -> None:
                          check=True, capture_output=True, text=True).stdout.split()
     peak_kb, t = int(out[0]), float(out[1])
     total = sum(f.stat().st_size for f in segments_of(path)) / 2**30
-    target = {"dump": 200, "verify": 300, "brokers": 150}[command[0]]
+    target = {"dump": 200, "verify": 300, "brokers": 150, "retention": 150}[command[0]]
     print(f"\nRSS of kmeta {' '.join(command)} on {total:.2f} GiB: peak {peak_kb / 1024:.0f} MB "
           f"(target < {target} MB; {t:.1f} s)")
 
