@@ -671,7 +671,7 @@ def export(
         "else embedded local[*]).")] = None,
     table: Annotated[list[str] | None, typer.Option(
         "--table", metavar="NAME", help="Only this table (repeatable): batches, records, "
-        "findings, epochs, timeline, image.")] = None,
+        "findings, epochs, timeline, snapshots, image.")] = None,
     data_topics: Annotated[bool, typer.Option(
         "--data-topics", help="The records table also holds the records of the other topics "
         "(data and internal topics such as __consumer_offsets), without their keys and "

@@ -93,7 +93,8 @@ def _copy(tmp_path: Path, meta: str | None) -> Path:
 
 def test_an_empty_cluster_id_is_null_in_every_table(tmp_path: Path) -> None:
     node = _copy(tmp_path, "version=1\ncluster.id=\nnode.id=4\n")
-    for table in ("batches", "records", "findings", "epochs", "timeline", "image"):
+    for table in ("batches", "records", "findings", "epochs", "timeline", "snapshots",
+                  "image"):
         units, _ = plan_units([str(node)], table)
         assert units and {(u.cluster_id, u.node_id) for u in units} == {(None, 4)}, table
 

@@ -104,8 +104,9 @@ def test_export_writes_parquet_that_reads_back_equal(spark, tmp_path: Path,
     paths = [str(HEALTHY), str(real_data / "quorum3-boaz" / "data" / "kafka-3")]
     out = tmp_path / "out"
     result = run_export(paths, out, spark=spark)
-    assert set(result.rows) == {"batches", "records", "findings", "epochs", "timeline", "image"}
-    for table in ("batches", "records", "epochs", "timeline", "image"):
+    assert set(result.rows) == {"batches", "records", "findings", "epochs", "timeline",
+                                "snapshots", "image"}
+    for table in ("batches", "records", "epochs", "timeline", "snapshots", "image"):
         direct = spark.read.format("kmeta").option("table", table).load(paths)
         written = spark.read.parquet(str(out / table)).select(*direct.columns)
         assert written.count() == result.rows[table] == direct.count()
@@ -189,3 +190,13 @@ def test_timeline_table_is_the_brokers_story(spark, real_data: Path) -> None:
     # a fencing storm across the fleet is one query: uncontrolled fences per minute
     storms = [r for r in rows if r.event == "fenced" and r.state_before == "unfenced"]
     assert [r.node for r in storms] == [2, 1, 3, 1, 2]
+
+
+def test_snapshots_table_is_retentions_view() -> None:
+    from kmeta.ops.retention import retention
+    from kmeta.ops.rows import plan_units, unit_rows
+
+    units, _ = plan_units([str(HEALTHY)], "snapshots")
+    rows = [row for u in units for row in unit_rows(u)]
+    assert [r[4:6] for r in rows] == [(s.id.offset, s.id.epoch)
+                                      for s in retention(HEALTHY).snapshots]

@@ -48,7 +48,16 @@ from kmeta.formats.batch import (
 from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
-from kmeta.output_schema import BATCH, FINDING, IMAGE, NODE_EVENT, RECORD, REPLICA, ObjectKind
+from kmeta.output_schema import (
+    BATCH,
+    FINDING,
+    IMAGE,
+    NODE_EVENT,
+    RECORD,
+    REPLICA,
+    RETENTION_SNAPSHOT,
+    ObjectKind,
+)
 from kmeta.storage.discover import LogFile, PartitionDir, discover, meta_properties_at
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches, read_records
@@ -153,6 +162,21 @@ TABLES: dict[str, tuple[Column, ...]] = {
         Column("registration_json", "STRING", "on a registration: its listeners, rack, "
                "features and log dirs as JSON text (the registration of kmeta brokers "
                "--json), else null"),
+    ),
+    "snapshots": (
+        _fact(RETENTION_SNAPSHOT, "end_offset"),
+        _fact(RETENTION_SNAPSHOT, "epoch"),
+        _fact(RETENTION_SNAPSHOT, "file"),
+        _fact(RETENTION_SNAPSHOT, "state"),
+        _fact(RETENTION_SNAPSHOT, "size"),
+        _fact(RETENTION_SNAPSHOT, "records"),
+        _fact(RETENTION_SNAPSHOT, "last_contained_log_timestamp"),
+        _fact(RETENTION_SNAPSHOT, "log_bytes"),
+        _fact(RETENTION_SNAPSHOT, "log_records"),
+        _fact(RETENTION_SNAPSHOT, "since_previous_ms"),
+        _fact(RETENTION_SNAPSHOT, "trigger"),
+        _fact(RETENTION_SNAPSHOT, "fate", "what Kafka's startup and retention (its default "
+              "limits, judged at the newest batch's time) do with it"),
     ),
     "image": (
         _fact(IMAGE, "digest"),
@@ -341,7 +365,7 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
             continue
         for part in found.all_partitions():
             cid, nid = ids[part.path.parent]
-            if table in ("image", "timeline"):
+            if table in ("image", "timeline", "snapshots"):
                 if part.is_metadata:
                     units.append(Unit(table, str(part.path), source, cid, nid, part.name))
             else:
@@ -365,6 +389,8 @@ def unit_rows(unit: Unit) -> Iterator[tuple]:
         return _epochs(unit)
     if unit.table == "timeline":
         return _timeline(unit)
+    if unit.table == "snapshots":
+        return _snapshots(unit)
     return _image(unit)
 
 
@@ -531,6 +557,19 @@ def _timeline(unit: Unit) -> Iterator[tuple]:
             e.in_state_ms, e.broker_epoch, e.incarnation_id, e.left_isr, e.lost_leadership,
             e.gained_leadership, e.fenced_ms, e.controlled_shutdown_first,
             None if e.registration is None else _json(e.registration))
+
+
+def _snapshots(unit: Unit) -> Iterator[tuple]:
+    from kmeta.ops.retention import retention
+
+    try:
+        result = retention(unit.path)
+    except KmetaError:
+        return  # the findings table says why
+    for s in result.snapshots:
+        yield unit.context + (
+            s.id.offset, s.id.epoch, str(s.path), s.state, s.size, s.records, s.timestamp,
+            s.log_bytes, s.log_records, s.since_previous_ms, s.trigger, s.fate)
 
 
 def _image(unit: Unit) -> Iterator[tuple]:

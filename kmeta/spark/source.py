@@ -1,6 +1,7 @@
 """``spark.read.format("kmeta")``: kmeta's tables as a PySpark Python data source.
 
-Options: ``table`` (batches, records, findings, epochs, timeline, image; default records),
+Options: ``table`` (batches, records, findings, epochs, timeline, snapshots, image; default
+records),
 ``data_topics`` and ``payloads`` ("true" or "false", default false: what the records table
 holds, see ``kmeta.ops.rows.Scope``) and the paths given to ``load`` (data dirs, partition
 dirs, files or globs, from many brokers).
