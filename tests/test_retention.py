@@ -250,3 +250,48 @@ def test_the_replica_model_is_verifys(real_data) -> None:
         ours, found = LogStats(), []
         _read_log(part, _snapshot_rows(part, found), Cadence(), ours, found)
         assert ours.layout == theirs.layout, d
+
+
+# ------------------------------------------- Kafka's cases as logs written by kmeta's writer
+
+def _kip630(case: str):
+    from conftest import FIXTURES
+
+    return FIXTURES / "kip630" / case
+
+
+def test_kafka_retention_cases_on_disk() -> None:
+    from kmeta.ops.retention import retention, settings
+
+    def run(case: str, limit: str):
+        config, cadence = settings(None, retention_bytes=limit, retention_ms="1min")
+        result = retention(_kip630(case), config=config, cadence=cadence)
+        assert result.plan is not None
+        return result, result.plan
+
+    # testDeleteSnapshots: only 600 is left and the log starts at 600
+    result, plan = run("delete-snapshots", "1024")
+    assert [s.id.offset for s in result.snapshots if s.fate == "kept"] == [600]
+    assert plan.after.log_start_offset == 600
+    # testSoftRetentionLimit: 2000 is kept, and the total is still over the limit
+    result, plan = run("soft-limit", "10240")
+    assert [s.id.offset for s in result.snapshots if s.fate == "kept"] == [2000]
+    assert plan.total_bytes > 10240
+    # testAdvanceLogStartOffsetAfterCleaning: the log start moves to 2000
+    _, plan = run("advance-log-start", "256")
+    assert plan.after.log_start_offset == 2000
+
+
+def test_kafka_fetch_validation_cases_on_disk() -> None:
+    from kmeta.ops.retention import retention
+
+    def answer(case: str, offset: int, epoch: int) -> tuple[str, int, int]:
+        result = retention(_kip630(case), replicas=[("f", offset, epoch)])
+        a = result.followers[0].answer
+        return a.kind.value, a.offset_and_epoch.offset, a.offset_and_epoch.epoch
+
+    assert answer("fetch-epochs-1-2-4", 100, 3) == ("diverging", 20, 2)
+    assert answer("fetch-epoch-3", 100, 2) == ("diverging", 10, 1)
+    assert answer("fetch-below-log-start", 1, 1) == ("snapshot", 2, 1)
+    assert answer("fetch-two-epochs", 11, 1) == ("diverging", 10, 1)
+    assert answer("fetch-two-epochs", 20, 2) == ("valid", 20, 2)
