@@ -203,3 +203,65 @@ def test_cli_wrong_input(tmp_path: Path, real_data: Path) -> None:
         assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr)
     absent = run("brokers", "--broker", "42", HEALTHY, env={})
     assert absent.returncode == 0 and "node 42 is not in" in absent.stderr
+
+
+# ------------------------------------------- the scripted lifecycle fixtures (generate.py)
+
+def _lifecycle(name: str) -> tuple[Path, dict]:
+    from conftest import FIXTURES
+
+    root = FIXTURES / "lifecycle"
+    return root / name, json.loads((root / "MANIFEST.json").read_text())[name]
+
+
+@pytest.mark.parametrize("name", ["new-mv", "old-mv"])
+def test_lifecycle_fixture_changes_and_what_they_moved(name: str) -> None:
+    path, truth = _lifecycle(name)
+    result = brokers(path)
+    told = {(e.offset, e.node): e for e in result.events}
+    for change in truth["changes"]:
+        e = told[change["offset"], change["broker"]]
+        assert e.event == change["event"], change
+        for key in ("left_isr", "lost_leadership", "gained_leadership"):
+            if key in change:
+                assert getattr(e, key) == change[key], (change, e)
+    codes = [(f.code, f.details.get("broker"), f.details.get("brokers")) for f in result.findings]
+    # broker 3 crashed and stayed fenced 7 min 4 s; brokers 1, 4 and 5 were fenced in 3 s
+    assert ("V132", 3, None) in codes and ("V133", None, [1, 4, 5]) in codes
+    storm = next(f for f in result.findings if f.code == "V133")
+    assert "quorum leader changed near it (epoch 2, controller 3001" in storm.message
+    amended = [e for e in result.events if e.event == "amended"]
+    assert [(e.node, e.broker_epoch) for e in amended] == [(4, 8 if name == "new-mv" else 5)]
+    assert not any(f.code == "V130" for f in result.findings)
+    restarts = {e.node: e.controlled_shutdown_first for e in result.events
+                if e.event == "re_registered"}
+    if name == "new-mv":
+        # broker 2 went through controlled shutdown, broker 3 crashed
+        assert restarts == {2: True, 3: False}
+        assert [c for c, b, _ in codes if c == "V131"] == ["V131"]
+        assert [(e.node, e.state) for e in result.events if e.event == "unregistered"] == \
+            [(5, "unregistered")]
+        assert {e.record for e in result.events} >= {"BROKER_REGISTRATION_CHANGE_RECORD",
+                                                     "REGISTER_CONTROLLER_RECORD",
+                                                     "UNREGISTER_BROKER_RECORD"}
+    else:
+        # below 3.3-IV3 no registration records a controlled shutdown: kmeta cannot tell
+        assert restarts == {2: None, 3: None}
+        assert not any(c == "V131" for c, _, _ in codes)
+        assert {e.record for e in result.events} >= {"FENCE_BROKER_RECORD",
+                                                     "UNFENCE_BROKER_RECORD"}
+
+
+def test_lifecycle_fixture_from_its_snapshot_and_the_snapshot_alone() -> None:
+    path, truth = _lifecycle("new-mv")
+    mid = truth["snapshots"][0]
+    result = brokers(path, from_offset=mid)
+    assert result.start_offset == mid and result.snapshot is not None
+    assert all(e.offset >= mid for e in result.events)
+    # broker 1 was unfenced before the snapshot: how long is not known
+    first = next(e for e in result.events if e.node == 1)
+    assert first.event == "fenced" and first.in_state_ms is None
+    alone = brokers(result.snapshot)
+    assert alone.snapshot_only and alone.events == []
+    assert {s.node: s.state for s in alone.summary if s.role == "broker"} == \
+        {1: "unfenced", 2: "unfenced", 3: "unfenced", 4: "unfenced", 5: "unfenced"}
