@@ -437,9 +437,9 @@ def retention(
         "--now", metavar="TIME", help="Judge ages at this time (2024-05-01T12:00:00Z; "
         "default: the newest batch's time).")] = None,
     replica: Annotated[list[str] | None, typer.Option(
-        "--replica", metavar="NODE=END_OFFSET[:EPOCH]", help="A follower's log end offset "
-        "(and last fetched epoch; default this log's epoch there): what the leader answers "
-        "its fetch. Repeatable.")] = None,
+        "--replica", metavar="NODE=END_OFFSET[:EPOCH]|DIR", help="A follower's log end "
+        "offset (and last fetched epoch; default this log's epoch there), or its data dir: "
+        "what the leader answers its fetch. Repeatable.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Snapshots, their cadence, and what Kafka's retention and startup do with them.

@@ -265,3 +265,16 @@ def test_lifecycle_fixture_from_its_snapshot_and_the_snapshot_alone() -> None:
     assert alone.snapshot_only and alone.events == []
     assert {s.node: s.state for s in alone.summary if s.role == "broker"} == \
         {1: "unfenced", 2: "unfenced", 3: "unfenced", 4: "unfenced", 5: "unfenced"}
+
+
+def test_damaged_logs_give_findings_not_a_crash() -> None:
+    from conftest import CORRUPT
+
+    for part in sorted(CORRUPT.glob("*/__cluster_metadata-0")):
+        r = run("brokers", part, env={})
+        assert r.returncode in (0, 1, 3) and "Traceback" not in r.stderr, (part, r.stderr)
+    from conftest import VERIFY
+
+    for case in ("v003-gap", "v003-overlap", "v009-missing-segment"):
+        r = run("brokers", VERIFY / case, env={})
+        assert r.returncode in (0, 1) and "not on disk:" in r.stdout, (case, r.stderr)

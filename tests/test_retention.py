@@ -295,3 +295,23 @@ def test_kafka_fetch_validation_cases_on_disk() -> None:
     assert answer("fetch-below-log-start", 1, 1) == ("snapshot", 2, 1)
     assert answer("fetch-two-epochs", 11, 1) == ("diverging", 10, 1)
     assert answer("fetch-two-epochs", 20, 2) == ("valid", 20, 2)
+
+
+def test_real_dirs_by_hand(real_data) -> None:
+    """Checked against ``kmeta dump`` and ``ls -l``: data-store's seven snapshot files are
+    4,552 bytes each and hold 63 records (the batch counts of ``kmeta dump``); the newest,
+    63224-9, says lastContainedLogTimestamp 1740474438582 (2025-02-25 09:07:18 UTC).
+    quorum3-boaz's logs have no snapshot; kafka-1 and kafka-2 end one batch short of
+    kafka-3 (2034, epoch 31): their fetches are valid, a lag."""
+    from kmeta.ops.retention import parse_replica, retention
+
+    store = retention(real_data / "data-store")
+    assert {(s.size, s.records) for s in store.snapshots} == {(4552, 63)}
+    assert store.snapshots[-1].timestamp == 1740474438582 == store.now
+    data = real_data / "quorum3-boaz" / "data"
+    q = retention(data / "kafka-3", replicas=[parse_replica(str(data / "kafka-1")),
+                                              parse_replica(str(data / "kafka-2"))])
+    assert q.snapshots == [] and (q.log_start, q.log_end) == (0, 2035)
+    assert q.refusal is None and q.startup[0].startswith("nothing to clean up")
+    assert [(f.node, f.offset, f.epoch, f.answer.kind.value) for f in q.followers] == \
+        [("1", 2034, 31, "valid"), ("2", 2034, 31, "valid")]

@@ -200,20 +200,24 @@ def settings(config_file: str | None, *, retention_bytes: str | None = None,
     return config, cadence
 
 
-def parse_replica(text: str) -> tuple[str, int, int | None]:
+def parse_replica(text: str) -> tuple[str, int | None, int | None]:
     """``NODE=END_OFFSET`` or ``NODE=END_OFFSET:EPOCH`` (a follower's log end offset and
-    its last fetched epoch)."""
+    its last fetched epoch), or the path of a follower's data dir or metadata partition
+    (offset None: read from it)."""
+    if "=" not in text and os.path.exists(text):
+        return text, None, None
     node, sep, rest = text.partition("=")
     offset, _, epoch = rest.partition(":")
     if not sep or not node or not offset.isdigit() or (epoch and not epoch.isdigit()):
-        raise UsageError(f"--replica {text!r}: give NODE=END_OFFSET or NODE=END_OFFSET:EPOCH "
-                         "(2=14000:7)")
+        raise UsageError(f"--replica {text!r}: give NODE=END_OFFSET, NODE=END_OFFSET:EPOCH "
+                         "(2=14000:7) or a follower's data dir")
     return node, int(offset), int(epoch) if epoch else None
 
 
 def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = None,
               cadence: Cadence | None = None, now: int | None = None,
-              replicas: list[tuple[str, int, int | None]] | None = None) -> RetentionResult:
+              replicas: list[tuple[str, int | None, int | None]] | None = None
+              ) -> RetentionResult:
     """The snapshots of the metadata partition under ``path`` and what Kafka does with
     them."""
     config = config or RetentionConfig()
@@ -250,10 +254,25 @@ def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = 
                                      facts, config, result.now)
         _fates(result, result.plan)
     for node, offset, epoch in replicas or ():
+        if offset is None:  # a follower's directory: where its log ends, its last epoch
+            node, offset, epoch = _follower_at(node)
         last = epoch if epoch is not None else _epoch_before(model, offset)
         result.followers.append(FollowerAnswer(node, offset, last, epoch is not None,
                                                model.validate_offset_and_epoch(offset, last)))
     return result
+
+
+def _follower_at(path: str) -> tuple[str, int, int]:
+    """A follower's name (its node id, else the path), log end offset and last fetched
+    epoch, read from its directory as the replica model sees it."""
+    from kmeta.ops.diff import open_replica
+
+    rep = open_replica(path)
+    stats, found = LogStats(), []
+    _read_log(rep.part, _snapshot_rows(rep.part, found), Cadence(), stats, found)
+    model, _, _ = build_model(rep.part, stats)
+    name = str(rep.node_id) if rep.node_id is not None else path
+    return name, model.log_end_offset, model.last_fetched_epoch()
 
 
 def _snapshot_rows(part: PartitionDir, findings: list[Finding]) -> list[SnapshotRow]:
