@@ -460,9 +460,14 @@ def retention(
     from kmeta.render.retention import retention_json, retention_lines
 
     env = _env()
-    config, cadence = settings(config_file, retention_bytes=retention_bytes,
-                               retention_ms=retention_ms, bytes_between=bytes_between,
-                               interval=interval)
+    config, cadence, held = settings(config_file, retention_bytes=retention_bytes,
+                                     retention_ms=retention_ms, bytes_between=bytes_between,
+                                     interval=interval)
+    if config_file is not None and not held:  # a wrong file must not look like defaults
+        print(f"kmeta: {config_file} sets none of metadata.max.retention.bytes, "
+              "metadata.max.retention.ms, metadata.log.max.record.bytes.between.snapshots, "
+              "metadata.log.max.snapshot.interval.ms: Kafka's defaults are used",
+              file=env.stderr)
     at = parse_bound(now, "--now") if now is not None else None
     if at is not None and at.time_ms is None:
         raise UsageError(f"--now {now}: give a time (2024-05-01T12:00:00Z), not an offset")

@@ -125,7 +125,7 @@ def test_healthy_fixture_under_tight_limits() -> None:
 
     from kmeta.ops.retention import retention, settings
 
-    config, cadence = settings(None, retention_bytes="600KiB", retention_ms="40min")
+    config, cadence, _ = settings(None, retention_bytes="600KiB", retention_ms="40min")
     result = retention(HEALTHY, config=config, cadence=cadence,
                        replicas=[("2", 3000, None), ("3", 12704, None), ("4", 20000, 99)])
     plan = result.plan
@@ -189,7 +189,9 @@ def test_settings_from_server_properties(tmp_path) -> None:
     props.write_text("# a controller\nmetadata.max.retention.bytes=52428800\n"
                      "metadata.max.retention.ms : 86400000\n"
                      "metadata.log.max.snapshot.interval.ms=0\n")
-    config, cadence = settings(str(props), retention_ms="2h")
+    config, cadence, held = settings(str(props), retention_ms="2h")
+    assert held == ["metadata.max.retention.bytes", "metadata.max.retention.ms",
+                    "metadata.log.max.snapshot.interval.ms"]
     assert (config.retention_bytes, config.retention_ms) == (52428800, 7_200_000)
     assert (cadence.bytes_between, cadence.interval_ms) == (20 * 1024 * 1024, 0)
     assert [parse_size(t, "-") for t in ("-1", "100MiB", "1GiB", "500MB", "4096")] == \
@@ -264,7 +266,7 @@ def test_kafka_retention_cases_on_disk() -> None:
     from kmeta.ops.retention import retention, settings
 
     def run(case: str, limit: str):
-        config, cadence = settings(None, retention_bytes=limit, retention_ms="1min")
+        config, cadence, _ = settings(None, retention_bytes=limit, retention_ms="1min")
         result = retention(_kip630(case), config=config, cadence=cadence)
         assert result.plan is not None
         return result, result.plan

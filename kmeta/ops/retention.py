@@ -172,16 +172,18 @@ def _parse_ms(text: str, option: str) -> int:
 
 def settings(config_file: str | None, *, retention_bytes: str | None = None,
              retention_ms: str | None = None, bytes_between: str | None = None,
-             interval: str | None = None) -> tuple[RetentionConfig, Cadence]:
+             interval: str | None = None) -> tuple[RetentionConfig, Cadence, list[str]]:
     """The limits and triggers: Kafka's defaults, then ``config_file`` (a
-    server.properties), then the options given."""
+    server.properties), then the options given; and the settings the file held."""
     given = {"retention_bytes": retention_bytes, "retention_ms": retention_ms,
              "bytes_between": bytes_between, "interval": interval}
     values: dict[str, str] = {}
+    held: list[str] = []
     if config_file is not None:
         props = parse_properties(read_regular(config_file, _CONFIG_LIMIT, "properties"),
                                  config_file)
-        values = {name: props[key] for key, name in _SETTINGS.items() if key in props}
+        held = [key for key in _SETTINGS if key in props]
+        values = {_SETTINGS[key]: props[key] for key in held}
     values.update({k: v for k, v in given.items() if v is not None})
     option = {"retention_bytes": "--retention-bytes", "retention_ms": "--retention-ms",
               "bytes_between": "--max-bytes-between-snapshots",
@@ -197,7 +199,7 @@ def settings(config_file: str | None, *, retention_bytes: str | None = None,
                              out.get("retention_ms", RetentionConfig.retention_ms))
     cadence = Cadence(out.get("bytes_between", DEFAULT_BYTES_BETWEEN),
                       out.get("interval", DEFAULT_INTERVAL_MS))
-    return config, cadence
+    return config, cadence, held
 
 
 def parse_replica(text: str) -> tuple[str, int | None, int | None]:
