@@ -226,12 +226,10 @@ class Lifecycles:
         else:
             self._controller_changed(seen, type_name, offset, timestamp)
 
-    def finish(self, offset: int | None, timestamp: int | None) -> None:
-        """The log ends: close the leader spans and judge who is still fenced."""
-        if timestamp is None:
-            timestamp = self.last_timestamp
-        if offset is not None:
-            self.last_offset = offset
+    def finish(self) -> None:
+        """The log has ended (at :meth:`end`): close the leader spans and judge who is
+        still fenced."""
+        timestamp = self.last_timestamp
         for i, span in enumerate(self.leaders):
             end = self.leaders[i + 1].timestamp if i + 1 < len(self.leaders) else timestamp
             span.duration_ms = max(0, (end or span.timestamp) - span.timestamp)

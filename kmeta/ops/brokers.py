@@ -105,10 +105,6 @@ class BrokersResult:
     until: Bound | None = None
     not_on_disk: list[str] = field(default_factory=lambda: list(NOT_ON_DISK))
 
-    @property
-    def errors(self) -> int:
-        return sum(1 for f in self.findings if f.severity is Severity.ERROR)
-
 
 #: What the metadata log cannot say, however complete: said with every answer.
 NOT_ON_DISK = (
@@ -177,7 +173,7 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     records = replay_log(part, replay, sys.maxsize, findings, watch)
     ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
     end = max(ends) if ends else None
-    lives.finish(None, lives.last_timestamp)
+    lives.finish()
     # the anomalies are the partition's: a reader must know where they were found
     told = [replace(f, file=str(part.path)) for f in lives.findings]
     result = BrokersResult(lives.events, lives.leaders, [], findings + told,
