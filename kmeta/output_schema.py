@@ -1094,7 +1094,8 @@ RETENTION_SNAPSHOT = ObjectKind(
         Key("state", STRING, "live (.checkpoint), part (.checkpoint.part) or deleted "
             "(.checkpoint.deleted)."),
         Key("size", BIGINT, "Its bytes, or null when it cannot be read.", nullable=True),
-        Key("records", BIGINT, "Records in it (live snapshots), or null.", nullable=True),
+        Key("records", BIGINT, "Records in it, its SnapshotHeader and SnapshotFooter included "
+            "(live snapshots), or null.", nullable=True),
         Key("last_contained_log_timestamp", BIGINT, "Its SnapshotHeader's "
             "lastContainedLogTimestamp (live snapshots), or null.", nullable=True),
         Key("log_bytes", BIGINT, "Bytes of log batches between the previous live snapshot's end "
