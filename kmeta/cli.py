@@ -45,6 +45,7 @@ app = typer.Typer(
 
 class Decoder(StrEnum):
     metadata = "metadata"
+    offsets = "offsets"
     raw = "raw"
     utf8 = "utf8"
     hex = "hex"
@@ -158,7 +159,8 @@ def dump(
     json_out: JsonOpt = False,
     decoder: Annotated[Decoder | None, typer.Option(
         "--decoder", help="Payload decoder; default: metadata for __cluster_metadata and "
-        "snapshots, raw (base64) otherwise.")] = None,
+        "snapshots, offsets for __consumer_offsets (offset commits and group metadata), "
+        "raw (base64) otherwise.")] = None,
     from_offset: Annotated[int | None, typer.Option("--from-offset", help="Skip records "
                                                    "before this offset.")] = None,
     to_offset: Annotated[int | None, typer.Option("--to-offset", help="Skip records after "

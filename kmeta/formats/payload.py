@@ -62,14 +62,14 @@ def decode_metadata(value: bytes | None) -> Payload:
         return _raw_metadata(value, api_key, version, "F004",
                              f"{message.type_name} version {version} is not in Kafka's "
                              f"schemas known to kmeta ({message.valid_versions})")
-    data, err = _read_body(message, version, value, pos)
+    data, err = read_body(message, version, value, pos)
     if err:
         return _raw_metadata(value, api_key, version, "F005",
                              f"{message.type_name} v{version}: {err}", message.type_name)
     return Payload(message.type_name, version, data, None, api_key)
 
 
-def _read_body(message: Message, version: int, buf: bytes, pos: int) -> tuple[Any, str | None]:
+def read_body(message: Message, version: int, buf: bytes, pos: int) -> tuple[Any, str | None]:
     try:
         data, end = message_reader(message, version)(buf, pos)
     except FormatError as e:
@@ -117,7 +117,7 @@ def decode_control(key: bytes | None, value: bytes | None) -> Payload:
         return Payload(name, version, {"hex": value.hex()},
                        ("F008", f"{name} control record version {version} is not in Kafka's "
                                 f"schemas known to kmeta ({message.valid_versions})"))
-    data, err = _read_body(message, version, value, 0)
+    data, err = read_body(message, version, value, 0)
     if err:
         return Payload(name, version, {"hex": value.hex()}, ("F007", f"{name}: {err}"))
     return Payload(name, version, data)

@@ -17,6 +17,7 @@ from kmeta.errors import UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import ATTRIBUTES, CONTROL_FLAG, LONE, Batch, Record, RecordStream
 from kmeta.formats.legacy import LegacyBatch
+from kmeta.formats.offsets import decode_offsets
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
@@ -169,10 +170,16 @@ def _type_matches(wanted: frozenset[str], type_name: str) -> bool:
     return type_name in wanted or type_name.removesuffix("_RECORD") in wanted
 
 
+#: Internal topics whose records kmeta decodes, and the decoder it picks for them.
+TOPIC_DECODERS = {"__consumer_offsets": "offsets"}
+
+
 def decoder_for(f: LogFile, forced: str | None) -> str:
     if forced:
         return forced
-    return "metadata" if f.is_metadata else "raw"
+    if f.is_metadata:
+        return "metadata"
+    return TOPIC_DECODERS.get(f.topic or "", "raw")
 
 
 def dump(paths: Iterable[str | os.PathLike[str]], opts: DumpOptions) -> Iterator[Event]:
@@ -324,6 +331,8 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
             payload = decode_control(r.key, r.value)
         elif decoder == "metadata":
             payload = decode_metadata(r.value)
+        elif decoder == "offsets":
+            payload = decode_offsets(r.key, r.value)
         else:
             payload = decode_opaque(r.key, r.value, decoder)
         if opts.types and not _type_matches(opts.types, payload.type):
