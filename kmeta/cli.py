@@ -46,6 +46,7 @@ app = typer.Typer(
 class Decoder(StrEnum):
     metadata = "metadata"
     offsets = "offsets"
+    transactions = "transactions"
     raw = "raw"
     utf8 = "utf8"
     hex = "hex"
@@ -160,7 +161,7 @@ def dump(
     decoder: Annotated[Decoder | None, typer.Option(
         "--decoder", help="Payload decoder; default: metadata for __cluster_metadata and "
         "snapshots, offsets for __consumer_offsets (offset commits and group metadata), "
-        "raw (base64) otherwise.")] = None,
+        "transactions for __transaction_state, raw (base64) otherwise.")] = None,
     from_offset: Annotated[int | None, typer.Option("--from-offset", help="Skip records "
                                                    "before this offset.")] = None,
     to_offset: Annotated[int | None, typer.Option("--to-offset", help="Skip records after "

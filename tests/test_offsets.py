@@ -1,6 +1,6 @@
-"""``__consumer_offsets``: the classic group coordinator's records, decoded from the schema
-declarations of ``kmeta.formats.offsets`` and checked on every real internal-topic
-partition under ``KMETA_REAL_DATA``."""
+"""``__consumer_offsets`` and ``__transaction_state``: the coordinators' records, decoded
+from the schema declarations of ``kmeta.formats.coordinator`` and checked on every real
+internal-topic partition under ``KMETA_REAL_DATA``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from clirun import run
 
-from kmeta.formats.offsets import OFFSETS_KEYS, decode_offsets
+from kmeta.formats.coordinator import OFFSETS_KEYS, decode_offsets
 from kmeta.formats.schema import message_construct
 
 
@@ -111,3 +111,39 @@ def test_raw_still_chosen_by_hand(real_data: Path) -> None:
     kinds = {json.loads(line).get("type") for line in out.stdout.splitlines()
              if "__consumer_offsets" in line and '"kind":"record"' in line}
     assert kinds == {"RAW"}
+
+
+# ---------------------------------------------------------------- __transaction_state
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_transaction_log_round_trip(version: int) -> None:
+    from kmeta.formats.coordinator import TRANSACTION_KEYS, decode_transactions
+
+    _, key_schema, value_schema = TRANSACTION_KEYS[0]
+    value = {"producerId": 1001, "producerEpoch": 3, "transactionTimeoutMs": 60000,
+             "transactionStatus": 1,
+             "transactionPartitions": [{"topic": "orders", "partitionIds": [0, 2]}],
+             "transactionLastUpdateTimestampMs": 1700000000500,
+             "transactionStartTimestampMs": 1700000000000}
+    if version == 1:  # tagged: left out when equal to their defaults
+        value.update(previousProducerId=1000, clientTransactionVersion=2)
+    key = _framed(0, message_construct(key_schema, 0).build({"transactionalId": "t-1"}))
+    p = decode_transactions(key, _framed(version, message_construct(value_schema, version)
+                                         .build(value)))
+    assert p.finding is None and (p.type, p.version) == ("TRANSACTION_LOG", version)
+    assert p.data == {"key": {"transactionalId": "t-1"}, "value": value}
+    assert decode_transactions(key, None).data["value"] is None
+    assert decode_transactions(_framed(1, b""), None).finding[0] == "F013"
+
+
+def test_real_transaction_state(real_data: Path) -> None:
+    # kraft-ksql-txn's __transaction_state-44: transactional id default_ going Empty (0),
+    # Ongoing (1), PrepareCommit (2), CompleteCommit (4), TransactionLogValue v0
+    part = next((real_data / "kraft-ksql-txn").glob("*/__transaction_state-44"))
+    out = run("dump", "--json", part, env={})
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    records = [o for o in objects if o["kind"] == "record"]
+    assert [(o["type"], o["version"], o["data"]["value"]["transactionStatus"])
+            for o in records] == [("TRANSACTION_LOG", 0, s) for s in (0, 1, 2, 4)]
+    assert {o["data"]["key"]["transactionalId"] for o in records} == {"default_"}
+    assert not [o for o in objects if o["kind"] == "finding"]

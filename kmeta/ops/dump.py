@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import ATTRIBUTES, CONTROL_FLAG, LONE, Batch, Record, RecordStream
+from kmeta.formats.coordinator import decode_offsets, decode_transactions
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.formats.offsets import decode_offsets
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
@@ -171,7 +171,7 @@ def _type_matches(wanted: frozenset[str], type_name: str) -> bool:
 
 
 #: Internal topics whose records kmeta decodes, and the decoder it picks for them.
-TOPIC_DECODERS = {"__consumer_offsets": "offsets"}
+TOPIC_DECODERS = {"__consumer_offsets": "offsets", "__transaction_state": "transactions"}
 
 
 def decoder_for(f: LogFile, forced: str | None) -> str:
@@ -333,6 +333,8 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
             payload = decode_metadata(r.value)
         elif decoder == "offsets":
             payload = decode_offsets(r.key, r.value)
+        elif decoder == "transactions":
+            payload = decode_transactions(r.key, r.value)
         else:
             payload = decode_opaque(r.key, r.value, decoder)
         if opts.types and not _type_matches(opts.types, payload.type):
