@@ -26,6 +26,7 @@ from kmeta import __version__
 from kmeta.environment import Environment
 from kmeta.errors import ExitCode, KmetaError, OutputError, UsageError, Verdict
 from kmeta.findings import GROUP_OVER
+from kmeta.formats.decoders import DECODERS, TOPIC_DECODERS
 
 if TYPE_CHECKING:
     from kmeta.findings import Finding
@@ -43,13 +44,8 @@ app = typer.Typer(
 )
 
 
-class Decoder(StrEnum):
-    metadata = "metadata"
-    offsets = "offsets"
-    transactions = "transactions"
-    raw = "raw"
-    utf8 = "utf8"
-    hex = "hex"
+#: ``--decoder``'s choices: the names of kmeta's payload decoders, in their table's order.
+Decoder = StrEnum("Decoder", {name: name for name in DECODERS})  # type: ignore[misc]
 
 
 def _env() -> Environment:
@@ -155,13 +151,15 @@ JsonObjOpt = Annotated[bool, typer.Option("--json", help="One JSON object on std
 @command
 def dump(
     paths: PathsArg,
-    records: Annotated[bool, typer.Option("--records", "-r", help="Text: also print a line "
-                                          "per record with its decoded payload.")] = False,
+    records: Annotated[bool, typer.Option("--records", "-r", "--print-data-log",
+                                          help="Text: also print a line per record with "
+                                          "its decoded payload.")] = False,
     json_out: JsonOpt = False,
     decoder: Annotated[Decoder | None, typer.Option(
         "--decoder", help="Payload decoder; default: metadata for __cluster_metadata and "
-        "snapshots, offsets for __consumer_offsets (offset commits and group metadata), "
-        "transactions for __transaction_state, raw (base64) otherwise.")] = None,
+        "snapshots, " + ", ".join(f"{d} for {t}" for t, d in TOPIC_DECODERS.items())
+        + ", raw (base64) otherwise.  With -r, raw, utf8 and hex print each record's "
+        "key, header keys and value as kafka-dump-log.sh --print-data-log does.")] = None,
     from_offset: Annotated[int | None, typer.Option("--from-offset", help="Skip records "
                                                    "before this offset.")] = None,
     to_offset: Annotated[int | None, typer.Option("--to-offset", help="Skip records after "

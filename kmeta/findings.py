@@ -47,10 +47,11 @@ CODES: dict[str, Code] = {
     "F009": Code(Severity.ERROR, "legacy message CRC does not match its contents"),
     "F010": Code(Severity.ERROR, "file content does not follow its format"),
     "F011": Code(Severity.WARNING, "record count in batch header differs from records decoded"),
-    "F012": Code(Severity.ERROR, "__consumer_offsets or __transaction_state record does not "
+    "F012": Code(Severity.ERROR, "internal topic record (__consumer_offsets, "
+                 "__transaction_state, __remote_log_metadata, __share_group_state) does not "
                  "match its schema"),
-    "F013": Code(Severity.WARNING, "__consumer_offsets or __transaction_state record of a key "
-                 "or value version kmeta does not decode; shown as hex"),
+    "F013": Code(Severity.WARNING, "internal topic record of a type or version kmeta does "
+                 "not decode; shown as hex"),
     "S001": Code(Severity.ERROR, "torn or truncated tail: the segment ends inside a batch"),
     "S002": Code(Severity.WARNING, "zero-filled tail (preallocated space never written)"),
     "S003": Code(Severity.ERROR, "damaged byte range skipped; reading resumed at the next valid batch"),

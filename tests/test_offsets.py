@@ -65,8 +65,8 @@ def test_tombstones_and_what_does_not_decode() -> None:
     key = _key(2, group="gone")
     assert decode_offsets(key, None).data == {"key": {"group": "gone"}, "value": None}
     assert decode_offsets(b"\x00", None).finding[0] == "F012"
-    newer = decode_offsets(_framed(3, b"\x00\x01g"), b"\x00\x00")
-    assert newer.finding[0] == "F013" and newer.type == "UNKNOWN(3)"
+    newer = decode_offsets(_framed(99, b"\x00\x01g"), b"\x00\x00")
+    assert newer.finding[0] == "F013" and newer.type == "UNKNOWN(99)"
     assert decode_offsets(key, _framed(9, b"")).finding[0] == "F013"
     short = decode_offsets(key, _framed(3, b"\x00\x08consumer"))
     assert short.finding[0] == "F012" and short.data["key"] == {"group": "gone"}
@@ -84,6 +84,8 @@ REAL = {
     "cp51-connect-cleaned": {("GROUP_METADATA", 2): 19, ("GROUP_METADATA", 3): 123,
                              ("GROUP_METADATA", None): 17, ("OFFSET_COMMIT", 3): 12,
                              ("OFFSET_COMMIT", None): 1},
+    # three nodes; node 2 holds 954 of them, 942 OffsetCommit v3
+    "kraft32-three": {("OFFSET_COMMIT", 3): 942, ("GROUP_METADATA", 3): 15},
     # 89 GroupMetadata v3, 1 tombstone
     "kraft-ksql-txn": {("GROUP_METADATA", 3): 88, ("GROUP_METADATA", None): 1},
 }

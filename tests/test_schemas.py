@@ -23,12 +23,14 @@ from kmeta.formats.control_schemas import (
     END_TXN_MARKER,
     control_type_name,
 )
+from kmeta.formats.coordinator import OFFSETS_KEYS, SHARE_STATE_KEYS, TRANSACTION_KEYS
 from kmeta.formats.metadata_schemas import (
     METADATA_MESSAGES,
     RETIRED_RECORD_NAMES,
     UNASSIGNED_API_KEYS,
 )
 from kmeta.formats.primitives import ZERO_UUID, uuid_to_str
+from kmeta.formats.remote_log_metadata import REMOTE_LOG_MESSAGES
 from kmeta.formats.schema import (
     Field,
     Message,
@@ -39,7 +41,16 @@ from kmeta.formats.schema import (
     versions,
 )
 
-ALL_MESSAGES: list[Message] = [*METADATA_MESSAGES.values(), *CONTROL_MESSAGES.values()]
+# The internal topics' records: every key and value schema of the coordinators' logs and
+# the remote log metadata records, each once.
+INTERNAL_MESSAGES: list[Message] = list({
+    id(m): m
+    for table in (OFFSETS_KEYS, TRANSACTION_KEYS, SHARE_STATE_KEYS)
+    for _, key, value in table.values() for m in (key, value)
+}.values()) + list(REMOTE_LOG_MESSAGES.values())
+
+ALL_MESSAGES: list[Message] = [*METADATA_MESSAGES.values(), *CONTROL_MESSAGES.values(),
+                               *INTERNAL_MESSAGES]
 
 
 def _all_versions(m: Message) -> range:

@@ -1,74 +1,32 @@
-"""The records of the coordinators' logs, in kmeta's schema language:
-``__consumer_offsets`` (the classic group coordinator's offset commits and group metadata)
-and ``__transaction_state`` (the transaction coordinator's transactional ids).
+"""The logs the coordinators write, decoded: ``__consumer_offsets`` (the group coordinator;
+its schemas are in :mod:`kmeta.formats.group_schemas`), ``__transaction_state`` (the
+transaction coordinator) and ``__share_group_state`` (the share coordinator, KIP-932).
 
-Facts from Kafka's schema files (``group-coordinator/`` and ``transaction-coordinator/
-src/main/resources/common/message/`` at apache/kafka 1eb7644): a record's key and value
-each start with an int16 version, and the key's version says the record type.
-- ``__consumer_offsets``: keys 0 and 1 are ``OffsetCommitKey``, key 2 ``GroupMetadataKey``;
-  the value's version is that of ``OffsetCommitValue`` or ``GroupMetadataValue`` (0-4, the
-  fourth flexible).  Keys of version 3 and above belong to the new group coordinator
-  (KIP-848, share groups); they are shown raw here.
+All three frame a record alike: the key and the value each start with an int16 version,
+and the key's version says the record type.
 - ``__transaction_state``: key 0 is ``TransactionLogKey``; ``TransactionLogValue`` 0-1 (the
-  first flexible, with tagged producer ids and the client's transaction version).
-A null value is a tombstone: the offset, the group or the transactional id was deleted.
+  first flexible, with tagged producer ids and the client's transaction version), from
+  ``transaction-coordinator/src/main/resources/common/message/`` at apache/kafka 1eb7644.
+- ``__share_group_state``: key 0 is ``ShareSnapshotKey``, key 1 ``ShareUpdateKey``; their
+  values are version 0 as Kafka declares them once share groups left preview (int32
+  ``SnapshotEpoch``, the snapshot's create and write timestamps, the tagged
+  ``DeliveryCompleteCount`` of 4.2); the preview's layout (uint16 epoch) is reported, not
+  guessed at.
+A null value is a tombstone: the offset, the group, the transactional id or the share
+partition's state was deleted.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import Any
 
+from kmeta.formats.group_schemas import OFFSETS_KEYS
 from kmeta.formats.payload import Payload, read_body
-from kmeta.formats.schema import F, M, Message
+from kmeta.formats.schema import F, M, Message, message_construct
 
-__all__ = ["OFFSETS_KEYS", "TRANSACTION_KEYS", "decode_offsets", "decode_transactions"]
-
-OFFSET_COMMIT_KEY = M(
-    "OffsetCommitKey", None, "0-1", "none",
-    F("Group", "string"),
-    F("Topic", "string"),
-    F("Partition", "int32"),
-)
-
-OFFSET_COMMIT_VALUE = M(
-    "OffsetCommitValue", None, "0-4", "4+",
-    F("Offset", "int64"),
-    F("LeaderEpoch", "int32", "3+", default="-1"),
-    F("Metadata", "string"),
-    F("CommitTimestamp", "int64"),
-    F("ExpireTimestamp", "int64", "1", default="-1"),
-)
-
-GROUP_METADATA_KEY = M(
-    "GroupMetadataKey", None, "2", "none",
-    F("Group", "string", "2"),
-)
-
-GROUP_METADATA_VALUE = M(
-    "GroupMetadataValue", None, "0-4", "4+",
-    F("ProtocolType", "string"),
-    F("Generation", "int32"),
-    F("Protocol", "string", nullable="0+"),
-    F("Leader", "string", nullable="0+"),
-    F("CurrentStateTimestamp", "int64", "2+", default="-1"),
-    F("Members", "[]MemberMetadata", fields=(
-        F("MemberId", "string"),
-        F("GroupInstanceId", "string", "3+", default="null", nullable="3+"),
-        F("ClientId", "string"),
-        F("ClientHost", "string"),
-        F("RebalanceTimeout", "int32", "1+", default="-1"),
-        F("SessionTimeout", "int32"),
-        F("Subscription", "bytes"),
-        F("Assignment", "bytes"),
-    )),
-)
-
-#: Per topic, key version -> (record type, key schema, value schema).
-OFFSETS_KEYS: dict[int, tuple[str, Message, Message]] = {
-    0: ("OFFSET_COMMIT", OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
-    1: ("OFFSET_COMMIT", OFFSET_COMMIT_KEY, OFFSET_COMMIT_VALUE),
-    2: ("GROUP_METADATA", GROUP_METADATA_KEY, GROUP_METADATA_VALUE),
-}
+__all__ = ["OFFSETS_KEYS", "SHARE_STATE_KEYS", "TRANSACTION_KEYS", "decode_offsets",
+           "decode_share_group_state", "decode_transactions", "encode_coordinator"]
 
 TRANSACTION_LOG_KEY = M(
     "TransactionLogKey", None, "0", "none",
@@ -97,6 +55,70 @@ TRANSACTION_KEYS: dict[int, tuple[str, Message, Message]] = {
 }
 
 
+_STATE_BATCHES = F("StateBatches", "[]StateBatch", fields=(
+    F("FirstOffset", "int64"),
+    F("LastOffset", "int64"),
+    F("DeliveryState", "int8"),
+    F("DeliveryCount", "int16"),
+))
+
+_DELIVERY_COMPLETE_COUNT = F("DeliveryCompleteCount", "int32", tagged="0+", tag=0, default="-1")
+
+SHARE_SNAPSHOT_KEY = M(
+    "ShareSnapshotKey", None, "0", "none",
+    F("GroupId", "string", "0"),
+    F("TopicId", "uuid", "0"),
+    F("Partition", "int32", "0"),
+)
+
+SHARE_SNAPSHOT_VALUE = M(
+    "ShareSnapshotValue", None, "0", "0+",
+    F("SnapshotEpoch", "int32"),
+    F("StateEpoch", "int32"),
+    F("LeaderEpoch", "int32"),
+    F("StartOffset", "int64"),
+    _DELIVERY_COMPLETE_COUNT,
+    F("CreateTimestamp", "int64"),
+    F("WriteTimestamp", "int64"),
+    _STATE_BATCHES,
+)
+
+SHARE_UPDATE_KEY = M(
+    "ShareUpdateKey", None, "1", "none",
+    F("GroupId", "string", "1"),
+    F("TopicId", "uuid", "1"),
+    F("Partition", "int32", "1"),
+)
+
+SHARE_UPDATE_VALUE = M(
+    "ShareUpdateValue", None, "0", "0+",
+    F("SnapshotEpoch", "int32"),
+    F("LeaderEpoch", "int32"),
+    F("StartOffset", "int64"),
+    _DELIVERY_COMPLETE_COUNT,
+    _STATE_BATCHES,
+)
+
+SHARE_STATE_KEYS: dict[int, tuple[str, Message, Message]] = {
+    0: ("SHARE_SNAPSHOT", SHARE_SNAPSHOT_KEY, SHARE_SNAPSHOT_VALUE),
+    1: ("SHARE_UPDATE", SHARE_UPDATE_KEY, SHARE_UPDATE_VALUE),
+}
+
+
+def encode_coordinator(keys: dict[int, tuple[str, Message, Message]], key_type: int,
+                       key: dict[str, Any], version: int | None = None,
+                       value: dict[str, Any] | None = None) -> tuple[bytes, bytes | None]:
+    """A coordinator record's key and value (``value`` None: a tombstone), the inverse of
+    :func:`_decode` for the table ``keys``."""
+    _, key_schema, value_schema = keys[key_type]
+    k = struct.pack(">h", key_type) + message_construct(key_schema, key_type).build(key)
+    if value is None:
+        return k, None
+    if version is None or not value_schema.supports(version):
+        raise ValueError(f"{value_schema.name} has no version {version}")
+    return k, struct.pack(">h", version) + message_construct(value_schema, version).build(value)
+
+
 def _hex(b: bytes | None) -> str | None:
     return None if b is None else b.hex()
 
@@ -111,6 +133,12 @@ def decode_transactions(key: bytes | None, value: bytes | None) -> Payload:
     """One ``__transaction_state`` record (see :func:`_decode`)."""
     return _decode(key, value, TRANSACTION_KEYS, "__transaction_state",
                    "a transaction log record")
+
+
+def decode_share_group_state(key: bytes | None, value: bytes | None) -> Payload:
+    """One ``__share_group_state`` record (see :func:`_decode`)."""
+    return _decode(key, value, SHARE_STATE_KEYS, "__share_group_state",
+                   "a share snapshot or share update record")
 
 
 def _decode(key: bytes | None, value: bytes | None,

@@ -43,28 +43,37 @@ def decode_metadata(value: bytes | None) -> Payload:
     """Decode one metadata record value; never raises for bad bytes."""
     if value == NOOP_VALUE:
         return _NOOP_PAYLOAD  # shared: callers treat payload data as read-only
+    return decode_framed(value, METADATA_MESSAGES, "metadata")
+
+
+def decode_framed(value: bytes | None, messages: dict[int, Message], what: str,
+                  unknown: str = "F004", broken: str = "F005") -> Payload:
+    """A value framed as ``AbstractApiMessageSerde`` writes it (frame version 1, apiKey,
+    version, body), read with the schema ``messages`` has for its apiKey.  ``unknown`` is
+    the code of an apiKey or version kmeta does not know, ``broken`` that of a bad frame
+    or body; ``what`` names the log in their messages."""
     if value is None:
-        return Payload("UNKNOWN", None, None, ("F005", "metadata record has a null value"))
+        return Payload("UNKNOWN", None, None, (broken, f"{what} record has a null value"))
     try:
         frame, pos = read_uvarint(value, 0)
         api_key, pos = read_uvarint(value, pos)
         version, pos = read_uvarint(value, pos)
     except (IndexError, FormatError):
-        return _raw_metadata(value, None, None, "F005", "metadata record frame is truncated")
+        return _raw_metadata(value, None, None, broken, f"{what} record frame is truncated")
     if frame != 1:
-        return _raw_metadata(value, api_key, version, "F005",
-                             f"metadata frame version {frame} is not 1")
-    message = METADATA_MESSAGES.get(api_key)
+        return _raw_metadata(value, api_key, version, broken,
+                             f"{what} frame version {frame} is not 1")
+    message = messages.get(api_key)
     if message is None:
-        return _raw_metadata(value, api_key, version, "F004",
-                             f"unknown metadata record apiKey {api_key} (version {version})")
+        return _raw_metadata(value, api_key, version, unknown,
+                             f"unknown {what} record apiKey {api_key} (version {version})")
     if not message.supports(version):
-        return _raw_metadata(value, api_key, version, "F004",
+        return _raw_metadata(value, api_key, version, unknown,
                              f"{message.type_name} version {version} is not in Kafka's "
                              f"schemas known to kmeta ({message.valid_versions})")
     data, err = read_body(message, version, value, pos)
     if err:
-        return _raw_metadata(value, api_key, version, "F005",
+        return _raw_metadata(value, api_key, version, broken,
                              f"{message.type_name} v{version}: {err}", message.type_name)
     return Payload(message.type_name, version, data, None, api_key)
 
@@ -162,12 +171,17 @@ def metadata_message(type_name: str) -> Message:
 
 def encode_metadata(type_name: str, version: int, data: dict[str, Any]) -> bytes:
     """A metadata record value: frame version 1, apiKey, version, body."""
+
+    return encode_framed(metadata_message(type_name), version, data)
+
+
+def encode_framed(message: Message, version: int, data: dict[str, Any]) -> bytes:
+    """A value framed as ``AbstractApiMessageSerde`` writes it (see :func:`decode_framed`)."""
     from kmeta.formats.primitives import encode_uvarint
     from kmeta.formats.schema import message_construct
 
-    message = metadata_message(type_name)
-    if not message.supports(version):
-        raise ValueError(f"{type_name} has no version {version}")
+    if message.api_key is None or not message.supports(version):
+        raise ValueError(f"{message.type_name} has no version {version}")
     return (encode_uvarint(1) + encode_uvarint(message.api_key) + encode_uvarint(version)
             + message_construct(message, version).build(data))
 

@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import ATTRIBUTES, CONTROL_FLAG, LONE, Batch, Record, RecordStream
-from kmeta.formats.coordinator import decode_offsets, decode_transactions
+from kmeta.formats.decoders import default_decoder, record_decoder
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
+from kmeta.formats.payload import Payload, decode_control, decode_metadata
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
 from kmeta.storage.files import load_checked
@@ -170,16 +170,8 @@ def _type_matches(wanted: frozenset[str], type_name: str) -> bool:
     return type_name in wanted or type_name.removesuffix("_RECORD") in wanted
 
 
-#: Internal topics whose records kmeta decodes, and the decoder it picks for them.
-TOPIC_DECODERS = {"__consumer_offsets": "offsets", "__transaction_state": "transactions"}
-
-
 def decoder_for(f: LogFile, forced: str | None) -> str:
-    if forced:
-        return forced
-    if f.is_metadata:
-        return "metadata"
-    return TOPIC_DECODERS.get(f.topic or "", "raw")
+    return forced or default_decoder(f.topic, f.is_metadata)
 
 
 def dump(paths: Iterable[str | os.PathLike[str]], opts: DumpOptions) -> Iterator[Event]:
@@ -321,22 +313,14 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
                 opts: DumpOptions) -> BatchDump | None:
     """Decode records of one batch into entries; None if filters leave nothing of it."""
     lo, hi = opts.from_offset, opts.to_offset
+    decode = record_decoder(decoder)
     findings = list(findings)
     entries: list[tuple[Record, Payload] | Finding] = list(findings)
     control = batch.is_control
     for r in records:
         if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
             continue
-        if control:
-            payload = decode_control(r.key, r.value)
-        elif decoder == "metadata":
-            payload = decode_metadata(r.value)
-        elif decoder == "offsets":
-            payload = decode_offsets(r.key, r.value)
-        elif decoder == "transactions":
-            payload = decode_transactions(r.key, r.value)
-        else:
-            payload = decode_opaque(r.key, r.value, decoder)
+        payload = decode_control(r.key, r.value) if control else decode(r.key, r.value)
         if opts.types and not _type_matches(opts.types, payload.type):
             continue
         if payload.finding:

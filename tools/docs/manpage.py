@@ -32,7 +32,8 @@ def _param_label(p: ParamDoc) -> str:
     if p.metavar is None:
         return names
     if p.choices:
-        return f"{names} {{" + "|".join(bold(c) for c in p.choices) + "}"
+        # \: lets troff break a long list of choices after a bar
+        return f"{names} {{" + "|\\:".join(bold(c) for c in p.choices) + "}"
     return f"{names} {italic(p.metavar)}"
 
 
