@@ -136,3 +136,40 @@ def test_every_topic_decoder_is_a_decoder() -> None:
         assert callable(record_decoder(name))
     with pytest.raises(KeyError):
         record_decoder("nope")
+
+
+def _snapshot_entry(start: int, end: int) -> bytes:
+    body = encode_framed(REMOTE_LOG_MESSAGES[3], 0, {
+        "segmentId": "AAAAAAAAAAAAAAAAAAAAAw", "startOffset": start, "endOffset": end,
+        "brokerId": 1, "maxTimestampMs": 5, "eventTimestampMs": 6,
+        "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": start}],
+        "segmentSizeInBytes": 100, "customMetadata": None, "remoteLogSegmentState": 1})
+    return struct.pack(">i", len(body)) + body
+
+
+def test_remote_log_snapshot_file(tmp_path) -> None:
+    from kmeta.errors import FormatError
+    from kmeta.formats.filenames import classify
+    from kmeta.formats.remote_log_metadata import parse_remote_log_snapshot
+
+    assert classify("remote_log_snapshot").kind == "remote-log-snapshot"
+    data = struct.pack(">hiqi", 0, 12, 345, 2) + _snapshot_entry(0, 9) + _snapshot_entry(10, 19)
+    snap = parse_remote_log_snapshot(data)
+    assert (snap.metadata_partition, snap.metadata_partition_offset) == (12, 345)
+    assert [e["endOffset"] for e in snap.entries] == [9, 19]
+    assert parse_remote_log_snapshot(b"") is None  # Kafka's empty placeholder
+    for bad in (data[:10], struct.pack(">hiqi", 1, 0, 0, 0), data[:-1]):
+        with pytest.raises(FormatError):
+            parse_remote_log_snapshot(bad)
+    # dump reads it in a partition dir, and says what is wrong with a broken one
+    from clirun import run
+    part = tmp_path / "orders-0"
+    part.mkdir()
+    (part / "remote_log_snapshot").write_bytes(data)
+    out = run("dump", "--json", part, env={})
+    obj = [__import__("json").loads(line) for line in out.stdout.splitlines()][0]
+    assert obj["file_kind"] == "remote-log-snapshot"
+    assert obj["content"]["metadata_partition_offset"] == 345
+    (part / "remote_log_snapshot").write_bytes(data[:-1])
+    out = run("dump", part, env={})
+    assert "F010" in out.stdout + out.stderr

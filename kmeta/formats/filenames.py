@@ -44,7 +44,7 @@ KINDS = (
     "segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
     "kraft-snapshot", "bootstrap-checkpoint", "leader-epoch-checkpoint", "offset-checkpoint",
     "quorum-state", "partition-metadata", "meta-properties", "clean-shutdown", "lock",
-    "unknown",
+    "remote-log-snapshot", "unknown",
 )
 #: State suffixes a file name may carry.
 SUFFIXES = (None, "deleted", "cleaned", "swap", "part")
@@ -75,6 +75,7 @@ _FIXED_NAMES = {
     "meta.properties": "meta-properties",
     ".kafka_cleanshutdown": "clean-shutdown",
     ".lock": "lock",
+    "remote_log_snapshot": "remote-log-snapshot",
 }
 
 _OFFSET_FILE = re.compile(r"([0-9]+)\.(log|index|timeindex|txnindex|snapshot)"

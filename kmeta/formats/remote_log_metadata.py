@@ -11,18 +11,24 @@ partition as :func:`metadata_partition` computes.
 
 The states are Kafka's ``RemoteLogSegmentState`` and ``RemotePartitionDeleteState`` (ids
 in the records' int8 state fields), with their allowed transitions.
+
+Kafka 3.6 and 3.7 also kept a ``remote_log_snapshot`` file in each user partition's dir
+(:func:`parse_remote_log_snapshot`).
 """
 
 from __future__ import annotations
 
 import struct
 import uuid
+from dataclasses import dataclass
+from typing import Any
 
+from kmeta.errors import FormatError
 from kmeta.formats.payload import Payload, decode_framed
 from kmeta.formats.schema import F, M, Message
 
 __all__ = ["REMOTE_LOG_MESSAGES", "SEGMENT_STATES", "DELETE_STATES", "decode_remote_log_metadata",
-           "metadata_partition", "valid_segment_transition"]
+           "metadata_partition", "parse_remote_log_snapshot", "valid_segment_transition"]
 
 _TOPIC_ID_PARTITION = (
     F("Name", "string"),
@@ -166,3 +172,61 @@ def _uuid_bytes(topic_id: str) -> bytes:
     if len(topic_id) == 22:
         return base64.urlsafe_b64decode(topic_id + "==")
     return uuid.UUID(topic_id).bytes
+
+
+# ---------------------------------------------------------------- the remote_log_snapshot file
+
+#: The file the topic-based remote log metadata manager kept in a user partition's dir,
+#: from Kafka 3.6 until 3.8 removed it (KAFKA-16161).
+REMOTE_LOG_SNAPSHOT_FILE = "remote_log_snapshot"
+_SNAPSHOT_HEADER = struct.Struct(">hiqi")  # version, metadata partition, its offset, count
+
+
+@dataclass(frozen=True)
+class RemoteLogSnapshot:
+    """``remote_log_snapshot``: which ``__remote_log_metadata`` partition and offset it was
+    taken at, and the remote segments' metadata it held (each decoded as the
+    ``RemoteLogSegmentMetadataSnapshotRecord`` it was written as)."""
+
+    version: int
+    metadata_partition: int
+    metadata_partition_offset: int
+    declared_entries: int
+    entries: tuple[dict[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "metadata_partition": self.metadata_partition,
+                "metadata_partition_offset": self.metadata_partition_offset,
+                "declared_entries": self.declared_entries, "entries": list(self.entries)}
+
+
+def parse_remote_log_snapshot(data: bytes) -> RemoteLogSnapshot | None:
+    """The file's content, layout as Kafka's ``RemoteLogMetadataSnapshotFile`` wrote it: a
+    big-endian header (int16 version 0, int32 metadata partition, int64 offset, int32 entry
+    count), then per entry an int32 length and the framed record.  An empty file (Kafka
+    created one before it had anything to write) is None.  FormatError for anything else
+    that does not follow the layout: Kafka refuses such a file too."""
+    if not data:
+        return None
+    if len(data) < _SNAPSHOT_HEADER.size:
+        raise FormatError(f"remote_log_snapshot header needs {_SNAPSHOT_HEADER.size} bytes, "
+                          f"the file has {len(data)}", position=0)
+    version, partition, offset, count = _SNAPSHOT_HEADER.unpack_from(data, 0)
+    if version != 0:
+        raise FormatError(f"remote_log_snapshot version {version} is not 0", position=0)
+    entries = []
+    pos = _SNAPSHOT_HEADER.size
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise FormatError("remote_log_snapshot entry length is cut off", position=pos)
+        (length,) = struct.unpack_from(">i", data, pos)
+        if length < 0 or pos + 4 + length > len(data):
+            raise FormatError(f"remote_log_snapshot entry of {length} bytes runs past the end "
+                              "of the file", position=pos)
+        p = decode_remote_log_metadata(None, data[pos + 4:pos + 4 + length])
+        if p.finding or p.type != REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT.type_name:
+            why = p.finding[1] if p.finding else f"a {p.type}, not a segment snapshot record"
+            raise FormatError(f"remote_log_snapshot entry {len(entries)}: {why}", position=pos)
+        entries.append(p.data)
+        pos += 4 + length
+    return RemoteLogSnapshot(version, partition, offset, count, tuple(entries))

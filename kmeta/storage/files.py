@@ -26,7 +26,7 @@ TEXT_FILE_CAPS = {kind: 64 * 1024 * 1024 for kind in (
 
 def _parsers() -> dict[str, Callable[[bytes, LogFile], Any]]:
     # Imported on first use: dumping a segment alone should not pay for these modules.
-    from kmeta.formats import indexes, producer_state, textfiles
+    from kmeta.formats import indexes, producer_state, remote_log_metadata, textfiles
 
     return {
         "leader-epoch-checkpoint": lambda d, f: textfiles.parse_leader_epoch_checkpoint(d),
@@ -41,6 +41,7 @@ def _parsers() -> dict[str, Callable[[bytes, LogFile], Any]]:
         "clean-shutdown": lambda d, f: textfiles.parse_clean_shutdown(d),
         # Kafka locks the file and never writes into it: any content is left unread.
         "lock": lambda d, f: {},
+        "remote-log-snapshot": lambda d, f: remote_log_metadata.parse_remote_log_snapshot(d),
     }
 
 
