@@ -157,7 +157,7 @@ def test_remote_log_snapshot_file(tmp_path) -> None:
     snap = parse_remote_log_snapshot(data)
     assert (snap.metadata_partition, snap.metadata_partition_offset) == (12, 345)
     assert [e["endOffset"] for e in snap.entries] == [9, 19]
-    assert parse_remote_log_snapshot(b"") is None  # Kafka's empty placeholder
+    assert parse_remote_log_snapshot(b"").entries == ()  # Kafka's empty placeholder
     for bad in (data[:10], struct.pack(">hiqi", 1, 0, 0, 0), data[:-1]):
         with pytest.raises(FormatError):
             parse_remote_log_snapshot(bad)

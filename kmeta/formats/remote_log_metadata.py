@@ -188,10 +188,10 @@ class RemoteLogSnapshot:
     taken at, and the remote segments' metadata it held (each decoded as the
     ``RemoteLogSegmentMetadataSnapshotRecord`` it was written as)."""
 
-    version: int
-    metadata_partition: int
-    metadata_partition_offset: int
-    declared_entries: int
+    version: int | None  # the four header fields are None for an empty file
+    metadata_partition: int | None
+    metadata_partition_offset: int | None
+    declared_entries: int | None
     entries: tuple[dict[str, Any], ...]
 
     def to_json(self) -> dict[str, Any]:
@@ -200,14 +200,14 @@ class RemoteLogSnapshot:
                 "declared_entries": self.declared_entries, "entries": list(self.entries)}
 
 
-def parse_remote_log_snapshot(data: bytes) -> RemoteLogSnapshot | None:
+def parse_remote_log_snapshot(data: bytes) -> RemoteLogSnapshot:
     """The file's content, layout as Kafka's ``RemoteLogMetadataSnapshotFile`` wrote it: a
     big-endian header (int16 version 0, int32 metadata partition, int64 offset, int32 entry
     count), then per entry an int32 length and the framed record.  An empty file (Kafka
-    created one before it had anything to write) is None.  FormatError for anything else
+    created one before it had anything to write) has no header and no entries.  FormatError for anything else
     that does not follow the layout: Kafka refuses such a file too."""
     if not data:
-        return None
+        return RemoteLogSnapshot(None, None, None, None, ())
     if len(data) < _SNAPSHOT_HEADER.size:
         raise FormatError(f"remote_log_snapshot header needs {_SNAPSHOT_HEADER.size} bytes, "
                           f"the file has {len(data)}", position=0)

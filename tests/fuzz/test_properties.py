@@ -46,6 +46,7 @@ SMALL_FILE_NAMES = {
     "producer-snapshot": "00000000000000000100.snapshot",
     "clean-shutdown": ".kafka_cleanshutdown",
     "lock": ".lock",
+    "remote-log-snapshot": "remote_log_snapshot",
 }
 TMP_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture],
                   max_examples=150, deadline=None)
