@@ -486,6 +486,58 @@ def retention(
 
 
 @command
+def consumers(
+    path: Annotated[str | None, typer.Argument(
+        help="A broker's data dir, or __consumer_offsets-N dirs' parent: where the groups' "
+        "commits are (not needed with --position).", show_default=False,
+        metavar="PATH")] = None,
+    group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this "
+                                              "group's offsets.")] = None,
+    against: Annotated[str | None, typer.Option(
+        "--against", metavar="REPLICA_DIR", help="A replica's data dir or partition dir: "
+        "what each consumer would meet on its next fetch if that replica led (KIP-320).")
+    ] = None,
+    position: Annotated[str | None, typer.Option(
+        "--position", metavar="OFFSET:EPOCH", help="Check this consumer position instead of "
+        "the committed ones (needs --against naming one partition dir).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Consumer groups' committed offsets, and whether a replica would truncate them.
+
+    Replays __consumer_offsets as the group coordinator loads it (the last record of a
+    key wins, tombstones delete, transactional commits wait for their COMMIT marker)
+    and lists every group's committed offset and leader epoch per partition.  With
+    --against, validates each against the replica's leader-epoch cache and log as a
+    KIP-320 consumer does on a new leader: fine, truncated (the offset it would be reset
+    to), epoch unknown or out of range (it resets by auto.offset.reset); offsets without
+    an epoch cannot be checked and are counted.  Exit 1 when a consumer would move.
+    """
+    from kmeta.ops.consumers import consumers as run_consumers
+    from kmeta.ops.consumers import parse_position
+    from kmeta.render.console import clip_width
+    from kmeta.render.consumers import consumers_json, consumers_lines
+
+    env = _env()
+    at = parse_position(position) if position is not None else None
+    if at is not None and against is None:
+        raise UsageError("--position needs --against: the replica partition to check it on")
+    if at is None and path is None:
+        raise UsageError("give PATH (a data dir with __consumer_offsets), or --position with "
+                         "--against")
+    with _reading(env, "consumers"):
+        result = run_consumers(path, group=group, against=against, position=at)
+    if json_out:
+        env.write_lines(consumers_json(result), json=True)
+    else:
+        env.write_lines(_folded(consumers_lines(result), clip_width(env)), json=False)
+    env.stdout.flush()  # before the findings on stderr
+    if group is not None and not result.rows:
+        print(f"kmeta: group {group} has no committed offset in {path}", file=env.stderr)
+    _list_findings(env, result.findings, [p for p in (path, against) if p], VERIFY_ALL)
+    finish(env, Verdict(result.findings), failed=result.failed or None)
+
+
+@command
 def diff(
     replicas: Annotated[list[str], typer.Argument(
         help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "

@@ -139,6 +139,14 @@ CODES: dict[str, Code] = {
     "V132": Code(Severity.WARNING, "a broker stayed fenced longer than --fenced-longer-than"),
     "V133": Code(Severity.WARNING, "several brokers fenced within seconds of each other, none in "
                  "controlled shutdown: a controller or network event"),
+    "V140": Code(Severity.WARNING, "a consumer's committed offset is past the end of its leader "
+                 "epoch on the replica: the log was truncated under it (KIP-320)"),
+    "V141": Code(Severity.WARNING, "a consumer's committed leader epoch is newer than every "
+                 "epoch the replica knows: it resets by auto.offset.reset"),
+    "V142": Code(Severity.WARNING, "a consumer's committed offset is outside the replica's log: "
+                 "it resets by auto.offset.reset"),
+    "V143": Code(Severity.INFO, "an offset committed without a leader epoch: a truncation "
+                 "under that consumer cannot be detected"),
 }
 
 

@@ -1172,6 +1172,89 @@ RETENTION_SUMMARY = ObjectKind(
     ),
 )
 
+CONSUMER_GROUP = ObjectKind(
+    "consumer_group",
+    keys=(
+        Key("kind", STRING, "\"consumer_group\"."),
+        Key("group", STRING, "The group id."),
+        Key("protocol", STRING, "classic (GroupMetadata records) or the new coordinator's "
+            "consumer, share or streams group."),
+        Key("protocol_type", STRING, "A classic group's protocol type (consumer, connect, "
+            "...), or null.", nullable=True),
+        Key("generation", INT, "A classic group's generation, a new group's epoch, or null.",
+            nullable=True),
+        Key("members", INT, "A classic group's members in its last record, or null.",
+            nullable=True),
+        Key("deleted", BOOLEAN, "The group's last record is a tombstone."),
+        Key("source_offset", BIGINT, "The offset of that record in its __consumer_offsets "
+            "partition."),
+    ),
+)
+
+CONSUMER_OFFSET = ObjectKind(
+    "consumer_offset",
+    keys=(
+        Key("kind", STRING, "\"consumer_offset\"."),
+        Key("group", STRING, "The group id (\"(--position)\" for a position given by hand)."),
+        Key("topic", STRING, "The topic."),
+        Key("partition", INT, "The partition."),
+        Key("offset", BIGINT, "The committed offset: the next record the group reads; null "
+            "once deleted.", nullable=True),
+        Key("leader_epoch", INT, "The committed leader epoch; -1 when the commit carries none "
+            "(OffsetCommitValue before v3, or a client that sent none)."),
+        Key("commit_timestamp", BIGINT, "When it was committed (ms since the epoch), or null.",
+            nullable=True),
+        Key("metadata", STRING, "The commit's metadata string, or null.", nullable=True),
+        Key("deleted", BOOLEAN, "The last record of this key is a tombstone."),
+        Key("group_protocol", STRING, "The protocol of the group's metadata record, or null "
+            "without one.", nullable=True),
+        Key("group_deleted", BOOLEAN, "Whether the group's metadata record is a tombstone, or "
+            "null without one.", nullable=True),
+        Key("transactional", BOOLEAN, "Committed in a transaction (applied at its COMMIT)."),
+        Key("value_version", INT, "The OffsetCommitValue version, or null.", nullable=True),
+        Key("source", STRING, "The __consumer_offsets partition dir (\"--position\" by "
+            "hand)."),
+        Key("source_offset", BIGINT, "The record's offset there (-1 by hand)."),
+        Key("verdict", STRING, "With --against: fine, truncated, epoch_unknown, out_of_range "
+            "or no_epoch.", optional=True),
+        Key("end_epoch", INT, "With --against: the epoch of the replica's answer to "
+            "OffsetsForLeaderEpoch, or null.", optional=True, nullable=True),
+        Key("end_offset", BIGINT, "With --against: the end offset of that answer, or null.",
+            optional=True, nullable=True),
+        Key("reset_to", BIGINT, "With --against: the offset the consumer seeks to when "
+            "truncated (\"the first offset known to diverge\"), else null.", optional=True,
+            nullable=True),
+        Key("reset_epoch", INT, "With --against: the epoch it seeks with, or null.",
+            optional=True, nullable=True),
+        Key("why", STRING, "With --against: the verdict in words.", optional=True),
+        Key("against", STRING, "With --against: the replica's partition dir.", optional=True),
+    ),
+)
+
+CONSUMERS_SUMMARY = ObjectKind(
+    "consumers_summary",
+    keys=(
+        Key("kind", STRING, "\"consumers_summary\"."),
+        Key("partitions", INT, "__consumer_offsets partitions read (null with --position).",
+            nullable=True),
+        Key("records", BIGINT, "Records read from them, or null.", nullable=True),
+        Key("groups", INT, "Groups with a metadata record, or null.", nullable=True),
+        Key("groups_deleted", INT, "Of them, deleted, or null.", nullable=True),
+        Key("offsets", INT, "Committed offsets listed (not deleted)."),
+        Key("offsets_deleted", INT, "Deleted offsets listed."),
+        Key("offsets_without_epoch", INT, "Committed offsets without a leader epoch."),
+        Key("aborted", INT, "Transactional commits dropped by an ABORT marker, or null.",
+            nullable=True),
+        Key("pending", INT, "Transactional commits with no marker yet, or null.",
+            nullable=True),
+        Key("against", STRING, "--against, or null.", nullable=True),
+        Key("verdicts", Map(INT), "An object: verdict -> how many offsets got it."),
+        Key("unmatched", INT, "Offsets of partitions the replica does not hold."),
+        Key("consumers_moved", INT, "Offsets whose consumer would be truncated, reset or out "
+            "of range."),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -1182,6 +1265,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "history": (HISTORY,),
     "brokers": (NODE_EVENT, QUORUM_LEADER, FINDING, BROKERS_SUMMARY),
     "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
+    "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY),
     "diff": (DIFF,),
     "truncate": (TRUNCATE, REPAIR),
     "repair": (REPAIR,),

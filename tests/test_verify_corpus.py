@@ -23,11 +23,15 @@ NOT_COVERED = {
     "V100": "every metadata record type kmeta decodes has an image handler; an unknown "
             "apiKey or version is F004 and is not replayed, so no decodable record reaches "
             "the image unmodelled",
-    **{code: "a finding of decoding __consumer_offsets and __transaction_state, which "
-              "verify does not do (the metadata log only): tests/test_offsets.py meets it"
+    **{code: "a finding of decoding the internal topics (__consumer_offsets and the rest), "
+              "which verify does not do (the metadata log only): tests/test_offsets.py and "
+              "tests/test_internal_topics.py meet it"
        for code in ("F012", "F013")},
     **{code: "a finding of kmeta brokers, not of verify: tests/test_brokers.py meets it on "
               "real data and the fixtures" for code in ("V130", "V131", "V132", "V133")},
+    **{code: "a finding of kmeta consumers --against, not of verify: tests/test_consumers.py "
+              "meets it on the unclean-election fixture" for code in ("V140", "V141", "V142",
+                                                                      "V143")},
     "V119": "image handlers read only fields every version of their record carries (the "
             "rest with defaults), and a record whose body does not match its schema is "
             "F005 and not replayed: only a hand-made dict passed to MetadataImage.apply "

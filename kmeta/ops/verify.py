@@ -622,7 +622,9 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
     under a name of the user's); ``progress`` hears of each segment read."""
     report = VerifyReport(findings=list(discovery.findings))
     add = report.findings.extend
-    log_ends: dict[tuple[str, int], int] = {}  # (topic, partition) -> log end offset
+    # partition dir -> its log end offset (two data dirs given together may each hold a
+    # replica of one partition: each checkpoint is judged against its own dir's)
+    log_ends: dict[str, int] = {}
     for part in discovery.all_partitions():
         report.files += len(part.files)
         blocked = unreadable(part.segments) if part.is_metadata else []
@@ -639,11 +641,11 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
                 report.not_run.append(f"{part.path}: image not replayed (no usable snapshot "
                                       "where the log starts), so the snapshots were not "
                                       "compared with the log")
-            log_ends[(part.topic, part.partition)] = (stats.last_offset or -1) + 1
+            log_ends[str(part.path)] = (stats.last_offset or -1) + 1
             report.logs[str(part.path)] = stats
             add(_check_partition_metadata(part))
         else:
-            add(_scan_only(part.segments, log_ends, (part.topic, part.partition)))
+            add(_scan_only(part.segments, log_ends, str(part.path)))
             report.segments += len(part.segments)
             if progress is not None:
                 for f in part.segments:
@@ -654,9 +656,10 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
     for d in discovery.data_dirs:
         report.files += len(d.files)
         add(_small_files(f for f in d.files if not f.is_batches))
-        own = {(p.topic, p.partition) for p in d.partitions}
+        own = {(p.topic, p.partition): log_ends[str(p.path)] for p in d.partitions
+               if str(p.path) in log_ends}
         add(_partitions_without_segments(d))
-        add(_offset_checkpoints(d.files, {k: v for k, v in log_ends.items() if k in own}))
+        add(_offset_checkpoints(d.files, own))
         add(_checkpoints_agree(d))
         for f in d.files:
             if f.kind.kind == "bootstrap-checkpoint":

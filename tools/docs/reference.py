@@ -14,6 +14,9 @@ from kmeta.output_schema import (
     BROKERS_SUMMARY,
     CHANGE,
     COMMITTED_LOST,
+    CONSUMER_GROUP,
+    CONSUMER_OFFSET,
+    CONSUMERS_SUMMARY,
     CONTENT_DIVERGENCE,
     CONTROLLER,
     CUT,
@@ -143,6 +146,16 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "\"follower\", per --replica; then a retention_summary object, always the last line. "
         "Findings go to standard error. retention_snapshot keys:",
         (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
+    ),
+    CommandJson(
+        "consumers",
+        "kmeta consumers --json writes JSON Lines: one object, kind \"consumer_group\", per "
+        "group with a metadata record (classic, consumer, share or streams; deleted ones too); "
+        "one, kind \"consumer_offset\", per group and partition with a committed offset (or the "
+        "tombstone that deleted it), in group, topic, partition order; then a consumers_summary "
+        "object, always the last line. With --position, one consumer_offset object for the "
+        "position and the summary. Findings go to standard error. consumer_group keys:",
+        (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY),
     ),
     CommandJson(
         "diff",

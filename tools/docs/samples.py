@@ -139,6 +139,11 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
         "retention": [["retention", "--json", "--retention-bytes", "600KiB", "--retention-ms",
                        "40min", "--replica", "2=3000", "--replica", "3=12704",
                        "--replica", "4=20000:99", str(healthy)]],
+        # consumers: every verdict against node 2, and a position given by hand
+        "consumers": [["consumers", "--json", str(data / "consumers" / "node1"), "--against",
+                       str(data / "consumers" / "node2")],
+                      ["consumers", "--json", "--against",
+                       str(data / "consumers" / "node2" / "orders-0"), "--position", "70:2"]],
     }
 
 

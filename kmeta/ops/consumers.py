@@ -1,0 +1,171 @@
+"""``kmeta consumers``: every group's committed offsets from ``__consumer_offsets``, and,
+against a replica's partitions, what each consumer would meet on its next fetch if that
+replica led (KIP-320, :mod:`kmeta.core.consumer_position`)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kmeta.core.consumer_offsets import Commit, Group, OffsetsLog, replay_offsets
+from kmeta.core.consumer_position import (
+    NO_EPOCH,
+    OUT_OF_RANGE,
+    TRUNCATED,
+    UNDEFINED,
+    PositionCheck,
+    check_position,
+)
+from kmeta.errors import UsageError
+from kmeta.findings import Finding
+from kmeta.formats.batch import Record
+from kmeta.ops.partition_view import PartitionView, read_partition
+from kmeta.storage.discover import PartitionDir, discover
+from kmeta.storage.segments import batch_records, read_batches
+
+__all__ = ["ConsumerRow", "ConsumersResult", "consumers", "parse_position"]
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+#: verdict -> the finding that reports it
+VERDICT_CODES = {TRUNCATED: "V140", UNDEFINED: "V141", OUT_OF_RANGE: "V142", NO_EPOCH: "V143"}
+
+
+@dataclass
+class ConsumerRow:
+    """One group's position in one partition, and with a replica, what it meets there."""
+
+    commit: Commit
+    group: Group | None
+    check: PositionCheck | None = None
+    against: str | None = None  # the replica's partition dir
+
+
+@dataclass
+class ConsumersResult:
+    rows: list[ConsumerRow] = field(default_factory=list)
+    log: OffsetsLog | None = None
+    replicas: dict[tuple[str, int], PartitionView] = field(default_factory=dict)
+    against: str | None = None
+    group: str | None = None  # --group
+    unmatched: int = 0  # commits whose partition the replica does not hold
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def verdicts(self) -> Counter:
+        return Counter(r.check.verdict for r in self.rows if r.check is not None)
+
+    @property
+    def failed(self) -> bool:
+        """Some consumer would be moved (truncated, reset or out of range)."""
+        return any(r.check is not None and r.check.consumer_moves for r in self.rows)
+
+
+def parse_position(text: str) -> tuple[int, int]:
+    """``OFFSET:EPOCH`` (``OFFSET`` alone: no epoch, -1)."""
+    offset, _, epoch = text.partition(":")
+    try:
+        value = int(offset), int(epoch) if epoch else -1
+    except ValueError:
+        raise UsageError(f"--position {text}: give OFFSET:EPOCH, e.g. 1500:7") from None
+    if value[0] < 0 or value[1] < -1:
+        raise UsageError(f"--position {text}: the offset must be 0 or more and the epoch "
+                         "-1 or more")
+    return value
+
+
+def consumers(path: str | os.PathLike[str] | None, *, group: str | None = None,
+              against: str | os.PathLike[str] | None = None,
+              position: tuple[int, int] | None = None) -> ConsumersResult:
+    result = ConsumersResult(against=None if against is None else str(against), group=group)
+    if against is not None:
+        result.replicas = _replica_partitions(against, result.findings)
+    if position is not None:
+        return _by_hand(result, position)
+    assert path is not None
+    found = discover([path])
+    result.findings.extend(found.findings)
+    parts = sorted((p for p in found.all_partitions() if p.topic == OFFSETS_TOPIC),
+                   key=lambda p: (str(p.path.parent), p.partition))
+    if not parts:
+        raise UsageError(f"{path}: no {OFFSETS_TOPIC} partition here",
+                         hint="give a broker's data dir, or its __consumer_offsets-N dirs")
+    log = replay_offsets(((str(p.path), _batches(p, result.findings)) for p in parts),
+                         result.findings)
+    result.log = log
+    for key in sorted(log.commits):
+        c = log.commits[key]
+        if group is not None and c.group != group:
+            continue
+        row = ConsumerRow(c, log.groups.get(c.group))
+        if against is not None and not c.deleted:
+            replica = result.replicas.get((c.topic, c.partition))
+            if replica is None:
+                result.unmatched += 1
+            else:
+                row.check = check_position(c.offset or 0, c.leader_epoch, replica.cache,
+                                           replica.log_start, replica.log_end)
+                row.against = replica.path
+                _report(result, row)
+        result.rows.append(row)
+    return result
+
+
+def _by_hand(result: ConsumersResult, position: tuple[int, int]) -> ConsumersResult:
+    if len(result.replicas) != 1:
+        held = ", ".join(f"{t}-{p}" for t, p in sorted(result.replicas)) or "none"
+        raise UsageError(f"--position needs --against to name one partition dir (it holds "
+                         f"{held})")
+    (replica,) = result.replicas.values()
+    offset, epoch = position
+    commit = Commit("(--position)", replica.topic, replica.partition, offset, epoch, None,
+                    None, None, "--position", -1)
+    row = ConsumerRow(commit, None, check_position(offset, epoch, replica.cache,
+                                                   replica.log_start, replica.log_end),
+                      replica.path)
+    _report(result, row)
+    result.rows.append(row)
+    return result
+
+
+def _report(result: ConsumersResult, row: ConsumerRow) -> None:
+    check = row.check
+    if check is None or check.verdict not in VERDICT_CODES:
+        return
+    c = row.commit
+    who = "the position" if c.source == "--position" else f"group {c.group}"
+    result.findings.append(Finding(
+        VERDICT_CODES[check.verdict],
+        f"{who} at {c.topic}-{c.partition} offset {c.offset} epoch {c.leader_epoch}: "
+        f"{check.why}", row.against))
+
+
+def _replica_partitions(against: str | os.PathLike[str], findings: list[Finding]
+                        ) -> dict[tuple[str, int], PartitionView]:
+    found = discover([against])
+    findings.extend(found.findings)
+    views = {}
+    for p in found.all_partitions():
+        if p.is_metadata or p.topic.startswith("__"):
+            continue
+        view = read_partition(p)
+        findings.extend(view.findings)
+        views[p.topic, p.partition] = view
+    if not views:
+        raise UsageError(f"--against {against}: no topic partition here",
+                         hint="give a replica's data dir or one of its partition dirs "
+                              "(orders-0)")
+    return views
+
+
+def _batches(p: PartitionDir, findings: list[Finding]
+             ) -> Iterator[tuple[Any, list[Record], str]]:
+    for seg in p.segments:
+        file = str(seg.path)
+        for b in read_batches(seg.path, findings):
+            records, problems = batch_records(b)
+            findings.extend(problems)
+            yield b, list(records), file
