@@ -538,6 +538,61 @@ def consumers(
 
 
 @command
+def tiering(
+    path: Annotated[str, typer.Argument(
+        help="A partition dir of a tiered topic (orders-0), or the data dir holding such "
+        "partitions.", show_default=False, metavar="PATH")],
+    metadata_dir: Annotated[str | None, typer.Option(
+        "--metadata-dir", metavar="DIR", help="The data dir with the __remote_log_metadata-N "
+        "partitions (default: PATH's data dir).")] = None,
+    metadata_partitions: Annotated[int, typer.Option(
+        "--metadata-partitions", metavar="N", min=1, help="remote.log.metadata.topic.num."
+        "partitions, for Kafka's partitioner.")] = 50,
+    local_retention: Annotated[str, typer.Option(
+        "--local-retention", metavar="DURATION", help="The topic's local.retention.ms (its "
+        "retention.ms when -2): tiered segments older than this should be gone from disk; "
+        "-1: never.")] = "7d",
+    now: Annotated[str | None, typer.Option(
+        "--now", metavar="TIME", help="Judge ages at this time (default: the newest local "
+        "batch's time).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Tiered storage: remote segments, the last tiered offset, and a new follower's start.
+
+    Replays __remote_log_metadata as the remote log metadata manager's cache does (only
+    segments whose copy finished count; invalid state transitions are dropped and
+    reported) for each partition found, and computes its last tiered offset as
+    RemoteLogManager.findHighestRemoteOffset does with the partition's own epoch cache;
+    then an empty follower's bootstrap two ways: classic (from the local log start) and
+    KIP-1023 (from the earliest pending upload offset), with the records and bytes each
+    replicates.  Findings: tiered segments still on disk past local retention, gaps and
+    overlaps between remote segments, epochs the local cache does not have.
+    """
+    from kmeta.ops.brokers import parse_bound, parse_duration
+    from kmeta.ops.tiering import tiering as run_tiering
+    from kmeta.render.console import clip_width
+    from kmeta.render.tiering import tiering_json, tiering_lines
+
+    env = _env()
+    keep = -1 if local_retention.strip() == "-1" else \
+        parse_duration(local_retention, "--local-retention")
+    at = parse_bound(now, "--now") if now is not None else None
+    if at is not None and at.time_ms is None:
+        raise UsageError(f"--now {now}: give a time (2024-05-01T12:00:00Z), not an offset")
+    with _reading(env, "tiering"):
+        result = run_tiering(path, metadata_dir=metadata_dir,
+                             metadata_partitions=metadata_partitions, local_retention_ms=keep,
+                             now=None if at is None else at.time_ms)
+    if json_out:
+        env.write_lines(tiering_json(result), json=True)
+    else:
+        env.write_lines(_folded(tiering_lines(result), clip_width(env)), json=False)
+    env.stdout.flush()  # before the findings on stderr
+    _list_findings(env, result.findings, [path], VERIFY_ALL)
+    finish(env, Verdict(result.findings))
+
+
+@command
 def diff(
     replicas: Annotated[list[str], typer.Argument(
         help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "

@@ -147,6 +147,16 @@ CODES: dict[str, Code] = {
                  "it resets by auto.offset.reset"),
     "V143": Code(Severity.INFO, "an offset committed without a leader epoch: a truncation "
                  "under that consumer cannot be detected"),
+    "V150": Code(Severity.WARNING, "a local segment already tiered is still on disk past "
+                 "local.retention.ms"),
+    "V151": Code(Severity.WARNING, "remote segments overlap, or offsets above the log start are "
+                 "in no remote segment"),
+    "V152": Code(Severity.WARNING, "a remote segment holds a leader epoch the partition's "
+                 "leader-epoch-checkpoint does not have"),
+    "V153": Code(Severity.WARNING, "a remote log metadata event Kafka drops (an invalid segment "
+                 "state transition, or an update of an unknown segment)"),
+    "V154": Code(Severity.INFO, "a partition's remote log metadata is not in the "
+                 "__remote_log_metadata partition Kafka's partitioner chooses"),
 }
 
 

@@ -1255,6 +1255,95 @@ CONSUMERS_SUMMARY = ObjectKind(
     ),
 )
 
+EPOCH_START = ObjectKind(
+    "epoch_start",
+    keys=(
+        Key("epoch", INT, "A leader epoch."),
+        Key("start_offset", BIGINT, "Its first offset."),
+    ),
+)
+
+REMOTE_SEGMENT = ObjectKind(
+    "remote_segment",
+    keys=(
+        Key("kind", STRING, "\"remote_segment\"."),
+        Key("topic", STRING, "The user partition's topic."),
+        Key("partition", INT, "Its partition."),
+        Key("segment_id", STRING, "The remote segment's id (Kafka's base64 uuid)."),
+        Key("start_offset", BIGINT, "Its first offset."),
+        Key("end_offset", BIGINT, "Its last offset."),
+        Key("epochs", Array(EPOCH_START), "Its leader epochs, each with its first offset in "
+            "the segment."),
+        Key("size", BIGINT, "SegmentSizeInBytes."),
+        Key("state", STRING, "Its state after the replay: COPY_SEGMENT_STARTED, "
+            "COPY_SEGMENT_FINISHED or DELETE_SEGMENT_STARTED."),
+        Key("broker", INT, "The broker of its last event."),
+        Key("event_timestamp", BIGINT, "The time of its last event (ms since the epoch)."),
+        Key("max_timestamp", BIGINT, "The newest record time in it."),
+        Key("source_offset", BIGINT, "The offset of the record that added it in its "
+            "__remote_log_metadata partition."),
+    ),
+)
+
+BOOTSTRAP = ObjectKind(
+    "bootstrap",
+    keys=(
+        Key("fetch_from", BIGINT, "Where the empty follower fetches from, or null when "
+            "unknown (it waits and retries).", nullable=True),
+        Key("records", BIGINT, "Records it replicates from the leader's local log, or null.",
+            nullable=True),
+        Key("bytes", BIGINT, "Bytes it replicates (batches whole), or null.", nullable=True),
+        Key("epochs", Array(EPOCH_START), "The epoch cache it rebuilds from remote storage "
+            "first."),
+        Key("why", STRING, "The path in words."),
+    ),
+)
+
+TIERED_PARTITION = ObjectKind(
+    "tiered_partition",
+    keys=(
+        Key("kind", STRING, "\"tiered_partition\"."),
+        Key("topic", STRING, "The topic."),
+        Key("partition", INT, "The partition."),
+        Key("path", STRING, "Its partition dir."),
+        Key("topic_id", STRING, "Its topic id (partition.metadata), or null.", nullable=True),
+        Key("metadata_partition", INT, "The __remote_log_metadata partition Kafka's "
+            "partitioner chooses for it, or null without a topic id.", nullable=True),
+        Key("found_in", Array(STRING), "The __remote_log_metadata partition dirs that hold its "
+            "records."),
+        Key("log_start", BIGINT, "The log start (log-start-offset-checkpoint, else the local "
+            "log start)."),
+        Key("local_log_start", BIGINT, "The first local segment's base offset."),
+        Key("log_end", BIGINT, "The log end offset."),
+        Key("epochs", Array(EPOCH_START), "Its epoch cache (leader-epoch-checkpoint, else the "
+            "batches)."),
+        Key("remote_segments", INT, "Remote segments known after the replay."),
+        Key("remote_segments_deleted", INT, "Remote segments whose deletion finished."),
+        Key("last_tiered_offset", BIGINT, "RemoteLogManager.findHighestRemoteOffset; -1 when "
+            "nothing is tiered."),
+        Key("earliest_pending_upload", BIGINT, "The KIP-1023 offset, or null when unknown.",
+            nullable=True),
+        Key("classic", BOOTSTRAP, "The classic bootstrap."),
+        Key("kip1023", BOOTSTRAP, "The KIP-1023 bootstrap."),
+        Key("ratio", DOUBLE, "KIP-1023's bytes over the classic's, or null.", nullable=True),
+        Key("tiered_local_segments", INT, "Local segments whose offsets are all tiered."),
+        Key("notes", Array(STRING), "Edge cases, in words."),
+    ),
+)
+
+TIERING_SUMMARY = ObjectKind(
+    "tiering_summary",
+    keys=(
+        Key("kind", STRING, "\"tiering_summary\"."),
+        Key("metadata_dirs", Array(STRING), "The __remote_log_metadata partition dirs read."),
+        Key("metadata_partitions", INT, "--metadata-partitions."),
+        Key("records", BIGINT, "Records read from them."),
+        Key("partitions", INT, "User partitions reported."),
+        Key("now", BIGINT, "The time ages are judged at, or null.", nullable=True),
+        Key("local_retention_ms", BIGINT, "--local-retention (-1: never)."),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -1266,6 +1355,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "brokers": (NODE_EVENT, QUORUM_LEADER, FINDING, BROKERS_SUMMARY),
     "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
     "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY),
+    "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY),
     "diff": (DIFF,),
     "truncate": (TRUNCATE, REPAIR),
     "repair": (REPAIR,),

@@ -169,9 +169,11 @@ def test_export_columns_share_the_types_of_json_keys() -> None:
     """An export column named as a key of kmeta's JSON holds the same fact: it has the
     same type (Kafka's names in the image aside)."""
     types: dict[str, set[str]] = {}
-    # consumer_offset's group, topic and partition are those of Kafka's OffsetCommitKey (a
-    # partition number), not the export's partition directory
-    own = {(schema.CONSUMER_OFFSET.name, "partition")}
+    # the internal topics' objects name a user partition as Kafka's records do (topic and
+    # partition number: OffsetCommitKey, TopicIdPartition), not by the export's partition
+    # directory
+    own = {(k.name, "partition") for k in (schema.CONSUMER_OFFSET, schema.REMOTE_SEGMENT,
+                                           schema.TIERED_PARTITION)}
     for kind in _kinds():
         if not kind.kafka_names:
             for k in kind.keys:

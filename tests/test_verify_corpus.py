@@ -32,6 +32,8 @@ NOT_COVERED = {
     **{code: "a finding of kmeta consumers --against, not of verify: tests/test_consumers.py "
               "meets it on the unclean-election fixture" for code in ("V140", "V141", "V142",
                                                                       "V143")},
+    **{code: "a finding of kmeta tiering, not of verify: tests/test_tiering.py meets it on "
+              "fixtures/data/tiering" for code in ("V150", "V151", "V152", "V153", "V154")},
     "V119": "image handlers read only fields every version of their record carries (the "
             "rest with defaults), and a record whose body does not match its schema is "
             "F005 and not replayed: only a hand-made dict passed to MetadataImage.apply "

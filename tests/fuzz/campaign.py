@@ -50,6 +50,8 @@ COMMANDS: dict[str, list[str]] = {
     "brokers-json": ["brokers", "{meta}", "--json", "--since", "1", "--broker", "4"],
     "retention-json": ["retention", "{meta}", "--json", "--retention-ms", "1min"],
     "consumers-json": ["consumers", "--json", "{data}"],
+    "tiering": ["tiering", "{data}"],
+    "tiering-json": ["tiering", "--json", "{data}", "--local-retention", "1min"],
     "diff-json": ["diff", "--json", "{meta}", "{peer}"],
     "truncate-json": ["truncate", "--json", "{meta}", "--to", "{to}"],
     "repair-json": ["repair", "--dry-run", "--json", "{meta}"],

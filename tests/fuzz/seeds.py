@@ -23,7 +23,8 @@ REAL = ("ldi-poc", "data-store", "quorum3-boaz/data/kafka-3", "kraft32-three/dat
 #: Fixture dirs: a healthy data dir and damaged or unusual partition dirs.
 FIXTURE = ("healthy", "corrupt/pristine", "corrupt/corrupt-gzip", "corrupt/unknown-version",
            "repair/snapshot-beyond-end", "verify/v010-legacy-message", "verify/f009-legacy-crc",
-           "verify/v112-nested-transaction", "divergent/quorum3", "consumers")
+           "verify/v112-nested-transaction", "divergent/quorum3", "consumers",
+           "tiering/broker", "tiering/seed-example")
 #: Largest seed the harness copies for each case.
 MAX_SEED_BYTES = 4 << 20
 

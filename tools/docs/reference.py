@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from kmeta.output_schema import (
     ACL,
     BATCH,
+    BOOTSTRAP,
     BROKER,
     BROKERS_SUMMARY,
     CHANGE,
@@ -23,6 +24,7 @@ from kmeta.output_schema import (
     DELEGATION_TOKEN,
     DIFF,
     ENDPOINT,
+    EPOCH_START,
     EPOCH_TRUNCATION,
     EXPORT,
     FETCH_SIMULATION,
@@ -47,6 +49,7 @@ from kmeta.output_schema import (
     QUORUM_LEADER,
     RECORD,
     REGISTRATION,
+    REMOTE_SEGMENT,
     REMOVED,
     REPAIR,
     REPLICA,
@@ -58,6 +61,8 @@ from kmeta.output_schema import (
     SNAPSHOT,
     SNAPSHOT_ID,
     SUMMARY,
+    TIERED_PARTITION,
+    TIERING_SUMMARY,
     TOPIC,
     TRUNCATE,
     WRITTEN_BY,
@@ -156,6 +161,14 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "object, always the last line. With --position, one consumer_offset object for the "
         "position and the summary. Findings go to standard error. consumer_group keys:",
         (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY),
+    ),
+    CommandJson(
+        "tiering",
+        "kmeta tiering --json writes JSON Lines: per user partition, one object, kind "
+        "\"remote_segment\", per remote segment known after the replay, in offset order, then "
+        "one, kind \"tiered_partition\"; then a tiering_summary object, always the last line. "
+        "Findings go to standard error. remote_segment keys:",
+        (REMOTE_SEGMENT, EPOCH_START, TIERED_PARTITION, BOOTSTRAP, TIERING_SUMMARY),
     ),
     CommandJson(
         "diff",

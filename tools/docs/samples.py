@@ -144,6 +144,8 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                        str(data / "consumers" / "node2")],
                       ["consumers", "--json", "--against",
                        str(data / "consumers" / "node2" / "orders-0"), "--position", "70:2"]],
+        # tiering: every kind of remote segment state, an unknown pending offset
+        "tiering": [["tiering", "--json", str(data / "tiering" / "broker")]],
     }
 
 
