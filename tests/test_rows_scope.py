@@ -132,3 +132,21 @@ def test_export_tasks_share_the_files_out_by_size() -> None:
     assert max(sizes) - min(sizes) <= biggest  # greedy by size: no group far behind
     assert len(task_groups(units[:3], 2)) == 3  # never more tasks than files
     assert task_groups([], 2) == []
+
+
+def test_internal_topics_are_decoded_in_the_records_table() -> None:
+    """With data topics, the internal topics' records are Kafka's own: decoded (type,
+    version, JSON) like metadata records, the partition their key names in the entity
+    columns, whatever ``payloads`` says."""
+    consumers = str(Path(__file__).resolve().parents[1] / "fixtures" / "data" / "consumers"
+                    / "node1")
+    assert not _of(_records(paths=[consumers]), "__consumer_offsets-0")  # default scope
+    rows = _of(_records(Scope(data_topics=True), [consumers]), "__consumer_offsets-0")
+    types = {r[10] for r in rows if not r[9]}
+    assert {"OFFSET_COMMIT", "GROUP_METADATA", "CONSUMER_GROUP_MEMBER_METADATA",
+            "SHARE_GROUP_METADATA"} <= types and "RAW" not in types
+    commit = next(r for r in rows if r[10] == "OFFSET_COMMIT" and r[19])
+    assert json.loads(commit[19])["key"]["group"] == "billing"
+    assert (commit[13], commit[14]) == ("orders", 0)  # topic_name, partition_id
+    txn = _of(_records(Scope(data_topics=True), [consumers]), "__transaction_state-0")
+    assert {r[10] for r in txn} == {"TRANSACTION_LOG"}

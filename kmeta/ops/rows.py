@@ -46,6 +46,7 @@ from kmeta.formats.batch import (
     Batch,
 )
 from kmeta.formats.compression import CODEC_NAMES
+from kmeta.formats.decoders import TOPIC_DECODERS, record_decoder
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
 from kmeta.ops.redact import redact
 from kmeta.output_schema import (
@@ -203,10 +204,10 @@ class Scope:
 
     By default the metadata log's records only (the ``__cluster_metadata`` partition, KRaft
     snapshots, ``bootstrap.checkpoint``): the other topics hold customer data.
-    ``data_topics`` adds every other topic's records (internal ones such as
-    ``__consumer_offsets`` too), their keys and values left out (null ``data``) unless
-    ``payloads``; their control records (transaction markers) are Kafka's own and keep
-    theirs.  The ``batches`` table covers every topic whatever the scope: a batch header
+    ``data_topics`` adds every other topic's records, their keys and values left out (null
+    ``data``) unless ``payloads``; the records of the internal topics kmeta decodes
+    (``__consumer_offsets``, ``__transaction_state``, ``__remote_log_metadata``,
+    ``__share_group_state``) and every control record are Kafka's own and are decoded.  The ``batches`` table covers every topic whatever the scope: a batch header
     holds offsets, timestamps, sizes and producer ids, no record bytes.
     """
 
@@ -262,6 +263,7 @@ class Unit:
     metadata: bool = False
     records: bool = True
     payloads: bool = True
+    decoder: str | None = None  # an internal topic's decoder (``__consumer_offsets`` …)
 
     @property
     def context(self) -> tuple[Any, ...]:
@@ -317,7 +319,8 @@ def _file_unit(table: str, f: LogFile, source: str, scope: Scope, ids: _Identiti
     where, partition = _placed(f)
     return Unit(table, str(f.path), source, *ids[where], partition,
                 metadata=f.is_metadata, records=scope.records_of(f),
-                payloads=scope.payloads_of(f))
+                payloads=scope.payloads_of(f),
+                decoder=None if f.is_metadata else TOPIC_DECODERS.get(f.topic or ""))
 
 
 def expand_globs(paths: Iterable[str]) -> list[str]:
@@ -415,6 +418,10 @@ def _entity(type_name: str, data: Any) -> list[Any]:
     out: list[Any] = [None] * 7
     if not isinstance(data, dict):
         return out
+    key = data.get("key")
+    if isinstance(key, dict):  # an internal topic's record: the partition its key names
+        out[1], out[2] = key.get("topic"), key.get("partition")
+        return out
     if type_name == "CONFIG_RECORD":
         out[4], out[5], out[6] = data.get("resourceType"), data.get("resourceName"), \
             data.get("name")
@@ -460,11 +467,14 @@ def _records(unit: Unit) -> Iterator[tuple]:
                 tail = _payload_columns(b.is_control, p)
             yield ctx + (path, b[position_at], r[0], r[1], b[epoch_at], b.is_control) + tail
         return
+    decode = record_decoder(unit.decoder) if unit.decoder else None
     for b in read_batches(unit.path, []):
         records, _ = batch_records(b)
         for r in records:
             if b.is_control:
                 p = decode_control(r.key, r.value)
+            elif decode is not None:  # Kafka's own records: decoded like metadata's
+                p = decode(r.key, r.value)
             elif unit.payloads:
                 p = decode_opaque(r.key, r.value, "raw")
             else:
