@@ -149,3 +149,15 @@ def test_real_transaction_state(real_data: Path) -> None:
             for o in records] == [("TRANSACTION_LOG", 0, s) for s in (0, 1, 2, 4)]
     assert {o["data"]["key"]["transactionalId"] for o in records} == {"default_"}
     assert not [o for o in objects if o["kind"] == "finding"]
+
+
+def test_every_real_transaction_state_partition(real_data: Path) -> None:
+    # kraft-ksql-txn holds __transaction_state-0..49: 4 records in all (partition 44),
+    # every one decoded, no finding but the empty segments' S006
+    out = run("dump", "--json", real_data / "kraft-ksql-txn", env={})
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    mine = [o for o in objects if "/__transaction_state-" in (o.get("file") or "")]
+    segments = [o for o in mine if o["kind"] == "file" and o["file_kind"] == "segment"]
+    assert len(segments) == 50 and {o["decoder"] for o in segments} == {"transactions"}
+    assert [o["type"] for o in mine if o["kind"] == "record"] == ["TRANSACTION_LOG"] * 4
+    assert {o["code"] for o in mine if o["kind"] == "finding"} <= {"S006"}
