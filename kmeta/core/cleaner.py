@@ -39,9 +39,11 @@ import heapq
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-__all__ = ["CBatch", "CRecord", "CSegment", "CleanerConfig", "OffsetMap", "RoundResult",
-           "Strategy", "TxnEntry", "build_offset_map", "clean_round", "producer_states"]
+__all__ = ["CBatch", "CRecord", "CSegment", "CleanerConfig", "OffsetMap", "Round",
+           "RoundResult", "Strategy", "TxnEntry", "build_offset_map", "clean_round",
+           "producer_states"]
 
 DAY_MS = 86_400_000
 NO_HORIZON = None
@@ -122,14 +124,21 @@ class TxnEntry:
 
 @dataclass
 class CSegment:
+    """A segment: its batches (a list, or a one-shot iterator from a reader, then with
+    ``end`` given), the file's modification time, its ``.txnindex`` entries."""
+
     base_offset: int
-    batches: list[CBatch]
+    batches: Iterable[CBatch]
     last_modified: int = 0
     aborted: list[TxnEntry] = field(default_factory=list)
+    end: int | None = None  # the offset after its last batch
 
     @property
     def next_offset(self) -> int:
-        return self.batches[-1].next_offset if self.batches else self.base_offset
+        if self.end is not None:
+            return self.end
+        batches = list(self.batches)
+        return batches[-1].next_offset if batches else self.base_offset
 
 
 @dataclass(frozen=True)
@@ -166,7 +175,9 @@ class OffsetMap:
     __slots__ = ("entries", "latest_offset", "capacity", "full")
 
     def __init__(self, capacity: int | None = None) -> None:
-        self.entries: dict[bytes, tuple[int, ...]] = {}
+        # the offset strategy keeps the offset alone (less memory per key), the others
+        # their order tuple, the offset last
+        self.entries: dict[bytes, Any] = {}
         self.latest_offset = -1
         self.capacity = capacity
         self.full = False
@@ -176,7 +187,9 @@ class OffsetMap:
 
     def offset(self, key: bytes) -> int:
         found = self.entries.get(digest(key))
-        return -1 if found is None else found[-1]
+        if found is None:
+            return -1
+        return found if type(found) is int else found[-1]
 
 
 class _Txns:
@@ -275,7 +288,7 @@ def build_offset_map(segments: list[CSegment], start: int, end: int, config: Cle
                         return m
                     d = digest(r.key)
                     if offset_only:
-                        entries[d] = (r.offset,)
+                        entries[d] = r.offset
                     else:
                         k = _sort_key(strategy, b, r)
                         old = entries.get(d)
@@ -341,40 +354,62 @@ class RoundResult:
         return [r.offset for s in self.segments for b in s.batches for r in b.records]
 
 
+class Round:
+    """One cleaning round (``Cleaner.doClean``) over segments whose batches may be one-shot
+    iterators from a reader: the map is built on creation (the pass over the dirty range),
+    :meth:`clean` then streams every batch's outcome (the pass over the log up to the
+    map's end).  The segments given to each pass may be fresh views of the same log."""
+
+    def __init__(self, segments: list[CSegment], first_dirty: int, first_uncleanable: int,
+                 config: CleanerConfig, log_start: int | None = None,
+                 latest_before: int = -1) -> None:
+        if log_start is None:
+            log_start = segments[0].base_offset if segments else 0
+        self.log_start = log_start
+        self.first_dirty = first_dirty
+        self.upper_bound = first_uncleanable
+        self.config = config
+        clean_before = [s for s in segments if s.base_offset < first_dirty]
+        self.legacy_horizon = clean_before[-1].last_modified - config.delete_retention_ms \
+            if clean_before else 0
+        self.map = build_offset_map(segments, first_dirty, first_uncleanable, config,
+                                    log_start, latest_before)
+        self.end = self.map.latest_offset + 1  # the next first dirty offset
+        self.kept_index: dict[int, list[TxnEntry]] = {}  # segment base -> its .txnindex
+
+    def clean(self, segments: list[CSegment], now: int, producers: dict[int, ProducerState]
+              ) -> Iterator[tuple[CSegment, BatchOutcome]]:
+        """Every batch of the segments below the round's end, with what becomes of it."""
+        txns = _Txns()
+        for i, seg in enumerate(segments):
+            if seg.base_offset >= self.end:
+                return
+            upper = segments[i + 1].base_offset if i + 1 < len(segments) else seg.next_offset
+            txns.add(_aborted_between(segments, seg.base_offset, upper, self.log_start))
+            retain_legacy = seg.last_modified > self.legacy_horizon
+            txns.kept_index = self.kept_index.setdefault(seg.base_offset, [])
+            for b in seg.batches:
+                yield seg, _clean_batch(b, self.map, txns, self.config, now, producers,
+                                        self.upper_bound, retain_legacy, self.end)
+
+
 def clean_round(segments: list[CSegment], first_dirty: int, first_uncleanable: int, now: int,
                 config: CleanerConfig, producers: dict[int, ProducerState],
                 log_start: int | None = None, latest_before: int = -1) -> RoundResult:
-    """One cleaning round (``Cleaner.doClean``), returning the new segments.
+    """One round on segments held in memory, returning the new segments.
     ``first_uncleanable`` is the rounded bound (a segment base); ``producers`` the active
     producers (expired ones left out by the caller)."""
-    if log_start is None:
-        log_start = segments[0].base_offset if segments else 0
-    clean_before = [s for s in segments if s.base_offset < first_dirty]
-    legacy_horizon = clean_before[-1].last_modified - config.delete_retention_ms \
-        if clean_before else 0
-    m = build_offset_map(segments, first_dirty, first_uncleanable, config, log_start,
-                         latest_before)
-    end = m.latest_offset + 1
-    txns = _Txns()
+    r = Round(segments, first_dirty, first_uncleanable, config, log_start, latest_before)
+    kept: dict[int, list[CBatch]] = {}
     outcomes: list[BatchOutcome] = []
-    out: list[CSegment] = []
-    for i, seg in enumerate(segments):
-        if seg.base_offset >= end:
-            out.append(seg)
-            continue
-        upper = segments[i + 1].base_offset if i + 1 < len(segments) else seg.next_offset
-        txns.add(_aborted_between(segments, seg.base_offset, upper, log_start))
-        retain_legacy = seg.last_modified > legacy_horizon
-        txns.kept_index = []
-        kept: list[CBatch] = []
-        for b in seg.batches:
-            o = _clean_batch(b, m, txns, config, now, producers, first_uncleanable,
-                             retain_legacy, end)
-            outcomes.append(o)
-            if o.after is not None:
-                kept.append(o.after)
-        out.append(CSegment(seg.base_offset, kept, seg.last_modified, list(txns.kept_index)))
-    return RoundResult(out, end, m, outcomes, first_uncleanable)
+    for seg, o in r.clean(segments, now, producers):
+        outcomes.append(o)
+        if o.after is not None:
+            kept.setdefault(seg.base_offset, []).append(o.after)
+    out = [CSegment(s.base_offset, kept.get(s.base_offset, []), s.last_modified,
+                    r.kept_index.get(s.base_offset, []))
+           if s.base_offset < r.end else s for s in segments]
+    return RoundResult(out, r.end, r.map, outcomes, first_uncleanable)
 
 
 def _clean_batch(b: CBatch, m: OffsetMap, txns: _Txns, config: CleanerConfig, now: int,
