@@ -593,6 +593,101 @@ def tiering(
 
 
 @command
+def compact(
+    path: Annotated[str, typer.Argument(
+        help="A partition dir of a compacted topic (orders-0).", show_default=False,
+        metavar="PARTITION_DIR")],
+    strategy: Annotated[list[str] | None, typer.Option(
+        "--strategy", metavar="offset|timestamp|header:NAME", help="Kafka's cleaner "
+        "(offset, the default) or a KIP-280 strategy; repeatable.")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare", help="All three strategies side by side (header: with --header).")
+    ] = False,
+    header: Annotated[str | None, typer.Option(
+        "--header", metavar="NAME", help="The header --compare's header strategy reads.")
+    ] = None,
+    now: Annotated[str | None, typer.Option(
+        "--now", metavar="TIME", help="The cleaner's clock: epoch milliseconds or an ISO 8601 "
+        "time (default: the newest record's timestamp).")] = None,
+    from_offset: Annotated[int | None, typer.Option(
+        "--from", metavar="OFFSET", help="The first dirty offset (default: "
+        "cleaner-offset-checkpoint).")] = None,
+    delete_retention: Annotated[str | None, typer.Option(
+        "--delete-retention", metavar="DURATION", help="delete.retention.ms (default: the "
+        "topic's, else 1d).")] = None,
+    min_lag: Annotated[str | None, typer.Option(
+        "--min-compaction-lag", metavar="DURATION", help="min.compaction.lag.ms (default: the "
+        "topic's, else 0).")] = None,
+    key: Annotated[str | None, typer.Option(
+        "--key", metavar="KEY", help="Show this key's records (UTF-8, or 0x-prefixed hex) and "
+        "which each strategy keeps.")] = None,
+    roll: Annotated[bool, typer.Option(
+        "--roll", help="As if the active segment had rolled (Kafka never cleans it).")
+    ] = False,
+    batches: Annotated[bool, typer.Option(
+        "--batches", help="Also every batch's fate: kept, rewritten (and which records "
+        "stay), emptied or deleted, and why.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """What Kafka's log cleaner, or a KIP-280 strategy, would do to a partition.
+
+    Simulates one cleaning round on the disk's data without touching it: the dirty range
+    (cleaner-offset-checkpoint) and its cleanable end (last stable offset, the active
+    segment, min.compaction.lag.ms), the key map, aborted transactions dropped by the
+    .txnindex, markers and tombstones kept until their delete horizon, empty batches
+    kept for producers; then the records and bytes each strategy keeps, tombstones,
+    keys where the strategies disagree and out-of-order writes.  Topic configs come
+    from the metadata log beside the partition, when there is one.
+    """
+    from kmeta.core.cleaner import Strategy
+    from kmeta.ops.brokers import parse_bound, parse_duration
+    from kmeta.ops.compact import CompactOptions
+    from kmeta.ops.compact import compact as run_compact
+    from kmeta.render.compact import compact_json, compact_lines
+    from kmeta.render.console import clip_width
+
+    env = _env()
+    names = list(strategy or ())
+    if compare:
+        names = ["offset", "timestamp"] + ([f"header:{header}"] if header else [])
+    try:
+        chosen = [Strategy.parse(n) for n in names] or [Strategy()]
+    except ValueError as e:
+        raise UsageError(f"--strategy {e}") from None
+    at = None
+    if now is not None:
+        if now.strip().lstrip("-").isdigit():
+            at = int(now)
+        else:
+            bound = parse_bound(now, "--now")
+            if bound.time_ms is None:
+                raise UsageError(f"--now {now}: give a time (2024-05-01T12:00:00Z) or epoch "
+                                 "milliseconds")
+            at = bound.time_ms
+    wanted = None
+    if key is not None:
+        try:
+            wanted = bytes.fromhex(key[2:]) if key.startswith("0x") else key.encode()
+        except ValueError:
+            raise UsageError(f"--key {key}: not hex after 0x") from None
+    options = CompactOptions(
+        chosen, at, from_offset,
+        None if delete_retention is None else parse_duration(delete_retention,
+                                                             "--delete-retention"),
+        None if min_lag is None else parse_duration(min_lag, "--min-compaction-lag"), wanted,
+        roll, batches)
+    with _reading(env, "compact"):
+        result = run_compact(path, options)
+    if json_out:
+        env.write_lines(compact_json(result), json=True)
+    else:
+        env.write_lines(_folded(compact_lines(result), clip_width(env)), json=False)
+    env.stdout.flush()  # before the findings on stderr
+    _list_findings(env, result.findings, [path], VERIFY_ALL)
+    finish(env, Verdict(result.findings))
+
+
+@command
 def diff(
     replicas: Annotated[list[str], typer.Argument(
         help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "

@@ -1344,6 +1344,107 @@ TIERING_SUMMARY = ObjectKind(
     ),
 )
 
+COMPACT_STRATEGY = ObjectKind(
+    "compact_strategy",
+    keys=(
+        Key("kind", STRING, "\"compact_strategy\"."),
+        Key("strategy", STRING, "offset (Kafka's cleaner), timestamp or header:NAME."),
+        Key("records_before", BIGINT, "Records in the log."),
+        Key("records_kept", BIGINT, "Records left after the round."),
+        Key("bytes_before", BIGINT, "Bytes of the log's batches."),
+        Key("bytes_kept", BIGINT, "Bytes after the round (a rewritten compressed batch: its "
+            "kept share of the compressed bytes)."),
+        Key("tombstones_kept", BIGINT, "Tombstones left."),
+        Key("tombstones_removed", BIGINT, "Tombstones removed (superseded, or past their "
+            "delete horizon)."),
+        Key("horizons_set", BIGINT, "Batches given a delete horizon by the round."),
+        Key("keyless_removed", BIGINT, "Records without a key removed."),
+        Key("aborted_removed", BIGINT, "Records of aborted transactions removed."),
+        Key("markers_removed", BIGINT, "Transaction markers removed."),
+        Key("batches_emptied", BIGINT, "Batches kept empty (a producer's last sequence, or "
+            "the round's last batch)."),
+        Key("batches_deleted", BIGINT, "Batches removed whole."),
+        Key("keys", BIGINT, "Keys in the round's map."),
+        Key("map_full", BOOLEAN, "The map filled up before the dirty range's end."),
+        Key("next_dirty_offset", BIGINT, "The map's latest offset + 1: the checkpoint the "
+            "round writes."),
+    ),
+)
+
+COMPACT_BATCH = ObjectKind(
+    "compact_batch",
+    keys=(
+        Key("kind", STRING, "\"compact_batch\" (with --batches)."),
+        Key("strategy", STRING, "The strategy."),
+        Key("base_offset", BIGINT, "The batch's base offset."),
+        Key("last_offset", BIGINT, "Its last offset."),
+        Key("records", BIGINT, "Its records before the round."),
+        Key("kept", Array(BIGINT), "The offsets of its records kept."),
+        Key("action", STRING, "kept, rewritten, emptied or deleted, with why."),
+        Key("control", STRING, "COMMIT or ABORT for a marker, else null.", nullable=True),
+        Key("delete_horizon", BIGINT, "Its delete horizon after the round, or null.",
+            nullable=True),
+    ),
+)
+
+WINNER = ObjectKind(
+    "winner",
+    keys=(
+        Key("offset", BIGINT, "The winning record's offset."),
+        Key("timestamp", BIGINT, "Its timestamp."),
+        Key("header", BIGINT, "Its header value (header strategy), or null.", nullable=True),
+    ),
+)
+
+COMPACT_DISAGREEMENT = ObjectKind(
+    "compact_disagreement",
+    keys=(
+        Key("kind", STRING, "\"compact_disagreement\"."),
+        Key("key", STRING, "The key, as hex."),
+        Key("key_text", STRING, "The key as text when printable, else 0x-hex."),
+        Key("winners", Map(WINNER), "An object: strategy -> the record it keeps."),
+    ),
+)
+
+COMPACT_KEY_RECORD = ObjectKind(
+    "compact_key_record",
+    keys=(
+        Key("kind", STRING, "\"compact_key_record\" (with --key)."),
+        Key("offset", BIGINT, "A record of the key."),
+        Key("timestamp", BIGINT, "Its timestamp."),
+        Key("tombstone", BOOLEAN, "It has no value."),
+        Key("kept", Map(BOOLEAN), "An object: strategy -> whether the round keeps it."),
+    ),
+)
+
+COMPACT_SUMMARY = ObjectKind(
+    "compact_summary",
+    keys=(
+        Key("kind", STRING, "\"compact_summary\"."),
+        Key("partition", STRING, "The partition dir."),
+        Key("topic", STRING, "Its topic."),
+        Key("partition_id", INT, "Its partition number."),
+        Key("log_start", BIGINT, "The log start."),
+        Key("log_end", BIGINT, "The log end offset."),
+        Key("records", BIGINT, "Records in the log."),
+        Key("bytes", BIGINT, "Bytes of its segments."),
+        Key("segments", INT, "Segments."),
+        Key("first_dirty", BIGINT, "Where the dirty range starts."),
+        Key("first_dirty_from", STRING, "Where that came from, in words."),
+        Key("first_uncleanable", BIGINT, "The round's bound (a segment base)."),
+        Key("uncleanable_why", STRING, "What set it: the last stable offset, the active "
+            "segment or min.compaction.lag.ms."),
+        Key("now", BIGINT, "The cleaner's clock (ms)."),
+        Key("now_from", STRING, "Where the clock came from."),
+        Key("config_source", STRING, "Where the topic's configs came from."),
+        Key("configs", Map(STRING), "The configs used."),
+        Key("out_of_order", BIGINT, "Records written after a record of the same key with a "
+            "newer timestamp."),
+        Key("disagreements", INT, "Keys whose winner differs between the strategies."),
+        Key("notes", Array(STRING), "Edge cases, in words."),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -1356,6 +1457,8 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
     "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY),
     "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY),
+    "compact": (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, COMPACT_KEY_RECORD,
+                COMPACT_SUMMARY),
     "diff": (DIFF,),
     "truncate": (TRUNCATE, REPAIR),
     "repair": (REPAIR,),

@@ -102,6 +102,7 @@ class CBatch:
     max_timestamp: int = -1
     compression: int = 0
     leader_epoch: int = 0
+    size: int = 0  # its bytes on disk, when read from a file
 
     @property
     def next_offset(self) -> int:
@@ -152,7 +153,7 @@ class CleanerConfig:
 # ------------------------------------------------------------------------- the offset map
 
 
-def _sort_key(strategy: Strategy, batch: CBatch, r: CRecord) -> tuple[int, ...]:
+def sort_key(strategy: Strategy, batch: CBatch, r: CRecord) -> tuple[int, ...]:
     """The order in which records of one key win (the greatest wins)."""
     if strategy.kind == "offset":
         return (r.offset,)
@@ -290,7 +291,7 @@ def build_offset_map(segments: list[CSegment], start: int, end: int, config: Cle
                     if offset_only:
                         entries[d] = r.offset
                     else:
-                        k = _sort_key(strategy, b, r)
+                        k = sort_key(strategy, b, r)
                         old = entries.get(d)
                         if old is None or k > old:
                             entries[d] = k
@@ -483,7 +484,7 @@ def _retain(b: CBatch, r: CRecord, m: OffsetMap, config: CleanerConfig, now: int
         if r.offset == end - 1:  # KIP-280: the record at the end is always kept
             return True
         found = m.entries.get(digest(r.key))
-        latest = found is None or _sort_key(strategy, b, r) >= found
+        latest = found is None or sort_key(strategy, b, r) >= found
     if not latest:
         return False
     if r.value is not None:

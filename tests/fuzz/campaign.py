@@ -51,6 +51,8 @@ COMMANDS: dict[str, list[str]] = {
     "retention-json": ["retention", "{meta}", "--json", "--retention-ms", "1min"],
     "consumers-json": ["consumers", "--json", "{data}"],
     "tiering": ["tiering", "{data}"],
+    "compact": ["compact", "{data}", "--compare", "--header", "version", "--roll"],
+    "compact-json": ["compact", "--json", "--batches", "{data}"],
     "tiering-json": ["tiering", "--json", "{data}", "--local-retention", "1min"],
     "diff-json": ["diff", "--json", "{meta}", "{peer}"],
     "truncate-json": ["truncate", "--json", "{meta}", "--to", "{to}"],

@@ -24,7 +24,8 @@ REAL = ("ldi-poc", "data-store", "quorum3-boaz/data/kafka-3", "kraft32-three/dat
 FIXTURE = ("healthy", "corrupt/pristine", "corrupt/corrupt-gzip", "corrupt/unknown-version",
            "repair/snapshot-beyond-end", "verify/v010-legacy-message", "verify/f009-legacy-crc",
            "verify/v112-nested-transaction", "divergent/quorum3", "consumers",
-           "tiering/broker", "tiering/seed-example")
+           "tiering/broker", "tiering/seed-example", "compaction/transactions/orders-0",
+           "compaction/two-producers/orders-0", "compaction/legacy/orders-0")
 #: Largest seed the harness copies for each case.
 MAX_SEED_BYTES = 4 << 20
 

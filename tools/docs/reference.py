@@ -15,6 +15,11 @@ from kmeta.output_schema import (
     BROKERS_SUMMARY,
     CHANGE,
     COMMITTED_LOST,
+    COMPACT_BATCH,
+    COMPACT_DISAGREEMENT,
+    COMPACT_KEY_RECORD,
+    COMPACT_STRATEGY,
+    COMPACT_SUMMARY,
     CONSUMER_GROUP,
     CONSUMER_OFFSET,
     CONSUMERS_SUMMARY,
@@ -65,6 +70,7 @@ from kmeta.output_schema import (
     TIERING_SUMMARY,
     TOPIC,
     TRUNCATE,
+    WINNER,
     WRITTEN_BY,
     ObjectKind,
     nested_kinds,
@@ -169,6 +175,17 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "one, kind \"tiered_partition\"; then a tiering_summary object, always the last line. "
         "Findings go to standard error. remote_segment keys:",
         (REMOTE_SEGMENT, EPOCH_START, TIERED_PARTITION, BOOTSTRAP, TIERING_SUMMARY),
+    ),
+    CommandJson(
+        "compact",
+        "kmeta compact --json writes JSON Lines: per strategy, one object, kind "
+        "\"compact_strategy\", then with --batches one, kind \"compact_batch\", per batch up to "
+        "the round's end; one, kind \"compact_disagreement\", per key whose winner differs "
+        "between the strategies (with several); one, kind \"compact_key_record\", per record "
+        "of --key; then a compact_summary object, always the last line. Findings go to "
+        "standard error. compact_strategy keys:",
+        (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, WINNER, COMPACT_KEY_RECORD,
+         COMPACT_SUMMARY),
     ),
     CommandJson(
         "diff",

@@ -1,0 +1,525 @@
+"""``kmeta compact``: one round of Kafka's log cleaner (or a KIP-280 strategy) on a
+partition dir, simulated from the disk without touching it (:mod:`kmeta.core.cleaner`).
+
+Reading: a header pass over every batch (log end, each producer's last data offset and
+epoch, open transactions for the last stable offset, each segment's newest timestamp),
+then the cleaner's own two passes: the dirty range once to build the key map, the log up
+to the map's end once to decide every batch and record.  Memory holds the map: one entry
+per distinct key of the dirty range (per strategy compared), nothing per record.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kmeta.core.cleaner import (
+    DAY_MS,
+    BatchOutcome,
+    CBatch,
+    CleanerConfig,
+    CRecord,
+    CSegment,
+    ProducerState,
+    Round,
+    Strategy,
+    TxnEntry,
+    digest,
+    sort_key,
+)
+from kmeta.errors import UsageError
+from kmeta.findings import Finding
+from kmeta.formats.filenames import classify
+from kmeta.formats.payload import decode_control
+from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.files import load_checked
+from kmeta.storage.segments import batch_records, read_batches
+
+__all__ = ["CompactOptions", "CompactResult", "StrategyReport", "compact"]
+
+PRODUCER_EXPIRATION_MS = DAY_MS  # producer.id.expiration.ms
+
+
+@dataclass
+class CompactOptions:
+    strategies: list[Strategy] = field(default_factory=lambda: [Strategy()])
+    now: int | None = None
+    first_dirty: int | None = None  # --from
+    delete_retention_ms: int | None = None
+    min_compaction_lag_ms: int | None = None
+    key: bytes | None = None  # --key: what a consumer sees for it
+    roll: bool = False  # as if the active segment had just rolled
+    batches: bool = False  # keep every batch's outcome (--batches)
+
+
+@dataclass
+class Layout:
+    """What the header pass learned about the partition."""
+
+    segments: list[LogFile]
+    bases: list[int]
+    ends: list[int]
+    mtimes: list[int]
+    largest_ts: list[int]
+    aborted: list[list[TxnEntry]]
+    log_start: int
+    log_end: int
+    high_watermark: int
+    first_unstable: int | None
+    producers: dict[int, ProducerState]
+    newest_ts: int
+    seg_records: list[int] = field(default_factory=list)
+    seg_bytes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class KeyView:
+    """One record of ``--key`` and what each strategy does with it."""
+
+    offset: int
+    timestamp: int
+    value: bytes | None
+    header: int | None
+    kept: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass
+class BatchFate:
+    """What one round does to one batch (``--batches``)."""
+
+    base_offset: int
+    last_offset: int
+    records: int
+    kept: tuple[int, ...]  # the offsets of the records kept
+    action: str  # kept, rewritten, emptied or deleted, with why
+    control: str | None
+    delete_horizon: int | None  # after the round
+
+
+@dataclass
+class StrategyReport:
+    strategy: Strategy
+    records_before: int = 0
+    records_kept: int = 0
+    bytes_before: int = 0
+    bytes_kept: int = 0
+    tombstones_kept: int = 0
+    tombstones_removed: int = 0
+    horizons_set: int = 0
+    keyless_removed: int = 0
+    aborted_removed: int = 0
+    markers_removed: int = 0
+    batches_emptied: int = 0
+    batches_deleted: int = 0
+    keys: int = 0
+    map_full: bool = False
+    end: int = 0  # the next first dirty offset
+    batches: list[BatchFate] = field(default_factory=list)  # with --batches
+
+
+@dataclass
+class Disagreement:
+    """A key whose winner depends on the strategy."""
+
+    key: bytes
+    winners: dict[str, tuple[int, int, int | None]]  # strategy -> offset, timestamp, header
+
+
+@dataclass
+class CompactResult:
+    partition: str
+    topic: str
+    partition_id: int
+    configs: dict[str, Any]
+    config_source: str
+    now: int
+    now_from: str
+    layout: Layout
+    first_dirty: int
+    first_dirty_from: str
+    first_uncleanable: int
+    uncleanable_why: str
+    reports: list[StrategyReport] = field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
+    out_of_order: int = 0  # a later offset of a key with an older timestamp
+    out_of_order_samples: list[tuple[bytes, int, int, int, int]] = field(default_factory=list)
+    key_view: list[KeyView] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactResult:
+    found = discover([path])
+    parts = [p for p in found.all_partitions() if not p.is_metadata]
+    if len(parts) != 1:
+        names = ", ".join(p.name for p in parts[:6]) or "none"
+        raise UsageError(f"{path}: give one partition dir (found {names})",
+                         hint="kmeta compact DATA_DIR/orders-0")
+    part = parts[0]
+    if not part.segments:
+        raise UsageError(f"{part.path}: no log segment to compact")
+    findings = list(found.findings)
+    configs, config_source = _topic_configs(part, findings)
+    layout = _header_pass(part, findings)
+    if options.now is not None:
+        now, now_from = options.now, "--now"
+    elif layout.newest_ts >= 0:
+        now, now_from = layout.newest_ts, "the newest record's timestamp"
+    else:
+        now, now_from = 0, "no record has a timestamp"
+    retention = options.delete_retention_ms if options.delete_retention_ms is not None \
+        else int(configs.get("delete.retention.ms", DAY_MS))
+    lag = options.min_compaction_lag_ms if options.min_compaction_lag_ms is not None \
+        else int(configs.get("min.compaction.lag.ms", 0))
+    first_dirty, dirty_from = _first_dirty(part, layout, options.first_dirty, findings)
+    bound, why = _first_uncleanable(layout, first_dirty, lag, now, options.roll)
+    result = CompactResult(str(part.path), part.topic, part.partition,
+                           {**configs, "delete.retention.ms": retention,
+                            "min.compaction.lag.ms": lag}, config_source, now, now_from,
+                           layout, first_dirty, dirty_from, bound, why, findings=findings)
+    policy = configs.get("cleanup.policy")
+    if policy is not None and "compact" not in policy.split(" ")[0]:
+        result.notes.append(f"cleanup.policy is {policy}: Kafka's cleaner does not compact "
+                            "this topic; this is what it would do if it did")
+    if bound <= first_dirty:
+        hint = "" if options.roll else \
+            "; --roll shows the round after the active segment rolls"
+        result.notes.append(f"nothing is cleanable: the dirty range starts at {first_dirty} "
+                            f"and {why} at {bound}{hint}")
+    producers = {pid: s for pid, s in layout.producers.items()
+                 if now - s.last_timestamp < PRODUCER_EXPIRATION_MS}
+    for strategy in options.strategies:
+        config = CleanerConfig(retention, lag, strategy)
+        result.reports.append(_simulate(part, layout, first_dirty, bound, now, config,
+                                        producers, result, options.key, options.batches))
+    if len(options.strategies) > 1:
+        _compare(part, layout, first_dirty, bound, options.strategies, result)
+    return result
+
+
+# ------------------------------------------------------------------------- reading
+
+
+def _cbatch(b: Any) -> CBatch:
+    records, _ = batch_records(b)
+    control = bool(b.is_control)
+    recs = tuple(CRecord(r.offset, r.timestamp, None if r.key is None else bytes(r.key),
+                         None if r.value is None else bytes(r.value),
+                         tuple((h.key, h.value) for h in r.headers)) for r in records)
+    kind = decode_control(recs[0].key, recs[0].value).type if control and recs else None
+    if b.magic >= 2:
+        return CBatch(b.base_offset, b.last_offset, recs, 2, b.producer_id, b.producer_epoch,
+                      b.base_sequence, bool(b.is_transactional), control, kind,
+                      b.delete_horizon_ms, bool(b.attributes & 0x08), b.max_timestamp,
+                      b.attributes & 0x07, b.leader_epoch, b.size)
+    return CBatch(b.base_offset, b.last_offset, recs, b.magic,
+                  log_append_time=bool(b.attributes & 0x08), max_timestamp=b.max_timestamp,
+                  compression=b.attributes & 0x07, size=b.size)
+
+
+def _views(part: PartitionDir, layout: Layout, findings: list[Finding]) -> list[CSegment]:
+    """Fresh one-shot views of the segments, for one pass."""
+    def batches(f: LogFile) -> Iterator[CBatch]:
+        for b in read_batches(f.path, findings):
+            yield _cbatch(b)
+
+    return [CSegment(base, batches(f), mtime, aborted, end) for f, base, end, mtime, aborted
+            in zip(layout.segments, layout.bases, layout.ends, layout.mtimes, layout.aborted,
+                   strict=True)]
+
+
+def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
+    segs = part.segments
+    bases, ends, mtimes, largest, aborted = [], [], [], [], []
+    producers: dict[int, ProducerState] = {}
+    open_txn: dict[int, int] = {}
+    end = newest = -1
+    seg_records, seg_bytes = [], []
+    txn_files = {f.kind.base_offset: f for f in part.of_kind("txn-index")}
+    for f in segs:
+        base = f.kind.base_offset or 0
+        bases.append(base)
+        top = -1
+        records = size = 0
+        for b in read_batches(f.path, findings):
+            records += b.last_offset - b.base_offset + 1 if b.records_count is None \
+                else b.records_count
+            size += b.size
+            end = b.last_offset + 1
+            top = max(top, b.max_timestamp)
+            if b.producer_id >= 0:
+                old = producers.get(b.producer_id)
+                ts = max(b.max_timestamp, old.last_timestamp if old else -1)
+                if b.is_control:
+                    data = old.last_data_offset if old and old.epoch == b.producer_epoch \
+                        else None
+                    producers[b.producer_id] = ProducerState(data, b.producer_epoch, ts)
+                    open_txn.pop(b.producer_id, None)
+                else:
+                    producers[b.producer_id] = ProducerState(b.last_offset, b.producer_epoch,
+                                                             ts)
+                    if b.is_transactional:
+                        open_txn.setdefault(b.producer_id, b.base_offset)
+        ends.append(max(end, base))
+        seg_records.append(records)
+        seg_bytes.append(size)
+        largest.append(top)
+        newest = max(newest, top)
+        try:
+            mtimes.append(int(os.stat(f.path).st_mtime * 1000))
+        except OSError:
+            mtimes.append(0)
+        index, problem = load_checked(txn_files.get(base))
+        if problem is not None:
+            findings.append(problem)
+        aborted.append([TxnEntry(e.producer_id, e.first_offset, e.last_offset,
+                                 e.last_stable_offset) for e in (index.entries if index else ())])
+    for i in range(len(ends) - 1):
+        ends[i] = bases[i + 1]
+    log_end = ends[-1]
+    saved_start = _checkpoint(part, "log-start-offset-checkpoint", findings)
+    log_start = max(bases[0], saved_start) if saved_start is not None else bases[0]
+    hw = _checkpoint(part, "replication-offset-checkpoint", findings)
+    return Layout(segs, bases, ends, mtimes, largest, aborted, log_start, log_end,
+                  log_end if hw is None else min(hw, log_end),
+                  min(open_txn.values()) if open_txn else None, producers, newest,
+                  seg_records, seg_bytes)
+
+
+def _checkpoint(part: PartitionDir, name: str, findings: list[Finding]) -> int | None:
+    path = Path(part.path).parent / name
+    if not path.is_file():
+        return None
+    content, problem = load_checked(LogFile(path, classify(name)))
+    if problem is not None:
+        findings.append(problem)
+        return None
+    for e in content.entries:
+        if e.topic == part.topic and e.partition == part.partition:
+            return e.offset
+    return None
+
+
+def _topic_configs(part: PartitionDir, findings: list[Finding]) -> tuple[dict[str, str], str]:
+    """The topic's configs from the metadata log beside it, when the data dir has one."""
+    meta = Path(part.path).parent / "__cluster_metadata-0"
+    if not meta.is_dir():
+        return {}, "defaults (no metadata log beside the partition)"
+    from kmeta.errors import KmetaError
+    from kmeta.ops.image import build_image
+
+    try:
+        result = build_image(meta)
+    except KmetaError as e:
+        findings.append(e.finding(str(meta)))
+        return {}, "defaults (the metadata log could not be replayed)"
+    configs = dict(result.image.configs.get((2, part.topic), {}))
+    configs.setdefault("cleanup.policy", "delete (no topic override)")
+    return configs, f"the metadata log (replayed to offset {result.offset})"
+
+
+def _first_dirty(part: PartitionDir, layout: Layout, given: int | None,
+                 findings: list[Finding]) -> tuple[int, str]:
+    if given is not None:
+        return given, "--from"
+    saved = _checkpoint(part, "cleaner-offset-checkpoint", findings)
+    if saved is None:
+        return layout.log_start, "the log start (no cleaner-offset-checkpoint entry)"
+    if saved < layout.log_start or saved > layout.log_end:
+        return layout.log_start, (f"the log start (cleaner-offset-checkpoint's {saved} is "
+                                  "outside the log: Kafka resets it)")
+    return saved, "cleaner-offset-checkpoint"
+
+
+def _first_uncleanable(layout: Layout, first_dirty: int, lag_ms: int, now: int,
+                       roll: bool = False) -> tuple[int, str]:
+    """``cleanableOffsets`` then the rounding down to a segment base (``LogToClean``).
+    ``roll``: the active segment counts as rolled (a new empty one at the log end)."""
+    bases = layout.bases + [layout.log_end] if roll else layout.bases
+    ends = layout.ends + [layout.log_end] if roll else layout.ends
+    largest = layout.largest_ts + [-1] if roll else layout.largest_ts
+    lso = layout.high_watermark if layout.first_unstable is None else \
+        min(layout.first_unstable, layout.high_watermark)
+    candidates = [(lso, "the last stable offset"), (bases[-1], "the active segment")]
+    if lag_ms > 0:
+        for base, end, ts in zip(bases[:-1], ends[:-1], largest[:-1], strict=True):
+            if end > first_dirty and ts > now - lag_ms:
+                candidates.append((base, "min.compaction.lag.ms"))
+                break
+    raw, why = min(candidates)
+    raw = max(raw, first_dirty)
+    floor = max((b for b in bases[:-1] if b <= raw), default=None)
+    bound = bases[-1] if floor is None or raw >= bases[-1] else floor
+    return bound, why
+
+
+# ------------------------------------------------------------------------- a round
+
+
+def _simulate(part: PartitionDir, layout: Layout, first_dirty: int, bound: int, now: int,
+              config: CleanerConfig, producers: dict[int, ProducerState],
+              result: CompactResult, key: bytes | None, fates: bool) -> StrategyReport:
+    findings = result.findings
+    round_ = Round(_views(part, layout, findings), first_dirty, bound, config,
+                   layout.log_start)
+    report = StrategyReport(config.strategy, keys=len(round_.map),
+                            map_full=round_.map.full, end=round_.end)
+    track_order = config.strategy.kind == "offset" and not result.out_of_order_samples
+    last_ts: dict[bytes, tuple[int, int]] = {}
+    for _, o in round_.clean(_views(part, layout, findings), now, producers):
+        _count(report, o)
+        if fates:
+            b, a = o.before, o.after
+            report.batches.append(BatchFate(
+                b.base_offset, b.last_offset, len(b.records),
+                tuple(r.offset for r in a.records) if a is not None else (), o.why,
+                b.control_type if b.control else None,
+                None if a is None else a.delete_horizon))
+        if key is not None:
+            _key_view(result, str(config.strategy), key, o)
+        if track_order:
+            _watch_order(result, o.before, last_ts)
+    # the segments past the round's end are left as they are
+    for base, records, size in zip(layout.bases, layout.seg_records, layout.seg_bytes,
+                                   strict=True):
+        if base >= round_.end:
+            report.records_before += records
+            report.records_kept += records
+            report.bytes_before += size
+            report.bytes_kept += size
+    return report
+
+
+def _count(report: StrategyReport, o: BatchOutcome) -> None:
+    b = o.before
+    n = len(b.records)
+    report.records_before += n
+    dropped = set(id(r) for r in o.dropped)
+    kept = [r for r in b.records if id(r) not in dropped] if o.after is not None else []
+    report.records_kept += len(kept)
+    size = b.size or _size(b)
+    report.bytes_before += size
+    if o.after is not None:
+        report.bytes_kept += size if o.after is b else _rewritten_size(b, o.after)
+        report.tombstones_kept += sum(1 for r in kept if r.value is None and not b.control)
+        if o.why.endswith("horizon set"):
+            report.horizons_set += 1
+        if o.why.startswith("emptied"):
+            report.batches_emptied += 1
+    else:
+        report.batches_deleted += 1
+        if b.control:
+            report.markers_removed += 1
+        elif o.why == "deleted: aborted transaction":
+            report.aborted_removed += n
+    if not b.control and o.why != "deleted: aborted transaction":
+        report.tombstones_removed += sum(1 for r in o.dropped if r.value is None)
+        report.keyless_removed += sum(1 for r in o.dropped if r.key is None)
+
+
+def _size(b: CBatch) -> int:
+    """A batch's bytes as Kafka writes it (61-byte v2 header and each record's size;
+    legacy messages their own overhead); compression is not redone, so a compressed
+    batch's kept share is estimated from its records."""
+    if b.magic >= 2:
+        return 61 + sum(_record_size(r, b) for r in b.records)
+    return sum(34 + (8 if b.magic == 1 else 0) + len(r.key or b"") + len(r.value or b"")
+               for r in b.records)
+
+
+def _rewritten_size(before: CBatch, after: CBatch) -> int:
+    """The rewritten batch's bytes: exact for an uncompressed one, the kept share of the
+    compressed bytes otherwise (the codec's output is not predicted)."""
+    if not after.records:
+        return 61
+    estimate = _size(after)
+    if before.compression and before.size:
+        return max(61, round(before.size * estimate / max(_size(before), 1)))
+    return estimate
+
+
+def _varint_size(n: int) -> int:
+    n = (n << 1) ^ (n >> 63)
+    size = 1
+    while n >= 0x80:
+        n >>= 7
+        size += 1
+    return size
+
+
+def _record_size(r: CRecord, b: CBatch) -> int:
+    key = -1 if r.key is None else len(r.key)
+    value = -1 if r.value is None else len(r.value)
+    body = 1 + _varint_size(0) + _varint_size(r.offset - b.base_offset) + \
+        _varint_size(key) + max(key, 0) + _varint_size(value) + max(value, 0) + \
+        _varint_size(len(r.headers)) + sum(
+            _varint_size(len(k.encode())) + len(k.encode()) +
+            _varint_size(-1 if v is None else len(v)) + len(v or b"") for k, v in r.headers)
+    return _varint_size(body) + body
+
+
+def _key_view(result: CompactResult, strategy: str, key: bytes, o: BatchOutcome) -> None:
+    if o.before.control:
+        return
+    dropped = set(id(r) for r in o.dropped)
+    for r in o.before.records:
+        if r.key != key:
+            continue
+        view = next((v for v in result.key_view if v.offset == r.offset), None)
+        if view is None:
+            view = KeyView(r.offset, r.timestamp, r.value, None)
+            result.key_view.append(view)
+        view.kept[strategy] = o.after is not None and id(r) not in dropped
+
+
+def _watch_order(result: CompactResult, b: CBatch, last: dict[bytes, tuple[int, int]]) -> None:
+    """The KIP's two-producer case: a key written later (higher offset) with an older
+    timestamp than its previous record."""
+    if b.control:
+        return
+    for r in b.records:
+        if r.key is None:
+            continue
+        d = digest(r.key)
+        prev = last.get(d)
+        if prev is not None and r.timestamp < prev[1]:
+            result.out_of_order += 1
+            if len(result.out_of_order_samples) < 20:
+                result.out_of_order_samples.append((r.key, prev[0], prev[1], r.offset,
+                                                    r.timestamp))
+        last[d] = (r.offset, r.timestamp)
+
+
+def _compare(part: PartitionDir, layout: Layout, first_dirty: int, bound: int,
+             strategies: list[Strategy], result: CompactResult) -> None:
+    """Keys whose winning record differs between strategies (over the dirty range)."""
+    winners: dict[str, dict[bytes, tuple]] = {}
+    for strategy in strategies:
+        best: dict[bytes, tuple] = {}
+        for seg in _views(part, layout, result.findings):
+            if seg.end is not None and seg.end <= first_dirty:
+                continue
+            if seg.base_offset >= bound:
+                break
+            for b in seg.batches:
+                if b.control:
+                    continue
+                for r in b.records:
+                    if r.key is None or r.offset < first_dirty or r.offset >= bound:
+                        continue
+                    order = sort_key(strategy, b, r)
+                    old = best.get(r.key)
+                    if old is None or order > old[0]:
+                        header = r.header_long(strategy.header) if strategy.header else None
+                        best[r.key] = (order, r.offset, r.timestamp, header)
+        winners[str(strategy)] = best
+    names = list(winners)
+    first = winners[names[0]]
+    for k in first:
+        picks = {n: winners[n][k][1:] for n in names if k in winners[n]}
+        if len({p[0] for p in picks.values()}) > 1:
+            result.disagreements.append(Disagreement(k, picks))
+

@@ -1,0 +1,122 @@
+"""``kmeta compact`` on ``fixtures/data/compaction``: what Kafka's cleaner (the offset
+strategy) and KIP-280's strategies keep, with the expectations taken from Kafka's
+LogCleanerTest and the KIP's text, not from kmeta; then the real data and wrong input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from clirun import run
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "compaction"
+
+
+def _kept(case: str, *args: str) -> dict[str, list[int]]:
+    """Per strategy, the offsets of every record left in the log after one round."""
+    out = run("compact", "--json", "--batches", FIXTURE / case / "orders-0", *args, env={})
+    assert out.returncode == 0, out.stderr
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    summary = objects[-1]
+    kept: dict[str, list[int]] = {}
+    for o in objects:
+        if o["kind"] == "compact_batch":
+            kept.setdefault(o["strategy"], []).extend(o["kept"])
+    # the segments past the round's end stay as they are
+    for name in kept:
+        kept[name] += list(range(summary["first_uncleanable"], summary["log_end"]))
+    return kept
+
+
+def test_kafkas_basic_transaction_aware_cleaning() -> None:
+    # LogCleanerTest.testBasicTransactionAwareCleaning: offsets [3, 6, 7, 8, 9] remain
+    # (keys 3 and 2 and the three markers); 10 is in the active segment
+    assert _kept("transactions")["offset"] == [3, 6, 7, 8, 9, 10]
+
+
+def test_the_kips_two_producers() -> None:
+    kept = _kept("two-producers", "--compare", "--header", "version")
+    # offset: the later offset (V1, the older write) wins; timestamp and header: V2.
+    # Offset 2 (K2's first record) goes but its batch stays empty: producer 1's last data
+    assert kept["offset"] == [1, 3, 4]
+    assert kept["timestamp"] == [0, 3, 4]
+    assert kept["header:version"] == [0, 3, 4]
+    out = run("compact", FIXTURE / "two-producers" / "orders-0", "--compare", env={})
+    assert "1 record(s) written after a record of the same key with a newer timestamp" \
+        in out.stdout
+    assert "the strategies disagree on 1 key(s)" in out.stdout
+
+
+def test_header_strategy_cases() -> None:
+    kept = _kept("headers", "--strategy", "header:version")["header:version"]
+    # tie 5/5 -> 1; 7 vs none -> 2; none/none -> 5; not 8 bytes vs 3 -> 7; -4 vs none ->
+    # 8; and 9, the end of the cleaned range, which KIP-280 always keeps; 10 is active
+    assert kept == [1, 2, 5, 7, 8, 9, 10]
+    assert _kept("headers")["offset"] == [1, 3, 5, 7, 9, 10]
+
+
+def test_tombstones_across_two_rounds() -> None:
+    out = run("compact", "--json", "--batches", FIXTURE / "tombstones" / "orders-0", env={})
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    fates = {o["base_offset"]: o for o in objects if o["kind"] == "compact_batch"}
+    # gone@0 superseded; its tombstone@2 already past the horizon an earlier round set
+    assert fates[0]["kept"] == [1] and fates[2]["kept"] == []
+    # fresh's tombstone stays this round, with a delete horizon of now + 1 day
+    summary = objects[-1]
+    assert fates[4]["kept"] == [4]
+    assert fates[4]["delete_horizon"] == summary["now"] + 86_400_000
+    # the keyless record goes; its batch ends at the round's bound: kept empty
+    assert fates[5]["kept"] == [] and fates[5]["action"].startswith("emptied")
+    (strategy,) = [o for o in objects if o["kind"] == "compact_strategy"]
+    assert (strategy["tombstones_kept"], strategy["tombstones_removed"]) == (1, 1)
+    assert strategy["keyless_removed"] == 1 and strategy["horizons_set"] == 1
+
+
+def test_compressed_and_legacy_batches() -> None:
+    assert _kept("compressed")["offset"] == [3, 4, 5, 6]
+    # legacy tombstones follow the segment-age rule: no clean segment yet, so kept
+    assert _kept("legacy")["offset"] == [3, 4, 5, 6]
+
+
+def test_key_view() -> None:
+    out = run("compact", FIXTURE / "two-producers" / "orders-0", "--compare", "--key", "K1",
+              env={})
+    # what a consumer of the compacted log reads for K1: V1 (offset 1) with Kafka's
+    # cleaner, V2 (offset 0) with the timestamp strategy
+    assert "offset 0 at 2023-11-14 22:13:22, 2 B value: offset removed, timestamp kept" \
+        in out.stdout
+    assert "offset 1 at 2023-11-14 22:13:21, 2 B value: offset kept, timestamp removed" \
+        in out.stdout
+
+
+def test_nothing_cleanable_says_how_to_see_more(real_data: Path) -> None:
+    part = next((real_data / "kraft41-offsets").glob("*/stock-prices-0"))
+    out = run("compact", part, env={})
+    assert out.returncode == 0
+    assert "nothing is cleanable" in out.stdout and "--roll" in out.stdout
+    assert "cleanup.policy is delete" in out.stdout  # read from the metadata log beside it
+
+
+def test_real_compacted_partition(real_data: Path) -> None:
+    # cp51's connect configs: cleaned by Kafka 2.1 before; the round is from the checkpoint
+    part = next((real_data / "cp51-connect-cleaned").glob("*/data/docker-connect-configs-0"))
+    out = run("compact", "--json", part, env={})
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    summary = objects[-1]
+    assert summary["first_dirty_from"] == "cleaner-offset-checkpoint"
+    (s,) = [o for o in objects if o["kind"] == "compact_strategy"]
+    assert s["records_before"] == 56 and 0 < s["records_kept"] <= 56
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["/etc"], "no Kafka files"),
+    ([str(FIXTURE)], "give one partition dir"),
+    ([str(FIXTURE / "headers" / "orders-0"), "--strategy", "newest"], "--strategy"),
+    ([str(FIXTURE / "headers" / "orders-0"), "--now", "soon"], "--now"),
+    ([str(FIXTURE / "headers" / "orders-0"), "--key", "0xZZ"], "--key"),
+])
+def test_wrong_input(args, says) -> None:
+    out = run("compact", *args, env={})
+    assert out.returncode in (2, 3) and says in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
