@@ -627,6 +627,9 @@ def compact(
     batches: Annotated[bool, typer.Option(
         "--batches", help="Also every batch's fate: kept, rewritten (and which records "
         "stay), emptied or deleted, and why.")] = False,
+    write: Annotated[str | None, typer.Option(
+        "--write", metavar="NEWDIR", help="Write the compacted partition under NEWDIR (new "
+        "indexes; the input is never touched).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """What Kafka's log cleaner, or a KIP-280 strategy, would do to a partition.
@@ -639,6 +642,8 @@ def compact(
     keys where the strategies disagree and out-of-order writes.  Topic configs come
     from the metadata log beside the partition, when there is one.
     """
+    from pathlib import Path
+
     from kmeta.core.cleaner import Strategy
     from kmeta.ops.brokers import parse_bound, parse_duration
     from kmeta.ops.compact import CompactOptions
@@ -675,7 +680,7 @@ def compact(
         None if delete_retention is None else parse_duration(delete_retention,
                                                              "--delete-retention"),
         None if min_lag is None else parse_duration(min_lag, "--min-compaction-lag"), wanted,
-        roll, batches)
+        roll, batches, None if write is None else Path(write))
     with _reading(env, "compact"):
         result = run_compact(path, options)
     if json_out:
@@ -683,6 +688,9 @@ def compact(
     else:
         env.write_lines(_folded(compact_lines(result), clip_width(env)), json=False)
     env.stdout.flush()  # before the findings on stderr
+    if result.written is not None:
+        print(f"kmeta: wrote {result.written} (check it: kmeta verify {result.written})",
+              file=env.stderr)
     _list_findings(env, result.findings, [path], VERIFY_ALL)
     finish(env, Verdict(result.findings))
 

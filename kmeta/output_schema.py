@@ -1441,6 +1441,8 @@ COMPACT_SUMMARY = ObjectKind(
         Key("out_of_order", BIGINT, "Records written after a record of the same key with a "
             "newer timestamp."),
         Key("disagreements", INT, "Keys whose winner differs between the strategies."),
+        Key("written", STRING, "With --write: the partition dir written, else null.",
+            nullable=True),
         Key("notes", Array(STRING), "Edge cases, in words."),
     ),
 )

@@ -120,3 +120,76 @@ def test_wrong_input(args, says) -> None:
     out = run("compact", *args, env={})
     assert out.returncode in (2, 3) and says in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+# ------------------------------------------------------------------------- --write
+
+
+def _records_on_disk(part: Path) -> list[int]:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+    import peer  # kafka-python, the peer: reads what kmeta wrote
+
+    return [peer.iterate(f.read_bytes()) for f in sorted(part.glob("*.log"))]
+
+
+@pytest.mark.parametrize("case", ["transactions", "two-producers", "tombstones", "compressed",
+                                  "headers"])
+def test_write_is_what_the_round_keeps(case: str, tmp_path: Path) -> None:
+    source = FIXTURE / case / "orders-0"
+    before = {p.name: p.read_bytes() for p in source.iterdir()}
+    out = run("compact", source, "--write", tmp_path, env={})
+    assert out.returncode == 0 and "kmeta: wrote" in out.stderr
+    written = tmp_path / "orders-0"
+    assert {p.name: p.read_bytes() for p in source.iterdir()} == before  # never touched
+    check = run("verify", written, env={})
+    assert check.returncode == 0 and check.stdout.startswith("clean:"), check.stdout
+    dumped = run("dump", "--json", written, env={})
+    offsets = [json.loads(line)["offset"] for line in dumped.stdout.splitlines()
+               if '"kind":"record"' in line]
+    assert offsets == _kept(case)["offset"]
+    assert sum(_records_on_disk(written)) == len(offsets)
+    # the cleaned segment is named after its first source segment, as Kafka names it
+    assert (written / "00000000000000000000.log").is_file()
+    assert (tmp_path / "cleaner-offset-checkpoint").read_text().splitlines()[-1].startswith(
+        "orders 0 ")
+
+
+def test_write_keeps_the_kept_abort_in_the_txnindex(tmp_path: Path) -> None:
+    run("compact", FIXTURE / "transactions" / "orders-0", "--write", tmp_path, env={})
+    out = run("dump", "--json", tmp_path / "orders-0" / "00000000000000000000.txnindex",
+              env={})
+    content = json.loads(out.stdout.splitlines()[0])["content"]
+    assert [(e["producer_id"], e["first_offset"], e["last_offset"])
+            for e in content["entries"]] == [(1, 0, 6)]
+
+
+def test_a_second_round_removes_the_tombstone(tmp_path: Path) -> None:
+    run("compact", FIXTURE / "tombstones" / "orders-0", "--write", tmp_path / "r1", env={})
+    first = run("compact", "--json", FIXTURE / "tombstones" / "orders-0", env={})
+    now = json.loads(first.stdout.splitlines()[-1])["now"]
+    later = str(now + 86_400_000 + 1)
+    out = run("compact", "--json", "--from", "0", "--now", later, tmp_path / "r1" / "orders-0",
+              env={})
+    (s,) = [json.loads(line) for line in out.stdout.splitlines()
+            if '"kind":"compact_strategy"' in line]
+    assert (s["tombstones_kept"], s["tombstones_removed"]) == (0, 1)
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["legacy", "--write", "{tmp}"], "legacy (magic 0/1)"),
+    (["headers", "--compare", "--write", "{tmp}"], "one --strategy"),
+])
+def test_write_refusals(args: list[str], says: str, tmp_path: Path) -> None:
+    argv = [str(FIXTURE / args[0] / "orders-0")] + [a.replace("{tmp}", str(tmp_path / "o"))
+                                                     for a in args[1:]]
+    out = run("compact", *argv, env={})
+    assert out.returncode == 2 and says in out.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_write_never_overwrites(tmp_path: Path) -> None:
+    (tmp_path / "orders-0").mkdir()
+    out = run("compact", FIXTURE / "headers" / "orders-0", "--write", tmp_path, env={})
+    assert out.returncode == 2 and "exists already" in out.stderr

@@ -103,6 +103,7 @@ class CBatch:
     compression: int = 0
     leader_epoch: int = 0
     size: int = 0  # its bytes on disk, when read from a file
+    raw: bytes | None = None  # its bytes, when read from a file (a kept batch is copied)
 
     @property
     def next_offset(self) -> int:

@@ -622,11 +622,15 @@ def build_batch(
     base_sequence: int = NO_SEQUENCE,
     offset_deltas: Sequence[int] | None = None,
     crc: int | None = None,
+    last_offset_delta: int | None = None,
+    max_timestamp: int | None = None,
 ) -> bytes:
     """Build a complete v2 batch (header, records, CRC) ready to append to a segment.
 
     ``records`` holds (key, value) or (key, value, headers).  ``offset_deltas`` lets a
     caller write compacted batches with gaps; ``crc`` forces a (wrong) CRC for fixtures.
+    ``last_offset_delta`` and ``max_timestamp`` keep a cleaned batch's span and newest
+    time as Kafka's cleaner does (``overrideLastOffset``), empty batches included.
     """
     if not records and offset_deltas is None:
         raise ValueError("a batch needs at least one record")
@@ -655,7 +659,9 @@ def build_batch(
     # HEADER is derived from BATCH_HEADER (test_batch proves both build the same bytes).
     head = bytearray(HEADER.pack(
         base_offset, HEADER_SIZE - LOG_OVERHEAD + len(body), leader_epoch, 2, 0, attributes,
-        deltas[-1] if deltas else 0, base_ts, max(ts) if ts else first_ts, producer_id,
+        last_offset_delta if last_offset_delta is not None else (deltas[-1] if deltas else 0),
+        base_ts, max_timestamp if max_timestamp is not None else (max(ts) if ts else first_ts),
+        producer_id,
         producer_epoch, base_sequence, len(records)))
     value = crc32c(bytes(body), crc32c(bytes(head[CRC_START:]))) if crc is None else crc
     struct.pack_into(">I", head, CRC_POSITION, value)

@@ -53,6 +53,7 @@ class CompactOptions:
     key: bytes | None = None  # --key: what a consumer sees for it
     roll: bool = False  # as if the active segment had just rolled
     batches: bool = False  # keep every batch's outcome (--batches)
+    write: Path | None = None  # --write NEWDIR: the compacted partition written there
 
 
 @dataclass
@@ -73,6 +74,7 @@ class Layout:
     newest_ts: int
     seg_records: list[int] = field(default_factory=list)
     seg_bytes: list[int] = field(default_factory=list)
+    legacy: bool = False  # some batch is a magic 0/1 message set
 
 
 @dataclass
@@ -147,6 +149,7 @@ class CompactResult:
     out_of_order: int = 0  # a later offset of a key with an older timestamp
     out_of_order_samples: list[tuple[bytes, int, int, int, int]] = field(default_factory=list)
     key_view: list[KeyView] = field(default_factory=list)
+    written: Path | None = None
     notes: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -191,10 +194,24 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
                             f"and {why} at {bound}{hint}")
     producers = {pid: s for pid, s in layout.producers.items()
                  if now - s.last_timestamp < PRODUCER_EXPIRATION_MS}
+    if options.write is not None and len(options.strategies) != 1:
+        raise UsageError("--write writes one strategy's result: give one --strategy")
+    if options.write is not None and layout.legacy:
+        raise UsageError("--write: this partition holds legacy (magic 0/1) messages, which "
+                         "kmeta does not rewrite; run without --write for the report")
     for strategy in options.strategies:
         config = CleanerConfig(retention, lag, strategy)
+        writer = None
+        if options.write is not None:
+            from kmeta.ops.compact_write import CompactWriter
+
+            writer = CompactWriter(Path(part.path), options.write,
+                                   int(configs.get("segment.bytes", 1 << 30)))
         result.reports.append(_simulate(part, layout, first_dirty, bound, now, config,
-                                        producers, result, options.key, options.batches))
+                                        producers, result, options.key, options.batches,
+                                        writer))
+        if writer is not None:
+            result.written = writer.close(part.topic, part.partition, result.reports[-1].end)
     if len(options.strategies) > 1:
         _compare(part, layout, first_dirty, bound, options.strategies, result)
     return result
@@ -214,7 +231,7 @@ def _cbatch(b: Any) -> CBatch:
         return CBatch(b.base_offset, b.last_offset, recs, 2, b.producer_id, b.producer_epoch,
                       b.base_sequence, bool(b.is_transactional), control, kind,
                       b.delete_horizon_ms, bool(b.attributes & 0x08), b.max_timestamp,
-                      b.attributes & 0x07, b.leader_epoch, b.size)
+                      b.attributes & 0x07, b.leader_epoch, b.size, bytes(b.raw))
     return CBatch(b.base_offset, b.last_offset, recs, b.magic,
                   log_append_time=bool(b.attributes & 0x08), max_timestamp=b.max_timestamp,
                   compression=b.attributes & 0x07, size=b.size)
@@ -238,6 +255,7 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
     open_txn: dict[int, int] = {}
     end = newest = -1
     seg_records, seg_bytes = [], []
+    legacy = False
     txn_files = {f.kind.base_offset: f for f in part.of_kind("txn-index")}
     for f in segs:
         base = f.kind.base_offset or 0
@@ -249,6 +267,7 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
                 else b.records_count
             size += b.size
             end = b.last_offset + 1
+            legacy = legacy or b.magic < 2
             top = max(top, b.max_timestamp)
             if b.producer_id >= 0:
                 old = producers.get(b.producer_id)
@@ -286,7 +305,7 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
     return Layout(segs, bases, ends, mtimes, largest, aborted, log_start, log_end,
                   log_end if hw is None else min(hw, log_end),
                   min(open_txn.values()) if open_txn else None, producers, newest,
-                  seg_records, seg_bytes)
+                  seg_records, seg_bytes, legacy)
 
 
 def _checkpoint(part: PartitionDir, name: str, findings: list[Finding]) -> int | None:
@@ -361,7 +380,8 @@ def _first_uncleanable(layout: Layout, first_dirty: int, lag_ms: int, now: int,
 
 def _simulate(part: PartitionDir, layout: Layout, first_dirty: int, bound: int, now: int,
               config: CleanerConfig, producers: dict[int, ProducerState],
-              result: CompactResult, key: bytes | None, fates: bool) -> StrategyReport:
+              result: CompactResult, key: bytes | None, fates: bool,
+              writer: Any = None) -> StrategyReport:
     findings = result.findings
     round_ = Round(_views(part, layout, findings), first_dirty, bound, config,
                    layout.log_start)
@@ -369,7 +389,15 @@ def _simulate(part: PartitionDir, layout: Layout, first_dirty: int, bound: int, 
                             map_full=round_.map.full, end=round_.end)
     track_order = config.strategy.kind == "offset" and not result.out_of_order_samples
     last_ts: dict[bytes, tuple[int, int]] = {}
-    for _, o in round_.clean(_views(part, layout, findings), now, producers):
+    sizes = dict(zip(layout.bases, layout.seg_bytes, strict=True))
+    current = None
+    for seg, o in round_.clean(_views(part, layout, findings), now, producers):
+        if writer is not None:
+            if seg is not current:
+                current = seg
+                writer.segment(seg, sizes[seg.base_offset],
+                               round_.kept_index.setdefault(seg.base_offset, []))
+            writer.outcome(o)
         _count(report, o)
         if fates:
             b, a = o.before, o.after
@@ -383,6 +411,11 @@ def _simulate(part: PartitionDir, layout: Layout, first_dirty: int, bound: int, 
         if track_order:
             _watch_order(result, o.before, last_ts)
     # the segments past the round's end are left as they are
+    for view in _views(part, layout, findings) if writer is not None else ():
+        if view.base_offset >= round_.end:
+            writer.segment(view, sizes[view.base_offset], view.aborted, cleaned=False)
+            for b in view.batches:
+                writer.append(b, kept_whole=True)
     for base, records, size in zip(layout.bases, layout.seg_records, layout.seg_bytes,
                                    strict=True):
         if base >= round_.end:

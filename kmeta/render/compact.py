@@ -161,4 +161,5 @@ def summary_object(result: CompactResult) -> dict[str, Any]:
             "now_from": result.now_from, "config_source": result.config_source,
             "configs": {k: str(v) for k, v in sorted(result.configs.items())},
             "out_of_order": result.out_of_order, "disagreements": len(result.disagreements),
+            "written": None if result.written is None else str(result.written),
             "notes": result.notes}

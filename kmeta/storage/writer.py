@@ -385,6 +385,17 @@ class SegmentWriter:
         self._out = None
         self._write_indexes(seg)
 
+    def open_segment(self, base_offset: int) -> None:
+        """Close the active segment and start one named ``base_offset`` (at or above the
+        log end offset): Kafka's cleaner names a cleaned segment after its first source
+        segment, whose first batches may be gone."""
+        if base_offset < self.log_end_offset:
+            raise ValueError(f"segment {base_offset} is below the log end offset "
+                             f"{self.log_end_offset}")
+        self.roll()
+        self._open(base_offset)
+        self.log_end_offset = base_offset
+
     def roll_empty(self) -> SegmentInfo:
         """Close the active segment and create an empty one at the log end offset, as
         Kafka leaves the directory right after a roll (empty ``.log`` and indexes)."""
