@@ -76,20 +76,22 @@ class CRecord:
     value: bytes | None
     headers: tuple[tuple[str, bytes | None], ...] = ()
 
-    def header_long(self, name: str) -> int | None:
-        """The last header ``name`` as an 8-byte big-endian long; None when absent or not
-        8 bytes (KIP-280 reads those as missing)."""
-        for k, v in reversed(self.headers):
-            if k == name:
-                return struct.unpack(">q", v)[0] if v is not None and len(v) == 8 else None
-        return None
+
+
+def header_long(r: Any, name: str) -> int | None:
+    """A record's last header ``name`` as an 8-byte big-endian long; None when absent or
+    not 8 bytes (KIP-280 reads those as missing).  ``r``: a CRecord or a read Record."""
+    for k, v in reversed(r.headers):
+        if k == name:
+            return struct.unpack(">q", v)[0] if v is not None and len(v) == 8 else None
+    return None
 
 
 @dataclass(frozen=True)
 class CBatch:
     base_offset: int
     last_offset: int
-    records: tuple[CRecord, ...]
+    records: tuple[Any, ...]  # CRecords, or the Records a reader gave (the same fields)
     magic: int = 2
     producer_id: int = -1
     producer_epoch: int = -1
@@ -161,12 +163,16 @@ def sort_key(strategy: Strategy, batch: CBatch, r: CRecord) -> tuple[int, ...]:
     if strategy.kind == "timestamp":
         ts = batch.max_timestamp if batch.log_append_time else r.timestamp
         return (ts, r.offset)
-    value = r.header_long(strategy.header or "")
+    value = header_long(r, strategy.header or "")
     return (0, 0, r.offset) if value is None else (1, value, r.offset)
 
 
 def digest(key: bytes) -> bytes:
-    """The map's key, as Kafka's SkimpyOffsetMap stores it: the key's MD5."""
+    """The map's key.  Kafka's SkimpyOffsetMap stores the key's MD5 (16 bytes); a key
+    shorter than that is kept as it is (smaller and faster, and never equal to a
+    digest, whose length differs)."""
+    if len(key) < 16:
+        return key
     return hashlib.md5(key, usedforsecurity=False).digest()
 
 

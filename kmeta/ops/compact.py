@@ -28,6 +28,7 @@ from kmeta.core.cleaner import (
     Strategy,
     TxnEntry,
     digest,
+    header_long,
     sort_key,
 )
 from kmeta.errors import UsageError
@@ -147,7 +148,8 @@ class CompactResult:
     reports: list[StrategyReport] = field(default_factory=list)
     disagreements: list[Disagreement] = field(default_factory=list)
     out_of_order: int = 0  # a later offset of a key with an older timestamp
-    out_of_order_samples: list[tuple[bytes, int, int, int, int]] = field(default_factory=list)
+    # key, the newer timestamp written before, the offset and timestamp of the late record
+    out_of_order_samples: list[tuple[bytes, int, int, int]] = field(default_factory=list)
     key_view: list[KeyView] = field(default_factory=list)
     written: Path | None = None
     notes: list[str] = field(default_factory=list)
@@ -223,9 +225,7 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
 def _cbatch(b: Any) -> CBatch:
     records, _ = batch_records(b)
     control = bool(b.is_control)
-    recs = tuple(CRecord(r.offset, r.timestamp, None if r.key is None else bytes(r.key),
-                         None if r.value is None else bytes(r.value),
-                         tuple((h.key, h.value) for h in r.headers)) for r in records)
+    recs = tuple(records)  # Records carry the fields the cleaner reads
     kind = decode_control(recs[0].key, recs[0].value).type if control and recs else None
     if b.magic >= 2:
         return CBatch(b.base_offset, b.last_offset, recs, 2, b.producer_id, b.producer_epoch,
@@ -388,7 +388,7 @@ def _simulate(part: PartitionDir, layout: Layout, first_dirty: int, bound: int, 
     report = StrategyReport(config.strategy, keys=len(round_.map),
                             map_full=round_.map.full, end=round_.end)
     track_order = config.strategy.kind == "offset" and not result.out_of_order_samples
-    last_ts: dict[bytes, tuple[int, int]] = {}
+    last_ts: dict[bytes, int] = {}  # key -> the timestamp of its latest record so far
     sizes = dict(zip(layout.bases, layout.seg_bytes, strict=True))
     current = None
     for seg, o in round_.clean(_views(part, layout, findings), now, producers):
@@ -430,8 +430,7 @@ def _count(report: StrategyReport, o: BatchOutcome) -> None:
     b = o.before
     n = len(b.records)
     report.records_before += n
-    dropped = set(id(r) for r in o.dropped)
-    kept = [r for r in b.records if id(r) not in dropped] if o.after is not None else []
+    kept = o.after.records if o.after is not None else ()
     report.records_kept += len(kept)
     size = b.size or _size(b)
     report.bytes_before += size
@@ -508,9 +507,9 @@ def _key_view(result: CompactResult, strategy: str, key: bytes, o: BatchOutcome)
         view.kept[strategy] = o.after is not None and id(r) not in dropped
 
 
-def _watch_order(result: CompactResult, b: CBatch, last: dict[bytes, tuple[int, int]]) -> None:
+def _watch_order(result: CompactResult, b: CBatch, last: dict[bytes, int]) -> None:
     """The KIP's two-producer case: a key written later (higher offset) with an older
-    timestamp than its previous record."""
+    timestamp than its previous record.  One int per key: the memory is the map's."""
     if b.control:
         return
     for r in b.records:
@@ -518,12 +517,11 @@ def _watch_order(result: CompactResult, b: CBatch, last: dict[bytes, tuple[int, 
             continue
         d = digest(r.key)
         prev = last.get(d)
-        if prev is not None and r.timestamp < prev[1]:
+        if prev is not None and r.timestamp < prev:
             result.out_of_order += 1
             if len(result.out_of_order_samples) < 20:
-                result.out_of_order_samples.append((r.key, prev[0], prev[1], r.offset,
-                                                    r.timestamp))
-        last[d] = (r.offset, r.timestamp)
+                result.out_of_order_samples.append((r.key, prev, r.offset, r.timestamp))
+        last[d] = r.timestamp
 
 
 def _compare(part: PartitionDir, layout: Layout, first_dirty: int, bound: int,
@@ -546,7 +544,8 @@ def _compare(part: PartitionDir, layout: Layout, first_dirty: int, bound: int,
                     order = sort_key(strategy, b, r)
                     old = best.get(r.key)
                     if old is None or order > old[0]:
-                        header = r.header_long(strategy.header) if strategy.header else None
+                        header = header_long(r, strategy.header) if strategy.header \
+                            else None
                         best[r.key] = (order, r.offset, r.timestamp, header)
         winners[str(strategy)] = best
     names = list(winners)

@@ -72,9 +72,9 @@ def compact_lines(result: CompactResult) -> Iterator[str]:
         yield (f"{result.out_of_order:,} record(s) written after a record of the same key with "
                "a newer timestamp (KIP-280's two-producer case: the offset strategy keeps the "
                "older value), e.g.:")
-        for key, o1, t1, o2, t2 in result.out_of_order_samples[:5]:
-            yield (f"  key {show_key(key)}: offset {o2} at {utc(t2)} came after offset {o1} "
-                   f"at {utc(t1)}")
+        for key, t1, o2, t2 in result.out_of_order_samples[:5]:
+            yield (f"  key {show_key(key)}: offset {o2} at {utc(t2)} came after a record of "
+                   f"it at {utc(t1)}")
     if result.disagreements:
         yield ""
         yield f"the strategies disagree on {len(result.disagreements):,} key(s), e.g.:"
