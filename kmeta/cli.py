@@ -656,7 +656,7 @@ def compact(
     if compare:
         names = ["offset", "timestamp"] + ([f"header:{header}"] if header else [])
     try:
-        chosen = [Strategy.parse(n) for n in names] or [Strategy()]
+        chosen = [Strategy.parse(n) for n in names]  # none: the topic's, else offset
     except ValueError as e:
         raise UsageError(f"--strategy {e}") from None
     at = None

@@ -193,3 +193,46 @@ def test_write_never_overwrites(tmp_path: Path) -> None:
     (tmp_path / "orders-0").mkdir()
     out = run("compact", FIXTURE / "headers" / "orders-0", "--write", tmp_path, env={})
     assert out.returncode == 2 and "exists already" in out.stderr
+
+
+def test_topic_configs_come_from_the_metadata_log(tmp_path: Path) -> None:
+    """cleanup.policy, delete.retention.ms and KIP-280's compaction.strategy, set on the
+    topic in the metadata log beside the partition, are the round's defaults."""
+    import shutil
+
+    from kmeta.formats.batch import build_batch
+    from kmeta.formats.payload import encode_metadata
+    from kmeta.storage import writer as W
+
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE / "two-producers" / "orders-0", data / "orders-0")
+    topic_id = "Y29tcGFjdGVkLXRvcGljAA"
+    values = [encode_metadata("TOPIC_RECORD", 0, {"name": "orders", "topicId": topic_id})] + [
+        encode_metadata("CONFIG_RECORD", 0, {"resourceType": 2, "resourceName": "orders",
+                                             "name": name, "value": value})
+        for name, value in (("cleanup.policy", "compact"), ("delete.retention.ms", "3600000"),
+                            ("compaction.strategy", "timestamp"))]
+    W.write_segments(data / "__cluster_metadata-0",
+                     [build_batch(0, [(None, v) for v in values], leader_epoch=1,
+                                  base_timestamp=1_700_000_000_000)])
+    out = run("compact", "--json", data / "orders-0", env={})
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    summary = objects[-1]
+    assert summary["config_source"].startswith("the metadata log")
+    assert summary["configs"]["cleanup.policy"] == "compact"
+    assert summary["configs"]["delete.retention.ms"] == "3600000"
+    assert [o["strategy"] for o in objects if o["kind"] == "compact_strategy"] == ["timestamp"]
+    assert "the topic's compaction.strategy is timestamp (KIP-280)" in summary["notes"]
+    # the command line wins
+    out = run("compact", "--json", data / "orders-0", "--strategy", "offset",
+              "--delete-retention", "2h", env={})
+    summary = json.loads(out.stdout.splitlines()[-1])
+    assert summary["configs"]["delete.retention.ms"] == "7200000"
+
+
+def test_ldi_poc_data_topics(real_data: Path) -> None:
+    for name in ("TestTopicPatient-0", "Retry.TestTopicPatient-0"):
+        out = run("compact", "--json", "--roll", real_data / "ldi-poc" / name, env={})
+        assert out.returncode == 0, out.stderr
+        summary = json.loads(out.stdout.splitlines()[-1])
+        assert summary["kind"] == "compact_summary"

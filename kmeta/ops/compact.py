@@ -46,7 +46,8 @@ PRODUCER_EXPIRATION_MS = DAY_MS  # producer.id.expiration.ms
 
 @dataclass
 class CompactOptions:
-    strategies: list[Strategy] = field(default_factory=lambda: [Strategy()])
+    #: none given: the topic's compaction.strategy (KIP-280's config), else offset
+    strategies: list[Strategy] = field(default_factory=list)
     now: int | None = None
     first_dirty: int | None = None  # --from
     delete_retention_ms: int | None = None
@@ -196,6 +197,8 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
                             f"and {why} at {bound}{hint}")
     producers = {pid: s for pid, s in layout.producers.items()
                  if now - s.last_timestamp < PRODUCER_EXPIRATION_MS}
+    if not options.strategies:
+        options.strategies = [_topic_strategy(configs, result)]
     if options.write is not None and len(options.strategies) != 1:
         raise UsageError("--write writes one strategy's result: give one --strategy")
     if options.write is not None and layout.legacy:
@@ -217,6 +220,23 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
     if len(options.strategies) > 1:
         _compare(part, layout, first_dirty, bound, options.strategies, result)
     return result
+
+
+def _topic_strategy(configs: dict[str, Any], result: CompactResult) -> Strategy:
+    """KIP-280's topic configs, where a fork of Kafka set them: ``compaction.strategy``
+    (offset, timestamp, header) and ``compaction.strategy.header``."""
+    kind = configs.get("compaction.strategy")
+    if kind is None:
+        return Strategy()
+    header = configs.get("compaction.strategy.header")
+    try:
+        chosen = Strategy.parse(f"header:{header}" if kind == "header" else kind)
+    except ValueError:
+        result.notes.append(f"compaction.strategy {kind!r} (header {header!r}) is not one "
+                            "KIP-280 defines: the offset strategy is used")
+        return Strategy()
+    result.notes.append(f"the topic's compaction.strategy is {chosen} (KIP-280)")
+    return chosen
 
 
 # ------------------------------------------------------------------------- reading
