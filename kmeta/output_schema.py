@@ -1392,7 +1392,9 @@ WINNER = ObjectKind(
     keys=(
         Key("offset", BIGINT, "The winning record's offset."),
         Key("timestamp", BIGINT, "Its timestamp."),
-        Key("header", BIGINT, "Its header value (header strategy), or null.", nullable=True),
+        Key("header", BIGINT, "Its header value (with a header strategy), or null.",
+            nullable=True),
+        Key("why", STRING, "Why it beats the latest record of the key, in words."),
     ),
 )
 

@@ -456,3 +456,21 @@ def test_kip280_keeps_the_record_at_the_end() -> None:
     log.roll()
     log.clean(0)
     assert log.offsets() == [0, 1]
+
+
+def test_kip280_timestamp_ties_go_to_the_offset() -> None:
+    log = Log(CleanerConfig(strategy=Strategy.parse("timestamp")))
+    log.append(1, ts=NOW + 7000)
+    log.append(1, ts=NOW + 7000)  # the same time: the higher offset wins
+    log.append(1, ts=NOW + 1000)  # older, but the log-end record: kept (KIP-280)
+    log.append(2, ts=NOW)
+    log.roll()
+    log.clean(0)
+    assert log.offsets() == [1, 3]
+    log = Log(CleanerConfig(strategy=Strategy.parse("timestamp")))
+    log.append(1, ts=NOW + 7000)
+    log.append(1, ts=NOW + 7000)
+    log.append(1, ts=NOW + 1000)
+    log.roll()
+    log.clean(0)
+    assert log.offsets() == [1, 2]

@@ -130,6 +130,7 @@ class Disagreement:
 
     key: bytes
     winners: dict[str, tuple[int, int, int | None]]  # strategy -> offset, timestamp, header
+    why: dict[str, str] = field(default_factory=dict)  # strategy -> why its winner won
 
 
 @dataclass
@@ -548,6 +549,8 @@ def _compare(part: PartitionDir, layout: Layout, first_dirty: int, bound: int,
              strategies: list[Strategy], result: CompactResult) -> None:
     """Keys whose winning record differs between strategies (over the dirty range)."""
     winners: dict[str, dict[bytes, tuple]] = {}
+    # every winner's header value, when a strategy reads one: the report says why
+    header_name = next((s.header for s in strategies if s.header), None)
     for strategy in strategies:
         best: dict[bytes, tuple] = {}
         for seg in _views(part, layout, result.findings):
@@ -564,8 +567,7 @@ def _compare(part: PartitionDir, layout: Layout, first_dirty: int, bound: int,
                     order = sort_key(strategy, b, r)
                     old = best.get(r.key)
                     if old is None or order > old[0]:
-                        header = header_long(r, strategy.header) if strategy.header \
-                            else None
+                        header = header_long(r, header_name) if header_name else None
                         best[r.key] = (order, r.offset, r.timestamp, header)
         winners[str(strategy)] = best
     names = list(winners)
@@ -573,5 +575,24 @@ def _compare(part: PartitionDir, layout: Layout, first_dirty: int, bound: int,
     for k in first:
         picks = {n: winners[n][k][1:] for n in names if k in winners[n]}
         if len({p[0] for p in picks.values()}) > 1:
-            result.disagreements.append(Disagreement(k, picks))
+            result.disagreements.append(Disagreement(k, picks, _why(picks)))
+
+
+def _why(picks: dict[str, tuple[int, int, int | None]]) -> dict[str, str]:
+    """Why each strategy's winner beats the latest record of its key, in words."""
+    latest = max(p[0] for p in picks.values())
+    last = next(p for p in picks.values() if p[0] == latest)
+    out = {}
+    for name, (offset, ts, header) in picks.items():
+        if offset == latest:
+            out[name] = "the latest record"
+        elif name == "timestamp":
+            out[name] = f"its timestamp is {ts - last[1]:,} ms newer than the latest record's"
+        elif header is not None and last[2] is None:
+            out[name] = "it has the header, the latest record has none"
+        elif header is not None:
+            out[name] = f"its header {header} is higher than the latest record's {last[2]}"
+        else:
+            out[name] = "an earlier record wins"
+    return out
 

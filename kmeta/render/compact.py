@@ -79,10 +79,11 @@ def compact_lines(result: CompactResult) -> Iterator[str]:
         yield ""
         yield f"the strategies disagree on {len(result.disagreements):,} key(s), e.g.:"
         for d in result.disagreements[:10]:
-            picks = "; ".join(f"{name}: offset {o} ({utc(ts)}"
-                              + (f", header {h}" if h is not None else "") + ")"
-                              for name, (o, ts, h) in d.winners.items())
-            yield f"  key {show_key(d.key)}: {picks}"
+            yield f"  key {show_key(d.key)}:"
+            for name, (o, ts, h) in d.winners.items():
+                header = f", header {h}" if h is not None else ""
+                yield (f"    {name}: offset {o} ({utc(ts)}{header}): "
+                       f"{d.why.get(name, '')}")
     if result.key_view:
         yield ""
         yield "the key's records and whether each strategy keeps them:"
@@ -128,7 +129,8 @@ def compact_json(result: CompactResult) -> Iterator[str]:
     for d in result.disagreements:
         yield dumps({"kind": "compact_disagreement", "key": d.key.hex(),
                      "key_text": show_key(d.key),
-                     "winners": {name: {"offset": o, "timestamp": ts, "header": h}
+                     "winners": {name: {"offset": o, "timestamp": ts, "header": h,
+                                        "why": d.why.get(name, "")}
                                  for name, (o, ts, h) in d.winners.items()}})
     for v in sorted(result.key_view, key=lambda v: v.offset):
         yield dumps({"kind": "compact_key_record", "offset": v.offset,
