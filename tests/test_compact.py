@@ -236,3 +236,45 @@ def test_ldi_poc_data_topics(real_data: Path) -> None:
         assert out.returncode == 0, out.stderr
         summary = json.loads(out.stdout.splitlines()[-1])
         assert summary["kind"] == "compact_summary"
+
+
+def _rounds(case: str, tmp_path: Path, clocks: list[int | None]) -> list[list[int]]:
+    """Rounds one after another, each on what the previous wrote (--from 0: the map over
+    everything below the bound, as every round rewrites the log from its start); the
+    offsets left after each."""
+    source = FIXTURE / case / "orders-0"
+    left = []
+    for i, now in enumerate(clocks):
+        out_dir = tmp_path / f"r{i}"
+        args = ["compact", source, "--from", "0", "--write", out_dir]
+        if now is not None:
+            args += ["--now", str(now)]
+        done = run(*args, env={})
+        assert done.returncode == 0, done.stderr
+        source = out_dir / "orders-0"
+        dumped = run("dump", "--json", source, env={})
+        left.append([json.loads(line)["offset"] for line in dumped.stdout.splitlines()
+                     if '"kind":"record"' in line])
+    return left
+
+
+def test_abort_marker_removal_on_disk(tmp_path: Path) -> None:
+    # LogCleanerTest.testAbortMarkerRemoval: [3, 4, 5] after the first round; the ABORT
+    # gets its delete horizon in the second and is gone in the third, a day later
+    first = json.loads(run("compact", "--json", FIXTURE / "abort-marker" / "orders-0",
+                           env={}).stdout.splitlines()[-1])["now"]
+    later = first + 86_400_000 + 1
+    assert _rounds("abort-marker", tmp_path, [None, first, later]) == [
+        [3, 4, 5, 6], [3, 4, 5, 6], [4, 5, 6]]
+
+
+def test_abort_marker_kept_with_its_empty_batch_on_disk(tmp_path: Path) -> None:
+    # LogCleanerTest.testAbortMarkerRetentionWithEmptyBatch: the aborted batch is the
+    # producer's last data: it stays empty, and the ABORT stays while it does
+    out = run("compact", "--json", "--batches", FIXTURE / "empty-batch" / "orders-0",
+              env={})
+    fates = {o["base_offset"]: o for o in map(json.loads, out.stdout.splitlines())
+             if o["kind"] == "compact_batch"}
+    assert fates[0]["kept"] == [] and "producer's last sequence" in fates[0]["action"]
+    assert fates[2]["kept"] == [2] and fates[2]["control"] == "ABORT"
+    assert _rounds("empty-batch", tmp_path, [None, 2**62]) == [[2, 3], [2, 3]]

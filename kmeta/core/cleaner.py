@@ -431,15 +431,15 @@ def _clean_batch(b: CBatch, m: OffsetMap, txns: _Txns, config: CleanerConfig, no
         discard_records = can_discard
     # an empty batch keeps an active producer's last sequence, and the round's last batch
     # keeps the offset before the bound (KAFKA-17076)
-    holds = (b.has_producer_id and _last_of_producer(b, producers)) or \
-        b.next_offset == upper_bound
-    if holds:
-        retention = "retain_empty"
+    if b.has_producer_id and _last_of_producer(b, producers):
+        retention, holder = "retain_empty", "the producer's last sequence"
+    elif b.next_offset == upper_bound:
+        retention, holder = "retain_empty", "the round's last batch"
     elif discard_records:
         return BatchOutcome(b, None, "deleted: aborted transaction" if not b.control
                             else "deleted: marker past its delete horizon", b.records)
     else:
-        retention = "delete_empty"
+        retention, holder = "delete_empty", ""
     marker_for_empty_txn = can_discard and b.control
     kept: list[CRecord] = []
     dropped: list[CRecord] = []
@@ -465,7 +465,10 @@ def _clean_batch(b: CBatch, m: OffsetMap, txns: _Txns, config: CleanerConfig, no
                                                      else ""), tuple(dropped))
     if retention == "retain_empty" and b.magic >= 2:
         after = replace(b, records=(), delete_horizon=None, compression=0)
-        return BatchOutcome(b, after, "emptied: kept as an empty batch", tuple(dropped))
+        cause = "aborted transaction" if discard_records and not b.control else \
+            "marker past its delete horizon" if discard_records else "no record left"
+        return BatchOutcome(b, after, f"emptied: {cause}, kept empty for {holder}",
+                            tuple(dropped))
     return BatchOutcome(b, None, "deleted: no record left", tuple(dropped))
 
 

@@ -462,13 +462,15 @@ def _count(report: StrategyReport, o: BatchOutcome) -> None:
             report.horizons_set += 1
         if o.why.startswith("emptied"):
             report.batches_emptied += 1
+            if o.why.startswith("emptied: aborted"):
+                report.aborted_removed += n
     else:
         report.batches_deleted += 1
         if b.control:
             report.markers_removed += 1
         elif o.why == "deleted: aborted transaction":
             report.aborted_removed += n
-    if not b.control and o.why != "deleted: aborted transaction":
+    if not b.control and "aborted transaction" not in o.why:
         report.tombstones_removed += sum(1 for r in o.dropped if r.value is None)
         report.keyless_removed += sum(1 for r in o.dropped if r.key is None)
 
