@@ -49,12 +49,11 @@ def compact_lines(result: CompactResult) -> Iterator[str]:
     for note in result.notes:
         yield f"note: {note}"
     yield ""
-    yield (f"{'strategy':<16} {'records kept':>16} {'bytes kept':>17} {'tombstones':>11} "
-           f"{'aborted':>8} {'markers':>8} {'emptied':>8} {'keys':>8}")
+    yield (f"{'strategy':<15} {'records kept':>15} {'%':>4} {'bytes kept':>10} {'%':>4} "
+           f"{'tombstones':>10} {'keys':>9}")
     for r in result.reports:
         yield report_line(r)
-    yield ("  (tombstones: kept/removed; aborted: records of aborted transactions removed; "
-           "markers: removed; emptied: batches kept empty for a producer or the bound)")
+    yield "  (tombstones: kept/removed; keys: distinct keys of the dirty range)"
     for r in result.reports:
         yield from _after(r, result)
         if r.batches:
@@ -94,15 +93,23 @@ def compact_lines(result: CompactResult) -> Iterator[str]:
 
 
 def report_line(r: StrategyReport) -> str:
-    kept = f"{r.records_kept:,}/{r.records_before:,} {_pct(r.records_kept, r.records_before)}"
-    nbytes = f"{size(r.bytes_kept)} {_pct(r.bytes_kept, r.bytes_before)}"
-    return (f"{str(r.strategy):<16} {kept:>16} {nbytes:>17} "
-            f"{f'{r.tombstones_kept}/{r.tombstones_removed}':>11} {r.aborted_removed:>8} "
-            f"{r.markers_removed:>8} {r.batches_emptied:>8} {r.keys:>8,}")
+    kept = f"{r.records_kept:,}/{r.records_before:,}"
+    tombs = f"{r.tombstones_kept:,}/{r.tombstones_removed:,}"
+    return (f"{str(r.strategy):<15} {kept:>15} {_pct(r.records_kept, r.records_before):>4} "
+            f"{size(r.bytes_kept):>10} {_pct(r.bytes_kept, r.bytes_before):>4} {tombs:>10} "
+            f"{r.keys:>9,}")
 
 
 def _after(r: StrategyReport, result: CompactResult) -> Iterator[str]:
     lines = []
+    if r.aborted_removed:
+        lines.append(f"{r.aborted_removed:,} record(s) of aborted transactions removed "
+                     "(.txnindex)")
+    if r.markers_removed:
+        lines.append(f"{r.markers_removed:,} transaction marker(s) removed")
+    if r.batches_emptied:
+        lines.append(f"{r.batches_emptied:,} batch(es) kept empty (a producer's last "
+                     "sequence, or the round's last batch)")
     if r.map_full:
         lines.append(f"the key map filled up: the round ends at {r.end}")
     if r.horizons_set:
