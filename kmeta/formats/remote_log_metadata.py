@@ -46,9 +46,8 @@ _SEGMENT_ID = F("RemoteLogSegmentId", "RemoteLogSegmentIdEntry", fields=(
     F("Id", "uuid"),
 ))
 
-REMOTE_LOG_SEGMENT_METADATA = M(
-    "RemoteLogSegmentMetadataRecord", 0, "0", "0+",
-    _SEGMENT_ID,
+# A segment's facts, the same in the record that adds it and in a snapshot's entry.
+_SEGMENT = (
     F("StartOffset", "int64"),
     F("EndOffset", "int64"),
     F("BrokerId", "int32"),
@@ -58,6 +57,12 @@ REMOTE_LOG_SEGMENT_METADATA = M(
     F("SegmentSizeInBytes", "int32"),
     F("CustomMetadata", "bytes", nullable="0+", default="null"),
     F("RemoteLogSegmentState", "int8"),
+)
+
+REMOTE_LOG_SEGMENT_METADATA = M(
+    "RemoteLogSegmentMetadataRecord", 0, "0", "0+",
+    _SEGMENT_ID,
+    *_SEGMENT,
 )
 
 REMOTE_LOG_SEGMENT_METADATA_UPDATE = M(
@@ -80,15 +85,7 @@ REMOTE_PARTITION_DELETE_METADATA = M(
 REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT = M(
     "RemoteLogSegmentMetadataSnapshotRecord", 3, "0", "0+",
     F("SegmentId", "uuid"),
-    F("StartOffset", "int64"),
-    F("EndOffset", "int64"),
-    F("BrokerId", "int32"),
-    F("MaxTimestampMs", "int64"),
-    F("EventTimestampMs", "int64"),
-    _SEGMENT_LEADER_EPOCHS,
-    F("SegmentSizeInBytes", "int32"),
-    F("CustomMetadata", "bytes", nullable="0+", default="null"),
-    F("RemoteLogSegmentState", "int8"),
+    *_SEGMENT,
 )
 
 REMOTE_LOG_MESSAGES: dict[int, Message] = {m.api_key: m for m in (  # type: ignore[misc]

@@ -33,8 +33,8 @@ from kmeta.core.cleaner import (
 )
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
-from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control
+from kmeta.ops.partition_view import checkpoint_entry
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches
@@ -320,27 +320,13 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
     for i in range(len(ends) - 1):
         ends[i] = bases[i + 1]
     log_end = ends[-1]
-    saved_start = _checkpoint(part, "log-start-offset-checkpoint", findings)
+    saved_start = checkpoint_entry(part, "log-start-offset-checkpoint", findings)
     log_start = max(bases[0], saved_start) if saved_start is not None else bases[0]
-    hw = _checkpoint(part, "replication-offset-checkpoint", findings)
+    hw = checkpoint_entry(part, "replication-offset-checkpoint", findings)
     return Layout(segs, bases, ends, mtimes, largest, aborted, log_start, log_end,
                   log_end if hw is None else min(hw, log_end),
                   min(open_txn.values()) if open_txn else None, producers, newest,
                   seg_records, seg_bytes, legacy)
-
-
-def _checkpoint(part: PartitionDir, name: str, findings: list[Finding]) -> int | None:
-    path = Path(part.path).parent / name
-    if not path.is_file():
-        return None
-    content, problem = load_checked(LogFile(path, classify(name)))
-    if problem is not None:
-        findings.append(problem)
-        return None
-    for e in content.entries:
-        if e.topic == part.topic and e.partition == part.partition:
-            return e.offset
-    return None
 
 
 def _topic_configs(part: PartitionDir, findings: list[Finding]) -> tuple[dict[str, str], str]:
@@ -365,7 +351,7 @@ def _first_dirty(part: PartitionDir, layout: Layout, given: int | None,
                  findings: list[Finding]) -> tuple[int, str]:
     if given is not None:
         return given, "--from"
-    saved = _checkpoint(part, "cleaner-offset-checkpoint", findings)
+    saved = checkpoint_entry(part, "cleaner-offset-checkpoint", findings)
     if saved is None:
         return layout.log_start, "the log start (no cleaner-offset-checkpoint entry)"
     if saved < layout.log_start or saved > layout.log_end:

@@ -22,7 +22,7 @@ from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import read_batches
 
-__all__ = ["PartitionView", "read_partition"]
+__all__ = ["PartitionView", "checkpoint_entry", "read_partition"]
 
 
 @dataclass
@@ -71,16 +71,17 @@ def read_partition(p: PartitionDir) -> PartitionView:
         cache_from = "leader-epoch-checkpoint"
     else:
         cache, cache_from = EpochCache.from_entries(entries), "batches"
-    saved_start = _checkpoint_entry(p, "log-start-offset-checkpoint", findings)
-    cleaned = _checkpoint_entry(p, "cleaner-offset-checkpoint", findings)
+    saved_start = checkpoint_entry(p, "log-start-offset-checkpoint", findings)
+    cleaned = checkpoint_entry(p, "cleaner-offset-checkpoint", findings)
     log_start = local_start if saved_start is None else max(saved_start, local_start)
     return PartitionView(p.topic, p.partition, str(p.path), cache, cache_from, log_start,
                          local_start, end, saved_start, size, batches, records,
                          cleaned is not None, findings)
 
 
-def _checkpoint_entry(p: PartitionDir, name: str, findings: list[Finding]) -> int | None:
-    """This partition's offset in an offset checkpoint of its data dir (the dir above)."""
+def checkpoint_entry(p: PartitionDir, name: str, findings: list[Finding]) -> int | None:
+    """This partition's offset in an offset checkpoint of its data dir (the dir above);
+    None without the file or the entry, the file's problem in ``findings``."""
     path = Path(p.path).parent / name
     if not path.is_file():
         return None
