@@ -46,7 +46,6 @@ __all__ = ["CBatch", "CRecord", "CSegment", "CleanerConfig", "OffsetMap", "Round
            "producer_states"]
 
 DAY_MS = 86_400_000
-NO_HORIZON = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ class CBatch:
     transactional: bool = False
     control: bool = False
     control_type: str | None = None  # COMMIT or ABORT for a marker
-    delete_horizon: int | None = NO_HORIZON
+    delete_horizon: int | None = None
     log_append_time: bool = False
     max_timestamp: int = -1
     compression: int = 0
@@ -358,9 +357,6 @@ class RoundResult:
     outcomes: list[BatchOutcome]
     upper_bound: int
 
-    def offsets(self) -> list[int]:
-        return [r.offset for s in self.segments for b in s.batches for r in b.records]
-
 
 class Round:
     """One cleaning round (``Cleaner.doClean``) over segments whose batches may be one-shot
@@ -502,8 +498,3 @@ def _retain(b: CBatch, r: CRecord, m: OffsetMap, config: CleanerConfig, now: int
     if b.magic >= 2:
         return b.delete_horizon is None or now < b.delete_horizon
     return retain_legacy
-
-
-def batches_of(segments: Iterable[CSegment]) -> Iterator[CBatch]:
-    for s in segments:
-        yield from s.batches

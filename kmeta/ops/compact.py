@@ -394,7 +394,7 @@ def _simulate(part: PartitionDir, layout: Layout, first_dirty: int, bound: int, 
                    layout.log_start)
     report = StrategyReport(config.strategy, keys=len(round_.map),
                             map_full=round_.map.full, end=round_.end)
-    track_order = config.strategy.kind == "offset" and not result.out_of_order_samples
+    track_order = not result.reports  # once: in the first strategy's pass
     last_ts: dict[bytes, int] = {}  # key -> the timestamp of its latest record so far
     sizes = dict(zip(layout.bases, layout.seg_bytes, strict=True))
     current = None
