@@ -174,3 +174,10 @@ def test_real_offsets_against_their_own_partitions(real_data: Path) -> None:
                             real_data / "kafka25-zk-offsets")
     assert out.returncode == 0
     assert objects[-1]["verdicts"] == {"fine": 10}
+
+
+def test_a_copy_without_log_files_says_so(real_data: Path) -> None:
+    # kraft412-scram-snapshots kept every partition dir but no .log file
+    out = run("consumers", real_data / "kraft412-scram-snapshots", env={})
+    assert out.returncode == 0
+    assert "50 of the partitions hold no log segment" in out.stdout

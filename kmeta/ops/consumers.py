@@ -52,6 +52,7 @@ class ConsumersResult:
     against: str | None = None
     group: str | None = None  # --group
     unmatched: int = 0  # commits whose partition the replica does not hold
+    bare: int = 0  # __consumer_offsets partitions without a segment (a copy without logs)
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -93,6 +94,7 @@ def consumers(path: str | os.PathLike[str] | None, *, group: str | None = None,
     if not parts:
         raise UsageError(f"{path}: no {OFFSETS_TOPIC} partition here",
                          hint="give a broker's data dir, or its __consumer_offsets-N dirs")
+    result.bare = sum(1 for p in parts if not p.segments)
     log = replay_offsets(((str(p.path), _batches(p, result.findings)) for p in parts),
                          result.findings)
     result.log = log

@@ -27,6 +27,9 @@ def consumers_lines(result: ConsumersResult) -> Iterator[str]:
         yield (f"__consumer_offsets: {len(log.partitions)} partition(s), {log.records:,} "
                f"records; {len(groups)} group(s) with metadata ({dead} deleted); "
                f"{len(live)} committed offset(s), {len(result.rows) - len(live)} deleted")
+        if result.bare:
+            yield (f"{result.bare} of the partitions hold no log segment (a copy without its "
+                   ".log files?): their commits are not here")
         without = sum(1 for r in live if not r.commit.has_epoch)
         if without:
             yield (f"{without} of the committed offsets carry no leader epoch (committed by a "
