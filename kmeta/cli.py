@@ -599,10 +599,11 @@ def compact(
         metavar="PARTITION_DIR")],
     strategy: Annotated[list[str] | None, typer.Option(
         "--strategy", metavar="offset|timestamp|header:NAME", help="Kafka's cleaner "
-        "(offset, the default) or a KIP-280 strategy; repeatable.")] = None,
+        "(offset) or a KIP-280 strategy; repeatable (default: the topic's "
+        "compaction.strategy, else offset).")] = None,
     compare: Annotated[bool, typer.Option(
-        "--compare", help="All three strategies side by side (header: with --header).")
-    ] = False,
+        "--compare", help="The strategies side by side: offset, timestamp, and header:NAME "
+        "with --header.")] = False,
     header: Annotated[str | None, typer.Option(
         "--header", metavar="NAME", help="The header --compare's header strategy reads.")
     ] = None,
