@@ -21,9 +21,9 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 import construct as cs
-from crc32c import crc32c
 
 from kmeta.errors import FormatError
+from kmeta.formats.checksum import crc32c
 from kmeta.formats.compression import (
     CODEC_NAMES,
     CompressionError,

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import construct as cs
-import crc32c
 
 from kmeta.errors import FormatError
+from kmeta.formats.checksum import crc32c
 from kmeta.formats.primitives import derive_struct
 
 PRODUCER_ENTRY = cs.Struct(
@@ -129,7 +129,7 @@ class ProducerSnapshot:
     @property
     def computed_crc(self) -> int:
         """The CRC-32C the contents call for."""
-        return crc32c.crc32c(_covered(self))
+        return crc32c(_covered(self))
 
     @property
     def stored_crc(self) -> int:
@@ -169,7 +169,7 @@ def _build_body(value: ProducerSnapshot, crc: int) -> bytes:
 def build_producer_snapshot(value: ProducerSnapshot) -> bytes:
     """The file bytes, with the CRC computed (or ``bad_crc`` written, to reproduce damage)."""
     data = bytearray(_build_body(value, 0))
-    crc = crc32c.crc32c(bytes(data[ENTRIES_OFFSET:]))
+    crc = crc32c(bytes(data[ENTRIES_OFFSET:]))
     if value.bad_crc is not None:
         if value.bad_crc == crc:
             raise ValueError("bad_crc equals the correct CRC; use bad_crc=None")
@@ -197,7 +197,7 @@ def parse_producer_snapshot(data: bytes | bytearray | memoryview) -> ProducerSna
                           f"has {len(raw)}", position=ENTRIES_OFFSET)
     entries = tuple(ProducerEntry(*f)
                     for f in ENTRY_STRUCT.iter_unpack(memoryview(raw)[_HEADER.size:end]))
-    computed = crc32c.crc32c(memoryview(raw)[ENTRIES_OFFSET:])
+    computed = crc32c(memoryview(raw)[ENTRIES_OFFSET:])
     return ProducerSnapshot(entries, version, None if crc == computed else crc, raw[end:])
 
 
@@ -214,7 +214,7 @@ def parse_producer_snapshot_construct(data: bytes | bytearray | memoryview) -> P
     entries = tuple(ProducerEntry(*(e[name] for name in fields))
                     for e in parsed.body.producerEntries)
     end = _HEADER.size + len(entries) * ENTRY_SIZE
-    computed = crc32c.crc32c(raw[ENTRIES_OFFSET:])
+    computed = crc32c(raw[ENTRIES_OFFSET:])
     crc = parsed.body.crc
     return ProducerSnapshot(entries, parsed.version, None if crc == computed else crc, raw[end:])
 

@@ -33,8 +33,6 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from crc32c import crc32c
-
 from kmeta.errors import FormatError, KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.batch import (
@@ -54,6 +52,7 @@ from kmeta.formats.batch import (
     RecordStream,
     remember_small_record,
 )
+from kmeta.formats.checksum import crc32c
 from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import MIN_MESSAGE, LegacyBatch
 from kmeta.storage.regular import open_regular

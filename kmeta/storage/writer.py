@@ -52,8 +52,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from crc32c import crc32c
-
 from kmeta.formats.batch import (
     CRC_POSITION,
     CRC_START,
@@ -63,6 +61,7 @@ from kmeta.formats.batch import (
     build_batch,
     encode_record,
 )
+from kmeta.formats.checksum import crc32c
 from kmeta.formats.filenames import segment_file_name, snapshot_file_name, snapshot_part_name
 from kmeta.formats.indexes import (
     AbortedTxn,
