@@ -158,6 +158,11 @@ def test_real_data_store_without_its_log(real_data) -> None:
     assert [s.fate for s in result.snapshots].count("deleted at startup (truncation)") == 6
     assert result.plan is not None and result.plan.after.log_start_offset == 63224
     assert result.now_from == "the newest snapshot"
+    # a follower is answered from the log as Kafka opened it: from the latest snapshot on
+    # (this crashed before: the model before startup has no epoch and a snapshot past it)
+    result = retention(real_data / "data-store", replicas=[("2", 1, None), ("3", 63224, 9)])
+    assert [(f.node, f.answer.kind.name, f.answer.offset_and_epoch.offset)
+            for f in result.followers] == [("2", "SNAPSHOT", 63224), ("3", "VALID", 63224)]
 
 
 def test_inconsistent_snapshot_state_is_a_refusal(tmp_path) -> None:
@@ -174,9 +179,11 @@ def test_inconsistent_snapshot_state_is_a_refusal(tmp_path) -> None:
     for f in part.iterdir():
         if f.name.startswith("00000000000000000000.") or f.name.endswith(".checkpoint"):
             f.unlink()
-    result = retention(part)
+    result = retention(part, replicas=[("2", 2000, None)])
     assert result.refusal is not None and "Inconsistent snapshot state" in result.refusal
     assert result.plan is None
+    # a leader that does not start answers no follower
+    assert result.followers == [] and "answers no follower (1 given)" in result.startup[-1]
 
 
 def test_settings_from_server_properties(tmp_path) -> None:

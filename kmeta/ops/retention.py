@@ -255,12 +255,17 @@ def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = 
         result.plan = plan_retention(opened, {s.base_offset: s.size for s in segments},
                                      facts, config, result.now)
         _fates(result, result.plan)
-    for node, offset, epoch in replicas or ():
+    # The leader answers from the log as Kafka opened it (a snapshot past the log end has
+    # become the log start); a leader that does not start answers nobody.
+    if opened is None and replicas:
+        result.startup.append(f"answers no follower ({len(replicas)} given): it does not "
+                              "start")
+    for node, offset, epoch in replicas or () if opened is not None else ():
         if offset is None:  # a follower's directory: where its log ends, its last epoch
             node, offset, epoch = _follower_at(node)
-        last = epoch if epoch is not None else _epoch_before(model, offset)
+        last = epoch if epoch is not None else _epoch_before(opened, offset)
         result.followers.append(FollowerAnswer(node, offset, last, epoch is not None,
-                                               model.validate_offset_and_epoch(offset, last)))
+                                               opened.validate_offset_and_epoch(offset, last)))
     return result
 
 
@@ -273,6 +278,7 @@ def _follower_at(path: str) -> tuple[str, int, int]:
     stats, found = LogStats(), []
     _read_log(rep.part, _snapshot_rows(rep.part, found), Cadence(), stats, found)
     model, _, _ = build_model(rep.part, stats)
+    model.truncate_to_latest_snapshot()  # as Kafka opens it: a snapshot past the log wins
     name = str(rep.node_id) if rep.node_id is not None else path
     return name, model.log_end_offset, model.last_fetched_epoch()
 
