@@ -19,6 +19,10 @@ from typing import Any, TextIO
 
 from kmeta.errors import OutputError
 
+#: A line longer than this (the hex of a large batch: tens of MB) is written in slices of
+#: this size instead of joined and encoded whole, which would copy it twice more.
+_HUGE_LINE = 1 << 20
+
 
 @dataclass
 class Environment:
@@ -75,6 +79,16 @@ class Environment:
         append = buf.append
         size = 0
         for line in lines:
+            if len(line) > _HUGE_LINE:  # a batch's hex: written in slices, never copied whole
+                if buf:
+                    append("")
+                    out.write(encode("\n".join(buf)))
+                    buf.clear()
+                    size = 0
+                for i in range(0, len(line), _HUGE_LINE):
+                    out.write(encode(line[i:i + _HUGE_LINE]))
+                out.write(b"\n")
+                continue
             append(line)
             size += len(line)
             # ~200 KB: joins stay in cache (one item may hold a whole piece of a batch)
