@@ -12,8 +12,8 @@ partition as :func:`metadata_partition` computes.
 The states are Kafka's ``RemoteLogSegmentState`` and ``RemotePartitionDeleteState`` (ids
 in the records' int8 state fields), with their allowed transitions.
 
-Kafka 3.6 and 3.7 also kept a ``remote_log_snapshot`` file in each user partition's dir
-(:func:`parse_remote_log_snapshot`).
+Kafka before 3.8 (KAFKA-16161 removed it) also kept a ``remote_log_snapshot`` file in each
+user partition's dir (:func:`parse_remote_log_snapshot`).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def _uuid_bytes(topic_id: str) -> bytes:
 # ---------------------------------------------------------------- the remote_log_snapshot file
 
 #: The file the topic-based remote log metadata manager kept in a user partition's dir,
-#: from Kafka 3.6 until 3.8 removed it (KAFKA-16161).
+#: until Kafka 3.8 removed it (KAFKA-16161).
 REMOTE_LOG_SNAPSHOT_FILE = "remote_log_snapshot"
 _SNAPSHOT_HEADER = struct.Struct(">hiqi")  # version, metadata partition, its offset, count
 
