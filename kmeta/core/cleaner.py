@@ -321,19 +321,26 @@ class ProducerState:
 
 def producer_states(batches: Iterable[CBatch]) -> dict[int, ProducerState]:
     """Each producer's last data offset and epoch, as the producer state manager keeps them
-    while the log is appended (a marker of a newer epoch clears the data offset)."""
+    while the log is appended (see :func:`note_producer`)."""
     out: dict[int, ProducerState] = {}
     for b in batches:
-        if not b.has_producer_id:
-            continue
-        old = out.get(b.producer_id)
-        ts = max(b.max_timestamp, old.last_timestamp if old else -1)
-        if b.control:
-            data = old.last_data_offset if old and b.producer_epoch == old.epoch else None
-            out[b.producer_id] = ProducerState(data, b.producer_epoch, ts)
-        else:
-            out[b.producer_id] = ProducerState(b.last_offset, b.producer_epoch, ts)
+        if b.has_producer_id:
+            note_producer(out, b.producer_id, b.producer_epoch, b.control, b.last_offset,
+                          b.max_timestamp)
     return out
+
+
+def note_producer(states: dict[int, ProducerState], producer_id: int, epoch: int,
+                  control: bool, last_offset: int, timestamp: int) -> None:
+    """One batch of a producer appended: a data batch sets its last data offset, a marker
+    of a newer epoch clears it."""
+    old = states.get(producer_id)
+    ts = max(timestamp, old.last_timestamp if old else -1)
+    if control:
+        data = old.last_data_offset if old and epoch == old.epoch else None
+        states[producer_id] = ProducerState(data, epoch, ts)
+    else:
+        states[producer_id] = ProducerState(last_offset, epoch, ts)
 
 
 # ------------------------------------------------------------------------- one round

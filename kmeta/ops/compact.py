@@ -29,6 +29,7 @@ from kmeta.core.cleaner import (
     TxnEntry,
     digest,
     header_long,
+    note_producer,
     sort_key,
 )
 from kmeta.errors import UsageError
@@ -291,18 +292,12 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
             legacy = legacy or b.magic < 2
             top = max(top, b.max_timestamp)
             if b.producer_id >= 0:
-                old = producers.get(b.producer_id)
-                ts = max(b.max_timestamp, old.last_timestamp if old else -1)
+                note_producer(producers, b.producer_id, b.producer_epoch, b.is_control,
+                              b.last_offset, b.max_timestamp)
                 if b.is_control:
-                    data = old.last_data_offset if old and old.epoch == b.producer_epoch \
-                        else None
-                    producers[b.producer_id] = ProducerState(data, b.producer_epoch, ts)
                     open_txn.pop(b.producer_id, None)
-                else:
-                    producers[b.producer_id] = ProducerState(b.last_offset, b.producer_epoch,
-                                                             ts)
-                    if b.is_transactional:
-                        open_txn.setdefault(b.producer_id, b.base_offset)
+                elif b.is_transactional:
+                    open_txn.setdefault(b.producer_id, b.base_offset)
         ends.append(max(end, base))
         seg_records.append(records)
         seg_bytes.append(size)
