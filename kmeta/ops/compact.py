@@ -21,7 +21,6 @@ from kmeta.core.cleaner import (
     BatchOutcome,
     CBatch,
     CleanerConfig,
-    CRecord,
     CSegment,
     ProducerState,
     Round,
@@ -34,7 +33,9 @@ from kmeta.core.cleaner import (
 )
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
+from kmeta.formats.legacy import build_message
 from kmeta.formats.payload import decode_control
+from kmeta.ops.compact_write import encode_batch
 from kmeta.ops.partition_view import checkpoint_entry
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
@@ -434,7 +435,7 @@ def _count(report: StrategyReport, o: BatchOutcome) -> None:
     report.records_before += n
     kept = o.after.records if o.after is not None else ()
     report.records_kept += len(kept)
-    size = b.size or _size(b)
+    size = b.size or _uncompressed_size(b)
     report.bytes_before += size
     if o.after is not None:
         report.bytes_kept += size if o.after is b else _rewritten_size(b, o.after)
@@ -456,14 +457,12 @@ def _count(report: StrategyReport, o: BatchOutcome) -> None:
         report.keyless_removed += sum(1 for r in o.dropped if r.key is None)
 
 
-def _size(b: CBatch) -> int:
-    """A batch's bytes as Kafka writes it (61-byte v2 header and each record's size;
-    legacy messages their own overhead); compression is not redone, so a compressed
-    batch's kept share is estimated from its records."""
+def _uncompressed_size(b: CBatch) -> int:
+    """A batch's bytes without compression, as the writers build them."""
     if b.magic >= 2:
-        return 61 + sum(_record_size(r, b) for r in b.records)
-    return sum(34 + (8 if b.magic == 1 else 0) + len(r.key or b"") + len(r.value or b"")
-               for r in b.records)
+        return len(encode_batch(b, compression=0))
+    return sum(len(build_message(r.offset, r.key, r.value, magic=b.magic,
+                                 timestamp=r.timestamp)) for r in b.records)
 
 
 def _rewritten_size(before: CBatch, after: CBatch) -> int:
@@ -471,30 +470,10 @@ def _rewritten_size(before: CBatch, after: CBatch) -> int:
     compressed bytes otherwise (the codec's output is not predicted)."""
     if not after.records:
         return 61
-    estimate = _size(after)
+    estimate = _uncompressed_size(after)
     if before.compression and before.size:
-        return max(61, round(before.size * estimate / max(_size(before), 1)))
+        return max(61, round(before.size * estimate / max(_uncompressed_size(before), 1)))
     return estimate
-
-
-def _varint_size(n: int) -> int:
-    n = (n << 1) ^ (n >> 63)
-    size = 1
-    while n >= 0x80:
-        n >>= 7
-        size += 1
-    return size
-
-
-def _record_size(r: CRecord, b: CBatch) -> int:
-    key = -1 if r.key is None else len(r.key)
-    value = -1 if r.value is None else len(r.value)
-    body = 1 + _varint_size(0) + _varint_size(r.offset - b.base_offset) + \
-        _varint_size(key) + max(key, 0) + _varint_size(value) + max(value, 0) + \
-        _varint_size(len(r.headers)) + sum(
-            _varint_size(len(k.encode())) + len(k.encode()) +
-            _varint_size(-1 if v is None else len(v)) + len(v or b"") for k, v in r.headers)
-    return _varint_size(body) + body
 
 
 def _key_view(result: CompactResult, strategy: str, key: bytes, o: BatchOutcome) -> None:

@@ -22,7 +22,7 @@ from kmeta.formats.indexes import AbortedTxn
 from kmeta.formats.textfiles import TopicPartitionOffset
 from kmeta.storage import writer as W
 
-__all__ = ["CompactWriter"]
+__all__ = ["CompactWriter", "encode_batch"]
 
 #: Files of the partition dir copied unchanged into the written one.
 _COPIED = ("leader-epoch-checkpoint", "partition.metadata")
@@ -67,7 +67,7 @@ class CompactWriter:
         self.append(b, kept_whole=o.after is o.before)
 
     def append(self, b: CBatch, kept_whole: bool) -> None:
-        data = b.raw if kept_whole and b.raw is not None else _encode(b)
+        data = b.raw if kept_whole and b.raw is not None else encode_batch(b)
         self.w.append(data)
         self.batches += 1
         for e in self.index:  # an ABORT marker the round keeps: its entry follows it
@@ -91,7 +91,9 @@ class CompactWriter:
         return self.target
 
 
-def _encode(b: CBatch) -> bytes:
+def encode_batch(b: CBatch, compression: int | None = None) -> bytes:
+    """A v2 batch's bytes as the cleaner writes it; ``compression`` overrides its codec
+    (0: its uncompressed size, without compressing)."""
     records = [(r.key, r.value, tuple(_header(h) for h in r.headers)) for r in b.records]
     deltas = [r.offset - b.base_offset for r in b.records]
     common = dict(leader_epoch=b.leader_epoch, producer_id=b.producer_id,
@@ -103,7 +105,8 @@ def _encode(b: CBatch) -> bytes:
     if not records:
         return build_batch(b.base_offset, [], base_timestamp=-1, **common)
     return build_batch(b.base_offset, records, timestamps=[r.timestamp for r in b.records],
-                       compression=b.compression, delete_horizon_ms=b.delete_horizon,
+                       compression=b.compression if compression is None else compression,
+                       delete_horizon_ms=b.delete_horizon,
                        **common)
 
 
