@@ -12,6 +12,7 @@ the log end is the offset after the last batch.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import read_batches
 
-__all__ = ["PartitionView", "checkpoint_entry", "read_partition"]
+__all__ = ["PartitionView", "SegmentSpan", "checkpoint_entry", "read_partition"]
 
 
 @dataclass
@@ -41,26 +42,54 @@ class PartitionView:
     records: int = 0
     compacted_hint: bool = False  # a cleaner-offset-checkpoint entry: the topic is compacted
     findings: list[Finding] = field(default_factory=list)
+    segments: list[SegmentSpan] = field(default_factory=list)
+    # every batch's base offset, last offset and bytes, in log order (8 bytes each)
+    batch_bases: array = field(default_factory=lambda: array("q"))
+    batch_lasts: array = field(default_factory=lambda: array("q"))
+    batch_sizes: array = field(default_factory=lambda: array("q"))
+
+
+@dataclass
+class SegmentSpan:
+    """One local segment: its last offset (None when empty), bytes and newest time."""
+
+    path: str
+    base: int
+    last: int | None
+    size: int
+    max_timestamp: int | None
 
 
 def read_partition(p: PartitionDir) -> PartitionView:
-    """Read one partition dir (every batch header, not the records' payloads)."""
+    """Read one partition dir, once: every batch header (not the records' payloads)."""
     findings: list[Finding] = []
     entries: list[tuple[int, int]] = []
     first_base: int | None = None
     log_end: int | None = None
     size = batches = records = 0
+    spans: list[SegmentSpan] = []
+    bases, lasts, sizes = array("q"), array("q"), array("q")
     for seg in p.segments:
         if first_base is None:
             first_base = seg.kind.base_offset
+        last = newest = None
+        seg_size = 0
         for b in read_batches(seg.path, findings):
             batches += 1
             records += b.last_offset - b.base_offset + 1
-            size += b.size if hasattr(b, "size") else 0
+            size += b.size
+            seg_size += b.size
+            bases.append(b.base_offset)
+            lasts.append(b.last_offset)
+            sizes.append(b.size)
             epoch = b.leader_epoch if getattr(b, "magic", 2) == 2 else -1
             if epoch >= 0 and (not entries or epoch > entries[-1][0]):
                 entries.append((epoch, b.base_offset))
             log_end = b.last_offset + 1
+            last = b.last_offset
+            newest = b.max_timestamp if newest is None else max(newest, b.max_timestamp)
+        spans.append(SegmentSpan(str(seg.path), seg.kind.base_offset or 0, last, seg_size,
+                                 newest))
     local_start = first_base if first_base is not None else 0
     end = log_end if log_end is not None else local_start
     checkpoint, problem = load_checked(p.live_file("leader-epoch-checkpoint"))
@@ -76,7 +105,7 @@ def read_partition(p: PartitionDir) -> PartitionView:
     log_start = local_start if saved_start is None else max(saved_start, local_start)
     return PartitionView(p.topic, p.partition, str(p.path), cache, cache_from, log_start,
                          local_start, end, saved_start, size, batches, records,
-                         cleaned is not None, findings)
+                         cleaned is not None, findings, spans, bases, lasts, sizes)
 
 
 def checkpoint_entry(p: PartitionDir, name: str, findings: list[Finding]) -> int | None:

@@ -124,14 +124,8 @@ def _partition(p: PartitionDir, count: int, findings: list[Finding]) -> TieredPa
     topic_id = None if meta is None else meta.topic_id
     tp = TieredPartition(view, topic_id, None if topic_id is None
                          else metadata_partition(topic_id, p.partition, count))
-    for seg in p.segments:
-        last = ts = None
-        size = 0
-        for b in read_batches(seg.path, []):
-            last, size = b.last_offset, size + b.size
-            ts = b.max_timestamp if ts is None else max(ts, b.max_timestamp)
-        tp.segments.append(LocalSegment(str(seg.path), seg.kind.base_offset or 0, last, size,
-                                        ts))
+    tp.segments = [LocalSegment(s.path, s.base, s.last, s.size, s.max_timestamp)
+                   for s in view.segments]
     return tp
 
 
@@ -246,23 +240,19 @@ def _judge(tp: TieredPartition, result: TieringResult) -> None:
 
 
 def _replication(tp: TieredPartition) -> dict[int, tuple[int, int]]:
-    """(records, bytes) of the local log from each offset that matters to its end."""
+    """(records, bytes) of the local log from each offset that matters to its end, from
+    the batch spans the partition's one read kept."""
     v = tp.view
     log_start = v.checkpoint_log_start if v.checkpoint_log_start is not None \
         else v.local_log_start
-    spans: list[tuple[int, int, int]] = []  # base, last, size of every local batch
-    for seg in tp.segments:
-        for b in read_batches(seg.path, []):
-            spans.append((b.base_offset, b.last_offset, b.size))
     wanted = {v.local_log_start, log_start}
     if tp.highest_remote >= 0:
         wanted.add(max(tp.highest_remote + 1, log_start, v.local_log_start))
-    lasts = [last for _, last, _ in spans]
+    bases, lasts, sizes = v.batch_bases, v.batch_lasts, v.batch_sizes
     out = {}
     for offset in wanted:
         i = bisect_right(lasts, offset - 1)  # the first batch holding offset or later
-        rest = spans[i:]
-        out[offset] = (sum(last - max(base, offset) + 1 for base, last, _ in rest),
-                       sum(size for _, _, size in rest))
+        out[offset] = (sum(lasts[j] - max(bases[j], offset) + 1 for j in range(i, len(lasts))),
+                       sum(sizes[i:]))
     return out
 
