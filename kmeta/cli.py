@@ -56,7 +56,10 @@ def _env() -> Environment:
 
 def _version(value: bool) -> None:
     if value:
-        print(f"kmeta {__version__}", file=_env().stdout)
+        from kmeta.formats.runs import IMPLEMENTATION
+
+        # Which scan core runs: the compiled one, or its pure-Python reference.
+        print(f"kmeta {__version__} (scan core: {IMPLEMENTATION})", file=_env().stdout)
         raise typer.Exit()
 
 
@@ -194,7 +197,7 @@ def dump(
         decoder=decoder.value if decoder else None, from_offset=from_offset,
         to_offset=to_offset, types=parse_types(types or []),
         batches_only=batches_only, skip_control=skip_control, max_bytes=max_bytes,
-        show_hex=show_hex, show_secrets=show_secrets, on_finding=verdict.count)
+        show_hex=show_hex, show_secrets=show_secrets, on_finding=verdict.count, runs=True)
     with _reading(env, "dump", streams_stdout=True):
         events = dump(paths, opts)
         # A dump allocates millions of short-lived tuples and no reference cycles: the

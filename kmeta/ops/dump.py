@@ -19,6 +19,7 @@ from kmeta.formats.batch import ATTRIBUTES, CONTROL_FLAG, LONE, Batch, Record, R
 from kmeta.formats.decoders import default_decoder, record_decoder
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata
+from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
 from kmeta.storage.files import load_checked
@@ -41,6 +42,9 @@ class DumpOptions:
     on_finding: Callable[[Finding], None] | None = None
     #: With ``types``: how many records matched (a filter that matched nothing is said).
     matched: int = 0
+    #: Batches that repeat a OneRecord's batch come as one RecordRun (the renderers write
+    #: them from one template); else each is its own OneRecord.
+    runs: bool = False
 
     def note(self, finding: Finding) -> Finding:
         if self.on_finding is not None:
@@ -110,6 +114,20 @@ class OneRecord(NamedTuple):
         yield self.batch.records()[0], self.payload
 
 
+class RecordRun(NamedTuple):
+    """Batches that repeat the batch of the OneRecord just before them (a
+    ``formats.runs.Run``): each holds the same one record, whose payload is ``payload``."""
+
+    run: Run
+    payload: Payload
+
+    def one_records(self) -> Iterator[OneRecord]:
+        """The run as the OneRecords it stands for."""
+        payload = self.payload
+        for b in self.run.batches():
+            yield OneRecord(b, payload)
+
+
 class BatchMore(NamedTuple):
     """More entries of the batch of the BatchDump before it: a batch with a large records
     section is dumped a piece at a time, so that its records are never all in memory."""
@@ -122,7 +140,7 @@ class BatchMore(NamedTuple):
 #: Records per BatchDump or BatchMore of a large batch.
 PIECE_RECORDS = 4096
 
-Event = FileEvent | BatchDump | BatchMore | OneRecord | Finding
+Event = FileEvent | BatchDump | BatchMore | OneRecord | RecordRun | Finding
 
 
 def normalise_type(name: str) -> str:
@@ -215,7 +233,13 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
         return iter([head, opts.note(Finding("S006", what, path, 0))])
     segment_base = kind.base_offset if kind.kind == "segment" else None
     compacted = f.topic is not None and f.topic != METADATA_TOPIC
-    items = read_batches(f.path, max_bytes=opts.max_bytes, memo=not opts.batches_only)
+    runs = opts.runs and decoder == "metadata" and opts.from_offset is None and \
+        opts.to_offset is None and not (opts.types or opts.skip_control or opts.batches_only
+                                        or opts.show_hex)
+    items: Any = read_batches(f.path, max_bytes=opts.max_bytes, memo=not opts.batches_only,
+                              runs=runs)
+    if runs:
+        items = Expandable(items)
     return chain((head,), _dump_batches(items, path, decoder, opts, segment_base, compacted))
 
 
@@ -237,6 +261,16 @@ def _dump_batches(items: Iterator[Batch | LegacyBatch | Finding], path: str, dec
     for item in items:
         if type(item) is Finding:
             yield opts.note(item)
+            continue
+        if type(item) is Run:
+            # Only asked for in the plain case: one record repeated, which the OneRecord
+            # just before (its batch being the run's ref) showed to be plain.
+            ref = item[0]
+            if ref[lone_at][3] is last_value and plain_payload and \
+                    not ref[attributes_at] & control_flag:
+                yield new(RecordRun, (item, last_payload))
+            else:
+                items.expand(item)
             continue
         if first:
             first = False

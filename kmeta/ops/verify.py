@@ -44,6 +44,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.runs import Expandable, Run
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
 from kmeta.ops.replay import (
     Replay,
@@ -183,9 +184,36 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         inline_epoch = None
         with contextlib.suppress(OSError):  # an unreadable file says so as it is read
             stats.bytes += seg.path.stat().st_size
-        for item in read_batches(seg.path, memo=True, progress=tell):
+        items = Expandable(read_batches(seg.path, memo=True, runs=True, progress=tell))
+        for item in items:
             if type(item) is Finding:
                 yield item
+                continue
+            if type(item) is Run:
+                # Batches that repeat the one just read (NoOp heartbeats, mostly): each
+                # would take the inline path below with its outcome, so they are counted
+                # at once unless one of them has something to say or to replay.
+                ref = item[0]
+                lone = ref[lone_at]
+                if ref[epoch_at] == inline_epoch and not ref[attributes_at] & not_plain \
+                        and ref[delta_at] == 0 and lone[0] == 0 \
+                        and ref[max_ts_at] == ref[base_ts_at] + lone[1]:
+                    if lone is not last_lone:
+                        last_lone = lone
+                        problem = record_rule_problem(ref, ref.records()[0])
+                        payload = decode_metadata(lone[3])
+                        apply = replay is not None and payload.type != "NO_OP_RECORD"
+                        flagged = bool(problem or payload.finding)
+                    if not flagged and not apply:
+                        first_base, count = expected, item[1]
+                        last_base = first_base + count - 1
+                        while check_at <= last_base:
+                            yield from replay.reach(max(check_at, first_base))
+                            check_at = _next_check(replay)
+                        inline += count
+                        expected = last_base + 1
+                        continue
+                items.expand(item)
                 continue
             batch = item
             segment_start = first

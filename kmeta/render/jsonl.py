@@ -38,7 +38,8 @@ from kmeta.formats.batch import (
     Batch,
 )
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
+from kmeta.formats.runs import RunText
+from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord, RecordRun
 from kmeta.ops.redact import REDACTED
 
 
@@ -175,8 +176,13 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
         RECORDS_COUNT
     at_crc_valid, at_pos, at_file, at_lone = CRC_VALID, POSITION, FILE, LONE
     horizon_flag = DELETE_HORIZON_FLAG
+    # A run's template is made from the definitions (batch_object, record_object).
+    runs = RunText(lambda b, p: "\n".join(_general(OneRecord(b, p), False)))
     for ev in events:
         t = type(ev)
+        if t is RecordRun:
+            yield runs.text(ev[0], ev[1])
+            continue
         if t is BatchMore:  # more records of the batch just written
             b = ev[0]
             if show_hex:

@@ -14,7 +14,8 @@ from kmeta.errors import Verdict
 from kmeta.findings import CODES, GROUP_OVER, Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord
+from kmeta.formats.runs import RunText
+from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord, RecordRun
 from kmeta.ops.redact import REDACTED
 from kmeta.render.jsonl import dumps
 
@@ -300,7 +301,12 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
     finding of it, so that files without a matching record take no lines.  ``colour``:
     finding codes painted by severity (stdout is a terminal)."""
     pending: FileEvent | None = None
+    runs = RunText((lambda b, p: f"{batch_line(b)}\n{record_line(b, b.records()[0], p)}")
+                   if records else (lambda b, p: batch_line(b)))
     for ev in events:
+        if type(ev) is RecordRun:
+            yield runs.text(ev[0], ev[1])
+            continue
         if only_matches:
             if isinstance(ev, FileEvent):
                 pending = ev

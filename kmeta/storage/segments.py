@@ -35,6 +35,7 @@ from typing import Any
 
 from kmeta.errors import FormatError, KmetaError, UnreadableInput
 from kmeta.findings import Finding
+from kmeta.formats import runs as _runs
 from kmeta.formats.batch import (
     COMPRESSION_MASK,
     CONTROL_FLAG,
@@ -55,6 +56,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.checksum import crc32c
 from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import MIN_MESSAGE, LegacyBatch
+from kmeta.formats.runs import MAX_RUN, Run
 from kmeta.storage.regular import open_regular
 
 _PREFIX = struct.Struct(">qi")
@@ -403,19 +405,23 @@ _NOTHING_YET = object()
 
 
 def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
-                 first_offset: int | None = None, memo: bool = False,
+                 first_offset: int | None = None, memo: bool = False, runs: bool = False,
                  progress: Callable[[int], None] | None = None,
-                 ) -> Iterator[Batch | LegacyBatch | Finding]:
+                 ) -> Iterator[Batch | LegacyBatch | Run | Finding]:
     """Every batch of a segment-format buffer, and a Finding for every problem, in file
     order.
 
     With ``memo``, a small single-record batch comes with its record's memo entry (slot
     ``LONE``, see ``formats.batch.remember_small_record``): most records of a KRaft log
-    repeat, and a reader that knows this can skip building Record objects.
+    repeat, and a reader that knows this can skip building Record objects.  With
+    ``runs`` too, the batches that repeat such a batch come after it as one
+    ``formats.runs.Run`` (up to MAX_RUN of them): a reader that has judged the batch has
+    judged them all.
     ``max_bytes`` stops reading early (a batch it cuts is no finding); ``first_offset`` is
     the least base offset the first batch may have; ``progress`` hears of bytes read.
     """
-    return _scan(buf, file, max_bytes, first_offset, memo, None, None, progress)
+    return _scan(buf, file, max_bytes, first_offset, memo, None, None, progress,
+                 memo and runs)
 
 
 def scan_records(buf: Any, file: str, decode: Callable[[Any], Any],
@@ -430,7 +436,8 @@ def scan_records(buf: Any, file: str, decode: Callable[[Any], Any],
     record's key and value.  Equal record values in a row are decoded once (the payload
     is shared: treat it as read-only).
     """
-    return _scan(buf, file, max_bytes, first_offset, True, decode, decode_control, progress)
+    return _scan(buf, file, max_bytes, first_offset, True, decode, decode_control, progress,
+                 False)
 
 
 def read_batches(path: str | Path, findings: list[Finding] | None = None, **options: Any
@@ -474,8 +481,8 @@ def _read(path: str | Path, scanner: Callable[..., Iterator[Any]], args: tuple,
 def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
           records: bool, decode: Callable[[Any], Any] | None,
           decode_control: Callable[[Any, Any], Any] | None,
-          progress: Callable[[int], None] | None,
-          ) -> Iterator[Batch | LegacyBatch | Finding | tuple[Any, Record, Any]]:
+          progress: Callable[[int], None] | None, runs: bool,
+          ) -> Iterator[Batch | LegacyBatch | Run | Finding | tuple[Any, Record, Any]]:
     """The one loop behind :func:`scan_batches` and :func:`scan_records`."""
     if progress is None:
         progress = _reading_hook(file)
@@ -492,6 +499,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
     least_length = HEADER_SIZE - LOG_OVERHEAD
     codec_mask, control_flag = COMPRESSION_MASK, CONTROL_FLAG
     memo_get = SMALL_RECORDS.get
+    run_length = _runs.run_length  # read per scan: the tests swap in the reference
     remember_small = remember_small_record
     small_length = SMALL_BATCH - 12
     last_header = n - HEADER_SIZE
@@ -585,6 +593,14 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                     next_offset = base + last_delta + 1
                     if epoch > last_epoch:
                         last_epoch = epoch
+                    if runs and decoded is not None:
+                        k = run_length(buf, pos, hi if hi < n else n, MAX_RUN)
+                        if k:
+                            size = end - pos
+                            pos = end + k * size
+                            yield new(Run, (batch, k, size, buf[end:pos]))
+                            next_offset += k * (last_delta + 1)
+                            continue
                     pos = end
                     continue
         if hi < n:  # damage and tails are judged on all the bytes that remain

@@ -1,0 +1,313 @@
+"""Runs of repeated batches: the per-batch work of a full scan, compiled when it can be.
+
+Most of a KRaft metadata log is one batch over and over: a NoOp heartbeat every
+500 ms from the active controller, each the batch before it with the next offset, a later
+timestamp and so a new CRC.  A *run* is such a sequence after a reference batch: every
+following batch, back to back, that has
+
+* the reference's length, leader epoch, magic, attributes and lastOffsetDelta;
+* the reference's producer id, producer epoch, base sequence and record count, and its
+  records section byte for byte (so the same records, relative to the batch);
+* the base offset right after the batch before it (``+ lastOffsetDelta + 1``);
+* the reference's gap between maxTimestamp and baseTimestamp;
+* a CRC-32C that matches.
+
+Such batches differ from the reference only in base offset, timestamps and CRC, so a
+reader that has judged the reference has judged them all: verify counts them, dump fills
+one text template per batch.  :func:`run_length` finds how long a run is,
+:func:`fill` fills a template over a run's bytes.
+
+The functions here in Python are the reference.  ``kmeta/formats/_runs.c`` is their
+compiled twin, built by ``pip install`` when a C compiler is there; the twin is used
+unless it is missing or ``KMETA_PURE_PYTHON`` is set (non-empty), and
+:data:`IMPLEMENTATION` says which (``kmeta --version`` prints it).  The tests run both.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
+from typing import Any
+
+from kmeta.formats.batch import (
+    ATTRIBUTES,
+    BASE_OFFSET,
+    BASE_TIMESTAMP,
+    BATCH_LENGTH,
+    CRC,
+    FIELD_BYTES,
+    FILE,
+    HEADER,
+    HEADER_SIZE,
+    LAST_OFFSET_DELTA,
+    LOG_OVERHEAD,
+    LONE,
+    MAGIC,
+    MAX_TIMESTAMP,
+    POSITION,
+    PRODUCER_ID,
+    RAW,
+    RECORDS_COUNT,
+    Batch,
+)
+from kmeta.formats.checksum import crc32c as _crc32c
+
+#: A field of a template: (byte position in the batch, kind, a number to add).  Kinds:
+#: AT_POSITION (the batch's position in its file; the byte position is ignored), INT32,
+#: UINT32, INT64 (big-endian, as the header stores them).
+Field = tuple[int, int, int]
+AT_POSITION, INT32, UINT32, INT64 = 0, 4, 5, 8
+
+_AT_LENGTH = FIELD_BYTES["batchLength"]
+_AT_CRC = FIELD_BYTES["crc"]
+_AT_ATTRS = FIELD_BYTES["attributes"]
+_AT_BASE_TS = FIELD_BYTES["baseTimestamp"]
+_AT_MAX_TS = FIELD_BYTES["maxTimestamp"]
+_AT_PRODUCER = FIELD_BYTES["producerId"]
+_AT_DELTA = FIELD_BYTES["lastOffsetDelta"]
+_INT64 = struct.Struct(">q")
+_INT32 = struct.Struct(">i")
+_UINT32 = struct.Struct(">I")
+_MASK64 = (1 << 64) - 1
+# The compiled twin spells these positions out; they must be the declaration's.
+assert (FIELD_BYTES["baseOffset"], _AT_LENGTH, FIELD_BYTES["partitionLeaderEpoch"],
+        FIELD_BYTES["magic"], _AT_CRC, _AT_ATTRS, _AT_DELTA, _AT_BASE_TS, _AT_MAX_TS,
+        _AT_PRODUCER, HEADER_SIZE, LOG_OVERHEAD) == (0, 8, 12, 16, 17, 21, 23, 27, 35, 43,
+                                                     61, 12)
+
+
+def _wrap64(v: int) -> int:
+    """``v`` as a signed 64-bit integer (Java's long arithmetic, which C's wraps like)."""
+    v &= _MASK64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def run_length_py(buf: Any, pos: int, limit: int, max_count: int) -> int:
+    """How many batches after the v2 batch at ``pos`` form a run with it (see the module
+    docstring), counting only batches that end by ``limit`` and at most ``max_count``."""
+    limit = min(limit, len(buf))
+    if pos < 0 or pos + HEADER_SIZE > limit:
+        return 0
+    (length,) = _INT32.unpack_from(buf, pos + _AT_LENGTH)
+    if length < HEADER_SIZE - LOG_OVERHEAD or buf[pos + FIELD_BYTES["magic"]] != 2:
+        return 0
+    size = length + LOG_OVERHEAD
+    ref = bytes(buf[pos:pos + size])
+    same_head, same_flags, same_tail = ref[_AT_LENGTH:_AT_CRC], ref[_AT_ATTRS:_AT_BASE_TS], \
+        ref[_AT_PRODUCER:]
+    step = _INT32.unpack_from(ref, _AT_DELTA)[0] + 1
+    ts_gap = (_INT64.unpack_from(ref, _AT_MAX_TS)[0] - _INT64.unpack_from(ref, _AT_BASE_TS)[0]) \
+        & _MASK64
+    base = _INT64.unpack_from(ref, 0)[0]
+    count, q = 0, pos + size
+    while count < max_count and q + size <= limit:
+        b = bytes(buf[q:q + size])
+        if b[_AT_LENGTH:_AT_CRC] != same_head or b[_AT_ATTRS:_AT_BASE_TS] != same_flags or \
+                b[_AT_PRODUCER:] != same_tail:
+            break
+        b_base = _INT64.unpack_from(b, 0)[0]
+        if b_base != _wrap64(base + step):
+            break
+        if (_INT64.unpack_from(b, _AT_MAX_TS)[0] - _INT64.unpack_from(b, _AT_BASE_TS)[0]) \
+                & _MASK64 != ts_gap:
+            break
+        if _crc32c(b[_AT_ATTRS:]) != _UINT32.unpack_from(b, _AT_CRC)[0]:
+            break
+        base = b_base
+        count += 1
+        q += size
+    return count
+
+
+def fill_py(raw: Any, count: int, size: int, first_position: int,
+            parts: Sequence[str | Field], sep: str) -> str:
+    """``parts`` filled for each of ``count`` batches of ``size`` bytes laid end to end
+    in ``raw`` (the first at ``first_position`` in its file), joined by ``sep``.  A str
+    part is copied; a :data:`Field` is written as a decimal integer."""
+    if count < 0 or size <= 0 or count * size > len(raw):
+        raise ValueError("count and size reach past the bytes given")
+    for part in parts:
+        if type(part) is not str:
+            at, kind, _ = part
+            width = {AT_POSITION: 0, INT32: 4, UINT32: 4, INT64: 8}.get(kind)
+            if width is None or at < 0 or at + width > size:
+                raise ValueError("a field outside the batch")
+    readers = {INT32: _INT32.unpack_from, UINT32: _UINT32.unpack_from,
+               INT64: _INT64.unpack_from}
+    out = []
+    for k in range(count):
+        start = k * size
+        text = []
+        for part in parts:
+            if type(part) is str:
+                text.append(part)
+                continue
+            at, kind, add = part
+            v = first_position + start if kind == AT_POSITION else \
+                readers[kind](raw, start + at)[0]
+            text.append(str(_wrap64(v + add)))
+        out.append("".join(text))
+    return sep.join(out)
+
+
+def _choose() -> tuple[str, Callable[..., int], Callable[..., str], Callable[..., int]]:
+    if not os.environ.get("KMETA_PURE_PYTHON"):
+        try:
+            from kmeta.formats import _runs  # type: ignore[attr-defined]
+        except ImportError:
+            pass
+        else:
+            return f"compiled (CRC-32C: {_runs.CRC})", _runs.run_length, _runs.fill, \
+                _runs.crc32c
+    return "pure Python", run_length_py, fill_py, _crc32c
+
+
+#: Which implementation runs: ``"compiled (…)"`` or ``"pure Python"``.
+IMPLEMENTATION, run_length, fill, crc32c = _choose()
+
+
+#: The most batches one Run holds: a run is copied out of the file (``Run.raw``) and a
+#: dump fills its template into one string, both bounded by this.
+MAX_RUN = 4096
+
+
+class Run(tuple):
+    """``count`` batches that repeat ``ref``, the batch just before them (see the module
+    docstring): a tuple of (ref, count, size, raw), ``raw`` being their bytes (``count``
+    times ``size``), read at positions ``ref.position + size`` onwards of ``ref.file``.
+    Scans yield one only to readers that asked for runs (``runs=True``)."""
+
+    __slots__ = ()
+
+    def __new__(cls, ref: Batch, count: int, size: int, raw: Any) -> Run:
+        return tuple.__new__(cls, (ref, count, size, raw))
+
+    ref = property(itemgetter(0))
+    count = property(itemgetter(1))
+    size = property(itemgetter(2))
+    raw = property(itemgetter(3))
+
+    @property
+    def step(self) -> int:
+        """Offsets from one batch of the run to the next."""
+        return self[0][LAST_OFFSET_DELTA] + 1
+
+    @property
+    def first_base(self) -> int:
+        return self[0][BASE_OFFSET] + self.step
+
+    @property
+    def last_offset(self) -> int:
+        """The last offset of the run's last batch."""
+        return self[0][BASE_OFFSET] + self[0][LAST_OFFSET_DELTA] + self[1] * self.step
+
+    @property
+    def first_position(self) -> int:
+        return self[0][POSITION] + self[2]
+
+    def batches(self) -> Iterator[Batch]:
+        """The run's batches, as a scan without runs yields them (same memo entry)."""
+        ref, count, size, raw = self
+        file, lone, position = ref[FILE], ref[LONE], ref[POSITION] + size
+        unpack, new = HEADER.unpack_from, tuple.__new__
+        for k in range(count):
+            start = k * size
+            yield new(Batch, unpack(raw, start) + (True, position + start,
+                                                   raw[start:start + size], file, lone))
+
+
+class Expandable:
+    """Scan items, where a reader may take back what a Run stands for: ``expand(run)``
+    puts the run's batches next in the stream, for a reader that cannot judge a run as a
+    whole in the state it is in."""
+
+    __slots__ = ("_source", "_pending")
+
+    def __init__(self, source: Iterable[Any]) -> None:
+        self._source = source
+        self._pending: list[Iterator[Batch]] = []
+
+    def __iter__(self) -> Iterator[Any]:
+        pending = self._pending
+        for item in self._source:
+            yield item
+            while pending:
+                yield from pending.pop()
+
+    def expand(self, run: Run) -> None:
+        self._pending.append(run.batches())
+
+
+# Stand-ins for the fields that differ along a run, far from any value a header holds:
+# a batch rendered with them shows where each field (or a field plus a constant, such as
+# lastOffset or a record's timestamp) goes in the text.
+_STANDINS = {BASE_OFFSET: (6_100_000_000_000_000_000, 0, INT64),
+             CRC: (6_300_000_000_000_000_000, FIELD_BYTES["crc"], UINT32),
+             BASE_TIMESTAMP: (6_500_000_000_000_000_000, _AT_BASE_TS, INT64),
+             MAX_TIMESTAMP: (6_700_000_000_000_000_000, _AT_MAX_TS, INT64),
+             POSITION: (6_900_000_000_000_000_000, 0, AT_POSITION)}
+_NEAR = 10 ** 15
+_NUMBER = re.compile(r"-?\d+")
+
+
+def template(render: Callable[[Batch], str], ref: Batch) -> list[str | Field] | None:
+    """The parts :func:`fill` takes to write ``render(batch)`` for each batch of a run
+    after ``ref``: ``render`` is called once, on ``ref`` with stand-ins for the fields
+    that vary.  None when the text cannot be told apart from them, or when the template
+    does not give back ``render(ref)`` exactly."""
+    fields = list(ref)
+    for slot, (standin, _, _) in _STANDINS.items():
+        fields[slot] = standin
+    text = render(tuple.__new__(Batch, fields))
+    parts: list[str | Field] = []
+    last = 0
+    for m in _NUMBER.finditer(text):
+        n = int(m.group())
+        for standin, at, kind in _STANDINS.values():
+            if abs(n - standin) < _NEAR:
+                if kind == UINT32 and n != standin:
+                    return None
+                parts.append(text[last:m.start()])
+                parts.append((at, kind, n - standin))
+                last = m.end()
+                break
+    parts.append(text[last:])
+    size = ref.size
+    try:
+        ok = fill(ref[RAW], 1, size, ref[POSITION], parts, "") == render(ref)
+    except (ValueError, OverflowError):
+        ok = False
+    return parts if ok else None
+
+
+class RunText:
+    """The text of whole runs, each batch written as ``render(batch, payload)`` would
+    write it, from a template made once per kind of run (see :func:`template`)."""
+
+    __slots__ = ("_render", "_cache")
+
+    def __init__(self, render: Callable[[Batch, Any], str]) -> None:
+        self._render = render
+        self._cache: dict[tuple, tuple[Any, Any, list[str | Field] | None]] = {}
+
+    def text(self, run: Run, payload: Any) -> str:
+        """The run's batches, their texts joined by newlines.  ``payload`` is the ref's
+        record's (the same object for every batch: templates are kept by identity)."""
+        ref, count, size, raw = run
+        # Everything a run keeps from its ref, but the record (the memo entry, by identity).
+        key = (ref[FILE], *ref[BATCH_LENGTH:MAGIC + 1], *ref[ATTRIBUTES:LAST_OFFSET_DELTA + 1],
+               *ref[PRODUCER_ID:RECORDS_COUNT + 1])
+        hit = self._cache.get(key)
+        if hit is None or hit[0] is not payload or hit[1] is not ref[LONE]:
+            render = self._render
+            hit = (payload, ref[LONE], template(lambda b: render(b, payload), ref))
+            if len(self._cache) >= 1024:
+                self._cache.clear()
+            self._cache[key] = hit
+        parts = hit[2]
+        if parts is None:
+            return "\n".join(self._render(b, payload) for b in run.batches())
+        return fill(raw, count, size, ref[POSITION] + size, parts, "\n")

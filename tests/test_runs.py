@@ -1,0 +1,273 @@
+"""Runs of repeated batches (kmeta/formats/runs.py) and their compiled twin (_runs.c).
+
+The pure-Python functions are the reference.  Each test runs the compiled twin against
+them: CRC-32C, run lengths at every batch of every fixture and real file and on mutated
+bytes, and filled templates; then whole commands (dump in each form, verify) on every
+fixture and real directory and on a log made to break runs in every way, with runs found
+by the compiled twin, by the reference, and not at all (each batch read alone, the path
+without runs): the outputs must be byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kmeta.formats import runs
+from kmeta.formats.batch import Header, build_batch
+from kmeta.formats.checksum import crc32c as package_crc32c
+from kmeta.formats.payload import encode_control, encode_metadata
+from kmeta.storage.segments import read_batches, scan_batches
+from tests.clirun import run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+
+try:
+    from kmeta.formats import _runs as compiled  # type: ignore[attr-defined]
+except ImportError:  # no compiler where kmeta was installed
+    compiled = None
+    if os.environ.get("CI"):
+        raise  # CI installs with a compiler: the fast path must be built and tested
+
+needs_compiled = pytest.mark.skipif(compiled is None, reason="the compiled twin is not built")
+
+NOOP = encode_metadata("NO_OP_RECORD", 0, {})
+FEATURE = encode_metadata("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version",
+                                                      "featureLevel": 19})
+
+
+# ---------------------------------------------------------------------------- primitives
+
+@needs_compiled
+def test_crc32c_matches_the_package() -> None:
+    rng = random.Random(7)
+    for n in [*range(0, 70), 1000, 4097]:
+        data = rng.randbytes(n)
+        start = rng.getrandbits(32)
+        assert compiled.crc32c(data) == package_crc32c(data)
+        assert compiled.crc32c(data, start) == package_crc32c(data, start)
+
+
+def _segment_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".log",
+                                                                             ".checkpoint"))
+
+
+def _both_lengths(buf: bytes, positions: list[int], limit: int | None = None) -> None:
+    limit = len(buf) if limit is None else limit
+    for pos in positions:
+        for max_count in (0, 1, 3, runs.MAX_RUN):
+            want = runs.run_length_py(buf, pos, limit, max_count)
+            assert compiled.run_length(buf, pos, limit, max_count) == want, (pos, max_count)
+
+
+@needs_compiled
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_run_length_agrees_at_every_batch_of_every_file(root: str, real_data: Path) -> None:
+    files = _segment_files(FIXTURES if root == "fixtures" else real_data)
+    assert files
+    for f in files:
+        buf = f.read_bytes()
+        starts = [b.position for b in scan_batches(buf, str(f)) if hasattr(b, "position")]
+        # every batch start, the bytes around a few of them, and a limit that cuts the file
+        near = [p + d for p in starts[:5] for d in (-1, 1, 17)]
+        _both_lengths(buf, starts + near + [-5, len(buf), len(buf) + 3])
+        _both_lengths(buf, starts[:20], limit=len(buf) // 2)
+
+
+def _noops(n: int, base: int = 0, epoch: int = 1, ts: int = 1_700_000_000_000,
+           **options: object) -> bytes:
+    return b"".join(build_batch(base + i, [(None, NOOP)], leader_epoch=epoch,
+                                base_timestamp=ts + 500 * i, **options) for i in range(n))
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4),
+       st.integers(0, 5))
+def test_run_length_agrees_on_damaged_runs(flips: list[tuple[int, int]], start: int) -> None:
+    buf = bytearray(_noops(40))
+    for at, value in flips:
+        buf[at % len(buf)] = value
+    data = bytes(buf)
+    size = len(_noops(1))
+    _both_lengths(data, [start * size, start * size + 1])
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=61, max_size=400), st.integers(1, 4),
+       st.lists(st.one_of(st.text(max_size=6),
+                          st.tuples(st.sampled_from([0, 4, 5, 8]), st.integers(0, 64),
+                                    st.integers(-2**40, 2**40))), max_size=8),
+       st.integers(0, 2**40))
+def test_fill_agrees(raw: bytes, count: int, parts: list, first: int) -> None:
+    size = len(raw) // count
+    spec = [p if isinstance(p, str) else (p[1], p[0], p[2]) for p in parts]
+    try:
+        want: object = runs.fill_py(raw, count, size, first, spec, "\n")
+    except ValueError:
+        want = ValueError
+    try:
+        got: object = compiled.fill(raw, count, size, first, spec, "\n")
+    except ValueError:
+        got = ValueError
+    assert got == want
+
+
+def test_a_run_stops_where_a_batch_differs() -> None:
+    size = len(_noops(1))
+    log = _noops(10) + _noops(5, base=10, epoch=2) + _noops(3, base=16)
+    assert runs.run_length_py(log, 0, len(log), 100) == 9
+    assert runs.run_length_py(log, 10 * size, len(log), 100) == 4  # epoch 2 from 10
+    assert runs.run_length_py(log, 14 * size, len(log), 100) == 0  # next: 16, epoch 1
+    assert runs.run_length_py(log, 15 * size, len(log), 100) == 2
+    assert runs.run_length_py(log, 0, len(log), 4) == 4
+    assert runs.run_length_py(log, 0, 5 * size - 1, 100) == 3  # the 5th batch is cut
+    bad = bytearray(log)
+    bad[3 * size + 30] ^= 1  # a timestamp of batch 3: its CRC no longer matches
+    assert runs.run_length_py(bytes(bad), 0, len(bad), 100) == 2
+
+
+def test_run_batches_are_the_batches_a_scan_yields() -> None:
+    log = _noops(50)
+    plain = [b for b in scan_batches(log, "x", memo=True)]
+    items = list(scan_batches(log, "x", memo=True, runs=True))
+    assert [type(i).__name__ for i in items] == ["Batch", "Run"]
+    assert [items[0], *items[1].batches()] == plain
+    assert items[1].count == 49 and items[1].last_offset == 49
+
+
+# ---------------------------------------------------------------------------- commands
+
+def _leader_change(base: int, epoch: int) -> bytes:
+    key, value = encode_control("LEADER_CHANGE", {"version": 0, "leaderId": 1, "voters": [
+        {"voterId": 1}], "grantingVoters": [{"voterId": 1}]})
+    return build_batch(base, [(key, value)], leader_epoch=epoch, control=True,
+                       base_timestamp=1_700_000_000_000)
+
+
+def disturbed_log(tmp_path: Path) -> Path:
+    """A metadata log whose NoOp runs are broken in every way a run can end."""
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    parts = [_leader_change(0, 1), build_batch(1, [(None, FEATURE)], leader_epoch=1)]
+    off = 2
+
+    def add(blob: bytes, n: int) -> None:
+        nonlocal off
+        parts.append(blob)
+        off += n
+
+    add(_noops(5000, off), 5000)  # longer than MAX_RUN
+    add(build_batch(off, [(None, NOOP)], leader_epoch=1, crc=12345), 1)  # bad CRC
+    add(_noops(30, off), 30)
+    add(build_batch(off, [(None, NOOP)], leader_epoch=1, base_timestamp=5,
+                    max_timestamp=9), 1)  # V004: maxTimestamp is not the record's
+    add(build_batch(off, [(None, NOOP)], leader_epoch=1, base_timestamp=5,
+                    max_timestamp=9), 1)
+    add(_noops(20, off, producer_id=7, producer_epoch=0, base_sequence=0), 20)
+    add(_noops(20, off, log_append_time=True), 20)
+    add(b"".join(build_batch(off + i, [(None, NOOP, [Header("h", b"v")])], leader_epoch=1)
+                 for i in range(10)), 10)  # V001 on each: runs of flagged records
+    add(_leader_change(off, 2), 1)
+    add(_noops(40, off, epoch=2), 40)
+    off += 5  # a gap of five offsets
+    add(_noops(40, off, epoch=2), 40)
+    add(build_batch(off, [(None, FEATURE)], leader_epoch=2), 1)
+    add(_noops(40, off, epoch=2), 40)
+    first = b"".join(parts)
+    (part / "00000000000000000000.log").write_bytes(first)
+    second = _noops(300, off, epoch=2) + _noops(3, off + 300, epoch=2)[:-20]  # torn tail
+    (part / f"{off:020d}.log").write_bytes(second)
+    return part
+
+
+MODES = ["compiled", "pure", "no runs"]
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "compiled":
+        if compiled is None:
+            pytest.skip("the compiled twin is not built")
+        monkeypatch.setattr(runs, "run_length", compiled.run_length)
+        monkeypatch.setattr(runs, "fill", compiled.fill)
+    elif request.param == "pure":
+        monkeypatch.setattr(runs, "run_length", runs.run_length_py)
+        monkeypatch.setattr(runs, "fill", runs.fill_py)
+    else:
+        monkeypatch.setattr(runs, "run_length", lambda *args: 0)
+    return request.param
+
+
+COMMANDS = [("dump", "--json"), ("dump", "-r"), ("dump",), ("verify", "--json"),
+            ("verify",)]
+
+
+def _outputs(path: Path) -> list[tuple[int, str, str]]:
+    out = []
+    for args in COMMANDS:
+        done = run(*args, str(path), env={"COLUMNS": "80", "NO_COLOR": "1"})
+        out.append((done.returncode, done.stdout, done.stderr))
+    return out
+
+
+_reference: dict[str, list] = {}
+
+
+def _same_as_without_runs(path: Path, mode: str, key: str) -> None:
+    got = _outputs(path)
+    if key not in _reference:
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(runs, "run_length", lambda *args: 0)
+            _reference[key] = _outputs(path)
+    for args, want, have in zip(COMMANDS, _reference[key], got, strict=True):
+        assert have == want, f"kmeta {' '.join(args)} {path} differs with runs ({mode})"
+
+
+def test_disturbed_runs_give_the_same_output(tmp_path: Path, mode: str) -> None:
+    part = disturbed_log(tmp_path)
+    items = list(read_batches(part / "00000000000000000000.log", memo=True, runs=True))
+    assert mode == "no runs" or max(i.count for i in items if type(i) is runs.Run) == runs.MAX_RUN
+    _same_as_without_runs(part, mode, f"disturbed {mode}")
+    findings = run("verify", "--json", str(part)).stdout
+    for code in ("F001", "V004", "V001", "S001"):
+        assert f'"code":"{code}"' in findings
+
+
+def _dirs(root: Path) -> list[Path]:
+    return sorted({p.parent.parent if p.parent.name.startswith("__cluster_metadata")
+                   else p.parent for p in root.rglob("*.log")})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_every_directory_gives_the_same_output(root: str, mode: str, real_data: Path) -> None:
+    base = FIXTURES if root == "fixtures" else real_data
+    dirs = _dirs(base)
+    assert len(dirs) > 5
+    for d in dirs:
+        _same_as_without_runs(d, mode, str(d))
+
+
+def test_implementation_is_named() -> None:
+    assert runs.IMPLEMENTATION.startswith(("compiled", "pure Python"))
+    assert ("kmeta " in run("--version").stdout)
+    assert runs.IMPLEMENTATION in run("--version").stdout
+
+
+def test_pure_python_is_chosen_on_request() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "from kmeta.formats import runs;"
+                          "print(runs.IMPLEMENTATION)"], capture_output=True, text=True,
+                         env={**os.environ, "KMETA_PURE_PYTHON": "1"}, check=True).stdout
+    assert out.strip() == "pure Python"
+
