@@ -170,7 +170,9 @@ def test_version() -> None:
 
     proc = run("--version")
     assert proc.returncode == 0
-    assert proc.stdout.strip() == f"kmeta {__version__}"
+    from kmeta.formats.runs import IMPLEMENTATION
+
+    assert proc.stdout.strip() == f"kmeta {__version__} (scan core: {IMPLEMENTATION})"
 
 
 HEAVY = ("pyspark", "pyarrow", "kmeta.ops", "kmeta.render", "kmeta.spark")
