@@ -109,13 +109,21 @@ class _Texts:
 
     def __init__(self) -> None:
         self.tails: dict[tuple, str] = {}
+        # by the payload's id, with the payload itself (an id is only unique while its
+        # object lives): decode_metadata gives equal values the same Payload object
+        self.payloads: dict[int, tuple[Any, str]] = {}
 
-    @staticmethod
-    def payload(p: Any) -> str:
-        """``"type":…,"version":…,"data":…`` of a payload.  Callers reuse the text while
-        the same payload object repeats (runs of NoOps share one)."""
+    def payload(self, p: Any) -> str:
+        """``"type":…,"version":…,"data":…`` of a payload."""
+        hit = self.payloads.get(id(p))
+        if hit is not None and hit[0] is p:
+            return hit[1]
         version = "null" if p.version is None else p.version
-        return f'"type":"{p.type}","version":{version},"data":{_encode(p.data)}'
+        text = f'"type":"{p.type}","version":{version},"data":{_encode(p.data)}'
+        if len(self.payloads) >= 4096:
+            self.payloads.clear()
+        self.payloads[id(p)] = (p, text)
+        return text
 
     def tail(self, b: Batch, key: tuple) -> str:
         """The keys from ``size`` on, which are the same for most batches of a log.
