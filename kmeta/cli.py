@@ -56,7 +56,7 @@ def _env() -> Environment:
 
 def _version(value: bool) -> None:
     if value:
-        from kmeta.formats.runs import IMPLEMENTATION
+        from kmeta.formats.compiled import IMPLEMENTATION
 
         # Which scan core runs: the compiled one, or its pure-Python reference.
         print(f"kmeta {__version__} (scan core: {IMPLEMENTATION})", file=_env().stdout)

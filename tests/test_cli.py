@@ -170,7 +170,7 @@ def test_version() -> None:
 
     proc = run("--version")
     assert proc.returncode == 0
-    from kmeta.formats.runs import IMPLEMENTATION
+    from kmeta.formats.compiled import IMPLEMENTATION
 
     assert proc.stdout.strip() == f"kmeta {__version__} (scan core: {IMPLEMENTATION})"
 

@@ -1,8 +1,8 @@
 """Runs of repeated batches (kmeta/formats/runs.py) and their compiled twin (_runs.c).
 
 The pure-Python functions are the reference.  Each test runs the compiled twin against
-them: CRC-32C, run lengths at every batch of every fixture and real file and on mutated
-bytes, and filled templates; then whole commands (dump in each form, verify) on every
+them: CRC-32C, run lengths and record sections at every batch of every fixture and real
+file and on mutated bytes, and filled templates; then whole commands (dump in each form, verify) on every
 fixture and real directory and on a log made to break runs in every way, with runs found
 by the compiled twin, by the reference, and not at all (each batch read alone, the path
 without runs): the outputs must be byte for byte the same.
@@ -18,8 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kmeta.errors import FormatError
+from kmeta.formats import batch as batch_module
+from kmeta.formats import compiled as compiled_module
 from kmeta.formats import runs
-from kmeta.formats.batch import Header, build_batch
+from kmeta.formats.batch import Batch, Header, Record, build_batch
 from kmeta.formats.checksum import crc32c as package_crc32c
 from kmeta.formats.payload import encode_control, encode_metadata
 from kmeta.storage.segments import read_batches, scan_batches
@@ -120,6 +123,49 @@ def test_fill_agrees(raw: bytes, count: int, parts: list, first: int) -> None:
     assert got == want
 
 
+def _both_decoders(section: bytes, count: int, base: int = 100, ts: int = 5,
+                   seq: int = -1) -> None:
+    fast = compiled.decode_records(section, count, base, ts, seq, Record, ())
+    try:
+        want: object = batch_module._decode_records(section, count, base, ts, seq)
+    except (FormatError, IndexError):
+        want = FormatError
+    if fast is not None:  # None: the section is left to the Python reader
+        assert fast == want
+        assert all(type(r) is Record for r in fast)
+
+
+@needs_compiled
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_record_decoders_agree_on_every_batch(root: str, real_data: Path) -> None:
+    decoded = 0
+    for f in _segment_files(FIXTURES if root == "fixtures" else real_data):
+        for b in scan_batches(f.read_bytes(), str(f)):
+            if type(b) is not Batch or b.attributes & 7:
+                continue
+            section = bytes(b.raw[61:])
+            _both_decoders(section, b.records_count, b.base_offset, b.base_timestamp,
+                           b.base_sequence)
+            decoded += compiled.decode_records(section, b.records_count, 0, 0, -1, Record,
+                                               ()) is not None
+    assert decoded > 10
+
+
+@needs_compiled
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.binary(max_size=5) | st.none(), st.binary(max_size=30) | st.none()),
+                min_size=1, max_size=5),
+       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3),
+       st.integers(-2, 2), st.sampled_from([-1, 0, 2**31 - 1]),
+       st.sampled_from([0, 2**63 - 2, -2**63]))
+def test_record_decoders_agree_on_damaged_sections(records: list, flips: list, skew: int,
+                                                   seq: int, base: int) -> None:
+    section = bytearray(build_batch(0, records, base_timestamp=7)[61:])
+    for at, value in flips:
+        section[at % len(section)] = value
+    _both_decoders(bytes(section), len(records) + skew, base, 2**62, seq)
+
+
 def test_a_run_stops_where_a_batch_differs() -> None:
     size = len(_noops(1))
     log = _noops(10) + _noops(5, base=10, epoch=2) + _noops(3, base=16)
@@ -198,9 +244,11 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
             pytest.skip("the compiled twin is not built")
         monkeypatch.setattr(runs, "run_length", compiled.run_length)
         monkeypatch.setattr(runs, "fill", compiled.fill)
+        monkeypatch.setattr(batch_module, "_compiled_records", compiled.decode_records)
     elif request.param == "pure":
         monkeypatch.setattr(runs, "run_length", runs.run_length_py)
         monkeypatch.setattr(runs, "fill", runs.fill_py)
+        monkeypatch.setattr(batch_module, "_compiled_records", None)
     else:
         monkeypatch.setattr(runs, "run_length", lambda *args: 0)
     return request.param
@@ -257,17 +305,17 @@ def test_every_directory_gives_the_same_output(root: str, mode: str, real_data: 
 
 
 def test_implementation_is_named() -> None:
-    assert runs.IMPLEMENTATION.startswith(("compiled", "pure Python"))
+    assert compiled_module.IMPLEMENTATION.startswith(("compiled", "pure Python"))
     assert ("kmeta " in run("--version").stdout)
-    assert runs.IMPLEMENTATION in run("--version").stdout
+    assert compiled_module.IMPLEMENTATION in run("--version").stdout
 
 
 def test_pure_python_is_chosen_on_request() -> None:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", "from kmeta.formats import runs;"
-                          "print(runs.IMPLEMENTATION)"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", "from kmeta.formats import compiled;"
+                          "print(compiled.IMPLEMENTATION)"], capture_output=True, text=True,
                          env={**os.environ, "KMETA_PURE_PYTHON": "1"}, check=True).stdout
     assert out.strip() == "pure Python"
 

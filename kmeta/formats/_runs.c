@@ -2,8 +2,9 @@
  * means.  Its pure-Python functions are the reference; tests/test_runs.py proves that
  * both give the same answers on every fixture, every real file and mutated bytes.
  *
- * Only what a scan does once per batch lives here: CRC-32C, finding how many batches
- * after one repeat it, and filling a text template once per batch of such a run.
+ * Only what a scan does once per batch or record lives here: CRC-32C, finding how many
+ * batches after one repeat it, filling a text template once per batch of such a run, and
+ * the records of a plain records section (kmeta/formats/batch.py's _decode_records).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -237,12 +238,120 @@ done:
     return result;
 }
 
+
+/* ------------------------------------------------------------------ records */
+
+/* A zigzag varint of at most `most` bytes at *p (before end); 0 when it is longer, cut
+ * or `most` is reached: the caller then leaves the section to the Python reader, which
+ * says what is wrong (or reads the rare wide value exactly). */
+static inline int zigzag(const unsigned char **p, const unsigned char *end, int most,
+                         int64_t *out) {
+    uint64_t v = 0;
+    int shift = 0;
+    for (int i = 0; i < most; i++) {
+        if (*p >= end) return 0;
+        unsigned char b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            return 1;
+        }
+        shift += 7;
+    }
+    return 0;
+}
+
+static PyObject *blob(const unsigned char **p, const unsigned char *end, int *ok) {
+    int64_t len;
+    if (*p < end && **p == 1) {  /* -1 in one byte: null (as the Python reader has it) */
+        (*p)++;
+        Py_INCREF(Py_None);
+        return Py_None;
+    }
+    if (!zigzag(p, end, 4, &len) || len < 0 || len > end - *p) { *ok = 0; return NULL; }
+    PyObject *b = PyBytes_FromStringAndSize((const char *)*p, (Py_ssize_t)len);
+    if (!b) { *ok = -1; return NULL; }
+    *p += len;
+    return b;
+}
+
+static PyObject *py_decode_records(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t count;
+    long long base_offset, base_ts, base_seq;
+    PyTypeObject *record_type;
+    PyObject *no_headers;
+    if (!PyArg_ParseTuple(args, "y*nLLLO!O!", &view, &count, &base_offset, &base_ts,
+                          &base_seq, &PyType_Type, &record_type, &PyTuple_Type, &no_headers))
+        return NULL;
+    PyObject *out = NULL;
+    const unsigned char *p = view.buf, *n = p + view.len;
+    if (count < 0 || count > view.len / 7 || !PyType_IsSubtype(record_type, &PyTuple_Type))
+        goto fallback;
+    out = PyList_New(count);
+    if (!out) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t length, ts_delta, off_delta;
+        if (!zigzag(&p, n, 4, &length) || length < 6 || length > n - p) goto fallback;
+        const unsigned char *end = p + length;
+        unsigned char attributes = *p++;
+        if (!zigzag(&p, end, 9, &ts_delta) || !zigzag(&p, end, 4, &off_delta)) goto fallback;
+        int ok = 1;
+        PyObject *key = blob(&p, end, &ok);
+        if (!key) { if (ok < 0) goto error; goto fallback; }
+        PyObject *value = blob(&p, end, &ok);
+        if (!value) { Py_DECREF(key); if (ok < 0) goto error; goto fallback; }
+        /* headers, or bytes beyond the fields: the Python reader's business */
+        if (p >= end || *p != 0 || p + 1 != end) {
+            Py_DECREF(key); Py_DECREF(value);
+            goto fallback;
+        }
+        p = end;
+        long long offset, ts, seq = -1;
+        if (__builtin_add_overflow(base_offset, (long long)off_delta, &offset) ||
+            __builtin_add_overflow(base_ts, (long long)ts_delta, &ts) ||
+            (base_seq >= 0 && __builtin_add_overflow(base_seq, (long long)off_delta, &seq))) {
+            Py_DECREF(key); Py_DECREF(value);
+            goto fallback;
+        }
+        PyObject *r = record_type->tp_alloc(record_type, 7);
+        if (!r) { Py_DECREF(key); Py_DECREF(value); goto error; }
+        PyObject *o = PyLong_FromLongLong(offset), *t = PyLong_FromLongLong(ts),
+                 *a = PyLong_FromLong(attributes), *q = PyLong_FromLongLong(seq);
+        PyTuple_SET_ITEM(r, 0, o);
+        PyTuple_SET_ITEM(r, 1, t);
+        PyTuple_SET_ITEM(r, 2, key);
+        PyTuple_SET_ITEM(r, 3, value);
+        Py_INCREF(no_headers);
+        PyTuple_SET_ITEM(r, 4, no_headers);
+        PyTuple_SET_ITEM(r, 5, a);
+        PyTuple_SET_ITEM(r, 6, q);
+        PyList_SET_ITEM(out, i, r);
+        if (!o || !t || !a || !q) goto error;
+    }
+    if (p != n) goto fallback;
+    goto done;
+fallback:
+    Py_XDECREF(out);
+    out = Py_None;
+    Py_INCREF(out);
+    goto done;
+error:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
      "How many batches after the one at pos repeat it: see kmeta.formats.runs."},
     {"fill", py_fill, METH_VARARGS,
      "A text template filled once per batch of a run: see kmeta.formats.runs."},
+    {"decode_records", py_decode_records, METH_VARARGS,
+     "The records of an uncompressed section without headers, or None for the Python "
+     "reader: see kmeta.formats.batch._decode_records."},
     {NULL, NULL, 0, NULL},
 };
 

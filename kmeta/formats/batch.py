@@ -24,6 +24,7 @@ import construct as cs
 
 from kmeta.errors import FormatError
 from kmeta.formats.checksum import crc32c
+from kmeta.formats.compiled import CORE
 from kmeta.formats.compression import (
     CODEC_NAMES,
     CompressionError,
@@ -289,6 +290,8 @@ def _decode_headers(data: bytes, p: int, end: int, i: int) -> tuple[tuple[Header
 
 
 _DISCARD = deque(maxlen=0).append
+#: The compiled twin of _decode_records for plain sections (formats.compiled), or None.
+_compiled_records = CORE.decode_records if CORE is not None else None
 
 #: A records section longer than this many bytes (decompressed) is decoded as a stream
 #: (:class:`RecordStream`): 1.5 million tiny records in one batch were 300 MB of Record
@@ -471,6 +474,13 @@ class Batch(tuple):
             data = self.records_section() if compressed else raw[HEADER_SIZE:]
         # Record timestamps are deltas from baseTimestamp, which holds the delete
         # horizon when that flag is set: the writer computed the deltas from it.
+        if _compiled_records is not None and sink is None:
+            # The compiled twin reads plain sections (no headers, nothing amiss); None
+            # leaves the rest, and every error, to the reader below.
+            fast = _compiled_records(data, h[RECORDS_COUNT], h[BASE_OFFSET], h[BASE_TIMESTAMP],
+                                     h[BASE_SEQUENCE], Record, ())
+            if fast is not None:
+                return fast
         try:
             return _decode_records(data, h[RECORDS_COUNT], h[BASE_OFFSET], h[BASE_TIMESTAMP], h[BASE_SEQUENCE], sink)
         except IndexError as e:

@@ -18,14 +18,13 @@ one text template per batch.  :func:`run_length` finds how long a run is,
 :func:`fill` fills a template over a run's bytes.
 
 The functions here in Python are the reference.  ``kmeta/formats/_runs.c`` is their
-compiled twin, built by ``pip install`` when a C compiler is there; the twin is used
-unless it is missing or ``KMETA_PURE_PYTHON`` is set (non-empty), and
-:data:`IMPLEMENTATION` says which (``kmeta --version`` prints it).  The tests run both.
+compiled twin (see ``formats.compiled``): :data:`run_length` and :data:`fill` are the
+twin's where it is built, and :data:`IMPLEMENTATION` says which run (``kmeta
+--version`` prints it).  The tests run both.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -54,6 +53,7 @@ from kmeta.formats.batch import (
     Batch,
 )
 from kmeta.formats.checksum import crc32c as _crc32c
+from kmeta.formats.compiled import CORE
 
 #: A field of a template: (byte position in the batch, kind, a number to add).  Kinds:
 #: AT_POSITION (the batch's position in its file; the byte position is ignored), INT32,
@@ -153,20 +153,8 @@ def fill_py(raw: Any, count: int, size: int, first_position: int,
     return sep.join(out)
 
 
-def _choose() -> tuple[str, Callable[..., int], Callable[..., str], Callable[..., int]]:
-    if not os.environ.get("KMETA_PURE_PYTHON"):
-        try:
-            from kmeta.formats import _runs  # type: ignore[attr-defined]
-        except ImportError:
-            pass
-        else:
-            return f"compiled (CRC-32C: {_runs.CRC})", _runs.run_length, _runs.fill, \
-                _runs.crc32c
-    return "pure Python", run_length_py, fill_py, _crc32c
-
-
-#: Which implementation runs: ``"compiled (…)"`` or ``"pure Python"``.
-IMPLEMENTATION, run_length, fill, crc32c = _choose()
+run_length: Callable[..., int] = CORE.run_length if CORE is not None else run_length_py
+fill: Callable[..., str] = CORE.fill if CORE is not None else fill_py
 
 
 #: The most batches one Run holds: a run is copied out of the file (``Run.raw``) and a

@@ -23,6 +23,10 @@ from kmeta.formats.batch import (
 from kmeta.storage.regular import open_regular
 from kmeta.storage.segments import MAX_BATCH
 
+#: Bytes read at a time around the positions asked for: an offset index names a batch
+#: every 4 KiB (index.interval.bytes), so one read serves about 64 of them.
+_WINDOW = 256 << 10
+
 
 def batch_spans(path: str | Path, positions: Iterable[int]
                 ) -> Iterator[tuple[int, int] | None]:
@@ -32,20 +36,24 @@ def batch_spans(path: str | Path, positions: Iterable[int]
     fd = open_regular(path)
     try:
         size = os.fstat(fd).st_size
+        window, start = b"", 0
         for position in positions:
-            yield _span(fd, position, size)
+            # A position is any int32 an index holds: pread refuses a negative one.
+            if not 0 <= position <= size - HEADER_SIZE:
+                yield None
+                continue
+            if not start <= position <= start + len(window) - HEADER_SIZE:
+                start = position
+                window = os.pread(fd, _WINDOW, position)
+            yield _span(window, position - start)
     finally:
         os.close(fd)
 
 
-def _span(fd: int, position: int, size: int) -> tuple[int, int] | None:
-    # A position is any int32 an index holds: pread refuses a negative one.
-    if not 0 <= position <= size - HEADER_SIZE:
+def _span(window: bytes, at: int) -> tuple[int, int] | None:
+    if len(window) - at < HEADER_SIZE:
         return None
-    head = os.pread(fd, HEADER_SIZE, position)
-    if len(head) < HEADER_SIZE:
-        return None
-    fields = HEADER.unpack_from(head)
+    fields = HEADER.unpack_from(window, at)
     length, delta = fields[BATCH_LENGTH], fields[LAST_OFFSET_DELTA]
     if fields[MAGIC] != 2 or length < HEADER_SIZE - LOG_OVERHEAD or length > MAX_BATCH \
             or delta < 0:
