@@ -256,10 +256,9 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False)
 
         env.write_lines(render_json(report), json=True)
     else:
-        from kmeta.render.console import make_console
         from kmeta.render.verify import render_text
 
-        render_text(report, make_console(env), given=paths, expand=show_all)
+        render_text(report, env, given=paths, expand=show_all)
     finish(env, Verdict(report.findings), summary=False)  # its last line says it
 
 

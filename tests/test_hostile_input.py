@@ -435,7 +435,6 @@ def test_many_findings_are_lines_not_a_table(monkeypatch: pytest.MonkeyPatch,
     from kmeta.findings import Finding
     from kmeta.ops.verify import VerifyReport
     from kmeta.render import verify as render
-    from kmeta.render.console import make_console
 
     def no_rich(*_: object, **__: object) -> None:
         raise AssertionError("rich laid out a line")
@@ -445,12 +444,12 @@ def test_many_findings_are_lines_not_a_table(monkeypatch: pytest.MonkeyPatch,
     report = VerifyReport(findings=[Finding("S007", "not a Kafka file name; skipped",
                                             f"/d/junk-{i}") for i in range(2000)]
                           + [Finding("S004", "garbage", "/d/x.log", 7)], segments=1)
-    render.render_text(report, make_console(Environment()), expand=True)
+    render.render_text(report, Environment(), expand=True)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "!! S007 warning: /d/junk-0: not a Kafka file name; skipped"
     assert lines[2000] == "!! S004 error: /d/x.log, byte 7: garbage"
     assert "hint S004: " in lines[2001] and lines[-1].startswith("broken: 1 error")
-    render.render_text(report, make_console(Environment()))
+    render.render_text(report, Environment())
     grouped = capsys.readouterr().out.splitlines()
     assert sum("S007" in line for line in grouped) == 1  # one group line for 2,000
 

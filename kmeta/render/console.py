@@ -9,11 +9,12 @@ terminal and never with ``NO_COLOR``.  Every fact comes from the run's
 from __future__ import annotations
 
 import os
-from typing import TextIO
-
-from rich.console import Console
+from typing import TYPE_CHECKING, TextIO
 
 from kmeta.environment import Environment
+
+if TYPE_CHECKING:  # rich is imported where a console is made: the plain lines need none
+    from rich.console import Console
 
 #: The width of a pipe without COLUMNS: wide enough that nothing wraps.
 UNWRAPPED = 4096
@@ -27,19 +28,20 @@ _STYLES = {"error": "1;31", "warning": "33", "info": "36", "diverged": "1;31", "
            "ok": "32"}
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        # rich would exit 1 here; the reader (``| head``) went away, which the command
-        # turns into a quiet exit 0.
-        raise BrokenPipeError
-
-
 def make_console(env: Environment, stderr: bool = False) -> Console:
     """The console of ``env``'s stdout (or stderr).  NO_COLOR means no escape codes at all
     (rich alone would still send bold)."""
     stream = env.stderr if stderr else env.stdout
     assert stream is not None  # kmeta.cli refuses to run with stdout closed
     width = env.columns or (None if stream.isatty() else UNWRAPPED)
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1 here; the reader (``| head``) went away, which the command
+            # turns into a quiet exit 0.
+            raise BrokenPipeError
+
     return _Console(soft_wrap=True, color_system=None if env.no_color else "auto",
                     file=stream, width=width, _environ=env.environ)
 
