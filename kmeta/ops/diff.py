@@ -35,6 +35,7 @@ from kmeta.core.replica_log import ReplicaLog, SnapshotState, ValidKind
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.runs import Run
 from kmeta.ops.image import build_image
 from kmeta.ops.verify import LogStats, build_model
 from kmeta.storage.discover import (
@@ -246,10 +247,11 @@ class _Layout:
         self.runs.segment(base)
         self.stats.segments += 1
 
-    def batch(self, base: int, last: int, epoch: int, records: int) -> None:
+    def batch(self, base: int, last: int, epoch: int, records: int, batches: int = 1) -> None:
+        """``batches`` batches of one epoch, back to back, from ``base`` to ``last``."""
         self.runs.batch(base, last, epoch)
         st = self.stats
-        st.batches += 1
+        st.batches += batches
         st.records += records
         if st.first_offset is None:
             st.first_offset = base
@@ -259,9 +261,15 @@ class _Layout:
 def _batches(seg: LogFile, layout: _Layout, findings: list[Finding], *, hashed: bool = True
              ) -> Iterator[tuple[int, int, int, int, int]]:
     """(base, last, epoch, hash, position) of every batch of a segment; without
-    ``hashed`` the hash is 0 (a segment compared as a whole file needs none)."""
+    ``hashed`` only the layout is kept (a segment compared as a whole file needs no
+    hashes), and the batches that repeat one before them are taken as one run."""
     layout.segment(seg.kind.base_offset)
-    for b in read_batches(seg.path, findings):
+    for b in read_batches(seg.path, findings, memo=not hashed, runs=not hashed):
+        if type(b) is Run:
+            ref = b.ref
+            layout.batch(b.first_base, b.last_offset, ref.leader_epoch,
+                         b.count * ref.records_count, b.count)
+            continue
         epoch = b.leader_epoch if b.magic == 2 else -1
         last = b.last_offset
         records = b.records_count if b.magic == 2 else b.message_count
