@@ -319,3 +319,24 @@ def test_pure_python_is_chosen_on_request() -> None:
                          env={**os.environ, "KMETA_PURE_PYTHON": "1"}, check=True).stdout
     assert out.strip() == "pure Python"
 
+
+
+def _export_rows(paths: list[Path]) -> dict[str, list[tuple]]:
+    from kmeta.ops.rows import file_chunks, plan_units
+
+    rows: dict[str, list[tuple]] = {"batches": [], "records": []}
+    units, _ = plan_units([str(p) for p in paths], "batches")
+    for u in units:
+        for table, chunk in file_chunks(u, 1000):
+            rows[table] += chunk.rows()
+    return rows
+
+
+def test_export_rows_are_the_same_with_runs(tmp_path: Path, mode: str) -> None:
+    paths = [disturbed_log(tmp_path), FIXTURES / "healthy"]
+    got = _export_rows(paths)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(runs, "run_length", lambda *args: 0)
+        want = _export_rows(paths)
+    assert len(got["records"]) > 5000
+    assert got == want

@@ -299,3 +299,17 @@ class RunText:
         if parts is None:
             return "\n".join(self._render(b, payload) for b in run.batches())
         return fill(raw, count, size, ref[POSITION] + size, parts, "\n")
+
+
+_TIMESTAMPS: dict[int, struct.Struct] = {}
+
+
+def run_timestamps(run: Run) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The baseTimestamp and the maxTimestamp of each batch of a run, read in one pass."""
+    size = run[2]
+    layout = _TIMESTAMPS.get(size)
+    if layout is None:
+        layout = _TIMESTAMPS[size] = struct.Struct(
+            f">{_AT_BASE_TS}xqq{size - _AT_MAX_TS - 8}x")
+    base, newest = zip(*layout.iter_unpack(run[3]), strict=True)
+    return base, newest

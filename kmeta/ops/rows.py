@@ -48,6 +48,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.decoders import TOPIC_DECODERS, record_decoder
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
+from kmeta.formats.runs import Expandable, Run, run_timestamps
 from kmeta.ops.redact import redact
 from kmeta.output_schema import (
     BATCH,
@@ -783,8 +784,41 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     at_length, at_count, at_crc_valid = BATCH_LENGTH, RECORDS_COUNT, CRC_VALID
     at_pid, at_lone, overhead = PRODUCER_ID, LONE, LOG_OVERHEAD
     codec_mask, control_flag, txn_flag = COMPRESSION_MASK, CONTROL_FLAG, TRANSACTIONAL_FLAG
-    for b in read_batches(unit.path, [], memo=True):
-        if type(b) is not Batch:  # a legacy message, by attribute
+    items = Expandable(read_batches(unit.path, [], memo=True, runs=True))
+    for b in items:
+        if type(b) is Run:
+            ref, k, size, _ = b
+            lone = ref[at_lone]
+            attrs = ref[at_attrs]
+            if attrs & control_flag:
+                items.expand(b)
+                continue
+            # Batches that repeat ``ref``: their rows differ only in offsets, positions
+            # and timestamps, which come as ranges and one unpacking pass.
+            value = lone[3]
+            if value is not last_value:
+                last_value = value
+                last_payload = decode_metadata(value)
+                last_tail = tail_of(False, last_payload)
+            step, delta, epoch = ref[at_delta] + 1, ref[at_delta], ref[at_epoch]
+            first, pos = ref[at_base] + step, ref[at_pos] + size
+            positions = range(pos, pos + k * size, size)
+            base_ts, max_ts = run_timestamps(b)
+            for col, values in zip(bcols, (
+                    positions, range(first, first + k * step, step),
+                    range(first + delta, first + delta + k * step, step), [epoch] * k,
+                    base_ts, max_ts, [size] * k, [ref[at_count]] * k, [2] * k,
+                    [codecs.get(attrs & codec_mask, "unknown")] * k, [True] * k,
+                    [False] * k, [attrs & txn_flag != 0] * k, [ref[at_pid]] * k),
+                    strict=True):
+                col.extend(values)
+            offset, shift = first + lone[0], lone[1]
+            for col, values in zip(rcols, (
+                    positions, range(offset, offset + k * step, step),
+                    [t + shift for t in base_ts], [epoch] * k, [False] * k), strict=True):
+                col.extend(values)
+            idx.extend([last_tail] * k)
+        elif type(b) is not Batch:  # a legacy message, by attribute
             row = (b.position, b.base_offset, b.last_offset, -1, None, b.max_timestamp,
                    b.size, b.records_count, b.magic, b.compression, b.crc_valid,
                    b.is_control, False, -1)
