@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import mutators as mu
 from .oracle import batches, segment_files, tree_changes, tree_fingerprint, valid_prefix
-from .runner import Outcome, run_inprocess, run_subprocess
+from .runner import Outcome, pure_core, run_inprocess, run_subprocess
 from .seeds import Seed, all_seeds, copy_tree, make_writable, metadata_partition
 
 #: Commands every case may run; placeholders: {data} the case's root, {meta} its metadata
@@ -61,6 +61,9 @@ COMMANDS: dict[str, list[str]] = {
 SAVE_PER_SIGNATURE = 20
 #: Read commands that must not call a log clean when CRC-covered bytes of it were flipped.
 STRICT_READERS = ("verify", "dump", "dump-json", "dump-records", "verify-json")
+#: Commands whose in-process runs are repeated on the pure-Python core (formats.compiled):
+#: the twin must print the same bytes and exit the same way.
+TWIN_CHECKED = ("verify", "dump", "dump-json", "dump-records", "verify-json", "diff")
 
 
 @dataclass
@@ -260,6 +263,14 @@ class Campaign:
                 outcome.kind = "batch-lost"
                 outcome.detail = f"{len(lost)} of {len(prefix)} valid prefix batches " \
                                  f"missing from the output, first at offset {lost[0]}"
+        if not outcome.failed and not subprocess and command in TWIN_CHECKED:
+            # the same run on the pure-Python reference must print the same bytes
+            with pure_core():
+                twin = run_inprocess(argv, self.timeout, size)
+            if (twin.exit_code, twin.stdout) != (outcome.exit_code, outcome.stdout):
+                outcome.kind = "twin-mismatch"
+                outcome.detail = f"exit {outcome.exit_code} vs {twin.exit_code} on the " \
+                    f"pure-Python core; output {len(outcome.stdout)} vs {len(twin.stdout)} bytes"
         if not outcome.failed and case.crc_damage and command in STRICT_READERS and \
                 outcome.exit_code == 0:
             outcome.kind, outcome.detail = "missed-damage", \

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ class Outcome:
     detail: str = ""
     stderr: str = ""
     peak_rss: int = 0
+    stdout: bytes = b""  # in-process runs only: what the twin check compares
 
     @property
     def failed(self) -> bool:
@@ -143,7 +145,22 @@ def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
     else:
         kind, detail = classify(code, stderr, seconds, peak, 2 * input_bytes + MEMORY_SLACK,
                                 timed_out)
-    return Outcome(kind, code, seconds, detail, stderr[-4000:], peak)
+    return Outcome(kind, code, seconds, detail, stderr[-4000:], peak, out.getvalue())
+
+
+@contextlib.contextmanager
+def pure_core() -> Iterator[None]:
+    """kmeta's pure-Python reference in place of its compiled scan core (and of runs:
+    every batch read alone), for as long as the block runs."""
+    from kmeta.formats import batch, runs
+
+    saved = runs.run_length, runs.fill, batch._compiled_records
+    runs.run_length, runs.fill, batch._compiled_records = runs.run_length_py, runs.fill_py, \
+        None
+    try:
+        yield
+    finally:
+        runs.run_length, runs.fill, batch._compiled_records = saved
 
 
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,

@@ -138,6 +138,27 @@ def test_a_clean_verdict_on_a_flipped_log_is_missed_damage(
     assert failure is not None and failure.outcome.kind == "missed-damage"
 
 
+def test_a_compiled_core_that_prints_other_bytes_is_a_twin_mismatch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kmeta.formats import runs
+
+    camp = Campaign(1, tmp_path / "work", None, seeds=[HEALTHY], minimise=False)
+    root = tmp_path / "case"
+    copy_tree(HEALTHY.path, root)
+    case = cp.Case(0, HEALTHY, "x", [], ["dump-json"])
+    assert camp.run_command(case, root, "dump-json", 0) is None
+    fill = runs.fill
+
+    def wrong(raw: bytes, count: int, *rest: object) -> str:
+        # a run's text, but not the one-batch text the template is checked against
+        text = fill(raw, count, *rest)
+        return text.replace('"crc_valid":true', '"crc_valid":false') if count > 1 else text
+
+    monkeypatch.setattr(runs, "fill", wrong)
+    failure = camp.run_command(case, root, "dump-json", 0)
+    assert failure is not None and failure.outcome.kind == "twin-mismatch"
+
+
 # -- classes the campaign found, fixed: each repro must stay a documented outcome ----------
 
 def _diff_legacy(tmp_path: Path) -> Outcome:
