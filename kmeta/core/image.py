@@ -606,7 +606,7 @@ class MetadataImage:
 
 def _default_to_migrating(dirs: list[str], n: int) -> list[str]:
     """Kafka's rule: no directories (or only MIGRATING ones) means MIGRATING per replica."""
-    if all(x == MIGRATING_DIR for x in dirs):
+    if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):
         return [MIGRATING_DIR] * n
     return dirs
 

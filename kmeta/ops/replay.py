@@ -31,6 +31,10 @@ from kmeta.storage.segments import batch_records, read_batches, read_records
 SnapshotFindings = dict[str, list[Finding]]
 
 
+_NEEDS: dict[tuple[str, int | None], int | None] = {}
+_UNKNOWN = object()
+
+
 class Replay:
     """The cluster image as metadata records are applied in offset order.
 
@@ -56,16 +60,25 @@ class Replay:
         start, or one that did not decode (its finding is the reader's), is passed over."""
         if offset < self.start_offset or payload.finding:
             return []
+        type_name, version = payload.type, payload.version
         out = []
-        need = required_level(payload.type, payload.version) if self.log else None
-        level = self.image.metadata_version
-        if need is not None and level is not None and level < need:
-            out.append(Finding("V120", f"{payload.type} v{payload.version} needs "
-                               f"metadata.version {LEVEL_NAMES.get(need, need)} (level {need}) "
-                               f"but the log is at level {level}", path, position, offset))
-        problems = self.image.apply(payload.type, payload.version, payload.data, offset)
-        out += [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
-                        else offset) for p in problems]
+        if self.log:
+            # once per record of a log: the level each (type, version) needs, memoised
+            key = (type_name, version)
+            need = _NEEDS.get(key, _UNKNOWN)
+            if need is _UNKNOWN:
+                need = _NEEDS[key] = required_level(type_name, version)
+            if need is not None:
+                level = self.image.metadata_version
+                if level is not None and level < need:
+                    out.append(Finding(
+                        "V120", f"{type_name} v{version} needs metadata.version "
+                        f"{LEVEL_NAMES.get(need, need)} (level {need}) but the log is at "
+                        f"level {level}", path, position, offset))
+        problems = self.image.apply(type_name, version, payload.data, offset)
+        if problems:
+            out += [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
+                            else offset) for p in problems]
         return out
 
     def reach(self, offset: int) -> Iterator[Finding]:
