@@ -68,7 +68,7 @@ def _root(
     traceback: Annotated[bool, typer.Option("--traceback", help="Show Python tracebacks "
                                             "instead of one-line errors.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+                                          help="Print the version, and which scan core runs (compiled or pure Python), and exit.")] = False,
 ) -> None:
     # Declared for --help and kmeta(1): main() takes --traceback out of the arguments
     # before click sees them (it may also follow the command's name).

@@ -196,6 +196,11 @@ ENVIRONMENT = [
     ("COLUMNS", "The width tables for people are fitted to. Without it, the terminal's "
                 "width; through a pipe nothing is wrapped, so that each finding stays on "
                 "one line."),
+    ("KMETA_PURE_PYTHON", "When set to a non-empty value, kmeta reads with its "
+                          "pure-Python scan core even where the compiled one was built "
+                          "(pip builds it when a C compiler is there). Both give the same "
+                          "output; the compiled one is several times faster on a long log. "
+                          "kmeta --version says which one runs."),
     ("KMETA_REAL_DATA", "For kmeta's own test suite: the directory of real Kafka broker "
                         "files (ldi-poc, data-store, quorum3-boaz) the tests read. .ci/run "
                         "sets it; tests that need it are skipped when the directory is "
