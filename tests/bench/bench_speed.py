@@ -54,12 +54,12 @@ class Kmeta:
             self.env["PYTHONPATH"] = str(tree)
             self.cwd = tempfile.gettempdir()
 
-    def time(self, args: list[str]) -> float:
+    def time(self, args: list[str], ok: tuple[int, ...] = (0, 1)) -> float:
         t = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "kmeta", *args], cwd=self.cwd,
                               env=self.env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-        if done.returncode not in (0, 1):
+        if done.returncode not in ok:
             raise SystemExit(f"kmeta {' '.join(args)} ({self.label}) exited "
                              f"{done.returncode}")
         return time.perf_counter() - t
@@ -125,8 +125,8 @@ def diff_row(size: str, kmetas: list[Kmeta], repeat: int) -> None:
         print(f"diff of two identical {mb:,.0f} MB replicas, {k.label}: "
               f"{times[k.label]:.2f} s ({2 * mb / times[k.label]:,.0f} MB/s read)")
     if len(kmetas) == 2:
-        print(f"  diff after vs before: {times[kmetas[1].label] / times[kmetas[0].label]:.2f}x"
-              " (target >= 2x)")
+        print(f"  diff after vs before: {times[kmetas[0].label] / times[kmetas[1].label]:.2f}x"
+              " as fast (target >= 2x)")
 
 
 def rss_rows(size: str, kmetas: list[Kmeta]) -> None:
@@ -140,7 +140,8 @@ def rss_rows(size: str, kmetas: list[Kmeta]) -> None:
 def startup_rows(kmetas: list[Kmeta]) -> None:
     with tempfile.TemporaryDirectory() as empty:
         for k in kmetas:
-            t = min(k.time(["verify", empty]) for _ in range(10))
+            # exit 3: nothing to check there, which is the answer
+            t = min(k.time(["verify", empty], ok=(3,)) for _ in range(10))
             print(f"start-up, kmeta verify of an empty dir ({k.label}): {t:.3f} s "
                   "(target <= 0.12 s)")
 
