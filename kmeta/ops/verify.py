@@ -91,19 +91,26 @@ class LogStats:
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
     """Why KRaft's record reader would reject this record, or None."""
-    if r.timestamp != batch.base_timestamp and batch.delete_horizon_ms is None:
-        return f"timestamp delta {r.timestamp - batch.base_timestamp} is not 0"
-    if r.headers:
-        return f"{len(r.headers)} header(s); KRaft records have none"
-    if batch.is_control:
-        if not r.key:
+    return _rule_problem(r, batch.base_timestamp if batch.delete_horizon_ms is None else None,
+                         batch.is_control)
+
+
+def _rule_problem(r: Record, base_timestamp: int | None, control: bool) -> str | None:
+    """:func:`record_rule_problem` with what it needs of the batch: its base timestamp
+    (None when it holds a delete horizon) and whether it is a control batch."""
+    if base_timestamp is not None and r[1] != base_timestamp:
+        return f"timestamp delta {r[1] - base_timestamp} is not 0"
+    if r[4]:
+        return f"{len(r[4])} header(s); KRaft records have none"
+    if control:
+        if not r[2]:
             return "control record without a key"
-        if not r.value:
+        if not r[3]:
             return "control record without a value"
     else:
-        if r.key is not None:
+        if r[2] is not None:
             return "metadata record with a key"
-        if not r.value:
+        if not r[3]:
             return "metadata record without a value"
     return None
 
@@ -318,21 +325,27 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
     yield from findings
     stats.records += len(records)
     yield from _check_records(batch, records, path)
+    # What the loop needs of the batch, read once: it runs for every record of a
+    # multi-record batch (the partition changes of a busy cluster).
+    checked = batch.magic == 2  # a legacy message is V010 already
+    base_ts = batch.base_timestamp if checked and batch.delete_horizon_ms is None else None
+    control, position = batch.is_control, batch.position
+    # A batch with a bad CRC is not trusted: Kafka would not replay it either.
+    apply = replay.apply if replay is not None and batch.crc_valid else None
     for r in records:
-        # A legacy message is V010 already; the inline path in verify_log caches the
-        # check for the repeated lone records that make up most of a log.
-        problem = record_rule_problem(batch, r) if batch.magic == 2 else None
-        if batch.is_control:
-            p = decode_control(r.key, r.value)
+        problem = _rule_problem(r, base_ts, control) if checked else None
+        if control:
+            p = decode_control(r[2], r[3])
             if p.type == "LEADER_CHANGE":
                 stats.leader_changes.add(epoch)
         else:
-            p = decode_metadata(r.value)
-            # A batch with a bad CRC is not trusted: Kafka would not replay it either.
-            if replay is not None and p.type != "NO_OP_RECORD" and batch.crc_valid:
-                yield from replay.apply(p, r.offset, path, batch.position)
+            p = decode_metadata(r[3])
+            if apply is not None and p.type != "NO_OP_RECORD":
+                found = apply(p, r[0], path, position)
+                if found:
+                    yield from found
         if problem or p.finding:
-            yield from _record_findings(batch.position, r.offset, problem, p, path)
+            yield from _record_findings(position, r[0], problem, p, path)
 
 
 def _small(part: PartitionDir, kind: str) -> tuple[LogFile | None, Any, list[Finding]]:
