@@ -149,14 +149,15 @@ def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
 
 
 @contextlib.contextmanager
-def pure_core() -> Iterator[None]:
-    """kmeta's pure-Python reference in place of its compiled scan core (and of runs:
-    every batch read alone), for as long as the block runs."""
+def pure_core(runs_too: bool = True) -> Iterator[None]:
+    """kmeta's pure-Python reference in place of its compiled scan core, for as long as
+    the block runs; without ``runs_too``, no runs at all (every batch read alone, the
+    path kmeta took before runs)."""
     from kmeta.formats import batch, runs
 
     saved = runs.run_length, runs.fill, batch._compiled_records
-    runs.run_length, runs.fill, batch._compiled_records = runs.run_length_py, runs.fill_py, \
-        None
+    runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
+    runs.fill, batch._compiled_records = runs.fill_py, None
     try:
         yield
     finally:
