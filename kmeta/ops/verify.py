@@ -169,10 +169,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     # The next offset at which the replay has a snapshot to compare (never, without one).
     check_at = _next_check(replay)
     inline = 0  # batches (each of one record) taken by the inline path
-    # The batch slots and flags the inline path reads, as locals: it runs once per batch.
-    lone_at, base_at, epoch_at, attributes_at = LONE, BASE_OFFSET, LEADER_EPOCH, ATTRIBUTES
-    delta_at, base_ts_at, max_ts_at = LAST_OFFSET_DELTA, BASE_TIMESTAMP, MAX_TIMESTAMP
-    position_at, not_plain = POSITION, NOT_PLAIN_FLAGS
+    # The batch slots the inline path reads, as locals: it runs once per batch.
+    lone_at, base_at, position_at = LONE, BASE_OFFSET, POSITION
     layout = Layout(stats.layout)
     for seg in segments:
         path = str(seg.path)
@@ -202,15 +200,10 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 # at once unless one of them has something to say or to replay.
                 ref = item[0]
                 lone = ref[lone_at]
-                if ref[epoch_at] == inline_epoch and not ref[attributes_at] & not_plain \
-                        and ref[delta_at] == 0 and lone[0] == 0 \
-                        and ref[max_ts_at] == ref[base_ts_at] + lone[1]:
+                if _inline(ref, lone, inline_epoch):
                     if lone is not last_lone:
                         last_lone = lone
-                        problem = record_rule_problem(ref, ref.records()[0])
-                        payload = decode_metadata(lone[3])
-                        apply = replay is not None and payload.type != "NO_OP_RECORD"
-                        flagged = bool(problem or payload.finding)
+                        problem, payload, apply, flagged = _judge_lone(ref, lone, replay)
                     if not flagged and not apply:
                         first_base, count = expected, item[1]
                         last_base = first_base + count - 1
@@ -231,22 +224,13 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                     yield misnamed
             lone = batch[lone_at] if type(batch) is Batch else None
             if lone is not None and (base := batch[base_at]) == expected \
-                    and batch[epoch_at] == inline_epoch \
-                    and not batch[attributes_at] & not_plain \
-                    and batch[delta_at] == 0 and lone[0] == 0 \
-                    and batch[max_ts_at] == batch[base_ts_at] + lone[1]:
-                # The common case, checked inline: a memoised lone data record (no
-                # control, LogAppendTime or delete-horizon flag) in the current
-                # epoch, right after the previous batch, deltas 0, CreateTime max
-                # timestamp equal to its record's.
+                    and _inline(batch, lone, inline_epoch):
+                # The common case, checked inline, right after the previous batch.
                 inline += 1
                 expected = base + 1
                 if lone is not last_lone:
                     last_lone = lone
-                    problem = record_rule_problem(batch, batch.records()[0])
-                    payload = decode_metadata(lone[3])
-                    apply = replay is not None and payload.type != "NO_OP_RECORD"
-                    flagged = bool(problem or payload.finding)
+                    problem, payload, apply, flagged = _judge_lone(batch, lone, replay)
                 if flagged:
                     yield from _record_findings(batch[position_at], base + lone[0],
                                                 problem, payload, path)
@@ -290,6 +274,26 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         stats.last_offset = max(stats.last_offset or -1, span_end)
     if replay is not None and stats.last_offset is not None:
         yield from replay.reach(stats.last_offset + 1)
+
+
+def _inline(batch: Batch, lone: tuple, epoch: int | None) -> bool:
+    """Whether a batch holding one memoised record (``lone``) takes verify's inline
+    path: a data record (no control, LogAppendTime or delete-horizon flag) in the epoch
+    being read, offset and timestamp deltas 0, and a CreateTime maxTimestamp that is its
+    record's.  Batches that repeat such a batch (a Run) take it too, all at once."""
+    return batch[LEADER_EPOCH] == epoch and not batch[ATTRIBUTES] & NOT_PLAIN_FLAGS \
+        and batch[LAST_OFFSET_DELTA] == 0 and lone[0] == 0 \
+        and batch[MAX_TIMESTAMP] == batch[BASE_TIMESTAMP] + lone[1]
+
+
+def _judge_lone(batch: Batch, lone: tuple, replay: Replay | None
+                ) -> tuple[str | None, Any, bool, bool]:
+    """The KRaft rule problem, payload, whether to replay it and whether it raises a
+    finding, of the record a memo entry stands for (judged once per entry in a row)."""
+    problem = record_rule_problem(batch, batch.records()[0])
+    payload = decode_metadata(lone[3])
+    apply = replay is not None and payload.type != "NO_OP_RECORD"
+    return problem, payload, apply, bool(problem or payload.finding)
 
 
 def _next_check(replay: Replay | None) -> float:
