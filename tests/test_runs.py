@@ -223,6 +223,7 @@ def disturbed_log(tmp_path: Path) -> Path:
                  for i in range(10)), 10)  # V001 on each: runs of flagged records
     add(_leader_change(off, 2), 1)
     add(_noops(40, off, epoch=2), 40)
+    add(_noops(60, off - 30, epoch=2), 30)  # offsets go back 30: a run inside the overlap
     off += 5  # a gap of five offsets
     add(_noops(40, off, epoch=2), 40)
     add(build_batch(off, [(None, FEATURE)], leader_epoch=2), 1)

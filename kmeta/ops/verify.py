@@ -200,17 +200,17 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 # at once unless one of them has something to say or to replay.
                 ref = item[0]
                 lone = ref[lone_at]
-                if _inline(ref, lone, inline_epoch):
+                first_base = ref[base_at] + 1  # _inline: lastOffsetDelta 0
+                if first_base == expected and _inline(ref, lone, inline_epoch):
                     if lone is not last_lone:
                         last_lone = lone
                         problem, payload, apply, flagged = _judge_lone(ref, lone, replay)
                     if not flagged and not apply:
-                        first_base, count = expected, item[1]
-                        last_base = first_base + count - 1
+                        last_base = first_base + item[1] - 1
                         while check_at <= last_base:
                             yield from replay.reach(max(check_at, first_base))
                             check_at = _next_check(replay)
-                        inline += count
+                        inline += item[1]
                         expected = last_base + 1
                         continue
                 items.expand(item)
