@@ -17,10 +17,10 @@ reader that has judged the reference has judged them all: verify counts them, du
 one text template per batch.  :func:`run_length` finds how long a run is,
 :func:`fill` fills a template over a run's bytes.
 
-The functions here in Python are the reference.  ``kmeta/formats/_runs.c`` is their
-compiled twin (see ``formats.compiled``): :data:`run_length` and :data:`fill` are the
-twin's where it is built, and :data:`IMPLEMENTATION` says which run (``kmeta
---version`` prints it).  The tests run both.
+The functions here in Python (``run_length_py``, ``fill_py``) are the reference.
+``kmeta/formats/_runs.c`` is their compiled twin (see ``formats.compiled``, whose
+``IMPLEMENTATION`` ``kmeta --version`` prints): :data:`run_length` and :data:`fill` are
+the twin's where it is built.  The tests and the fuzz campaign run both.
 """
 
 from __future__ import annotations
