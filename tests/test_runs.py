@@ -256,7 +256,8 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 
 
 COMMANDS = [("dump", "--json"), ("dump", "-r"), ("dump",), ("verify", "--json"),
-            ("verify",)]
+            ("verify",), ("brokers", "--json"), ("retention", "--json"), ("image", "--json"),
+            ("info", "--json")]
 
 
 def _outputs(path: Path) -> list[tuple[int, str, str]]:

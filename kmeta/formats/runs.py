@@ -196,6 +196,13 @@ class Run(tuple):
     def first_position(self) -> int:
         return self[0][POSITION] + self[2]
 
+    def last_batch(self) -> Batch:
+        """The run's last batch, as a scan without runs yields it."""
+        ref, count, size, raw = self
+        start = (count - 1) * size
+        return tuple.__new__(Batch, HEADER.unpack_from(raw, start) + (
+            True, ref[POSITION] + size + start, raw[start:start + size], ref[FILE], ref[LONE]))
+
     def batches(self) -> Iterator[Batch]:
         """The run's batches, as a scan without runs yields them (same memo entry)."""
         ref, count, size, raw = self

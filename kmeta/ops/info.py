@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kmeta.findings import Finding
-from kmeta.formats.batch import Batch
+from kmeta.formats.batch import LONE, Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.runs import Expandable, Run, run_timestamps
 from kmeta.ops.verify import missing_log_finding
 from kmeta.storage.discover import DataDir, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
@@ -143,10 +144,36 @@ def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:
     if size == 0:
         return s
     epochs: set[int] = set()
-    for batch in read_batches(f.path, findings):
+    stream = Expandable(read_batches(f.path, findings, memo=True, runs=True))
+    for batch in stream:
+        if type(batch) is Run:
+            if not _count_run(s, batch, f.is_metadata):
+                stream.expand(batch)
+            continue
         _count_batch(s, batch, f.is_metadata, epochs, findings)
     s.leader_epochs = sorted(epochs)
     return s
+
+
+def _count_run(s: FileSummary, run: Run, metadata: bool) -> bool:
+    """Count the batches of a run as ``_count_batch`` would one by one; False when they
+    must be counted so (a control record, or a record that does not decode: its finding
+    names each offset).  The run's epoch is its first batch's, counted already."""
+    ref, n = run[0], run[1]
+    if ref.is_control:
+        return False
+    payload = decode_metadata(ref[LONE][3]) if metadata else None
+    if payload is not None and payload.finding:
+        return False
+    s.batches += n
+    s.last_offset = run.last_offset
+    s.last_timestamp = run_timestamps(run)[1][-1]
+    if payload is None:
+        s.records += n * ref.records_count
+    else:
+        s.records += n
+        s.record_types[payload.type] += n
+    return True
 
 
 def _count_batch(s: FileSummary, b: Batch | LegacyBatch, metadata: bool, epochs: set[int],

@@ -23,6 +23,7 @@ from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.findings import Finding
 from kmeta.formats.batch import BASE_OFFSET, CRC_VALID, LEADER_EPOCH, LONE, MAX_TIMESTAMP, Batch
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.runs import Expandable, Run
 from kmeta.storage.discover import LogFile, PartitionDir, segments_from
 from kmeta.storage.segments import batch_records, read_batches, read_records
 
@@ -226,7 +227,19 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
         if (seg.kind.base_offset or 0) >= stop:
             break
         path = str(seg.path)
-        for batch in read_batches(seg.path, findings, memo=True):
+        stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True))
+        for batch in stream:
+            if type(batch) is Run:
+                # NoOps that repeat the one just read, all inside [start, stop) and in
+                # the epoch a watch has heard of: counted at once.
+                if batch[0][LONE] is noop and batch.first_base >= start and \
+                        batch.last_offset < stop and \
+                        (watch is None or batch[0][LEADER_EPOCH] == noop_epoch):
+                    records += batch[1]
+                    last = batch.last_batch()
+                else:
+                    stream.expand(batch)
+                continue
             lone = batch[LONE] if type(batch) is Batch else None
             if lone is not None and lone is noop:
                 if batch[BASE_OFFSET] >= stop:

@@ -42,6 +42,7 @@ from kmeta.formats.batch import (
     Batch,
 )
 from kmeta.formats.payload import decode_control
+from kmeta.formats.runs import Expandable, Run, run_timestamps
 from kmeta.formats.textfiles import parse_properties
 from kmeta.ops.brokers import parse_duration
 from kmeta.ops.image import metadata_source
@@ -339,7 +340,25 @@ def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence
             size = seg.path.stat().st_size
         last = max_ts = None
         run_epoch, run_last = None, -2
-        for b in read_batches(seg.path, findings, memo=True):
+        stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True))
+        for b in stream:
+            if type(b) is Run:
+                # Batches that repeat the one just read, all before the next snapshot
+                # end: one stretch of the run, their bytes and records counted at once.
+                ref, n, length, _ = b
+                if ref[epoch_at] == run_epoch and b.first_base == run_last + 1 and \
+                        (end is None or b.last_offset - ref[delta_at] < end):
+                    run_last = last = b.last_offset
+                    layout.reach(last)
+                    newest = max(run_timestamps(b)[1])
+                    if max_ts is None or newest > max_ts:
+                        max_ts = newest
+                    if end is not None:
+                        nbytes += n * length
+                        nrecords += n * ref[count_at]
+                else:
+                    stream.expand(b)
+                continue
             if type(b) is Batch:
                 base, epoch, ts = b[base_at], b[epoch_at], b[ts_at]
                 last = base + b[delta_at]
