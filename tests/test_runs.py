@@ -257,7 +257,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 
 COMMANDS = [("dump", "--json"), ("dump", "-r"), ("dump",), ("verify", "--json"),
             ("verify",), ("brokers", "--json"), ("retention", "--json"), ("image", "--json"),
-            ("info", "--json")]
+            ("info", "--json"), ("history", "--broker", "1", "--json")]
 
 
 def _outputs(path: Path) -> list[tuple[int, str, str]]:

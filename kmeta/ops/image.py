@@ -23,14 +23,16 @@ from typing import Any
 from kmeta.core.image import MetadataImage
 from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
+from kmeta.formats.batch import LONE
 from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
 from kmeta.ops.replay import Replay, replay_log, snapshot_image
 from kmeta.ops.verify import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import mapped, read_records, scan_batches, unreadable
+from kmeta.storage.segments import batch_records, mapped, read_batches, scan_batches, unreadable
 
 __all__ = ["HistoryResult", "HistoryRow", "ImageResult", "browse", "build_image", "children",
            "history", "metadata_source", "public_json"]
@@ -151,7 +153,7 @@ def _log_end(part: PartitionDir) -> int | None:
         # Every segment opened before (``unreadable``): an error now is a file changed
         # under the reader, and an earlier segment's end would be a wrong log end.
         with mapped(seg.path) as buf:
-            for item in scan_batches(buf, str(seg.path)):
+            for item in scan_batches(buf, str(seg.path), memo=True, runs=True):
                 if type(item) is not Finding:
                     last = item.last_offset
         if last is not None:
@@ -325,16 +327,27 @@ def _records(files: list[LogFile], findings: list[Finding]
     ``findings`` (a history with a hole must say so)."""
     for f in files:
         path = str(f.path)
-        for batch, r, payload in read_records(f.path, decode_metadata, decode_control,
-                                              findings):
-            if payload.finding:
-                findings.append(Finding(payload.finding[0], f"record at offset "
-                                        f"{r.offset}: {payload.finding[1]}", path,
-                                        batch.position, r.offset))
+        stream = Expandable(read_batches(f.path, findings, memo=True, runs=True))
+        for batch in stream:
+            if type(batch) is Run:
+                # NoOp heartbeats repeated: nothing a history shows
+                ref = batch[0]
+                if ref.is_control or decode_metadata(ref[LONE][3]).type != "NO_OP_RECORD":
+                    stream.expand(batch)
                 continue
-            if batch.is_control or payload.type == "NO_OP_RECORD":
-                continue
-            yield batch, r, payload, path
+            records, problems = batch_records(batch)
+            findings += problems
+            control = batch.is_control
+            for r in records:
+                payload = decode_control(r[2], r[3]) if control else decode_metadata(r[3])
+                if payload.finding:
+                    findings.append(Finding(payload.finding[0], f"record at offset "
+                                            f"{r.offset}: {payload.finding[1]}", path,
+                                            batch.position, r.offset))
+                    continue
+                if control or payload.type == "NO_OP_RECORD":
+                    continue
+                yield batch, r, payload, path
 
 
 _BROKER_KEYS = {
