@@ -257,7 +257,8 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 
 COMMANDS = [("dump", "--json"), ("dump", "-r"), ("dump",), ("verify", "--json"),
             ("verify",), ("brokers", "--json"), ("retention", "--json"), ("image", "--json"),
-            ("info", "--json"), ("history", "--broker", "1", "--json")]
+            ("info", "--json"), ("history", "--broker", "1", "--json"),
+            ("repair", "--dry-run", "--json"), ("truncate", "--json", "--to", "5000")]
 
 
 def _outputs(path: Path) -> list[tuple[int, str, str]]:

@@ -56,6 +56,7 @@ from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import segment_file_name
 from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.runs import Expandable, Run
 from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
 from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
 from kmeta.ops.replay import snapshot_image
@@ -188,6 +189,21 @@ class Removed:
         else:
             kind = "damaged"
         self.batches_by_type[kind] = self.batches_by_type.get(kind, 0) + 1
+
+    def add_run(self, run: Run) -> None:
+        """:meth:`add_batch` for each batch of a run of data batches (each holds the
+        one record of the run's ref, and a valid CRC)."""
+        n = run[1]
+        self.batches += n
+        self.batches_by_type["data"] = self.batches_by_type.get("data", 0) + n
+        first = run.first_base
+        self.first_offset = first if self.first_offset is None else min(self.first_offset,
+                                                                         first)
+        self.last_offset = run.last_offset if self.last_offset is None \
+            else max(self.last_offset, run.last_offset)
+        kind = decode_metadata(run[0].lone[3]).type
+        self.records += n
+        self.records_by_type[kind] = self.records_by_type.get(kind, 0) + n
 
 
 @dataclass(frozen=True)
@@ -335,6 +351,31 @@ class _LogReader:
                               batch.magic, valid == 0)
         return state, (broken[0].code, broken[0].message) if broken else None
 
+    def _take_run(self, run: Run, valid: int) -> int | None:
+        """Take the batches of a run at once, as ``read`` would one by one; the bytes kept
+        after them, or None when they must be read one by one.  Once the log is cut they
+        are all removed (data batches only: a control record is tallied by type); before,
+        each must be kept with no rule broken: the run right after the bytes kept, at the
+        offset and in the epoch the rules expect, and below the offset to truncate to.
+        (The run's first batch, its ref, was judged so: the batches after it differ only
+        in offset, timestamps and CRC.)"""
+        ref = run[0]
+        epoch = ref.leader_epoch
+        last = run.last_offset
+        if self.cut is not None:
+            if ref.is_control:
+                return None
+            self.removed.add_run(run)
+        elif valid != run.first_position or self.state != LogState(run.first_base, epoch) \
+                or (self.truncate_to is not None and last >= self.truncate_to):
+            return None
+        self.input_end = last + 1 if self.input_end is None else max(self.input_end, last + 1)
+        if self.cut is not None:
+            return valid
+        self.layout.batch(run.first_base, last, epoch)
+        self.state = LogState(last + 1, epoch)
+        return run.first_position + run[1] * run[2]
+
     def read(self, seg: LogFile) -> tuple[int, int, list[list[int]], bool]:
         """Read one segment: its size, the bytes kept, the runs of batches kept, and
         whether the segment goes altogether."""
@@ -345,7 +386,15 @@ class _LogReader:
         cut_before = self.cut is not None
         with mapped(seg.path) as buf:
             size = len(buf)
-            for item in scan_batches(buf, path):
+            stream = Expandable(scan_batches(buf, path, memo=True, runs=True))
+            for item in stream:
+                if type(item) is Run:
+                    kept = self._take_run(item, valid)
+                    if kept is None:
+                        stream.expand(item)
+                    else:
+                        valid = kept
+                    continue
                 if type(item) is Finding:
                     if item.code == "S001" and item.offset is not None:
                         self.removed.add_torn()
