@@ -33,6 +33,7 @@ from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import FileKind, classify, snapshot_file_name, snapshot_stem
 from kmeta.formats.payload import decode_control, encode_metadata
+from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.image import build_image, metadata_source
 from kmeta.ops.replay import snapshot_image
 from kmeta.storage.discover import LogFile, PartitionDir, discover
@@ -304,7 +305,15 @@ def _log_facts(part: PartitionDir, start: int, target: int) -> _LogFacts:
         if (seg.kind.base_offset or 0) >= target:
             break
         # What cannot be read is passed over: the replay reported it already.
-        for b in read_batches(seg.path, []):
+        stream = Expandable(read_batches(seg.path, [], memo=True, runs=True))
+        for b in stream:
+            if type(b) is Run:
+                # Repeated data batches say nothing here, unless one holds target - 1.
+                if b.first_base >= target:
+                    break
+                if b[0].is_control or b.last_offset >= target - 1:
+                    stream.expand(b)
+                continue
             if b.magic < 2 or not b.crc_valid:
                 continue
             if b.base_offset >= target:
