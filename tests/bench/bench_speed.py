@@ -12,7 +12,9 @@ with this tree's kmeta ("after") and with kmeta at ``--before`` ("before", check
 into a git worktree and run from it).  Runs are interleaved and the best of ``--repeat``
 kept: machines are noisy, compare the ratios.
 
-Then: ``kmeta diff`` of two identical replicas (a copy of the generated log of
+Then the other commands that read a whole log (brokers, retention, image, info,
+history, repair --dry-run, truncate), before and after, on the generated log; ``kmeta
+diff`` of two identical replicas (a copy of the generated log of
 ``--diff-size``), before and after; the peak RSS of ``dump --json`` and ``verify`` on
 the log of ``--rss-size``; and start-up, ``kmeta verify`` of an empty directory (best of
 10).  Targets (issue 14): verify >= 15x the peer, dump --json >= 3.5x, dump -r >= 3x,
@@ -113,6 +115,27 @@ def table(inputs: dict[str, Path], kmetas: list[Kmeta], repeat: int) -> None:
                       f">= {TARGETS[command]}x |")
 
 
+#: the other commands that read a whole log, on the generated one (metadata partition)
+OTHERS = {"brokers --json": ["brokers", "--json"], "retention --json": ["retention", "--json"],
+          "image --json": ["image", "--json"], "info --json": ["info", "--json"],
+          "history --broker 1": ["history", "--json", "--broker", "1"],
+          "repair --dry-run": ["repair", "--dry-run", "--json"],
+          "truncate --to 3000000": ["truncate", "--json", "--to", "3000000"]}
+
+
+def others_table(log_dir: Path, kmetas: list[Kmeta], repeat: int) -> None:
+    print("| command (268 MB generated log) | " + " | ".join(k.label for k in kmetas) +
+          " | as fast |")
+    print("|---" * (len(kmetas) + 2) + "|")
+    for name, args in OTHERS.items():
+        times = {k.label: min(k.time([*args, str(log_dir)]) for _ in range(repeat))
+                 for k in kmetas}
+        row = " | ".join(f"{times[k.label]:.2f} s" for k in kmetas)
+        ratio = f"{times[kmetas[0].label] / times[kmetas[-1].label]:.1f}x" \
+            if len(kmetas) == 2 else "-"
+        print(f"| {name} | {row} | {ratio} |")
+
+
 def diff_row(size: str, kmetas: list[Kmeta], repeat: int) -> None:
     log_dir = big_log(size)
     twin = REPO / "fixtures" / "big" / f"{size}-twin" / "__cluster_metadata-0"
@@ -153,6 +176,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--diff-size", default="1GiB")
     ap.add_argument("--rss-size", default="1GiB")
+    ap.add_argument("--only", choices=["table", "others", "diff", "rss", "startup"],
+                    help="run one part only")
     args = ap.parse_args()
     kmetas = [Kmeta("after", None)]
     if not args.no_before:
@@ -160,12 +185,18 @@ def main() -> None:
     version = subprocess.run([sys.executable, "-m", "kmeta", "--version"], capture_output=True,
                              text=True, check=True).stdout.strip()
     print(f"after: {version}\n")
-    table({"generated": big_log("256MiB"), "real": real_log("128MiB")}, kmetas,
-          args.repeat)
-    print()
-    diff_row(args.diff_size, kmetas, max(1, args.repeat - 1))
-    rss_rows(args.rss_size, kmetas)
-    startup_rows(kmetas)
+    parts = {
+        "table": lambda: table({"generated": big_log("256MiB"), "real": real_log("128MiB")},
+                               kmetas, args.repeat),
+        "others": lambda: others_table(big_log("256MiB"), kmetas, max(1, args.repeat - 1)),
+        "diff": lambda: diff_row(args.diff_size, kmetas, max(1, args.repeat - 1)),
+        "rss": lambda: rss_rows(args.rss_size, kmetas),
+        "startup": lambda: startup_rows(kmetas),
+    }
+    for name, run in parts.items():
+        if args.only in (None, name):
+            run()
+            print()
 
 
 if __name__ == "__main__":
