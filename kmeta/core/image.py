@@ -370,34 +370,34 @@ class MetadataImage:
                 out.append(ImageProblem("V106", f"{where}: partition epoch "
                                                 f"{old['partitionEpoch']} -> "
                                                 f"{p['partitionEpoch']}", off))
-        self._check_partition(t, pid, p, None, out, off)
+        self._check_partition(where, p, None, out, off)
         t["partitions"][pid] = p
 
     def _partition_change(self, d: dict, out: list, off: int | None) -> None:
         t = self._live_topic(d["topicId"], "PartitionChangeRecord", out, off)
         pid = d.get("partitionId", -1)
+        where = f"{t['name']}-{pid}"
         old = t["partitions"].get(pid)
         if old is None:
-            out.append(ImageProblem("V102", f"PartitionChangeRecord for {t['name']}-{pid}, "
-                                            "which does not exist", off))
+            out.append(ImageProblem("V102", f"PartitionChangeRecord for {where}, which does "
+                                            "not exist", off))
             raise _Skip
         p = dict(old)
-        for key in _CHANGED_LISTS:
-            value = d.get(key)
-            if value is not None:
-                p[key] = list(value)
+        for key in ("replicas", "isr", "removingReplicas", "addingReplicas",
+                    "eligibleLeaderReplicas", "lastKnownElr"):
+            if d.get(key) is not None:
+                p[key] = list(d[key])
         dirs = d.get("directories")
         if dirs is not None:
             if dirs and d.get("replicas") is not None and len(dirs) != len(d["replicas"]):
-                out.append(ImageProblem("V115", f"{t['name']}-{pid}: {len(dirs)} directories"
-                                                f" for {len(d['replicas'])} replicas", off))
+                out.append(ImageProblem("V115", f"{where}: {len(dirs)} directories for "
+                                                f"{len(d['replicas'])} replicas", off))
                 raise _Skip
             p["directories"] = list(dirs)
         p["directories"] = _default_to_migrating(p["directories"], len(p["replicas"]))
         if len(p["directories"]) != len(p["replicas"]):
-            out.append(ImageProblem("V115", f"{t['name']}-{pid}: {len(p['directories'])} "
-                                            f"directories for {len(p['replicas'])} replicas",
-                                    off))
+            out.append(ImageProblem("V115", f"{where}: {len(p['directories'])} directories "
+                                            f"for {len(p['replicas'])} replicas", off))
             raise _Skip
         leader = d.get("leader", NO_LEADER_CHANGE)
         if leader != NO_LEADER_CHANGE:
@@ -406,26 +406,15 @@ class MetadataImage:
         lrs = d.get("leaderRecoveryState", -1)
         if lrs != -1:
             if lrs not in (0, 1):
-                out.append(ImageProblem("V116", f"{t['name']}-{pid}: leaderRecoveryState "
-                                                f"{lrs}", off))
+                out.append(ImageProblem("V116", f"{where}: leaderRecoveryState {lrs}", off))
                 raise _Skip
             p["leaderRecoveryState"] = lrs
         p["partitionEpoch"] = old["partitionEpoch"] + 1
-        self._check_partition(t, pid, p, d, out, off)
+        self._check_partition(where, p, d, out, off)
         t["partitions"][pid] = p
 
-    def _check_partition(self, t: dict, pid: int, p: dict, change: dict | None, out: list,
+    def _check_partition(self, where: str, p: dict, change: dict | None, out: list,
                          off: int | None) -> None:
-        """Leader in ISR, ISR within replicas, an elected leader registered; ``t`` and
-        ``pid`` name the partition in a problem (formatted only then: this runs for
-        every partition record of a log)."""
-        leader, isr, replicas = p["leader"], p["isr"], p["replicas"]
-        if leader >= 0 and leader not in isr or not set(isr) <= set(replicas) or \
-                leader >= 0 and leader not in self.brokers:
-            self._partition_problems(f"{t['name']}-{pid}", p, change, out, off)
-
-    def _partition_problems(self, where: str, p: dict, change: dict | None, out: list,
-                            off: int | None) -> None:
         leader, isr, replicas = p["leader"], p["isr"], p["replicas"]
         if leader >= 0 and leader not in isr:
             out.append(ImageProblem("V103", f"{where}: leader {leader} is not in ISR {isr}",
@@ -613,11 +602,6 @@ class MetadataImage:
     def __repr__(self) -> str:
         return (f"MetadataImage(brokers={len(self.brokers)}, topics={len(self.topics)}, "
                 f"metadata.version={self.metadata_version}, digest={self.digest()[:12]})")
-
-
-#: the list fields a PartitionChangeRecord replaces when it has them
-_CHANGED_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas",
-                  "eligibleLeaderReplicas", "lastKnownElr")
 
 
 def _default_to_migrating(dirs: list[str], n: int) -> list[str]:

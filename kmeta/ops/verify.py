@@ -562,25 +562,24 @@ def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterato
 
 
 def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
-    # Entries are (offset, position) tuples, indexed: this runs for every entry.
-    previous_offset = previous_position = None
+    previous = None
     try:
-        spans = batch_spans(seg.path, (e[1] for e in entries))
-        for i, ((offset, position), span) in enumerate(zip(entries, spans, strict=True)):
-            if previous_offset is not None and (offset <= previous_offset
-                                                or position <= previous_position):
-                yield Finding("V031", f"entry {i} ({offset} @ {position}) does not come "
-                              f"after ({previous_offset} @ {previous_position})",
-                              path, OFFSET_INDEX_ENTRY_SIZE * i, offset)
-            previous_offset, previous_position = offset, position
+        spans = batch_spans(seg.path, (e.position for e in entries))
+        for i, (e, span) in enumerate(zip(entries, spans, strict=True)):
+            where = OFFSET_INDEX_ENTRY_SIZE * i
+            if previous is not None and (e.offset <= previous.offset
+                                         or e.position <= previous.position):
+                yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
+                              f"come after ({previous.offset} @ {previous.position})",
+                              path, where, e.offset)
+            previous = e
             if span is None:
-                yield Finding("V032", f"entry {i} points at byte {position} of the "
-                              "segment, where no batch starts", path,
-                              OFFSET_INDEX_ENTRY_SIZE * i, offset)
-            elif not span[0] <= offset:
-                yield Finding("V032", f"entry {i} says offset {offset} but the batch "
-                              f"at byte {position} starts at {span[0]}", path,
-                              OFFSET_INDEX_ENTRY_SIZE * i, offset)
+                yield Finding("V032", f"entry {i} points at byte {e.position} of the "
+                              "segment, where no batch starts", path, where, e.offset)
+            elif not span[0] <= e.offset:
+                yield Finding("V032", f"entry {i} says offset {e.offset} but the batch "
+                              f"at byte {e.position} starts at {span[0]}", path,
+                              where, e.offset)
     except KmetaError as err:
         yield err.finding(str(seg.path))
 
@@ -589,17 +588,18 @@ def _time_index_in_order(entries: tuple, path: str, last: int | None = None
                          ) -> Iterator[Finding]:
     """Entries only grow, and name offsets the segment holds (``last``: its last
     offset as the verify pass read it, when known)."""
-    previous_ts = previous_offset = None
-    for i, (timestamp, offset) in enumerate(entries):
-        if last is not None and offset > last:
-            yield Finding("V032", f"time-index entry {i} names offset {offset}, past the "
+    previous = None
+    for i, e in enumerate(entries):
+        if last is not None and e.offset > last:
+            yield Finding("V032", f"time-index entry {i} names offset {e.offset}, past the "
                           f"segment's last offset {last}", path, TIME_INDEX_ENTRY_SIZE * i,
-                          offset)
-        if previous_ts is not None and (timestamp < previous_ts or offset < previous_offset):
-            yield Finding("V031", f"entry {i} ({timestamp}, offset {offset}) goes back "
-                          f"from ({previous_ts}, offset {previous_offset})", path,
-                          TIME_INDEX_ENTRY_SIZE * i, offset)
-        previous_ts, previous_offset = timestamp, offset
+                          e.offset)
+        if previous is not None and (e.timestamp < previous.timestamp
+                                     or e.offset < previous.offset):
+            yield Finding("V031", f"entry {i} ({e.timestamp}, offset {e.offset}) goes back "
+                          f"from ({previous.timestamp}, offset {previous.offset})", path,
+                          TIME_INDEX_ENTRY_SIZE * i, e.offset)
+        previous = e
 
 
 def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
