@@ -32,7 +32,13 @@ from kmeta.ops.replay import Replay, replay_log, snapshot_image
 from kmeta.ops.verify import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.segments import batch_records, mapped, read_batches, scan_batches, unreadable
+from kmeta.storage.segments import (
+    decoded_records,
+    mapped,
+    read_batches,
+    scan_batches,
+    unreadable,
+)
 
 __all__ = ["HistoryResult", "HistoryRow", "ImageResult", "browse", "build_image", "children",
            "history", "metadata_source", "public_json"]
@@ -335,17 +341,17 @@ def _records(files: list[LogFile], findings: list[Finding]
                 if ref.is_control or decode_metadata(ref[LONE][3]).type != "NO_OP_RECORD":
                     stream.expand(batch)
                 continue
-            records, problems = batch_records(batch)
-            findings += problems
-            control = batch.is_control
-            for r in records:
-                payload = decode_control(r[2], r[3]) if control else decode_metadata(r[3])
+            for item in decoded_records(batch, decode_metadata, decode_control):
+                if type(item) is Finding:
+                    findings.append(item)
+                    continue
+                _, r, payload = item
                 if payload.finding:
                     findings.append(Finding(payload.finding[0], f"record at offset "
                                             f"{r.offset}: {payload.finding[1]}", path,
                                             batch.position, r.offset))
                     continue
-                if control or payload.type == "NO_OP_RECORD":
+                if batch.is_control or payload.type == "NO_OP_RECORD":
                     continue
                 yield batch, r, payload, path
 

@@ -389,8 +389,10 @@ def segment_name_finding(named_base: int | None, first: Batch | LegacyBatch,
                    first.base_offset)
 
 
-def _decoded(batch: Batch | LegacyBatch, decode: Callable[[Any], Any],
-             decode_control: Callable[[Any, Any], Any]) -> Iterator[Any]:
+def decoded_records(batch: Batch | LegacyBatch, decode: Callable[[Any], Any],
+                    decode_control: Callable[[Any, Any], Any]) -> Iterator[Any]:
+    """A batch's ``(batch, record, payload)`` triples, after the Findings that kept some
+    of its records from being read: what :func:`scan_records` yields for one batch."""
     records, findings = batch_records(batch)
     yield from findings
     if batch.is_control:
@@ -589,7 +591,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                     if decode is None:
                         yield batch
                     else:
-                        yield from _decoded(batch, decode, decode_control)
+                        yield from decoded_records(batch, decode, decode_control)
                     next_offset = base + last_delta + 1
                     if epoch > last_epoch:
                         last_epoch = epoch
@@ -658,7 +660,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
         if decode is None:
             yield batch
         else:
-            yield from _decoded(batch, decode, decode_control)
+            yield from decoded_records(batch, decode, decode_control)
         next_offset = batch.last_offset + 1
         if batch.magic == 2 and batch.leader_epoch > last_epoch:
             last_epoch = batch.leader_epoch
