@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
@@ -31,7 +32,8 @@ from kmeta.formats.decoders import DECODERS, TOPIC_DECODERS
 if TYPE_CHECKING:
     from kmeta.findings import Finding
 
-app = typer.Typer(
+#: The app's settings: also those of the one-command app :func:`_click_app` builds.
+_APP = dict(
     name="kmeta",
     help="Inspect, verify and repair Apache Kafka KRaft metadata logs on disk.\n\n"
          "Exit codes: 0 clean, 1 findings of severity error, 2 usage error, "
@@ -42,6 +44,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app = typer.Typer(**_APP)  # type: ignore[arg-type]
 
 
 #: ``--decoder``'s choices: the names of kmeta's payload decoders, in their table's order.
@@ -960,10 +963,38 @@ def _streams(env: Environment) -> Iterator[None]:
 
 
 @functools.cache
-def _click_app() -> click.Command:
+def _click_app(only: str | None = None) -> click.Command:
     """The click command typer builds from ``app``, once: ``app()`` builds it anew on every
-    call, which costs more than a small command (in-process runs add up)."""
-    return typer.main.get_command(app)
+    call, which costs more than a small command (in-process runs add up).
+
+    ``only``: the command about to run, the one built.  Typer reads the signatures and
+    type hints of every command to build them all, a sixth of a short run's time; the
+    rest are needed only to list them (``--help``), suggest one for a typo, or complete.
+    """
+    if only is None:
+        return typer.main.get_command(app)
+    one = typer.Typer(**_APP)  # type: ignore[arg-type]
+    one.registered_callback = app.registered_callback
+    one.registered_commands = [c for c in app.registered_commands if _name(c) == only]
+    return typer.main.get_command(one)
+
+
+def _name(info: typer.models.CommandInfo) -> str:
+    return info.name or typer.main.get_command_name(info.callback.__name__)
+
+
+def _command_named(args: list[str], env: Environment) -> str | None:
+    """The command ``args`` run, when it is one of the app's; None for ``--help``,
+    ``--version``, a typo or a shell's completion request (those need them all)."""
+    if any(k.endswith("_COMPLETE") for k in (*os.environ, *env.environ)):
+        return None
+    for arg in args:
+        if not arg.startswith("-"):
+            known = {_name(c) for c in app.registered_commands}
+            return arg if arg in known else None
+        if arg in ("--", "-h", "--help", "--version"):
+            return None
+    return None
 
 
 def _take_traceback(args: list[str]) -> tuple[list[str], bool]:
@@ -992,7 +1023,7 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> None:
                               hint="redirect it to a file or to /dev/null instead")
         env = env.guarded()
         with _streams(env):
-            _click_app().main(args=args, prog_name="kmeta", obj=env)
+            _click_app(_command_named(args, env)).main(args=args, prog_name="kmeta", obj=env)
     except BrokenPipeError:
         env.quiet_stdout()
         sys.exit(0)

@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kmeta.errors import FormatError
+from kmeta.formats.compiled import CORE as compiled
 from kmeta.formats.control_schemas import (
     CONTROL_KEY,
     CONTROL_MESSAGES,
@@ -34,6 +36,7 @@ from kmeta.formats.remote_log_metadata import REMOTE_LOG_MESSAGES
 from kmeta.formats.schema import (
     Field,
     Message,
+    body_program,
     message_construct,
     message_reader,
     sensitive_paths,
@@ -160,7 +163,21 @@ def parse_both(m: Message, version: int, buf: bytes) -> tuple[dict, dict]:
     assert stream.tell() == len(buf), "construct parser left bytes unread"
     by_reader, end = message_reader(m, version)(buf, 0)
     assert end == len(buf), "fast reader did not consume exactly the record"
+    if compiled is not None:  # the compiled twin reads the same fields, of the same types
+        assert repr(compiled.decode_body(body_program(m, version), buf, 0)) == repr(by_reader)
     return by_construct, by_reader
+
+
+def compiled_or_reference(m: Message, version: int, buf: bytes) -> None:
+    """The compiled reader gives up (None) or reads what the generated reader reads."""
+    fast = compiled.decode_body(body_program(m, version), buf, 0)
+    try:
+        want, end = message_reader(m, version)(buf, 0)
+    except (FormatError, IndexError, struct.error):
+        want = end = None
+    if fast is not None:
+        assert end == len(buf)
+        assert repr(fast) == repr(want)
 
 
 # ---------------------------------------------------------------------------- (a) round trips
@@ -412,6 +429,27 @@ def test_unknown_tags_interleave_with_known_ones_in_tag_order() -> None:
     # At v1 tag 8 is Directories and tag 9 is still unknown.
     buf1 = message_construct(pc, 1).build({**value, "directories": [ZERO_UUID]})
     assert parse_both(pc, 1, buf1)[1]["_unknownTaggedFields"] == [{"tag": 9, "data": b"z"}]
+
+
+@pytest.mark.skipif(compiled is None, reason="the compiled core is not built")
+@pytest.mark.parametrize(("message", "version"), CASES)
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_compiled_reader_gives_up_where_the_reference_fails(message: Message, version: int,
+                                                            data) -> None:
+    """Damaged bodies (bytes changed, cut short or added): the compiled reader reads
+    exactly what the generated reader reads, or leaves the body to it."""
+    flexible = message.flexible(version)
+    value = data.draw(struct_strategy(message.fields, version, flexible), label="value")
+    buf = bytearray(message_construct(message, version).build(value))
+    for at, byte in data.draw(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)),
+                                       max_size=3), label="flips"):
+        if buf:
+            buf[at % len(buf)] = byte
+    cut = data.draw(st.integers(-3, 2), label="cut")
+    buf = buf[:len(buf) + cut] if cut < 0 else buf + bytes(cut)
+    compiled_or_reference(message, version, bytes(buf))
 
 
 # ---------------------------------------------------------------------------- (d) byte vectors

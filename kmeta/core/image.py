@@ -337,11 +337,10 @@ class MetadataImage:
     def _partition(self, d: dict, out: list, off: int | None) -> None:
         t = self._live_topic(d["topicId"], "PartitionRecord", out, off)
         pid = d.get("partitionId", -1)
-        where = f"{t['name']}-{pid}"
         replicas = _ints(d["replicas"])
         dirs = list(d.get("directories") or ())
         if dirs and len(dirs) != len(replicas):
-            out.append(ImageProblem("V115", f"{where}: {len(dirs)} directories for "
+            out.append(ImageProblem("V115", f"{_where(t, pid)}: {len(dirs)} directories for "
                                             f"{len(replicas)} replicas", off))
             raise _Skip
         p = {
@@ -358,29 +357,29 @@ class MetadataImage:
             "lastKnownElr": _ints(d.get("lastKnownElr")),
         }
         if p["leaderRecoveryState"] not in (0, 1):
-            out.append(ImageProblem("V116", f"{where}: leaderRecoveryState "
+            out.append(ImageProblem("V116", f"{_where(t, pid)}: leaderRecoveryState "
                                             f"{p['leaderRecoveryState']}", off))
             raise _Skip
         old = t["partitions"].get(pid)
         if old is not None:
             if p["leaderEpoch"] < old["leaderEpoch"]:
-                out.append(ImageProblem("V105", f"{where}: leader epoch {old['leaderEpoch']}"
-                                                f" -> {p['leaderEpoch']}", off))
+                out.append(ImageProblem("V105", f"{_where(t, pid)}: leader epoch "
+                                                f"{old['leaderEpoch']} -> {p['leaderEpoch']}",
+                                        off))
             if p["partitionEpoch"] < old["partitionEpoch"]:
-                out.append(ImageProblem("V106", f"{where}: partition epoch "
+                out.append(ImageProblem("V106", f"{_where(t, pid)}: partition epoch "
                                                 f"{old['partitionEpoch']} -> "
                                                 f"{p['partitionEpoch']}", off))
-        self._check_partition(where, p, None, out, off)
+        self._check_partition(t, pid, p, None, out, off)
         t["partitions"][pid] = p
 
     def _partition_change(self, d: dict, out: list, off: int | None) -> None:
         t = self._live_topic(d["topicId"], "PartitionChangeRecord", out, off)
         pid = d.get("partitionId", -1)
-        where = f"{t['name']}-{pid}"
         old = t["partitions"].get(pid)
         if old is None:
-            out.append(ImageProblem("V102", f"PartitionChangeRecord for {where}, which does "
-                                            "not exist", off))
+            out.append(ImageProblem("V102", f"PartitionChangeRecord for {_where(t, pid)}, "
+                                            "which does not exist", off))
             raise _Skip
         p = dict(old)
         for key in ("replicas", "isr", "removingReplicas", "addingReplicas",
@@ -390,14 +389,15 @@ class MetadataImage:
         dirs = d.get("directories")
         if dirs is not None:
             if dirs and d.get("replicas") is not None and len(dirs) != len(d["replicas"]):
-                out.append(ImageProblem("V115", f"{where}: {len(dirs)} directories for "
+                out.append(ImageProblem("V115", f"{_where(t, pid)}: {len(dirs)} directories for "
                                                 f"{len(d['replicas'])} replicas", off))
                 raise _Skip
             p["directories"] = list(dirs)
         p["directories"] = _default_to_migrating(p["directories"], len(p["replicas"]))
         if len(p["directories"]) != len(p["replicas"]):
-            out.append(ImageProblem("V115", f"{where}: {len(p['directories'])} directories "
-                                            f"for {len(p['replicas'])} replicas", off))
+            out.append(ImageProblem("V115", f"{_where(t, pid)}: {len(p['directories'])} "
+                                            f"directories for {len(p['replicas'])} replicas",
+                                    off))
             raise _Skip
         leader = d.get("leader", NO_LEADER_CHANGE)
         if leader != NO_LEADER_CHANGE:
@@ -406,29 +406,30 @@ class MetadataImage:
         lrs = d.get("leaderRecoveryState", -1)
         if lrs != -1:
             if lrs not in (0, 1):
-                out.append(ImageProblem("V116", f"{where}: leaderRecoveryState {lrs}", off))
+                out.append(ImageProblem("V116", f"{_where(t, pid)}: leaderRecoveryState "
+                                                f"{lrs}", off))
                 raise _Skip
             p["leaderRecoveryState"] = lrs
         p["partitionEpoch"] = old["partitionEpoch"] + 1
-        self._check_partition(where, p, d, out, off)
+        self._check_partition(t, pid, p, d, out, off)
         t["partitions"][pid] = p
 
-    def _check_partition(self, where: str, p: dict, change: dict | None, out: list,
+    def _check_partition(self, t: dict, pid: int, p: dict, change: dict | None, out: list,
                          off: int | None) -> None:
         leader, isr, replicas = p["leader"], p["isr"], p["replicas"]
         if leader >= 0 and leader not in isr:
-            out.append(ImageProblem("V103", f"{where}: leader {leader} is not in ISR {isr}",
-                                    off))
+            out.append(ImageProblem("V103", f"{_where(t, pid)}: leader {leader} is not in "
+                                            f"ISR {isr}", off))
         if not set(isr) <= set(replicas):
-            out.append(ImageProblem("V104", f"{where}: ISR {isr} is not a subset of "
+            out.append(ImageProblem("V104", f"{_where(t, pid)}: ISR {isr} is not a subset of "
                                             f"replicas {replicas}", off))
         # A leader must be a registered broker where this record elects it.  Replicas may
         # name unregistered brokers (a broker can be unregistered while it still hosts
         # replicas), so they are not checked.
         if leader >= 0 and (change is None or change.get("leader", NO_LEADER_CHANGE)
                             != NO_LEADER_CHANGE) and leader not in self.brokers:
-            out.append(ImageProblem("V114", f"{where}: leader {leader} is not a registered "
-                                            "broker", off))
+            out.append(ImageProblem("V114", f"{_where(t, pid)}: leader {leader} is not a "
+                                            "registered broker", off))
 
     def _remove_topic(self, d: dict, out: list, off: int | None) -> None:
         tid = d["topicId"]
@@ -602,6 +603,11 @@ class MetadataImage:
     def __repr__(self) -> str:
         return (f"MetadataImage(brokers={len(self.brokers)}, topics={len(self.topics)}, "
                 f"metadata.version={self.metadata_version}, digest={self.digest()[:12]})")
+
+
+def _where(topic: dict, pid: int) -> str:
+    """A partition's name in a problem (made only for one: a log replays millions)."""
+    return f"{topic['name']}-{pid}"
 
 
 def _default_to_migrating(dirs: list[str], n: int) -> list[str]:

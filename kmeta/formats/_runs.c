@@ -343,6 +343,283 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ bodies */
+
+/* A message body read by a program kmeta.formats.readergen.body_program derives from the
+ * schema declarations.  The generated Python reader is the reference: anything it would
+ * reject (a short body, a bad length, invalid UTF-8, stray bytes) makes this reader give
+ * up (NULL with no exception set) so that the Python reader says what is wrong. */
+
+enum { OP_FIXED, OP_UUID, OP_STRING, OP_BYTES, OP_ARRAY, OP_STRUCT };
+
+typedef struct {
+    const unsigned char *buf;
+    Py_ssize_t len;
+} Body;
+
+static PyObject *read_op(const Body *b, Py_ssize_t *pos, PyObject *op);
+static PyObject *read_struct(const Body *b, Py_ssize_t *pos, PyObject *prog);
+
+static int uvarint(const Body *b, Py_ssize_t *pos, uint64_t *out) {
+    uint64_t v = 0;
+    for (int i = 0, shift = 0; i < 5; i++, shift += 7) {
+        if (*pos >= b->len) return 0;
+        unsigned char c = b->buf[(*pos)++];
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (c < 0x80) { *out = v; return 1; }
+    }
+    return 0;
+}
+
+/* A string, bytes or array length: uvarint + 1 in flexible versions, else int16/int32. */
+static int length(const Body *b, Py_ssize_t *pos, int flexible, int width, int64_t *n) {
+    if (flexible) {
+        uint64_t u;
+        if (!uvarint(b, pos, &u)) return 0;
+        *n = (int64_t)u - 1;
+        return 1;
+    }
+    if (b->len - *pos < width) return 0;
+    const unsigned char *p = b->buf + *pos;
+    *n = width == 2 ? (int16_t)(uint16_t)((p[0] << 8) | p[1]) : be32(p);
+    *pos += width;
+    return 1;
+}
+
+static PyObject *fixed(const Body *b, Py_ssize_t *pos, long code) {
+    const unsigned char *p = b->buf + *pos;
+    Py_ssize_t room = b->len - *pos;
+    switch (code) {
+    case '?': if (room < 1) return NULL; *pos += 1; return PyBool_FromLong(p[0] != 0);
+    case 'b': if (room < 1) return NULL; *pos += 1; return PyLong_FromLong((signed char)p[0]);
+    case 'h': if (room < 2) return NULL; *pos += 2;
+        return PyLong_FromLong((int16_t)(uint16_t)((p[0] << 8) | p[1]));
+    case 'H': if (room < 2) return NULL; *pos += 2; return PyLong_FromLong((p[0] << 8) | p[1]);
+    case 'i': if (room < 4) return NULL; *pos += 4; return PyLong_FromLong(be32(p));
+    case 'I': if (room < 4) return NULL; *pos += 4;
+        return PyLong_FromUnsignedLong((uint32_t)be32(p));
+    case 'q': if (room < 8) return NULL; *pos += 8; return PyLong_FromLongLong(be64(p));
+    case 'd': {
+        if (room < 8) return NULL;
+        *pos += 8;
+        uint64_t bits = (uint64_t)be64(p);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        return PyFloat_FromDouble(d);
+    }
+    }
+    PyErr_Format(PyExc_ValueError, "body program: unknown fixed code %ld", code);
+    return NULL;
+}
+
+static const char B64URL[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* Kafka's Uuid.toString: URL-safe base64 of the 16 bytes, no padding. */
+static PyObject *uuid(const Body *b, Py_ssize_t *pos) {
+    if (b->len - *pos < 16) return NULL;
+    const unsigned char *p = b->buf + *pos;
+    char text[22];
+    int t = 0;
+    for (int i = 0; i < 15; i += 3) {
+        uint32_t v = ((uint32_t)p[i] << 16) | ((uint32_t)p[i + 1] << 8) | p[i + 2];
+        text[t++] = B64URL[v >> 18];
+        text[t++] = B64URL[(v >> 12) & 63];
+        text[t++] = B64URL[(v >> 6) & 63];
+        text[t++] = B64URL[v & 63];
+    }
+    text[t++] = B64URL[p[15] >> 2];
+    text[t++] = B64URL[(p[15] & 3) << 4];
+    *pos += 16;
+    return PyUnicode_FromStringAndSize(text, 22);
+}
+
+/* A string (kind OP_STRING) or bytes: (kind, flexible, nullable). */
+static PyObject *blob_op(const Body *b, Py_ssize_t *pos, long kind, int flexible,
+                         int nullable) {
+    int64_t n;
+    if (!length(b, pos, flexible, kind == OP_STRING ? 2 : 4, &n)) return NULL;
+    if (n < 0) {
+        if (!nullable) return NULL;
+        Py_RETURN_NONE;
+    }
+    if (n > b->len - *pos) return NULL;
+    const char *p = (const char *)b->buf + *pos;
+    *pos += (Py_ssize_t)n;
+    if (kind != OP_STRING) return PyBytes_FromStringAndSize(p, (Py_ssize_t)n);
+    PyObject *s = PyUnicode_DecodeUTF8(p, (Py_ssize_t)n, "strict");
+    if (!s && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) PyErr_Clear();
+    return s;
+}
+
+static long op_long(PyObject *op, Py_ssize_t i) {
+    return PyLong_AsLong(PyTuple_GET_ITEM(op, i));
+}
+
+static PyObject *read_op(const Body *b, Py_ssize_t *pos, PyObject *op) {
+    if (!PyTuple_Check(op) || PyTuple_GET_SIZE(op) < 1) {
+        PyErr_SetString(PyExc_TypeError, "body program: an op is a non-empty tuple");
+        return NULL;
+    }
+    long kind = op_long(op, 0);
+    Py_ssize_t size = PyTuple_GET_SIZE(op);
+    switch (kind) {
+    case OP_FIXED:
+        if (size == 2) return fixed(b, pos, op_long(op, 1));
+        break;
+    case OP_UUID:
+        return uuid(b, pos);
+    case OP_STRING:
+    case OP_BYTES:
+        if (size == 3) return blob_op(b, pos, kind, op_long(op, 1), op_long(op, 2));
+        break;
+    case OP_ARRAY: {
+        if (size != 4) break;
+        int64_t n;
+        if (!length(b, pos, op_long(op, 1), 4, &n)) return NULL;
+        if (n < 0) {
+            if (!op_long(op, 2)) return NULL;
+            Py_RETURN_NONE;
+        }
+        if (n > b->len - *pos) return NULL;
+        PyObject *element = PyTuple_GET_ITEM(op, 3);
+        PyObject *list = PyList_New((Py_ssize_t)n);
+        if (!list) return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = read_op(b, pos, element);
+            if (!v) { Py_DECREF(list); return NULL; }
+            PyList_SET_ITEM(list, i, v);
+        }
+        return list;
+    }
+    case OP_STRUCT:
+        if (size != 3) break;
+        if (op_long(op, 1)) {  /* nullable: a marker byte, >= 0x80 for null */
+            if (*pos >= b->len) return NULL;
+            if (b->buf[(*pos)++] >= 0x80) Py_RETURN_NONE;
+        }
+        return read_struct(b, pos, PyTuple_GET_ITEM(op, 2));
+    }
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "body program: bad op of kind %ld", kind);
+    return NULL;
+}
+
+static PyObject *unknown_tag(uint64_t tag, const Body *b, Py_ssize_t at, Py_ssize_t end) {
+    PyObject *t = PyLong_FromUnsignedLongLong(tag);
+    PyObject *d = PyBytes_FromStringAndSize((const char *)b->buf + at, end - at);
+    PyObject *entry = (t && d) ? Py_BuildValue("{sOsO}", "tag", t, "data", d) : NULL;
+    Py_XDECREF(t);
+    Py_XDECREF(d);
+    return entry;
+}
+
+/* The tagged section: known tags read with their op (kept unless equal to their default),
+ * unknown ones kept raw under _unknownTaggedFields.  0 to give up, -1 on error. */
+static int tagged(const Body *b, Py_ssize_t *pos, PyObject *table, PyObject *out) {
+    if (*pos >= b->len) return 0;
+    if (b->buf[*pos] == 0) { (*pos)++; return 1; }
+    uint64_t count;
+    if (!uvarint(b, pos, &count)) return 0;
+    PyObject *unknown = NULL;
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t tag, size;
+        if (!uvarint(b, pos, &tag) || !uvarint(b, pos, &size)) goto give_up;
+        if ((int64_t)size > b->len - *pos) goto give_up;
+        Py_ssize_t end = *pos + (Py_ssize_t)size;
+        PyObject *entry = NULL;
+        if (table != Py_None) {
+            PyObject *key = PyLong_FromUnsignedLongLong(tag);
+            if (!key) goto error;
+            entry = PyDict_GetItemWithError(table, key);
+            Py_DECREF(key);
+            if (!entry && PyErr_Occurred()) goto error;
+        }
+        if (!entry) {
+            if (!unknown && !(unknown = PyList_New(0))) goto error;
+            PyObject *u = unknown_tag(tag, b, *pos, end);
+            if (!u || PyList_Append(unknown, u) < 0) { Py_XDECREF(u); goto error; }
+            Py_DECREF(u);
+            *pos = end;
+            continue;
+        }
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3) {
+            PyErr_SetString(PyExc_TypeError, "body program: a tag is (name, op, default)");
+            goto error;
+        }
+        PyObject *v = read_op(b, pos, PyTuple_GET_ITEM(entry, 1));
+        if (!v) { if (PyErr_Occurred()) goto error; goto give_up; }
+        if (*pos != end) { Py_DECREF(v); goto give_up; }
+        int differs = PyObject_RichCompareBool(v, PyTuple_GET_ITEM(entry, 2), Py_NE);
+        if (differs < 0 || (differs && PyDict_SetItem(out, PyTuple_GET_ITEM(entry, 0), v) < 0)) {
+            Py_DECREF(v);
+            goto error;
+        }
+        Py_DECREF(v);
+    }
+    if (unknown) {
+        int r = PyDict_SetItemString(out, "_unknownTaggedFields", unknown);
+        Py_DECREF(unknown);
+        return r < 0 ? -1 : 1;
+    }
+    return 1;
+give_up:
+    Py_XDECREF(unknown);
+    return 0;
+error:
+    Py_XDECREF(unknown);
+    return -1;
+}
+
+/* prog: (fields, tags, flexible); fields a tuple of (name, op), tags a dict of
+ * tag -> (name, op, default) or None. */
+static PyObject *read_struct(const Body *b, Py_ssize_t *pos, PyObject *prog) {
+    if (!PyTuple_Check(prog) || PyTuple_GET_SIZE(prog) != 3 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(prog, 0))) {
+        PyErr_SetString(PyExc_TypeError, "body program: a struct is (fields, tags, flexible)");
+        return NULL;
+    }
+    PyObject *fields = PyTuple_GET_ITEM(prog, 0);
+    PyObject *out = PyDict_New();
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
+        PyObject *field = PyTuple_GET_ITEM(fields, i);
+        if (!PyTuple_Check(field) || PyTuple_GET_SIZE(field) != 2) {
+            PyErr_SetString(PyExc_TypeError, "body program: a field is (name, op)");
+            goto fail;
+        }
+        PyObject *v = read_op(b, pos, PyTuple_GET_ITEM(field, 1));
+        if (!v) goto fail;
+        int r = PyDict_SetItem(out, PyTuple_GET_ITEM(field, 0), v);
+        Py_DECREF(v);
+        if (r < 0) goto fail;
+    }
+    if (PyObject_IsTrue(PyTuple_GET_ITEM(prog, 2))) {
+        int r = tagged(b, pos, PyTuple_GET_ITEM(prog, 1), out);
+        if (r <= 0) goto fail;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *py_decode_body(PyObject *self, PyObject *args) {
+    PyObject *prog;
+    Py_buffer view;
+    Py_ssize_t pos;
+    if (!PyArg_ParseTuple(args, "Oy*n", &prog, &view, &pos)) return NULL;
+    Body b = {view.buf, view.len};
+    PyObject *out = NULL;
+    if (pos >= 0 && pos <= view.len) {
+        out = read_struct(&b, &pos, prog);
+        if (out && pos != view.len) Py_CLEAR(out);
+    }
+    PyBuffer_Release(&view);
+    if (!out && !PyErr_Occurred()) Py_RETURN_NONE;
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
@@ -352,6 +629,9 @@ static PyMethodDef methods[] = {
     {"decode_records", py_decode_records, METH_VARARGS,
      "The records of an uncompressed section without headers, or None for the Python "
      "reader: see kmeta.formats.batch._decode_records."},
+    {"decode_body", py_decode_body, METH_VARARGS,
+     "A message body read by its program, or None for the Python reader: see "
+     "kmeta.formats.readergen.body_program."},
     {NULL, NULL, 0, NULL},
 };
 

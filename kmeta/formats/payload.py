@@ -17,6 +17,7 @@ import struct
 from typing import Any, NamedTuple
 
 from kmeta.errors import FormatError
+from kmeta.formats.compiled import CORE
 from kmeta.formats.control_schemas import (
     CONTROL_KEY,
     CONTROL_MESSAGES,
@@ -25,7 +26,7 @@ from kmeta.formats.control_schemas import (
 )
 from kmeta.formats.metadata_schemas import METADATA_MESSAGES
 from kmeta.formats.primitives import read_uvarint
-from kmeta.formats.schema import Message, message_reader
+from kmeta.formats.schema import Message, body_program, message_reader
 
 
 class Payload(NamedTuple):
@@ -70,12 +71,17 @@ def decode_framed(value: bytes | None, messages: dict[int, Message], what: str,
     or body; ``what`` names the log in their messages."""
     if value is None:
         return Payload("UNKNOWN", None, None, (broken, f"{what} record has a null value"))
-    try:
-        frame, pos = read_uvarint(value, 0)
-        api_key, pos = read_uvarint(value, pos)
-        version, pos = read_uvarint(value, pos)
-    except (IndexError, FormatError):
-        return _raw_metadata(value, None, None, broken, f"{what} record frame is truncated")
+    if len(value) > 3 and value[0] < 0x80 and value[1] < 0x80 and value[2] < 0x80:
+        # apiKey and version in a byte each, as in every record Kafka writes today
+        frame, api_key, version, pos = value[0], value[1], value[2], 3
+    else:
+        try:
+            frame, pos = read_uvarint(value, 0)
+            api_key, pos = read_uvarint(value, pos)
+            version, pos = read_uvarint(value, pos)
+        except (IndexError, FormatError):
+            return _raw_metadata(value, None, None, broken,
+                                 f"{what} record frame is truncated")
     if frame != 1:
         return _raw_metadata(value, api_key, version, broken,
                              f"{what} frame version {frame} is not 1")
@@ -94,7 +100,16 @@ def decode_framed(value: bytes | None, messages: dict[int, Message], what: str,
     return Payload(message.type_name, version, data, None, api_key)
 
 
+#: The compiled twin of the generated body readers (formats.compiled), or None.
+_compiled_body = CORE.decode_body if CORE is not None else None
+
+
 def read_body(message: Message, version: int, buf: bytes, pos: int) -> tuple[Any, str | None]:
+    """The fields of ``message`` at ``version`` from ``buf[pos:]``, or the problem."""
+    if _compiled_body is not None:
+        data = _compiled_body(body_program(message, version), buf, pos)
+        if data is not None:
+            return data, None
     try:
         data, end = message_reader(message, version)(buf, pos)
     except FormatError as e:

@@ -156,15 +156,22 @@ class KafkaUuid(cs.Adapter):
 ZERO_UUID = uuid_to_str(bytes(16))
 
 
-def derive_struct(definition: cs.Struct) -> struct.Struct:
+def derive_struct(definition: cs.Struct, only: tuple[str, ...] | None = None
+                  ) -> struct.Struct:
     """A ``struct.Struct`` with the layout of a construct Struct of fixed big-endian fields.
 
     This is how hot paths read a format without writing its layout a second time.
+    ``only``: these fields are unpacked, the others skipped as padding (the layout
+    ends with the last field named).
     """
     codes = []
     for sub in definition.subcons:
         fmt = sub.subcon.fmtstr
         if fmt[0] != ">":
             raise TypeError(f"{sub.name} is not a big-endian fixed-size field")
-        codes.append(fmt[1:])
+        codes.append(fmt[1:] if only is None or sub.name in only
+                     else f"{struct.calcsize(fmt)}x")
+    if only is not None:
+        last = max(i for i, sub in enumerate(definition.subcons) if sub.name in only)
+        codes = codes[:last + 1]
     return struct.Struct(">" + "".join(codes))

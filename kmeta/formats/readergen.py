@@ -266,3 +266,50 @@ def generate_reader(message: Message, version: int) -> Reader:
 
     read_message.source = "\n".join(gen.lines)  # type: ignore[attr-defined]
     return read_message
+
+
+# -- the compiled core's form of the same readers ----------------------------------------
+
+#: Op kinds of a body program; the C reader (``_runs.c``, "bodies") has the same numbers.
+OP_FIXED, OP_UUID, OP_STRING, OP_BYTES, OP_ARRAY, OP_STRUCT = range(6)
+
+Program = tuple[tuple[tuple[str, tuple], ...], dict[int, tuple[str, tuple, Any]] | None, bool]
+
+
+def body_program(message: Message, version: int) -> Program:
+    """What the compiled core reads for ``message`` at ``version``: the layout the
+    generated reader has, as data: ``(fields, tags, flexible)`` with ``fields`` a tuple of
+    ``(json name, op)``, ``tags`` each tagged field's ``(json name, op, default)``.  An op
+    is ``(OP_FIXED, struct code)``, ``(OP_UUID,)``, ``(OP_STRING|OP_BYTES, flexible,
+    nullable)``, ``(OP_ARRAY, flexible, nullable, element op)`` or ``(OP_STRUCT,
+    nullable, program)``.  The generated reader stays the reference: the core gives up
+    (returns None) wherever that reader would raise, and the tests compare the two."""
+    return _program(message.fields, version, message.flexible(version))
+
+
+def _program(fields: tuple[Field, ...], version: int, flexible: bool) -> Program:
+    plain: list[tuple[str, tuple]] = []
+    tags: dict[int, tuple[str, tuple, Any]] = {}
+    for f in fields:
+        if version not in versions(f.versions):
+            continue
+        if flexible and f.tagged and version in versions(f.tagged):
+            tags[f.tag] = (f.json_name, _op(f, version, flexible), f.default_value())
+        else:
+            plain.append((f.json_name, _op(f, version, flexible)))
+    return tuple(plain), tags, flexible
+
+
+def _op(f: Field, version: int, flexible: bool, element: bool = False) -> tuple:
+    # the choices of _Generator.value and _Generator.array, in the same order
+    nullable = not element and version in versions(f.nullable)
+    t = f.element if element or not f.is_array else f.type
+    if f.is_array and not element:
+        return (OP_ARRAY, flexible, nullable, _op(f, version, flexible, element=True))
+    if t in _CODES:
+        return (OP_FIXED, ord(_CODES[t]))
+    if t == "uuid":
+        return (OP_UUID,)
+    if t in ("string", "bytes", "records"):
+        return (OP_STRING if t == "string" else OP_BYTES, flexible, nullable)
+    return (OP_STRUCT, nullable, _program(f.fields, version, flexible))

@@ -386,6 +386,15 @@ def message_reader(message: Message, version: int) -> Reader:
     return generate_reader(message, version)
 
 
+@cache
+def body_program(message: Message, version: int) -> Any:
+    """The same reader as data, for the compiled core (:func:`kmeta.formats.readergen.
+    body_program`)."""
+    from kmeta.formats.readergen import body_program as derive
+
+    return derive(message, version)
+
+
 def sensitive_paths(message: Message) -> tuple[tuple[str, ...], ...]:
     """JSON-name paths of fields marked sensitive (for redaction)."""
     out: list[tuple[str, ...]] = []

@@ -11,15 +11,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from kmeta.formats.batch import (
-    BASE_OFFSET,
-    BATCH_LENGTH,
-    HEADER,
-    HEADER_SIZE,
-    LAST_OFFSET_DELTA,
-    LOG_OVERHEAD,
-    MAGIC,
-)
+from kmeta.formats.batch import BASE_OFFSET, BATCH_HEADER, HEADER, HEADER_SIZE, LOG_OVERHEAD
+from kmeta.formats.primitives import derive_struct
 from kmeta.storage.regular import open_regular
 from kmeta.storage.segments import MAX_BATCH
 
@@ -28,37 +21,40 @@ from kmeta.storage.segments import MAX_BATCH
 _WINDOW = 256 << 10
 
 
+#: The four header fields a span needs, unpacked at once (the others skipped).
+_SPAN = derive_struct(BATCH_HEADER, ("baseOffset", "batchLength", "magic", "lastOffsetDelta"))
+_SHORTEST = HEADER_SIZE - LOG_OVERHEAD
+
+
 def batch_spans(path: str | Path, positions: Iterable[int]
                 ) -> Iterator[tuple[int, int] | None]:
     """For each of ``positions``, (base offset, last offset) of the v2 batch whose header
     starts there, or None when no plausible batch header is there.  The header only: its
     CRC is not checked.  Raises UnreadableInput when the file cannot be opened."""
     fd = open_regular(path)
+    unpack = _SPAN.unpack_from
     try:
         size = os.fstat(fd).st_size
-        window, start = b"", 0
+        window, start, end = b"", 0, -1
         for position in positions:
             # A position is any int32 an index holds: pread refuses a negative one.
             if not 0 <= position <= size - HEADER_SIZE:
                 yield None
                 continue
-            if not start <= position <= start + len(window) - HEADER_SIZE:
+            if not start <= position <= end:
                 start = position
                 window = os.pread(fd, _WINDOW, position)
-            yield _span(window, position - start)
+                end = start + len(window) - HEADER_SIZE  # the last header start it holds
+                if end < start:
+                    yield None
+                    continue
+            base, length, magic, delta = unpack(window, position - start)
+            if magic != 2 or length < _SHORTEST or length > MAX_BATCH or delta < 0:
+                yield None
+            else:
+                yield base, base + delta
     finally:
         os.close(fd)
-
-
-def _span(window: bytes, at: int) -> tuple[int, int] | None:
-    if len(window) - at < HEADER_SIZE:
-        return None
-    fields = HEADER.unpack_from(window, at)
-    length, delta = fields[BATCH_LENGTH], fields[LAST_OFFSET_DELTA]
-    if fields[MAGIC] != 2 or length < HEADER_SIZE - LOG_OVERHEAD or length > MAX_BATCH \
-            or delta < 0:
-        return None
-    return fields[BASE_OFFSET], fields[BASE_OFFSET] + delta
 
 
 def first_base_offset(path: str | Path) -> int | None:

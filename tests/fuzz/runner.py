@@ -153,15 +153,17 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     """kmeta's pure-Python reference in place of its compiled scan core, for as long as
     the block runs; without ``runs_too``, no runs at all (every batch read alone, the
     path kmeta took before runs)."""
-    from kmeta.formats import batch, runs
+    from kmeta.formats import batch, payload, runs
 
-    saved = runs.run_length, runs.fill, batch._compiled_records
+    saved = runs.run_length, runs.fill, batch._compiled_records, payload._compiled_body
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
-    runs.fill, batch._compiled_records = runs.fill_py, None
+    runs.fill, batch._compiled_records, payload._compiled_body = runs.fill_py, None, None
+    payload._DECODED.clear()  # payloads the compiled reader decoded must not be reused
     try:
         yield
     finally:
-        runs.run_length, runs.fill, batch._compiled_records = saved
+        runs.run_length, runs.fill, batch._compiled_records, payload._compiled_body = saved
+        payload._DECODED.clear()
 
 
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
