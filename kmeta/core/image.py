@@ -374,7 +374,9 @@ class MetadataImage:
         t["partitions"][pid] = p
 
     def _partition_change(self, d: dict, out: list, off: int | None) -> None:
-        t = self._live_topic(d["topicId"], "PartitionChangeRecord", out, off)
+        t = self.topics.get(d["topicId"])  # the common case, without a call
+        if t is None:
+            t = self._live_topic(d["topicId"], "PartitionChangeRecord", out, off)
         pid = d.get("partitionId", -1)
         old = t["partitions"].get(pid)
         if old is None:
@@ -382,23 +384,26 @@ class MetadataImage:
                                             "which does not exist", off))
             raise _Skip
         p = dict(old)
-        for key in ("replicas", "isr", "removingReplicas", "addingReplicas",
-                    "eligibleLeaderReplicas", "lastKnownElr"):
-            if d.get(key) is not None:
-                p[key] = list(d[key])
+        for key in _CHANGED_LISTS:
+            v = d.get(key)
+            if v is not None:
+                p[key] = list(v)
         dirs = d.get("directories")
         if dirs is not None:
             if dirs and d.get("replicas") is not None and len(dirs) != len(d["replicas"]):
-                out.append(ImageProblem("V115", f"{_where(t, pid)}: {len(dirs)} directories for "
-                                                f"{len(d['replicas'])} replicas", off))
+                out.append(ImageProblem("V115", f"{_where(t, pid)}: {len(dirs)} directories "
+                                                f"for {len(d['replicas'])} replicas", off))
                 raise _Skip
             p["directories"] = list(dirs)
-        p["directories"] = _default_to_migrating(p["directories"], len(p["replicas"]))
-        if len(p["directories"]) != len(p["replicas"]):
-            out.append(ImageProblem("V115", f"{_where(t, pid)}: {len(p['directories'])} "
-                                            f"directories for {len(p['replicas'])} replicas",
-                                    off))
-            raise _Skip
+        # The old partition's directories already follow the rule and match its replicas:
+        # they are judged again only when the record changes either.
+        if dirs is not None or d.get("replicas") is not None:
+            p["directories"] = _default_to_migrating(p["directories"], len(p["replicas"]))
+            if len(p["directories"]) != len(p["replicas"]):
+                out.append(ImageProblem("V115", f"{_where(t, pid)}: {len(p['directories'])} "
+                                                f"directories for {len(p['replicas'])} "
+                                                "replicas", off))
+                raise _Skip
         leader = d.get("leader", NO_LEADER_CHANGE)
         if leader != NO_LEADER_CHANGE:
             p["leader"] = leader
@@ -603,6 +608,11 @@ class MetadataImage:
     def __repr__(self) -> str:
         return (f"MetadataImage(brokers={len(self.brokers)}, topics={len(self.topics)}, "
                 f"metadata.version={self.metadata_version}, digest={self.digest()[:12]})")
+
+
+#: The lists a PartitionChangeRecord replaces when it carries them.
+_CHANGED_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas",
+                  "eligibleLeaderReplicas", "lastKnownElr")
 
 
 def _where(topic: dict, pid: int) -> str:

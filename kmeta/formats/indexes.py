@@ -34,9 +34,12 @@ corrupt).
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, itemgetter
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import construct as cs
@@ -181,12 +184,19 @@ def _all_zero(view: memoryview) -> bool:
     return True
 
 
-_new = tuple.__new__
+def _entries(kind: type[E], rows: list[tuple[int, int]], base_offset: int, rel_field: int
+             ) -> list[E]:
+    """``kind`` entries of two-field rows, ``base_offset`` added to the relative offset
+    in ``rel_field``; built by ``map`` over columns, with no Python call per entry
+    (tuple.__new__: a NamedTuple's own __new__ is a Python function)."""
+    columns = [list(map(itemgetter(i), rows)) for i in (0, 1)]
+    columns[rel_field] = list(map(add, columns[rel_field], repeat(base_offset)))
+    return list(map(tuple.__new__, repeat(kind), zip(*columns, strict=True)))
 
 
 def _parse_slots(kind: str, data: bytes | bytearray | memoryview, base_offset: int,
                  layout: struct.Struct, rel_field: int,
-                 make: Callable[[tuple], E]) -> IndexFile[E]:
+                 make: Callable[[list[tuple]], list[E]]) -> IndexFile[E]:
     if isinstance(base_offset, bool) or not isinstance(base_offset, int):
         raise TypeError("base_offset must be an int")
     view = _view(data)
@@ -195,10 +205,12 @@ def _parse_slots(kind: str, data: bytes | bytearray | memoryview, base_offset: i
     body = view[:slots * size]
     entries: list[E] = []
     if slots and not _all_zero(body[:size]):
-        for i, fields in enumerate(layout.iter_unpack(body)):
-            if i > 0 and fields[rel_field] == 0:
-                break
-            entries.append(make(fields))
+        rows = list(layout.iter_unpack(body))
+        # the entries end at the first slot after the first whose relative offset is 0
+        relative = list(map(itemgetter(rel_field), rows))
+        with contextlib.suppress(ValueError):
+            del rows[relative.index(0, 1):]
+        entries = make(rows)
     used = len(entries) * size
     return IndexFile(kind, base_offset, tuple(entries), slots, slots - len(entries),
                      _all_zero(body[used:]), len(view) - slots * size)
@@ -207,16 +219,15 @@ def _parse_slots(kind: str, data: bytes | bytearray | memoryview, base_offset: i
 def parse_offset_index(data: bytes | bytearray | memoryview,
                        base_offset: int) -> IndexFile[OffsetPosition]:
     """Entries of a ``.index`` file whose segment starts at ``base_offset``."""
-    # tuple.__new__: a NamedTuple's own __new__ is a Python function, run per entry
     return _parse_slots("offset-index", data, base_offset, OFFSET_INDEX_STRUCT, 0,
-                        lambda f: _new(OffsetPosition, (base_offset + f[0], f[1])))
+                        lambda rows: _entries(OffsetPosition, rows, base_offset, 0))
 
 
 def parse_time_index(data: bytes | bytearray | memoryview,
                      base_offset: int) -> IndexFile[TimestampOffset]:
     """Entries of a ``.timeindex`` file whose segment starts at ``base_offset``."""
     return _parse_slots("time-index", data, base_offset, TIME_INDEX_STRUCT, 1,
-                        lambda f: _new(TimestampOffset, (f[0], base_offset + f[1])))
+                        lambda rows: _entries(TimestampOffset, rows, base_offset, 1))
 
 
 def parse_txn_index(data: bytes | bytearray | memoryview,

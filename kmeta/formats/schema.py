@@ -153,8 +153,13 @@ class Message:
         """Kafka's enum spelling, e.g. ``PartitionChangeRecord`` -> ``PARTITION_CHANGE_RECORD``."""
         return to_upper_snake(self.name)
 
+    @cached_property
+    def _valid(self) -> range:
+        v = versions(self.valid_versions)
+        return range(v.lo, v.hi + 1)
+
     def supports(self, version: int) -> bool:
-        return version in versions(self.valid_versions)
+        return version in self._valid
 
     def flexible(self, version: int) -> bool:
         return version in versions(self.flexible_versions)
