@@ -56,9 +56,12 @@ class Replay:
         self.checks = sorted(checks or [], key=lambda c: c[0])
         self.next_check = self.checks[0][0] if self.checks else None
 
-    def apply(self, payload: Any, offset: int, path: str, position: int) -> list[Finding]:
+    def apply(self, payload: Any, offset: int, path: str, position: int,
+              value: bytes | None = None) -> list[Finding]:
         """Apply one decoded metadata record; the problems it raised.  A record below the
-        start, or one that did not decode (its finding is the reader's), is passed over."""
+        start, or one that did not decode (its finding is the reader's), is passed over.
+        ``value``: the bytes ``payload`` was decoded from, for a replay that decodes them
+        itself in another process (:class:`kmeta.ops.replay_process.ForkedReplay`)."""
         if offset < self.start_offset or payload.finding:
             return []
         type_name, version = payload.type, payload.version

@@ -53,6 +53,7 @@ from kmeta.ops.replay import (
     snapshot_findings,
     snapshot_image,
 )
+from kmeta.ops.replay_process import ForkedReplay, forked_replay
 from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans, first_base_offset
@@ -150,7 +151,7 @@ Progress = Callable[[str, int], None]  # (file done, its bytes)
 
 
 def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
-               replay: Replay | None = None, progress: Progress | None = None
+               replay: Replay | ForkedReplay | None = None, progress: Progress | None = None
                ) -> Iterator[Finding]:
     """Checks of one metadata log's segments, in offset order: batches, records, epochs;
     with ``replay``, every record also goes into the image and the snapshots are checked."""
@@ -238,7 +239,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                     yield from replay.reach(base)
                     check_at = _next_check(replay)
                 if apply:
-                    yield from replay.apply(payload, base, path, batch[position_at])
+                    yield from replay.apply(payload, base, path, batch[position_at], lone[3])
                 continue
             if expected is not None:
                 span_end = expected - 1
@@ -314,7 +315,7 @@ def _record_findings(position: int, offset: int, problem: str | None, payload: A
 
 
 def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
-                  replay: Replay | None = None) -> Iterator[Finding]:
+                  replay: Replay | ForkedReplay | None = None) -> Iterator[Finding]:
     """A batch's records: read, checked against the header and the KRaft rules, decoded,
     and given to the replay."""
     stats.batches += 1
@@ -345,7 +346,7 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
         else:
             p = decode_metadata(r[3])
             if apply is not None and p.type != "NO_OP_RECORD":
-                found = apply(p, r[0], path, position)
+                found = apply(p, r[0], path, position, r[3])
                 if found:
                     yield from found
         if problem or p.finding:
@@ -608,11 +609,30 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     directory (see :func:`unreadable` first)."""
     stats = LogStats()
     replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
-    findings = list(verify_log(part.segments, stats, replay, progress))
-    stats.image = replay.image if replay is not None else None
+    findings: list[Finding] = []
+    # a long log's replay runs beside the pass, in a second process where one pays
+    feed = forked_replay(replay, findings, _size(part.segments))
+    try:
+        for finding in verify_log(part.segments, stats, feed, progress):
+            findings.append(finding)  # one at a time: the forked replay counts them
+        if type(feed) is ForkedReplay:
+            stats.image = feed.finish(stats.snapshot_findings)
+        else:
+            stats.image = replay.image if replay is not None else None
+    finally:
+        if type(feed) is ForkedReplay:
+            feed.close()
     findings += verify_model(part, stats)
     findings += verify_indexes(part, stats)
     return findings, stats
+
+
+def _size(files: list[LogFile]) -> int:
+    size = 0
+    for f in files:
+        with contextlib.suppress(OSError):
+            size += f.path.stat().st_size
+    return size
 
 
 @dataclass

@@ -152,17 +152,23 @@ def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
 def pure_core(runs_too: bool = True) -> Iterator[None]:
     """kmeta's pure-Python reference in place of its compiled scan core, for as long as
     the block runs; without ``runs_too``, no runs at all (every batch read alone, the
-    path kmeta took before runs)."""
+    path kmeta took before runs), and verify's replay in a second process whatever the
+    log's size (kmeta.ops.replay_process: cases are far below the size that forks)."""
     from kmeta.formats import batch, payload, runs
+    from kmeta.ops import replay_process
 
     saved = runs.run_length, runs.fill, batch._compiled_records, payload._compiled_body
+    fork_above = replay_process.FORK_ABOVE
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     runs.fill, batch._compiled_records, payload._compiled_body = runs.fill_py, None, None
+    if not runs_too:
+        replay_process.FORK_ABOVE = 0
     payload._DECODED.clear()  # payloads the compiled reader decoded must not be reused
     try:
         yield
     finally:
         runs.run_length, runs.fill, batch._compiled_records, payload._compiled_body = saved
+        replay_process.FORK_ABOVE = fork_above
         payload._DECODED.clear()
 
 

@@ -201,6 +201,10 @@ ENVIRONMENT = [
                           "(pip builds it when a C compiler is there). Both give the same "
                           "output; the compiled one is several times faster on a long log. "
                           "kmeta --version says which one runs."),
+    ("KMETA_ONE_PROCESS", "When set to a non-empty value, kmeta verify replays the "
+                          "image in its own process. By default, on Linux with a second "
+                          "CPU, a log of 32 MiB or more is replayed by a forked child while "
+                          "the checks go on; the report is the same byte for byte."),
     ("KMETA_REAL_DATA", "For kmeta's own test suite: the directory of real Kafka broker "
                         "files (ldi-poc, data-store, quorum3-boaz) the tests read. .ci/run "
                         "sets it; tests that need it are skipped when the directory is "

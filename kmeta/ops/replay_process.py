@@ -1,0 +1,220 @@
+"""The replay of a long log in a second process, beside the verify pass that feeds it.
+
+Applying records to the image is a quarter to a third of ``kmeta verify``'s time on a
+long log, and it needs nothing of the pass but the records, in order.  Where a second CPU
+is free, :func:`forked_replay` forks the :class:`~kmeta.ops.replay.Replay` the pass
+would have driven into a child, and gives the pass a :class:`ForkedReplay` to drive
+instead: each record's bytes, offset and place go down a pipe as the pass meets them, and
+the pass goes on.  The child decodes the bytes again (the same decoder, so the same
+payload), applies them in the same order and compares the same snapshots, so its image,
+its findings and the snapshots it read are the ones the pass would have had.
+
+Each finding comes back with the number of findings the pass had produced when its record
+was sent: :meth:`ForkedReplay.finish` puts it at that place, so the report is the one a
+single process writes, byte for byte (``tests/test_replay_process.py`` compares them on
+every fixture and real directory).
+
+Linux only (``fork`` with the pass's threads, a progress bar's, is safe there as long as
+the child touches no lock they hold: it neither prints nor reports progress).
+``KMETA_ONE_PROCESS`` (non-empty) keeps the replay in the one process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import marshal
+import os
+import pickle
+import struct
+import sys
+from typing import Any
+
+from kmeta.findings import Finding
+from kmeta.formats.payload import decode_metadata
+from kmeta.ops.replay import Replay
+from kmeta.storage.segments import READING
+
+#: Logs shorter than this replay in the one process: the fork and the pipe cost more than
+#: a short replay (bytes of segments).
+FORK_ABOVE = 32 << 20
+#: Records sent to the child at a time.
+CHUNK = 2048
+#: The pipe's capacity asked for (Linux's default is 64 KiB, less than a chunk).
+PIPE_BYTES = 1 << 20
+
+_LENGTH = struct.Struct("<Q")
+_APPLY, _REACH = 0, 1
+
+
+def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int
+                  ) -> Replay | ForkedReplay | None:
+    """``replay`` moved to a child process when that pays: a log of at least FORK_ABOVE
+    bytes, a second CPU, Linux, and KMETA_ONE_PROCESS not set.  ``sink``: the list the
+    pass's findings go to, in order, as they are produced."""
+    if replay is None or log_bytes < FORK_ABOVE or os.environ.get("KMETA_ONE_PROCESS") \
+            or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
+        return replay
+    return ForkedReplay(replay, sink)
+
+
+class ForkedReplay:
+    """What the verify pass drives in place of a :class:`Replay` whose work a child
+    does: ``apply`` and ``reach`` queue, ``next_check`` follows the snapshots to compare,
+    and :meth:`finish` gives the image and merges the child's findings into the sink."""
+
+    def __init__(self, replay: Replay, sink: list[Finding]) -> None:
+        self.start_offset = replay.start_offset
+        self._ends = [end for end, _ in replay.checks]
+        self.next_check = replay.next_check
+        self._sink = sink
+        self._queue: list[tuple] = []
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        # room for a few chunks: the pass does not wait on each hiccup of the child
+        with contextlib.suppress(OSError, AttributeError):
+            fcntl.fcntl(down_w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        pid = os.fork()
+        if pid == 0:  # the child: replay what comes down, send back what it found
+            os.close(down_w)
+            os.close(up_r)
+            status = 1
+            try:
+                _serve(replay, down_r, up_w)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(down_r)
+        os.close(up_w)
+        self._pid: int | None = pid
+        self._down: int | None = down_w
+        self._up = up_r
+
+    def apply(self, payload: Any, offset: int, path: str, position: int,
+              value: bytes | None = None) -> tuple[()]:
+        """Queue a record for the child (``value``: the bytes ``payload`` was decoded
+        from); its findings come with :meth:`finish`."""
+        self._queue.append((_APPLY, value, offset, path, position, len(self._sink)))
+        if len(self._queue) >= CHUNK:
+            self._send()
+        return ()
+
+    def reach(self, offset: int) -> tuple[()]:
+        """Queue the comparison with every snapshot ending at or before ``offset``."""
+        while self._ends and self._ends[0] <= offset:
+            self._ends.pop(0)
+        self.next_check = self._ends[0] if self._ends else None
+        self._queue.append((_REACH, offset, len(self._sink)))
+        return ()
+
+    def finish(self, seen: dict[str, list[Finding]]) -> Any:
+        """Wait for the child; put its findings into the sink where the pass would have
+        had them, its snapshot findings into ``seen``; return the image."""
+        self._send()
+        os.close(self._down)  # type: ignore[arg-type]
+        self._down = None
+        try:
+            result = pickle.loads(_read_all(self._up))
+        except (EOFError, pickle.UnpicklingError) as e:
+            raise RuntimeError(f"the replay process ended without its result ({e})") from e
+        finally:
+            self.close()
+        if isinstance(result, BaseException):
+            raise result
+        found, image, child_seen = result
+        merged: list[Finding] = []
+        at = 0
+        for place, *fields in found:
+            merged += self._sink[at:place]
+            at = place
+            merged.append(Finding(*fields))
+        merged += self._sink[at:]
+        self._sink[:] = merged
+        seen.clear()
+        seen.update(child_seen)
+        return image
+
+    def close(self) -> None:
+        """Stop the child, if it still runs (the pass ended early: an error)."""
+        if self._down is not None:
+            os.close(self._down)
+            self._down = None
+        if self._pid is not None:
+            os.close(self._up)
+            os.waitpid(self._pid, 0)
+            self._pid = None
+
+    def _send(self) -> None:
+        if self._queue:
+            # marshal: twice as fast as pickle on these plain tuples, and a value that
+            # repeats (the same memoised record) is written once per chunk
+            data = marshal.dumps(self._queue)
+            _write_all(self._down, _LENGTH.pack(len(data)) + data)  # type: ignore[arg-type]
+            self._queue = []
+
+
+def _serve(replay: Replay, down: int, up: int) -> None:
+    READING.set(None)  # a progress bar belongs to the parent
+    found: list[tuple] = []
+    result: Any
+    last_value: Any = None
+    payload: Any = None
+    last_path: Any = None
+    try:
+        while True:
+            head = _read_exactly(down, _LENGTH.size)
+            if not head:
+                break  # the parent closed the pipe: all is sent
+            for item in marshal.loads(_read_exactly(down, _LENGTH.unpack(head)[0])):
+                if item[0] == _APPLY:
+                    _, value, offset, path, position, place = item
+                    if value is not last_value:
+                        last_value, payload = value, decode_metadata(value)
+                    if path is not last_path:  # one object per file in the findings
+                        last_path = sys.intern(path)
+                    for f in replay.apply(payload, offset, last_path, position):
+                        found.append((place, *_fields(f)))
+                else:
+                    for f in replay.reach(item[1]):
+                        found.append((item[2], *_fields(f)))
+        result = (found, replay.image, replay.seen)
+    except Exception as e:  # the parent raises it, as the one process would have
+        result = e
+    try:
+        data = pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
+    except Exception as e:
+        data = pickle.dumps(RuntimeError(f"the replay process failed: {e!r}"))
+    _write_all(up, data)
+    os.close(up)
+
+
+def _fields(f: Finding) -> tuple:
+    # a Finding's fields travel as a tuple: pickled, the frozen dataclass itself costs
+    # three times as much both ways (a log can have tens of thousands)
+    return f.code, f.message, f.file, f.position, f.offset, f.details
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd: int, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        part = os.read(fd, n - got)
+        if not part:
+            if got:
+                raise EOFError("the pipe ended inside a message")
+            return b""
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def _read_all(fd: int) -> bytes:
+    parts = []
+    while part := os.read(fd, 1 << 20):
+        parts.append(part)
+    return b"".join(parts)

@@ -1,0 +1,137 @@
+"""The replay in a second process (kmeta/ops/replay_process.py) writes the report one
+process writes: the same findings in the same places, the same image, the same snapshots
+counted; and a child that fails or a pass that fails leaves no process behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kmeta.ops import replay_process
+from kmeta.ops.replay import Replay
+from tests.clirun import run
+from tests.test_runs import FIXTURES, _dirs, disturbed_log
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
+                                reason="the replay forks only on a machine with two CPUs")
+
+COMMANDS = [("verify", "--json"), ("verify",), ("verify", "--all")]
+
+
+def _outputs(path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool) -> list[tuple]:
+    with monkeypatch.context() as m:
+        if forked:
+            m.setattr(replay_process, "FORK_ABOVE", 0)
+            m.delenv("KMETA_ONE_PROCESS", raising=False)
+        else:
+            m.setenv("KMETA_ONE_PROCESS", "1")
+        out = []
+        for args in COMMANDS:
+            done = run(*args, str(path))
+            out.append((args, done.returncode, done.stdout, done.stderr))
+        return out
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many replays went to a child."""
+    made: list[int] = []
+    real = replay_process.ForkedReplay.__init__
+
+    def counted(self, *args, **kwargs) -> None:  # noqa: ANN001, ANN002, ANN003
+        made.append(1)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(replay_process.ForkedReplay, "__init__", counted)
+    return made
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_every_directory_gives_the_one_process_report(root: str, real_data: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      forks: list[int]) -> None:
+    dirs = _dirs(FIXTURES if root == "fixtures" else real_data)
+    assert len(dirs) > 5
+    for d in dirs:
+        assert _outputs(d, monkeypatch, True) == _outputs(d, monkeypatch, False), d
+    assert len(forks) > 5  # the comparison is not one process against itself
+
+
+def test_a_disturbed_log_gives_the_one_process_report(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      forks: list[int]) -> None:
+    part = disturbed_log(tmp_path)
+    assert _outputs(part, monkeypatch, True) == _outputs(part, monkeypatch, False)
+    assert forks
+
+
+def test_snapshots_are_compared_and_counted_in_the_child(monkeypatch: pytest.MonkeyPatch,
+                                                         forks: list[int]) -> None:
+    """A log with snapshots inside it: the child compares them (V040) and reads them; the
+    report counts them as one process does."""
+    d = next(p for p in _dirs(FIXTURES)
+             if any(f.name != "bootstrap.checkpoint" for f in p.rglob("*.checkpoint")))
+    forked, alone = _outputs(d, monkeypatch, True), _outputs(d, monkeypatch, False)
+    assert forked == alone
+    assert forks
+    assert '"snapshots":' in forked[0][2]
+
+
+def test_a_failing_child_is_the_commands_error(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the replay raises in the child, the command raises: an internal error, not
+    a hang or a report without the replay."""
+    part = disturbed_log(tmp_path)
+    monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
+    monkeypatch.delenv("KMETA_ONE_PROCESS", raising=False)
+
+    def broken(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        raise ValueError("replay broke")
+
+    monkeypatch.setattr(Replay, "apply", broken)
+    done = run("verify", str(part))
+    assert done.returncode == 70, done.stderr
+    assert "ValueError: replay broke" in done.stderr
+
+
+def test_a_failing_pass_leaves_no_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                        ) -> None:
+    part = disturbed_log(tmp_path)
+    monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
+    monkeypatch.delenv("KMETA_ONE_PROCESS", raising=False)
+    children: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            children.append(pid)
+        return pid
+
+    monkeypatch.setattr(replay_process.os, "fork", fork)
+    from kmeta.ops import verify as verify_module
+
+    def failing(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("the pass broke")
+
+    monkeypatch.setattr(verify_module, "_verify_batch", failing)
+    done = run("verify", str(part))
+    assert done.returncode != 0
+    assert children
+    for pid in children:  # reaped: waitpid has nothing left to wait for
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_short_logs_and_one_cpu_keep_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    replay = Replay.__new__(Replay)
+    assert replay_process.forked_replay(replay, [], replay_process.FORK_ABOVE - 1) is replay
+    monkeypatch.setattr(replay_process.os, "sched_getaffinity", lambda pid: {0})
+    assert replay_process.forked_replay(replay, [], 1 << 40) is replay
+    monkeypatch.undo()
+    monkeypatch.setenv("KMETA_ONE_PROCESS", "1")
+    assert replay_process.forked_replay(replay, [], 1 << 40) is replay
+    assert replay_process.forked_replay(None, [], 1 << 40) is None
