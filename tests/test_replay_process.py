@@ -91,7 +91,7 @@ def test_a_failing_child_is_the_commands_error(tmp_path: Path,
     def broken(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         raise ValueError("replay broke")
 
-    monkeypatch.setattr(Replay, "apply", broken)
+    monkeypatch.setattr(Replay, "problems", broken)
     done = run("verify", str(part))
     assert done.returncode == 70, done.stderr
     assert "ValueError: replay broke" in done.stderr

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from kmeta.core.image import PROBLEM_CODES, MetadataImage, diff_images
+from kmeta.core.image import PROBLEM_CODES, ImageProblem, MetadataImage, diff_images
 from kmeta.core.versions import LEVEL_NAMES, required_level
 from kmeta.findings import Finding
 from kmeta.formats.batch import BASE_OFFSET, CRC_VALID, LEADER_EPOCH, LONE, MAX_TIMESTAMP, Batch
@@ -58,10 +58,17 @@ class Replay:
 
     def apply(self, payload: Any, offset: int, path: str, position: int,
               value: bytes | None = None) -> list[Finding]:
-        """Apply one decoded metadata record; the problems it raised.  A record below the
-        start, or one that did not decode (its finding is the reader's), is passed over.
-        ``value``: the bytes ``payload`` was decoded from, for a replay that decodes them
-        itself in another process (:class:`kmeta.ops.replay_process.ForkedReplay`)."""
+        """Apply one decoded metadata record; the problems it raised, as Findings at
+        ``path`` and ``position`` (see :meth:`problems`).  ``value``: the bytes
+        ``payload`` was decoded from, for a replay that decodes them itself in another
+        process (:class:`kmeta.ops.replay_process.ForkedReplay`)."""
+        found = self.problems(payload, offset)
+        return [Finding(p[0], p[1], path, position, p[2]) for p in found] if found else found
+
+    def problems(self, payload: Any, offset: int) -> list[ImageProblem]:
+        """Apply one decoded metadata record; the problems it raised, each with the offset
+        it is about.  A record below the start, or one that did not decode (its finding
+        is the reader's), is passed over."""
         if offset < self.start_offset or payload.finding:
             return []
         type_name, version = payload.type, payload.version
@@ -75,14 +82,14 @@ class Replay:
             if need is not None:
                 level = self.image.metadata_version
                 if level is not None and level < need:
-                    out.append(Finding(
+                    out.append(ImageProblem(
                         "V120", f"{type_name} v{version} needs metadata.version "
                         f"{LEVEL_NAMES.get(need, need)} (level {need}) but the log is at "
-                        f"level {level}", path, position, offset))
+                        f"level {level}", offset))
         problems = self.image.apply(type_name, version, payload.data, offset)
         if problems:
-            out += [Finding(p.code, p.message, path, position, p.offset if p.offset is not None
-                            else offset) for p in problems]
+            out += [p if p.offset is not None else p._replace(offset=offset)
+                    for p in problems]
         return out
 
     def reach(self, offset: int) -> Iterator[Finding]:
