@@ -436,3 +436,22 @@ def test_without_a_compiler_kmeta_installs_and_runs_pure_python(tmp_path: Path) 
     assert dumped.stdout == run("dump", "--json", str(FIXTURES / "healthy" /
                                                      "__cluster_metadata-0"),
                                 text=False).stdout
+
+
+def test_export_chunks_hold_their_rows_after_a_run(tmp_path: Path) -> None:
+    """A chunk of ``file_chunks`` holds at least ``size`` rows (a run goes in whole)
+    whatever runs it took: a run's batch length once took the place of the chunk size,
+    and an export wrote chunks of 74 rows, at half the speed."""
+    from kmeta.ops.rows import file_chunks, plan_units
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(_noops(5000))
+    units, _ = plan_units([str(part)], "batches")
+    sizes: dict[str, list[int]] = {"batches": [], "records": []}
+    for u in units:
+        for table, chunk in file_chunks(u, 1000):
+            sizes[table].append(chunk.n)
+    for n in sizes.values():  # a run goes into one chunk whole
+        assert sum(n) == 5000
+        assert all(1000 <= k <= 1000 + runs.MAX_RUN for k in n[:-1]), n

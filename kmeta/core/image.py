@@ -425,7 +425,7 @@ class MetadataImage:
         if leader >= 0 and leader not in isr:
             out.append(ImageProblem("V103", f"{_where(t, pid)}: leader {leader} is not in "
                                             f"ISR {isr}", off))
-        if not set(isr) <= set(replicas):
+        if isr != replicas and not set(isr) <= set(replicas):  # most often the same list
             out.append(ImageProblem("V104", f"{_where(t, pid)}: ISR {isr} is not a subset of "
                                             f"replicas {replicas}", off))
         # A leader must be a registered broker where this record elects it.  Replicas may

@@ -787,7 +787,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     items = Expandable(read_batches(unit.path, [], memo=True, runs=True))
     for b in items:
         if type(b) is Run:
-            ref, k, size, _ = b
+            ref, k, length, _ = b  # (not ``size``: that is the chunk's row count)
             lone = ref[at_lone]
             attrs = ref[at_attrs]
             if attrs & control_flag:
@@ -801,13 +801,13 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 last_payload = decode_metadata(value)
                 last_tail = tail_of(False, last_payload)
             step, delta, epoch = ref[at_delta] + 1, ref[at_delta], ref[at_epoch]
-            first, pos = ref[at_base] + step, ref[at_pos] + size
-            positions = range(pos, pos + k * size, size)
+            first, pos = ref[at_base] + step, ref[at_pos] + length
+            positions = range(pos, pos + k * length, length)
             base_ts, max_ts = run_timestamps(b)
             for col, values in zip(bcols, (
                     positions, range(first, first + k * step, step),
                     range(first + delta, first + delta + k * step, step), [epoch] * k,
-                    base_ts, max_ts, [size] * k, [ref[at_count]] * k, [2] * k,
+                    base_ts, max_ts, [length] * k, [ref[at_count]] * k, [2] * k,
                     [codecs.get(attrs & codec_mask, "unknown")] * k, [True] * k,
                     [False] * k, [attrs & txn_flag != 0] * k, [ref[at_pid]] * k),
                     strict=True):
