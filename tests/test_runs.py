@@ -25,6 +25,7 @@ from kmeta.formats import compiled as compiled_module
 from kmeta.formats import coordinator as coordinator_module
 from kmeta.formats import payload as payload_module
 from kmeta.formats import runs
+from kmeta.formats.batch import BASE_OFFSET as BASE_OFFSET_SLOT
 from kmeta.formats.batch import Batch, Header, Record, build_batch
 from kmeta.formats.checksum import crc32c as package_crc32c
 from kmeta.formats.payload import encode_control, encode_metadata
@@ -458,3 +459,21 @@ def test_export_chunks_hold_their_rows_after_a_run(tmp_path: Path) -> None:
     for n in sizes.values():  # a run goes into one chunk whole
         assert sum(n) == 5000
         assert len(n) == 5 and all(1000 <= k <= 1000 + runs.MAX_RUN for k in n[:-1]), n
+
+
+@pytest.mark.parametrize("stamps", [
+    [(1000 + 500 * i, 1000 + 500 * i) for i in range(40)],           # no gap
+    [(1000 + 500 * i, 1007 + 500 * i) for i in range(40)],           # the same gap
+    [(0, 65)] + [(2**63 - 40 + i, -2**63 + 25 + i) for i in range(39)],  # wraps: 65 mod 2**64
+])
+def test_run_timestamps_are_each_batchs_own(tmp_path: Path, stamps: list) -> None:
+    """run_timestamps reads the base timestamps and adds the gap run_length found equal:
+    the same as each batch's own two fields, also where that gap is equal only modulo
+    2**64."""
+    log = b"".join(build_batch(i, [(None, NOOP)], leader_epoch=1, base_timestamp=b,
+                               max_timestamp=m) for i, (b, m) in enumerate(stamps))
+    found = [x for x in scan_batches(log, "x", memo=True, runs=True) if type(x) is runs.Run]
+    assert found and sum(r[1] for r in found) == len(stamps) - 1
+    for r in found:
+        want = [stamps[r[0][BASE_OFFSET_SLOT] + 1 + k] for k in range(r[1])]
+        assert tuple(zip(*runs.run_timestamps(r), strict=True)) == tuple(want)

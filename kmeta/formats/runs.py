@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from operator import itemgetter
+from itertools import repeat
+from operator import add, itemgetter
 from typing import Any
 
 from kmeta.formats.batch import (
@@ -72,6 +73,7 @@ _INT64 = struct.Struct(">q")
 _INT32 = struct.Struct(">i")
 _UINT32 = struct.Struct(">I")
 _MASK64 = (1 << 64) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 # The compiled twin spells these positions out; they must be the declaration's.
 assert (FIELD_BYTES["baseOffset"], _AT_LENGTH, FIELD_BYTES["partitionLeaderEpoch"],
         FIELD_BYTES["magic"], _AT_CRC, _AT_ATTRS, _AT_DELTA, _AT_BASE_TS, _AT_MAX_TS,
@@ -308,15 +310,28 @@ class RunText:
         return fill(raw, count, size, ref[POSITION] + size, parts, "\n")
 
 
-_TIMESTAMPS: dict[int, struct.Struct] = {}
+#: The baseTimestamp of every batch of a run of (batch size, batches), in one unpack.
+_TIMESTAMPS: dict[tuple[int, int], struct.Struct] = {}
 
 
 def run_timestamps(run: Run) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The baseTimestamp and the maxTimestamp of each batch of a run, read in one pass."""
-    size = run[2]
-    layout = _TIMESTAMPS.get(size)
+    """The baseTimestamp and the maxTimestamp of each batch of a run.  The batches of a
+    run keep the gap between the two that the batch before them has (``run_length``), so
+    only the base timestamps are read: in one unpack."""
+    ref, count, size, raw = run
+    layout = _TIMESTAMPS.get((size, count))
     if layout is None:
-        layout = _TIMESTAMPS[size] = struct.Struct(
-            f">{_AT_BASE_TS}xqq{size - _AT_MAX_TS - 8}x")
-    base, newest = zip(*layout.iter_unpack(run[3]), strict=True)
-    return base, newest
+        if len(_TIMESTAMPS) >= 256:
+            _TIMESTAMPS.clear()
+        layout = _TIMESTAMPS[size, count] = struct.Struct(
+            ">" + f"{_AT_BASE_TS}xq{size - _AT_BASE_TS - 8}x" * count)
+    base = layout.unpack(raw)
+    gap = ref[MAX_TIMESTAMP] - ref[BASE_TIMESTAMP]
+    if not gap:
+        return base, base
+    newest = tuple(map(add, base, repeat(gap)))
+    if min(newest) >= _INT64_MIN and max(newest) <= _INT64_MAX:
+        return base, newest
+    # the gap is equal modulo 2**64 (run_length's arithmetic): read both, as they wrap
+    return base, tuple(_INT64.unpack_from(raw, i + _AT_MAX_TS)[0]
+                       for i in range(0, count * size, size))

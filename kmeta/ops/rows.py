@@ -17,6 +17,7 @@ import glob
 import heapq
 import itertools
 import json
+import operator
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -815,7 +816,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             offset, shift = first + lone[0], lone[1]
             for col, values in zip(rcols, (
                     positions, range(offset, offset + k * step, step),
-                    [t + shift for t in base_ts], [epoch] * k, [False] * k), strict=True):
+                    map(operator.add, base_ts, itertools.repeat(shift)) if shift else base_ts, [epoch] * k, [False] * k), strict=True):
                 col.extend(values)
             idx.extend([last_tail] * k)
         elif type(b) is not Batch:  # a legacy message, by attribute
