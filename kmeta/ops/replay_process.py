@@ -26,6 +26,7 @@ import fcntl
 import marshal
 import os
 import pickle
+import signal
 import struct
 import sys
 from typing import Any
@@ -141,6 +142,9 @@ class ForkedReplay:
         if self._down is not None:
             os.close(self._down)
             self._down = None
+            if self._pid is not None:  # its work is of no use now: do not wait for it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGKILL)
         if self._pid is not None:
             os.close(self._up)
             os.waitpid(self._pid, 0)
