@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kmeta.formats.batch import Header, build_batch
+from kmeta.formats.payload import encode_metadata
 from kmeta.ops import replay_process
 from kmeta.ops.replay import Replay
 from tests.clirun import run
@@ -66,6 +68,32 @@ def test_a_disturbed_log_gives_the_one_process_report(tmp_path: Path,
     part = disturbed_log(tmp_path)
     assert _outputs(part, monkeypatch, True) == _outputs(part, monkeypatch, False)
     assert forks
+
+
+def test_records_the_child_decodes_report_in_place(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   forks: list[int]) -> None:
+    """Records of a multi-record batch go to the child undecoded: its replay findings
+    come before the record's V001, its decoding finding (F005) after it, as in one
+    process."""
+    change = encode_metadata("PARTITION_CHANGE_RECORD", 0, {
+        "partitionId": 0, "topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "leader": 1})
+    broken = encode_metadata("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version",
+                                                         "featureLevel": 19})[:-3]
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    batches = [build_batch(0, [(None, encode_metadata("NO_OP_RECORD", 0, {}))],
+                           leader_epoch=1)]
+    for i in range(1, 40, 4):
+        batches.append(build_batch(i, [(None, change), (None, broken, [Header("h", b"v")]),
+                                       (None, change, [Header("h", b"v")]),
+                                       (None, broken)], leader_epoch=1))
+    (part / "00000000000000000000.log").write_bytes(b"".join(batches))
+    forked, alone = _outputs(part, monkeypatch, True), _outputs(part, monkeypatch, False)
+    assert forked == alone and forks
+    report = forked[0][2]
+    for code in ("V001", "F005", "V101"):
+        assert f'"code":"{code}"' in report
 
 
 def test_snapshots_are_compared_and_counted_in_the_child(monkeypatch: pytest.MonkeyPatch,
@@ -128,10 +156,15 @@ def test_a_failing_pass_leaves_no_child(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_short_logs_and_one_cpu_keep_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     replay = Replay.__new__(Replay)
-    assert replay_process.forked_replay(replay, [], replay_process.FORK_ABOVE - 1) is replay
+    assert replay_process.forked_replay(replay, [], replay_process.FORK_ABOVE - 1,
+                                        _no_report) is replay
     monkeypatch.setattr(replay_process.os, "sched_getaffinity", lambda pid: {0})
-    assert replay_process.forked_replay(replay, [], 1 << 40) is replay
+    assert replay_process.forked_replay(replay, [], 1 << 40, _no_report) is replay
     monkeypatch.undo()
     monkeypatch.setenv("KMETA_ONE_PROCESS", "1")
-    assert replay_process.forked_replay(replay, [], 1 << 40) is replay
-    assert replay_process.forked_replay(None, [], 1 << 40) is None
+    assert replay_process.forked_replay(replay, [], 1 << 40, _no_report) is replay
+    assert replay_process.forked_replay(None, [], 1 << 40, _no_report) is None
+
+
+def _no_report(*args: object) -> tuple[()]:
+    return ()

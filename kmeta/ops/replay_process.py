@@ -29,6 +29,7 @@ import pickle
 import signal
 import struct
 import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kmeta.findings import Finding
@@ -45,18 +46,26 @@ CHUNK = 2048
 PIPE_BYTES = 1 << 20
 
 _LENGTH = struct.Struct("<Q")
-_APPLY, _REACH = 0, 1
+# what the queue holds: a record decoded by the pass (to apply), one it did not decode,
+# a snapshot comparison
+_APPLY, _RECORD, _REACH = 0, 1, 2
 
 
-def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int
-                  ) -> Replay | ForkedReplay | None:
+#: The findings of a record's decoding problem: (position, offset, rule problem, payload,
+#: file) -> findings (verify's ``_record_findings``, its one home).
+Report = Callable[[int, int, str | None, Any, str], Iterable[Finding]]
+
+
+def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int,
+                  report: Report) -> Replay | ForkedReplay | None:
     """``replay`` moved to a child process when that pays: a log of at least FORK_ABOVE
     bytes, a second CPU, Linux, and KMETA_ONE_PROCESS not set.  ``sink``: the list the
-    pass's findings go to, in order, as they are produced."""
+    pass's findings go to, in order, as they are produced; ``report``: what says the
+    decoding problem of a record the child decodes for the pass (:meth:`record`)."""
     if replay is None or log_bytes < FORK_ABOVE or os.environ.get("KMETA_ONE_PROCESS") \
             or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
         return replay
-    return ForkedReplay(replay, sink)
+    return ForkedReplay(replay, sink, report)
 
 
 class ForkedReplay:
@@ -64,7 +73,7 @@ class ForkedReplay:
     does: ``apply`` and ``reach`` queue, ``next_check`` follows the snapshots to compare,
     and :meth:`finish` gives the image and merges the child's findings into the sink."""
 
-    def __init__(self, replay: Replay, sink: list[Finding]) -> None:
+    def __init__(self, replay: Replay, sink: list[Finding], report: Report) -> None:
         self.start_offset = replay.start_offset
         self._ends = [end for end, _ in replay.checks]
         self.next_check = replay.next_check
@@ -81,7 +90,7 @@ class ForkedReplay:
             os.close(up_r)
             status = 1
             try:
-                _serve(replay, down_r, up_w)
+                _serve(replay, report, down_r, up_w)
                 status = 0
             finally:
                 os._exit(status)
@@ -99,6 +108,16 @@ class ForkedReplay:
         if len(self._queue) >= CHUNK:
             self._send()
         return ()
+
+    def record(self, value: bytes | None, offset: int, path: str, position: int,
+               flagged: bool) -> None:
+        """Queue a data record the pass has not decoded: the child decodes it, applies it
+        unless it is a NoOp, and reports its decoding problem where the pass would have
+        (after the pass's own finding for the record, when ``flagged``)."""
+        self._queue.append((_RECORD, value, offset, path, position, len(self._sink),
+                            flagged))
+        if len(self._queue) >= CHUNK:
+            self._send()
 
     def reach(self, offset: int) -> tuple[()]:
         """Queue the comparison with every snapshot ending at or before ``offset``."""
@@ -159,7 +178,7 @@ class ForkedReplay:
             self._queue = []
 
 
-def _serve(replay: Replay, down: int, up: int) -> None:
+def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
     READING.set(None)  # a progress bar belongs to the parent
     # (place, code, message, file, position, offset, details or None) of each finding
     found: list[tuple] = []
@@ -173,15 +192,22 @@ def _serve(replay: Replay, down: int, up: int) -> None:
             if not head:
                 break  # the parent closed the pipe: all is sent
             for item in marshal.loads(_read_exactly(down, _LENGTH.unpack(head)[0])):
-                if item[0] == _APPLY:
-                    _, value, offset, path, position, place = item
+                kind = item[0]
+                if kind != _REACH:
+                    value, offset, path, position, place = item[1:6]
                     if value is not last_value:
                         last_value, payload = value, decode_metadata(value)
                     if path is not last_path:  # one object per file in the findings
                         last_path = sys.intern(path)
                     # the problems as plain tuples: the parent makes the Findings
-                    for p in replay.problems(payload, offset):
-                        found.append((place, p[0], p[1], last_path, position, p[2], None))
+                    if kind == _APPLY or payload.type != "NO_OP_RECORD":
+                        for p in replay.problems(payload, offset):
+                            found.append((place, p[0], p[1], last_path, position, p[2],
+                                          None))
+                    if kind == _RECORD and payload.finding:
+                        for f in report(position, offset, None, payload, last_path):
+                            found.append((place + item[6], f.code, f.message, f.file,
+                                          f.position, f.offset, f.details or None))
                 else:
                     for f in replay.reach(item[1]):
                         found.append((item[2], f.code, f.message, f.file, f.position,
