@@ -173,10 +173,12 @@ def _export_files(spark: Any, paths: list[str], out: Path, tables: Sequence[str]
     groups = task_groups(units, spark.sparkContext.defaultParallelism)
     if groups:
         rdd = spark.sparkContext.parallelize(groups, len(groups))
+        # a count per unit and table, summed here: a reduceByKey was a second stage and
+        # a shuffle for a few hundred numbers
         for table, n in rdd.mapPartitions(
                 lambda it: write_unit_files((u for g in it for u in g), where, wanted)) \
-                .reduceByKey(lambda a, b: a + b).collect():
-            counts[table] = n
+                .collect():
+            counts[table] = counts.get(table, 0) + n
     for table in wanted:
         (out / table).mkdir(parents=True, exist_ok=True)
         (out / table / "_SUCCESS").write_bytes(b"")
