@@ -168,3 +168,14 @@ def test_short_logs_and_one_cpu_keep_one_process(monkeypatch: pytest.MonkeyPatch
 
 def _no_report(*args: object) -> tuple[()]:
     return ()
+
+
+def test_a_finding_made_by_its_slots_is_the_one_init_makes() -> None:
+    from kmeta.findings import SLOT_SETTERS, Finding
+
+    fields = ("V101", "PartitionRecord for unknown topic id x", "a.log", 7, 9, {"k": 1})
+    made = object.__new__(Finding)
+    for setter, value in zip(SLOT_SETTERS, fields, strict=True):
+        setter(made, value)
+    assert made == Finding(*fields) and repr(made) == repr(Finding(*fields))
+    assert made.to_json() == Finding(*fields).to_json()

@@ -32,7 +32,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kmeta.findings import Finding
+from kmeta.findings import SLOT_SETTERS, Finding
 from kmeta.formats.payload import decode_metadata
 from kmeta.ops.replay import Replay
 from kmeta.storage.segments import READING
@@ -144,13 +144,22 @@ class ForkedReplay:
         packed, image, child_seen = result
         found = marshal.loads(packed) if type(packed) is bytes else packed
         merged: list[Finding] = []
-        at = 0
+        append, at, sink, new = merged.append, 0, self._sink, object.__new__
+        # its slots set one by one: a log can send back tens of thousands of findings
+        set_code, set_message, set_file, set_position, set_offset, set_details = SLOT_SETTERS
         for place, code, message, path, position, offset, details in found:
-            merged += self._sink[at:place]
-            at = place
-            merged.append(Finding(code, message, path, position, offset) if details is None
-                          else Finding(code, message, path, position, offset, details))
-        merged += self._sink[at:]
+            if place != at:
+                merged += sink[at:place]
+                at = place
+            f = new(Finding)
+            set_code(f, code)
+            set_message(f, message)
+            set_file(f, path)
+            set_position(f, position)
+            set_offset(f, offset)
+            set_details(f, {} if details is None else details)
+            append(f)
+        merged += sink[at:]
         self._sink[:] = merged
         seen.clear()
         seen.update(child_seen)
