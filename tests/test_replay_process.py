@@ -179,3 +179,21 @@ def test_a_finding_made_by_its_slots_is_the_one_init_makes() -> None:
         setter(made, value)
     assert made == Finding(*fields) and repr(made) == repr(Finding(*fields))
     assert made.to_json() == Finding(*fields).to_json()
+
+
+def test_a_fork_that_fails_keeps_one_process(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """No process to spare (a container's limit): verify replays in its own process and
+    reports the same, with no descriptor left open."""
+    part = disturbed_log(tmp_path)
+    alone = _outputs(part, monkeypatch, False)
+    monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
+    monkeypatch.delenv("KMETA_ONE_PROCESS", raising=False)
+
+    def refuse() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(replay_process.os, "fork", refuse)
+    open_before = len(os.listdir("/proc/self/fd"))
+    assert _outputs(part, monkeypatch, True) == alone
+    assert len(os.listdir("/proc/self/fd")) == open_before

@@ -22,7 +22,6 @@ the child touches no lock they hold: it neither prints nor reports progress).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import marshal
 import os
 import pickle
@@ -65,7 +64,10 @@ def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int,
     if replay is None or log_bytes < FORK_ABOVE or os.environ.get("KMETA_ONE_PROCESS") \
             or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
         return replay
-    return ForkedReplay(replay, sink, report)
+    try:
+        return ForkedReplay(replay, sink, report)
+    except OSError:  # no pipe or process to spare: the replay stays in this process
+        return replay
 
 
 class ForkedReplay:
@@ -79,12 +81,19 @@ class ForkedReplay:
         self.next_check = replay.next_check
         self._sink = sink
         self._queue: list[tuple] = []
+        import fcntl  # Linux only, as the fork is
+
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         # room for a few chunks: the pass does not wait on each hiccup of the child
         with contextlib.suppress(OSError, AttributeError):
             fcntl.fcntl(down_w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare (a container's limit): the caller keeps one
+            for fd in (down_r, down_w, up_r, up_w):
+                os.close(fd)
+            raise
         if pid == 0:  # the child: replay what comes down, send back what it found
             os.close(down_w)
             os.close(up_r)
