@@ -215,7 +215,7 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                     value, offset, path, position, place = item[1:6]
                     if value is not last_value:
                         last_value, payload = value, decode_metadata(value)
-                    if path is not last_path:  # one object per file in the findings
+                    if path != last_path:  # one object per file in the findings
                         last_path = sys.intern(path)
                     # the problems as plain tuples: the parent makes the Findings
                     if kind == _APPLY or payload.type != "NO_OP_RECORD":
@@ -223,13 +223,10 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                             found.append((place, p[0], p[1], last_path, position, p[2],
                                           None))
                     if kind == _RECORD and payload.finding:
-                        for f in report(position, offset, None, payload, last_path):
-                            found.append((place + item[6], f.code, f.message, f.file,
-                                          f.position, f.offset, f.details or None))
+                        found += (_row(place + item[6], f)
+                                  for f in report(position, offset, None, payload, last_path))
                 else:
-                    for f in replay.reach(item[1]):
-                        found.append((item[2], f.code, f.message, f.file, f.position,
-                                      f.offset, f.details))
+                    found += (_row(item[2], f) for f in replay.reach(item[1]))
         try:  # marshal writes the findings five times as fast as pickle
             packed: Any = marshal.dumps(found)
         except ValueError:  # a finding's details hold something only pickle writes
@@ -243,6 +240,11 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
         data = pickle.dumps(RuntimeError(f"the replay process failed: {e!r}"))
     _write_all(up, data)
     os.close(up)
+
+
+def _row(place: int, f: Finding) -> tuple:
+    """A finding as the child sends it back (see ``found`` in :func:`_serve`)."""
+    return place, f.code, f.message, f.file, f.position, f.offset, f.details or None
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -816,7 +816,8 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             offset, shift = first + lone[0], lone[1]
             for col, values in zip(rcols, (
                     positions, range(offset, offset + k * step, step),
-                    map(operator.add, base_ts, itertools.repeat(shift)) if shift else base_ts, [epoch] * k, [False] * k), strict=True):
+                    map(operator.add, base_ts, itertools.repeat(shift)) if shift
+                    else base_ts, [epoch] * k, [False] * k), strict=True):
                 col.extend(values)
             idx.extend([last_tail] * k)
         elif type(b) is not Batch:  # a legacy message, by attribute
