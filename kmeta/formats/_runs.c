@@ -137,6 +137,28 @@ static PyObject *py_run_length(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(count);
 }
 
+/* The big-endian int64 at byte `at` of each of `count` records of `stride` bytes, as
+ * int64s in this machine's byte order (what array('q') and Arrow read). */
+static PyObject *py_gather_int64(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t at, stride, count;
+    if (!PyArg_ParseTuple(args, "y*nnn", &view, &at, &stride, &count)) return NULL;
+    PyObject *out = NULL;
+    if (at < 0 || stride < 8 || at > stride - 8 || count < 0 ||
+        count > view.len / stride) {
+        PyErr_SetString(PyExc_ValueError, "gather_int64: the records overrun the buffer");
+    } else if ((out = PyBytes_FromStringAndSize(NULL, count * 8)) != NULL) {
+        const unsigned char *src = (const unsigned char *)view.buf + at;
+        char *dst = PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < count; i++, src += stride, dst += 8) {
+            int64_t v = be64(src);
+            memcpy(dst, &v, 8);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* ------------------------------------------------------------------ templates */
 
 typedef struct {
@@ -624,6 +646,9 @@ static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
      "How many batches after the one at pos repeat it: see kmeta.formats.runs."},
+    {"gather_int64", py_gather_int64, METH_VARARGS,
+     "A big-endian int64 field of each fixed-size record, in native order: see "
+     "kmeta.formats.runs."},
     {"fill", py_fill, METH_VARARGS,
      "A text template filled once per batch of a run: see kmeta.formats.runs."},
     {"decode_records", py_decode_records, METH_VARARGS,

@@ -17,8 +17,9 @@ import glob
 import heapq
 import itertools
 import json
-import operator
 import os
+import struct
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -49,7 +50,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.decoders import TOPIC_DECODERS, record_decoder
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
-from kmeta.formats.runs import Expandable, Run, run_timestamps
+from kmeta.formats.runs import Expandable, Run, run_stamps, wrap64
 from kmeta.ops.redact import redact
 from kmeta.output_schema import (
     BATCH,
@@ -65,8 +66,8 @@ from kmeta.storage.discover import LogFile, PartitionDir, discover, meta_propert
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches, read_records
 
-__all__ = ["COMMON", "TABLES", "Chunk", "Column", "Scope", "Unit", "ddl", "expand_globs",
-           "plan_units", "unit_chunks", "unit_rows"]
+__all__ = ["COMMON", "TABLES", "Chunk", "Column", "Scope", "Spans", "Stamps", "Unit", "ddl",
+           "expand_globs", "plan_units", "unit_chunks", "unit_rows"]
 
 
 class Column(NamedTuple):
@@ -610,27 +611,82 @@ def _image(unit: Unit) -> Iterator[tuple]:
 # version, keys and payload) as an index into the distinct tuples of a chunk.
 
 
+class Spans(NamedTuple):
+    """A column given span by span: span i holds the rows from ``ends[i - 1]`` (0 for the
+    first) up to ``ends[i]``; its first row holds ``first[i]`` and each row after it
+    ``step[i]`` more (without steps, every row of a span holds ``first[i]``).  A run of
+    alike batches is one span: a big log's batches cost an entry per run, not per batch,
+    and their Arrow columns are made at once (``to_arrow``)."""
+
+    ends: list[int]
+    first: list[Any]
+    step: list[int] | None = None
+
+    def values(self) -> list[Any]:
+        """The column row by row (the reference ``to_arrow``'s columns are tested by)."""
+        out: list[Any] = []
+        start = 0
+        steps = self.step if self.step is not None else [0] * len(self.ends)
+        for end, first, step in zip(self.ends, self.first, steps, strict=True):
+            out.extend([first + i * step for i in range(end - start)] if step
+                       else [first] * (end - start))
+            start = end
+        return out
+
+
+class Stamps(NamedTuple):
+    """A column of timestamps: row i holds the int64 at ``base[8 * i:]`` (this machine's
+    byte order) plus its span's ``plus`` (none: 0), in Kafka's int64 arithmetic, which
+    wraps; or null, for the rows listed in ``nulls``.  The batches of a run keep the gap
+    between their two timestamps, and their records the same delta: the base timestamps
+    of a run are read once (``run_stamps``), for all three columns."""
+
+    base: bytearray
+    plus: Spans | None
+    nulls: list[int]
+
+    def values(self) -> list[int | None]:
+        base = array("q")
+        base.frombytes(self.base)
+        out: list[int | None] = list(base) if self.plus is None else \
+            [wrap64(b + p) for b, p in zip(base, self.plus.values(), strict=True)]
+        for i in self.nulls:
+            out[i] = None
+        return out
+
+
+def column_values(column: list[Any] | Spans | Stamps) -> list[Any]:
+    """A chunk's column row by row, whichever way the chunk holds it."""
+    return column if type(column) is list else column.values()
+
+
 @dataclass
 class Chunk:
-    """``n`` rows of a table as columns (indexes into COMMON + TABLES[table])."""
+    """``n`` rows of a table as columns (indexes into COMMON + TABLES[table]): constants,
+    columns (a list of the rows' values, or :class:`Spans`) and, for records, the columns
+    that repeat with the payload (their keys, each row's index into the distinct tails,
+    and the tails)."""
 
     n: int
     constants: dict[int, Any]
-    columns: dict[int, list]
-    shared: tuple[tuple[int, ...], list[int], list[tuple]] | None = None
+    columns: dict[int, list | Spans | Stamps]
+    shared: tuple[tuple[int, ...], list[int] | Spans, list[tuple]] | None = None
 
     def rows(self) -> Iterator[tuple]:
         """The same rows as tuples (what ``unit_rows`` yields)."""
         width = len(self.constants) + len(self.columns) + \
             (len(self.shared[0]) if self.shared else 0)
+        columns = {k: column_values(c) for k, c in self.columns.items()}
+        if self.shared:
+            keys, idx, tails = self.shared
+            idx = column_values(idx)
         for i in range(self.n):
             row: list[Any] = [None] * width
             for k, v in self.constants.items():
                 row[k] = v
-            for k, col in self.columns.items():
+            for k, col in columns.items():
                 row[k] = col[i]
             if self.shared:
-                keys, idx, tails = self.shared
                 for k, v in zip(keys, tails[idx[i]], strict=True):
                     row[k] = v
             yield tuple(row)
@@ -757,27 +813,85 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             yield from (("records", c) for c in unit_chunks(record_unit, size))
         return
     codecs = CODEC_NAMES
-    bcols: list[list] = [[] for _ in range(14)]
-    (b_pos, b_base, b_last, b_epoch, b_bts, b_mts, b_size, b_count, b_magic, b_codec,
-     b_crc, b_ctl, b_txn, b_pid) = (c.append for c in bcols)
-    rcols: list[list] = [[] for _ in range(5)]
-    r_pos, r_off, r_ts, r_epoch, r_ctl = (c.append for c in rcols)
-    idx: list[int] = []
-    idx_add = idx.append
-    tails: list[tuple] = []
+    b_cols: dict[int, list | Spans | Stamps] = {}
+    r_cols: dict[int, list | Spans | Stamps] = {}
+    r_idx: Spans
+    # Each table's rows as spans (a run of batches is one) and its timestamps as int64s
+    # (those of a run in one read): see Spans and Stamps.
+
+    def fresh_batches() -> tuple:
+        ends: list[int] = []
+        stamps, bts_nulls, mts_nulls = bytearray(), [], []
+        pos, pos_step, base, off_step, last, gap = [], [], [], [], [], []
+        epoch, nbytes, count, magic, codec, crc, ctl, txn, pid = \
+            [], [], [], [], [], [], [], [], []
+        b_cols.clear()
+        b_cols.update({5: Spans(ends, pos, pos_step), 6: Spans(ends, base, off_step),
+                       7: Spans(ends, last, off_step), 8: Spans(ends, epoch),
+                       9: Stamps(stamps, None, bts_nulls),
+                       10: Stamps(stamps, Spans(ends, gap), mts_nulls),
+                       11: Spans(ends, nbytes), 12: Spans(ends, count),
+                       13: Spans(ends, magic), 14: Spans(ends, codec), 15: Spans(ends, crc),
+                       16: Spans(ends, ctl), 17: Spans(ends, txn), 18: Spans(ends, pid)})
+        return ([c.append for c in (
+            ends, pos, pos_step, base, off_step, last, gap, epoch, nbytes, count, magic,
+            codec, crc, ctl, txn, pid)], stamps, bts_nulls, mts_nulls)
+
+    def fresh_records() -> tuple:
+        nonlocal r_idx
+        ends: list[int] = []
+        stamps, nulls = bytearray(), []
+        pos, pos_step, off, off_step, shift, epoch, ctl, idx = [], [], [], [], [], [], [], []
+        r_idx = Spans(ends, idx)
+        r_cols.clear()
+        r_cols.update({5: Spans(ends, pos, pos_step), 6: Spans(ends, off, off_step),
+                       7: Stamps(stamps, Spans(ends, shift), nulls), 8: Spans(ends, epoch),
+                       9: Spans(ends, ctl)})
+        return ([c.append for c in (ends, pos, pos_step, off, off_step, shift, epoch, ctl,
+                                    idx)], stamps, nulls)
+
+    b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
+    (b_end, b_pos, b_pos_step, b_base, b_off_step, b_last, b_gap, b_epoch, b_size, b_count,
+     b_magic, b_codec, b_crc, b_ctl, b_txn, b_pid) = b_add
+    r_add, r_stamps, r_nulls = fresh_records()
+    r_end, r_pos, r_pos_step, r_off, r_off_step, r_shift, r_epoch, r_ctl, r_tail = r_add
+    b_n = r_n = 0  # rows so far in each chunk
+    tails: list[tuple] = []  # this records chunk's distinct payload columns
     seen: dict[int, int] = {}
-    alive: list[Any] = []
+    # The payload columns of the unit's decoded payloads, by identity: the decoder hands
+    # back the payload it made for a value seen lately, in this chunk or an earlier one.
+    columns_of: dict[int, tuple] = {}
+    alive: list[Any] = []  # an id is only unique while its object lives
     last_value: Any = None
-    last_payload: Any = None
     last_tail = -1
+    stamp = _STAMP.pack
 
     def tail_of(control: bool, p: Any) -> int:
         tail_id = seen.get(id(p), -1)
         if tail_id < 0:
             tail_id = seen[id(p)] = len(tails)
-            tails.append(_payload_columns(control, p))
-            alive.append(p)  # an id is only unique while its object lives
+            columns = columns_of.get(id(p))
+            if columns is None:
+                if len(alive) >= _PAYLOADS_KEPT:
+                    columns_of.clear()
+                    alive.clear()
+                    seen.clear()  # its ids may now be reused
+                    seen[id(p)] = tail_id
+                columns = columns_of[id(p)] = _payload_columns(control, p)
+                alive.append(p)
+            tails.append(columns)
         return tail_id
+
+    def record(pos: int, offset: int, timestamp: int | None, epoch: int, control: bool,
+               tail: int) -> None:
+        nonlocal r_n
+        if timestamp is None:
+            r_nulls.append(r_n)
+            timestamp = 0
+        r_stamps.extend(stamp(wrap64(timestamp)))
+        r_n += 1
+        r_end(r_n), r_pos(pos), r_pos_step(0), r_off(offset), r_off_step(0), r_shift(0)
+        r_epoch(epoch), r_ctl(control), r_tail(tail)
 
     # The batch slots and flags as locals: this loop runs once per batch.
     at_pos, at_base, at_attrs, at_epoch = POSITION, BASE_OFFSET, ATTRIBUTES, LEADER_EPOCH
@@ -794,89 +908,97 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             if attrs & control_flag:
                 items.expand(b)
                 continue
-            # Batches that repeat ``ref``: their rows differ only in offsets, positions
-            # and timestamps, which come as ranges and one unpacking pass.
+            # Batches that repeat ``ref``: their rows differ only in offsets and
+            # positions, a span each, and timestamps, read at once.
             value = lone[3]
             if value is not last_value:
                 last_value = value
-                last_payload = decode_metadata(value)
-                last_tail = tail_of(False, last_payload)
-            step, delta, epoch = ref[at_delta] + 1, ref[at_delta], ref[at_epoch]
+                last_tail = tail_of(False, decode_metadata(value))
+            step, epoch = ref[at_delta] + 1, ref[at_epoch]
             first, pos = ref[at_base] + step, ref[at_pos] + length
-            positions = range(pos, pos + k * length, length)
-            base_ts, max_ts = run_timestamps(b)
-            for col, values in zip(bcols, (
-                    positions, range(first, first + k * step, step),
-                    range(first + delta, first + delta + k * step, step), [epoch] * k,
-                    base_ts, max_ts, [length] * k, [ref[at_count]] * k, [2] * k,
-                    [codecs.get(attrs & codec_mask, "unknown")] * k, [True] * k,
-                    [False] * k, [attrs & txn_flag != 0] * k, [ref[at_pid]] * k),
-                    strict=True):
-                col.extend(values)
-            offset, shift = first + lone[0], lone[1]
-            for col, values in zip(rcols, (
-                    positions, range(offset, offset + k * step, step),
-                    map(operator.add, base_ts, itertools.repeat(shift)) if shift
-                    else base_ts, [epoch] * k, [False] * k), strict=True):
-                col.extend(values)
-            idx.extend([last_tail] * k)
+            stamps = run_stamps(b)
+            b_stamps.extend(stamps)
+            b_n += k
+            b_end(b_n), b_pos(pos), b_pos_step(length), b_base(first), b_off_step(step)
+            b_last(first + ref[at_delta]), b_gap(wrap64(ref[at_max_ts] - ref[at_base_ts]))
+            b_epoch(epoch), b_size(length), b_count(ref[at_count]), b_magic(2)
+            b_codec(codecs.get(attrs & codec_mask, "unknown")), b_crc(True), b_ctl(False)
+            b_txn(attrs & txn_flag != 0), b_pid(ref[at_pid])
+            r_stamps.extend(stamps)
+            r_n += k
+            r_end(r_n), r_pos(pos), r_pos_step(length), r_off(first + lone[0])
+            r_off_step(step), r_shift(lone[1]), r_epoch(epoch), r_ctl(False)
+            r_tail(last_tail)
         elif type(b) is not Batch:  # a legacy message, by attribute
-            row = (b.position, b.base_offset, b.last_offset, -1, None, b.max_timestamp,
-                   b.size, b.records_count, b.magic, b.compression, b.crc_valid,
-                   b.is_control, False, -1)
-            for col, v in zip(bcols, row, strict=True):
-                col.append(v)
+            if b.max_timestamp is None:
+                b_mts_nulls.append(b_n)
+            b_bts_nulls.append(b_n)  # no baseTimestamp: the maxTimestamp stands in
+            b_stamps.extend(stamp(b.max_timestamp or 0))
+            b_n += 1
+            for add, v in zip(b_add, (b_n, b.position, 0, b.base_offset, 0, b.last_offset,
+                                      0, -1, b.size, b.records_count, b.magic,
+                                      b.compression, b.crc_valid, b.is_control, False, -1),
+                              strict=True):
+                add(v)
             found, _ = batch_records(b)
             for r in found:
-                p = decode_control(r.key, r.value) if row[11] else decode_metadata(r.value)
-                r_pos(row[0]), r_off(r.offset), r_ts(r.timestamp), r_epoch(-1)
-                r_ctl(row[11])
-                idx_add(tail_of(row[11], p))
+                p = decode_control(r.key, r.value) if b.is_control else \
+                    decode_metadata(r.value)
+                record(b.position, r.offset, r.timestamp, -1, b.is_control,
+                       tail_of(b.is_control, p))
         else:
             pos, base, attrs, epoch, base_ts = b[at_pos], b[at_base], b[at_attrs], \
                 b[at_epoch], b[at_base_ts]
             control = attrs & control_flag != 0
-            b_pos(pos), b_base(base), b_last(base + b[at_delta]), b_epoch(epoch)
-            b_bts(base_ts), b_mts(b[at_max_ts]), b_size(b[at_length] + overhead)
-            b_count(b[at_count]), b_magic(2)
-            b_codec(codecs.get(attrs & codec_mask, "unknown")), b_crc(b[at_crc_valid])
-            b_ctl(control), b_txn(attrs & txn_flag != 0), b_pid(b[at_pid])
+            b_stamps.extend(stamp(base_ts))
+            b_n += 1
+            b_end(b_n), b_pos(pos), b_pos_step(0), b_base(base), b_off_step(0)
+            b_last(base + b[at_delta]), b_gap(wrap64(b[at_max_ts] - base_ts))
+            b_epoch(epoch), b_size(b[at_length] + overhead), b_count(b[at_count])
+            b_magic(2), b_codec(codecs.get(attrs & codec_mask, "unknown"))
+            b_crc(b[at_crc_valid]), b_ctl(control), b_txn(attrs & txn_flag != 0)
+            b_pid(b[at_pid])
             lone = b[at_lone]
             if lone is not None and not control:
                 value = lone[3]
                 if value is not last_value:
                     last_value = value
-                    last_payload = decode_metadata(value)
-                    last_tail = tail_of(False, last_payload)
-                r_pos(pos), r_off(base + lone[0]), r_ts(base_ts + lone[1]), r_epoch(epoch)
-                r_ctl(False)
-                idx_add(last_tail)
+                    last_tail = tail_of(False, decode_metadata(value))
+                r_stamps.extend(stamp(base_ts))
+                r_n += 1
+                r_end(r_n), r_pos(pos), r_pos_step(0), r_off(base + lone[0]), r_off_step(0)
+                r_shift(lone[1]), r_epoch(epoch), r_ctl(False), r_tail(last_tail)
             else:
                 found, _ = batch_records(b)
                 for r in found:
                     p = decode_control(r[2], r[3]) if control else decode_metadata(r[3])
-                    r_pos(pos), r_off(r[0]), r_ts(r[1]), r_epoch(epoch), r_ctl(control)
-                    idx_add(tail_of(control, p))
-        if len(bcols[0]) >= size:
-            yield "batches", Chunk(len(bcols[0]), _constants(batch_unit),
-                                   dict(enumerate(bcols, start=5)))
-            bcols = [[] for _ in range(14)]
-            (b_pos, b_base, b_last, b_epoch, b_bts, b_mts, b_size, b_count, b_magic,
-             b_codec, b_crc, b_ctl, b_txn, b_pid) = (c.append for c in bcols)
-        if len(idx) >= size:
-            yield "records", Chunk(len(idx), _constants(record_unit),
-                                   dict(enumerate(rcols, start=5)), (_TAIL, idx, tails))
-            rcols = [[] for _ in range(5)]
-            r_pos, r_off, r_ts, r_epoch, r_ctl = (c.append for c in rcols)
-            idx, tails, seen, alive = [], [], {}, []
-            idx_add = idx.append
-            last_value, last_payload, last_tail = None, None, -1
-    if bcols[0]:
-        yield "batches", Chunk(len(bcols[0]), _constants(batch_unit),
-                               dict(enumerate(bcols, start=5)))
-    if idx:
-        yield "records", Chunk(len(idx), _constants(record_unit),
-                               dict(enumerate(rcols, start=5)), (_TAIL, idx, tails))
+                    record(pos, r[0], r[1], epoch, control, tail_of(control, p))
+        if b_n >= size:
+            yield "batches", Chunk(b_n, _constants(batch_unit), dict(b_cols))
+            b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
+            (b_end, b_pos, b_pos_step, b_base, b_off_step, b_last, b_gap, b_epoch, b_size,
+             b_count, b_magic, b_codec, b_crc, b_ctl, b_txn, b_pid) = b_add
+            b_n = 0
+        if r_n >= size:
+            yield "records", Chunk(r_n, _constants(record_unit), dict(r_cols),
+                                   (_TAIL, r_idx, tails))
+            r_add, r_stamps, r_nulls = fresh_records()
+            (r_end, r_pos, r_pos_step, r_off, r_off_step, r_shift, r_epoch, r_ctl,
+             r_tail) = r_add
+            r_n = 0
+            tails, seen = [], {}
+            last_value, last_tail = None, -1
+    if b_n:
+        yield "batches", Chunk(b_n, _constants(batch_unit), dict(b_cols))
+    if r_n:
+        yield "records", Chunk(r_n, _constants(record_unit), dict(r_cols),
+                               (_TAIL, r_idx, tails))
+
+
+#: int64 timestamps in this machine's byte order, as Stamps hold them
+_STAMP = struct.Struct("=q")
+#: payloads whose columns one export task keeps, by identity
+_PAYLOADS_KEPT = 1 << 16
 
 
 #: bytes of segment and snapshot files one export task reads, when there are many

@@ -27,6 +27,8 @@ from kmeta.ops.rows import (
     TABLES,
     Chunk,
     Scope,
+    Spans,
+    Stamps,
     Unit,
     ddl,
     expand_globs,
@@ -99,21 +101,110 @@ def arrow_schema(table: str) -> Any:
 
 def to_arrow(chunk: Chunk, schema: Any) -> Any:
     """One pyarrow RecordBatch of a chunk: constants repeated, columns converted once
-    each, repeated tails taken from their distinct values."""
+    each, spans and timestamps made by Arrow's own kernels, repeated tails taken from
+    their distinct values."""
     import pyarrow as pa
 
     arrays: list[Any] = [None] * len(schema)
     for k, v in chunk.constants.items():
-        arrays[k] = pa.repeat(pa.scalar(v, type=schema[k].type), chunk.n)
+        arrays[k] = _repeat(v, schema[k].type, chunk.n)
+    places: dict[int, Any] = {}  # by span layout: each row's place in its span
     for k, col in chunk.columns.items():
-        arrays[k] = pa.array(col, type=schema[k].type)
+        if type(col) is Spans:
+            arrays[k] = _spans_array(col, schema[k].type, places)
+        elif type(col) is Stamps:
+            arrays[k] = _stamps_array(col, chunk.n, places)
+        else:
+            arrays[k] = pa.array(col, type=schema[k].type)
     if chunk.shared is not None:
         keys, idx, tails = chunk.shared
-        take = pa.array(idx, type=pa.int32())
+        take = _spans_array(idx, pa.int32(), places) if type(idx) is Spans else \
+            pa.array(idx, type=pa.int32())
         for j, k in enumerate(keys):
             distinct = pa.array([t[j] for t in tails], type=schema[k].type)
             arrays[k] = distinct.take(take)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _repeat(value: Any, kind: Any, n: int) -> Any:
+    """``value`` ``n`` times: a slice of one long array kept per value (a chunk's file
+    name, its source and partition are the same as the chunk before's)."""
+    import pyarrow as pa
+
+    key = (value, str(kind))
+    held = _REPEATED.get(key)
+    if held is None or len(held) < n:
+        if len(_REPEATED) >= 64:
+            _REPEATED.clear()
+        held = _REPEATED[key] = pa.repeat(pa.scalar(value, type=kind), max(n, 1 << 18))
+    return held.slice(0, n)
+
+
+_REPEATED: dict[tuple[Any, str], Any] = {}
+
+
+def _spans_array(spans: Spans, kind: Any, places: dict[int, Any]) -> Any:
+    """The Arrow column of ``spans``: each span's first value run-end decoded, plus, where
+    the spans step, each row's place in its span times its span's step."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = _each_row(spans.ends, spans.first, kind)
+    if spans.step is None or not any(spans.step):
+        return column
+    return pc.add(column, pc.multiply(_places(spans.ends, places),
+                                      _each_row(spans.ends, spans.step, pa.int64())))
+
+
+def _each_row(ends: list[int], values: list[Any], kind: Any) -> Any:
+    """Each span's value repeated over its rows (one value for all: repeated)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if values.count(values[0]) == len(values):
+        return _repeat(values[0], kind, ends[-1])
+    return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(
+        pa.array(ends, type=pa.int64()), pa.array(values, type=kind)))
+
+
+def _places(ends: list[int], places: dict[int, Any]) -> Any:
+    """Each row's place in its span, made once per layout."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    place = places.get(id(ends))
+    if place is None:
+        starts = pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(
+            pa.array(ends, type=pa.int64()), pa.array([0, *ends[:-1]], type=pa.int64())))
+        place = places[id(ends)] = pc.subtract(_iota(ends[-1]), starts)
+    return place
+
+
+def _stamps_array(stamps: Stamps, n: int, places: dict[int, Any]) -> Any:
+    """The Arrow column of ``stamps``: their int64s as they are, plus the spans' deltas
+    (Arrow's add wraps as Kafka's longs do)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if stamps.nulls:  # a legacy message's, rare: row by row
+        return pa.array(stamps.values(), type=pa.int64())
+    column = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(stamps.base)])
+    plus = stamps.plus
+    if plus is None or not any(plus.first):
+        return column
+    return pc.add(column, _each_row(plus.ends, plus.first, pa.int64()))
+
+
+_IOTA: list[Any] = []
+
+
+def _iota(n: int) -> Any:
+    """0, 1, .. n - 1 as an Arrow int64 array (a slice of one kept for every chunk)."""
+    import pyarrow as pa
+
+    if not _IOTA or len(_IOTA[0]) < n:
+        _IOTA[:] = [pa.array(range(max(n, 1 << 18)), type=pa.int64())]
+    return _IOTA[0].slice(0, n)
 
 
 class KmetaDataSource(DataSource):
