@@ -89,6 +89,8 @@ def spark():
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", "4")
+               # as an embedded export's: workers import the installed pyspark
+               .config("spark.python.daemon.module", "kmeta.spark.daemon")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     register(session)

@@ -118,3 +118,61 @@ def test_data_source_rejects_a_bad_scope_option(spark) -> None:
         read(payloads="true")
     with pytest.raises(Exception, match="data_topics: true or false"):
         read(data_topics="1")
+
+
+def test_spark_copies_are_the_archives_of_the_installed_pyspark(tmp_path: Path) -> None:
+    """The daemon of an embedded session takes off the workers' path the archives inside
+    the installed pyspark (its zips, its jars), and nothing where pyspark or py4j is not
+    installed as a package."""
+    import zipfile
+
+    from kmeta.spark.daemon import spark_copies
+
+    site = tmp_path / "site"
+    lib = site / "pyspark" / "python" / "lib"
+    lib.mkdir(parents=True)
+    (site / "pyspark" / "jars").mkdir()
+    (site / "pyspark" / "__init__.py").write_text("")
+    for name in ("pyspark.zip", "py4j-0.10.9.9-src.zip"):
+        with zipfile.ZipFile(lib / name, "w") as z:
+            z.writestr(f"{name.split('-')[0].removesuffix('.zip')}/__init__.py", "")
+    jar = site / "pyspark" / "jars" / "spark-core.jar"
+    jar.write_bytes(b"")
+    other = tmp_path / "user.zip"
+    other.write_bytes(b"")
+    zips = [str(lib / "pyspark.zip"), str(lib / "py4j-0.10.9.9-src.zip"), str(jar)]
+    path = [str(tmp_path), *zips, str(other), str(site)]
+    assert spark_copies(path) == []  # py4j is only in its zip
+    (site / "py4j").mkdir()
+    (site / "py4j" / "__init__.py").write_text("")
+    assert spark_copies(path) == zips
+    # pyspark only in Spark's own zips (a Spark distribution's SPARK_HOME): kept
+    shutil.rmtree(site / "pyspark")
+    lib.mkdir(parents=True)
+    assert spark_copies([str(tmp_path / "x.zip"), str(site)]) == []
+
+
+@pytest.mark.spark
+def test_embedded_export_runs_its_own_daemon(tmp_path: Path) -> None:
+    """``kmeta export`` on an embedded session (its own JVM, its Python workers started by
+    kmeta.spark.daemon): the tables hold the rows the data source reads."""
+    import json
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    from kmeta.ops.rows import plan_units, unit_rows
+
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "kmeta", "export", "--json", "--master",
+                           "local[2]", "--table", "batches", "--table", "records",
+                           "--table", "epochs", "--to", str(out), str(HEALTHY)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    for table in ("batches", "records"):
+        units, _ = plan_units([str(HEALTHY)], table)
+        want = sum(1 for u in units for _ in unit_rows(u))
+        assert rows[table] == want == pq.read_table(out / table).num_rows
+    assert rows["epochs"] > 0

@@ -73,7 +73,8 @@ def session(master: str | None = None, *, progress: bool = False,
         # must import the same kmeta, which on a laptop means this interpreter.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(master or "local[*]")
-        builder = builder.config("spark.ui.enabled", "false")
+        builder = builder.config("spark.ui.enabled", "false") \
+            .config("spark.python.daemon.module", "kmeta.spark.daemon")
         if light:
             builder = builder.config("spark.driver.extraJavaOptions", LIGHT_JVM)
     spark = builder.getOrCreate()
