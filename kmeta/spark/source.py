@@ -136,7 +136,7 @@ def _repeat(value: Any, kind: Any, n: int) -> Any:
     if held is None or len(held) < n:
         if len(_REPEATED) >= 64:
             _REPEATED.clear()
-        held = _REPEATED[key] = pa.repeat(pa.scalar(value, type=kind), max(n, 1 << 18))
+        held = _REPEATED[key] = pa.repeat(pa.scalar(value, type=kind), n + (n >> 3))
     return held.slice(0, n)
 
 
