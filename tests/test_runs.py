@@ -432,8 +432,9 @@ def _wrapping_log(tmp_path: Path) -> Path:
 def test_export_arrow_columns_are_the_rows(tmp_path: Path, mode: str,
                                            real_data: Path) -> None:
     """export's Arrow columns, made by Arrow's kernels from spans and timestamps read at
-    once, hold each chunk's rows, which are each table's (``unit_rows``): on runs broken
-    every way, wrapping timestamps, legacy messages, corrupt files and real data."""
+    once (and with the repeated strings as dictionaries), hold each chunk's rows, which
+    are each table's (``unit_rows``): on runs broken every way, wrapping timestamps,
+    legacy messages, corrupt files and real data."""
     from dataclasses import replace
 
     from kmeta.ops.rows import Scope, file_chunks, plan_units, unit_rows
@@ -451,8 +452,9 @@ def test_export_arrow_columns_are_the_rows(tmp_path: Path, mode: str,
             for table, chunk in file_chunks(u, size):
                 rows = list(chunk.rows())
                 names = schemas[table].names
-                assert to_arrow(chunk, schemas[table]).to_pylist() == \
-                    [dict(zip(names, row, strict=True)) for row in rows]
+                want = [dict(zip(names, row, strict=True)) for row in rows]
+                assert to_arrow(chunk, schemas[table]).to_pylist() == want
+                assert to_arrow(chunk, schemas[table], dictionaries=True).to_pylist() == want
                 got[table] += rows
                 seen += len(rows)
             assert got["batches"] == list(unit_rows(u)), u.path

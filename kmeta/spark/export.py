@@ -249,10 +249,14 @@ class _UnitFiles:
         if writer is None:
             target = Path(self.out) / table / self.sub
             target.mkdir(parents=True, exist_ok=True)
+            # store_schema=False: the dictionary columns read back as the strings they
+            # stand for, as Spark reads them
             writer = self.writers[table] = pq.ParquetWriter(
                 str(target / f"part-{self.name}.parquet"), batches[0].schema,
-                **_encodings(batches[0].schema))
-        writer.write_table(pa.Table.from_batches(batches))
+                store_schema=False, **_encodings(batches[0].schema))
+        # One dictionary per column of a row group: the writer would give up its
+        # dictionary at the first chunk with another, and hash every row.
+        writer.write_table(pa.Table.from_batches(batches).unify_dictionaries())
         batches.clear()
         self.rows[table] = 0
 
@@ -276,10 +280,12 @@ def _encodings(schema: Any) -> dict[str, Any]:
     skips by its dictionary.  Those of strings were a sixth of the writer's time."""
     import pyarrow as pa
 
-    return {"use_dictionary": [f.name for f in schema if pa.types.is_string(f.type)],
+    strings = [f.name for f in schema if pa.types.is_string(f.type) or
+               pa.types.is_dictionary(f.type)]
+    return {"use_dictionary": strings,
             "column_encoding": {f.name: "DELTA_BINARY_PACKED" for f in schema
                                 if pa.types.is_integer(f.type)},
-            "write_statistics": [f.name for f in schema if not pa.types.is_string(f.type)]}
+            "write_statistics": [f.name for f in schema if f.name not in strings]}
 
 
 def _write_unit(unit: Any, out: str, schemas: dict[str, Any], keep: dict[str, list[int]]
@@ -293,7 +299,7 @@ def _write_unit(unit: Any, out: str, schemas: dict[str, Any], keep: dict[str, li
         for table, chunk in file_chunks(unit):
             if table not in schemas:
                 continue
-            batch = to_arrow(chunk, schemas[table]).select(keep[table])
+            batch = to_arrow(chunk, schemas[table], dictionaries=True).select(keep[table])
             files.add(table, batch)
             counts[table] += batch.num_rows
     finally:

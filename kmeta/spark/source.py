@@ -99,15 +99,19 @@ def arrow_schema(table: str) -> Any:
     return pa.schema([(c.name, getattr(pa, _ARROW[c.type])()) for c in COMMON + TABLES[table]])
 
 
-def to_arrow(chunk: Chunk, schema: Any) -> Any:
+def to_arrow(chunk: Chunk, schema: Any, *, dictionaries: bool = False) -> Any:
     """One pyarrow RecordBatch of a chunk: constants repeated, columns converted once
     each, spans and timestamps made by Arrow's own kernels, repeated tails taken from
-    their distinct values."""
+    their distinct values.  ``dictionaries``: the string columns that repeat (constants,
+    tails) as dictionary arrays instead of ``schema``'s strings, each value stored once
+    (what export's Parquet writer takes as it is, instead of hashing every row's)."""
     import pyarrow as pa
 
     arrays: list[Any] = [None] * len(schema)
     for k, v in chunk.constants.items():
-        arrays[k] = _repeat(v, schema[k].type, chunk.n)
+        arrays[k] = _constant_dictionary(v, chunk.n) \
+            if dictionaries and pa.types.is_string(schema[k].type) \
+            else _repeat(v, schema[k].type, chunk.n)
     places: dict[int, Any] = {}  # by span layout: each row's place in its span
     for k, col in chunk.columns.items():
         if type(col) is Spans:
@@ -122,8 +126,27 @@ def to_arrow(chunk: Chunk, schema: Any) -> Any:
             pa.array(idx, type=pa.int32())
         for j, k in enumerate(keys):
             distinct = pa.array([t[j] for t in tails], type=schema[k].type)
-            arrays[k] = distinct.take(take)
+            if dictionaries and pa.types.is_string(schema[k].type):
+                # nulls in the indices: the Parquet writer takes no null in a dictionary
+                encoded = distinct.dictionary_encode()
+                arrays[k] = pa.DictionaryArray.from_arrays(encoded.indices.take(take),
+                                                           encoded.dictionary)
+            else:
+                arrays[k] = distinct.take(take)
+    if dictionaries:
+        return pa.RecordBatch.from_arrays(arrays, names=schema.names)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _constant_dictionary(value: str | None, n: int) -> Any:
+    """``value`` ``n`` times as a dictionary array of one value (or none: null)."""
+    import pyarrow as pa
+
+    if value is None:
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, type=pa.int32()),
+                                              pa.array([], type=pa.string()))
+    return pa.DictionaryArray.from_arrays(_repeat(0, pa.int32(), n),
+                                          pa.array([value], type=pa.string()))
 
 
 def _repeat(value: Any, kind: Any, n: int) -> Any:
