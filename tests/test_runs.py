@@ -30,6 +30,7 @@ from kmeta.formats.batch import Batch, Header, Record, build_batch
 from kmeta.formats.checksum import crc32c as package_crc32c
 from kmeta.formats.payload import encode_control, encode_metadata
 from kmeta.formats.schema import body_program, message_reader
+from kmeta.ops import rows as rows_module
 from kmeta.storage.segments import read_batches, scan_batches
 from tests.clirun import run
 
@@ -321,6 +322,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
         monkeypatch.setattr(runs, "run_length", lambda *args: 0)
     # decoded payloads are kept by their bytes: a mode must not see another mode's
     monkeypatch.setattr(payload_module, "_DECODED", {})
+    monkeypatch.setattr(rows_module, "_COLUMNS", {})
     return request.param
 
 

@@ -857,29 +857,17 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     r_end, r_pos, r_pos_step, r_off, r_off_step, r_shift, r_epoch, r_ctl, r_tail = r_add
     b_n = r_n = 0  # rows so far in each chunk
     tails: list[tuple] = []  # this records chunk's distinct payload columns
-    seen: dict[int, int] = {}
-    # The payload columns of the unit's decoded payloads, by identity: the decoder hands
-    # back the payload it made for a value seen lately, in this chunk or an earlier one.
-    columns_of: dict[int, tuple] = {}
-    alive: list[Any] = []  # an id is only unique while its object lives
+    seen: dict[Any, int] = {}  # their places in tails, by record value
     last_value: Any = None
     last_tail = -1
     stamp = _STAMP.pack
 
-    def tail_of(control: bool, p: Any) -> int:
-        tail_id = seen.get(id(p), -1)
+    def tail_of(control: bool, key: Any, value: Any) -> int:
+        k = (_hashable(key), _hashable(value)) if control else _hashable(value)
+        tail_id = seen.get(k, -1)
         if tail_id < 0:
-            tail_id = seen[id(p)] = len(tails)
-            columns = columns_of.get(id(p))
-            if columns is None:
-                if len(alive) >= _PAYLOADS_KEPT:
-                    columns_of.clear()
-                    alive.clear()
-                    seen.clear()  # its ids may now be reused
-                    seen[id(p)] = tail_id
-                columns = columns_of[id(p)] = _payload_columns(control, p)
-                alive.append(p)
-            tails.append(columns)
+            tail_id = seen[k] = len(tails)
+            tails.append(payload_columns(control, key, value))
         return tail_id
 
     def record(pos: int, offset: int, timestamp: int | None, epoch: int, control: bool,
@@ -913,7 +901,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             value = lone[3]
             if value is not last_value:
                 last_value = value
-                last_tail = tail_of(False, decode_metadata(value))
+                last_tail = tail_of(False, None, value)
             step, epoch = ref[at_delta] + 1, ref[at_epoch]
             first, pos = ref[at_base] + step, ref[at_pos] + length
             stamps = run_stamps(b)
@@ -942,10 +930,8 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 add(v)
             found, _ = batch_records(b)
             for r in found:
-                p = decode_control(r.key, r.value) if b.is_control else \
-                    decode_metadata(r.value)
                 record(b.position, r.offset, r.timestamp, -1, b.is_control,
-                       tail_of(b.is_control, p))
+                       tail_of(b.is_control, r.key, r.value))
         else:
             pos, base, attrs, epoch, base_ts = b[at_pos], b[at_base], b[at_attrs], \
                 b[at_epoch], b[at_base_ts]
@@ -963,7 +949,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 value = lone[3]
                 if value is not last_value:
                     last_value = value
-                    last_tail = tail_of(False, decode_metadata(value))
+                    last_tail = tail_of(False, None, value)
                 r_stamps.extend(stamp(base_ts))
                 r_n += 1
                 r_end(r_n), r_pos(pos), r_pos_step(0), r_off(base + lone[0]), r_off_step(0)
@@ -971,8 +957,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             else:
                 found, _ = batch_records(b)
                 for r in found:
-                    p = decode_control(r[2], r[3]) if control else decode_metadata(r[3])
-                    record(pos, r[0], r[1], epoch, control, tail_of(control, p))
+                    record(pos, r[0], r[1], epoch, control, tail_of(control, r[2], r[3]))
         if b_n >= size:
             yield "batches", Chunk(b_n, _constants(batch_unit), dict(b_cols))
             b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
@@ -997,8 +982,31 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
 
 #: int64 timestamps in this machine's byte order, as Stamps hold them
 _STAMP = struct.Struct("=q")
-#: payloads whose columns one export task keeps, by identity
-_PAYLOADS_KEPT = 1 << 16
+
+
+def payload_columns(control: bool, key: bytes | None, value: bytes | None) -> tuple:
+    """The payload columns of a metadata record (``control``: a control record) of
+    ``key`` and ``value``, kept by those bytes for the process: the replicas of a
+    cluster's metadata log in a fleet hold the same records, and one log repeats many
+    (a broker's registrations, its fences and unfences)."""
+    k = (_hashable(key), _hashable(value)) if control else _hashable(value)
+    columns = _COLUMNS.get(k)
+    if columns is None:
+        columns = _payload_columns(control, decode_control(key, value) if control
+                                   else decode_metadata(value))
+        if len(_COLUMNS) >= _COLUMNS_KEPT:
+            _COLUMNS.clear()
+        _COLUMNS[k] = columns
+    return columns
+
+
+def _hashable(raw: Any) -> bytes | None:
+    return raw if raw is None or type(raw) is bytes else bytes(raw)
+
+
+#: payload columns by record key and value (a value alone for a metadata record)
+_COLUMNS: dict[Any, tuple] = {}
+_COLUMNS_KEPT = 1 << 15
 
 
 #: bytes of segment and snapshot files one export task reads, when there are many

@@ -155,21 +155,27 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     path kmeta took before runs), and verify's replay in a second process whatever the
     log's size (kmeta.ops.replay_process: cases are far below the size that forks)."""
     from kmeta.formats import batch, payload, runs
-    from kmeta.ops import replay_process
+    from kmeta.ops import replay_process, rows
 
-    saved = runs.run_length, runs.fill, batch._compiled_records, payload._compiled_body
+    saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
+             payload._compiled_body)
     fork_above = replay_process.FORK_ABOVE
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
-    runs.fill, batch._compiled_records, payload._compiled_body = runs.fill_py, None, None
+    runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
+    batch._compiled_records, payload._compiled_body = None, None
     if not runs_too:
         replay_process.FORK_ABOVE = 0
-    payload._DECODED.clear()  # payloads the compiled reader decoded must not be reused
+    # payloads the compiled reader decoded must not be reused
+    payload._DECODED.clear()
+    rows._COLUMNS.clear()
     try:
         yield
     finally:
-        runs.run_length, runs.fill, batch._compiled_records, payload._compiled_body = saved
+        (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
+         payload._compiled_body) = saved
         replay_process.FORK_ABOVE = fork_above
         payload._DECODED.clear()
+        rows._COLUMNS.clear()
 
 
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
