@@ -442,14 +442,14 @@ def _entity(type_name: str, data: Any) -> list[Any]:
     return out
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=_default)
-
-
 def _default(obj: Any) -> Any:
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return bytes(obj).hex()
     return str(obj)
+
+
+# one encoder: json.dumps with options makes one per call, a fifth of its time here
+_json = json.JSONEncoder(separators=(",", ":"), sort_keys=True, default=_default).encode
 
 
 def _records(unit: Unit) -> Iterator[tuple]:

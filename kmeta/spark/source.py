@@ -112,17 +112,17 @@ def to_arrow(chunk: Chunk, schema: Any, *, dictionaries: bool = False) -> Any:
         arrays[k] = _constant_dictionary(v, chunk.n) \
             if dictionaries and pa.types.is_string(schema[k].type) \
             else _repeat(v, schema[k].type, chunk.n)
-    places: dict[int, Any] = {}  # by span layout: each row's place in its span
+    layouts: dict[int, Any] = {}  # see _layout
     for k, col in chunk.columns.items():
         if type(col) is Spans:
-            arrays[k] = _spans_array(col, schema[k].type, places)
+            arrays[k] = _spans_array(col, schema[k].type, layouts)
         elif type(col) is Stamps:
-            arrays[k] = _stamps_array(col, chunk.n, places)
+            arrays[k] = _stamps_array(col, chunk.n, layouts)
         else:
             arrays[k] = pa.array(col, type=schema[k].type)
     if chunk.shared is not None:
         keys, idx, tails = chunk.shared
-        take = _spans_array(idx, pa.int32(), places) if type(idx) is Spans else \
+        take = _spans_array(idx, pa.int32(), layouts) if type(idx) is Spans else \
             pa.array(idx, type=pa.int32())
         for j, k in enumerate(keys):
             distinct = pa.array([t[j] for t in tails], type=schema[k].type)
@@ -166,20 +166,20 @@ def _repeat(value: Any, kind: Any, n: int) -> Any:
 _REPEATED: dict[tuple[Any, str], Any] = {}
 
 
-def _spans_array(spans: Spans, kind: Any, places: dict[int, Any]) -> Any:
+def _spans_array(spans: Spans, kind: Any, layouts: dict[int, Any]) -> Any:
     """The Arrow column of ``spans``: each span's first value run-end decoded, plus, where
     the spans step, each row's place in its span times its span's step."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    column = _each_row(spans.ends, spans.first, kind)
+    column = _each_row(spans.ends, spans.first, kind, layouts)
     if spans.step is None or not any(spans.step):
         return column
-    return pc.add(column, pc.multiply(_places(spans.ends, places),
-                                      _each_row(spans.ends, spans.step, pa.int64())))
+    return pc.add(column, pc.multiply(_places(spans.ends, layouts),
+                                      _each_row(spans.ends, spans.step, pa.int64(), layouts)))
 
 
-def _each_row(ends: list[int], values: list[Any], kind: Any) -> Any:
+def _each_row(ends: list[int], values: list[Any], kind: Any, layouts: dict[int, Any]) -> Any:
     """Each span's value repeated over its rows (one value for all: repeated)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -187,23 +187,33 @@ def _each_row(ends: list[int], values: list[Any], kind: Any) -> Any:
     if values.count(values[0]) == len(values):
         return _repeat(values[0], kind, ends[-1])
     return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(
-        pa.array(ends, type=pa.int64()), pa.array(values, type=kind)))
+        _layout(ends, layouts)[0], pa.array(values, type=kind)))
 
 
-def _places(ends: list[int], places: dict[int, Any]) -> Any:
-    """Each row's place in its span, made once per layout."""
+def _layout(ends: list[int], layouts: dict[int, Any]) -> list[Any]:
+    """The span ends as an Arrow array, and (filled by _places) each row's place in its
+    span: made once per layout, which a chunk's columns share."""
+    import pyarrow as pa
+
+    layout = layouts.get(id(ends))
+    if layout is None:
+        layout = layouts[id(ends)] = [pa.array(ends, type=pa.int64()), None]
+    return layout
+
+
+def _places(ends: list[int], layouts: dict[int, Any]) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    place = places.get(id(ends))
-    if place is None:
+    layout = _layout(ends, layouts)
+    if layout[1] is None:
         starts = pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(
-            pa.array(ends, type=pa.int64()), pa.array([0, *ends[:-1]], type=pa.int64())))
-        place = places[id(ends)] = pc.subtract(_iota(ends[-1]), starts)
-    return place
+            layout[0], pa.array([0, *ends[:-1]], type=pa.int64())))
+        layout[1] = pc.subtract(_iota(ends[-1]), starts)
+    return layout[1]
 
 
-def _stamps_array(stamps: Stamps, n: int, places: dict[int, Any]) -> Any:
+def _stamps_array(stamps: Stamps, n: int, layouts: dict[int, Any]) -> Any:
     """The Arrow column of ``stamps``: their int64s as they are, plus the spans' deltas
     (Arrow's add wraps as Kafka's longs do)."""
     import pyarrow as pa
@@ -215,7 +225,7 @@ def _stamps_array(stamps: Stamps, n: int, places: dict[int, Any]) -> Any:
     plus = stamps.plus
     if plus is None or not any(plus.first):
         return column
-    return pc.add(column, _each_row(plus.ends, plus.first, pa.int64()))
+    return pc.add(column, _each_row(plus.ends, plus.first, pa.int64(), layouts))
 
 
 _IOTA: list[Any] = []
