@@ -803,6 +803,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     each table.  What ``kmeta export`` writes.
 
     The loop is the hottest of an export (once per batch of every log of a fleet): it
+    gives a run of alike batches as one span of rows (:class:`Spans`, :class:`Stamps`),
     appends through bound methods and takes a memoised lone record without building
     Record objects."""
     batch_unit = replace(unit, table="batches")
