@@ -296,7 +296,8 @@ def _write_unit(unit: Any, out: str, schemas: dict[str, Any], keep: dict[str, li
     files = _UnitFiles(unit, out)
     counts = dict.fromkeys(schemas, 0)
     try:
-        for table, chunk in file_chunks(unit):
+        # a chunk a row group: Arrow's kernels cost a call per column and chunk
+        for table, chunk in file_chunks(unit, ROW_GROUP):
             if table not in schemas:
                 continue
             batch = to_arrow(chunk, schemas[table], dictionaries=True).select(keep[table])
