@@ -55,8 +55,9 @@ LIGHT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 def session(master: str | None = None, *, progress: bool = False,
             light: bool = False) -> Any:
     """The active SparkSession (spark-submit), or a new one on ``master`` (default
-    ``local[*]``) whose Python workers run this interpreter, with kmeta registered, and
-    without the web UI of a session that ends with the command (``light``: LIGHT_JVM)."""
+    ``local[*]``) whose Python workers run this interpreter (started by
+    kmeta.spark.daemon), with kmeta registered.  A local one has no web UI, as it ends
+    with the command, and with ``light`` runs LIGHT_JVM."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
@@ -72,11 +73,13 @@ def session(master: str | None = None, *, progress: bool = False,
         # Not under spark-submit (which sets the master): embedded, and the executors
         # must import the same kmeta, which on a laptop means this interpreter.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = builder.master(master or "local[*]")
-        builder = builder.config("spark.ui.enabled", "false") \
+        master = master or "local[*]"
+        builder = builder.master(master) \
             .config("spark.python.daemon.module", "kmeta.spark.daemon")
-        if light:
-            builder = builder.config("spark.driver.extraJavaOptions", LIGHT_JVM)
+        if master.startswith("local"):  # a cluster's driver keeps its UI and its JIT
+            builder = builder.config("spark.ui.enabled", "false")
+            if light:
+                builder = builder.config("spark.driver.extraJavaOptions", LIGHT_JVM)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)

@@ -221,6 +221,8 @@ def _stamps_array(stamps: Stamps, n: int, layouts: dict[int, Any]) -> Any:
 
     if stamps.nulls:  # a legacy message's, rare: row by row
         return pa.array(stamps.values(), type=pa.int64())
+    if len(stamps.base) != 8 * n:  # Arrow would read past the buffer's end
+        raise ValueError(f"{len(stamps.base)} bytes of timestamps for {n} rows")
     column = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(stamps.base)])
     plus = stamps.plus
     if plus is None or not any(plus.first):
