@@ -696,10 +696,11 @@ CHUNK_ROWS = 1 << 16
 
 
 def unit_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
-    """The rows of a unit as columnar chunks of up to ``size`` rows (every table; the
-    batches and records of a metadata log without a tuple per row)."""
+    """The rows of a unit as columnar chunks of about ``size`` rows (every table; the
+    batches and records of a metadata log without a tuple per row, its records as
+    export's single read gives them)."""
     if unit.table == "records" and unit.metadata:
-        return _record_chunks(unit, size)
+        return (chunk for table, chunk in file_chunks(unit, size) if table == "records")
     if unit.table == "batches":
         return _batch_chunks(unit, size)
     return row_chunks(unit_rows(unit), size)
@@ -754,46 +755,6 @@ def _batch_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
 
 #: records columns that repeat with the payload: type .. payload
 _TAIL = tuple(range(10, 20))
-
-
-def _record_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
-    def fresh() -> tuple[list[list], list[int], list[tuple], dict[int, int]]:
-        return [[] for _ in range(5)], [], [], {}
-
-    cols, idx, tails, seen = fresh()
-    alive: list[Any] = []
-    pos, off, ts, epoch, control = cols
-    last: Any = None
-    tail_id = -1
-    for b, r, p in read_records(unit.path, decode_metadata, decode_control, []):
-        legacy = type(b) is not Batch
-        is_control = b.is_control
-        if p is not last or legacy:
-            last = None if legacy else p
-            key = id(p) if not legacy else -1
-            tail_id = seen.get(key, -1) if not legacy else -1
-            if tail_id < 0:
-                tail_id = len(tails)
-                tails.append(_payload_columns(is_control, p))
-                if not legacy:
-                    seen[key] = tail_id
-                    alive.append(p)  # an id is only unique while its object lives
-        pos.append(b.position if legacy else b[POSITION])
-        off.append(r[0])
-        ts.append(r[1])
-        epoch.append(-1 if legacy else b[LEADER_EPOCH])
-        control.append(is_control)
-        idx.append(tail_id)
-        if len(idx) >= size:
-            yield Chunk(len(idx), _constants(unit), dict(enumerate(cols, start=5)),
-                        (_TAIL, idx, tails))
-            cols, idx, tails, seen = fresh()
-            pos, off, ts, epoch, control = cols
-            alive = []
-            last = None
-    if idx:
-        yield Chunk(len(idx), _constants(unit), dict(enumerate(cols, start=5)),
-                    (_TAIL, idx, tails))
 
 
 def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk]]:
