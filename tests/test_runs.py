@@ -439,7 +439,7 @@ def test_export_arrow_columns_are_the_rows(tmp_path: Path, mode: str,
     legacy messages, corrupt files and real data."""
     from dataclasses import replace
 
-    from kmeta.ops.rows import Scope, file_chunks, plan_units, unit_rows
+    from kmeta.ops.rows import Scope, file_chunks, plan_units, unit_chunks, unit_rows
     from kmeta.spark.source import arrow_schema, to_arrow
 
     paths = [disturbed_log(tmp_path), _wrapping_log(tmp_path), FIXTURES / "healthy",
@@ -460,8 +460,13 @@ def test_export_arrow_columns_are_the_rows(tmp_path: Path, mode: str,
                 got[table] += rows
                 seen += len(rows)
             assert got["batches"] == list(unit_rows(u)), u.path
+            # the data source's chunks of each table (the batches without record work)
+            assert [r for c in unit_chunks(u, size) for r in c.rows()] == got["batches"]
             if u.records:  # (a data topic's records are not in the table: Scope())
-                assert got["records"] == list(unit_rows(replace(u, table="records")))
+                records = replace(u, table="records")
+                assert got["records"] == list(unit_rows(records))
+                assert [r for c in unit_chunks(records, size) for r in c.rows()] == \
+                    got["records"]
     assert seen > 20000
 
 

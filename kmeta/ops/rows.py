@@ -699,8 +699,11 @@ def unit_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
     """The rows of a unit as columnar chunks of about ``size`` rows (every table; the
     batches and records of a metadata log without a tuple per row, its records as
     export's single read gives them)."""
-    if unit.table == "records" and unit.metadata:
-        return (chunk for table, chunk in file_chunks(unit, size) if table == "records")
+    if unit.metadata and unit.table in ("batches", "records"):
+        # export's single read, without the records' work for the batches table
+        wanted = unit.table
+        return (chunk for table, chunk in file_chunks(replace(
+            unit, records=unit.records and wanted == "records"), size) if table == wanted)
     if unit.table == "batches":
         return _batch_chunks(unit, size)
     return row_chunks(unit_rows(unit), size)
@@ -774,6 +777,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
         if unit.records:
             yield from (("records", c) for c in unit_chunks(record_unit, size))
         return
+    with_records = unit.records
     codecs = CODEC_NAMES
     b_cols: dict[int, list | Spans | Stamps] = {}
     r_cols: dict[int, list | Spans | Stamps] = {}
@@ -860,10 +864,6 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 continue
             # Batches that repeat ``ref``: their rows differ only in offsets and
             # positions, a span each, and timestamps, read at once.
-            value = lone[3]
-            if value is not last_value:
-                last_value = value
-                last_tail = tail_of(False, None, value)
             step, epoch = ref[at_delta] + 1, ref[at_epoch]
             first, pos = ref[at_base] + step, ref[at_pos] + length
             stamps = run_stamps(b)
@@ -874,11 +874,16 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             b_epoch(epoch), b_size(length), b_count(ref[at_count]), b_magic(2)
             b_codec(codecs.get(attrs & codec_mask, "unknown")), b_crc(True), b_ctl(False)
             b_txn(attrs & txn_flag != 0), b_pid(ref[at_pid])
-            r_stamps.extend(stamps)
-            r_n += k
-            r_end(r_n), r_pos(pos), r_pos_step(length), r_off(first + lone[0])
-            r_off_step(step), r_shift(lone[1]), r_epoch(epoch), r_ctl(False)
-            r_tail(last_tail)
+            if with_records:
+                value = lone[3]
+                if value is not last_value:
+                    last_value = value
+                    last_tail = tail_of(False, None, value)
+                r_stamps.extend(stamps)
+                r_n += k
+                r_end(r_n), r_pos(pos), r_pos_step(length), r_off(first + lone[0])
+                r_off_step(step), r_shift(lone[1]), r_epoch(epoch), r_ctl(False)
+                r_tail(last_tail)
         elif type(b) is not Batch:  # a legacy message, by attribute
             if b.max_timestamp is None:
                 b_mts_nulls.append(b_n)
@@ -890,7 +895,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                                       b.compression, b.crc_valid, b.is_control, False, -1),
                               strict=True):
                 add(v)
-            found, _ = batch_records(b)
+            found, _ = batch_records(b) if with_records else ([], None)
             for r in found:
                 record(b.position, r.offset, r.timestamp, -1, b.is_control,
                        tail_of(b.is_control, r.key, r.value))
@@ -907,7 +912,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             b_crc(b[at_crc_valid]), b_ctl(control), b_txn(attrs & txn_flag != 0)
             b_pid(b[at_pid])
             lone = b[at_lone]
-            if lone is not None and not control:
+            if with_records and lone is not None and not control:
                 value = lone[3]
                 if value is not last_value:
                     last_value = value
@@ -916,7 +921,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 r_n += 1
                 r_end(r_n), r_pos(pos), r_pos_step(0), r_off(base + lone[0]), r_off_step(0)
                 r_shift(lone[1]), r_epoch(epoch), r_ctl(False), r_tail(last_tail)
-            else:
+            elif with_records:
                 found, _ = batch_records(b)
                 for r in found:
                     record(pos, r[0], r[1], epoch, control, tail_of(control, r[2], r[3]))
