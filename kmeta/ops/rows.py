@@ -623,7 +623,7 @@ class Spans(NamedTuple):
     step: list[int] | None = None
 
     def values(self) -> list[Any]:
-        """The column row by row (the reference ``to_arrow``'s columns are tested by)."""
+        """The column row by row: the reference ``to_arrow``'s columns are tested against."""
         out: list[Any] = []
         start = 0
         steps = self.step if self.step is not None else [0] * len(self.ends)
@@ -663,9 +663,9 @@ def column_values(column: list[Any] | Spans | Stamps) -> list[Any]:
 @dataclass
 class Chunk:
     """``n`` rows of a table as columns (indexes into COMMON + TABLES[table]): constants,
-    columns (a list of the rows' values, or :class:`Spans`) and, for records, the columns
-    that repeat with the payload (their keys, each row's index into the distinct tails,
-    and the tails)."""
+    columns (a list of the rows' values, :class:`Spans` or :class:`Stamps`) and, for
+    records, the columns that repeat with the payload (their keys, each row's index into
+    the distinct tails, and the tails)."""
 
     n: int
     constants: dict[int, Any]
