@@ -330,10 +330,6 @@ class RunText:
         return fill(raw, count, size, ref[POSITION] + size, parts, "\n")
 
 
-#: The baseTimestamp of every batch of a run of (batch size, batches), in one unpack.
-_TIMESTAMPS: dict[tuple[int, int], struct.Struct] = {}
-
-
 def run_stamps(run: Run) -> bytes:
     """The baseTimestamp of each batch of a run as int64s in this machine's byte order
     (``gather_int64``): the maxTimestamps are these plus the reference batch's gap."""
@@ -344,15 +340,9 @@ def run_stamps(run: Run) -> bytes:
 def run_timestamps(run: Run) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The baseTimestamp and the maxTimestamp of each batch of a run.  The batches of a
     run keep the gap between the two that the batch before them has (``run_length``), so
-    only the base timestamps are read: in one unpack."""
+    only the base timestamps are read: at once (``run_stamps``)."""
     ref, count, size, raw = run
-    layout = _TIMESTAMPS.get((size, count))
-    if layout is None:
-        if len(_TIMESTAMPS) >= 256:
-            _TIMESTAMPS.clear()
-        layout = _TIMESTAMPS[size, count] = struct.Struct(
-            ">" + f"{_AT_BASE_TS}xq{size - _AT_BASE_TS - 8}x" * count)
-    base = layout.unpack(raw)
+    base = tuple(array("q", run_stamps(run)))
     gap = ref[MAX_TIMESTAMP] - ref[BASE_TIMESTAMP]
     if not gap:
         return base, base
@@ -360,5 +350,4 @@ def run_timestamps(run: Run) -> tuple[tuple[int, ...], tuple[int, ...]]:
     if min(newest) >= _INT64_MIN and max(newest) <= _INT64_MAX:
         return base, newest
     # the gap is equal modulo 2**64 (run_length's arithmetic): read both, as they wrap
-    return base, tuple(_INT64.unpack_from(raw, i + _AT_MAX_TS)[0]
-                       for i in range(0, count * size, size))
+    return base, tuple(array("q", gather_int64(raw, _AT_MAX_TS, size, count)))
