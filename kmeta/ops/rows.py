@@ -779,9 +779,6 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
         return
     with_records = unit.records
     codecs = CODEC_NAMES
-    b_cols: dict[int, list | Spans | Stamps] = {}
-    r_cols: dict[int, list | Spans | Stamps] = {}
-    r_idx: Spans
     # Each table's rows as spans (a run of batches is one) and its timestamps as int64s
     # (those of a run in one read): see Spans and Stamps.
 
@@ -791,35 +788,31 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
         pos, pos_step, base, off_step, last, gap = [], [], [], [], [], []
         epoch, nbytes, count, magic, codec, crc, ctl, txn, pid = \
             [], [], [], [], [], [], [], [], []
-        b_cols.clear()
-        b_cols.update({5: Spans(ends, pos, pos_step), 6: Spans(ends, base, off_step),
-                       7: Spans(ends, last, off_step), 8: Spans(ends, epoch),
-                       9: Stamps(stamps, None, bts_nulls),
-                       10: Stamps(stamps, Spans(ends, gap), mts_nulls),
-                       11: Spans(ends, nbytes), 12: Spans(ends, count),
-                       13: Spans(ends, magic), 14: Spans(ends, codec), 15: Spans(ends, crc),
-                       16: Spans(ends, ctl), 17: Spans(ends, txn), 18: Spans(ends, pid)})
-        return ([c.append for c in (
+        columns = {5: Spans(ends, pos, pos_step), 6: Spans(ends, base, off_step),
+                   7: Spans(ends, last, off_step), 8: Spans(ends, epoch),
+                   9: Stamps(stamps, None, bts_nulls),
+                   10: Stamps(stamps, Spans(ends, gap), mts_nulls),
+                   11: Spans(ends, nbytes), 12: Spans(ends, count), 13: Spans(ends, magic),
+                   14: Spans(ends, codec), 15: Spans(ends, crc), 16: Spans(ends, ctl),
+                   17: Spans(ends, txn), 18: Spans(ends, pid)}
+        return (columns, [c.append for c in (
             ends, pos, pos_step, base, off_step, last, gap, epoch, nbytes, count, magic,
             codec, crc, ctl, txn, pid)], stamps, bts_nulls, mts_nulls)
 
     def fresh_records() -> tuple:
-        nonlocal r_idx
         ends: list[int] = []
         stamps, nulls = bytearray(), []
         pos, pos_step, off, off_step, shift, epoch, ctl, idx = [], [], [], [], [], [], [], []
-        r_idx = Spans(ends, idx)
-        r_cols.clear()
-        r_cols.update({5: Spans(ends, pos, pos_step), 6: Spans(ends, off, off_step),
-                       7: Stamps(stamps, Spans(ends, shift), nulls), 8: Spans(ends, epoch),
-                       9: Spans(ends, ctl)})
-        return ([c.append for c in (ends, pos, pos_step, off, off_step, shift, epoch, ctl,
-                                    idx)], stamps, nulls)
+        columns = {5: Spans(ends, pos, pos_step), 6: Spans(ends, off, off_step),
+                   7: Stamps(stamps, Spans(ends, shift), nulls), 8: Spans(ends, epoch),
+                   9: Spans(ends, ctl)}
+        return (columns, Spans(ends, idx), [c.append for c in (
+            ends, pos, pos_step, off, off_step, shift, epoch, ctl, idx)], stamps, nulls)
 
-    b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
+    b_cols, b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
     (b_end, b_pos, b_pos_step, b_base, b_off_step, b_last, b_gap, b_epoch, b_size, b_count,
      b_magic, b_codec, b_crc, b_ctl, b_txn, b_pid) = b_add
-    r_add, r_stamps, r_nulls = fresh_records()
+    r_cols, r_idx, r_add, r_stamps, r_nulls = fresh_records()
     r_end, r_pos, r_pos_step, r_off, r_off_step, r_shift, r_epoch, r_ctl, r_tail = r_add
     b_n = r_n = 0  # rows so far in each chunk
     tails: list[tuple] = []  # this records chunk's distinct payload columns
@@ -926,25 +919,24 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 for r in found:
                     record(pos, r[0], r[1], epoch, control, tail_of(control, r[2], r[3]))
         if b_n >= size:
-            yield "batches", Chunk(b_n, _constants(batch_unit), dict(b_cols))
-            b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
+            yield "batches", Chunk(b_n, _constants(batch_unit), b_cols)
+            b_cols, b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
             (b_end, b_pos, b_pos_step, b_base, b_off_step, b_last, b_gap, b_epoch, b_size,
              b_count, b_magic, b_codec, b_crc, b_ctl, b_txn, b_pid) = b_add
             b_n = 0
         if r_n >= size:
-            yield "records", Chunk(r_n, _constants(record_unit), dict(r_cols),
+            yield "records", Chunk(r_n, _constants(record_unit), r_cols,
                                    (_TAIL, r_idx, tails))
-            r_add, r_stamps, r_nulls = fresh_records()
+            r_cols, r_idx, r_add, r_stamps, r_nulls = fresh_records()
             (r_end, r_pos, r_pos_step, r_off, r_off_step, r_shift, r_epoch, r_ctl,
              r_tail) = r_add
             r_n = 0
             tails, seen = [], {}
             last_value, last_tail = None, -1
     if b_n:
-        yield "batches", Chunk(b_n, _constants(batch_unit), dict(b_cols))
+        yield "batches", Chunk(b_n, _constants(batch_unit), b_cols)
     if r_n:
-        yield "records", Chunk(r_n, _constants(record_unit), dict(r_cols),
-                               (_TAIL, r_idx, tails))
+        yield "records", Chunk(r_n, _constants(record_unit), r_cols, (_TAIL, r_idx, tails))
 
 
 #: int64 timestamps in this machine's byte order, as Stamps hold them
