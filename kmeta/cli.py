@@ -106,18 +106,46 @@ def finish(env: Environment, verdict: Verdict | None = None, *, failed: bool | N
     raise typer.Exit(int(verdict.exit_code(failed)))
 
 
-#: Where the commands that list findings on stderr send a reader for all of them.
+#: Where a report that lists the first findings sends a reader for all of them.
 VERIFY_ALL = "run kmeta verify for all of them"
 
 
-def _list_findings(env: Environment, findings: list[Finding], given: list[str],
-                   more: str) -> None:
-    """Findings on stderr (stdout is the data): a code met many times as one line, paths
-    relative to ``given``, coloured on a terminal, at most FINDINGS_SHOWN of them."""
-    from kmeta.render.text import Paths, listed_findings
+def close(env: Environment, findings: list[Finding], given: list[str], *, json_out: bool,
+          more: str = VERIFY_ALL, told: bool = False, untold: list[Finding] | None = None,
+          beside_data: bool = False) -> NoReturn:
+    """End a command the way every command ends (DESIGN.md, "One language"): its
+    findings, then the exit code of the worst of them.
 
-    for line in listed_findings(findings, Paths(given), env.colour(env.stderr), more):
-        print(line, file=env.stderr)
+    ``--json``: a ``finding`` object per line after the command's own objects (``told``:
+    its renderer wrote them).  Text: after the report, on stdout, a code met many times
+    as one line, paths relative to ``given``, folded at the terminal's width, then the
+    count line (``told``: the report listed them itself, only the count follows;
+    ``untold``: it told all but these); beside
+    data a script reads whole (``beside_data``: ``image --digest``, ``ls``, ``cat``), on
+    stderr.
+    """
+    verdict = Verdict(findings)
+    if json_out:
+        if not told and findings:
+            from kmeta.render.jsonl import dumps
+
+            env.write_lines((dumps(f.to_json()) for f in findings), json=True)
+        raise typer.Exit(int(verdict.exit_code()))
+    from kmeta.render.console import clip_width
+    from kmeta.render.text import Paths, listed_findings, summary_line
+
+    stream = env.stderr if beside_data else env.stdout
+    listed = [] if told else findings if untold is None else untold
+    lines = list(listed_findings(listed, Paths(given), env.colour(stream), more))
+    if verdict.total:
+        lines.append(summary_line(verdict))
+    if beside_data:
+        env.stdout.flush()
+        for line in lines:
+            print(line, file=env.stderr)
+    elif lines:
+        env.write_lines(_folded(lines, clip_width(env)))
+    raise typer.Exit(int(verdict.exit_code()))
 
 
 def _folded(lines: Iterable[str], width: int | None) -> Iterator[str]:
@@ -144,14 +172,15 @@ IMAGE_ACTIONS = ("ls", "cat")
 # Plain strings: kmeta itself reports unreadable paths (exit 3), not the option parser.
 PathsArg = Annotated[list[str], typer.Argument(
     help="Data directories, partition directories or files.", show_default=False,
-    metavar="PATH")]
+    metavar="PATH...")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one object per "
                                        "line (schema in kmeta(1)).")]
 AllOpt = Annotated[bool, typer.Option("--all", help="List every finding on its own line "
                                       f"(by default a code met more than {GROUP_OVER} times "
                                       "is one line: how many, the first and the last).")]
-JsonObjOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout "
-                                          "(schema in kmeta(1)).")]
+JsonObjOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout: the "
+                                          "command's object, then a finding object per "
+                                          "finding (schema in kmeta(1)).")]
 
 
 @command
@@ -233,13 +262,13 @@ def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -
     if json_out:
         from kmeta.render.jsonl import dumps
 
-        env.write_lines([dumps(report.to_json())], json=True)
+        env.write_lines((dumps(o) for o in report.json_objects()), json=True)
     else:
         from kmeta.render.console import make_console
         from kmeta.render.info import render_info
 
         render_info(report, make_console(env), given=paths, expand=show_all)
-    finish(env, Verdict(report.findings))
+    close(env, report.findings, paths, json_out=json_out, told=True)
 
 
 @command
@@ -288,8 +317,10 @@ def image(
         "instead of the latest one at or below the target offset.")] = None,
     digest: Annotated[bool, typer.Option("--digest", help="Print only the image digest "
                                          "(xxh3-128), on one line.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="One JSON object: kind, offset, "
-                                           "digest, image (ls: a JSON array).")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON Lines: the image object "
+                                           "(kind, offset, digest, image), then a finding "
+                                           "object per finding; with ls, a JSON array; with "
+                                           "cat, the node.")] = False,
 ) -> None:
     """The cluster metadata image replayed from the latest snapshot and the log.
 
@@ -308,6 +339,7 @@ def image(
     with _reading(env, "image"):
         result = build_image(path, at=at,
                              from_snapshot=Path(from_snapshot) if from_snapshot else None)
+    data = bool(action) or digest  # what a script reads whole: findings go to stderr
     if action:
         found = browse(public_json(result.image), node)
         if action == "ls":
@@ -324,9 +356,7 @@ def image(
         from kmeta.render.console import make_console
 
         render.render_image(result, make_console(env))
-        env.stdout.flush()  # before the findings on stderr
-    _list_findings(env, result.findings, [path], VERIFY_ALL)
-    finish(env, Verdict(result.findings))
+    close(env, result.findings, [path], json_out=json_out and not data, beside_data=data)
 
 
 @command
@@ -359,8 +389,7 @@ def history(
             "" if partition is None else f" partition {partition}")
         print(f"kmeta: no record in {path} touched {who}", file=env.stderr)
     # a damaged log: where the history has holes, and exit 1
-    _list_findings(env, found.findings, [path], VERIFY_ALL)
-    finish(env, Verdict(found.findings))
+    close(env, found.findings, [path], json_out=json_out)
 
 
 @command
@@ -413,12 +442,10 @@ def brokers(
     else:
         lines = brokers_lines(result, env.colour(env.stdout))
         env.write_lines(_folded(lines, clip_width(env)), json=False)
-    env.stdout.flush()  # before the findings on stderr
     if broker is not None and not result.summary and not result.events:
         print(f"kmeta: node {broker} is not in {path}", file=env.stderr)
-    _, rest = story_findings(result)
-    _list_findings(env, rest, [path], VERIFY_ALL)
-    finish(env, Verdict(result.findings))
+    _, rest = story_findings(result)  # the report tells the lifecycle anomalies
+    close(env, result.findings, [path], json_out=json_out, told=json_out, untold=rest)
 
 
 @command
@@ -485,9 +512,7 @@ def retention(
         env.write_lines(retention_json(result), json=True)
     else:
         env.write_lines(_folded(retention_lines(result), clip_width(env)), json=False)
-    env.stdout.flush()  # before the findings on stderr
-    _list_findings(env, result.findings, [path], VERIFY_ALL)
-    finish(env, Verdict(result.findings), failed=result.refusal is not None or None)
+    close(env, result.findings, [path], json_out=json_out, told=json_out)
 
 
 @command
@@ -535,11 +560,10 @@ def consumers(
         env.write_lines(consumers_json(result), json=True)
     else:
         env.write_lines(_folded(consumers_lines(result), clip_width(env)), json=False)
-    env.stdout.flush()  # before the findings on stderr
     if group is not None and not result.rows:
         print(f"kmeta: group {group} has no committed offset in {path}", file=env.stderr)
-    _list_findings(env, result.findings, [p for p in (path, against) if p], VERIFY_ALL)
-    finish(env, Verdict(result.findings), failed=result.failed or None)
+    close(env, result.findings, [p for p in (path, against) if p], json_out=json_out,
+          told=json_out)
 
 
 @command
@@ -592,9 +616,7 @@ def tiering(
         env.write_lines(tiering_json(result), json=True)
     else:
         env.write_lines(_folded(tiering_lines(result), clip_width(env)), json=False)
-    env.stdout.flush()  # before the findings on stderr
-    _list_findings(env, result.findings, [path], VERIFY_ALL)
-    finish(env, Verdict(result.findings))
+    close(env, result.findings, [path], json_out=json_out, told=json_out)
 
 
 @command
@@ -693,12 +715,12 @@ def compact(
         env.write_lines(compact_json(result), json=True)
     else:
         env.write_lines(_folded(compact_lines(result), clip_width(env)), json=False)
-    env.stdout.flush()  # before the findings on stderr
     if result.written is not None:
-        print(f"kmeta: wrote {result.written} (check it: kmeta verify {result.written})",
-              file=env.stderr)
-    _list_findings(env, result.findings, [path], VERIFY_ALL)
-    finish(env, Verdict(result.findings))
+        from kmeta.render.text import shell_command
+
+        print(f"kmeta: wrote {result.written} (check it: "
+              f"{shell_command('verify', str(result.written))})", file=env.stderr)
+    close(env, result.findings, [path], json_out=json_out, told=json_out)
 
 
 @command
@@ -714,9 +736,10 @@ def diff(
     """Find where replicas of the metadata log diverged, and what Kafka would do.
 
     Divergence is found twice: by leader epochs, as a follower's fetch would (KIP-595),
-    and by the bytes of the batches both replicas hold. Exit 0 when the replicas are
-    identical or only lag, 1 when any diverged, 3 when a replica's segment could not be
-    read whole (the verdict would be about part of it).
+    and by the bytes of the batches both replicas hold. A divergence is an error finding
+    (V160), as is damage met while reading a replica: exit 0 when the replicas are
+    identical or only lag and read cleanly, 1 on an error finding, 3 when a replica's
+    segment could not be read whole (the verdict would be about part of it).
     """
     from kmeta.ops.diff import diff_replicas
     from kmeta.render.console import clip_width
@@ -728,10 +751,9 @@ def diff(
     width = clip_width(env)
     env.write_lines(diff_json(report) if json_out else _folded(diff_lines(
         report, colour=env.colour(env.stdout), width=width), width), json=json_out)
-    # What reading met (bad CRCs, torn tails …) goes to stderr; the exit code says only
-    # whether the replicas diverged (kmeta verify judges each replica).
-    _list_findings(env, report.findings, replicas, "run kmeta verify on each replica")
-    finish(env, Verdict(report.findings), failed=report.diverged, summary=False)
+    # What reading met (bad CRCs, torn tails …) and the divergence itself (V160)
+    close(env, report.findings, replicas, json_out=json_out,
+          more="run kmeta verify on each replica")
 
 
 @command
@@ -765,8 +787,7 @@ def snapshot(
         result = write_snapshot_at(path, out, at=at)
     env.write_lines([snapshot_json(result)] if json_out else _folded(
         snapshot_lines(result), clip_width(env)), json=json_out)
-    _list_findings(env, result.findings, [path], VERIFY_ALL)
-    finish(env, Verdict(result.findings))
+    close(env, result.findings, [path], json_out=json_out)
 
 
 @command
@@ -810,12 +831,13 @@ def truncate(
             result = write_truncated(path, out, to, peer=peer)
         env.write_lines([repair_json(result)] if json_out else _folded(
             repair_lines(result), width), json=json_out)
-        finish(env, failed=bool(result.remaining_errors))
+        # what verify finds in the copy it wrote (the report shows the first of them)
+        close(env, result.findings or [], [out], json_out=json_out, told=not json_out)
     with _reading(env, "truncate"):
         plan = simulate_truncate(path, to, peer=peer, images=not no_images)
     env.write_lines(truncate_json(plan) if json_out else _folded(
         truncate_lines(plan, width), width), json=json_out)
-    finish(env)
+    close(env, [], [path], json_out=json_out)
 
 
 @command
@@ -875,14 +897,16 @@ def repair(
             result = apply_repair(result, out)
     env.write_lines([repair_json(result)] if json_out else _folded(
         repair_lines(result), clip_width(env)), json=json_out)
-    finish(env, failed=isinstance(result, RepairResult) and bool(result.remaining_errors))
+    # what verify finds in the written copy (a plan is not checked); the report shows them
+    checked = result.findings or [] if isinstance(result, RepairResult) else []
+    close(env, checked, [path], json_out=json_out, told=not json_out)
 
 
 @command
 def export(
     paths: Annotated[list[str], typer.Argument(
         help="Data dirs, partition dirs, files or globs (quote them), from any number of "
-        "brokers.", show_default=False, metavar="PATHS...")],
+        "brokers.", show_default=False, metavar="PATH...")],
     to: Annotated[str, typer.Option(
         "--to", metavar="OUTDIR", show_default=False,
         help="A new directory: OUTDIR/<table>/cluster_id=ID/node_id=N/part-*.")],
@@ -901,7 +925,9 @@ def export(
     payloads: Annotated[bool, typer.Option(
         "--payloads", help="With --data-topics: keep those records' keys and values "
         "(customer data) in the data column.")] = False,
-    json_out: JsonObjOpt = False,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object on stdout: where "
+                                           "the tables went and their rows (schema in "
+                                           "kmeta(1)).")] = False,
 ) -> None:
     """Write kmeta's tables of many data dirs as Parquet (or JSON) with a Spark job.
 
@@ -933,7 +959,8 @@ def export(
                         on_table=done, scope=scope)
     env.write_lines([export_json(result)] if json_out else export_lines(result),
                     json=json_out)
-    finish(env)
+    # the findings are rows of the findings table; the exit code is the worst of them
+    raise typer.Exit(int(ExitCode.FINDINGS if result.findings.get("error") else ExitCode.OK))
 
 
 #: Commands that read only the metadata log and snapshots of what they are given.

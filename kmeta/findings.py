@@ -7,6 +7,7 @@ the layer that raises them: ``F`` format, ``S`` storage, ``V`` verify.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -139,11 +140,11 @@ CODES: dict[str, Code] = {
     "V132": Code(Severity.WARNING, "a broker stayed fenced longer than --fenced-longer-than"),
     "V133": Code(Severity.WARNING, "several brokers fenced within seconds of each other, none in "
                  "controlled shutdown: a controller or network event"),
-    "V140": Code(Severity.WARNING, "a consumer's committed offset is past the end of its leader "
+    "V140": Code(Severity.ERROR, "a consumer's committed offset is past the end of its leader "
                  "epoch on the replica: the log was truncated under it (KIP-320)"),
-    "V141": Code(Severity.WARNING, "a consumer's committed leader epoch is newer than every "
+    "V141": Code(Severity.ERROR, "a consumer's committed leader epoch is newer than every "
                  "epoch the replica knows: it resets by auto.offset.reset"),
-    "V142": Code(Severity.WARNING, "a consumer's committed offset is outside the replica's log: "
+    "V142": Code(Severity.ERROR, "a consumer's committed offset is outside the replica's log: "
                  "it resets by auto.offset.reset"),
     "V143": Code(Severity.INFO, "an offset committed without a leader epoch: a truncation "
                  "under that consumer cannot be detected"),
@@ -157,6 +158,8 @@ CODES: dict[str, Code] = {
                  "state transition, or an update of an unknown segment)"),
     "V154": Code(Severity.INFO, "a partition's remote log metadata is not in the "
                  "__remote_log_metadata partition Kafka's partitioner chooses"),
+    "V160": Code(Severity.ERROR, "replicas of the metadata log diverged: they hold different "
+                 "records at the same offsets"),
 }
 
 
@@ -187,6 +190,9 @@ HINTS: dict[str, str] = {
     "V038": "a topic deleted and re-created under the same name; one copy is stale",
     "V039": "one directory was copied to make another; Kafka refuses duplicate directory ids",
     "V040": "the snapshot and the log disagree: one of them is wrong; compare replicas",
+    "V140": "the consumer re-reads from the offset the replica answers (or resets); the "
+            "records it committed past it are gone from that replica",
+    "V160": "kmeta truncate LOCAL --to-divergence-with PEER shows what the follower drops",
 }
 
 
@@ -235,3 +241,12 @@ class Finding:
 #: directly costs half of what the frozen dataclass's ``__init__`` does.  A Finding made
 #: so equals the one ``Finding(...)`` makes (tests/test_replay_process.py).
 SLOT_SETTERS = tuple(getattr(Finding, f.name).__set__ for f in fields(Finding))
+
+
+def finding_counts(findings: Iterable[Finding]) -> dict[str, int]:
+    """How many findings of each severity: the ``finding_counts`` object of every
+    command's JSON summary (each severity present, 0 when none)."""
+    out = {s.value: 0 for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
+    for f in findings:
+        out[f.severity.value] += 1
+    return out

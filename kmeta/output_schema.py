@@ -318,17 +318,80 @@ RECORD = ObjectKind(
     ),
 )
 
-INFO = ObjectKind(
-    "info",
+LOG_FILE = ObjectKind(
+    "log_file",
+    doc="info --json: a segment or snapshot, alone or in a partition_dir's lists:",
     keys=(
-        Key("kind", STRING, "\"info\"."),
-        Key("data_dirs", Array(JSON), "Broker data directories found: their small files and "
-            "partitions."),
-        Key("partitions", Array(JSON), "Partition directories given directly."),
-        Key("files", Array(JSON), "Batch files given directly: per-file summaries (batches, "
-            "records, offsets, timestamps, leader epochs, record types)."),
-        Key("small_files", Map(JSON), "Small files given directly, decoded."),
-        Key("findings", Array(FINDING), "Every finding, as in dump --json."),
+        Key("kind", STRING, "\"log_file\"."),
+        Key("file", STRING, "The path of the file."),
+        Key("file_kind", STRING, f"What the file is, told from its name: {_FILE_KINDS}."),
+        Key("size", BIGINT, "The file's size in bytes."),
+        Key("base_offset", BIGINT, "The offset in the file name, or null.", nullable=True),
+        Key("epoch", INT, "KRaft snapshots: the leader epoch in the file name, else null.",
+            nullable=True),
+        Key("suffix", STRING, "A state suffix of the name (deleted, cleaned, swap, part), or "
+            "null.", nullable=True),
+        Key("batches", BIGINT, "Record batches read."),
+        Key("records", BIGINT, "Records read."),
+        Key("first_offset", BIGINT, "The first batch's base offset, or null.", nullable=True),
+        Key("last_offset", BIGINT, "The last batch's last offset, or null.", nullable=True),
+        Key("first_timestamp", BIGINT, "The oldest batch time (ms since the epoch), or null.",
+            nullable=True),
+        Key("last_timestamp", BIGINT, "The newest batch time (ms since the epoch), or null.",
+            nullable=True),
+        Key("epochs", Array(INT), "The leader epochs of its batches, in ascending order."),
+        Key("bad_crc_batches", BIGINT, "Batches whose CRC does not match."),
+        Key("control_records", Map(BIGINT), "Control records by type."),
+        Key("record_types", Map(BIGINT), "Metadata records by type."),
+    ),
+)
+
+DATA_DIR = ObjectKind(
+    "data_dir",
+    doc="info --json writes a data_dir object per broker data directory, then a "
+        "partition_dir object per partition directory, a log_file or small_file object per "
+        "file given alone, a finding object per finding, and the info summary last:",
+    keys=(
+        Key("kind", STRING, "\"data_dir\"."),
+        Key("path", STRING, "The data directory."),
+        Key("small_files", Map(JSON), "Its own files (meta.properties, the offset checkpoints, "
+            "bootstrap.checkpoint ...) by name, decoded."),
+        Key("partitions", INT, "How many partition directories it holds (each follows as a "
+            "partition_dir object)."),
+    ),
+)
+
+PARTITION_DIR = ObjectKind(
+    "partition_dir",
+    keys=(
+        Key("kind", STRING, "\"partition_dir\"."),
+        Key("path", STRING, "The partition directory."),
+        Key("data_dir", STRING, "The data directory it is in, or null when it was given "
+            "alone.", nullable=True),
+        Key("name", STRING, "Its name (topic-partition)."),
+        Key("topic", STRING, "The topic."),
+        Key("partition", INT, "The partition."),
+        Key("is_metadata", BOOLEAN, "Whether it is the __cluster_metadata partition."),
+        Key("log_start_offset", BIGINT, "The first segment's first offset, or null.",
+            nullable=True),
+        Key("log_end_offset", BIGINT, "One past the last offset of its batches, or null.",
+            nullable=True),
+        Key("segment_files", Array(LOG_FILE), "Its segments."),
+        Key("snapshot_files", Array(LOG_FILE), "Its KRaft snapshots."),
+        Key("record_types", Map(BIGINT), "Metadata records by type, over its segments."),
+        Key("control_records", Map(BIGINT), "Control records by type, over its segments."),
+        Key("small_files", Map(JSON), "Its small files by name, decoded."),
+        Key("other_files", Array(STRING), "Files kmeta does not read (indexes are checked by "
+            "verify)."),
+    ),
+)
+
+SMALL_FILE = ObjectKind(
+    "small_file",
+    keys=(
+        Key("kind", STRING, "\"small_file\": a small file given alone."),
+        Key("file", STRING, "Its path."),
+        Key("content", JSON, "Its decoded content."),
     ),
 )
 
@@ -338,6 +401,17 @@ FINDING_COUNTS = ObjectKind(
         Key("error", BIGINT, "How many findings of severity error."),
         Key("warning", BIGINT, "How many findings of severity warning."),
         Key("info", BIGINT, "How many findings of severity info."),
+    ),
+)
+
+INFO = ObjectKind(
+    "info",
+    keys=(
+        Key("kind", STRING, "\"info\": the last line."),
+        Key("data_dirs", INT, "How many data directories were found."),
+        Key("partitions", INT, "How many partition directories were found."),
+        Key("files", INT, "How many files were given alone."),
+        Key("finding_counts", FINDING_COUNTS, "The number of findings by severity."),
     ),
 )
 
@@ -585,8 +659,6 @@ IMAGE = ObjectKind(
         Key("log_end_offset", BIGINT, "The log end offset: one past the last offset of the log; "
             "null when there is no log (a lone snapshot file, a partition without "
             "batches).", nullable=True),
-        Key("findings", Array(FINDING), "What the replay met, as finding objects (also shown on "
-            "standard error; an error makes the exit status 1)."),
     ),
 )
 
@@ -699,8 +771,8 @@ IMAGE_DIFF = ObjectKind(
 EPOCH_TRUNCATION = ObjectKind(
     "epoch truncation",
     keys=(
-        Key("local", FETCH_SIMULATION, "LOCAL following PEER as its leader."),
-        Key("peer", FETCH_SIMULATION, "PEER following LOCAL as its leader."),
+        Key("local_follows_peer", FETCH_SIMULATION, "LOCAL following PEER as its leader."),
+        Key("peer_follows_local", FETCH_SIMULATION, "PEER following LOCAL as its leader."),
     ),
 )
 
@@ -778,6 +850,14 @@ DIFF = ObjectKind(
     ),
 )
 
+EPOCH_START = ObjectKind(
+    "epoch_start",
+    keys=(
+        Key("epoch", INT, "A leader epoch."),
+        Key("start_offset", BIGINT, "Its first offset."),
+    ),
+)
+
 TRUNCATE = ObjectKind(
     "truncate",
     keys=(
@@ -792,9 +872,9 @@ TRUNCATE = ObjectKind(
             "truncate_to and old_log_end_offset."),
         Key("removed", SIDE_ONLY, "The records at or after truncate_to, which the truncation "
             "removes: an object with the keys of diff's pairs[].only_local."),
-        Key("epoch_cache_before", Array(Array(BIGINT)), "The leader-epoch cache now: a list of "
-            "[epoch, start offset] pairs."),
-        Key("epoch_cache_after", Array(Array(BIGINT)), "The leader-epoch cache after the "
+        Key("epoch_cache_before", Array(EPOCH_START), "The leader-epoch cache now: one object "
+            "per epoch with its start offset."),
+        Key("epoch_cache_after", Array(EPOCH_START), "The leader-epoch cache after the "
             "truncation (Kafka truncates it from the end), the same way."),
         Key("invalid_snapshots", Array(STRING), "The KRaft snapshot files (.checkpoint) whose end "
             "offset is past truncate_to."),
@@ -909,16 +989,15 @@ REPAIR = ObjectKind(
             "first_offset, last_offset and snapshot (its <endOffset>-<epoch>); null when none. The "
             "replica must fetch them again from the leader; --follow-snapshot keeps the state up "
             "to the snapshot.", nullable=True),
-        Key("leader_epochs", Array(Array(BIGINT)), "The leader-epoch cache rebuilt from the kept "
-            "batches (what leader-epoch-checkpoint holds): a list of [epoch, start offset] pairs."),
+        Key("epoch_cache", Array(EPOCH_START), "The leader-epoch cache rebuilt from the kept "
+            "batches (what leader-epoch-checkpoint holds): one object per epoch with its start "
+            "offset."),
         Key("changed", BOOLEAN, "Whether the output differs from the input in anything but files "
             "copied byte for byte (or rebuilt unchanged)."),
         Key("changes", Array(CHANGE), "One object per file or directory of the input, by name "
             "(keys below)."),
         Key("notes", Array(STRING), "What people should know: problems repair leaves, choices it "
             "made, as sentences; [] when nothing."),
-        Key("findings", Array(FINDING), "What kmeta verify finds in the output, as finding "
-            "objects; [] for a plan (nothing was written or checked)."),
     ),
 )
 
@@ -957,8 +1036,6 @@ SNAPSHOT = ObjectKind(
             "an empty image at offset 0.", nullable=True),
         Key("replayed_records", BIGINT, "How many log records were applied on top of it."),
         Key("notes", Array(STRING), "What people should know, as sentences; [] when nothing."),
-        Key("findings", Array(FINDING), "What the replay met, as finding objects (with an error, "
-            "no snapshot is written)."),
     ),
 )
 
@@ -1145,12 +1222,12 @@ RETENTION_SUMMARY = ObjectKind(
     "retention_summary",
     keys=(
         Key("kind", STRING, "\"retention_summary\"."),
-        Key("partition", STRING, "The metadata partition directory."),
-        Key("log_start", BIGINT, "The log start offset (the first segment's base offset), or "
-            "null without a segment.", nullable=True),
-        Key("log_end", BIGINT, "The log end offset, or null.", nullable=True),
-        Key("now", BIGINT, "The time ages are judged at (ms since the epoch), or null.",
-            nullable=True),
+        Key("path", STRING, "The metadata partition directory."),
+        Key("log_start_offset", BIGINT, "The log start offset (the first segment's base "
+            "offset), or null without a segment.", nullable=True),
+        Key("log_end_offset", BIGINT, "The log end offset, or null.", nullable=True),
+        Key("now_timestamp", BIGINT, "The time ages are judged at (ms since the epoch), or "
+            "null.", nullable=True),
         Key("now_from", STRING, "Where now came from: --now, the newest batch or the newest "
             "snapshot."),
         Key("retention_bytes", BIGINT, "metadata.max.retention.bytes used (-1: off)."),
@@ -1164,7 +1241,7 @@ RETENTION_SUMMARY = ObjectKind(
             "in order."),
         Key("refusal", STRING, "Why Kafka refuses to start (Inconsistent snapshot state), or "
             "null.", nullable=True),
-        Key("log_start_after", BIGINT, "The log start offset after retention, or null when "
+        Key("log_start_offset_after", BIGINT, "The log start offset after retention, or null when "
             "Kafka would not start.", nullable=True),
         Key("bytes_after", BIGINT, "Bytes of log and snapshots after retention, or null.",
             nullable=True),
@@ -1187,7 +1264,7 @@ CONSUMER_GROUP = ObjectKind(
             nullable=True),
         Key("deleted", BOOLEAN, "The group's last record is a tombstone."),
         Key("source_offset", BIGINT, "The offset of that record in its __consumer_offsets "
-            "partition."),
+            "partition, or null when no record made the group.", nullable=True),
     ),
 )
 
@@ -1200,8 +1277,9 @@ CONSUMER_OFFSET = ObjectKind(
         Key("partition", INT, "The partition."),
         Key("offset", BIGINT, "The committed offset: the next record the group reads; null "
             "once deleted.", nullable=True),
-        Key("leader_epoch", INT, "The committed leader epoch; -1 when the commit carries none "
-            "(OffsetCommitValue before v3, or a client that sent none)."),
+        Key("leader_epoch", INT, "The committed leader epoch; null when the commit carries none "
+            "(OffsetCommitValue before v3, or -1 on disk: a client that sent none).",
+            nullable=True),
         Key("commit_timestamp", BIGINT, "When it was committed (ms since the epoch), or null.",
             nullable=True),
         Key("metadata", STRING, "The commit's metadata string, or null.", nullable=True),
@@ -1214,7 +1292,7 @@ CONSUMER_OFFSET = ObjectKind(
         Key("value_version", INT, "The OffsetCommitValue version, or null.", nullable=True),
         Key("source", STRING, "The __consumer_offsets partition dir (\"--position\" by "
             "hand)."),
-        Key("source_offset", BIGINT, "The record's offset there (-1 by hand)."),
+        Key("source_offset", BIGINT, "The record's offset there (null by hand).", nullable=True),
         Key("verdict", STRING, "With --against: fine, truncated, epoch_unknown, out_of_range "
             "or no_epoch.", optional=True),
         Key("end_epoch", INT, "With --against: the epoch of the replica's answer to "
@@ -1255,14 +1333,6 @@ CONSUMERS_SUMMARY = ObjectKind(
     ),
 )
 
-EPOCH_START = ObjectKind(
-    "epoch_start",
-    keys=(
-        Key("epoch", INT, "A leader epoch."),
-        Key("start_offset", BIGINT, "Its first offset."),
-    ),
-)
-
 REMOTE_SEGMENT = ObjectKind(
     "remote_segment",
     keys=(
@@ -1271,9 +1341,9 @@ REMOTE_SEGMENT = ObjectKind(
         Key("partition", INT, "Its partition."),
         Key("segment_id", STRING, "The remote segment's id (Kafka's base64 uuid)."),
         Key("start_offset", BIGINT, "Its first offset."),
-        Key("end_offset", BIGINT, "Its last offset."),
-        Key("epochs", Array(EPOCH_START), "Its leader epochs, each with its first offset in "
-            "the segment."),
+        Key("last_offset", BIGINT, "Its last offset (inclusive, as Kafka's endOffset)."),
+        Key("segment_epochs", Array(EPOCH_START), "Its leader epochs, each with its first "
+            "offset in the segment (segmentLeaderEpochs)."),
         Key("size", BIGINT, "SegmentSizeInBytes."),
         Key("state", STRING, "Its state after the replay: COPY_SEGMENT_STARTED, "
             "COPY_SEGMENT_FINISHED or DELETE_SEGMENT_STARTED."),
@@ -1293,8 +1363,8 @@ BOOTSTRAP = ObjectKind(
         Key("records", BIGINT, "Records it replicates from the leader's local log, or null.",
             nullable=True),
         Key("bytes", BIGINT, "Bytes it replicates (batches whole), or null.", nullable=True),
-        Key("epochs", Array(EPOCH_START), "The epoch cache it rebuilds from remote storage "
-            "first."),
+        Key("epoch_cache", Array(EPOCH_START), "The epoch cache it rebuilds from remote "
+            "storage first."),
         Key("why", STRING, "The path in words."),
     ),
 )
@@ -1311,16 +1381,16 @@ TIERED_PARTITION = ObjectKind(
             "partitioner chooses for it, or null without a topic id.", nullable=True),
         Key("found_in", Array(STRING), "The __remote_log_metadata partition dirs that hold its "
             "records."),
-        Key("log_start", BIGINT, "The log start (log-start-offset-checkpoint, else the local "
-            "log start)."),
-        Key("local_log_start", BIGINT, "The first local segment's base offset."),
-        Key("log_end", BIGINT, "The log end offset."),
-        Key("epochs", Array(EPOCH_START), "Its epoch cache (leader-epoch-checkpoint, else the "
-            "batches)."),
+        Key("log_start_offset", BIGINT, "The log start offset (log-start-offset-checkpoint, "
+            "else the local log start)."),
+        Key("local_log_start_offset", BIGINT, "The first local segment's base offset."),
+        Key("log_end_offset", BIGINT, "The log end offset."),
+        Key("epoch_cache", Array(EPOCH_START), "Its epoch cache (leader-epoch-checkpoint, else "
+            "the batches)."),
         Key("remote_segments", INT, "Remote segments known after the replay."),
         Key("remote_segments_deleted", INT, "Remote segments whose deletion finished."),
-        Key("last_tiered_offset", BIGINT, "RemoteLogManager.findHighestRemoteOffset; -1 when "
-            "nothing is tiered."),
+        Key("last_tiered_offset", BIGINT, "RemoteLogManager.findHighestRemoteOffset; null when "
+            "nothing is tiered (Kafka's -1).", nullable=True),
         Key("earliest_pending_upload", BIGINT, "The KIP-1023 offset, or null when unknown.",
             nullable=True),
         Key("classic", BOOTSTRAP, "The classic bootstrap."),
@@ -1339,7 +1409,8 @@ TIERING_SUMMARY = ObjectKind(
         Key("metadata_partitions", INT, "--metadata-partitions."),
         Key("records", BIGINT, "Records read from them."),
         Key("partitions", INT, "User partitions reported."),
-        Key("now", BIGINT, "The time ages are judged at, or null.", nullable=True),
+        Key("now_timestamp", BIGINT, "The time ages are judged at (ms since the epoch), or "
+            "null.", nullable=True),
         Key("local_retention_ms", BIGINT, "--local-retention (-1: never)."),
     ),
 )
@@ -1382,7 +1453,8 @@ COMPACT_BATCH = ObjectKind(
         Key("kept", Array(BIGINT), "The offsets of its records kept."),
         Key("action", STRING, "kept, rewritten, emptied or deleted, with why."),
         Key("control", STRING, "COMMIT or ABORT for a marker, else null.", nullable=True),
-        Key("delete_horizon", BIGINT, "Its delete horizon after the round, or null.",
+        Key("delete_horizon_ms", BIGINT, "Its delete horizon after the round (a time in ms "
+            "since the epoch, as the batch's deleteHorizonMs), or null.",
             nullable=True),
     ),
 )
@@ -1423,11 +1495,11 @@ COMPACT_SUMMARY = ObjectKind(
     "compact_summary",
     keys=(
         Key("kind", STRING, "\"compact_summary\"."),
-        Key("partition", STRING, "The partition dir."),
+        Key("path", STRING, "The partition dir."),
         Key("topic", STRING, "Its topic."),
-        Key("partition_id", INT, "Its partition number."),
-        Key("log_start", BIGINT, "The log start."),
-        Key("log_end", BIGINT, "The log end offset."),
+        Key("partition", INT, "Its partition number."),
+        Key("log_start_offset", BIGINT, "The log start offset."),
+        Key("log_end_offset", BIGINT, "The log end offset."),
         Key("records", BIGINT, "Records in the log."),
         Key("bytes", BIGINT, "Bytes of its segments."),
         Key("segments", INT, "Segments."),
@@ -1436,7 +1508,7 @@ COMPACT_SUMMARY = ObjectKind(
         Key("first_uncleanable", BIGINT, "The round's bound (a segment base)."),
         Key("uncleanable_why", STRING, "What set it: the last stable offset, the active "
             "segment or min.compaction.lag.ms."),
-        Key("now", BIGINT, "The cleaner's clock (ms)."),
+        Key("now_timestamp", BIGINT, "The cleaner's clock (ms since the epoch)."),
         Key("now_from", STRING, "Where the clock came from."),
         Key("config_source", STRING, "Where the topic's configs came from."),
         Key("configs", Map(STRING), "The configs used."),
@@ -1453,19 +1525,20 @@ COMPACT_SUMMARY = ObjectKind(
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "dump": (FILE, BATCH, RECORD, FINDING),
-    "info": (INFO,),
+    "info": (DATA_DIR, PARTITION_DIR, LOG_FILE, SMALL_FILE, FINDING, INFO),
     "verify": (FINDING, SUMMARY),
-    "image": (IMAGE,),
-    "history": (HISTORY,),
+    "image": (IMAGE, FINDING),
+    "history": (HISTORY, FINDING),
     "brokers": (NODE_EVENT, QUORUM_LEADER, FINDING, BROKERS_SUMMARY),
-    "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
-    "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY),
-    "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY),
+    "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY, FINDING),
+    "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY, FINDING),
+    "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY, FINDING),
     "compact": (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, COMPACT_KEY_RECORD,
-                COMPACT_SUMMARY),
-    "diff": (DIFF,),
-    "truncate": (TRUNCATE, REPAIR),
-    "repair": (REPAIR,),
-    "snapshot": (SNAPSHOT,),
+                COMPACT_SUMMARY, FINDING),
+    "diff": (DIFF, FINDING),
+    "truncate": (TRUNCATE, REPAIR, FINDING),
+    "repair": (REPAIR, FINDING),
+    "snapshot": (SNAPSHOT, FINDING),
+    # export's findings are rows of its findings table, not lines on stdout
     "export": (EXPORT,),
 }

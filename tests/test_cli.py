@@ -665,9 +665,11 @@ def test_info_json_on_real_data(ldi: Path) -> None:
     proc = run("info", "--json", ldi, timeout=120)
     assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1
-    report = json.loads(lines[0])
+    report = [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    kinds = [o["kind"] for o in report]
+    # JSON Lines: the data dir, then each of its partitions, then the summary last
+    assert kinds[0] == "data_dir" and kinds[-1] == "info"
+    assert kinds.count("partition_dir") == report[0]["partitions"] == report[-1]["partitions"]
     assert LDI_CLUSTER_ID in _find_key(report, "cluster_id")
     assert LDI_NODE_ID in _find_key(report, "node_id")
 

@@ -25,7 +25,7 @@ def _kept(case: str, *args: str) -> dict[str, list[int]]:
             kept.setdefault(o["strategy"], []).extend(o["kept"])
     # the segments past the round's end stay as they are
     for name in kept:
-        kept[name] += list(range(summary["first_uncleanable"], summary["log_end"]))
+        kept[name] += list(range(summary["first_uncleanable"], summary["log_end_offset"]))
     return kept
 
 
@@ -66,7 +66,7 @@ def test_tombstones_across_two_rounds() -> None:
     # fresh's tombstone stays this round, with a delete horizon of now + 1 day
     summary = objects[-1]
     assert fates[4]["kept"] == [4]
-    assert fates[4]["delete_horizon"] == summary["now"] + 86_400_000
+    assert fates[4]["delete_horizon_ms"] == summary["now_timestamp"] + 86_400_000
     # the keyless record goes; its batch ends at the round's bound: kept empty
     assert fates[5]["kept"] == [] and fates[5]["action"].startswith("emptied")
     (strategy,) = [o for o in objects if o["kind"] == "compact_strategy"]
@@ -169,7 +169,7 @@ def test_write_keeps_the_kept_abort_in_the_txnindex(tmp_path: Path) -> None:
 def test_a_second_round_removes_the_tombstone(tmp_path: Path) -> None:
     run("compact", FIXTURE / "tombstones" / "orders-0", "--write", tmp_path / "r1", env={})
     first = run("compact", "--json", FIXTURE / "tombstones" / "orders-0", env={})
-    now = json.loads(first.stdout.splitlines()[-1])["now"]
+    now = json.loads(first.stdout.splitlines()[-1])["now_timestamp"]
     later = str(now + 86_400_000 + 1)
     out = run("compact", "--json", "--from", "0", "--now", later, tmp_path / "r1" / "orders-0",
               env={})
@@ -263,7 +263,7 @@ def test_abort_marker_removal_on_disk(tmp_path: Path) -> None:
     # LogCleanerTest.testAbortMarkerRemoval: [3, 4, 5] after the first round; the ABORT
     # gets its delete horizon in the second and is gone in the third, a day later
     first = json.loads(run("compact", "--json", FIXTURE / "abort-marker" / "orders-0",
-                           env={}).stdout.splitlines()[-1])["now"]
+                           env={}).stdout.splitlines()[-1])["now_timestamp"]
     later = first + 86_400_000 + 1
     assert _rounds("abort-marker", tmp_path, [None, first, later]) == [
         [3, 4, 5, 6], [3, 4, 5, 6], [4, 5, 6]]

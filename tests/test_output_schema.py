@@ -169,16 +169,10 @@ def test_export_columns_share_the_types_of_json_keys() -> None:
     """An export column named as a key of kmeta's JSON holds the same fact: it has the
     same type (Kafka's names in the image aside)."""
     types: dict[str, set[str]] = {}
-    # the internal topics' objects name a user partition as Kafka's records do (topic and
-    # partition number: OffsetCommitKey, TopicIdPartition), not by the export's partition
-    # directory
-    own = {(k.name, "partition") for k in (schema.CONSUMER_OFFSET, schema.REMOTE_SEGMENT,
-                                           schema.TIERED_PARTITION)}
     for kind in _kinds():
         if not kind.kafka_names:
             for k in kind.keys:
-                if (kind.name, k.name) not in own:
-                    types.setdefault(k.name, set()).add(k.type.ddl)
+                types.setdefault(k.name, set()).add(k.type.ddl)
     for table, columns in TABLES.items():
         for c in COMMON + columns:
             if c.name in types:

@@ -621,8 +621,9 @@ def test_render(tmp_path: Path) -> None:
     assert obj["kind"] == "repair" and obj["log_end_offset"] == 458
     assert obj["cut"]["code"] == "S001" and obj["cut"]["position"] == 16276
     assert obj["removed"]["batches_by_type"] == {"torn": 1}
-    assert obj["leader_epochs"] == [[1, 0], [2, 32]]
-    assert obj["findings"] == []
+    assert obj["epoch_cache"] == [{"epoch": 1, "start_offset": 0},
+                                  {"epoch": 2, "start_offset": 32}]
+    assert "findings" not in obj  # findings are lines of their own
     by_file = {c["file"]: c for c in obj["changes"]}
     assert by_file["00000000000000000232.log"]["action"] == "cut"
     assert by_file["00000000000000000232.log"]["bytes_out"] == 16276

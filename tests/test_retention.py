@@ -228,11 +228,11 @@ def test_cli(real_data) -> None:
               HEALTHY, env={})
     objects = [json.loads(line) for line in out.stdout.splitlines()]
     assert objects[-1]["kind"] == "retention_summary"
-    assert objects[-1]["log_start_after"] == 8157
+    assert objects[-1]["log_start_offset_after"] == 8157
     for o in objects:
         assert check("retention", o) == [], o
     gone = run("retention", real_data / "data-store", env={})
-    assert gone.returncode == 1 and "V020" in gone.stderr
+    assert gone.returncode == 1 and "V020" in gone.stdout
     for args in (("--retention-bytes", "lots"), ("--now", "5"), ("--replica", "x")):
         bad = run("retention", *args, HEALTHY, env={})
         assert bad.returncode == 2 and "Traceback" not in bad.stderr, (args, bad.stderr)

@@ -147,6 +147,6 @@ def test_internal_topics_are_decoded_in_the_records_table() -> None:
             "SHARE_GROUP_METADATA"} <= types and "RAW" not in types
     commit = next(r for r in rows if r[10] == "OFFSET_COMMIT" and r[19])
     assert json.loads(commit[19])["key"]["group"] == "billing"
-    assert (commit[13], commit[14]) == ("orders", 0)  # topic_name, partition_id
+    assert (commit[13], commit[14]) == ("orders", 0)  # topic_name, partition
     txn = _of(_records(Scope(data_topics=True), [consumers]), "__transaction_state-0")
     assert {r[10] for r in txn} == {"TRANSACTION_LOG"}

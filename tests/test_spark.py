@@ -186,7 +186,7 @@ def test_timeline_table_is_the_brokers_story(spark, real_data: Path) -> None:
     events = brokers(path).events
     assert [(r.offset, r.node, r.event, r.fenced_ms) for r in rows] == \
         [(e.offset, e.node, e.event, e.fenced_ms) for e in events]
-    assert {r.partition for r in rows} == {"__cluster_metadata-0"}
+    assert {r.partition_dir for r in rows} == {"__cluster_metadata-0"}
     # a fencing storm across the fleet is one query: uncontrolled fences per minute
     storms = [r for r in rows if r.event == "fenced" and r.state_before == "unfenced"]
     assert [r.node for r in storms] == [2, 1, 3, 1, 2]

@@ -98,11 +98,16 @@ def test_verify_says_a_loose_segment_got_batch_checks_only(tmp_path: Path) -> No
 # ------------------------------------------------------------------ info and image
 
 
+def _lines(out: str) -> list[dict]:
+    """JSON Lines, as every command's --json writes them."""
+    return [json.loads(line) for line in out.splitlines()]
+
+
 @pytest.mark.parametrize("case", ["data-store", "kraft-ksql-txn", "kraft412-scram-snapshots"])
 def test_info_and_image_say_the_metadata_log_is_missing(real_data: Path, case: str) -> None:
     info = run("info", "--json", real_data / case)
     assert info.returncode == ExitCode.FINDINGS, info.stderr
-    codes = [f["code"] for f in json.loads(info.stdout)["findings"]]
+    codes = [f["code"] for f in _lines(info.stdout) if f["kind"] == "finding"]
     assert "V020" in codes
     image = run("image", "--digest", real_data / case)
     assert image.returncode == ExitCode.FINDINGS
@@ -113,7 +118,7 @@ def test_info_and_image_say_the_metadata_log_is_missing(real_data: Path, case: s
 def test_info_carries_verify_cheap_verdicts(case: str, code: str) -> None:
     proc = run("info", "--json", FIXTURES / "corrupt" / case)
     assert proc.returncode == ExitCode.FINDINGS
-    assert code in [f["code"] for f in json.loads(proc.stdout)["findings"]]
+    assert code in [f["code"] for f in _lines(proc.stdout) if f["kind"] == "finding"]
 
 
 # ------------------------------------------------------------------ unreadable files
@@ -236,16 +241,18 @@ def test_diff_of_an_earlier_and_a_later_copy_is_lag(order: tuple[str, str]) -> N
         assert run("verify", LATER_COPY / name).returncode == ExitCode.OK
     proc = run("diff", "--json", *(LATER_COPY / n for n in order))
     assert proc.returncode == ExitCode.OK, proc.stderr
-    out = json.loads(proc.stdout)
+    out = json.loads(proc.stdout.splitlines()[0])  # the diff object, then findings
     assert not out["diverged"]
     assert out["lagging"] == [str(LATER_COPY / "b")]
     (pair,) = out["pairs"]
-    b_follows = pair["epoch_truncation"]["local" if order[0] == "b" else "peer"]
+    b_follows = pair["epoch_truncation"][
+        "local_follows_peer" if order[0] == "b" else "peer_follows_local"]
     assert b_follows["outcome"] == "snapshot"
     assert b_follows["snapshot"] == "00000000000000000382-0000000003"
     # a fetching from b (which Kafka never does: a is ahead) cannot be carried on: it says
     # why instead of refusing the whole comparison
-    a_follows = pair["epoch_truncation"]["peer" if order[0] == "b" else "local"]
+    a_follows = pair["epoch_truncation"][
+        "peer_follows_local" if order[0] == "b" else "local_follows_peer"]
     assert a_follows["outcome"] == "undetermined" and a_follows["reason"]
 
 
@@ -324,7 +331,7 @@ def test_a_repaired_copy_is_the_partition_it_repaired(tmp_path: Path, name: str)
     assert summary["not_run"] == [] and lines[:-1] == []  # no S007 for its quarantine/
     diff = run("diff", "--json", out, FIXTURES / "corrupt" / "pristine")
     assert diff.returncode == ExitCode.OK, diff.stderr
-    assert json.loads(diff.stdout)["lagging"] == [str(out)]
+    assert _lines(diff.stdout)[0]["lagging"] == [str(out)]
     image = run("image", "--digest", out)
     assert image.returncode == ExitCode.OK, image.stderr
 
@@ -345,8 +352,11 @@ def test_a_renamed_copy_without_quorum_state_or_snapshot_is_still_recognised(
     found = discover([out])
     assert [(p.path, p.is_metadata) for p in found.partitions] == [(out, True)]
     diff = run("diff", "--json", out, source)
-    assert diff.returncode == ExitCode.OK, diff.stderr
-    assert json.loads(diff.stdout)["diverged"] is False
+    # the source's torn tail is an error finding (S001), as everywhere: exit 1; no V160
+    assert diff.returncode == ExitCode.FINDINGS, diff.stderr
+    lines = [json.loads(line) for line in diff.stdout.splitlines()]
+    assert lines[0]["diverged"] is False
+    assert {o["code"] for o in lines[1:]} == {"S001"}
     assert run("image", "--digest", out).returncode == ExitCode.OK
 
 

@@ -34,6 +34,8 @@ NOT_COVERED = {
                                                                       "V143")},
     **{code: "a finding of kmeta tiering, not of verify: tests/test_tiering.py meets it on "
               "fixtures/data/tiering" for code in ("V150", "V151", "V152", "V153", "V154")},
+    "V160": "a finding of kmeta diff, not of verify (one replica alone cannot diverge): "
+            "tests/test_one_language.py meets it on fixtures/data/divergent/diverged",
     "V119": "image handlers read only fields every version of their record carries (the "
             "rest with defaults), and a record whose body does not match its schema is "
             "F005 and not replayed: only a hand-made dict passed to MetadataImage.apply "

@@ -163,13 +163,22 @@ class PairDiff:
             "content_divergence": None if s is None else {
                 "offset": s.offset, "local_epoch": s.epochs[0], "peer_epoch": s.epochs[1],
                 "local_batch": s.places[0], "peer_batch": s.places[1]},
-            "epoch_truncation": {"local": _reconciliation_json(self.local_follows),
-                                 "peer": _reconciliation_json(self.peer_follows)},
+            "epoch_truncation": {
+                "local_follows_peer": _reconciliation_json(self.local_follows),
+                "peer_follows_local": _reconciliation_json(self.peer_follows)},
             "lagging": self.lagging, "lag_offsets": self.lag_offsets,
             "only_local": self.only_local.to_json() if self.only_local else None,
             "only_peer": self.only_peer.to_json() if self.only_peer else None,
             "image_diff": self.image_diff, "kafka": self.kafka, "notes": self.notes,
         }
+
+
+def divergence_finding(p: PairDiff) -> Finding:
+    """V160 for a diverged pair: where, and the command that shows what Kafka drops."""
+    # where is the finding's place (LOCAL's partition, the offset); the message names PEER
+    epoch = "" if p.divergence_epoch is None else f" (epoch {p.divergence_epoch})"
+    return Finding("V160", f"the replica diverged from {p.peer.label}{epoch}",
+                   p.local.path, offset=p.divergence_offset)
 
 
 def _reconciliation_json(r: Reconciliation) -> dict[str, Any]:
@@ -190,7 +199,10 @@ class DiffReport:
 
     @property
     def findings(self) -> list[Finding]:
-        return [f for r in self.replicas for f in r.findings]
+        """What reading each replica met, then each divergence (V160): the answer is a
+        finding like every other, so the exit code is the worst finding's."""
+        read = [f for r in self.replicas for f in r.findings]
+        return read + [divergence_finding(p) for p in self.pairs if p.status == "diverged"]
 
     def to_json(self) -> dict[str, Any]:
         # the earliest divergence over every pair (with 3+ replicas, not the first given)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kmeta.findings import Finding
+from kmeta.findings import Finding, finding_counts
 from kmeta.formats.batch import LONE, Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -46,8 +46,11 @@ class FileSummary:
     bad_crc_batches: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items()
-               if k not in ("control_records", "record_types")}
+        out: dict[str, Any] = {"kind": "log_file"}
+        for k, v in self.__dict__.items():
+            if k not in ("control_records", "record_types"):
+                # the file's kind and its epochs under the names every command uses
+                out[{"kind": "file_kind", "leader_epochs": "epochs"}.get(k, k)] = v
         out["control_records"] = dict(self.control_records)
         out["record_types"] = dict(sorted(self.record_types.items()))
         return out
@@ -87,16 +90,19 @@ class PartitionSummary:
             total.update(s.control_records)
         return total
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, data_dir: str | None = None) -> dict[str, Any]:
+        """One ``partition_dir`` line of ``info --json``; ``data_dir``: the data dir it is
+        in, when info found it there."""
         return {
+            "kind": "partition_dir", "path": self.path, "data_dir": data_dir,
             "name": self.name, "topic": self.topic, "partition": self.partition,
-            "path": self.path, "is_metadata": self.is_metadata,
+            "is_metadata": self.is_metadata,
             "log_start_offset": self.log_start_offset, "log_end_offset": self.log_end_offset,
-            "segments": [s.to_json() for s in self.segments],
-            "snapshots": [s.to_json() for s in self.snapshots],
+            "segment_files": [s.to_json() for s in self.segments],
+            "snapshot_files": [s.to_json() for s in self.snapshots],
             "record_types": dict(sorted(self.record_types().items())),
             "control_records": dict(self.control_records()),
-            "files": self.files,
+            "small_files": self.files,
             "other_files": self.other_files,
         }
 
@@ -108,8 +114,10 @@ class DataDirSummary:
     partitions: list[PartitionSummary] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "files": self.files,
-                "partitions": [p.to_json() for p in self.partitions]}
+        """The ``data_dir`` line of ``info --json``: its own files; its partitions follow
+        as ``partition_dir`` lines."""
+        return {"kind": "data_dir", "path": self.path, "small_files": self.files,
+                "partitions": len(self.partitions)}
 
 
 @dataclass
@@ -120,15 +128,27 @@ class InfoReport:
     small_files: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": "info",
-            "data_dirs": [d.to_json() for d in self.data_dirs],
-            "partitions": [p.to_json() for p in self.partitions],
-            "files": [f.to_json() for f in self.files],
-            "small_files": self.small_files,
-            "findings": [f.to_json() for f in self.findings],
-        }
+    def json_objects(self) -> Iterator[dict[str, Any]]:
+        """``info --json``, one object a line as every command writes: each data dir and
+        partition dir, each file given alone, each finding, then the ``info`` summary (a
+        broker of thousands of partitions is thousands of lines, not one)."""
+        for d in self.data_dirs:
+            yield d.to_json()
+            for p in d.partitions:
+                yield p.to_json(d.path)
+        for p in self.partitions:
+            yield p.to_json()
+        for f in self.files:
+            yield f.to_json()
+        for path, content in self.small_files.items():
+            yield {"kind": "small_file", "file": path, "content": content}
+        for finding in self.findings:
+            yield finding.to_json()
+        yield {"kind": "info", "data_dirs": len(self.data_dirs),
+               "partitions": len(self.partitions) + sum(len(d.partitions)
+                                                        for d in self.data_dirs),
+               "files": len(self.files) + len(self.small_files),
+               "finding_counts": finding_counts(self.findings)}
 
 
 def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:

@@ -443,6 +443,9 @@ def _startup(result: RetentionResult, model: ReplicaLog) -> ReplicaLog | None:
         result.refusal = (f"Inconsistent snapshot state: the log starts at {log_start} and no "
                           "snapshot ends at or after it, so Kafka refuses to start "
                           "(IllegalStateException)")
+        # the refusal is verify's V026, said once in the one vocabulary (and exit 1)
+        result.findings.append(Finding("V026", result.refusal, str(result.partition),
+                                       offset=log_start))
         return None
     if opened.truncate_to_latest_snapshot():
         latest = opened.latest_snapshot

@@ -89,7 +89,8 @@ COMMON: tuple[Column, ...] = (
     Column("source", "STRING", "the input path the row was found under"),
     _fact(REPLICA, "cluster_id", "cluster.id from the data dir's meta.properties, or null"),
     _fact(REPLICA, "node_id", "node.id (broker.id) from meta.properties, or null"),
-    Column("partition", "STRING", "the partition directory's name, e.g. __cluster_metadata-0"),
+    Column("partition_dir", "STRING", "the partition directory's name, e.g. "
+           "__cluster_metadata-0"),
 )
 
 #: The tables, declared once: their columns after COMMON, in order.
@@ -123,7 +124,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
         _fact(RECORD, "version"),
         Column("topic_id", "STRING", "topic id the record names, or null"),
         Column("topic_name", "STRING", "topic name the record names, or null"),
-        Column("partition_id", "INT", "partition the record names, or null"),
+        Column("partition", "INT", "partition the record names, or null"),
         Column("broker_id", "INT", "broker (node) id the record names, or null"),
         Column("config_resource_type", "INT", "ConfigRecord resource type, or null"),
         Column("config_resource_name", "STRING", "ConfigRecord resource name, or null"),
@@ -413,11 +414,11 @@ def _batches(unit: Unit) -> Iterator[tuple]:
 
 #: where the entity keys of a metadata record's fields are (field -> column)
 _KEYS = {"topicId": "topic_id", "name": "topic_name", "topicName": "topic_name",
-         "partitionId": "partition_id", "brokerId": "broker_id"}
+         "partitionId": "partition", "brokerId": "broker_id"}
 
 
 def _entity(type_name: str, data: Any) -> list[Any]:
-    """topic_id, topic_name, partition_id, broker_id, config type, config name, key."""
+    """topic_id, topic_name, partition, broker_id, config type, config name, key."""
     out: list[Any] = [None] * 7
     if not isinstance(data, dict):
         return out

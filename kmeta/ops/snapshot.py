@@ -93,7 +93,6 @@ class SnapshotWritten:
             "from": None if self.started_from is None else str(self.started_from),
             "replayed_records": self.replayed_records,
             "notes": list(self.notes),
-            "findings": [f.to_json() for f in self.findings],
         }
 
 

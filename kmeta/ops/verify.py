@@ -27,7 +27,7 @@ from kmeta.core.epochs import EpochCache
 from kmeta.core.log_rules import Layout, LogState, judge
 from kmeta.core.replica_log import Observation, ReplicaLog, SnapshotState
 from kmeta.errors import KmetaError, UnreadableInput
-from kmeta.findings import Finding
+from kmeta.findings import Finding, finding_counts
 from kmeta.formats.batch import (
     ATTRIBUTES,
     BASE_OFFSET,
@@ -663,10 +663,7 @@ class VerifyReport:
         return bool(self.segments or self.snapshots)
 
     def counts(self) -> dict[str, int]:
-        out = {"error": 0, "warning": 0, "info": 0}
-        for f in self.findings:
-            out[f.severity.value] += 1
-        return out
+        return finding_counts(self.findings)
 
     def summary_json(self) -> dict[str, Any]:
         return {

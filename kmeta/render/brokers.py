@@ -206,14 +206,13 @@ def node_json(s: NodeSummary) -> dict[str, Any]:
 
 
 def brokers_json(result: BrokersResult) -> Iterator[str]:
-    """An object per event and per quorum leader, a finding object per anomaly, then
+    """An object per event and per quorum leader, a finding object per finding, then
     the summary."""
     for e in result.events:
         yield dumps(event_json(e))
     for s in result.leaders:
         yield dumps(leader_json(s))
-    told, _ = story_findings(result)
-    for f in told:
+    for f in result.findings:  # the anomalies and the log's own problems alike
         yield dumps(f.to_json())
     yield dumps({
         "kind": "brokers_summary",

@@ -132,7 +132,7 @@ def compact_json(result: CompactResult) -> Iterator[str]:
             yield dumps({"kind": "compact_batch", "strategy": str(r.strategy),
                          "base_offset": f.base_offset, "last_offset": f.last_offset,
                          "records": f.records, "kept": list(f.kept), "action": f.action,
-                         "control": f.control, "delete_horizon": f.delete_horizon})
+                         "control": f.control, "delete_horizon_ms": f.delete_horizon})
     for d in result.disagreements:
         yield dumps({"kind": "compact_disagreement", "key": d.key.hex(),
                      "key_text": show_key(d.key),
@@ -143,6 +143,8 @@ def compact_json(result: CompactResult) -> Iterator[str]:
         yield dumps({"kind": "compact_key_record", "offset": v.offset,
                      "timestamp": v.timestamp, "tombstone": v.value is None,
                      "kept": v.kept})
+    for f in result.findings:  # before the summary, which is the last line
+        yield dumps(f.to_json())
     yield dumps(summary_object(result))
 
 
@@ -159,14 +161,14 @@ def strategy_object(r: StrategyReport) -> dict[str, Any]:
 
 def summary_object(result: CompactResult) -> dict[str, Any]:
     lay = result.layout
-    return {"kind": "compact_summary", "partition": result.partition,
-            "topic": result.topic, "partition_id": result.partition_id,
-            "log_start": lay.log_start, "log_end": lay.log_end,
+    return {"kind": "compact_summary", "path": result.partition,
+            "topic": result.topic, "partition": result.partition_id,
+            "log_start_offset": lay.log_start, "log_end_offset": lay.log_end,
             "records": sum(lay.seg_records), "bytes": sum(lay.seg_bytes),
             "segments": len(lay.bases),
             "first_dirty": result.first_dirty, "first_dirty_from": result.first_dirty_from,
             "first_uncleanable": result.first_uncleanable,
-            "uncleanable_why": result.uncleanable_why, "now": result.now,
+            "uncleanable_why": result.uncleanable_why, "now_timestamp": result.now,
             "now_from": result.now_from, "config_source": result.config_source,
             "configs": {k: str(v) for k, v in sorted(result.configs.items())},
             "out_of_order": result.out_of_order, "disagreements": len(result.disagreements),

@@ -115,25 +115,31 @@ def consumers_json(result: ConsumersResult) -> Iterator[str]:
                 yield dumps(group_object(g))
     for r in result.rows:
         yield dumps(row_object(r))
+    for f in result.findings:  # before the summary, which is the last line
+        yield dumps(f.to_json())
     yield dumps(summary_object(result))
 
 
 def group_object(g: Group) -> dict[str, Any]:
     return {"kind": "consumer_group", "group": g.group, "protocol": g.protocol,
             "protocol_type": g.protocol_type, "generation": g.generation,
-            "members": g.members, "deleted": g.deleted, "source_offset": g.source_offset}
+            "members": g.members, "deleted": g.deleted,
+            "source_offset": g.source_offset if g.source_offset >= 0 else None}
 
 
 def row_object(r: ConsumerRow) -> dict[str, Any]:
     c, g = r.commit, r.group
     out: dict[str, Any] = {
         "kind": "consumer_offset", "group": c.group, "topic": c.topic,
-        "partition": c.partition, "offset": c.offset, "leader_epoch": c.leader_epoch,
+        "partition": c.partition, "offset": c.offset,
+        # -1 on disk: no epoch was committed (unknown, as everywhere kmeta says it: null)
+        "leader_epoch": c.leader_epoch if c.leader_epoch >= 0 else None,
         "commit_timestamp": c.commit_timestamp, "metadata": c.metadata, "deleted": c.deleted,
         "group_protocol": None if g is None else g.protocol,
         "group_deleted": None if g is None else g.deleted,
         "transactional": c.transactional, "value_version": c.value_version,
-        "source": c.source, "source_offset": c.source_offset,
+        "source": c.source,
+        "source_offset": c.source_offset if c.source_offset >= 0 else None,
     }
     if r.check is not None:
         k = r.check

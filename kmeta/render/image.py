@@ -71,7 +71,6 @@ def image_json(result: ImageResult) -> str:
         "start_offset": result.start_offset,
         "records": result.records,
         "log_end_offset": result.log_end,
-        "findings": [f.to_json() for f in result.findings],
     })
 
 

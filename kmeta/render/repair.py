@@ -168,13 +168,11 @@ def repair_object(item: RepairResult | RepairPlan) -> dict[str, Any]:
             "first_offset": plan.committed_lost.first_offset,
             "last_offset": plan.committed_lost.last_offset,
             "snapshot": plan.committed_lost.snapshot},
-        "leader_epochs": [[e.epoch, e.start_offset] for e in plan.epoch_cache.entries],
+        "epoch_cache": [{"epoch": e.epoch, "start_offset": e.start_offset}
+                        for e in plan.epoch_cache.entries],
         "changed": plan.changed,
         "changes": [_change(c) for c in plan.changes],
         "notes": list(plan.notes) + (list(result.notes) if result is not None else []),
-        # always a list: a plan is not checked ([]), its kind says so
-        "findings": [] if result is None or result.findings is None else
-        [f.to_json() for f in result.findings],
     }
 
 

@@ -150,16 +150,19 @@ def retention_json(result: RetentionResult) -> Iterator[str]:
         yield dumps(segment_json(seg))
     for f in result.followers:
         yield dumps(follower_json(f))
+    for finding in result.findings:  # before the summary, which is the last line
+        yield dumps(finding.to_json())
     plan = result.plan
     yield dumps({
-        "kind": "retention_summary", "partition": str(result.partition),
-        "log_start": result.log_start, "log_end": result.log_end, "now": result.now,
+        "kind": "retention_summary", "path": str(result.partition),
+        "log_start_offset": result.log_start, "log_end_offset": result.log_end,
+        "now_timestamp": result.now,
         "now_from": result.now_from, "retention_bytes": result.config.retention_bytes,
         "retention_ms": result.config.retention_ms,
         "bytes_between_snapshots": result.cadence.bytes_between,
         "snapshot_interval_ms": result.cadence.interval_ms, "bytes": result.bytes,
         "startup": result.startup, "refusal": result.refusal,
-        "log_start_after": None if plan is None else plan.after.log_start_offset,
+        "log_start_offset_after": None if plan is None else plan.after.log_start_offset,
         "bytes_after": None if plan is None else plan.total_bytes,
         "stopped": {} if plan is None else plan.stopped,
     })

@@ -326,3 +326,11 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
             yield finding_line(ev, colour)
         elif isinstance(ev, FileEvent):
             yield from file_lines(ev)
+
+
+def shell_command(*args: str) -> str:
+    """``kmeta ARGS``, each argument quoted for a POSIX shell: a command kmeta suggests is
+    pasted as it stands (a path with a space or a quote in it included)."""
+    import shlex
+
+    return shlex.join(("kmeta", *args))

@@ -90,16 +90,18 @@ def tiering_json(result: TieringResult) -> Iterator[str]:
         for s in sorted(tp.remote.segments.values(), key=lambda s: (s.start, s.end)):
             yield dumps(segment_object(tp, s))
         yield dumps(partition_object(tp, result))
+    for f in result.findings:  # before the summary, which is the last line
+        yield dumps(f.to_json())
     yield dumps({"kind": "tiering_summary", "metadata_dirs": result.metadata_dirs,
                  "metadata_partitions": result.metadata_partitions,
                  "records": result.records, "partitions": len(result.partitions),
-                 "now": result.now, "local_retention_ms": result.local_retention_ms})
+                 "now_timestamp": result.now, "local_retention_ms": result.local_retention_ms})
 
 
 def segment_object(tp: TieredPartition, s: RemoteSegment) -> dict[str, Any]:
     return {"kind": "remote_segment", "topic": tp.view.topic, "partition": tp.view.partition,
-            "segment_id": s.segment_id, "start_offset": s.start, "end_offset": s.end,
-            "epochs": [{"epoch": e, "start_offset": o} for e, o in sorted(s.epochs.items())],
+            "segment_id": s.segment_id, "start_offset": s.start, "last_offset": s.end,
+            "segment_epochs": [{"epoch": e, "start_offset": o} for e, o in sorted(s.epochs.items())],
             "size": s.size, "state": s.state_name, "broker": s.broker,
             "event_timestamp": s.event_ms, "max_timestamp": s.max_timestamp_ms,
             "source_offset": s.since}
@@ -109,7 +111,7 @@ def _bootstrap_object(b: Bootstrap | None) -> dict[str, Any] | None:
     if b is None:
         return None
     return {"fetch_from": b.fetch_from, "records": b.records, "bytes": b.bytes,
-            "epochs": [{"epoch": e, "start_offset": o} for e, o in b.epochs], "why": b.why}
+            "epoch_cache": [{"epoch": e, "start_offset": o} for e, o in b.epochs], "why": b.why}
 
 
 def partition_object(tp: TieredPartition, result: TieringResult) -> dict[str, Any]:
@@ -119,13 +121,14 @@ def partition_object(tp: TieredPartition, result: TieringResult) -> dict[str, An
         "path": v.path, "topic_id": tp.topic_id,
         "metadata_partition": tp.metadata_partition,
         "found_in": tp.found_in,
-        "log_start": v.checkpoint_log_start if v.checkpoint_log_start is not None
+        "log_start_offset": v.checkpoint_log_start if v.checkpoint_log_start is not None
         else v.local_log_start,
-        "local_log_start": v.local_log_start, "log_end": v.log_end,
-        "epochs": [{"epoch": e.epoch, "start_offset": e.start_offset} for e in v.cache.entries],
+        "local_log_start_offset": v.local_log_start, "log_end_offset": v.log_end,
+        "epoch_cache": [{"epoch": e.epoch, "start_offset": e.start_offset} for e in v.cache.entries],
         "remote_segments": len(tp.remote.segments),
         "remote_segments_deleted": len(tp.remote.forgotten),
-        "last_tiered_offset": tp.highest_remote,
+        # Kafka answers -1 when nothing is tiered; kmeta says unknown as null
+        "last_tiered_offset": None if tp.highest_remote < 0 else tp.highest_remote,
         "earliest_pending_upload": tp.pending,
         "classic": _bootstrap_object(tp.classic),
         "kip1023": _bootstrap_object(tp.kip1023),

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.ops.rows import TABLES, Scope, ddl, expand_globs, task_groups
 
 __all__ = ["ExportResult", "run_export", "session"]
@@ -105,7 +105,7 @@ def run_export(paths: Sequence[str], out: str | os.PathLike[str], *,
                          hint="give a new directory: export never overwrites")
     for p in paths:
         if not any(ch in p for ch in "*?[") and not Path(p).exists():
-            raise UsageError("no such file or directory", context=p)
+            raise UnreadableInput("no such file or directory", context=p)
     paths = expand_globs(paths)  # the same paths for every table (the data source does it too)
     started = time.perf_counter()
     files = [t for t in tables if t in FILE_TABLES]

@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 
 from kmeta import __version__
-from kmeta.errors import ExitCode
+from kmeta.errors import ExitCode, KmetaError
 from kmeta.findings import CODES
 from tools.docs import GENERATED_NOTE, PROG, DocsError
 from tools.docs.completions import COMPLETE_VAR
@@ -149,7 +149,8 @@ EXIT_MEANINGS = {
     "OK": "Success: the input was read and no finding of severity error was made (warnings "
           "and info findings may have been reported).",
     "FINDINGS": "At least one finding of severity error (for example a bad CRC, a torn "
-                "tail), or a divergence found.",
+                "tail, replicas that diverged, a consumer that would move): the same rule "
+                "for every command.",
     "USAGE": "Usage error: an unknown command or option, a bad option value, or options "
              "that contradict each other (such as --from-offset after --to-offset); also "
              "a standard output that is closed or cannot be written (a full disk).",
@@ -169,6 +170,29 @@ def _section_exit_status() -> list[str]:
                         "tools.docs.manpage.EXIT_MEANINGS")
     for m in ExitCode:
         out += [".TP", bold(str(int(m))), esc(f"({m.name}) {EXIT_MEANINGS[m.name]}")]
+    return out
+
+
+def _error_classes() -> list[type[KmetaError]]:
+    seen: list[type[KmetaError]] = []
+    todo = [KmetaError]
+    while todo:
+        cls = todo.pop(0)
+        if all(cls.reference != s.reference for s in seen):  # a refinement of its base
+            seen.append(cls)
+        todo += cls.__subclasses__()
+    return sorted(seen, key=lambda c: c.reference)
+
+
+def _section_errors() -> list[str]:
+    """ERRORS: the KM references of the one-line errors, from kmeta.errors."""
+    out = [".SH ERRORS",
+           "A condition that stops a command is one line on standard error, "
+           + esc("kmeta: error[KMnnn]: PATH: what is wrong (what to do)") + ", and the "
+           "exit status of its kind. The references are stable:"]
+    for cls in _error_classes():
+        doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        out += [".TP", f"{bold(cls.reference)} (exit {int(cls.exit_code)})", esc(doc)]
     return out
 
 
@@ -307,6 +331,7 @@ def man_page(root: CommandDoc | None = None) -> str:
         *_section_global_options(root),
         *_section_commands(root),
         *_section_exit_status(),
+        *_section_errors(),
         *_section_findings(),
         *section_json(),
         *_section_environment(),

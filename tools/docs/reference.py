@@ -26,6 +26,7 @@ from kmeta.output_schema import (
     CONTENT_DIVERGENCE,
     CONTROLLER,
     CUT,
+    DATA_DIR,
     DELEGATION_TOKEN,
     DIFF,
     ENDPOINT,
@@ -43,6 +44,7 @@ from kmeta.output_schema import (
     IMAGE_DIFF,
     IMAGE_SECTIONS,
     INFO,
+    LOG_FILE,
     LOG_SUMMARY,
     MAJORITY,
     METADATA_TRANSACTION,
@@ -50,6 +52,7 @@ from kmeta.output_schema import (
     NODE_SUMMARY,
     PAIR,
     PARTITION,
+    PARTITION_DIR,
     PRODUCER_IDS,
     QUORUM_LEADER,
     RECORD,
@@ -63,6 +66,7 @@ from kmeta.output_schema import (
     RETENTION_SUMMARY,
     SCRAM_CREDENTIAL,
     SIDE_ONLY,
+    SMALL_FILE,
     SNAPSHOT,
     SNAPSHOT_ID,
     SUMMARY,
@@ -94,6 +98,9 @@ class CommandJson:
 #: The objects of dump --json, each in a subsection of its own.
 DUMP_KINDS = (FILE, BATCH, RECORD, FINDING)
 
+#: The objects of info --json, in the order it writes them.
+INFO_KINDS = (DATA_DIR, PARTITION_DIR, LOG_FILE, SMALL_FILE, INFO)
+
 #: Kinds the man page lists in no table: the doc of the key holding them says what they
 #: hold.
 DESCRIBED_INLINE = (HEADER, FINDING_COUNTS, EPOCH_TRUNCATION, COMMITTED_LOST)
@@ -110,7 +117,7 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
     ),
     CommandJson(
         "image",
-        "kmeta image --json writes one object, kind \"image\": the cluster metadata image replayed "
+        "kmeta image --json writes one object (then its findings), kind \"image\": the cluster metadata image replayed "
         "up to the target offset (--at, else the log end), and where the replay started. The image "
         "itself is kmeta's canonical form of the state Kafka's metadata records build: its "
         "sections and, in them, the fields kmeta keeps of each entity, with Kafka's JSON field "
@@ -189,7 +196,7 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
     ),
     CommandJson(
         "diff",
-        "kmeta diff --json writes one object, kind \"diff\". LOCAL is the first replica given and "
+        "kmeta diff --json writes one object (then its findings), kind \"diff\". LOCAL is the first replica given and "
         "each PEER one of the others; replicas are named by the path given on the command line. "
         "The findings met while reading are not in it (they go to standard error; kmeta verify "
         "reports them); each replica counts them. Top-level keys:",
@@ -198,21 +205,21 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
     ),
     CommandJson(
         "truncate",
-        "kmeta truncate --json writes one object, kind \"truncate\": what truncating the log would "
+        "kmeta truncate --json writes one object (then its findings), kind \"truncate\": what truncating the log would "
         "remove and change, computed without writing. With --apply, the object written is instead "
         "the one of repair --json (kind \"repair\") for the truncated copy. Keys:",
         (TRUNCATE,),
     ),
     CommandJson(
         "repair",
-        "kmeta repair --json writes one object: kind \"repair\" for a repaired copy that was "
+        "kmeta repair --json writes one object (then its findings): kind \"repair\" for a repaired copy that was "
         "written (and for truncate --apply --json), \"repair-plan\" with --dry-run, where nothing "
         "is written. Both have the same keys:",
         (REPAIR, CUT, REMOVED, CHANGE),
     ),
     CommandJson(
         "snapshot",
-        "kmeta snapshot --json writes one object, kind \"snapshot\", once the file is written and "
+        "kmeta snapshot --json writes one object (then its findings), kind \"snapshot\", once the file is written and "
         "read back:",
         (SNAPSHOT, SNAPSHOT_ID),
     ),
@@ -234,13 +241,21 @@ INTRO = (
     "(optional) appear only when they apply; all others are in every object of their kind. "
     "New keys may be added; existing keys keep their meaning. Bytes are base64 (Kafka's "
     "JSON convention) unless named *_hex. kmeta's own keys are snake_case in every "
-    "command's output, and findings is always a list; the fields of Kafka's records (data "
+    "command's output; the fields of Kafka's records (data "
     "and the image) keep Kafka's JSON names, such as leaderEpoch. The content of a small "
     "file uses snake_case too, except where the file is Kafka's own JSON (quorum-state, "
     ".kafka_cleanshutdown), whose keys are kept as Kafka writes them.",
     "The --json output of the other commands follows the dump and info objects, one "
     "subsection per command, under the same rules. Each of their objects has a kind too "
-    "(what kmeta image ls and cat write aside); a key said to be null in some case is then "
+    "(what kmeta image ls and cat write aside). Every command but export writes its findings "
+    "the same way: a finding object per line (as dump --json writes them), after its own "
+    "objects, never nested in them; export puts them in its findings table. Across commands "
+    "a key has one name and one meaning: offsets named *_offset, a log end offset and a "
+    "snapshot's end_offset exclusive, last_offset inclusive; durations end in _ms, times "
+    "(ms since the epoch) in timestamp; partition is a partition number, path a "
+    "directory; a fact kmeta cannot know is null, never -1 (-1 appears only where Kafka "
+    "itself writes it, in a batch's fields, or as a setting's \"off\"). A key said to be "
+    "null in some case is then "
     "present with the value null.",
 )
 
@@ -255,7 +270,7 @@ def _keys(kind: ObjectKind) -> list[str]:
 def unlisted() -> list[str]:
     """Kinds some command writes that the man page neither lists nor says are described
     inline (generation fails on them)."""
-    listed = {*DUMP_KINDS, INFO, *DESCRIBED_INLINE} | \
+    listed = {*DUMP_KINDS, *INFO_KINDS, *DESCRIBED_INLINE} | \
         {k for c in COMMAND_JSON for k in c.kinds}
     written = {k for kinds in WRITTEN_BY.values() for top in kinds
                for k in nested_kinds(top)}
@@ -271,8 +286,9 @@ def section_json() -> list[str]:
     out = [".SH JSON OUTPUT", esc(INTRO[0]), ".PP", esc(INTRO[1])]
     for kind in DUMP_KINDS:
         out += [f'.SS "{kind.name} objects"', *_keys(kind)]
-    out += ['.SS "info objects"', esc("kmeta info --json writes a single object, with these "
-                                      "keys:"), *_keys(INFO)]
+    out += ['.SS "info objects"']
+    for kind in INFO_KINDS:
+        out += [".PP", esc(kind.doc or f"{kind.name} objects:"), *_keys(kind)]
     for c in COMMAND_JSON:
         out += [f'.SS "{esc(c.command + " --json")}"', esc(c.intro)]
         for kind in c.kinds:

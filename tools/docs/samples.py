@@ -111,7 +111,9 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
     (scratch / "snapshot").mkdir()
     return {
         "dump": [["dump", "--json", str(sample)], ["dump", "--json", "--hex", str(sample)]],
-        "info": [["info", "--json", str(sample)]],
+        # the tiny dir, and a small file given alone (a small_file object)
+        "info": [["info", "--json", str(sample)],
+                 ["info", "--json", str(sample / "meta.properties")]],
         "verify": [["verify", "--json", str(sample)]],
         # three replicas: a majority, a lagging and a diverged pair (content_divergence);
         # truncated-prefix: logs that start at different offsets (at_log_start);

@@ -296,6 +296,8 @@ def metadata_partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
     """The metadata partition directory ``part_dir``; UsageError or UnreadableInput when
     it is not one repair can read."""
     path = Path(part_dir)
+    if not path.exists():  # a typo is input that cannot be read, as for every command
+        raise UnreadableInput("no such file or directory", context=str(path))
     if not path.is_dir():
         raise UsageError("not a directory", context=str(path),
                          hint="give the partition directory, e.g. __cluster_metadata-0")
