@@ -410,7 +410,7 @@ INFO = ObjectKind(
         Key("kind", STRING, "\"info\": the last line."),
         Key("data_dirs", INT, "How many data directories were found."),
         Key("partitions", INT, "How many partition directories were found."),
-        Key("files", INT, "How many files were given alone."),
+        Key("files", BIGINT, "How many files were given alone."),
         Key("finding_counts", FINDING_COUNTS, "The number of findings by severity."),
     ),
 )
@@ -694,7 +694,7 @@ REPLICA = ObjectKind(
             "is empty.", nullable=True),
         Key("batches", BIGINT, "How many record batches were read."),
         Key("records", BIGINT, "How many records were read."),
-        Key("snapshots", Array(STRING), "The live KRaft snapshots: their ids (<endOffset>-<epoch>, "
+        Key("snapshot_files", Array(STRING), "The live KRaft snapshots: their ids (<endOffset>-<epoch>, "
             "the file name without .checkpoint), in offset order."),
         Key("finding_count", BIGINT, "How many findings reading this replica met (a number; they "
             "are shown on standard error)."),
@@ -822,7 +822,7 @@ MAJORITY = ObjectKind(
     keys=(
         Key("prefix_end", BIGINT, "The end offset (exclusive) of the longest prefix of the log "
             "that a majority of the replicas hold byte for byte."),
-        Key("replicas", Array(STRING), "The paths of the replicas holding that prefix."),
+        Key("held_by", Array(STRING), "The paths of the replicas holding that prefix."),
         Key("beyond", Map(BIGINT), "An object: path -> how many offsets past prefix_end that "
             "replica's log goes on, for each replica whose log does; {} when none."),
         Key("majority_of", INT, "How many replicas make a majority."),
@@ -839,7 +839,7 @@ DIFF = ObjectKind(
             "(PEERs in the order given); null when none did.", nullable=True),
         Key("divergence_epoch", INT, "The divergence_epoch of that pair; null when none diverged "
             "or the epoch is not known.", nullable=True),
-        Key("lagging", Array(STRING), "The paths of the replicas whose log is a strict prefix of "
+        Key("lagging_replicas", Array(STRING), "The paths of the replicas whose log is a strict prefix of "
             "the other's in some pair, sorted; null (never []) when there is none.", nullable=True),
         Key("replicas", Array(REPLICA), "One object per replica, LOCAL first, in the order given "
             "(keys below)."),
@@ -870,7 +870,7 @@ TRUNCATE = ObjectKind(
         Key("old_log_end_offset", BIGINT, "The log end offset now."),
         Key("new_log_end_offset", BIGINT, "The log end offset after the truncation: the lower of "
             "truncate_to and old_log_end_offset."),
-        Key("removed", SIDE_ONLY, "The records at or after truncate_to, which the truncation "
+        Key("removed_records", SIDE_ONLY, "The records at or after truncate_to, which the truncation "
             "removes: an object with the keys of diff's pairs[].only_local."),
         Key("epoch_cache_before", Array(EPOCH_START), "The leader-epoch cache now: one object "
             "per epoch with its start offset."),
@@ -878,7 +878,7 @@ TRUNCATE = ObjectKind(
             "truncation (Kafka truncates it from the end), the same way."),
         Key("invalid_snapshots", Array(STRING), "The KRaft snapshot files (.checkpoint) whose end "
             "offset is past truncate_to."),
-        Key("image_diff", Array(STRING), "The differences from the cluster image at the log end to "
+        Key("image_changes", Array(STRING), "The differences from the cluster image at the log end to "
             "the image at truncate_to, one line per changed leaf; null when nothing is removed, "
             "with --no-images, or when an image cannot be built (a note says why).", nullable=True),
         Key("reason", STRING, "With --to-divergence-with: why this offset, as a sentence; else "
@@ -1047,8 +1047,9 @@ EXPORT = ObjectKind(
         Key("format", STRING, "parquet or json."),
         Key("master", STRING, "The Spark master the job ran on."),
         Key("rows", Map(BIGINT), "An object: table name -> rows written."),
-        Key("finding_counts", Map(BIGINT), "With the findings table: an object, severity -> how "
-            "many findings (only severities met); {} without it."),
+        Key("finding_counts", FINDING_COUNTS, "With the findings table: the number of its "
+            "findings by severity (each present, 0 when none); null without it.",
+            nullable=True),
         Key("input_partitions", Map(BIGINT), "An object: table name -> Spark input partitions "
             "read."),
         Key("seconds", DOUBLE, "How long the export took, in seconds (three decimals)."),
@@ -1450,7 +1451,7 @@ COMPACT_BATCH = ObjectKind(
         Key("base_offset", BIGINT, "The batch's base offset."),
         Key("last_offset", BIGINT, "Its last offset."),
         Key("records", BIGINT, "Its records before the round."),
-        Key("kept", Array(BIGINT), "The offsets of its records kept."),
+        Key("kept_offsets", Array(BIGINT), "The offsets of its records kept."),
         Key("action", STRING, "kept, rewritten, emptied or deleted, with why."),
         Key("control", STRING, "COMMIT or ABORT for a marker, else null.", nullable=True),
         Key("delete_horizon_ms", BIGINT, "Its delete horizon after the round (a time in ms "
@@ -1487,7 +1488,7 @@ COMPACT_KEY_RECORD = ObjectKind(
         Key("offset", BIGINT, "A record of the key."),
         Key("timestamp", BIGINT, "Its timestamp."),
         Key("tombstone", BOOLEAN, "It has no value."),
-        Key("kept", Map(BOOLEAN), "An object: strategy -> whether the round keeps it."),
+        Key("kept_by", Map(BOOLEAN), "An object: strategy -> whether the round keeps it."),
     ),
 )
 
@@ -1502,7 +1503,7 @@ COMPACT_SUMMARY = ObjectKind(
         Key("log_end_offset", BIGINT, "The log end offset."),
         Key("records", BIGINT, "Records in the log."),
         Key("bytes", BIGINT, "Bytes of its segments."),
-        Key("segments", INT, "Segments."),
+        Key("segments", BIGINT, "Segments."),
         Key("first_dirty", BIGINT, "Where the dirty range starts."),
         Key("first_dirty_from", STRING, "Where that came from, in words."),
         Key("first_uncleanable", BIGINT, "The round's bound (a segment base)."),

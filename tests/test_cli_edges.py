@@ -233,7 +233,7 @@ def test_json_keys_are_snake_case_and_findings_are_lines(args: list[Any]) -> Non
     proc = run(*args[:1], "--json", *args[1:])
     assert proc.returncode in (0, 1), text(proc.stderr)
     for line in proc.stdout.splitlines():
-        for key, value in _kmeta_keys(json.loads(line)):
+        for key, _value in _kmeta_keys(json.loads(line)):
             # map keys (record type names, paths) are data, not names kmeta chose
             assert "/" in key or not re.search("[a-z][A-Z]", key), \
                 f"{key} in {args[0]} --json"

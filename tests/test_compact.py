@@ -22,7 +22,7 @@ def _kept(case: str, *args: str) -> dict[str, list[int]]:
     kept: dict[str, list[int]] = {}
     for o in objects:
         if o["kind"] == "compact_batch":
-            kept.setdefault(o["strategy"], []).extend(o["kept"])
+            kept.setdefault(o["strategy"], []).extend(o["kept_offsets"])
     # the segments past the round's end stay as they are
     for name in kept:
         kept[name] += list(range(summary["first_uncleanable"], summary["log_end_offset"]))
@@ -62,13 +62,13 @@ def test_tombstones_across_two_rounds() -> None:
     objects = [json.loads(line) for line in out.stdout.splitlines()]
     fates = {o["base_offset"]: o for o in objects if o["kind"] == "compact_batch"}
     # gone@0 superseded; its tombstone@2 already past the horizon an earlier round set
-    assert fates[0]["kept"] == [1] and fates[2]["kept"] == []
+    assert fates[0]["kept_offsets"] == [1] and fates[2]["kept_offsets"] == []
     # fresh's tombstone stays this round, with a delete horizon of now + 1 day
     summary = objects[-1]
-    assert fates[4]["kept"] == [4]
+    assert fates[4]["kept_offsets"] == [4]
     assert fates[4]["delete_horizon_ms"] == summary["now_timestamp"] + 86_400_000
     # the keyless record goes; its batch ends at the round's bound: kept empty
-    assert fates[5]["kept"] == [] and fates[5]["action"].startswith("emptied")
+    assert fates[5]["kept_offsets"] == [] and fates[5]["action"].startswith("emptied")
     (strategy,) = [o for o in objects if o["kind"] == "compact_strategy"]
     assert (strategy["tombstones_kept"], strategy["tombstones_removed"]) == (1, 1)
     assert strategy["keyless_removed"] == 1 and strategy["horizons_set"] == 1
@@ -276,6 +276,6 @@ def test_abort_marker_kept_with_its_empty_batch_on_disk(tmp_path: Path) -> None:
               env={})
     fates = {o["base_offset"]: o for o in map(json.loads, out.stdout.splitlines())
              if o["kind"] == "compact_batch"}
-    assert fates[0]["kept"] == [] and "producer's last sequence" in fates[0]["action"]
-    assert fates[2]["kept"] == [2] and fates[2]["control"] == "ABORT"
+    assert fates[0]["kept_offsets"] == [] and "producer's last sequence" in fates[0]["action"]
+    assert fates[2]["kept_offsets"] == [2] and fates[2]["control"] == "ABORT"
     assert _rounds("empty-batch", tmp_path, [None, 2**62]) == [[2, 3], [2, 3]]

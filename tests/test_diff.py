@@ -35,7 +35,7 @@ def test_case_matches_its_ground_truth(case: dict) -> None:
     expected_offsets = [x for x in (content, by_epoch) if x is not None]
     assert out["divergence_offset"] == (min(expected_offsets) if expected_offsets else None)
     lagging = sorted(str(DIVERGENT / case["name"] / n) for n in case["lagging"])
-    assert (out["lagging"] or []) == lagging
+    assert (out["lagging_replicas"] or []) == lagging
     for pair in report.pairs:
         name = Path(pair.peer.label).name
         truth = case["kafka"][name]
@@ -91,7 +91,7 @@ def test_quorum_majority() -> None:
     # a and b agree on everything b holds; c split from a at 311
     b_end = case["replicas"]["b"]["log_end_offset"]
     assert m["prefix_end"] == b_end
-    assert sorted(Path(p).name for p in m["replicas"]) == ["a", "b"]
+    assert sorted(Path(p).name for p in m["held_by"]) == ["a", "b"]
     assert set(Path(p).name for p in m["beyond"]) <= {"a", "c"}
 
 
@@ -100,7 +100,7 @@ def test_real_quorum_shows_lag_not_divergence(real_data: Path) -> None:
     report = diff_replicas([str(base / f"kafka-{n}") for n in (1, 2, 3)])
     out = report.to_json()
     assert out["diverged"] is False and out["divergence_offset"] is None
-    assert out["lagging"] == [str(base / "kafka-1")]
+    assert out["lagging_replicas"] == [str(base / "kafka-1")]
     assert [p.status for p in report.pairs] == ["identical", "lagging"]
     only = report.pairs[1].only_peer
     assert only is not None and dict(only.by_type) == {"LEADER_CHANGE": 1}
@@ -145,7 +145,7 @@ def test_cli_exit_codes_and_json(real_data: Path) -> None:
     lag = run("--json", str(DIVERGENT / "lag" / "a"), str(DIVERGENT / "lag" / "b"))
     assert lag.returncode == 0, lag.stderr
     out = json.loads(lag.stdout)
-    assert out["kind"] == "diff" and out["diverged"] is False and out["lagging"]
+    assert out["kind"] == "diff" and out["diverged"] is False and out["lagging_replicas"]
     div = run(str(DIVERGENT / "unclean" / "a"), str(DIVERGENT / "unclean" / "b"))
     assert div.returncode == 1 and "DIVERGED at offset 334" in div.stdout
     usage = run(str(DIVERGENT / "lag" / "a"))

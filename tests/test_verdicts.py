@@ -243,7 +243,7 @@ def test_diff_of_an_earlier_and_a_later_copy_is_lag(order: tuple[str, str]) -> N
     assert proc.returncode == ExitCode.OK, proc.stderr
     out = json.loads(proc.stdout.splitlines()[0])  # the diff object, then findings
     assert not out["diverged"]
-    assert out["lagging"] == [str(LATER_COPY / "b")]
+    assert out["lagging_replicas"] == [str(LATER_COPY / "b")]
     (pair,) = out["pairs"]
     b_follows = pair["epoch_truncation"][
         "local_follows_peer" if order[0] == "b" else "peer_follows_local"]
@@ -310,8 +310,8 @@ def test_truncate_simulation_counts_what_repair_writes(to: int) -> None:
     plan = json.loads(run("repair", "--dry-run", "--json", "--truncate-to", to,
                           source).stdout)
     assert sim["new_log_end_offset"] == plan["log_end_offset"] == min(to, 195)
-    assert sim["removed"]["batches"] == plan["removed"]["batches"]
-    assert sim["removed"]["records"] == plan["removed"]["records"]
+    assert sim["removed_records"]["batches"] == plan["removed"]["batches"]
+    assert sim["removed_records"]["records"] == plan["removed"]["records"]
 
 
 # ------------------------------------------------------------------ repair -> verify -> diff
@@ -331,7 +331,7 @@ def test_a_repaired_copy_is_the_partition_it_repaired(tmp_path: Path, name: str)
     assert summary["not_run"] == [] and lines[:-1] == []  # no S007 for its quarantine/
     diff = run("diff", "--json", out, FIXTURES / "corrupt" / "pristine")
     assert diff.returncode == ExitCode.OK, diff.stderr
-    assert _lines(diff.stdout)[0]["lagging"] == [str(out)]
+    assert _lines(diff.stdout)[0]["lagging_replicas"] == [str(out)]
     image = run("image", "--digest", out)
     assert image.returncode == ExitCode.OK, image.stderr
 

@@ -90,7 +90,7 @@ class Replica:
                 "cluster_id": self.cluster_id, "log_start_offset": self.log_start,
                 "log_end_offset": self.log_end, "latest_epoch": self.latest_epoch,
                 "batches": self.stats.batches, "records": self.stats.records,
-                "snapshots": [f"{s.file_stem}" for s, st in (m.snapshots if m else {}).items()
+                "snapshot_files": [f"{s.file_stem}" for s, st in (m.snapshots if m else {}).items()
                               if st is SnapshotState.LIVE],
                 "finding_count": len(self.findings), "notes": self.notes}
 
@@ -215,7 +215,7 @@ class DiffReport:
             "diverged": self.diverged,
             "divergence_offset": first.divergence_offset if first else None,
             "divergence_epoch": first.divergence_epoch if first else None,
-            "lagging": lagging or None,
+            "lagging_replicas": lagging or None,
             "replicas": [r.summary() for r in self.replicas],
             "pairs": [p.to_json() for p in self.pairs],
             "majority": self.majority,
@@ -600,7 +600,7 @@ def _majority(reps: list[Replica], splits: dict[tuple[int, int], Split]) -> dict
             best = ends[need - 1]
             members = [reps[j].label for j in range(n) if agree(i, j) >= best]
     beyond = {r.label: r.log_end - best for r in reps if r.log_end > best}
-    return {"prefix_end": best, "replicas": members, "beyond": beyond,
+    return {"prefix_end": best, "held_by": members, "beyond": beyond,
             "majority_of": need}
 
 

@@ -57,11 +57,11 @@ class TruncatePlan:
             "kind": "truncate", "path": self.replica.label, "requested": self.requested,
             "truncate_to": self.cut, "old_log_end_offset": self.old_end,
             "new_log_end_offset": min(self.cut, self.old_end),
-            "removed": self.removed.to_json(),
+            "removed_records": self.removed.to_json(),
             "epoch_cache_before": [{"epoch": e, "start_offset": o} for e, o in self.old_epochs],
             "epoch_cache_after": [{"epoch": e, "start_offset": o} for e, o in self.new_epochs],
             "invalid_snapshots": self.invalid_snapshots,
-            "image_diff": self.image_diff, "reason": self.reason or None,
+            "image_changes": self.image_diff, "reason": self.reason or None,
             "notes": self.notes, "applied": False,
         }
 

@@ -131,7 +131,7 @@ def compact_json(result: CompactResult) -> Iterator[str]:
         for f in r.batches:
             yield dumps({"kind": "compact_batch", "strategy": str(r.strategy),
                          "base_offset": f.base_offset, "last_offset": f.last_offset,
-                         "records": f.records, "kept": list(f.kept), "action": f.action,
+                         "records": f.records, "kept_offsets": list(f.kept), "action": f.action,
                          "control": f.control, "delete_horizon_ms": f.delete_horizon})
     for d in result.disagreements:
         yield dumps({"kind": "compact_disagreement", "key": d.key.hex(),
@@ -142,7 +142,7 @@ def compact_json(result: CompactResult) -> Iterator[str]:
     for v in sorted(result.key_view, key=lambda v: v.offset):
         yield dumps({"kind": "compact_key_record", "offset": v.offset,
                      "timestamp": v.timestamp, "tombstone": v.value is None,
-                     "kept": v.kept})
+                     "kept_by": v.kept})
     for f in result.findings:  # before the summary, which is the last line
         yield dumps(f.to_json())
     yield dumps(summary_object(result))

@@ -85,9 +85,9 @@ def diff_lines(report: DiffReport, *, colour: bool = False, width: int | None = 
     if m is not None:
         yield ""
         # how many hold it, not the quorum size: three that agree are "3 of 3"
-        yield (f"majority ({len(m['replicas'])} of {len(report.replicas)}, {m['majority_of']} "
+        yield (f"majority ({len(m['held_by'])} of {len(report.replicas)}, {m['majority_of']} "
                f"needed): the same bytes up to offset {m['prefix_end']} on "
-               f"{', '.join(m['replicas'])}")
+               f"{', '.join(m['held_by'])}")
         for label, n in m["beyond"].items():
             yield f"  {label} holds {n:,} offset(s) beyond it"
     yield ""

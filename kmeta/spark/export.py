@@ -41,7 +41,11 @@ class ExportResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "export", "out": str(self.out), "format": self.format,
-                "master": self.master, "rows": self.rows, "finding_counts": self.findings,
+                "master": self.master, "rows": self.rows,
+                # every severity, as every command's finding_counts; null without the table
+                "finding_counts": {s: self.findings.get(s, 0)
+                                   for s in ("error", "warning", "info")}
+                if "findings" in self.rows else None,
                 "input_partitions": self.partitions, "seconds": round(self.seconds, 3)}
 
 
