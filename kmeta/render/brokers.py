@@ -68,7 +68,8 @@ def _after(e: NodeEvent) -> str:
 
 #: What a fence says of how the broker stopped (``NodeEvent.fence_kind``).
 _FENCE_WORDS = {
-    UNCONTROLLED: "it led partitions and was not in controlled shutdown: no clean shutdown",
+    UNCONTROLLED: "it led partitions outside controlled shutdown: a lost session or a "
+                  "crash, not a clean shutdown",
     OWN_CONTROLLER: "written by its own controller (combined node, same term): the process "
                     "was alive, not a crash",
     CANNOT_TELL: "it led nothing and no controlled shutdown is on disk: a clean shutdown "
