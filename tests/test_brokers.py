@@ -327,6 +327,7 @@ def test_combined_node_fence_by_its_own_controller_is_not_a_crash() -> None:
     assert "led partitions" in result.findings[0].message
     summary = {(s.role, s.node): s for s in result.summary}
     assert summary["broker", 1].crashes is None  # the first restart cannot be judged
+    assert summary["controller", 1].crashes == 0  # a controller's restarts are not judged
 
 
 def test_fence_of_a_broker_leading_nothing_cannot_tell() -> None:

@@ -502,8 +502,8 @@ class Lifecycles:
         if was is None:
             # before the first exact state, a broker whose fence or unfence was told
             # had an incarnation before this one
-            return "re_registered" if not self.exact and node in self._partial \
-                else "registered"
+            told = self._partial.get(node, UNREGISTERED)
+            return "registered" if self.exact or told == UNREGISTERED else "re_registered"
         if was["incarnationId"] != reg["incarnationId"]:
             return "re_registered"
         if was["epoch"] != reg["epoch"]:
@@ -591,7 +591,7 @@ class Lifecycles:
                 s.fences += 1
             elif e.event == "controlled_shutdown":
                 s.controlled_shutdowns += 1
-            if e.event == "re_registered" and s.crashes is not None:
+            if e.event == "re_registered" and e.role == "broker" and s.crashes is not None:
                 # a restart the log cannot judge leaves the count unknown
                 s.crashes = None if e.controlled_shutdown_first is None \
                     else s.crashes + (e.offset in crashed)

@@ -94,6 +94,7 @@ def _restart(e: NodeEvent) -> str:
     return ("how the one before stopped: cannot tell (fenced before the replay, or never "
             "unfenced)")
 
+
 def _registration(e: NodeEvent) -> str:
     reg = e.registration or {}
     listeners = ", ".join(f"{p.get('name')}://{p.get('host')}:{p.get('port')}"
@@ -200,7 +201,7 @@ def _inexact(result: BrokersResult) -> str | None:
         return None
     if result.state_known_from is None:
         return ("no usable snapshot: each node's state before its first record here, and "
-                "what each fence moved, is not on disk")
+                "what each change moved, is not on disk")
     name = result.exact_snapshot.name if result.exact_snapshot else "a snapshot"
     return (f"each node's state before its first record here, and what each change "
             f"moved, is not on disk up to offset {result.state_known_from} ({name}), "
