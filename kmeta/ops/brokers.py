@@ -187,6 +187,34 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     lives = Lifecycles(plan.image, fenced_longer_than_ms=fenced_longer_than_ms,
                        exact=plan.exact is None)
     watch = _Watch(lives, since, until)
+    records, known = _replay(part, plan, lives, watch, findings)
+    exact = plan.exact
+    ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
+    end = max(ends) if ends else None
+    lives.finish()
+    # the anomalies are the partition's: a reader must know where they were found
+    told = [replace(f, file=str(part.path)) for f in lives.findings]
+    result = BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
+                           plan.snapshot, plan.start, None if end is None else end + 1,
+                           watch.first_timestamp, lives.last_timestamp,
+                           metadata_records=records,
+                           control_records=watch.controls, state_known_from=known,
+                           exact_snapshot=None if exact is None or exact.snap is None
+                           else exact.snap.path,
+                           broker=broker, since=since, until=until)
+    lo = since.offset if since and since.offset is not None else watch.since_offset
+    hi = until.offset if until and until.offset is not None else (
+        None if watch.after_until is None else watch.after_until - 1)
+    if since is not None and lo is None:
+        lo = sys.maxsize  # a time after the last batch: nothing is inside
+    _keep(result, lives, broker, lo, hi)
+    return result
+
+
+def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
+            findings: list[Finding]) -> tuple[int, int | None]:
+    """Replay the log as ``plan`` says; the metadata records read, and the offset from
+    which the state is exact (None: never)."""
     records, exact = 0, plan.exact
     begin: int | None = plan.start
     image = plan.image
@@ -203,26 +231,7 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
             lives.exact_from(image)
     if begin is not None:
         records += replay_log(part, Replay(image, begin), sys.maxsize, findings, watch)
-    ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
-    end = max(ends) if ends else None
-    lives.finish()
-    # the anomalies are the partition's: a reader must know where they were found
-    told = [replace(f, file=str(part.path)) for f in lives.findings]
-    result = BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
-                           plan.snapshot, plan.start, None if end is None else end + 1,
-                           watch.first_timestamp, lives.last_timestamp,
-                           metadata_records=records,
-                           control_records=watch.controls, state_known_from=begin,
-                           exact_snapshot=None if exact is None or exact.snap is None
-                           else exact.snap.path,
-                           broker=broker, since=since, until=until)
-    lo = since.offset if since and since.offset is not None else watch.since_offset
-    hi = until.offset if until and until.offset is not None else (
-        None if watch.after_until is None else watch.after_until - 1)
-    if since is not None and lo is None:
-        lo = sys.maxsize  # a time after the last batch: nothing is inside
-    _keep(result, lives, broker, lo, hi)
-    return result
+    return records, begin
 
 
 @dataclass
