@@ -407,8 +407,9 @@ def brokers(
                                               "time.")] = None,
     from_offset: Annotated[int | None, typer.Option("--from", metavar="OFFSET", help="Start "
                                                     "the replay from the latest snapshot at "
-                                                    "or below OFFSET (default: the whole "
-                                                    "log from its start).")] = None,
+                                                    "or below OFFSET, or from the log start "
+                                                    "when none is (default: the whole log "
+                                                    "from its start).")] = None,
     fenced_longer_than: Annotated[str, typer.Option(
         "--fenced-longer-than", metavar="DURATION", help="A broker fenced longer than this "
         "is an anomaly (V132): 90s, 5min, 2h.")] = "5min",
@@ -420,10 +421,13 @@ def brokers(
     incarnation, listeners, rack, log dirs) and every state change (fenced, unfenced,
     controlled shutdown, new incarnation, unregistered) with its offset, its batch time,
     how long the node had been in the state before, and the ISRs and leaderships the
-    change moved in its batch; then the quorum's leader per epoch, a table per node, and
-    anomalies: crashes (a new incarnation without a controlled shutdown), long fences,
-    fencing storms, amended registrations with a new epoch.  Heartbeats and the cause of
-    a fence are not on disk.
+    change moved in its batch, and what each fence tells of how the broker stopped; then
+    the quorum's leader per epoch, a table per node, and anomalies: crashes (a new
+    incarnation after no fence, or after a fence that took leaderships away outside
+    controlled shutdown), long fences, fencing storms, amended registrations with a new
+    epoch.  A fence of a broker that leads nothing is what a clean shutdown writes too:
+    kmeta says it cannot tell.  Heartbeats, and counts the log cannot know (shown as ?),
+    are not on disk.
     """
     from kmeta.ops.brokers import brokers as run_brokers
     from kmeta.ops.brokers import parse_bound, parse_duration

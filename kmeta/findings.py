@@ -135,11 +135,14 @@ CODES: dict[str, Code] = {
     "V120": Code(Severity.ERROR, "record needs a metadata.version the log has not reached"),
     "V130": Code(Severity.INFO, "a broker registered again as the same incarnation with a new "
                  "broker epoch: controllers before Kafka 3.9 do, later ones keep the epoch"),
-    "V131": Code(Severity.WARNING, "a broker registered a new incarnation without a controlled "
-                 "shutdown first: a crash or a lost session"),
+    "V131": Code(Severity.WARNING, "a broker registered a new incarnation though the one "
+                 "before was never fenced or was fenced while it led partitions, outside "
+                 "controlled shutdown: a crash or a lost session (never said of a fence of a "
+                 "broker that led nothing, which a clean shutdown writes too)"),
     "V132": Code(Severity.WARNING, "a broker stayed fenced longer than --fenced-longer-than"),
-    "V133": Code(Severity.WARNING, "several brokers fenced within seconds of each other, none in "
-                 "controlled shutdown: a controller or network event"),
+    "V133": Code(Severity.WARNING, "several brokers fenced within seconds of each other, each "
+                 "while it led partitions and none in controlled shutdown: a controller or "
+                 "network event"),
     "V140": Code(Severity.ERROR, "a consumer's committed offset is past the end of its leader "
                  "epoch on the replica: the log was truncated under it (KIP-320)"),
     "V141": Code(Severity.ERROR, "a consumer's committed leader epoch is newer than every "

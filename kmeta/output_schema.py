@@ -1082,22 +1082,36 @@ NODE_EVENT = ObjectKind(
         Key("timestamp", BIGINT, "Its batch's time, in milliseconds since the epoch."),
         Key("record", STRING, "Kafka's name of that record's type."),
         Key("state_before", STRING, "The node's state before: unregistered, fenced, "
-            "unfenced, controlled_shutdown, shut_down (fenced after a controlled shutdown); "
-            "a controller's: unregistered or registered."),
+            "unfenced, controlled_shutdown, shut_down (fenced after a controlled shutdown), "
+            "or unknown (its first record in a log whose start no snapshot covers); a "
+            "controller's: unregistered or registered."),
         Key("state", STRING, "Its state after."),
         Key("in_state_ms", BIGINT, "How long it had been in state_before; null when it "
             "entered it before the replay began.", nullable=True),
         Key("broker_epoch", BIGINT, "Brokers: the registration's broker epoch.", nullable=True),
         Key("incarnation_id", STRING, "The registration's incarnation id.", nullable=True),
         Key("left_isr", INT, "ISRs the node left in the change's batch "
-            "(PartitionChangeRecords)."),
-        Key("lost_leadership", INT, "Partitions whose leadership it lost in that batch."),
-        Key("gained_leadership", INT, "Partitions whose leader it became in that batch."),
-        Key("fenced_ms", BIGINT, "On an unfence: how long the broker had been fenced, across "
-            "new incarnations in between; null when not known.", nullable=True),
+            "(PartitionChangeRecords); null before the first exact state (state_known_from).",
+            nullable=True),
+        Key("lost_leadership", INT, "Partitions whose leadership it lost in that batch; null "
+            "as left_isr.", nullable=True),
+        Key("gained_leadership", INT, "Partitions whose leader it became in that batch; null "
+            "as left_isr.", nullable=True),
+        Key("fenced_ms", BIGINT, "On an unfence or an unregistration: how long the broker had "
+            "been fenced, across new incarnations in between; null when not known.",
+            nullable=True),
         Key("controlled_shutdown_first", BOOLEAN, "On a new incarnation: whether the one "
-            "before went through controlled shutdown; null when the metadata.version of the "
-            "time (below 3.3-IV3) does not record it.", nullable=True),
+            "before shut down cleanly: true after a controlled shutdown; false when it was "
+            "never fenced or its fence took leaderships away (a crash or a lost session, "
+            "V131); null when the log cannot tell (see fence_kind).", nullable=True),
+        Key("fence_kind", STRING, "On a fence of an unfenced broker, what it tells of how "
+            "the broker stopped: controlled_shutdown (after its controlled shutdown), "
+            "uncontrolled (it took leaderships away: no clean shutdown), own_controller (its "
+            "own controller wrote it in the term the broker registered in: a combined node "
+            "whose process was alive), cannot_tell (it led nothing and no controlled shutdown "
+            "is on disk: a clean shutdown and a lost session write the same records). On a "
+            "new incarnation: the kind of the fence that stopped the one before. Else null.",
+            nullable=True),
         Key("registration", REGISTRATION, "On registered, re_registered and amended: the "
             "registration (keys below); else null.", nullable=True),
     ),
@@ -1127,14 +1141,22 @@ NODE_SUMMARY = ObjectKind(
         Key("state", STRING, "Its state at the end of the replay (as state in node_event)."),
         Key("broker_epoch", BIGINT, "Brokers: the broker epoch at the end.", nullable=True),
         Key("incarnation_id", STRING, "The incarnation id at the end.", nullable=True),
-        Key("registrations", INT, "Registrations shown (new incarnations and amends)."),
-        Key("incarnations", INT, "New incarnations shown."),
-        Key("fences", INT, "Fences shown."),
-        Key("controlled_shutdowns", INT, "Controlled shutdowns shown."),
-        Key("crashes", INT, "New incarnations without a controlled shutdown first (V131)."),
-        Key("fenced_ms", BIGINT, "Time fenced, summed over the fences that ended "
-            "(unfenced) in what is shown."),
-        Key("longest_fenced_ms", BIGINT, "The longest of those."),
+        Key("registrations", INT, "Registrations shown (new incarnations and amends); null "
+            "for a snapshot without a log.", nullable=True),
+        Key("incarnations", INT, "New incarnations shown; null as registrations.",
+            nullable=True),
+        Key("fences", INT, "Fences shown; null as registrations.", nullable=True),
+        Key("controlled_shutdowns", INT, "Controlled shutdowns shown; null when a record "
+            "shown was written below metadata.version 3.3-IV3 (or at an unknown one), which "
+            "records none.", nullable=True),
+        Key("crashes", INT, "New incarnations the log says did not shut down cleanly first "
+            "(V131); null when a restart shown cannot be told apart.", nullable=True),
+        Key("fenced_ms", BIGINT, "Time fenced, summed over the fences shown: those that "
+            "ended (unfenced or unregistered) and, when what is shown reaches the end of "
+            "the log, one still open there; null when one began before the replay.",
+            nullable=True),
+        Key("longest_fenced_ms", BIGINT, "The longest of those; null as fenced_ms.",
+            nullable=True),
         Key("last_offset", BIGINT, "The offset of its last change shown, or null.",
             nullable=True),
         Key("last_timestamp", BIGINT, "That change's time, or null.", nullable=True),
@@ -1154,7 +1176,16 @@ BROKERS_SUMMARY = ObjectKind(
             nullable=True),
         Key("first_timestamp", BIGINT, "The first batch's time read, or null.", nullable=True),
         Key("last_timestamp", BIGINT, "The last batch's time read, or null.", nullable=True),
-        Key("records", BIGINT, "Metadata records replayed."),
+        Key("records", BIGINT, "Records read: metadata_records + control_records, as verify "
+            "and info count them."),
+        Key("metadata_records", BIGINT, "Metadata records replayed (NoOps included)."),
+        Key("control_records", BIGINT, "Control records read (LeaderChange ...)."),
+        Key("state_known_from", BIGINT, "The offset from which every node's state is exact: "
+            "start_offset, unless the log starts where no snapshot covers it (the snapshot "
+            "was deleted); then the end offset of the first usable snapshot, or null when "
+            "there is none.", nullable=True),
+        Key("exact_snapshot", STRING, "That snapshot, when the replay did not start from "
+            "it; else null.", nullable=True),
         Key("nodes", Array(NODE_SUMMARY), "One object per node shown (keys above)."),
         Key("not_on_disk", Array(STRING), "What the metadata log does not hold (heartbeats, "
             "the cause of a fence), in words."),

@@ -31,7 +31,11 @@ def _events(result) -> list[tuple[int, int, str]]:
 # (fenced=1, within 53 ms) with no controlled shutdown, register new incarnations at
 # 1397-1399 after the LeaderChange of epoch 31 (1396), are unfenced at 1400, 1402, 1403;
 # brokers 1 and 2 are fenced again at 2030-2031, and the LeaderChange of epoch 32 at 2034
-# ends the log.
+# ends the log.  The log holds no topic: no broker leads anything, so each fence is what a
+# clean shutdown writes too (BrokerHeartbeatManager grants SHUTDOWN_NOW to a broker that
+# leads nothing) and nothing says the restarts at 1397-1399 were crashes.  Voters 1-3 are
+# the brokers (combined nodes): broker 1's fence at 2030 was written by controller 1, the
+# leader of epoch 31 that broker 1 registered in, so node 1's process was alive.
 QUORUM3_EVENTS = [
     (3, 2, "registered"), (4, 3, "registered"), (6, 2, "unfenced"), (7, 3, "unfenced"),
     (310, 1, "registered"), (311, 1, "unfenced"),
@@ -54,18 +58,26 @@ def test_quorum3_boaz_timeline(real_data: Path) -> None:
     assert (fence.state_before, fence.state, fence.in_state_ms) == \
         ("unfenced", "fenced", 1714533681439 - 1714532986540)
     new = {e.node: e for e in result.events if e.event == "re_registered"}
-    assert new[2].broker_epoch == 1396 and new[2].controlled_shutdown_first is False
+    assert new[2].broker_epoch == 1396
+    assert {(e.controlled_shutdown_first, e.fence_kind) for e in new.values()} == \
+        {(None, "cannot_tell")}
+    assert [(e.offset, e.fence_kind) for e in result.events if e.event == "fenced"] == \
+        [(1392, "cannot_tell"), (1393, "cannot_tell"), (1394, "cannot_tell"),
+         (2030, "own_controller"), (2031, "cannot_tell")]
     assert [e.fenced_ms for e in result.events if e.offset == 1400] == [1714533704858 -
                                                                           1714533681439]
     assert [(s.epoch, s.leader, s.offset) for s in result.leaders] == \
         [(2, 2, 0), (29, 3, 309), (31, 1, 1396), (32, 3, 2034)]
     assert all(s.voters == [1, 2, 3] for s in result.leaders)
-    assert [(f.code, f.offset) for f in result.findings] == \
-        [("V133", 1392), ("V131", 1397), ("V131", 1398), ("V131", 1399), ("V133", 2030)]
-    assert result.findings[0].details["brokers"] == [1, 2, 3]
+    # no crash and no storm: nothing on disk says so
+    assert result.findings == []
     summary = {s.node: s for s in result.summary}
-    assert (summary[1].state, summary[1].broker_epoch, summary[1].crashes) == ("fenced", 1399, 1)
+    assert (summary[1].state, summary[1].broker_epoch, summary[1].crashes) == \
+        ("fenced", 1399, None)
     assert summary[3].state == "unfenced"
+    # 2,031 metadata records (2,012 NoOps) and 4 LeaderChange records: verify's 2,035
+    assert (result.metadata_records, result.control_records, result.records) == \
+        (2031, 4, 2035)
 
 
 def test_quorum3_lagging_replica_tells_the_same_story(real_data: Path) -> None:
@@ -108,7 +120,14 @@ def test_kraft32_old_records_and_one_batch_fencing_all(real_data: Path) -> None:
         (148, 1, "fenced"), (165, 2, "fenced"), (187, 3, "fenced")]
     assert {e.record for e in result.events} == \
         {"REGISTER_BROKER_RECORD", "UNFENCE_BROKER_RECORD", "FENCE_BROKER_RECORD"}
-    assert [f.code for f in result.findings] == ["V133"]
+    # the batch before (71-130) moved every leadership away: the controlled shutdowns of
+    # Kafka 3.2, which write no record of the broker; the fences take none, so they are
+    # what clean shutdowns write, not a fencing storm
+    assert [(e.lost_leadership, e.fence_kind) for e in result.events[6:]] == \
+        [(0, "cannot_tell")] * 3
+    assert result.findings == []
+    # no FeatureLevelRecord: below 3.3-IV3, where controlled shutdowns are not on disk
+    assert {s.controlled_shutdowns for s in result.summary} == {None}
 
 
 def test_ldi_poc_amended_registration_with_a_new_epoch(real_data: Path) -> None:
@@ -136,8 +155,10 @@ def test_filters(real_data: Path) -> None:
     only = brokers(path, broker=2)
     assert {e.node for e in only.events} == {2}
     assert [s.node for s in only.summary] == [2]
-    assert [f.offset for f in only.findings] == [1392, 1397, 2030]
     assert [s.leader for s in only.leaders] == [2]
+    idle, _ = _lifecycle("idle")
+    assert [(f.code, f.offset) for f in brokers(idle, broker=1).findings] == [("V131", 26)]
+    assert [f.code for f in brokers(idle, broker=3).findings] == []
     window = brokers(path, since=Bound(offset=1392), until=Bound(offset=1399))
     assert [e.offset for e in window.events] == [1392, 1393, 1394, 1397, 1398, 1399]
     assert [s.epoch for s in window.leaders] == [29, 31]
@@ -178,10 +199,10 @@ def test_cli_text_fits_80_columns_and_json_matches_its_schema(real_data: Path) -
     text = run("brokers", path, env={"COLUMNS": "80"})
     assert text.returncode == 0, text.stderr
     assert all(len(line) <= 80 for line in text.stdout.splitlines())
-    assert "broker 2: fenced after 11 min 34 s unfenced" in text.stdout
+    assert "broker 2: fenced after 11 min 34 s unfenced; it" in text.stdout
+    assert "(2,031 metadata + 4 control records)" in text.stdout
     assert "not on disk: heartbeats" in text.stdout
-    # findings and their count close the report, on stdout as every command's do
-    assert "5 finding(s): 0 error(s), 5 warning(s)" in text.stdout.splitlines()[-1]
+    assert "V131" not in text.stdout and "V133" not in text.stdout
     out = run("brokers", "--json", path, env={})
     objects = [json.loads(line) for line in out.stdout.splitlines()]
     assert [o["kind"] for o in objects].count("node_event") == len(QUORUM3_EVENTS)
@@ -237,7 +258,8 @@ def test_lifecycle_fixture_changes_and_what_they_moved(name: str) -> None:
     restarts = {e.node: e.controlled_shutdown_first for e in result.events
                 if e.event == "re_registered"}
     if name == "new-mv":
-        # broker 2 went through controlled shutdown, broker 3 crashed
+        # broker 2 went through controlled shutdown, broker 3 crashed (its fence took
+        # leaderships away)
         assert restarts == {2: True, 3: False}
         assert [c for c, b, _ in codes if c == "V131"] == ["V131"]
         assert [(e.node, e.state) for e in result.events if e.event == "unregistered"] == \
@@ -246,9 +268,13 @@ def test_lifecycle_fixture_changes_and_what_they_moved(name: str) -> None:
                                                      "REGISTER_CONTROLLER_RECORD",
                                                      "UNREGISTER_BROKER_RECORD"}
     else:
-        # below 3.3-IV3 no registration records a controlled shutdown: kmeta cannot tell
-        assert restarts == {2: None, 3: None}
-        assert not any(c == "V131" for c, _, _ in codes)
+        # below 3.3-IV3 no record names a broker in controlled shutdown: its leader moves
+        # come alone, then a fence that takes none, which a lost session of a broker
+        # leading nothing writes too; broker 3's fence took leaderships, so it crashed
+        assert restarts == {2: None, 3: False}
+        assert [(c, b) for c, b, _ in codes if c == "V131"] == [("V131", 3)]
+        assert {s.controlled_shutdowns for s in result.summary if s.role == "broker"} == \
+            {None}
         assert {e.record for e in result.events} >= {"FENCE_BROKER_RECORD",
                                                      "UNFENCE_BROKER_RECORD"}
 
@@ -279,3 +305,140 @@ def test_damaged_logs_give_findings_not_a_crash() -> None:
     for case in ("v003-gap", "v003-overlap", "v009-missing-segment"):
         r = run("brokers", VERIFY / case, env={})
         assert r.returncode in (0, 1) and "not on disk:" in r.stdout, (case, r.stderr)
+
+
+# ------------------------------- what the log can and cannot tell of how a broker stopped
+
+def test_combined_node_fence_by_its_own_controller_is_not_a_crash() -> None:
+    # combined: node 1 alone.  Its clean shutdown while leading nothing is a plain fence
+    # (7) in epoch 1, where it registered; the restart (10) is no crash.  Then it crashes
+    # leading `logs`: the restarted controller (epoch 3) fences it (23) and it comes back.
+    path, truth = _lifecycle("combined")
+    result = brokers(path)
+    fences = [(e.offset, e.fence_kind, e.lost_leadership) for e in result.events
+              if e.event == "fenced"]
+    assert fences == [(7, "own_controller", 0), (23, "uncontrolled", 3)]
+    restarts = [(e.offset, e.controlled_shutdown_first) for e in result.events
+                if e.event == "re_registered" and e.role == "broker"]
+    assert restarts == [(truth["marks"]["restart"], None),
+                        (truth["marks"]["crash_restart"], False)]
+    assert [(f.code, f.offset) for f in result.findings] == \
+        [("V131", truth["marks"]["crash_restart"])]
+    assert "led partitions" in result.findings[0].message
+    summary = {(s.role, s.node): s for s in result.summary}
+    assert summary["broker", 1].crashes is None  # the first restart cannot be judged
+    assert summary["controller", 1].crashes == 0  # a controller's restarts are not judged
+
+
+def test_fence_of_a_broker_leading_nothing_cannot_tell() -> None:
+    # idle: broker 3 leads nothing when fenced (18): a clean shutdown and a lost session
+    # are the same records, so its restart is neither; broker 1 loses leaderships at its
+    # fence (25): no clean shutdown, a crash (V131); broker 2 stays fenced from 36 on
+    path, truth = _lifecycle("idle")
+    result = brokers(path)
+    kinds = {e.offset: e.fence_kind for e in result.events if e.event == "fenced"}
+    assert kinds == {18: "cannot_tell", 25: "uncontrolled", 36: "uncontrolled"}
+    assert [(f.code, f.details.get("broker")) for f in result.findings] == \
+        [("V131", 1), ("V132", 2)]
+    summary = {s.node: s for s in result.summary if s.role == "broker"}
+    assert (summary[1].crashes, summary[3].crashes) == (1, None)
+    text = run("brokers", path, env={"COLUMNS": "80"}).stdout
+    assert "broker 3: new incarnation after 1 min fenced: clean\n      shutdown or crash" \
+        in text
+    row = next(line for line in text.splitlines() if line.startswith("broker 3 "))
+    assert row.split()[6] == "?"  # CRASHES
+
+
+def test_fenced_for_counts_a_fence_still_open_at_the_end() -> None:
+    path, truth = _lifecycle("idle")
+    result = brokers(path)
+    fence = next(e for e in result.events if e.offset == 36)
+    broker2 = next(s for s in result.summary if s.node == 2)
+    # 500 ms fenced after registering, then from its fence to the last batch read
+    assert broker2.fenced_ms == 500 + result.last_timestamp - fence.timestamp
+    assert broker2.longest_fenced_ms == result.last_timestamp - fence.timestamp
+    # a window that stops before the end does not count the open fence
+    early = brokers(path, until=Bound(offset=35))
+    assert next(s for s in early.summary if s.node == 2).fenced_ms == 500
+    text = run("brokers", path, env={"COLUMNS": "80"}).stdout
+    row = next(line for line in text.splitlines() if line.startswith("broker 2 "))
+    assert row.endswith("10 min 1 s")
+
+
+def test_counts_the_log_cannot_know_are_unknown(real_data: Path) -> None:
+    old, _ = _lifecycle("old-mv")
+    result = brokers(old)
+    assert {s.controlled_shutdowns for s in result.summary if s.role == "broker"} == {None}
+    new, _ = _lifecycle("new-mv")
+    assert {s.node: s.controlled_shutdowns for s in brokers(new).summary
+            if s.role == "broker"} == {1: 0, 2: 1, 3: 0, 4: 0, 5: 1}
+    lone = brokers(real_data / "data-store")
+    for s in lone.summary:
+        assert (s.registrations, s.incarnations, s.fences, s.controlled_shutdowns,
+                s.crashes, s.fenced_ms, s.longest_fenced_ms) == (None,) * 7, s
+    out = run("brokers", "--json", real_data / "data-store", env={})
+    summary = json.loads(out.stdout.splitlines()[-1])
+    assert summary["nodes"][0]["registrations"] is None
+    assert summary["nodes"][0]["crashes"] is None
+    assert check("brokers", summary) == []
+    text = run("brokers", real_data / "data-store", env={"COLUMNS": "80"}).stdout
+    row = next(line for line in text.splitlines() if line.startswith("broker 1 "))
+    assert row.split()[4:] == ["?", "?", "?", "?"]
+
+
+def test_a_log_start_no_snapshot_covers_is_told_from_the_start() -> None:
+    # log-start: new-mv's log from offset 67 on (the snapshot that covered 0-66 is gone),
+    # one snapshot at 133.  Every change on disk is told; before 133 what came before a
+    # node's first record here is unknown.
+    path, truth = _lifecycle("log-start")
+    result = brokers(path)
+    start = truth["log_start"]
+    assert (result.start_offset, result.state_known_from) == (start, 133)
+    assert result.snapshot is None and result.exact_snapshot is not None
+    told = {(e.offset, e.node): e.event for e in result.events}
+    for change in truth["changes"]:
+        assert told.get((change["offset"], change["broker"])) == change["event"], change
+    first = {}
+    for e in result.events:
+        first.setdefault(e.node, e)
+    assert (first[2].offset, first[2].state_before, first[2].left_isr) == \
+        (67, "unknown", None)
+    assert first[3].state_before == "unknown"
+    # nothing says the restarts of brokers 2 and 3 were crashes, nor what they moved
+    assert not any(f.code == "V131" for f in result.findings)
+    assert not any(f.severity.value == "error" for f in result.findings), result.findings
+    assert [e.fence_kind for e in result.events if e.offset in (67, 108)] == \
+        ["cannot_tell", "cannot_tell"]
+    # from the snapshot on, the state is exact: the storm is told as before
+    assert any(f.code == "V133" for f in result.findings)
+    # --from the log start is the same story; --from the snapshot starts there
+    assert _events(brokers(path, from_offset=start)) == _events(result)
+    assert brokers(path, from_offset=133).start_offset == 133
+    text = run("brokers", path, env={"COLUMNS": "80"})
+    assert text.returncode == 0, text.stderr
+    assert all(len(line) <= 80 for line in text.stdout.splitlines())
+    assert "which no snapshot covers" in text.stdout
+    assert "is\n    not on disk up to offset 133" in text.stdout or \
+        "not on disk up to offset 133" in text.stdout.replace("\n    ", " ")
+    out = run("brokers", "--json", path, env={})
+    objects = [json.loads(line) for line in out.stdout.splitlines()]
+    for o in objects:
+        assert check("brokers", o) == [], o
+    assert objects[-1]["state_known_from"] == 133
+
+
+def test_a_log_start_without_any_usable_snapshot(tmp_path: Path) -> None:
+    import shutil
+
+    path, truth = _lifecycle("log-start")
+    part = tmp_path / "__cluster_metadata-0"
+    shutil.copytree(path / "__cluster_metadata-0", part)
+    for snap in part.glob("*.checkpoint"):
+        snap.unlink()
+    result = brokers(part)
+    assert (result.start_offset, result.state_known_from) == (truth["log_start"], None)
+    assert len(result.events) >= len(truth["changes"])
+    assert all(e.left_isr is None for e in result.events)
+    assert not any(f.severity.value == "error" for f in result.findings), result.findings
+    text = run("brokers", part, env={"COLUMNS": "80"})
+    assert text.returncode == 0 and "no usable snapshot" in text.stdout

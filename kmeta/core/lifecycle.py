@@ -16,7 +16,28 @@ Facts (apache/kafka, read for behaviour only):
   between changes is on disk;
 * ``BrokerRegistration.cloneWith``: a registration leaves controlled shutdown only by
   being replaced (a new RegisterBrokerRecord); controlled shutdown is on disk from
-  metadata.version 3.3-IV3 (level 7) only.
+  metadata.version 3.3-IV3 (level 7) only
+  (``ReplicationControlManager.handleBrokerInControlledShutdown`` writes the
+  in-controlled-shutdown change only when ``isInControlledShutdownStateSupported``; below
+  it, only the leader moves);
+* ``BrokerHeartbeatManager.calculateNextBrokerState``: an unfenced broker that asks to
+  shut down enters controlled shutdown only while it leads a partition; leading nothing,
+  it is granted SHUTDOWN_NOW at once, which ``handleBrokerFenced`` writes as a plain fence.
+  A controlled shutdown ends the same way once it leads nothing.  So a clean shutdown's
+  fence never takes a leadership away, and a fence of a broker that leads nothing, without
+  an in-controlled-shutdown change before it, is a clean shutdown or a lost session: the
+  log cannot tell which.  A fence that takes leaderships away was no clean shutdown (an
+  unfenced broker asks to be fenced only before it is ready, ``BrokerLifecycleManager``);
+* ``ClusterControlManager.registerBroker`` refuses a new incarnation while the old one's
+  session is valid, and a controller that becomes active gives every unfenced broker a new
+  session (``activate``), so a process that died is fenced by the session timeout before
+  it registers again;
+* ``KafkaConfig``: a broker-only process may not take a voter's node id, so a broker with
+  the id of the quorum's leader is that controller's own process (a combined node).  A
+  leader's term ends when its process stops, so a fence written by the broker's own
+  controller in the term the broker registered in means the process was alive: not a
+  crash (in a single combined node, the restarted controller fences the dead incarnation
+  in a later term).
 
 The state machine itself is :class:`~kmeta.core.image.MetadataImage`'s: :class:`Lifecycles`
 reads a registration before and after the image applies each record and tells what
@@ -31,8 +52,8 @@ from typing import Any
 from kmeta.core.image import MetadataImage
 from kmeta.findings import Finding
 
-__all__ = ["CONTROLLED_SHUTDOWN_LEVEL", "STORM_WINDOW_MS", "LeaderSpan", "Lifecycles",
-           "NodeEvent", "NodeSummary", "broker_state"]
+__all__ = ["CONTROLLED_SHUTDOWN_LEVEL", "FENCE_KINDS", "STORM_WINDOW_MS", "UNKNOWN",
+           "LeaderSpan", "Lifecycles", "NodeEvent", "NodeSummary", "broker_state"]
 
 #: metadata.version 3.3-IV3: the first level whose registrations hold controlled shutdown
 CONTROLLED_SHUTDOWN_LEVEL = 7
@@ -44,6 +65,17 @@ STORM_WINDOW_MS = 10_000
 UNREGISTERED, FENCED, UNFENCED = "unregistered", "fenced", "unfenced"
 CONTROLLED_SHUTDOWN, SHUT_DOWN = "controlled_shutdown", "shut_down"
 _DOWN = (FENCED, SHUT_DOWN)
+#: A node's state before the log on disk says it (the replay started without an image)
+UNKNOWN = "unknown"
+
+#: What a fence of an unfenced broker tells about how it stopped (``NodeEvent.fence_kind``):
+#: after its controlled shutdown (clean); it lost leaderships, so it was no clean shutdown
+#: (a crash or a lost session); its own controller wrote it in the term the broker
+#: registered in (a combined node: the process was alive); or it led nothing and no
+#: controlled shutdown is on disk, so a clean shutdown and a lost session look the same.
+CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL = (
+    "controlled_shutdown", "uncontrolled", "own_controller", "cannot_tell")
+FENCE_KINDS = (CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL)
 
 _BROKER_KEYS = {"REGISTER_BROKER_RECORD": "brokerId", "UNREGISTER_BROKER_RECORD": "brokerId",
                 "BROKER_REGISTRATION_CHANGE_RECORD": "brokerId", "FENCE_BROKER_RECORD": "id",
@@ -81,14 +113,20 @@ class NodeEvent:
     broker_epoch: int | None = None
     incarnation_id: str | None = None
     #: PartitionChangeRecords of the same batch: ISRs it left, leaderships it lost and won
-    left_isr: int = 0
-    lost_leadership: int = 0
-    gained_leadership: int = 0
+    #: (None before the first exact state: the partitions are not known)
+    left_isr: int | None = 0
+    lost_leadership: int | None = 0
+    gained_leadership: int | None = 0
     #: on an unfence: how long it had been fenced (across re-registrations), if known
     fenced_ms: int | None = None
-    #: on a new incarnation: whether the one before went through controlled shutdown
-    #: (None: the metadata.version of the time cannot say)
+    #: on a new incarnation: whether the one before shut down cleanly (True: through
+    #: controlled shutdown; False: it was never fenced, or fenced while it led partitions;
+    #: None: the log cannot tell, see ``fence_kind``)
     controlled_shutdown_first: bool | None = None
+    #: on a fence of an unfenced broker: one of :data:`FENCE_KINDS`; on a new incarnation:
+    #: the kind of the fence that stopped the one before (None: it was not fenced, or was
+    #: fenced before the replay began or while it was still fenced after registering)
+    fence_kind: str | None = None
     #: the registration's listeners, rack, features and log dirs (registrations only)
     registration: dict[str, Any] | None = None
 
@@ -116,13 +154,16 @@ class NodeSummary:
     state: str
     broker_epoch: int | None
     incarnation_id: str | None
-    registrations: int = 0
-    incarnations: int = 0
-    fences: int = 0
-    controlled_shutdowns: int = 0
-    crashes: int = 0
-    fenced_ms: int = 0
-    longest_fenced_ms: int = 0
+    # Each count is None where the log cannot know it: everything of a lone snapshot,
+    # controlled shutdowns below metadata.version 3.3-IV3, crashes when a restart cannot
+    # be told apart, fenced time when a fence began before the replay.
+    registrations: int | None = 0
+    incarnations: int | None = 0
+    fences: int | None = 0
+    controlled_shutdowns: int | None = 0
+    crashes: int | None = 0
+    fenced_ms: int | None = 0
+    longest_fenced_ms: int | None = 0
     last_offset: int | None = None
     last_timestamp: int | None = None
 
@@ -131,10 +172,16 @@ class Lifecycles:
     """Follows every broker and controller through the records applied to ``image``
     after ``offset``: call :meth:`batch` for each batch, :meth:`leader_change` for a
     LeaderChange record, and :meth:`before`/:meth:`after` around each metadata record
-    the image applies; :meth:`finish` at the end of the log."""
+    the image applies; :meth:`finish` at the end of the log.
 
-    def __init__(self, image: MetadataImage, *, fenced_longer_than_ms: int) -> None:
+    ``exact=False``: ``image`` is empty but the log does not start at offset 0 (the
+    snapshot that covered its start is gone), so every node's state before its first
+    record here is :data:`UNKNOWN`; :meth:`exact_from` hands over the first exact image."""
+
+    def __init__(self, image: MetadataImage, *, fenced_longer_than_ms: int,
+                 exact: bool = True) -> None:
         self.image = image
+        self.exact = exact
         self.fenced_longer_than_ms = fenced_longer_than_ms
         self.events: list[NodeEvent] = []
         self.leaders: list[LeaderSpan] = []
@@ -148,6 +195,18 @@ class Lifecycles:
         self._fenced_since: dict[int, int | None] = dict.fromkeys(
             (b for b, r in image.brokers.items() if broker_state(r) in _DOWN))
         self._fenced_at: dict[int, int] = {}
+        # the quorum epoch each broker's incarnation registered in; the kind of the fence
+        # that stopped each broker (until it is unfenced); the state of each broker the
+        # records of an inexact start have told, though the image does not hold it
+        self._registered_in: dict[int, int] = {}
+        self._stopped_by: dict[int, str] = {}
+        self._partial: dict[int, str] = {}
+        #: some broker record was applied at a metadata.version that writes no controlled
+        #: shutdown (or an unknown one): the count of controlled shutdowns is not known
+        self.shutdowns_unknown = False
+        #: at :meth:`finish`, the brokers still fenced: since when (None: before the replay)
+        self.open_fences: dict[int, int | None] = {}
+        self._epoch: int | None = None
         # Of the current batch: PartitionChangeRecord effects not yet tied to a state
         # change (node -> [ISRs left, leaderships lost, leaderships won]), and the state
         # change of each node, which later effects in the batch join.
@@ -168,8 +227,28 @@ class Lifecycles:
         leaders = self.leaders
         if not leaders or leaders[-1].epoch != epoch:
             leaders.append(LeaderSpan(epoch, None, offset, timestamp))
+        self._epoch = epoch
         self.last_timestamp = timestamp
         self.last_batch = offset
+
+    def exact_from(self, image: MetadataImage) -> None:
+        """From here on ``image`` (a snapshot's) is the state: what the inexact start told
+        of a node stands where the image agrees with it."""
+        self.image, self.exact = image, True
+        told = {}
+        for e in self.events:
+            if e.role == "broker":
+                told[e.node] = e
+        since: dict[int, int | None] = {}
+        fenced: dict[int, int | None] = {}
+        for node, reg in image.brokers.items():
+            state, last = broker_state(reg), told.get(node)
+            since[node] = last.timestamp if last is not None and last.state == state else None
+            if state in _DOWN:
+                fenced[node] = self._fenced_since.get(node)
+        self._since, self._fenced_since = since, fenced
+        self._fenced_at = {n: o for n, o in self._fenced_at.items() if n in fenced}
+        self._partial = {}
 
     def end(self, offset: int, timestamp: int) -> None:
         """The last offset read, and its batch's time."""
@@ -198,8 +277,10 @@ class Lifecycles:
         if key is not None:
             node = data.get(key)
             reg = self.image.brokers.get(node)
-            self._before = ("broker", node, reg, dict(reg) if reg else None,
-                            self.image.metadata_version)
+            level = self.image.metadata_version
+            if level is None or level < CONTROLLED_SHUTDOWN_LEVEL:
+                self.shutdowns_unknown = True
+            self._before = ("broker", node, reg, dict(reg) if reg else None, level)
             return
         key = _CONTROLLER_KEYS.get(type_name)
         if key is not None:
@@ -230,6 +311,7 @@ class Lifecycles:
         """The log has ended (at :meth:`end`): close the leader spans and judge who is
         still fenced."""
         timestamp = self.last_timestamp
+        self.open_fences = dict(self._fenced_since)
         for i, span in enumerate(self.leaders):
             end = self.leaders[i + 1].timestamp if i + 1 < len(self.leaders) else timestamp
             span.duration_ms = max(0, (end or span.timestamp) - span.timestamp)
@@ -269,6 +351,8 @@ class Lifecycles:
                 self._effect(leader_after, 2)
 
     def _effect(self, node: int, which: int) -> None:
+        if not self.exact:
+            return  # the partitions before the first exact state are not known
         change = self._changes.get(node)
         if change is not None:
             if which == 0:
@@ -288,8 +372,12 @@ class Lifecycles:
             if reg is None or reg is reg_before:
                 return  # the image refused it
             event = self._registration(node, was, reg, level, offset)
-        elif reg is reg_before and (reg is None or reg == was):
-            return  # refused, or a change that changes nothing (Kafka ignores it too)
+        elif reg is None and reg_before is None:
+            if not self.exact:
+                self._partial_change(node, type_name, data, offset, timestamp)
+            return  # refused (or, before the first exact state, told from the record)
+        elif reg is reg_before and reg == was:
+            return  # a change that changes nothing (Kafka ignores it too)
         elif reg is None:
             event = "unregistered"
         else:
@@ -301,39 +389,121 @@ class Lifecycles:
             else:
                 event = {UNFENCED: "unfenced", CONTROLLED_SHUTDOWN: "controlled_shutdown"}[state]
         before, after = broker_state(was), broker_state(reg)
+        if was is None and not self.exact:
+            before = self._partial.pop(node, UNKNOWN)
         since = self._since.get(node)
         e = NodeEvent("broker", node, event, offset, timestamp, type_name, before, after,
-                      None if since is None or before == UNREGISTERED else timestamp - since,
+                      None if since is None or before in (UNREGISTERED, UNKNOWN)
+                      else timestamp - since,
                       reg["epoch"] if reg else (was or {}).get("epoch"),
                       (reg or was or {}).get("incarnationId"))
         if event in ("registered", "re_registered", "amended"):
             e.registration = {"listeners": reg["endPoints"], "rack": reg["rack"],
                               "features": reg["features"], "log_dirs": reg["logDirs"]}
+            if event != "amended":
+                self._registered_in[node] = self._epoch
         if event == "re_registered":
-            shut = None if level is None or level < CONTROLLED_SHUTDOWN_LEVEL \
-                else bool(was and was["inControlledShutdown"])
-            e.controlled_shutdown_first = shut
-            if shut is False:
-                self.findings.append(Finding(
-                    "V131", f"broker {node} registered a new incarnation without a controlled "
-                    f"shutdown of the one before (it was {before}): it crashed (kill -9, "
-                    "out of memory, host lost) or lost its session", offset=offset,
-                    details={"broker": node, "state_before": before}))
+            self._restart(e, node, before, offset)
         if before != after:
             self._since[node] = timestamp
+        self._tell(e, node, before, after, offset, timestamp)
+        if event == "fenced" and before == UNFENCED:
+            e.fence_kind = self._fence_kind(e, node)
+        if e.fence_kind is not None and event == "fenced":
+            self._stopped_by[node] = e.fence_kind
+        elif after in (UNFENCED, UNREGISTERED) or event in ("registered", "re_registered"):
+            self._stopped_by.pop(node, None)  # a new life: the last stop is told
+
+    def _tell(self, e: NodeEvent, node: int, before: str, after: str, offset: int,
+              timestamp: int) -> None:
+        """Add ``e`` with the moves of its batch (unknown before the first exact state)."""
         self._fenced_spans(e, node, before, after, offset, timestamp)
+        if e.event == "fenced" and before == CONTROLLED_SHUTDOWN:
+            e.fence_kind = CONTROLLED
         pending = self._pending.pop(node, None)
-        if pending is not None:
+        if not self.exact:
+            e.left_isr = e.lost_leadership = e.gained_leadership = None
+        elif pending is not None:
             e.left_isr += pending[0]
             e.lost_leadership += pending[1]
             e.gained_leadership += pending[2]
         self._changes[node] = e
         self.events.append(e)
 
+    def _fence_kind(self, e: NodeEvent, node: int) -> str:
+        """How a broker fenced while unfenced stopped, as far as the log can tell (see
+        ``BrokerHeartbeatManager.calculateNextBrokerState`` in the module's notes)."""
+        span = self.leaders[-1] if self.leaders else None
+        if span is not None and span.epoch == self._epoch and span.leader == node \
+                and self._registered_in.get(node) == self._epoch:
+            return OWN_CONTROLLER
+        if e.lost_leadership:
+            return UNCONTROLLED
+        return CANNOT_TELL
+
+    def _restart(self, e: NodeEvent, node: int, before: str, offset: int) -> None:
+        """Whether the incarnation a new one replaces shut down cleanly; V131 when the log
+        says it did not."""
+        kind = None
+        if before in (CONTROLLED_SHUTDOWN, SHUT_DOWN):
+            shut: bool | None = True
+            kind = self._stopped_by.get(node, CONTROLLED)
+        elif before == UNFENCED:
+            shut = False  # every clean shutdown ends in a fence (SHUTDOWN_NOW)
+        else:
+            kind = self._stopped_by.get(node)
+            shut = False if kind == UNCONTROLLED else None
+        e.controlled_shutdown_first, e.fence_kind = shut, kind
+        if shut is not False:
+            return
+        if kind == UNCONTROLLED:
+            why = (f"the one before was fenced at offset {self._fenced_at.get(node)} while it "
+                   "led partitions, without controlled shutdown (a clean shutdown moves its "
+                   "leaderships away before its fence)")
+        else:
+            why = ("the one before was never fenced, and a clean shutdown always ends in "
+                   "a fence")
+        self.findings.append(Finding(
+            "V131", f"broker {node} registered a new incarnation and {why}: it crashed "
+            "(kill -9, out of memory, host lost) or lost its session", offset=offset,
+            details={"broker": node, "state_before": before, "fence_kind": kind}))
+
+    def _partial_change(self, node: int, type_name: str, data: dict[str, Any],
+                        offset: int, timestamp: int) -> None:
+        """A change of a broker whose registration is before the log on disk: told from
+        the record alone, with the state before it unknown."""
+        if type_name == "UNREGISTER_BROKER_RECORD":
+            event, state = "unregistered", UNREGISTERED
+        elif type_name == "FENCE_BROKER_RECORD" or data.get("fenced") == 1:
+            event, state = "fenced", FENCED
+        elif type_name == "UNFENCE_BROKER_RECORD" or data.get("fenced") == -1:
+            event, state = "unfenced", UNFENCED
+        elif data.get("inControlledShutdown") == 1:
+            event, state = "controlled_shutdown", CONTROLLED_SHUTDOWN
+        else:
+            event, state = "log_dirs", self._partial.get(node, UNKNOWN)
+        before = self._partial.get(node, UNKNOWN)
+        if state == before:
+            return
+        self._partial[node] = state
+        e = NodeEvent("broker", node, event, offset, timestamp, type_name, before, state,
+                      None, data.get("brokerEpoch", data.get("epoch")))
+        if before != UNKNOWN:
+            since = self._since.get(node)
+            e.in_state_ms = None if since is None else timestamp - since
+        self._since[node] = timestamp
+        self._tell(e, node, before, state, offset, timestamp)
+        if event == "fenced":
+            e.fence_kind = CONTROLLED if before == CONTROLLED_SHUTDOWN else CANNOT_TELL
+            self._stopped_by[node] = e.fence_kind
+
     def _registration(self, node: int, was: dict[str, Any] | None, reg: dict[str, Any],
                       level: int | None, offset: int) -> str:
         if was is None:
-            return "registered"
+            # before the first exact state, a broker whose fence or unfence was told
+            # had an incarnation before this one
+            told = self._partial.get(node, UNREGISTERED)
+            return "registered" if self.exact or told == UNREGISTERED else "re_registered"
         if was["incarnationId"] != reg["incarnationId"]:
             return "re_registered"
         if was["epoch"] != reg["epoch"]:
@@ -364,8 +534,10 @@ class Lifecycles:
                         f"(from offset {at} to {offset})", offset=offset,
                         details={"broker": node, "fenced_ms": e.fenced_ms, "from_offset": at}))
         elif after == UNREGISTERED:
-            self._fenced_since.pop(node, None)
+            since = self._fenced_since.pop(node, None)
             self._fenced_at.pop(node, None)
+            if since is not None and before in _DOWN:
+                e.fenced_ms = timestamp - since
 
     def _controller_changed(self, seen: tuple, type_name: str, offset: int,
                             timestamp: int) -> None:
@@ -391,8 +563,12 @@ class Lifecycles:
 
     # ------------------------------------------------------------------ summary
 
-    def summaries(self, events: list[NodeEvent] | None = None) -> list[NodeSummary]:
-        """Per node, what ``events`` (default: all) tell, and its state in the image."""
+    def summaries(self, events: list[NodeEvent] | None = None, *, to_the_end: bool = True,
+                  lone: bool = False) -> list[NodeSummary]:
+        """Per node, what ``events`` (default: all) tell, and its state in the image.
+        ``to_the_end``: the events reach the end of the log, so a fence still open there
+        counts to the last batch read; ``lone``: the image is a snapshot without a log,
+        whose counts are all unknown."""
         out: dict[tuple[str, int], NodeSummary] = {}
         for node, reg in self.image.brokers.items():
             out["broker", node] = NodeSummary("broker", node, broker_state(reg), reg["epoch"],
@@ -415,19 +591,46 @@ class Lifecycles:
                 s.fences += 1
             elif e.event == "controlled_shutdown":
                 s.controlled_shutdowns += 1
-            if e.event == "re_registered" and e.offset in crashed:
-                s.crashes += 1
+            if e.event == "re_registered" and e.role == "broker" and s.crashes is not None:
+                # a restart the log cannot judge leaves the count unknown
+                s.crashes = None if e.controlled_shutdown_first is None \
+                    else s.crashes + (e.offset in crashed)
             if e.fenced_ms is not None:
-                s.fenced_ms += e.fenced_ms
-                s.longest_fenced_ms = max(s.longest_fenced_ms, e.fenced_ms)
+                _add_fenced(s, e.fenced_ms)
+            elif e.event == "unfenced" or (e.event == "unregistered"
+                                           and e.state_before in _DOWN):
+                s.fenced_ms = s.longest_fenced_ms = None  # fenced since before the log
             s.last_offset, s.last_timestamp = e.offset, e.timestamp
+        end = self.last_timestamp
+        for node, since in self.open_fences.items():
+            s = out.get(("broker", node))
+            if s is None or not to_the_end:
+                continue
+            if since is None or end is None:
+                s.fenced_ms = s.longest_fenced_ms = None
+            else:
+                _add_fenced(s, end - since)
+        for s in out.values():
+            if lone:
+                s.registrations = s.incarnations = s.fences = s.crashes = None
+                s.controlled_shutdowns = s.fenced_ms = s.longest_fenced_ms = None
+            elif s.role == "broker" and self.shutdowns_unknown:
+                s.controlled_shutdowns = None
         return sorted(out.values(), key=lambda s: (s.role != "broker", s.node))
+
+
+def _add_fenced(s: NodeSummary, ms: int) -> None:
+    if s.fenced_ms is not None and s.longest_fenced_ms is not None:
+        s.fenced_ms += ms
+        s.longest_fenced_ms = max(s.longest_fenced_ms, ms)
 
 
 def _storms(events: list[NodeEvent], leaders: list[LeaderSpan]) -> list[Finding]:
     """V133 for every group of uncontrolled fences of two or more brokers within
     :data:`STORM_WINDOW_MS` of the group's first."""
-    fences = [e for e in events if e.event == "fenced" and e.state_before == UNFENCED]
+    # only fences that were no clean shutdown: several brokers shutting down cleanly at
+    # once (a whole cluster stopped) write fences that look the same otherwise
+    fences = [e for e in events if e.event == "fenced" and e.fence_kind == UNCONTROLLED]
     out: list[Finding] = []
     i = 0
     while i < len(fences):
@@ -443,8 +646,8 @@ def _storms(events: list[NodeEvent], leaders: list[LeaderSpan]) -> list[Finding]
             spread = last.timestamp - first.timestamp
             message = (f"brokers {', '.join(map(str, nodes))} were fenced within "
                        f"{duration(spread)} of each other (offsets {first.offset}-"
-                       f"{last.offset}), none in controlled shutdown: a controller or "
-                       "network event, not one broker")
+                       f"{last.offset}), each while it led partitions and none in "
+                       "controlled shutdown: a controller or network event, not one broker")
             nearby = [s for s in leaders if s.leader is not None and abs(
                 s.timestamp - first.timestamp) <= 6 * STORM_WINDOW_MS]
             if nearby:

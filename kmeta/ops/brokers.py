@@ -6,7 +6,8 @@ tells every registration change it applies: registrations and new incarnations, 
 and unfences, controlled shutdowns, unregistrations, each with the ISRs and leaderships
 its batch moved, and the quorum's leader per epoch.  A lone snapshot, or a partition
 whose log is gone, has no history: the state it holds is all there is, and the result
-says so.
+says so.  A log whose start no snapshot covers (it was deleted) is told from its start
+all the same, each node's state unknown until the first snapshot makes it exact.
 
 Nothing here prints or exits: bad data becomes Findings, bad options a UsageError.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kmeta.core.image import MetadataImage
+from kmeta.core.image import PROBLEM_CODES, MetadataImage
 from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
 from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
@@ -98,12 +99,24 @@ class BrokersResult:
     last_timestamp: int | None = None
     #: a snapshot without a log: the state at one offset, no history
     snapshot_only: bool = False
-    records: int = 0
+    #: the records read: metadata records (NoOps included) and control records
+    metadata_records: int = 0
+    control_records: int = 0
+    #: the offset from which every node's state is exact: ``start_offset`` unless the log
+    #: starts where no snapshot covers it; then the first snapshot's end, or None
+    state_known_from: int | None = None
+    #: the snapshot that made it exact, when the replay did not start from it
+    exact_snapshot: Path | None = None
     #: what --broker, --since and --until kept (None: everything)
     broker: int | None = None
     since: Bound | None = None
     until: Bound | None = None
     not_on_disk: list[str] = field(default_factory=lambda: list(NOT_ON_DISK))
+
+    @property
+    def records(self) -> int:
+        """Every record read, as ``verify`` and ``info`` count them."""
+        return self.metadata_records + self.control_records
 
 
 #: What the metadata log cannot say, however complete: said with every answer.
@@ -119,7 +132,7 @@ class _Watch:
 
     def __init__(self, lives: Lifecycles, since: Bound | None, until: Bound | None) -> None:
         self.lives = lives
-        self.control = lives.control
+        self.controls = 0
         self.before = lives.before
         self.after = lives.after
         self.end = lives.end
@@ -129,6 +142,10 @@ class _Watch:
         self.since_offset: int | None = None
         self.after_until: int | None = None
         self.first_timestamp: int | None = None
+
+    def control(self, epoch: int, payload: object) -> None:
+        self.controls += 1
+        self.lives.control(epoch, payload)
 
     def batch(self, offset: int, epoch: int, timestamp: int) -> None:
         if self.first_timestamp is None:
@@ -166,19 +183,24 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
             raise UsageError("no log segment and no usable snapshot to tell the brokers from",
                              context=str(part.path))
         return _snapshot_only(snap, image, found, broker, fenced_longer_than_ms)
-    image, start, snapshot = _start(part, from_offset, findings)
-    lives = Lifecycles(image, fenced_longer_than_ms=fenced_longer_than_ms)
+    plan = _start(part, from_offset, findings)
+    lives = Lifecycles(plan.image, fenced_longer_than_ms=fenced_longer_than_ms,
+                       exact=plan.exact is None)
     watch = _Watch(lives, since, until)
-    replay = Replay(image, start)
-    records = replay_log(part, replay, sys.maxsize, findings, watch)
+    records, known = _replay(part, plan, lives, watch, findings)
+    exact = plan.exact
     ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
     end = max(ends) if ends else None
     lives.finish()
     # the anomalies are the partition's: a reader must know where they were found
     told = [replace(f, file=str(part.path)) for f in lives.findings]
-    result = BrokersResult(lives.events, lives.leaders, [], findings + told,
-                           snapshot, start, None if end is None else end + 1,
-                           watch.first_timestamp, lives.last_timestamp, records=records,
+    result = BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
+                           plan.snapshot, plan.start, None if end is None else end + 1,
+                           watch.first_timestamp, lives.last_timestamp,
+                           metadata_records=records,
+                           control_records=watch.controls, state_known_from=known,
+                           exact_snapshot=None if exact is None or exact.snap is None
+                           else exact.snap.path,
                            broker=broker, since=since, until=until)
     lo = since.offset if since and since.offset is not None else watch.since_offset
     hi = until.offset if until and until.offset is not None else (
@@ -189,11 +211,56 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     return result
 
 
-def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding]
-           ) -> tuple[MetadataImage, int, Path | None]:
-    """The image the replay starts from: empty at offset 0 when the log starts there
-    (and ``--from`` is not past it), else the snapshot that starts the story latest at or
-    below ``--from`` (default: the earliest the log can go on from)."""
+def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
+            findings: list[Finding]) -> tuple[int, int | None]:
+    """Replay the log as ``plan`` says; the metadata records read, and the offset from
+    which the state is exact (None: never)."""
+    records, exact = 0, plan.exact
+    begin: int | None = plan.start
+    image = plan.image
+    if exact is not None:
+        # the stretch no snapshot covers: what the image refuses there (a fence of a
+        # broker it has not seen) is the missing start, not a problem of the log
+        early: list[Finding] = []
+        records = replay_log(part, Replay(image, plan.start),
+                             sys.maxsize if exact.offset is None else exact.offset, early,
+                             watch)
+        findings += [f for f in early if f.code not in PROBLEM_CODES and f.code != "V120"]
+        begin, image = exact.offset, exact.image
+        if begin is not None:
+            lives.exact_from(image)
+    if begin is not None:
+        records += replay_log(part, Replay(image, begin), sys.maxsize, findings, watch)
+    return records, begin
+
+
+@dataclass
+class _Exact:
+    """Where the state becomes exact after a start no snapshot covers: the first usable
+    snapshot at or after the log start (None: none, the state is never exact)."""
+
+    snap: LogFile | None
+    image: MetadataImage
+    offset: int | None
+
+
+@dataclass
+class _Plan:
+    """Where the replay starts: ``image`` at ``start`` (from ``snapshot``, or empty);
+    ``exact`` when that image is not the state (the log's start is not covered)."""
+
+    image: MetadataImage
+    start: int
+    snapshot: Path | None
+    exact: _Exact | None = None
+
+
+def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding]) -> _Plan:
+    """Where the replay starts: empty at offset 0 when the log starts there (and ``--from``
+    is not past it); else the snapshot that starts the story latest at or below ``--from``;
+    else, without ``--from`` or below every snapshot, the log start itself, though no
+    snapshot covers it (Kafka deleted it): every record on disk is told, the state exact
+    from the first usable snapshot on."""
     log_start = part.segments[0].kind.base_offset or 0
     if from_offset is not None and from_offset < log_start and log_start > 0:
         raise UsageError(f"--from {from_offset}: the log starts at offset {log_start}",
@@ -202,16 +269,37 @@ def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding]
                   if (s.kind.base_offset or 0) >= log_start
                   and (from_offset is None or (s.kind.base_offset or 0) <= from_offset))
     if log_start == 0 and (from_offset is None or not ends):
-        return MetadataImage.empty(), 0, None
-    # --from: the latest below it; the whole log: the earliest the log goes on from
-    order = [s for _, s in ends][::-1] if from_offset is not None else [s for _, s in ends]
-    snap, image, found = _first_usable(order)
+        return _Plan(MetadataImage.empty(), 0, None)
+    if from_offset is not None and ends:
+        # --from: the latest snapshot below it that reads
+        snap, image, found = _first_usable([s for _, s in ends][::-1])
+        findings += found
+        if snap is not None:
+            return _Plan(image, snap.kind.base_offset or 0, snap.path)
+    elif from_offset is None and ends and ends[0][0] == log_start:
+        snap, image, found = _first_usable([ends[0][1]])
+        findings += found
+        if snap is not None:
+            return _Plan(image, log_start, snap.path)
+    # nothing covers the log start: tell it from there, exact from the first snapshot on
+    later = sorted((s for s in part.snapshots if (s.kind.base_offset or 0) >= log_start),
+                   key=lambda s: (s.kind.base_offset or 0, s.kind.epoch or 0))
+    snap, image, found = _first_usable(later)
     findings += found
-    if snap is None:
-        raise UsageError(f"the log starts at offset {log_start} and no usable snapshot "
-                         "covers the offsets below it", context=str(part.path),
-                         hint="kmeta verify says why")
-    return image, snap.kind.base_offset or 0, snap.path
+    return _Plan(MetadataImage.empty(), log_start, None,
+                 _Exact(snap, image, None if snap is None else snap.kind.base_offset or 0))
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    """Each finding once: two replays of one segment read its damage twice."""
+    seen: set[tuple] = set()
+    out = []
+    for f in findings:
+        key = (f.code, f.file, f.position, f.offset, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
 
 
 def _first_usable(snapshots: list[LogFile]
@@ -237,7 +325,7 @@ def _snapshot_only(snap: LogFile, image: MetadataImage, findings: list[Finding],
     lives = Lifecycles(image, fenced_longer_than_ms=fenced_longer_than_ms)
     end = snap.kind.base_offset or 0
     result = BrokersResult([], [], [], findings, snap.path, end, None,
-                           snapshot_only=True, broker=broker)
+                           snapshot_only=True, state_known_from=end, broker=broker)
     _keep(result, lives, broker, None, None)
     return result
 
@@ -261,5 +349,6 @@ def _keep(result: BrokersResult, lives: Lifecycles, broker: int | None, lo: int 
                             or f.details.get("broker") == broker
                             or broker in f.details.get("brokers", ()))]
     result.events = events
-    result.summary = [s for s in lives.summaries(events)
+    result.summary = [s for s in lives.summaries(events, to_the_end=hi is None,
+                                                 lone=result.snapshot_only)
                       if broker is None or s.node == broker]

@@ -7,7 +7,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from kmeta.core.lifecycle import LeaderSpan, NodeEvent, NodeSummary, duration
+from kmeta.core.lifecycle import (
+    CANNOT_TELL,
+    OWN_CONTROLLER,
+    UNCONTROLLED,
+    UNKNOWN,
+    LeaderSpan,
+    NodeEvent,
+    NodeSummary,
+    duration,
+)
 from kmeta.findings import Finding
 from kmeta.ops.brokers import BrokersResult
 from kmeta.render.jsonl import dumps
@@ -35,7 +44,7 @@ def utc(ms: int | None) -> str:
 
 
 def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 def _moves(e: NodeEvent) -> str:
@@ -50,9 +59,40 @@ def _moves(e: NodeEvent) -> str:
 
 
 def _after(e: NodeEvent) -> str:
+    if e.state_before == UNKNOWN:
+        return " (its state before: not on disk)"
     if e.in_state_ms is None:
         return ""
     return f" after {duration(e.in_state_ms)} {e.state_before.replace('_', ' ')}"
+
+
+#: What a fence says of how the broker stopped (``NodeEvent.fence_kind``).
+_FENCE_WORDS = {
+    UNCONTROLLED: "it led partitions outside controlled shutdown: a lost session or a "
+                  "crash, not a clean shutdown",
+    OWN_CONTROLLER: "written by its own controller (combined node, same term): the process "
+                    "was alive, not a crash",
+    CANNOT_TELL: "it led nothing and no controlled shutdown is on disk: a clean shutdown "
+                 "and a lost session look the same, the log cannot tell",
+}
+
+
+def _restart(e: NodeEvent) -> str:
+    """How the incarnation before a new one stopped, as far as the log can tell."""
+    if e.controlled_shutdown_first:
+        return "after a controlled shutdown"
+    if e.controlled_shutdown_first is False:
+        return ("no controlled shutdown first" if e.fence_kind == UNCONTROLLED
+                else "the one before was never fenced: no clean shutdown")
+    if e.fence_kind == OWN_CONTROLLER:
+        return ("no crash at its fence (its own controller wrote it); how it stopped "
+                "after: cannot tell")
+    if e.fence_kind == CANNOT_TELL:
+        return "clean shutdown or crash: its fence cannot tell"
+    if e.state_before == UNKNOWN:
+        return "how the one before stopped: not on disk"
+    return ("how the one before stopped: cannot tell (fenced before the replay, or never "
+            "unfenced)")
 
 
 def _registration(e: NodeEvent) -> str:
@@ -77,12 +117,12 @@ def event_text(e: NodeEvent) -> str:
     moves = _moves(e)
     tail = f"; {moves}" if moves else ""
     if e.event == "registered":
+        if e.state_before == UNKNOWN:
+            return (f"registered; any registration before it is not on disk "
+                    f"({_registration(e)}){tail}")
         return f"registered ({_registration(e)}){tail}"
     if e.event == "re_registered":
-        first = {True: "after a controlled shutdown", False: "no controlled shutdown first",
-                 None: "controlled shutdown not on disk at this metadata.version"
-                 }[e.controlled_shutdown_first]
-        return (f"new incarnation{_after(e)}: {first} ({_registration(e)}){tail}"
+        return (f"new incarnation{_after(e)}: {_restart(e)} ({_registration(e)}){tail}"
                 if e.role == "broker" else f"new incarnation ({_registration(e)})")
     if e.event == "amended":
         return f"registration amended, same incarnation ({_registration(e)}){tail}"
@@ -91,6 +131,12 @@ def event_text(e: NodeEvent) -> str:
         return f"unfenced{fenced}{tail}"
     if e.event == "log_dirs":
         return f"log dirs changed ({e.record}){tail}"
+    if e.event == "fenced" and e.fence_kind in _FENCE_WORDS:
+        words = _FENCE_WORDS[e.fence_kind]
+        if e.fence_kind == CANNOT_TELL and e.lost_leadership is None:
+            words = ("what it led is not on disk: a clean shutdown and a lost session "
+                     "look the same, the log cannot tell")
+        return f"fenced{_after(e)}{tail}; {words}"
     return f"{e.event.replace('_', ' ')}{_after(e)}{tail}"
 
 
@@ -102,6 +148,9 @@ def brokers_lines(result: BrokersResult, colour: bool = False) -> Iterator[str]:
     """The report: what was read, the timeline, the quorum's leaders, one row per node,
     the anomalies, and what the disk cannot say."""
     yield _header(result)
+    unknown = _inexact(result)
+    if unknown is not None:
+        yield unknown
     if result.snapshot_only:
         yield ("no log: the snapshot holds each node's state at its offset, not how it "
                "got there")
@@ -139,8 +188,24 @@ def _header(result: BrokersResult) -> str:
     when = ""
     if result.first_timestamp is not None:
         when = f", {utc(result.first_timestamp)} to {utc(result.last_timestamp)} UTC"
+    if result.state_known_from != result.start_offset:
+        start = f"the log start, offset {result.start_offset}, which no snapshot covers"
     return (f"replayed from {start}: offsets {result.start_offset}-{end} "
-            f"({result.records:,} records){when}{_window(result)}")
+            f"({result.metadata_records:,} metadata + "
+            f"{_count(result.control_records, 'control record')}){when}{_window(result)}")
+
+
+def _inexact(result: BrokersResult) -> str | None:
+    """What is unknown when the log's start is not covered by a snapshot."""
+    if result.state_known_from == result.start_offset:
+        return None
+    if result.state_known_from is None:
+        return ("no usable snapshot: each node's state before its first record here, and "
+                "what each change moved, is not on disk")
+    name = result.exact_snapshot.name if result.exact_snapshot else "a snapshot"
+    return (f"each node's state before its first record here, and what each change "
+            f"moved, is not on disk up to offset {result.state_known_from} ({name}), "
+            "exact from there")
 
 
 def _window(result: BrokersResult) -> str:
@@ -171,10 +236,20 @@ def _table(summary: list[NodeSummary]) -> Iterator[str]:
     yield (f"{'NODE':<16}{'STATE':<20}{'EPOCH':>8}{'REG':>5}{'FENCES':>7}{'CRASHES':>8}"
            "  FENCED FOR")
     for s in summary:
-        fenced = duration(s.fenced_ms) if s.fenced_ms else "-"
+        fenced = "?" if s.fenced_ms is None else duration(s.fenced_ms) if s.fenced_ms else "-"
         epoch = "-" if s.broker_epoch is None else str(s.broker_epoch)
+        broker = s.role == "broker"  # a controller is never fenced
         yield (f"{_node(s.role, s.node):<16}{s.state.replace('_', ' '):<20}{epoch:>8}"
-               f"{s.registrations:>5}{s.fences:>7}{s.crashes:>8}  {fenced:<12}").rstrip()
+               f"{_known(s.registrations):>5}{_known(s.fences) if broker else '-':>7}"
+               f"{_known(s.crashes) if broker else '-':>8}  "
+               f"{fenced if broker else '-':<12}").rstrip()
+    if any(s.role == "broker" and None in (s.registrations, s.crashes, s.fenced_ms)
+           for s in summary):
+        yield "? the log cannot know it"
+
+
+def _known(n: int | None) -> str:
+    return "?" if n is None else str(n)
 
 
 # ---------------------------------------------------------------------- JSON
@@ -187,7 +262,7 @@ def event_json(e: NodeEvent) -> dict[str, Any]:
             "incarnation_id": e.incarnation_id, "left_isr": e.left_isr,
             "lost_leadership": e.lost_leadership, "gained_leadership": e.gained_leadership,
             "fenced_ms": e.fenced_ms, "controlled_shutdown_first": e.controlled_shutdown_first,
-            "registration": e.registration}
+            "fence_kind": e.fence_kind, "registration": e.registration}
 
 
 def leader_json(s: LeaderSpan) -> dict[str, Any]:
@@ -220,6 +295,10 @@ def brokers_json(result: BrokersResult) -> Iterator[str]:
         "snapshot_only": result.snapshot_only, "start_offset": result.start_offset,
         "end_offset": result.end_offset, "first_timestamp": result.first_timestamp,
         "last_timestamp": result.last_timestamp, "records": result.records,
+        "metadata_records": result.metadata_records,
+        "control_records": result.control_records,
+        "state_known_from": result.state_known_from,
+        "exact_snapshot": None if result.exact_snapshot is None else str(result.exact_snapshot),
         "nodes": [node_json(s) for s in result.summary],
         "not_on_disk": result.not_on_disk,
     })

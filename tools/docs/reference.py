@@ -154,7 +154,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "Raft epoch read; a finding object per lifecycle anomaly (V130-V133; the log's own "
         "findings go to standard error); then a brokers_summary object, always the last line. "
         "With --broker, --since or --until, only what they keep. A snapshot without a log writes "
-        "no event: the summary holds each node's state at the snapshot. node_event keys:",
+        "no event: the summary holds each node's state at the snapshot, and its counts are "
+        "null. A count or a value the log cannot know is null, never 0. node_event keys:",
         (NODE_EVENT, REGISTRATION, QUORUM_LEADER, BROKERS_SUMMARY, NODE_SUMMARY),
     ),
     CommandJson(
