@@ -750,8 +750,8 @@ def snapshot(
     out: Annotated[str, typer.Option(
         "--out", metavar="FILE|DIR", show_default=False,
         help="Where to write: a directory (the file gets Kafka's name "
-             "<offset>-<epoch>.checkpoint) or a new file. An existing file is never "
-             "overwritten.")],
+             "<offset>-<epoch>.checkpoint) or a new file, outside the input and Kafka's "
+             "data and partition dirs. An existing file is never overwritten.")],
     at: Annotated[int | None, typer.Option(
         "--at", min=0, metavar="OFFSET", help="The snapshot's end offset: the state after "
         "every record below it (default: the log end).")] = None,
@@ -901,7 +901,8 @@ def export(
         "brokers.", show_default=False, metavar="PATHS...")],
     to: Annotated[str, typer.Option(
         "--to", metavar="OUTDIR", show_default=False,
-        help="A new directory: OUTDIR/<table>/cluster_id=ID/node_id=N/part-*.")],
+        help="A new directory outside the inputs and Kafka's data and partition dirs: "
+        "OUTDIR/<table>/cluster_id=ID/node_id=N/part-*.")],
     fmt: Annotated[str, typer.Option(
         "--format", metavar="parquet|json", help="Output format.")] = "parquet",
     master: Annotated[str | None, typer.Option(

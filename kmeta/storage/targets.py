@@ -40,7 +40,8 @@ __all__ = ["INTO_DATA_DIR", "INTO_PARTITION", "Landing", "Permit", "Role",
 
 
 class WriteTargetError(UsageError):
-    """An output that would land inside an input, or among a Kafka broker's own files."""
+    """An output that would land inside an input, or in a Kafka data or partition
+    directory (snapshot --into-partition and --into-data-dir allow the case one means)."""
 
     reference = "KM005"
 

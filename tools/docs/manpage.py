@@ -4,12 +4,13 @@ hand-written environment, examples and see-also."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 from pathlib import Path
 
 from kmeta import __version__
-from kmeta.errors import ExitCode
+from kmeta.errors import ExitCode, KmetaError
 from kmeta.findings import CODES
 from tools.docs import GENERATED_NOTE, PROG, DocsError
 from tools.docs.completions import COMPLETE_VAR
@@ -151,7 +152,8 @@ EXIT_MEANINGS = {
     "FINDINGS": "At least one finding of severity error (for example a bad CRC, a torn "
                 "tail), or a divergence found.",
     "USAGE": "Usage error: an unknown command or option, a bad option value, or options "
-             "that contradict each other (such as --from-offset after --to-offset); also "
+             "that contradict each other (such as --from-offset after --to-offset), an "
+             "output that would land inside an input or among a broker's files; also "
              "a standard output that is closed or cannot be written (a full disk).",
     "UNREADABLE": "Input unreadable: a path that does not exist, cannot be opened or "
                   "listed, or holds no Kafka files.",
@@ -169,7 +171,31 @@ def _section_exit_status() -> list[str]:
                         "tools.docs.manpage.EXIT_MEANINGS")
     for m in ExitCode:
         out += [".TP", bold(str(int(m))), esc(f"({m.name}) {EXIT_MEANINGS[m.name]}")]
+    out += [".PP", esc("An error that stops a command is one line on standard error, "
+                       "kmeta: error[REFERENCE]: PATH: what happened (what to do), with a "
+                       "stable reference:")]
+    for c in _error_classes():
+        doc = " ".join((c.__doc__ or "").split("\n\n")[0].split())
+        out += [".TP", f"{bold(c.reference)} (exit {int(c.exit_code)})", esc(doc)]
     return out
+
+
+#: The modules that define KmetaError's subclasses: imported, so that each is listed.
+ERROR_MODULES = ("kmeta.errors", "kmeta.formats.compression", "kmeta.storage.targets")
+
+
+def _error_classes() -> list[type[KmetaError]]:
+    """Every class that sets its own reference, by reference."""
+    for name in ERROR_MODULES:
+        importlib.import_module(name)
+    found: dict[str, type[KmetaError]] = {}
+    todo: list[type[KmetaError]] = [KmetaError]
+    while todo:
+        c = todo.pop()
+        if "reference" in vars(c):
+            found.setdefault(c.reference, c)
+        todo += c.__subclasses__()
+    return [found[r] for r in sorted(found)]
 
 
 FINDING_GROUPS = {"F": "format: bytes that do not follow their format",
