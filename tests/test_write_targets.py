@@ -255,3 +255,26 @@ def test_the_reference_is_stable_and_in_the_man_page() -> None:
     assert WriteTargetError.exit_code == ExitCode.USAGE
     man = (REPO / "man" / "kmeta.1").read_text(encoding="utf-8")
     assert "\\fBKM005\\fR (exit 2)" in man
+
+
+@pytest.mark.parametrize("command", [
+    ["snapshot", f"data/{META}", "--out", f"data/{META}", "--into-partition"],
+    ["compact", "data/orders-0", "--write", "other", "--into-data-dir"],
+    ["repair", f"data/{META}", "--out", f"other/{META}", "--into-data-dir"],
+], ids=["snapshot", "compact", "repair"])
+def test_the_flags_are_refused_while_a_broker_holds_the_data_dir(
+        data: Path, other: Path, tmp_path: Path, command: list[str]) -> None:
+    import fcntl
+
+    target = other if "other" in " ".join(command) else data
+    lock = target / ".lock"
+    lock.write_bytes(b"")  # as a broker leaves it
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as another process would hold it
+        message = refused(tmp_path, *command, cwd=tmp_path)
+        assert f"{lock}: a running process holds the data directory's .lock" in message
+        assert "stop the broker before --into-" in message
+    finally:
+        os.close(fd)
+    assert run(*command, env={}, cwd=tmp_path).returncode == 0  # stopped: written

@@ -34,6 +34,7 @@ from pathlib import Path
 from kmeta.errors import UsageError
 from kmeta.formats.filenames import parse_partition_dir
 from kmeta.storage.discover import METADATA_TOPIC, meta_properties_at, partition_of
+from kmeta.storage.swap import data_dir_lock
 
 __all__ = ["INTO_DATA_DIR", "INTO_PARTITION", "Landing", "Permit", "Role",
            "WriteTargetError", "check_target", "landing"]
@@ -166,6 +167,14 @@ def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike
                                    "directory name (topic-N), and Kafka fails to load a data "
                                    "directory holding it", context=os.fspath(out),
                                    hint="name the output like the partition it holds")
+        # A running broker would meet it only at its next start, by surprise: refused.
+        assert where.kafka_dir is not None
+        data_dir = where.kafka_dir if permit.role is Role.DATA_DIR else where.kafka_dir.parent
+        try:
+            with data_dir_lock(data_dir, hint=f"stop the broker before {permit.flag}"):
+                pass
+        except UsageError as e:
+            raise WriteTargetError(e.message, context=e.context, hint=e.hint) from None
         return where
     if where.role is None and where.input is None:
         if permitted and permit is not None:  # the flag meant a place this is not
