@@ -79,6 +79,8 @@ def test_snapshot_into_a_metadata_partition_needs_the_flag(data: Path, tmp_path:
                       cwd=data)
     assert f"{Path(out)}: --out is inside " in message
     assert f"{data.resolve() / META}" in message and "metadata partition directory" in message
+    if source == ".":  # outside the input, not only outside the partition in it
+        assert message.endswith(f"choose a directory outside {data.resolve()})\n")
 
 
 @pytest.mark.parametrize("out", [".", "orders-0", "orders-0/x.checkpoint", "new/"],
@@ -278,3 +280,23 @@ def test_the_flags_are_refused_while_a_broker_holds_the_data_dir(
     finally:
         os.close(fd)
     assert run(*command, env={}, cwd=tmp_path).returncode == 0  # stopped: written
+
+
+def test_the_note_falls_back_when_retention_cannot_tell(data: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshot is written by then: a failure to tell more is a plainer note, never a
+    failed command."""
+    import kmeta.ops.retention
+    from kmeta.ops.snapshot import write_snapshot_at
+
+    def cannot(path: object, **kw: object) -> None:
+        raise KmetaError("cannot list directory: Permission denied")
+
+    monkeypatch.setattr(kmeta.ops.retention, "retention", cannot)
+    result = write_snapshot_at(data, data / META, at=5000, timestamp_ms=1, durable=False,
+                               into_partition=True)
+    assert result.path.is_file()
+    assert result.notes[-1].endswith("loads the cluster image from the newest snapshot there "
+                                     "(ordered by epoch, then end offset); kmeta retention "
+                                     "could not tell more: cannot list directory: Permission "
+                                     "denied")

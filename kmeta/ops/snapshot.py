@@ -232,9 +232,13 @@ def _placed_note(written: Path, sid: SnapshotId) -> str:
     partition dir: ``kmeta retention``'s account of its start-up, told of this file."""
     from kmeta.ops.retention import retention
 
-    seen = retention(written.parent)
     head = f"written into the metadata partition directory {written.parent}: at its next " \
            "start Kafka "
+    try:
+        seen = retention(written.parent)
+    except KmetaError as e:  # the snapshot is written: say what is known, not fail
+        return head + "loads the cluster image from the newest snapshot there (ordered by " \
+               f"epoch, then end offset); kmeta retention could not tell more: {e.message}"
     if seen.refusal is not None:
         return head + f"refuses to start ({seen.refusal})"
     mine = next((s for s in seen.snapshots if s.path.name == written.name), None)

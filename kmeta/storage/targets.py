@@ -202,7 +202,9 @@ def _place(where: Landing) -> str:
 
 
 def _hint(where: Landing, permit: Permit | None) -> str:
-    outside = where.kafka_dir or where.input
+    # outside both the input and the Kafka directory: the outer of the two
+    found = [d for d in (where.kafka_dir, where.input) if d is not None]
+    outside = min(found, key=lambda d: len(d.parts))
     if where.role is None:
         return f"choose a directory outside {outside}: kmeta never writes into what it reads"
     why = _KAFKA_DOES[where.role]
