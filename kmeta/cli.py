@@ -152,7 +152,8 @@ AllOpt = Annotated[bool, typer.Option("--all", help="List every finding on its o
                                       "is one line: how many, the first and the last).")]
 IntoDataDirOpt = Annotated[bool, typer.Option(
     "--into-data-dir", help="Allow the output directly in a Kafka data dir (one holding "
-    "meta.properties): Kafka loads it as a replica at its next start.")]
+    "meta.properties), where Kafka loads it at its next start; refused while a broker "
+    "holds the dir's .lock.")]
 JsonObjOpt = Annotated[bool, typer.Option("--json", help="One JSON object on stdout "
                                           "(schema in kmeta(1)).")]
 
@@ -758,7 +759,7 @@ def snapshot(
     into_partition: Annotated[bool, typer.Option(
         "--into-partition", help="Allow --out to be a metadata partition dir (the input's "
         "too): Kafka loads the newest snapshot there at its next start; a note says "
-        "what it will do.")] = False,
+        "what it will do. Refused while a broker holds the data dir's .lock.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Write a KRaft snapshot (.checkpoint) of the cluster image at an offset.

@@ -12,10 +12,12 @@ discovery takes for one (:func:`kmeta.storage.discover.partition_of`).
 
 Kafka facts behind the lines below (apache/kafka, read for behaviour only):
 
-* ``LogManager.loadLogs``: at start, every directory of a data dir is loaded as a
-  partition replica named ``topic-N`` (``UnifiedLog.parseTopicPartitionName``: a name it
-  cannot parse fails the load); one the metadata does not assign to the broker, or one
-  without a topic id, is marked stray (``isStrayKraftReplica``) and renamed ``-stray``.
+* ``LogManager.loadLogs``: at start, every directory of a data dir but the metadata
+  partition (which the raft layer opens as the metadata log) is loaded as a partition
+  replica named ``topic-N`` (``UnifiedLog.parseTopicPartitionName``: a name it cannot
+  parse throws, and the broker does not start); one the metadata does not assign to the
+  broker, or one without a topic id, is marked stray (``isStrayKraftReplica``) and
+  renamed ``-stray``.
 * ``KafkaMetadataLog.apply`` / ``recoverSnapshots``: at start, ``.checkpoint.part`` and
   ``.checkpoint.deleted`` files and snapshots that end below the log start offset are
   deleted; the newest snapshot (snapshot ids order by epoch, then end offset) is the one
@@ -57,9 +59,10 @@ class Role(enum.Enum):
 
 #: What Kafka does at its next start with what is put there, by the kind of directory.
 _KAFKA_DOES = {
-    Role.DATA_DIR: "at its next start Kafka loads every directory of a data directory as a "
-                   "partition replica, marks one its broker does not host stray, and fails on "
-                   "a name it cannot parse",
+    Role.DATA_DIR: "at its next start Kafka loads every directory of a data directory: "
+                   "__cluster_metadata-0 as its metadata log, any other as a partition replica "
+                   "(stray when its broker does not host it); a name it cannot parse stops "
+                   "the start",
     Role.PARTITION_DIR: "Kafka owns every file of a partition directory",
     Role.METADATA_PARTITION: "Kafka owns every file of a partition directory, and at its "
                              "next start loads the cluster image from the newest snapshot "
@@ -164,8 +167,8 @@ def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike
     if direct and permitted:
         if permit is INTO_DATA_DIR and parse_partition_dir(where.path.name) is None:
             raise WriteTargetError(f"{permit.flag}: {where.path.name} is not a partition "
-                                   "directory name (topic-N), and Kafka fails to load a data "
-                                   "directory holding it", context=os.fspath(out),
+                                   "directory name (topic-N): Kafka does not start with it in "
+                                   "a data directory", context=os.fspath(out),
                                    hint="name the output like the partition it holds")
         # A running broker would meet it only at its next start, by surprise: refused.
         assert where.kafka_dir is not None
