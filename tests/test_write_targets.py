@@ -83,9 +83,10 @@ def test_snapshot_into_a_metadata_partition_needs_the_flag(data: Path, tmp_path:
         assert message.endswith(f"choose a directory outside {data.resolve()})\n")
 
 
-@pytest.mark.parametrize("out", [".", "orders-0", "orders-0/x.checkpoint", "new/"],
-                         ids=["data-dir", "data-partition", "data-partition-file",
-                              "new-dir-in-data-dir"])
+@pytest.mark.parametrize("out", [".", "x.checkpoint", "orders-0", "orders-0/x.checkpoint",
+                                 "new/"],
+                         ids=["data-dir", "file-in-data-dir", "data-partition",
+                              "data-partition-file", "new-dir-in-data-dir"])
 def test_snapshot_elsewhere_among_the_brokers_files_is_refused(data: Path, tmp_path: Path,
                                                                out: str) -> None:
     if out == "new/":
