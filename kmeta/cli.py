@@ -178,6 +178,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout, one
 AllOpt = Annotated[bool, typer.Option("--all", help="List every finding on its own line "
                                       f"(by default a code met more than {GROUP_OVER} times "
                                       "is one line: how many, the first and the last).")]
+IntoDataDirOpt = Annotated[bool, typer.Option(
+    "--into-data-dir", help="Allow the output directly in a Kafka data dir (one holding "
+    "meta.properties), where Kafka loads it at its next start; refused while a broker "
+    "holds the dir's .lock.")]
 JsonObjOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout: the "
                                           "command's object, then a finding object per "
                                           "finding (schema in kmeta(1)).")]
@@ -662,6 +666,7 @@ def compact(
     write: Annotated[str | None, typer.Option(
         "--write", metavar="NEWDIR", help="Write the compacted partition under NEWDIR (new "
         "indexes; the input is never touched).")] = None,
+    into_data_dir: IntoDataDirOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     """What Kafka's log cleaner, or a KIP-280 strategy, would do to a partition.
@@ -682,6 +687,7 @@ def compact(
     from kmeta.ops.compact import compact as run_compact
     from kmeta.render.compact import compact_json, compact_lines
     from kmeta.render.console import clip_width
+    from kmeta.storage.targets import INTO_DATA_DIR, check_target
 
     env = _env()
     names = list(strategy or ())
@@ -713,6 +719,9 @@ def compact(
                                                              "--delete-retention"),
         None if min_lag is None else parse_duration(min_lag, "--min-compaction-lag"), wanted,
         roll, batches, None if write is None else Path(write))
+    if write is not None:  # before the round: where the partition dir would go
+        check_target(write, [path], what="--write", name=Path(path).resolve().name,
+                     permit=INTO_DATA_DIR, permitted=into_data_dir)
     with _reading(env, "compact"):
         result = run_compact(path, options)
     if json_out:
@@ -768,11 +777,15 @@ def snapshot(
     out: Annotated[str, typer.Option(
         "--out", metavar="FILE|DIR", show_default=False,
         help="Where to write: a directory (the file gets Kafka's name "
-             "<offset>-<epoch>.checkpoint) or a new file. An existing file is never "
-             "overwritten.")],
+             "<offset>-<epoch>.checkpoint) or a new file, outside the input and Kafka's "
+             "data and partition dirs. An existing file is never overwritten.")],
     at: Annotated[int | None, typer.Option(
         "--at", min=0, metavar="OFFSET", help="The snapshot's end offset: the state after "
         "every record below it (default: the log end).")] = None,
+    into_partition: Annotated[bool, typer.Option(
+        "--into-partition", help="Allow --out to be a metadata partition dir (the input's "
+        "too): Kafka loads the newest snapshot there at its next start; a note says "
+        "what it will do. Refused while a broker holds the data dir's .lock.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Write a KRaft snapshot (.checkpoint) of the cluster image at an offset.
@@ -788,7 +801,7 @@ def snapshot(
 
     env = _env()
     with _reading(env, "snapshot"):
-        result = write_snapshot_at(path, out, at=at)
+        result = write_snapshot_at(path, out, at=at, into_partition=into_partition)
     env.write_lines([snapshot_json(result)] if json_out else _folded(
         snapshot_lines(result), clip_width(env)), json=json_out)
     close(env, result.findings, [path], json_out=json_out)
@@ -810,6 +823,7 @@ def truncate(
     out: Annotated[str | None, typer.Option(
         "--out", metavar="NEWDIR", help="With --apply: a new or empty directory outside "
         "the input for the truncated copy.")] = None,
+    into_data_dir: IntoDataDirOpt = False,
     no_images: Annotated[bool, typer.Option(
         "--no-images", help="Skip the image before/after (faster on long logs).")] = False,
     json_out: JsonObjOpt = False,
@@ -832,7 +846,7 @@ def truncate(
     width = clip_width(env)
     if out is not None:
         with _reading(env, "truncate"):
-            result = write_truncated(path, out, to, peer=peer)
+            result = write_truncated(path, out, to, peer=peer, into_data_dir=into_data_dir)
         env.write_lines([repair_json(result)] if json_out else _folded(
             repair_lines(result), width), json=json_out)
         # what verify finds in the copy it wrote (the report shows the first of them)
@@ -852,6 +866,7 @@ def repair(
     out: Annotated[str | None, typer.Option(
         "--out", metavar="DIR", help="Write the repaired copy here: a new or empty "
         "directory outside the input (name it like the input to use it).")] = None,
+    into_data_dir: IntoDataDirOpt = False,
     truncate_to: Annotated[int | None, typer.Option(
         "--truncate-to", min=0, metavar="OFFSET", help="Also end the log before this "
         "offset (a batch boundary); snapshots past it are quarantined.")] = None,
@@ -889,6 +904,8 @@ def repair(
         raise UsageError("give exactly one of --out DIR and --in-place")
     if backup is not None and not in_place:
         raise UsageError("--backup goes with --in-place")
+    if into_data_dir and out is None:
+        raise UsageError("--into-data-dir goes with --out")
     env = _env()
     result: RepairPlan | RepairResult
     with _reading(env, "repair"):
@@ -898,7 +915,7 @@ def repair(
         elif in_place:
             result = apply_repair_in_place(result, backup)
         else:
-            result = apply_repair(result, out)
+            result = apply_repair(result, out, into_data_dir=into_data_dir)
     env.write_lines([repair_json(result)] if json_out else _folded(
         repair_lines(result), clip_width(env)), json=json_out)
     # what verify finds in the written copy (a plan is not checked); the report shows them
@@ -913,7 +930,8 @@ def export(
         "brokers.", show_default=False, metavar="PATH...")],
     to: Annotated[str, typer.Option(
         "--to", metavar="OUTDIR", show_default=False,
-        help="A new directory: OUTDIR/<table>/cluster_id=ID/node_id=N/part-*.")],
+        help="A new directory outside the inputs and Kafka's data and partition dirs: "
+        "OUTDIR/<table>/cluster_id=ID/node_id=N/part-*.")],
     fmt: Annotated[str, typer.Option(
         "--format", metavar="parquet|json", help="Output format.")] = "parquet",
     master: Annotated[str | None, typer.Option(
@@ -944,6 +962,11 @@ def export(
     from kmeta.ops.rows import TABLES, Scope
 
     scope = Scope(data_topics=data_topics, payloads=payloads)
+    if "://" not in to:  # before Spark starts: never into what it reads, nor a broker's dirs
+        from kmeta.ops.rows import expand_globs
+        from kmeta.storage.targets import check_target
+
+        check_target(to, expand_globs(paths), what="--to")
     try:
         import pyspark  # noqa: F401
     except ImportError:

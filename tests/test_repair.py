@@ -476,7 +476,7 @@ def test_out_must_be_new_or_empty_and_outside_the_input(tmp_path: Path) -> None:
     full.mkdir()
     (full / "x").write_text("x")
     for out, message in ((full, "not empty"), (part / "sub", "inside the input"),
-                         (part, "inside the input"), (full / "x", "not a directory")):
+                         (part, "over the input"), (full / "x", "not a directory")):
         with pytest.raises(UsageError, match=message):
             apply_repair(plan, out)
     empty = tmp_path / "empty"

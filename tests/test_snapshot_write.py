@@ -419,7 +419,8 @@ def test_output_into_the_partition_dir_when_asked(tmp_path: Path) -> None:
     data = healthy_copy(tmp_path)
     part = data / "__cluster_metadata-0"
     before = sorted(p.name for p in part.iterdir())
-    result = write_snapshot_at(data, part, at=9000, timestamp_ms=1, durable=False)
+    result = write_snapshot_at(data, part, at=9000, timestamp_ms=1, durable=False,
+                               into_partition=True)
     assert result.path.parent == part
     assert sorted(p.name for p in part.iterdir()) == sorted(before + [result.path.name])
     # kmeta now starts its replay from the new snapshot, and gets the same image.

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.core.image_records import ImageNotWritable, image_records
+from kmeta.core.replica_log import SnapshotId
 from kmeta.core.versions import level_label, required_level
 from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding, Severity
@@ -38,6 +39,7 @@ from kmeta.ops.image import build_image, metadata_source
 from kmeta.ops.replay import snapshot_image
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.segments import batch_records, read_batches
+from kmeta.storage.targets import INTO_PARTITION, Landing, Role, check_target
 from kmeta.storage.writer import SnapshotWriter
 
 __all__ = ["SnapshotWritten", "write_snapshot_at"]
@@ -110,12 +112,14 @@ class _LogFacts:
 
 def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = None,
                       timestamp_ms: int | None = None, allow_errors: bool = False,
-                      durable: bool = True) -> SnapshotWritten:
+                      durable: bool = True, into_partition: bool = False) -> SnapshotWritten:
     """Write the image of the metadata partition at ``path``, replayed up to offset ``at``
     (default: the log end), as a KRaft snapshot.
 
     ``out`` is a directory (the file gets Kafka's name ``<end>-<epoch>.checkpoint``) or a
-    file path that does not exist yet.  ``timestamp_ms`` stamps the batches (default: now).
+    file path that does not exist yet, outside ``path`` and Kafka's directories; directly
+    in a metadata partition directory only with ``into_partition`` (Kafka loads it at its
+    next start: a note says how).  ``timestamp_ms`` stamps the batches (default: now).
     A replay that met error findings (damaged batches, records Kafka would refuse) is
     refused unless ``allow_errors``: the snapshot would make the damage permanent.
     """
@@ -133,7 +137,7 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
     if at is not None and at <= log_start:
         raise UsageError(f"--at {at}: a snapshot must end after the log start offset "
                          f"{log_start}", context=str(part.path))
-    _check_out(out)
+    where = _check_out(out, path, into_partition)
 
     result = build_image(path, at=at)  # checks --at against the log end
     target = result.offset
@@ -193,6 +197,8 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
 
     digest = image.digest()
     _check_written(written, target, facts.epoch, digest, result.findings)
+    if where.role is Role.METADATA_PARTITION:
+        notes.append(_placed_note(written, SnapshotId(target, facts.epoch)))
     counts: Counter[str] = Counter()
     for r in records:
         counts[r.type] += 1
@@ -208,15 +214,46 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
 
 # ---------------------------------------------------------------------- output path
 
-def _check_out(out: Path) -> None:
-    """Refuse an unusable ``--out`` before the (possibly long) replay."""
-    if out.is_dir():
-        return
-    if out.exists() or out.is_symlink():
-        raise UsageError("--out names an existing file; kmeta never overwrites one",
-                         context=str(out), hint="give a new file name or a directory")
-    if not out.parent.is_dir():
-        raise UsageError("--out: no such directory", context=str(out.parent))
+def _check_out(out: Path, path: str | Path, into_partition: bool) -> Landing:
+    """Refuse an unusable ``--out`` before the (possibly long) replay; where it lands."""
+    if not out.is_dir():
+        if out.exists() or out.is_symlink():
+            raise UsageError("--out names an existing file; kmeta never overwrites one",
+                             context=str(out), hint="give a new file name or a directory")
+        if not out.parent.is_dir():
+            raise UsageError("--out: no such directory", context=str(out.parent))
+    return check_target(out, [path], what="--out", permit=INTO_PARTITION,
+                        permitted=into_partition, into=out.is_dir())
+
+
+def _placed_note(written: Path, sid: SnapshotId) -> str:
+    """What Kafka does at its next start with the snapshot kmeta put into a metadata
+    partition dir: ``kmeta retention``'s account of its start-up, told of this file."""
+    from kmeta.ops.retention import retention
+
+    head = f"written into the metadata partition directory {written.parent}: at its next " \
+           "start Kafka "
+    try:
+        seen = retention(written.parent)
+    except KmetaError as e:  # the snapshot is written: say what is known, not fail
+        return head + "loads the cluster image from the newest snapshot there (ordered by " \
+               f"epoch, then end offset); kmeta retention could not tell more: {e.message}"
+    if seen.refusal is not None:
+        return head + f"refuses to start ({seen.refusal})"
+    mine = next((s for s in seen.snapshots if s.path.name == written.name), None)
+    if mine is None:
+        return head + "passes this file over: it finds snapshots by their name only"
+    if "startup" in mine.fate:
+        return head + f"deletes it ({'; '.join(seen.startup)})"
+    newest = max(s.id for s in seen.snapshots  # ids order by epoch, then end offset
+                 if s.state == "live" and "startup" not in s.fate)
+    steps = [s for s in seen.startup if not s.startswith("nothing to clean up")]
+    told = head + ("; ".join(steps) + "; then it " if steps else "")
+    if newest == sid:
+        return told + "loads the cluster image from this snapshot, the newest, and " \
+                      f"replays the log from offset {sid.offset}"
+    return told + f"loads the cluster image from the newer snapshot {newest.file_stem}, " \
+                  "not from this one"
 
 
 def _final_path(out: Path, end: int, epoch: int, notes: list[str]) -> Path:

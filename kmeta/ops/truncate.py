@@ -29,6 +29,7 @@ from kmeta.ops.image import build_image
 from kmeta.ops.repair import Removed, RepairResult, apply_repair, plan_repair
 from kmeta.storage.discover import segments_from
 from kmeta.storage.segments import read_batches
+from kmeta.storage.targets import INTO_DATA_DIR, check_target
 
 __all__ = ["TruncatePlan", "simulate_truncate", "write_truncated"]
 
@@ -159,12 +160,16 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
 
 
 def write_truncated(path: str, out: str | os.PathLike[str], to: int | None = None, *,
-                    peer: str | None = None) -> RepairResult:
+                    peer: str | None = None, into_data_dir: bool = False) -> RepairResult:
     """Write ``path``'s metadata partition truncated as :func:`simulate_truncate` says to
-    ``out``, with repair's writer.  What was written is counted once, by repair (the
-    simulation would count a damaged batch differently); its reason and notes join
-    repair's."""
+    ``out``, with repair's writer (``into_data_dir`` as there).  What was written is
+    counted once, by repair (the simulation would count a damaged batch differently); its
+    reason and notes join repair's."""
+    # Judged against what is read (a data dir, the peer too) before the simulation reads it.
+    check_target(out, [p for p in (path, peer) if p is not None], what="the output directory",
+                 permit=INTO_DATA_DIR, permitted=into_data_dir)
     plan = simulate_truncate(path, to, peer=peer, images=False)
-    result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out)
+    result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out,
+                          into_data_dir=into_data_dir)
     result.notes += [n for n in (plan.reason, *plan.notes) if n]
     return result

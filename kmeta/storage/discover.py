@@ -238,6 +238,18 @@ def _is_partition_dir(path: Path, entries: list[_Entry], in_data_dir: bool = Fal
     return None
 
 
+def partition_of(directory: Path) -> tuple[str, int] | None:
+    """``(topic, partition)`` when discovery takes the existing ``directory`` for a
+    partition directory (by its name and files, as :func:`discover` judges), else None;
+    None too when it cannot be listed."""
+    try:
+        entries = _listdir(directory)
+    except UnreadableInput:
+        return None
+    return _is_partition_dir(directory, entries,
+                             meta_properties_at(directory.parent) is not None)
+
+
 def _holds_metadata_topic_id(files: list[_Entry]) -> bool:
     entry = next((f for f in files if f.kind.kind == "partition-metadata"), None)
     if entry is None:

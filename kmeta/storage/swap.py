@@ -24,8 +24,10 @@ from kmeta.storage.writer import fsync_directory
 
 
 @contextlib.contextmanager
-def data_dir_lock(data_dir: Path) -> Iterator[None]:
-    """Hold ``<data_dir>/.lock`` as Kafka does while it runs; refuse if someone holds it.
+def data_dir_lock(data_dir: Path, hint: str = "stop the broker before repairing in place, "
+                  "or repair into --out") -> Iterator[None]:
+    """Hold ``<data_dir>/.lock`` as Kafka does while it runs; refuse if someone holds it
+    (``hint``: what the user can do then).
 
     Kafka (``FileChannel.tryLock``) takes a POSIX record lock, which ``lockf`` sees; other
     tools may use ``flock``: both are tried, without blocking.  POSIX locks belong to a
@@ -54,9 +56,7 @@ def data_dir_lock(data_dir: Path) -> Iterator[None]:
                 if e.errno not in (errno.EACCES, errno.EAGAIN, errno.EWOULDBLOCK):
                     raise
                 raise UsageError("a running process holds the data directory's .lock (a "
-                                 "Kafka broker?)", context=str(lock),
-                                 hint="stop the broker before repairing in place, or "
-                                 "repair into --out") from None
+                                 "Kafka broker?)", context=str(lock), hint=hint) from None
         yield
     finally:
         os.close(fd)  # releases both locks

@@ -4,6 +4,7 @@ hand-written environment, examples and see-also."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 from pathlib import Path
@@ -152,7 +153,8 @@ EXIT_MEANINGS = {
                 "tail, replicas that diverged, a consumer that would move): the same rule "
                 "for every command.",
     "USAGE": "Usage error: an unknown command or option, a bad option value, or options "
-             "that contradict each other (such as --from-offset after --to-offset); also "
+             "that contradict each other (such as --from-offset after --to-offset), an "
+             "output that would land inside an input or among a broker's files; also "
              "a standard output that is closed or cannot be written (a full disk).",
     "UNREADABLE": "Input unreadable: a path that does not exist, cannot be opened or "
                   "listed, or holds no Kafka files.",
@@ -170,30 +172,31 @@ def _section_exit_status() -> list[str]:
                         "tools.docs.manpage.EXIT_MEANINGS")
     for m in ExitCode:
         out += [".TP", bold(str(int(m))), esc(f"({m.name}) {EXIT_MEANINGS[m.name]}")]
+    out += [".PP", esc("An error that stops a command is one line on standard error, "
+                       "kmeta: error[REFERENCE]: PATH: what happened (what to do), with a "
+                       "stable reference:")]
+    for c in _error_classes():
+        doc = " ".join((c.__doc__ or "").split("\n\n")[0].split())
+        out += [".TP", f"{bold(c.reference)} (exit {int(c.exit_code)})", esc(doc)]
     return out
+
+
+#: The modules that define KmetaError's subclasses: imported, so that each is listed.
+ERROR_MODULES = ("kmeta.errors", "kmeta.formats.compression", "kmeta.storage.targets")
 
 
 def _error_classes() -> list[type[KmetaError]]:
-    seen: list[type[KmetaError]] = []
-    todo = [KmetaError]
+    """Every class that sets its own reference, by reference."""
+    for name in ERROR_MODULES:
+        importlib.import_module(name)
+    found: dict[str, type[KmetaError]] = {}
+    todo: list[type[KmetaError]] = [KmetaError]
     while todo:
-        cls = todo.pop(0)
-        if all(cls.reference != s.reference for s in seen):  # a refinement of its base
-            seen.append(cls)
-        todo += cls.__subclasses__()
-    return sorted(seen, key=lambda c: c.reference)
-
-
-def _section_errors() -> list[str]:
-    """ERRORS: the KM references of the one-line errors, from kmeta.errors."""
-    out = [".SH ERRORS",
-           "A condition that stops a command is one line on standard error, "
-           + esc("kmeta: error[KMnnn]: PATH: what is wrong (what to do)") + ", and the "
-           "exit status of its kind. The references are stable:"]
-    for cls in _error_classes():
-        doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
-        out += [".TP", f"{bold(cls.reference)} (exit {int(cls.exit_code)})", esc(doc)]
-    return out
+        c = todo.pop()
+        if "reference" in vars(c):
+            found.setdefault(c.reference, c)
+        todo += c.__subclasses__()
+    return [found[r] for r in sorted(found)]
 
 
 FINDING_GROUPS = {"F": "format: bytes that do not follow their format",
@@ -331,7 +334,6 @@ def man_page(root: CommandDoc | None = None) -> str:
         *_section_global_options(root),
         *_section_commands(root),
         *_section_exit_status(),
-        *_section_errors(),
         *_section_findings(),
         *section_json(),
         *_section_environment(),

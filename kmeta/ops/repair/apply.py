@@ -23,7 +23,7 @@ from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import classify
 from kmeta.ops.repair.plan import Action, RepairPlan, checkpoint_entries, metadata_partition
 from kmeta.ops.verify import verify_discovery
-from kmeta.storage import tree
+from kmeta.storage import targets, tree
 from kmeta.storage.discover import QUARANTINE, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.swap import data_dir_lock, swap_in
 from kmeta.storage.writer import atomic_write, fsync_directory, write_leader_epoch_checkpoint
@@ -54,11 +54,15 @@ def _check_unchanged(plan: RepairPlan) -> None:
                          "repair again")
 
 
-def _check_target(target: Path, part: Path, what: str) -> None:
-    """``target`` (resolved) must be absent or an empty directory, outside the input."""
-    if tree.is_within(target, part):
-        raise UsageError(f"the {what} is inside the input directory", context=str(target),
-                         hint=f"choose a {what} outside {part}")
+def _check_target(target: Path, part: Path, what: str, into_data_dir: bool | None = None
+                  ) -> None:
+    """``target`` must be absent or an empty directory, outside the input and
+    outside Kafka's directories; directly in a data dir only if ``into_data_dir`` (None:
+    never, not even with the flag)."""
+    targets.check_target(target, [part], what=f"the {what}",
+                         permit=None if into_data_dir is None else targets.INTO_DATA_DIR,
+                         permitted=bool(into_data_dir))
+    target = target.resolve()
     if target.exists() or target.is_symlink():
         if not target.is_dir():
             raise UsageError(f"the {what} exists and is not a directory",
@@ -137,13 +141,13 @@ def _name_note(out: Path, part: Path, recognised: bool) -> list[str]:
 
 
 def apply_repair(plan: RepairPlan, out: str | os.PathLike[str], *, check: bool = True,
-                 durable: bool = True) -> RepairResult:
+                 durable: bool = True, into_data_dir: bool = False) -> RepairResult:
     """Write the repaired copy to ``out`` (absent or an empty directory, outside the
-    input).  With ``check``, the output is verified and the findings kept in the result.
-    The input is only read."""
+    input, and in a Kafka data dir only with ``into_data_dir``).  With ``check``, the
+    output is verified and the findings kept in the result.  The input is only read."""
     part = plan.part_dir.resolve()
     target = Path(out).absolute()
-    _check_target(target.resolve(), part, "output directory")
+    _check_target(target, part, "output directory", into_data_dir)
     _check_unchanged(plan)
     with _writing(target):
         tree.materialize(target, lambda d: _write(plan, d, durable), durable)
@@ -169,7 +173,7 @@ def apply_repair_in_place(plan: RepairPlan, backup: str | os.PathLike[str] | Non
     part = plan.part_dir.resolve()
     data_dir = part.parent
     backup_path = Path(backup).absolute()
-    _check_target(backup_path.resolve(), part, "backup directory")
+    _check_target(backup_path, part, "backup directory")
     if tree.is_within(backup_path.resolve(), data_dir):
         raise UsageError("the backup is inside the data directory", context=str(backup_path),
                          hint="Kafka treats every directory there as a partition: put the "
