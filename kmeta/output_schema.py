@@ -341,8 +341,8 @@ LOG_FILE = ObjectKind(
             nullable=True),
         Key("epochs", Array(INT), "The leader epochs of its batches, in ascending order."),
         Key("bad_crc_batches", BIGINT, "Batches whose CRC does not match."),
-        Key("control_records", Map(BIGINT), "Control records by type."),
-        Key("record_types", Map(BIGINT), "Metadata records by type."),
+        Key("control_records_by_type", Map(BIGINT), "Control records by type."),
+        Key("records_by_type", Map(BIGINT), "Metadata records by type."),
     ),
 )
 
@@ -378,8 +378,9 @@ PARTITION_DIR = ObjectKind(
             nullable=True),
         Key("segment_files", Array(LOG_FILE), "Its segments."),
         Key("snapshot_files", Array(LOG_FILE), "Its KRaft snapshots."),
-        Key("record_types", Map(BIGINT), "Metadata records by type, over its segments."),
-        Key("control_records", Map(BIGINT), "Control records by type, over its segments."),
+        Key("records_by_type", Map(BIGINT), "Metadata records by type, over its segments."),
+        Key("control_records_by_type", Map(BIGINT), "Control records by type, over its "
+            "segments."),
         Key("small_files", Map(JSON), "Its small files by name, decoded."),
         Key("other_files", Array(STRING), "Files kmeta does not read (indexes are checked by "
             "verify)."),
@@ -694,7 +695,7 @@ REPLICA = ObjectKind(
             "is empty.", nullable=True),
         Key("batches", BIGINT, "How many record batches were read."),
         Key("records", BIGINT, "How many records were read."),
-        Key("snapshot_files", Array(STRING), "The live KRaft snapshots: their ids (<endOffset>-<epoch>, "
+        Key("snapshot_ids", Array(STRING), "The live KRaft snapshots: their ids (<endOffset>-<epoch>, "
             "the file name without .checkpoint), in offset order."),
         Key("finding_count", BIGINT, "How many findings reading this replica met (a number; they "
             "are shown on standard error)."),

@@ -90,7 +90,7 @@ class Replica:
                 "cluster_id": self.cluster_id, "log_start_offset": self.log_start,
                 "log_end_offset": self.log_end, "latest_epoch": self.latest_epoch,
                 "batches": self.stats.batches, "records": self.stats.records,
-                "snapshot_files": [f"{s.file_stem}" for s, st in (m.snapshots if m else {}).items()
+                "snapshot_ids": [f"{s.file_stem}" for s, st in (m.snapshots if m else {}).items()
                               if st is SnapshotState.LIVE],
                 "finding_count": len(self.findings), "notes": self.notes}
 

@@ -51,8 +51,8 @@ class FileSummary:
             if k not in ("control_records", "record_types"):
                 # the file's kind and its epochs under the names every command uses
                 out[{"kind": "file_kind", "leader_epochs": "epochs"}.get(k, k)] = v
-        out["control_records"] = dict(self.control_records)
-        out["record_types"] = dict(sorted(self.record_types.items()))
+        out["control_records_by_type"] = dict(self.control_records)
+        out["records_by_type"] = dict(sorted(self.record_types.items()))
         return out
 
 
@@ -100,8 +100,8 @@ class PartitionSummary:
             "log_start_offset": self.log_start_offset, "log_end_offset": self.log_end_offset,
             "segment_files": [s.to_json() for s in self.segments],
             "snapshot_files": [s.to_json() for s in self.snapshots],
-            "record_types": dict(sorted(self.record_types().items())),
-            "control_records": dict(self.control_records()),
+            "records_by_type": dict(sorted(self.record_types().items())),
+            "control_records_by_type": dict(self.control_records()),
             "small_files": self.files,
             "other_files": self.other_files,
         }
