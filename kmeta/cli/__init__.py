@@ -1,0 +1,20 @@
+"""The ``kmeta`` command line: parse options, call one op, render, finish.
+
+One module per family of commands, each registering its commands on the one app
+(:mod:`kmeta.cli.app`, which also holds what every command shares: the options, the
+end of a command, the entry point).  Imports of ops and renderers happen inside the
+commands so that ``kmeta --help`` stays fast and never touches pyspark.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from kmeta.cli.app import _click_app, app, main
+
+#: The families, in the order ``kmeta --help`` lists their commands.
+FAMILIES = ("inspect", "metadata", "topics", "replicas", "export")
+for _family in FAMILIES:
+    import_module(f"kmeta.cli.{_family}")
+
+__all__ = ["FAMILIES", "_click_app", "app", "main"]
