@@ -5,6 +5,7 @@ rich honours ``NO_COLOR`` and drops colour when stdout is not a terminal.
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime
 from typing import Any
 
@@ -136,10 +137,17 @@ def render_info(report: InfoReport, console: Console, given: list[str] | None = 
     for name, content in report.small_files.items():
         for line in _small_lines(name, content):
             _say(console, line)
+    # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
+    # replayed image) are verify's, so "none" here must not read as "the log is sound".
     if report.findings:
-        console.print(f"[bold]findings[/bold]: {len(report.findings)}")
+        console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
+                      highlight=False)
         paths = Paths(given or [])
         for g in grouped(report.findings, expand):
             _say(console, "  " + group_line(g, paths))
     else:
-        console.print("findings: none")
+        console.print("findings met reading: none", highlight=False)
+    verify = "kmeta verify " + shlex.join(given) if given else "kmeta verify"
+    # one unfolded line: the command is copied as it stands
+    console.print(f"the log's rules are not checked here: {verify}", markup=False,
+                  highlight=False, soft_wrap=True)
