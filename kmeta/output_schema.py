@@ -1244,10 +1244,17 @@ FOLLOWER = ObjectKind(
         Key("offset", BIGINT, "Its log end offset: where it fetches from."),
         Key("epoch", INT, "Its last fetched epoch (given, or this log's epoch there)."),
         Key("epoch_given", BOOLEAN, "Whether --replica gave the epoch."),
-        Key("answer", STRING, "valid (it fetches on), diverging (it truncates to answer_offset) "
+        Key("answer", STRING, "valid (it fetches on), diverging (it truncates to truncate_to) "
             "or snapshot (it fetches the snapshot answer_offset-answer_epoch)."),
         Key("answer_offset", BIGINT, "The offset of the answer."),
         Key("answer_epoch", INT, "The epoch of the answer."),
+        Key("truncate_to", BIGINT, "Diverging: where the follower's log ends once the leader "
+            "accepts its fetch (Kafka's truncateToEndOffset, round after round): never past "
+            "its own end; null otherwise.", nullable=True),
+        Key("truncate_exact", BOOLEAN, "Whether truncate_to is exact (the follower's dir was "
+            "read, or the answer's epoch is 0 or its own) or only the most it can be: the "
+            "lower of its end and answer_offset (its earlier epochs are not known from "
+            "END_OFFSET:EPOCH)."),
     ),
 )
 

@@ -113,7 +113,9 @@ def follower_text(f: FollowerAnswer) -> str:
     epoch = f"epoch {f.epoch}" + ("" if f.epoch_given else " (this log's)")
     oe = f.answer.offset_and_epoch
     what = {ValidKind.VALID: "valid: it fetches on from there",
-            ValidKind.DIVERGING: f"diverging: it truncates to {oe.offset} (epoch {oe.epoch}) "
+            ValidKind.DIVERGING: f"diverging (this log's epoch {oe.epoch} ends at "
+                                 f"{oe.offset}): it truncates to "
+                                 f"{'' if f.truncate_exact else 'at most '}{f.truncate_to} "
                                  "and fetches on",
             ValidKind.SNAPSHOT: f"snapshot: it fetches snapshot {oe.offset}-{oe.epoch} "
                                 "(FetchSnapshot), then the log after it"}[f.answer.kind]
@@ -140,7 +142,8 @@ def follower_json(f: FollowerAnswer) -> dict[str, Any]:
     oe = f.answer.offset_and_epoch
     return {"kind": "follower", "replica": f.node, "offset": f.offset, "epoch": f.epoch,
             "epoch_given": f.epoch_given, "answer": f.answer.kind.value,
-            "answer_offset": oe.offset, "answer_epoch": oe.epoch}
+            "answer_offset": oe.offset, "answer_epoch": oe.epoch,
+            "truncate_to": f.truncate_to, "truncate_exact": f.truncate_exact}
 
 
 def retention_json(result: RetentionResult) -> Iterator[str]:
