@@ -538,8 +538,9 @@ def consumers(
     group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this "
                                               "group's offsets.")] = None,
     against: Annotated[str | None, typer.Option(
-        "--against", metavar="REPLICA_DIR", help="A replica's data dir or partition dir: "
-        "what each consumer would meet on its next fetch if that replica led (KIP-320).")
+        "--against", metavar="REPLICA_DIR", help="A replica's data dir or partition dir (of "
+        "this cluster): what each consumer would meet on its next fetch if that replica led "
+        "(KIP-320).")
     ] = None,
     position: Annotated[str | None, typer.Option(
         "--position", metavar="OFFSET:EPOCH", help="Check this consumer position instead of "
@@ -554,7 +555,8 @@ def consumers(
     --against, validates each against the replica's leader-epoch cache and log as a
     KIP-320 consumer does on a new leader: fine, truncated (the offset it would be reset
     to), epoch unknown or out of range (it resets by auto.offset.reset); offsets without
-    an epoch cannot be checked and are counted.  Exit 1 when a consumer would move.
+    an epoch (a value before v3 has no such field; from v3 on, -1 means the client sent
+    none) cannot be checked and are counted.  Exit 1 when a consumer would move.
     """
     from kmeta.ops.consumers import consumers as run_consumers
     from kmeta.ops.consumers import parse_position

@@ -1,5 +1,5 @@
 """Which directories may be compared as replicas of one log: the rule ``diff``, ``retention
---replica`` and ``consumers --against`` share.
+--replica`` and ``consumers --against`` share (the last only for clusters).
 
 Two directories are replicas of one log only if they are two directories (one given twice
 compares a log with itself: it always agrees) and belong to one cluster (logs of two
@@ -19,7 +19,7 @@ from kmeta.errors import UsageError
 from kmeta.storage.discover import Discovery, meta_properties_at
 from kmeta.storage.files import load_checked
 
-__all__ = ["ReplicaDir", "node_and_cluster", "refuse_unrelated"]
+__all__ = ["ReplicaDir", "node_and_cluster", "refuse_two_clusters", "refuse_unrelated"]
 
 
 class ReplicaDir(NamedTuple):
@@ -54,6 +54,12 @@ def refuse_unrelated(dirs: Sequence[ReplicaDir], hint: str) -> None:
             raise UsageError(f"{seen[real]} and {d.label} are the same replica ({real})",
                              hint=hint)
         seen[real] = d.label
+    refuse_two_clusters(dirs, hint)
+
+
+def refuse_two_clusters(dirs: Sequence[ReplicaDir], hint: str) -> None:
+    """Raise a :class:`UsageError` (exit 2) when ``dirs`` hold logs of two clusters (a
+    directory may be given twice: a broker's offsets checked against its own log)."""
     clusters: dict[str, str] = {}
     for d in dirs:
         if d.cluster_id:
