@@ -611,7 +611,10 @@ def tiering(
     then an empty follower's bootstrap two ways: classic (from the local log start) and
     KIP-1023 (from the earliest pending upload offset), with the records and bytes each
     replicates.  Findings: tiered segments still on disk past local retention, gaps and
-    overlaps between remote segments, epochs the local cache does not have.
+    overlaps between remote segments, epochs the local cache does not have.  A partition
+    with nothing tiered gets one line saying so; a data dir with no __remote_log_metadata
+    partition (without --metadata-dir) or no user partition, one line: nothing tiered
+    here, exit 0.
     """
     from kmeta.ops.brokers import parse_bound, parse_duration
     from kmeta.ops.tiering import tiering as run_tiering

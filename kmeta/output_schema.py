@@ -1445,10 +1445,12 @@ TIERING_SUMMARY = ObjectKind(
     "tiering_summary",
     keys=(
         Key("kind", STRING, "\"tiering_summary\"."),
-        Key("metadata_dirs", Array(STRING), "The __remote_log_metadata partition dirs read."),
+        Key("metadata_dirs", Array(STRING), "The __remote_log_metadata partition dirs read; "
+            "[] when the data dir holds none (nothing tiered here: no partition is reported, "
+            "exit 0)."),
         Key("metadata_partitions", INT, "--metadata-partitions."),
         Key("records", BIGINT, "Records read from them."),
-        Key("partitions", INT, "User partitions reported."),
+        Key("partitions", INT, "User partitions reported (0 when nothing is tiered here)."),
         Key("now_timestamp", BIGINT, "The time ages are judged at (ms since the epoch), or "
             "null.", nullable=True),
         Key("local_retention_ms", BIGINT, "--local-retention (-1: never)."),
