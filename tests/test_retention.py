@@ -363,7 +363,30 @@ def test_a_follower_behind_the_divergence_truncates_within_its_own_log(tmp_path)
     skipped = _follower_behind(tmp_path / "g", [1] * 25 + [3] * 2)
     (f,) = retention(leader, replicas=[(str(skipped), None, None)]).followers
     assert (f.offset, f.epoch, f.answer.offset_and_epoch.offset) == (27, 3, 20)
-    assert (f.truncate_to, f.truncate_exact) == (15, True)
+    assert (f.truncate_to, f.truncate_exact, f.refused_below) == (15, True, None)
+
+
+def test_a_truncation_below_the_followers_snapshot_is_refused(tmp_path) -> None:
+    """The follower behind the divergence, with a snapshot at its end (19-3): its high
+    watermark was at least 19, so truncating to 17 would lose committed data; Kafka
+    refuses, and retention says so as diff does."""
+    from clirun import run
+
+    from kmeta.formats.payload import encode_metadata
+    from kmeta.ops.retention import retention
+    from kmeta.storage.writer import write_snapshot
+
+    follower = _follower_behind(tmp_path / "f")
+    write_snapshot(follower / "__cluster_metadata-0", 19, 3,
+                   [encode_metadata("NO_OP_RECORD", 0, {})],
+                   last_contained_log_timestamp=1_700_000_000_018, timestamp=1_700_000_000_020)
+    leader = _kip630("fetch-epochs-1-2-4")
+    (f,) = retention(leader, replicas=[(str(follower), None, None)]).followers
+    assert (f.truncate_to, f.refused_below) == (17, 19)
+    said = "would have to truncate to 17, below its own snapshot at 19: Kafka refuses"
+    for args in (("retention", leader, "--replica", follower), ("diff", leader, follower)):
+        out = " ".join(run(*args, env={"COLUMNS": "80"}).stdout.split())  # lines unfolded
+        assert said in out, args
 
 
 def test_a_follower_truncation_in_words_and_json(tmp_path) -> None:

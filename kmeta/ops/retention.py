@@ -127,6 +127,9 @@ class FollowerAnswer:
     #: past its own end; exact when its log was read or the answer tells it, else the most
     truncate_to: int | None = None
     truncate_exact: bool = True
+    #: the truncation goes below the follower's latest snapshot (a floor of its high
+    #: watermark): Kafka refuses it, as diff says; the offset is then the snapshot's
+    refused_below: int | None = None
 
 
 @dataclass
@@ -287,9 +290,9 @@ def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = 
             offset, epoch = follower.log_end_offset, follower.last_fetched_epoch()
         last = epoch if epoch is not None else _epoch_before(opened, offset)
         answer = opened.validate_offset_and_epoch(offset, last)
-        to, exact = _truncation(opened, answer, offset, last, follower)
         result.followers.append(FollowerAnswer(node, offset, last, epoch is not None, answer,
-                                               to, exact))
+                                               *_truncation(opened, answer, offset, last,
+                                                            follower)))
     return result
 
 
@@ -321,9 +324,10 @@ def _follower_at(rep: Replica) -> tuple[str, ReplicaLog]:
 
 
 def _truncation(leader: ReplicaLog, answer: ValidOffsetAndEpoch, end: int, epoch: int,
-                follower: ReplicaLog | None) -> tuple[int | None, bool]:
+                follower: ReplicaLog | None) -> tuple[int | None, bool, int | None]:
     """Where a follower told DIVERGING has truncated its log when the leader accepts its
-    fetch, and whether that is exact.
+    fetch, whether that is exact, and the follower's snapshot it may not go below (Kafka
+    refuses: reconcile's high watermark floor) when it would.
 
     With its log read, the fetch loop says (each round ReplicatedLog.truncateToEndOffset).
     Given only its end and last epoch E, it is the lower of its end and the answer's
@@ -331,15 +335,17 @@ def _truncation(leader: ReplicaLog, answer: ValidOffsetAndEpoch, end: int, epoch
     (the leader's greatest up to E), which ends there.  That is exact when the answer's
     epoch is 0 or E (the follower's log then ends at its end), else the most it can be."""
     if answer.kind is not ValidKind.DIVERGING:
-        return None, True
+        return None, True, None
     diverging = answer.offset_and_epoch
     if follower is None:
-        return min(end, diverging.offset), diverging.epoch in (0, epoch)
+        return min(end, diverging.offset), diverging.epoch in (0, epoch), None
     agreed = reconcile(follower, leader)
-    if agreed.outcome in (Outcome.TRUNCATE, Outcome.BELOW_HIGH_WATERMARK):
-        return agreed.truncate_to, True
+    if agreed.outcome is Outcome.BELOW_HIGH_WATERMARK:
+        return agreed.truncate_to, True, agreed.high_watermark_floor
+    if agreed.outcome is Outcome.TRUNCATE:
+        return agreed.truncate_to, True, None
     # sent a snapshot after truncating, or a state Kafka throws in: its first truncation
-    return truncation_offset(follower, diverging), True
+    return truncation_offset(follower, diverging), True, None
 
 
 def _snapshot_rows(part: PartitionDir, findings: list[Finding]) -> list[SnapshotRow]:

@@ -114,9 +114,14 @@ def follower_text(f: FollowerAnswer) -> str:
     oe = f.answer.offset_and_epoch
     what = {ValidKind.VALID: "valid: it fetches on from there",
             ValidKind.DIVERGING: f"diverging (this log's epoch {oe.epoch} ends at "
-                                 f"{oe.offset}): it truncates to "
-                                 f"{'' if f.truncate_exact else 'at most '}{f.truncate_to} "
-                                 "and fetches on",
+                                 f"{oe.offset}): " + (
+                                     f"it would have to truncate to {f.truncate_to}, below "
+                                     f"its own snapshot at {f.refused_below}: Kafka refuses "
+                                     "(committed data differs)"
+                                     if f.refused_below is not None else
+                                     f"it truncates to "
+                                     f"{'' if f.truncate_exact else 'at most '}"
+                                     f"{f.truncate_to} and fetches on"),
             ValidKind.SNAPSHOT: f"snapshot: it fetches snapshot {oe.offset}-{oe.epoch} "
                                 "(FetchSnapshot), then the log after it"}[f.answer.kind]
     return f"node {f.node} at offset {f.offset}, {epoch}: {what}"
@@ -143,7 +148,8 @@ def follower_json(f: FollowerAnswer) -> dict[str, Any]:
     return {"kind": "follower", "replica": f.node, "offset": f.offset, "epoch": f.epoch,
             "epoch_given": f.epoch_given, "answer": f.answer.kind.value,
             "answer_offset": oe.offset, "answer_epoch": oe.epoch,
-            "truncate_to": f.truncate_to, "truncate_exact": f.truncate_exact}
+            "truncate_to": f.truncate_to, "truncate_exact": f.truncate_exact,
+            "truncate_refused_below": f.refused_below}
 
 
 def retention_json(result: RetentionResult) -> Iterator[str]:
