@@ -5,7 +5,6 @@ rich honours ``NO_COLOR`` and drops colour when stdout is not a terminal.
 
 from __future__ import annotations
 
-import shlex
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,7 +14,7 @@ from rich.table import Table
 
 from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
 from kmeta.render.console import console_width, fold
-from kmeta.render.text import Paths, group_line, grouped, human, summarise
+from kmeta.render.text import Paths, group_line, grouped, human, shell_command, summarise
 
 
 def _ts(ms: int | None) -> str:
@@ -147,7 +146,7 @@ def render_info(report: InfoReport, console: Console, given: list[str] | None = 
             _say(console, "  " + group_line(g, paths))
     else:
         console.print("findings met reading: none", highlight=False)
-    verify = "kmeta verify " + shlex.join(given) if given else "kmeta verify"
+    verify = shell_command("verify", *(given or []))
     # one unfolded line: the command is copied as it stands
     console.print(f"the log's rules are not checked here: {verify}", markup=False,
                   highlight=False, soft_wrap=True)
