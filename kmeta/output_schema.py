@@ -1255,7 +1255,7 @@ FOLLOWER = ObjectKind(
             "read, or the answer's epoch is 0 or its own) or only the most it can be: the "
             "lower of its end and answer_offset (its earlier epochs are not known from "
             "END_OFFSET:EPOCH)."),
-        Key("truncate_refused_below", BIGINT, "Diverging, its dir read: the end offset of "
+        Key("refused_below_offset", BIGINT, "Diverging, its dir read: the end offset of "
             "its latest snapshot when truncate_to is below it (Kafka refuses: committed data "
             "differs, as kmeta diff says); null otherwise.", nullable=True),
     ),

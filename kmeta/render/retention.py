@@ -149,7 +149,7 @@ def follower_json(f: FollowerAnswer) -> dict[str, Any]:
             "epoch_given": f.epoch_given, "answer": f.answer.kind.value,
             "answer_offset": oe.offset, "answer_epoch": oe.epoch,
             "truncate_to": f.truncate_to, "truncate_exact": f.truncate_exact,
-            "truncate_refused_below": f.refused_below}
+            "refused_below_offset": f.refused_below}
 
 
 def retention_json(result: RetentionResult) -> Iterator[str]:
