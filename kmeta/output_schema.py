@@ -1244,10 +1244,20 @@ FOLLOWER = ObjectKind(
         Key("offset", BIGINT, "Its log end offset: where it fetches from."),
         Key("epoch", INT, "Its last fetched epoch (given, or this log's epoch there)."),
         Key("epoch_given", BOOLEAN, "Whether --replica gave the epoch."),
-        Key("answer", STRING, "valid (it fetches on), diverging (it truncates to answer_offset) "
+        Key("answer", STRING, "valid (it fetches on), diverging (it truncates to truncate_to) "
             "or snapshot (it fetches the snapshot answer_offset-answer_epoch)."),
         Key("answer_offset", BIGINT, "The offset of the answer."),
         Key("answer_epoch", INT, "The epoch of the answer."),
+        Key("truncate_to", BIGINT, "Diverging: where the follower's log ends once the leader "
+            "accepts its fetch (Kafka's truncateToEndOffset, round after round): never past "
+            "its own end; null otherwise.", nullable=True),
+        Key("truncate_exact", BOOLEAN, "Whether truncate_to is exact (the follower's dir was "
+            "read, or the answer's epoch is 0 or its own) or only the most it can be: the "
+            "lower of its end and answer_offset (its earlier epochs are not known from "
+            "END_OFFSET:EPOCH)."),
+        Key("refused_below_offset", BIGINT, "Diverging, its dir read: the end offset of "
+            "its latest snapshot when truncate_to is below it (Kafka refuses: committed data "
+            "differs, as kmeta diff says); null otherwise.", nullable=True),
     ),
 )
 
@@ -1438,10 +1448,12 @@ TIERING_SUMMARY = ObjectKind(
     "tiering_summary",
     keys=(
         Key("kind", STRING, "\"tiering_summary\"."),
-        Key("metadata_dirs", Array(STRING), "The __remote_log_metadata partition dirs read."),
+        Key("metadata_dirs", Array(STRING), "The __remote_log_metadata partition dirs read; "
+            "[] when the data dir holds none (nothing tiered here: no partition is reported, "
+            "exit 0)."),
         Key("metadata_partitions", INT, "--metadata-partitions."),
         Key("records", BIGINT, "Records read from them."),
-        Key("partitions", INT, "User partitions reported."),
+        Key("partitions", INT, "User partitions reported (0 when nothing is tiered here)."),
         Key("now_timestamp", BIGINT, "The time ages are judged at (ms since the epoch), or "
             "null.", nullable=True),
         Key("local_retention_ms", BIGINT, "--local-retention (-1: never)."),

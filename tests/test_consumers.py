@@ -181,3 +181,62 @@ def test_a_copy_without_log_files_says_so(real_data: Path) -> None:
     out = run("consumers", real_data / "kraft412-scram-snapshots", env={})
     assert out.returncode == 0
     assert "50 of the partitions hold no log segment" in out.stdout
+
+
+def test_a_replica_of_another_cluster_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    from kmeta.formats.textfiles import MetaProperties
+    from kmeta.storage.writer import write_meta_properties
+
+    for node, cluster in (("node1", "ClusterOfTheOffsetsXXXX"), ("node2", "AnotherClusterXXXXXXXXX")):
+        shutil.copytree(FIXTURE / node, tmp_path / node)
+        write_meta_properties(tmp_path / node, MetaProperties(cluster_id=cluster, node_id=1))
+    for against in (tmp_path / "node2", tmp_path / "node2" / "orders-0"):
+        out = run("consumers", tmp_path / "node1", "--against", against, env={})
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1, out.stderr
+        assert "not replicas of one cluster" in lines[0] and "AnotherCluster" in lines[0]
+    # the broker itself, or a replica of its cluster, is checked (exit 1: a group moves)
+    itself = run("consumers", tmp_path / "node1", "--against", tmp_path / "node1", env={})
+    assert itself.returncode == 1 and "cluster" not in itself.stderr
+    write_meta_properties(tmp_path / "node2", MetaProperties(cluster_id="ClusterOfTheOffsetsXXXX",
+                                                             node_id=2), overwrite=True)
+    assert run("consumers", tmp_path / "node1", "--against", tmp_path / "node2",
+               env={}).returncode == 1  # the unclean leader moves consumers
+
+
+def test_an_epoch_the_client_did_not_send_is_not_called_pre_kip_320(tmp_path: Path) -> None:
+    """OffsetCommitValue has leaderEpoch from v3 on, default -1 (OffsetCommitValue.json);
+    the coordinator stores the request's committedLeaderEpoch, -1 when the client sent
+    none (kraft41-offsets: 6 such v4 values from a 4.1 broker).  Only v0-2 lack the field."""
+    from kmeta.formats.batch import build_batch
+    from kmeta.formats.coordinator import encode_coordinator
+    from kmeta.formats.group_schemas import OFFSETS_KEYS
+    from kmeta.storage.writer import write_segments
+
+    def commit(group: str, version: int, epoch: int | None) -> tuple[bytes, bytes | None]:
+        value: dict = {"offset": 7, "metadata": "", "commitTimestamp": 1_700_000_000_000}
+        if epoch is not None:
+            value["leaderEpoch"] = epoch
+        if version == 1:
+            value["expireTimestamp"] = 1_700_086_400_000
+        return encode_coordinator(OFFSETS_KEYS, 1, {"group": group, "topic": "orders",
+                                                    "partition": 0}, version, value)
+
+    records = [commit("unsent-v3", 3, -1), commit("unsent-v4", 4, -1),
+               commit("old-v1", 1, None), commit("tracked", 3, 5)]
+    write_segments(tmp_path / "__consumer_offsets-0",
+                   [build_batch(0, records, base_timestamp=1_700_000_000_000)])
+    out = run("consumers", tmp_path, env={"COLUMNS": "300"})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "2 of the committed offsets carry no leader epoch: the client sent none " \
+        "(-1 in an OffsetCommitValue v3 or later, which has the field): a truncation " \
+        "under them cannot be detected" in lines
+    assert "1 of the committed offsets carry no leader epoch: written as OffsetCommitValue " \
+        "v0-2, which has no such field (a broker before Kafka 2.1 and KIP-320, or v1 for a " \
+        "commit with an expire time): a truncation under them cannot be detected" in lines
+    assert "no epoch (the client sent none)" in out.stdout
+    assert "no epoch (value v1)" in out.stdout
+    assert "offset 7, epoch 5," in out.stdout

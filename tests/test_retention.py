@@ -324,3 +324,111 @@ def test_real_dirs_by_hand(real_data) -> None:
     assert q.refusal is None and q.startup[0].startswith("nothing to clean up")
     assert [(f.node, f.offset, f.epoch, f.answer.kind.value) for f in q.followers] == \
         [("1", 2034, 31, "valid"), ("2", 2034, 31, "valid")]
+
+
+# ----------------------------------------- followers: how far they truncate, whose they are
+
+def _follower_behind(root, epochs: list[int] | None = None) -> object:
+    """A follower of fetch-epochs-1-2-4's leader (snapshot 10-1, epochs 1@10, 2@15, 4@20,
+    end 25), by default one that fell behind where the leader's epoch 2 ends (20): it holds
+    epoch 1 to 14, epoch 2 at 15-16, then led epoch 3 and wrote 17-18 that no one fetched
+    (end 19).  ``epochs``: the epoch of each offset from 0."""
+    from kmeta.storage.writer import noop_batch, write_segments
+
+    part = root / "__cluster_metadata-0"
+    part.mkdir(parents=True)
+    epochs = epochs or [1] * 15 + [2] * 2 + [3] * 2
+    write_segments(part, (noop_batch(o, e, 1_700_000_000_000 + o) for o, e in enumerate(epochs)))
+    return root
+
+
+def test_a_follower_behind_the_divergence_truncates_within_its_own_log(tmp_path) -> None:
+    from kmeta.ops.retention import retention
+
+    leader = _kip630("fetch-epochs-1-2-4")
+    follower = _follower_behind(tmp_path / "f")
+    # ReplicatedLog.truncateToEndOffset on the follower: its own end of epoch 2 is 17,
+    # below the leader's 20; from its END_OFFSET:EPOCH alone, no further than its end 19
+    result = retention(leader, replicas=[(str(follower), None, None), ("n", 19, 3),
+                                         ("m", 100, 3), ("k", 30, 4)])
+    got = [(f.offset, f.epoch, f.answer.kind.value, f.answer.offset_and_epoch.offset,
+            f.truncate_to, f.truncate_exact) for f in result.followers]
+    assert got == [(19, 3, "diverging", 20, 17, True),
+                   (19, 3, "diverging", 20, 19, False),
+                   (100, 3, "diverging", 20, 20, False),
+                   (30, 4, "diverging", 25, 25, True)]  # its own epoch: it ends it at 30
+    # A follower that never had epoch 2 (epoch 1 to 24, its own epoch 3 at 25-26): its
+    # first truncation is to 25, where its epoch 1 ends, past the leader's answer (20);
+    # the next fetch (25, epoch 1) is told epoch 1 ends at 15, and there it agrees.
+    skipped = _follower_behind(tmp_path / "g", [1] * 25 + [3] * 2)
+    (f,) = retention(leader, replicas=[(str(skipped), None, None)]).followers
+    assert (f.offset, f.epoch, f.answer.offset_and_epoch.offset) == (27, 3, 20)
+    assert (f.truncate_to, f.truncate_exact, f.refused_below) == (15, True, None)
+
+
+def test_a_truncation_below_the_followers_snapshot_is_refused(tmp_path) -> None:
+    """The follower behind the divergence, with a snapshot at its end (19-3): its high
+    watermark was at least 19, so truncating to 17 would lose committed data; Kafka
+    refuses, and retention says so as diff does."""
+    from clirun import run
+
+    from kmeta.formats.payload import encode_metadata
+    from kmeta.ops.retention import retention
+    from kmeta.storage.writer import write_snapshot
+
+    follower = _follower_behind(tmp_path / "f")
+    write_snapshot(follower / "__cluster_metadata-0", 19, 3,
+                   [encode_metadata("NO_OP_RECORD", 0, {})],
+                   last_contained_log_timestamp=1_700_000_000_018, timestamp=1_700_000_000_020)
+    leader = _kip630("fetch-epochs-1-2-4")
+    (f,) = retention(leader, replicas=[(str(follower), None, None)]).followers
+    assert (f.truncate_to, f.refused_below) == (17, 19)
+    said = "would have to truncate to 17, below its own snapshot at 19: Kafka refuses"
+    for args in (("retention", leader, "--replica", follower), ("diff", leader, follower)):
+        out = " ".join(run(*args, env={"COLUMNS": "80"}).stdout.split())  # lines unfolded
+        assert said in out, args
+
+
+def test_a_follower_truncation_in_words_and_json(tmp_path) -> None:
+    import json
+
+    from clirun import run
+
+    from kmeta.output_schema import check
+
+    leader = _kip630("fetch-epochs-1-2-4")
+    out = run("retention", leader, "--replica", "n=19:3", "--replica",
+              _follower_behind(tmp_path / "f"), env={"COLUMNS": "200"}).stdout
+    assert "node n at offset 19, epoch 3: diverging (this log's epoch 2 ends at 20): " \
+        "it truncates to at most 19 and fetches on" in out
+    assert "it truncates to 17 and fetches on" in out
+    assert "truncates to 20" not in out
+    objects = [json.loads(line) for line in run("retention", "--json", leader, "--replica",
+                                                "n=19:3", env={}).stdout.splitlines()]
+    (f,) = [o for o in objects if o["kind"] == "follower"]
+    assert (f["truncate_to"], f["truncate_exact"]) == (19, False) and check("retention", f) == []
+
+
+def test_a_replica_of_another_cluster_or_the_leader_itself_is_refused(tmp_path) -> None:
+    import shutil
+
+    from clirun import run
+    from conftest import FIXTURES
+
+    from kmeta.errors import ExitCode
+    from kmeta.formats.textfiles import MetaProperties
+    from kmeta.storage.writer import write_meta_properties
+
+    lag = FIXTURES / "divergent" / "lag"
+    other = tmp_path / "other"
+    shutil.copytree(lag / "a", other)
+    write_meta_properties(other, MetaProperties(cluster_id="AnotherClusterIdXXXXXX", node_id=2),
+                          overwrite=True)
+    for replica, said in ((other, "not replicas of one cluster"),
+                          (lag / "b" / "__cluster_metadata-0", "are the same replica")):
+        proc = run("retention", lag / "b", "--replica", replica, env={})
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == ExitCode.USAGE and len(lines) == 1, proc.stderr
+        assert said in lines[0] and "Traceback" not in proc.stderr
+    # a replica of the same cluster is answered
+    assert run("retention", lag / "b", "--replica", lag / "a", env={}).returncode == 0

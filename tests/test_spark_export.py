@@ -109,6 +109,57 @@ def test_export_records_in_the_scope_asked_for(spark, tmp_path: Path) -> None:
     assert orders.where("data IS NOT NULL").count() == 11
 
 
+def _s007_case(tmp_path: Path) -> list[str]:
+    """A stray file inside a metadata partition (S007 as discovery finds it, and verify
+    again) and a text file given alone (S007 and S010), beside what no unit holds: a FIFO
+    named like a segment in the folder of data dirs (S008, found by discovery alone)."""
+    import os
+
+    from conftest import FIXTURES
+
+    case = tmp_path / "fleet"
+    shutil.copytree(FIXTURES / "verify" / "s007-unknown-file", case / "node")
+    os.mkfifo(case / "00000000000000000000.log")
+    loose = tmp_path / "notes.txt"
+    loose.write_text("copied from the broker on Tuesday\n")
+    return [str(case), str(loose)]
+
+
+def _finding_keys(rows) -> list[tuple]:
+    return sorted((r[4], r[6], r[9]) for r in rows)
+
+
+def test_each_finding_is_one_row_of_the_findings_table(tmp_path: Path) -> None:
+    """The findings table took discovery's findings as rows and then verify's of the same
+    files: every S007 inside a data dir, a partition dir or a file given came twice."""
+    from collections import Counter
+
+    from kmeta.ops.rows import plan_units, unit_rows
+
+    paths = _s007_case(tmp_path)
+    units, problems = plan_units(paths, "findings")
+    rows = problems + [r for u in units for r in unit_rows(u)]
+    keys = _finding_keys(rows)
+    assert Counter(keys).most_common(1)[0][1] == 1, keys
+    codes = Counter(k[0] for k in keys)
+    # the stray file in the partition, the text file (S007, S010), the FIFO (outside
+    # every unit: discovery's row alone)
+    assert codes == Counter({"S007": 2, "S010": 1, "S008": 1}), keys
+    stray = [r for r in rows if r[6].endswith("notes.txt") and "__cluster_metadata-0" in r[6]]
+    assert [r[3] for r in stray] == ["__cluster_metadata-0"]  # with its partition
+
+
+def test_export_writes_each_finding_once(spark, tmp_path: Path) -> None:
+    from kmeta.spark.export import run_export
+
+    paths = _s007_case(tmp_path)
+    result = run_export(paths, tmp_path / "out", tables=("findings",), spark=spark)
+    written = spark.read.parquet(str(tmp_path / "out" / "findings"))
+    keys = sorted((r.code, r.file, r.message) for r in written.collect())
+    assert len(keys) == len(set(keys)) == result.rows["findings"] == 4, keys
+    assert result.findings == {"warning": 2, "error": 2}
+
+
 def test_data_source_rejects_a_bad_scope_option(spark) -> None:
     def read(**options: str):
         return spark.read.format("kmeta").options(table="records", **options) \

@@ -127,7 +127,55 @@ def test_a_broker_with_a_tiered_topic() -> None:
 def test_text_reads_well_in_80_columns() -> None:
     out = run("tiering", FIXTURE / "broker", env={"COLUMNS": "80"})
     assert "KIP-1023: fetches from 900: 100 records" in out.stdout
-    assert "the earliest-pending-upload offset is unknown" in out.stdout
+    assert all(len(line) <= 80 for line in out.stdout.splitlines())
+
+
+def _block(text: str, name: str) -> list[str]:
+    lines = text.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith(f"{name}:"))
+    return lines[i:lines.index("", i) if "" in lines[i:] else None]
+
+
+def test_a_partition_with_nothing_tiered_explains_no_remote_storage(tmp_path: Path) -> None:
+    import shutil
+
+    out = run("tiering", FIXTURE / "broker", env={"COLUMNS": "200"})
+    # events-1 and -2: no remote segment; their metadata partitions (29, 8) are not here
+    for name, home in (("events-1", 29), ("events-2", 8)):
+        block = _block(out.stdout, name)
+        assert block[1:] == [f"  nothing tiered as far as this disk tells: "
+                             f"__remote_log_metadata-{home}, where Kafka's partitioner puts "
+                             "its metadata, is not here (--metadata-dir)"], block
+    assert "the earliest-pending-upload offset is unknown" not in out.stdout
+    # its own metadata partition read, and no record of it names events-1: no "as far as"
+    shutil.copytree(FIXTURE / "broker" / "events-1", tmp_path / "events-1")
+    shutil.copytree(FIXTURE / "broker" / "__remote_log_metadata-14",
+                    tmp_path / "__remote_log_metadata-29")  # records of events-0 only
+    out = run("tiering", tmp_path / "events-1", env={"COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1:] == [
+        "", "events-1: log start 0, local log 0-199, log end 200; 1 local segment(s), 4.2 KiB",
+        "  nothing tiered: no record of __remote_log_metadata-29 (where Kafka's partitioner "
+        "puts its metadata) names it"]
+    (part,) = [o for o in map(json.loads, run("tiering", "--json", tmp_path / "events-1",
+                                              env={}).stdout.splitlines())
+               if o["kind"] == "tiered_partition"]
+    assert part["notes"] == ["nothing tiered: no record of __remote_log_metadata-29 (where "
+                             "Kafka's partitioner puts its metadata) names it"]
+
+
+@pytest.mark.parametrize(("where", "says"), [
+    (FIXTURE.parents[0] / "healthy", "no __remote_log_metadata partition in"),
+    (FIXTURE.parents[0] / "corrupt" / "pristine", "no user topic partition in"),
+])
+def test_nothing_tiered_here_is_not_an_error(where: Path, says: str) -> None:
+    out = run("tiering", where, env={"COLUMNS": "300"})
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    (line,) = out.stdout.splitlines()
+    assert line.startswith(f"nothing tiered here: {says}"), line
+    objects = [json.loads(x) for x in run("tiering", "--json", where, env={}).stdout.splitlines()]
+    assert [(o["kind"], o["partitions"], o["metadata_dirs"]) for o in objects] == \
+        [("tiering_summary", 0, [])]
 
 
 @pytest.mark.parametrize(("args", "says"), [

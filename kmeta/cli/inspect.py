@@ -93,7 +93,12 @@ def dump(
 
 @command
 def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
-    """One screen about a data dir: cluster, partitions, metadata log, snapshots, findings."""
+    """One screen about a data dir: cluster, partitions, metadata log, snapshots, findings.
+
+    The findings are those met reading and decoding the files; the log's rules (offsets,
+    epochs, indexes, snapshots, the replayed image) are checked by kmeta verify, which
+    the last line names.
+    """
     from kmeta.ops.info import info as run_info
 
     env = current_env()

@@ -198,8 +198,9 @@ def retention(
         "default: the newest batch's time).")] = None,
     replica: Annotated[list[str] | None, typer.Option(
         "--replica", metavar="NODE=END_OFFSET[:EPOCH]|DIR", help="A follower's log end "
-        "offset (and last fetched epoch; default this log's epoch there), or its data dir: "
-        "what the leader answers its fetch. Repeatable.")] = None,
+        "offset (and last fetched epoch; default this log's epoch there), or its data dir "
+        "(of this cluster, not this log's own): what the leader answers its fetch, and "
+        "where it truncates. Repeatable.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Snapshots, their cadence, and what Kafka's retention and startup do with them.

@@ -28,8 +28,9 @@ def consumers(
     group: Annotated[str | None, typer.Option("--group", metavar="GROUP", help="Only this "
                                               "group's offsets.")] = None,
     against: Annotated[str | None, typer.Option(
-        "--against", metavar="REPLICA_DIR", help="A replica's data dir or partition dir: "
-        "what each consumer would meet on its next fetch if that replica led (KIP-320).")
+        "--against", metavar="REPLICA_DIR", help="A replica's data dir or partition dir (of "
+        "this cluster): what each consumer would meet on its next fetch if that replica led "
+        "(KIP-320).")
     ] = None,
     position: Annotated[str | None, typer.Option(
         "--position", metavar="OFFSET:EPOCH", help="Check this consumer position instead of "
@@ -44,7 +45,8 @@ def consumers(
     --against, validates each against the replica's leader-epoch cache and log as a
     KIP-320 consumer does on a new leader: fine, truncated (the offset it would be reset
     to), epoch unknown or out of range (it resets by auto.offset.reset); offsets without
-    an epoch cannot be checked and are counted.  Exit 1 when a consumer would move.
+    an epoch (a value before v3 has no such field; from v3 on, -1 means the client sent
+    none) cannot be checked and are counted.  Exit 1 when a consumer would move.
     """
     from kmeta.ops.consumers import consumers as run_consumers
     from kmeta.ops.consumers import parse_position
@@ -99,7 +101,10 @@ def tiering(
     then an empty follower's bootstrap two ways: classic (from the local log start) and
     KIP-1023 (from the earliest pending upload offset), with the records and bytes each
     replicates.  Findings: tiered segments still on disk past local retention, gaps and
-    overlaps between remote segments, epochs the local cache does not have.
+    overlaps between remote segments, epochs the local cache does not have.  A partition
+    with nothing tiered gets one line saying so; a data dir with no __remote_log_metadata
+    partition (without --metadata-dir) or no user partition, one line: nothing tiered
+    here, exit 0.
     """
     from kmeta.ops.brokers import parse_bound, parse_duration
     from kmeta.ops.tiering import tiering as run_tiering

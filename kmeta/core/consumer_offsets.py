@@ -6,8 +6,10 @@ Rules kept from Kafka's loading:
 * the last record of a key wins; a null value (tombstone) deletes the offset or the group;
 * offsets committed inside a transaction (``TxnOffsetCommit``: a transactional batch) are
   pending until the partition's COMMIT marker of that producer, and dropped on its ABORT;
-* an OffsetCommitValue before version 3 carries no leader epoch (-1): a consumer that
-  resumes from it cannot detect a truncated log (KIP-320).
+* an OffsetCommitValue before version 3 has no leader epoch field; from version 3 on it
+  has one, -1 when the client committed without an epoch (the coordinator stores the
+  request's committedLeaderEpoch).  Either way a consumer that resumes from it cannot
+  detect a truncated log (KIP-320).
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ class Commit:
     @property
     def has_epoch(self) -> bool:
         return self.leader_epoch >= 0
+
+    @property
+    def epoch_field(self) -> bool:
+        """Whether its value version has the leaderEpoch field (v3 and later): then a -1
+        is the client's (it sent none), not a broker's that could not store one."""
+        return self.value_version is not None and self.value_version >= 3
 
 
 @dataclass

@@ -11,8 +11,9 @@ Kafka's rules (``SubscriptionState.maybeCompleteValidation`` and the fetcher):
     to that end offset, "the first offset known to diverge" (or throws
     LogTruncationException with it, without a reset policy);
   - otherwise the position stands;
-* a position without an epoch (-1, committed by a client or broker before KIP-320) skips
-  validation: a truncation cannot be detected;
+* a position without an epoch (-1: an OffsetCommitValue before v3, which has no such
+  field, or a client that committed without one) skips validation: a truncation cannot
+  be detected;
 * then the fetch: a position below the log start or past the log end is out of range and
   resets by the policy.
 """

@@ -8,6 +8,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kmeta.core.consumer_offsets import Commit, Group, OffsetsLog, replay_offsets
@@ -23,6 +24,7 @@ from kmeta.errors import UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Record
 from kmeta.ops.partition_view import PartitionView, read_partition
+from kmeta.ops.replica_dirs import ReplicaDir, node_and_cluster, refuse_two_clusters
 from kmeta.storage.discover import PartitionDir, discover
 from kmeta.storage.segments import batch_records, read_batches
 
@@ -82,8 +84,9 @@ def consumers(path: str | os.PathLike[str] | None, *, group: str | None = None,
               against: str | os.PathLike[str] | None = None,
               position: tuple[int, int] | None = None) -> ConsumersResult:
     result = ConsumersResult(against=None if against is None else str(against), group=group)
+    replica_cluster = None
     if against is not None:
-        result.replicas = _replica_partitions(against, result.findings)
+        result.replicas, replica_cluster = _replica_partitions(against, result.findings)
     if position is not None:
         return _by_hand(result, position)
     assert path is not None
@@ -94,6 +97,14 @@ def consumers(path: str | os.PathLike[str] | None, *, group: str | None = None,
     if not parts:
         raise UsageError(f"{path}: no {OFFSETS_TOPIC} partition here",
                          hint="give a broker's data dir, or its __consumer_offsets-N dirs")
+    if against is not None:
+        # Offsets of one cluster checked against a replica of another say nothing (the
+        # replica may be this broker itself, though: its offsets against its own log).
+        refuse_two_clusters(
+            [ReplicaDir(str(path), path, node_and_cluster(found, parts[0].path)[1]),
+             ReplicaDir(f"--against {against}", against, replica_cluster)],
+            hint="--against names a replica of the partitions these offsets were "
+                 "committed for")
     result.bare = sum(1 for p in parts if not p.segments)
     log = replay_offsets(((str(p.path), _batches(p, result.findings)) for p in parts),
                          result.findings)
@@ -146,7 +157,8 @@ def _report(result: ConsumersResult, row: ConsumerRow) -> None:
 
 
 def _replica_partitions(against: str | os.PathLike[str], findings: list[Finding]
-                        ) -> dict[tuple[str, int], PartitionView]:
+                        ) -> tuple[dict[tuple[str, int], PartitionView], str | None]:
+    """The replica's topic partitions, and its cluster id where its meta.properties says."""
     found = discover([against])
     findings.extend(found.findings)
     views = {}
@@ -160,7 +172,8 @@ def _replica_partitions(against: str | os.PathLike[str], findings: list[Finding]
         raise UsageError(f"--against {against}: no topic partition here",
                          hint="give a replica's data dir or one of its partition dirs "
                               "(orders-0)")
-    return views
+    held = next(iter(views.values())).path
+    return views, node_and_cluster(found, Path(held))[1]
 
 
 def _batches(p: PartitionDir, findings: list[Finding]

@@ -37,16 +37,15 @@ from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Run
 from kmeta.ops.image import build_image
+from kmeta.ops.replica_dirs import ReplicaDir, node_and_cluster, refuse_unrelated
 from kmeta.ops.verify import LogStats, build_model
 from kmeta.storage.discover import (
     Discovery,
     LogFile,
     PartitionDir,
     discover,
-    meta_properties_at,
     segments_from,
 )
-from kmeta.storage.files import load_checked
 from kmeta.storage.segments import read_batches, read_records, same_bytes
 
 __all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
@@ -237,13 +236,7 @@ def open_replica(label: str) -> Replica:
         raise UsageError(f"{label}: {len(parts)} __cluster_metadata partitions found",
                          hint=hint)
     rep = Replica(label, parts[0])
-    meta = next((d.meta_properties for d in found.data_dirs if d.meta_properties), None)
-    if meta is None:
-        meta = meta_properties_at(parts[0].path.parent)
-    if meta is not None:
-        loaded, _ = load_checked(meta)
-        if loaded is not None:
-            rep.node_id, rep.cluster_id = loaded.node_id, loaded.cluster_id
+    rep.node_id, rep.cluster_id = node_and_cluster(found, parts[0].path)
     return rep
 
 
@@ -609,15 +602,8 @@ def diff_replicas(paths: list[str], *, images: bool = True) -> DiffReport:
     if len(paths) < 2:
         raise UsageError("diff needs two replicas or more", hint="kmeta diff LOCAL PEER")
     reps = [open_replica(p) for p in paths]
-    if len({r.path for r in reps}) != len(reps):
-        raise UsageError("the same replica was given twice")
-    clusters = {r.cluster_id: r.label for r in reps if r.cluster_id}
-    if len(clusters) > 1:
-        # Logs of two clusters share no history: any lag or divergence found between
-        # them would be an accident of offsets.
-        raise UsageError("not replicas of one cluster: " + ", ".join(
-            f"{label} has cluster id {cid}" for cid, label in clusters.items()),
-            hint="diff compares replicas of one metadata log")
+    refuse_unrelated([ReplicaDir(r.label, r.path, r.cluster_id) for r in reps],
+                     hint="diff compares replicas of one metadata log")
     splits = read_replicas(reps)
     pairs = [_compare(reps[0], reps[j], splits.get((0, j)), images)
              for j in range(1, len(reps))]

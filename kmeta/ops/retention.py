@@ -25,9 +25,17 @@ import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from kmeta.core.divergence import Outcome, reconcile, truncation_offset
 from kmeta.core.log_rules import Layout
-from kmeta.core.replica_log import ReplicaLog, SnapshotId, SnapshotState, ValidOffsetAndEpoch
+from kmeta.core.replica_log import (
+    ReplicaLog,
+    SnapshotId,
+    SnapshotState,
+    ValidKind,
+    ValidOffsetAndEpoch,
+)
 from kmeta.core.retention import RetentionConfig, RetentionPlan, SnapshotFacts, plan_retention
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
@@ -46,10 +54,14 @@ from kmeta.formats.runs import Expandable, Run, run_timestamps
 from kmeta.formats.textfiles import parse_properties
 from kmeta.ops.brokers import parse_duration
 from kmeta.ops.image import metadata_source
+from kmeta.ops.replica_dirs import ReplicaDir, node_and_cluster, refuse_unrelated
 from kmeta.ops.verify import LogStats, build_model, missing_log_finding
-from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import batch_records, read_batches
+
+if TYPE_CHECKING:
+    from kmeta.ops.diff import Replica
 
 __all__ = ["DEFAULT_BYTES_BETWEEN", "DEFAULT_INTERVAL_MS", "Cadence", "FollowerAnswer",
            "RetentionResult", "SegmentRow", "SnapshotRow", "parse_replica", "parse_size",
@@ -111,6 +123,13 @@ class FollowerAnswer:
     epoch: int
     epoch_given: bool
     answer: ValidOffsetAndEpoch
+    #: DIVERGING: where the follower truncates (ReplicatedLog.truncateToEndOffset), never
+    #: past its own end; exact when its log was read or the answer tells it, else the most
+    truncate_to: int | None = None
+    truncate_exact: bool = True
+    #: the truncation goes below the follower's latest snapshot (a floor of its high
+    #: watermark): Kafka refuses it, as diff says; the offset is then the snapshot's
+    refused_below: int | None = None
 
 
 @dataclass
@@ -225,11 +244,14 @@ def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = 
     them."""
     config = config or RetentionConfig()
     cadence = cadence or Cadence()
-    source = metadata_source(discover([path]))
+    found = discover([path])
+    source = metadata_source(found)
     if isinstance(source, LogFile):
         raise UsageError("retention needs a data dir or a __cluster_metadata-0 directory, not "
                          "one snapshot file", context=str(source.path))
     part = source
+    replicas = list(replicas or ())
+    followers = _follower_dirs(str(path), found, part, replicas)
     missing = missing_log_finding(part)  # a copy without its log: the startup view is moot
     findings: list[Finding] = [] if missing is None else [missing]
     snapshots = _snapshot_rows(part, findings)
@@ -261,27 +283,69 @@ def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = 
     if opened is None and replicas:
         result.startup.append(f"answers no follower ({len(replicas)} given): it does not "
                               "start")
-    for node, offset, epoch in replicas or () if opened is not None else ():
+    for i, (node, offset, epoch) in enumerate(replicas if opened is not None else ()):
+        follower = None
         if offset is None:  # a follower's directory: where its log ends, its last epoch
-            node, offset, epoch = _follower_at(node)
+            node, follower = _follower_at(followers[i])
+            offset, epoch = follower.log_end_offset, follower.last_fetched_epoch()
         last = epoch if epoch is not None else _epoch_before(opened, offset)
-        result.followers.append(FollowerAnswer(node, offset, last, epoch is not None,
-                                               opened.validate_offset_and_epoch(offset, last)))
+        answer = opened.validate_offset_and_epoch(offset, last)
+        result.followers.append(FollowerAnswer(node, offset, last, epoch is not None, answer,
+                                               *_truncation(opened, answer, offset, last,
+                                                            follower)))
     return result
 
 
-def _follower_at(path: str) -> tuple[str, int, int]:
-    """A follower's name (its node id, else the path), log end offset and last fetched
-    epoch, read from its directory as the replica model sees it."""
+def _follower_dirs(label: str, found: Discovery, part: PartitionDir,
+                   replicas: list[tuple[str, int | None, int | None]]) -> dict[int, Replica]:
+    """The followers given as directories, by their place in ``replicas``; refused (exit 2)
+    when one is the leader's own directory or of another cluster (diff's rule)."""
     from kmeta.ops.diff import open_replica
 
-    rep = open_replica(path)
+    dirs = {i: open_replica(node) for i, (node, offset, _) in enumerate(replicas)
+            if offset is None}
+    if dirs:
+        _, leader_cluster = node_and_cluster(found, part.path)
+        refuse_unrelated([ReplicaDir(label, part.path, leader_cluster)] + [
+            ReplicaDir(f"--replica {r.label}", r.path, r.cluster_id) for r in dirs.values()],
+            hint="--replica names a follower of this log: another node's data dir")
+    return dirs
+
+
+def _follower_at(rep: Replica) -> tuple[str, ReplicaLog]:
+    """A follower's name (its node id, else the path) and its log as Kafka opens it, read
+    from its directory as the replica model sees it."""
     stats, found = LogStats(), []
     _read_log(rep.part, _snapshot_rows(rep.part, found), Cadence(), stats, found)
     model, _, _ = build_model(rep.part, stats)
     model.truncate_to_latest_snapshot()  # as Kafka opens it: a snapshot past the log wins
-    name = str(rep.node_id) if rep.node_id is not None else path
-    return name, model.log_end_offset, model.last_fetched_epoch()
+    name = str(rep.node_id) if rep.node_id is not None else rep.label
+    return name, model
+
+
+def _truncation(leader: ReplicaLog, answer: ValidOffsetAndEpoch, end: int, epoch: int,
+                follower: ReplicaLog | None) -> tuple[int | None, bool, int | None]:
+    """Where a follower told DIVERGING has truncated its log when the leader accepts its
+    fetch, whether that is exact, and the follower's snapshot it may not go below (Kafka
+    refuses: reconcile's high watermark floor) when it would.
+
+    With its log read, the fetch loop says (each round ReplicatedLog.truncateToEndOffset).
+    Given only its end and last epoch E, it is the lower of its end and the answer's
+    offset: the epoch it stops at is one the leader has, so at most the answer's epoch
+    (the leader's greatest up to E), which ends there.  That is exact when the answer's
+    epoch is 0 or E (the follower's log then ends at its end), else the most it can be."""
+    if answer.kind is not ValidKind.DIVERGING:
+        return None, True, None
+    diverging = answer.offset_and_epoch
+    if follower is None:
+        return min(end, diverging.offset), diverging.epoch in (0, epoch), None
+    agreed = reconcile(follower, leader)
+    if agreed.outcome is Outcome.BELOW_HIGH_WATERMARK:
+        return agreed.truncate_to, True, agreed.high_watermark_floor
+    if agreed.outcome is Outcome.TRUNCATE:
+        return agreed.truncate_to, True, None
+    # sent a snapshot after truncating, or a state Kafka throws in: its first truncation
+    return truncation_offset(follower, diverging), True, None
 
 
 def _snapshot_rows(part: PartitionDir, findings: list[Finding]) -> list[SnapshotRow]:

@@ -354,8 +354,6 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
         except KmetaError as e:
             problems.append(_finding_row((source, None, None, None), e.finding(source)))
             continue
-        for f in found.findings:
-            problems.append(_finding_row((source, None, None, None), f))
         if table == "findings":
             # verify per data dir: its checkpoints and small files are checked with it
             for d in found.data_dirs:
@@ -364,7 +362,15 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
                 units.append(Unit(table, str(p.path), source, *ids[p.path.parent], p.name))
             units += [Unit(table, str(f.path), source, *ids[where], partition)
                       for f in found.files for where, partition in [_placed(f)]]
+            # verify finds again what finding the files found inside its units: only
+            # the rest (outside every data dir, partition dir and file) is a row here
+            verified = [d.path for d in found.data_dirs] + [p.path for p in found.partitions] \
+                + [f.path for f in found.files]
+            problems += [_finding_row((source, None, None, None), f) for f in found.findings
+                         if not _inside(f.file, verified)]
             continue
+        for f in found.findings:
+            problems.append(_finding_row((source, None, None, None), f))
         if table in ("batches", "records"):
             units += [u for f in found.all_files() if f.is_batches and not _empty(f.path)
                       for u in [_file_unit(table, f, source, scope, ids)]
@@ -378,6 +384,14 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
             else:
                 units.append(Unit(table, str(part.path), source, cid, nid, part.name))
     return units, problems
+
+
+def _inside(file: str | None, dirs: list[Path]) -> bool:
+    """Whether ``file`` is one of ``dirs`` or under one."""
+    if file is None:
+        return False
+    path = Path(file)
+    return any(path == d or d in path.parents for d in dirs)
 
 
 def unit_rows(unit: Unit) -> Iterator[tuple]:

@@ -55,6 +55,9 @@ class TieredPartition:
     kip1023: Bootstrap | None = None
     segments: list[LocalSegment] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # edge cases, in words
+    #: that nothing of it is in remote storage, in words, when nothing is: then there is
+    #: nothing about remote storage to explain for it
+    nothing_tiered: str | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -73,6 +76,9 @@ class TieringResult:
     now: int | None = None
     local_retention_ms: int = 7 * DAY_MS
     findings: list[Finding] = field(default_factory=list)
+    #: why nothing under the path given is tiered, when that is all there is to say (no
+    #: user partition, or no remote log metadata on this disk): not an error
+    nothing_tiered: str | None = None
 
 
 def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str] | None = None,
@@ -84,6 +90,9 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
     result.findings.extend(found.findings)
     users = [p for p in found.all_partitions() if not p.topic.startswith("__")]
     if not users:
+        if found.data_dirs and not found.partitions and not found.files:
+            result.nothing_tiered = f"no user topic partition in {path}"
+            return result
         raise UsageError(f"{path}: no user topic partition here",
                          hint="give a partition dir of a tiered topic (orders-0) or its data dir")
     given = Path(path)
@@ -96,8 +105,16 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
     metas = [p for p in discover([meta_root]).all_partitions() if p.topic == METADATA_TOPIC] \
         if meta_root.exists() else []
     if not metas:
-        raise UsageError(f"{meta_root}: no {METADATA_TOPIC} partition here",
-                         hint="name the data dir that holds them with --metadata-dir")
+        if metadata_dir is not None:
+            raise UsageError(f"{meta_root}: no {METADATA_TOPIC} partition here",
+                             hint="name the data dir that holds them with --metadata-dir")
+        # Without remote log metadata nothing can be said to be tiered; in a cluster that
+        # tiers, another broker may hold those partitions.
+        result.nothing_tiered = (
+            f"no {METADATA_TOPIC} partition in {meta_root}, so none of its {len(users)} "
+            "user partition(s) is known to be tiered (if the cluster tiers, that topic may "
+            "be on another broker: --metadata-dir)")
+        return result
     result.metadata_dirs = [str(p.path) for p in sorted(metas, key=lambda p: p.partition)]
     parts = {}
     for p in sorted(users, key=lambda p: (p.topic, p.partition)):
@@ -195,8 +212,9 @@ def _judge(tp: TieredPartition, result: TieringResult) -> None:
         tp.notes.append("the topic looks compacted (it is in cleaner-offset-checkpoint): "
                         "KIP-1023 does not apply to compacted topics, the follower goes the "
                         "classic way")
-    if tp.highest_remote < 0 and not tp.remote.segments:
-        tp.notes.append("nothing of this partition is in remote storage")
+    tp.nothing_tiered = _nothing_tiered(tp, result)
+    if tp.nothing_tiered is not None:
+        tp.notes.append(tp.nothing_tiered)
     if tp.metadata_partition is not None and tp.found_in and not any(
             Path(m).name == f"{METADATA_TOPIC}-{tp.metadata_partition}" for m in tp.found_in):
         result.findings.append(Finding(
@@ -237,6 +255,22 @@ def _judge(tp: TieredPartition, result: TieringResult) -> None:
                 "V150", f"offsets {seg.base}-"
                 f"{seg.last} are tiered and older than local.retention.ms: Kafka would have "
                 "deleted them locally (is the remote log manager running?)", seg.path))
+
+
+def _nothing_tiered(tp: TieredPartition, result: TieringResult) -> str | None:
+    """That nothing of the partition is in remote storage (no segment copied, being copied
+    or deleted, no partition deletion), and how far the metadata partitions read tell it."""
+    if tp.remote.segments or tp.remote.forgotten or tp.remote.delete_state is not None:
+        return None
+    if tp.metadata_partition is None:
+        return (f"nothing tiered: no record of the {METADATA_TOPIC} partitions read names it "
+                "(without partition.metadata its own metadata partition is unknown)")
+    home = f"{METADATA_TOPIC}-{tp.metadata_partition}"
+    if any(Path(m).name == home for m in result.metadata_dirs):
+        return (f"nothing tiered: no record of {home} (where Kafka's partitioner puts its "
+                "metadata) names it")
+    return (f"nothing tiered as far as this disk tells: {home}, where Kafka's partitioner "
+            "puts its metadata, is not here (--metadata-dir)")
 
 
 def _replication(tp: TieredPartition) -> dict[int, tuple[int, int]]:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
-from kmeta.core.consumer_offsets import Group
+from kmeta.core.consumer_offsets import Commit, Group
 from kmeta.core.consumer_position import FINE, NO_EPOCH, OUT_OF_RANGE, TRUNCATED, UNDEFINED
 from kmeta.ops.consumers import ConsumerRow, ConsumersResult
 from kmeta.render.brokers import utc
@@ -30,11 +30,17 @@ def consumers_lines(result: ConsumersResult) -> Iterator[str]:
         if result.bare:
             yield (f"{result.bare} of the partitions hold no log segment (a copy without its "
                    ".log files?): their commits are not here")
-        without = sum(1 for r in live if not r.commit.has_epoch)
-        if without:
-            yield (f"{without} of the committed offsets carry no leader epoch (committed by a "
-                   "client or broker before KIP-320): a truncation under them cannot be "
-                   "detected")
+        without = [r.commit for r in live if not r.commit.has_epoch]
+        unsent = sum(1 for c in without if c.epoch_field)
+        if unsent:
+            yield (f"{unsent} of the committed offsets carry no leader epoch: the client sent "
+                   "none (-1 in an OffsetCommitValue v3 or later, which has the field): a "
+                   "truncation under them cannot be detected")
+        if len(without) > unsent:
+            yield (f"{len(without) - unsent} of the committed offsets carry no leader epoch: "
+                   "written as OffsetCommitValue v0-2, which has no such field (a broker "
+                   "before Kafka 2.1 and KIP-320, or v1 for a commit with an expire time): a "
+                   "truncation under them cannot be detected")
         if log.aborted or log.pending:
             yield (f"transactional commits: {log.aborted} dropped by an ABORT, {log.pending} "
                    "in a transaction with no marker yet (not applied)")
@@ -92,7 +98,7 @@ def row_text(r: ConsumerRow) -> str:
     where = f"{c.topic}-{c.partition}"
     if c.deleted:
         return f"{where}: deleted (offset {c.source_offset} of {_short(c.source)})"
-    epoch = f"epoch {c.leader_epoch}" if c.has_epoch else "no epoch"
+    epoch = _epoch(c)
     when = f", committed {utc(c.commit_timestamp)}" if c.commit_timestamp is not None else ""
     text = f"{where}: offset {c.offset}, {epoch}{when}"
     if r.check is not None:
@@ -102,6 +108,14 @@ def row_text(r: ConsumerRow) -> str:
         elif r.check.verdict in (UNDEFINED, OUT_OF_RANGE):
             text += f": {r.check.why}"
     return text
+
+
+def _epoch(c: Commit) -> str:
+    if c.has_epoch:
+        return f"epoch {c.leader_epoch}"
+    if c.epoch_field:
+        return "no epoch (the client sent none)"
+    return "no epoch" if c.value_version is None else f"no epoch (value v{c.value_version})"
 
 
 def _short(path: str) -> str:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
 from kmeta.render.console import console_width, fold
-from kmeta.render.text import Paths, group_line, grouped, human, summarise
+from kmeta.render.text import Paths, group_line, grouped, human, shell_command, summarise
 
 
 def _ts(ms: int | None) -> str:
@@ -136,10 +136,17 @@ def render_info(report: InfoReport, console: Console, given: list[str] | None = 
     for name, content in report.small_files.items():
         for line in _small_lines(name, content):
             _say(console, line)
+    # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
+    # replayed image) are verify's, so "none" here must not read as "the log is sound".
     if report.findings:
-        console.print(f"[bold]findings[/bold]: {len(report.findings)}")
+        console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
+                      highlight=False)
         paths = Paths(given or [])
         for g in grouped(report.findings, expand):
             _say(console, "  " + group_line(g, paths))
     else:
-        console.print("findings: none")
+        console.print("findings met reading: none", highlight=False)
+    verify = shell_command("verify", *(given or []))
+    # one unfolded line: the command is copied as it stands
+    console.print(f"the log's rules are not checked here: {verify}", markup=False,
+                  highlight=False, soft_wrap=True)

@@ -113,8 +113,15 @@ def follower_text(f: FollowerAnswer) -> str:
     epoch = f"epoch {f.epoch}" + ("" if f.epoch_given else " (this log's)")
     oe = f.answer.offset_and_epoch
     what = {ValidKind.VALID: "valid: it fetches on from there",
-            ValidKind.DIVERGING: f"diverging: it truncates to {oe.offset} (epoch {oe.epoch}) "
-                                 "and fetches on",
+            ValidKind.DIVERGING: f"diverging (this log's epoch {oe.epoch} ends at "
+                                 f"{oe.offset}): " + (
+                                     f"it would have to truncate to {f.truncate_to}, below "
+                                     f"its own snapshot at {f.refused_below}: Kafka refuses "
+                                     "(committed data differs)"
+                                     if f.refused_below is not None else
+                                     f"it truncates to "
+                                     f"{'' if f.truncate_exact else 'at most '}"
+                                     f"{f.truncate_to} and fetches on"),
             ValidKind.SNAPSHOT: f"snapshot: it fetches snapshot {oe.offset}-{oe.epoch} "
                                 "(FetchSnapshot), then the log after it"}[f.answer.kind]
     return f"node {f.node} at offset {f.offset}, {epoch}: {what}"
@@ -140,7 +147,9 @@ def follower_json(f: FollowerAnswer) -> dict[str, Any]:
     oe = f.answer.offset_and_epoch
     return {"kind": "follower", "replica": f.node, "offset": f.offset, "epoch": f.epoch,
             "epoch_given": f.epoch_given, "answer": f.answer.kind.value,
-            "answer_offset": oe.offset, "answer_epoch": oe.epoch}
+            "answer_offset": oe.offset, "answer_epoch": oe.epoch,
+            "truncate_to": f.truncate_to, "truncate_exact": f.truncate_exact,
+            "refused_below_offset": f.refused_below}
 
 
 def retention_json(result: RetentionResult) -> Iterator[str]:

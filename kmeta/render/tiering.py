@@ -20,11 +20,15 @@ def _epochs(pairs: Any) -> str:
 
 
 def tiering_lines(result: TieringResult) -> Iterator[str]:
+    if result.nothing_tiered is not None:
+        yield f"nothing tiered here: {result.nothing_tiered}"
+        return
     names = ", ".join(Path(m).name for m in result.metadata_dirs)
     yield (f"remote log metadata: {names} ({result.records:,} records), for "
            f"{len(result.partitions)} partition(s)")
-    yield ("an empty follower takes the classic way unless follower.fetch.last.tiered."
-           "offset.enable is set (default false; Kafka 4.3+)")
+    if any(tp.nothing_tiered is None for tp in result.partitions):
+        yield ("an empty follower takes the classic way unless follower.fetch.last.tiered."
+               "offset.enable is set (default false; Kafka 4.3+)")
     for tp in result.partitions:
         yield ""
         yield from partition_lines(tp, result.metadata_partitions)
@@ -37,6 +41,9 @@ def partition_lines(tp: TieredPartition, count: int) -> Iterator[str]:
         else f"no local record (local log start {v.local_log_start})"
     yield (f"{v.topic}-{v.partition}: log start {start}, {local}, log end {v.log_end}; "
            f"{len(tp.segments)} local segment(s), {size(sum(s.size for s in tp.segments))}")
+    if tp.nothing_tiered is not None:  # no remote storage to explain
+        yield f"  {tp.nothing_tiered}"
+        return
     yield f"  epochs ({v.cache_from}): {_epochs((e.epoch, e.start_offset) for e in v.cache.entries)}"
     where = ", ".join(Path(m).name for m in tp.found_in) or "none of the partitions given"
     chosen = "unknown (no partition.metadata)" if tp.metadata_partition is None \

@@ -1,0 +1,51 @@
+"""``kmeta info`` says what it checked: its findings are those met reading the files, and
+when there are none it does not sound like a clean bill of health, since the log's rules
+are ``kmeta verify``'s."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import clirun
+from conftest import FIXTURES
+
+
+def _info(path: Path) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["COLUMNS"] = "80"
+    proc = clirun.run("info", str(path), env=env, timeout=60)
+    return proc.returncode, proc.stdout
+
+
+def test_a_log_verify_rejects_is_not_called_clean() -> None:
+    gap = FIXTURES / "verify" / "v003-gap"  # offsets skip: verify's V003, an error
+    assert clirun.run("verify", str(gap), timeout=60).returncode == 1
+    code, out = _info(gap)
+    lines = out.splitlines()
+    assert "findings: none" not in out
+    assert lines[-2:] == ["findings met reading: none",
+                          f"the log's rules are not checked here: kmeta verify {gap}"]
+    assert code == 0  # info itself met nothing
+
+
+def test_a_text_file_points_to_verify(tmp_path: Path) -> None:
+    notes = tmp_path / "notes of Tuesday.txt"  # pasted as it stands: quoted
+    notes.write_text("copied from the broker on Tuesday\n")
+    code, out = _info(notes)
+    assert "findings: none" not in out and "S010" in out
+    lines = out.splitlines()
+    assert lines[-2:] == [f"the log's rules are not checked here: kmeta verify '{notes}'",
+                          "kmeta: 2 finding(s): 1 error(s), 1 warning(s), 0 info"]
+    assert code == 1
+
+
+def test_the_verify_line_is_never_folded(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 70) / "__cluster_metadata-0"
+    deep.mkdir(parents=True)
+    (deep / "quorum-state").write_text('{"leaderId":1,"leaderEpoch":1,"votedId":-1,'
+                                       '"appliedOffset":0,"currentVoters":[],'
+                                       '"data_version":0}')
+    _, out = _info(deep)
+    said = f"the log's rules are not checked here: kmeta verify {deep}"
+    assert said in out.splitlines()
