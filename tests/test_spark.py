@@ -44,7 +44,8 @@ def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
     # files shared out over a few tasks per core, not a task per file or directory
     import os
 
-    from kmeta.ops.rows import plan_units, task_groups
+    from kmeta.ops.chunks import task_groups
+    from kmeta.ops.rows import plan_units
 
     for table, df in (("batches", batches), ("epochs", read.option("table", "epochs")
                                               .load(paths))):
@@ -132,7 +133,8 @@ def test_file_chunks_give_the_same_rows_as_each_table(real_data: Path) -> None:
     """export's single read of a file gives exactly the rows of the two tables."""
     from dataclasses import replace
 
-    from kmeta.ops.rows import Scope, file_chunks, plan_units, unit_rows
+    from kmeta.ops.chunks import file_chunks
+    from kmeta.ops.rows import Scope, plan_units, unit_rows
 
     paths = [str(HEALTHY), str(real_data / "ldi-poc"),
              str(REPO / "fixtures" / "data" / "corrupt"),

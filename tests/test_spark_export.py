@@ -96,13 +96,13 @@ def test_export_records_in_the_scope_asked_for(spark, tmp_path: Path) -> None:
             .load(str(HEALTHY))
         records = records.select(*direct.columns)
         assert records.exceptAll(direct).count() == 0 and direct.exceptAll(records).count() == 0
-        return out, records.where("partition = 'orders-0'")
+        return out, records.where("partition_dir = 'orders-0'")
 
     out, orders = exported(Scope(), ("batches", "records"))
     assert orders.count() == 0
     # batch headers of every topic (no record bytes in them)
     batches = spark.read.parquet(str(out / "batches"))
-    assert batches.where("partition = 'orders-0'").count() == 7
+    assert batches.where("partition_dir = 'orders-0'").count() == 7
     _, orders = exported(Scope(data_topics=True))
     assert orders.count() == 11 and orders.where("data IS NOT NULL").count() == 2  # markers
     _, orders = exported(Scope(data_topics=True, payloads=True))

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.errors import UnreadableInput, UsageError
-from kmeta.ops.rows import TABLES, Scope, ddl, expand_globs, task_groups
+from kmeta.ops.chunks import task_groups
+from kmeta.ops.rows import TABLES, Scope, ddl, expand_globs
 
 __all__ = ["ExportResult", "run_export", "session"]
 
@@ -297,7 +298,7 @@ def _encodings(schema: Any) -> dict[str, Any]:
 
 def _write_unit(unit: Any, out: str, schemas: dict[str, Any], keep: dict[str, list[int]]
                 ) -> dict[str, int]:
-    from kmeta.ops.rows import file_chunks
+    from kmeta.ops.chunks import file_chunks
     from kmeta.spark.source import to_arrow
 
     files = _UnitFiles(unit, out)

@@ -21,22 +21,8 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kmeta.ops.rows import (
-    CHUNK_ROWS,
-    COMMON,
-    TABLES,
-    Chunk,
-    Scope,
-    Spans,
-    Stamps,
-    Unit,
-    ddl,
-    expand_globs,
-    plan_units,
-    row_chunks,
-    task_groups,
-    unit_chunks,
-)
+from kmeta.ops.chunks import CHUNK_ROWS, Chunk, Spans, Stamps, row_chunks, task_groups, unit_chunks
+from kmeta.ops.rows import COMMON, TABLES, Scope, Unit, ddl, expand_globs, plan_units
 
 __all__ = ["KmetaDataSource", "input_paths"]
 

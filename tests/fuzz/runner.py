@@ -155,7 +155,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     path kmeta took before runs), and verify's replay in a second process whatever the
     log's size (kmeta.ops.replay_process: cases are far below the size that forks)."""
     from kmeta.formats import batch, payload, runs
-    from kmeta.ops import replay_process, rows
+    from kmeta.ops import chunks, replay_process
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
              payload._compiled_body)
@@ -167,7 +167,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         replay_process.FORK_ABOVE = 0
     # payloads the compiled reader decoded must not be reused
     payload._DECODED.clear()
-    rows._COLUMNS.clear()
+    chunks._COLUMNS.clear()
     try:
         yield
     finally:
@@ -175,7 +175,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
          payload._compiled_body) = saved
         replay_process.FORK_ABOVE = fork_above
         payload._DECODED.clear()
-        rows._COLUMNS.clear()
+        chunks._COLUMNS.clear()
 
 
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
