@@ -659,6 +659,9 @@ def compact(
 
     env = _env()
     names = list(strategy or ())
+    if header is not None and not compare:
+        raise UsageError("--header names the header strategy of --compare; for one strategy "
+                         f"give --strategy header:{header}")
     if compare:
         names = ["offset", "timestamp"] + ([f"header:{header}"] if header else [])
     try:
@@ -697,6 +700,8 @@ def compact(
     if result.written is not None:
         print(f"kmeta: wrote {result.written} (check it: kmeta verify {result.written})",
               file=env.stderr)
+    if result.refused is not None:
+        print(f"kmeta: --write: nothing written: {result.refused}", file=env.stderr)
     _list_findings(env, result.findings, [path], VERIFY_ALL)
     finish(env, Verdict(result.findings))
 
