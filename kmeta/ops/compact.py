@@ -213,7 +213,10 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
         if options.write is not None:
             result.refused = (f"the batch at offset {damage.offset} cannot be trusted "
                               f"({damage.code}); repair the partition first")
-            result.notes.append(f"--write: nothing written: {result.refused}")
+    if options.write is not None and result.refused is None:
+        result.refused = _unreadable_copies(part, findings)
+    if result.refused is not None:
+        result.notes.append(f"--write: nothing written: {result.refused}")
     if bound <= first_dirty:
         hint = "" if options.roll else \
             "; --roll shows the round after the active segment rolls"
@@ -445,6 +448,23 @@ def _topic_configs(part: PartitionDir, findings: list[Finding]) -> tuple[dict[st
     configs = {**internal, **result.image.configs.get((2, part.topic), {})}
     configs.setdefault("cleanup.policy", "delete (no topic override)")
     return configs, f"the metadata log (replayed to offset {result.offset})"
+
+
+#: The files of a partition dir that --write copies as they are (Kafka's cleaner leaves them).
+_COPIED_KINDS = ("leader-epoch-checkpoint", "partition-metadata", "producer-snapshot")
+
+
+def _unreadable_copies(part: PartitionDir, findings: list[Finding]) -> str | None:
+    """Why --write must not copy the partition's small files, if one of them is broken:
+    the copy would be a partition Kafka (and ``kmeta verify``) rejects."""
+    why = None
+    for f in (f for kind in _COPIED_KINDS for f in part.of_kind(kind)):
+        _, problem = load_checked(f)
+        if problem is not None:
+            findings.append(problem)
+            if why is None and problem.severity is Severity.ERROR:
+                why = f"{Path(f.path).name} cannot be read ({problem.code}); repair it first"
+    return why
 
 
 def _damage_note(damage: Finding, layout: Layout, first_dirty: int, bound: int) -> str:
