@@ -259,6 +259,8 @@ def _key_past_round(part: PartitionDir, layout: Layout, result: CompactResult,
     leaves as they are), or that the log has none."""
     end = min(r.end for r in result.reports)
     names = [str(r.strategy) for r in result.reports]
+    # a round whose map filled may end inside a segment it cleans: those records it saw
+    seen = {v.offset for v in result.key_view}
     past = 0
     for seg in _views(part, layout, result.findings):
         if seg.end is not None and seg.end <= end:
@@ -267,7 +269,7 @@ def _key_past_round(part: PartitionDir, layout: Layout, result: CompactResult,
             if b.control:
                 continue
             for r in b.records:
-                if r.key == key and r.offset >= end:
+                if r.key == key and r.offset >= end and r.offset not in seen:
                     past += 1
                     result.key_view.append(KeyView(r.offset, r.timestamp, r.value, None,
                                                    dict.fromkeys(names, True)))
