@@ -479,6 +479,8 @@ def _damage_note(damage: Finding, layout: Layout, first_dirty: int, bound: int) 
                 "round with an error: the partition is marked uncleanable "
                 "(markPartitionUncleanable) and not cleaned again until the broker restarts. "
                 "The figures below are the round over the batches kmeta could read")
+    if bound <= first_dirty:
+        return f"{what}; nothing is cleanable, so Kafka's cleaner does not read it yet"
     return (f"{what}; it lies past the round's end, which Kafka's cleaner does not read "
             "this round")
 
