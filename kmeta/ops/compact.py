@@ -211,8 +211,8 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
     if damage is not None:
         result.notes.append(_damage_note(damage, layout, first_dirty, bound))
         if options.write is not None:
-            result.refused = (f"the batch at offset {damage.offset} cannot be trusted "
-                              f"({damage.code}); repair the partition first")
+            result.refused = (f"the batch at {_damage_where(damage, layout)} cannot be "
+                              f"trusted ({damage.code}); repair the partition first")
     if options.write is not None and result.refused is None:
         result.refused = _unreadable_copies(part, findings)
     if result.refused is not None:
@@ -330,31 +330,21 @@ def _cbatch(b: Any) -> CBatch:
                   compression=b.attributes & 0x07, size=b.size)
 
 
-class _Once:
-    """The findings list seen by a second read of the segments: what the header pass
-    reported already is not reported again."""
-
-    def __init__(self, findings: list[Finding]) -> None:
-        self.findings = findings
-        self.seen = {_where(x) for x in findings}
-
-    def append(self, finding: Finding) -> None:
-        if _where(finding) not in self.seen:
-            self.seen.add(_where(finding))
-            self.findings.append(finding)
-
-
 def _where(f: Finding) -> tuple:
     return f.code, f.file, f.position, f.offset, f.message
 
 
 def _views(part: PartitionDir, layout: Layout, findings: list[Finding]) -> list[CSegment]:
-    """Fresh one-shot views of the segments, for one pass."""
-    once = _Once(findings)
-
+    """Fresh one-shot views of the segments, for one pass.  What the header pass reported
+    already is not reported again (a file that changed since is)."""
     def batches(f: LogFile) -> Iterator[CBatch]:
-        for b in read_batches(f.path, once):  # type: ignore[arg-type]
-            yield _cbatch(b)
+        fresh: list[Finding] = []
+        try:
+            for b in read_batches(f.path, fresh):
+                yield _cbatch(b)
+        finally:
+            seen = {_where(x) for x in findings}
+            findings.extend(x for x in fresh if _where(x) not in seen)
 
     return [CSegment(base, batches(f), mtime, aborted, end) for f, base, end, mtime, aborted
             in zip(layout.segments, layout.bases, layout.ends, layout.mtimes, layout.aborted,
@@ -469,10 +459,13 @@ def _unreadable_copies(part: PartitionDir, findings: list[Finding]) -> str | Non
     return why
 
 
-def _damage_note(damage: Finding, layout: Layout, first_dirty: int, bound: int) -> str:
-    where = f"offset {damage.offset}" if damage.offset is not None else \
+def _damage_where(damage: Finding, layout: Layout) -> str:
+    return f"offset {damage.offset}" if damage.offset is not None else \
         f"byte {damage.position} of segment {layout.damage_base}"
-    what = f"the batch at {where} cannot be trusted ({damage.code})"
+
+
+def _damage_note(damage: Finding, layout: Layout, first_dirty: int, bound: int) -> str:
+    what = f"the batch at {_damage_where(damage, layout)} cannot be trusted ({damage.code})"
     if bound > first_dirty and layout.damage_base is not None and layout.damage_base < bound:
         return (f"{what}. Kafka's cleaner does not check CRCs, but a batch whose records "
                 "it cannot parse, or whose offsets do not fit a cleaned segment, ends its "
