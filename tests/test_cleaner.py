@@ -474,3 +474,21 @@ def test_kip280_timestamp_ties_go_to_the_offset() -> None:
     log.roll()
     log.clean(0)
     assert log.offsets() == [1, 2]
+
+
+@pytest.mark.parametrize(("base", "last", "segment", "following", "bad"), [
+    (5, 9, 0, 10, False),
+    (0, (1 << 31) - 1, 0, None, False),  # the last offset an index addresses
+    (0, 1 << 31, 0, None, True),
+    (2**63 - 1, 2**63 - 1, 3, None, True),
+    (8, 10, 0, 10, True),  # overlaps the next segment
+    (7, 6, 0, None, True),  # a last offset below the base (an overflowed delta)
+])
+def test_batch_out_of_segment(base: int, last: int, segment: int, following: int | None,
+                              bad: bool) -> None:
+    from kmeta.core.cleaner import batch_out_of_segment
+
+    got = batch_out_of_segment("x.log", 0, base, last, segment, following)
+    assert (got is not None) is bad
+    if bad:
+        assert got.code == "S005" and got.offset == base

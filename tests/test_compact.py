@@ -279,3 +279,156 @@ def test_abort_marker_kept_with_its_empty_batch_on_disk(tmp_path: Path) -> None:
     assert fates[0]["kept_offsets"] == [] and "producer's last sequence" in fates[0]["action"]
     assert fates[2]["kept_offsets"] == [2] and fates[2]["control"] == "ABORT"
     assert _rounds("empty-batch", tmp_path, [None, 2**62]) == [[2, 3], [2, 3]]
+
+
+# ------------------------------------------------------------------------- damaged input
+
+
+def _damaged(how: str, tmp_path: Path) -> Path:
+    """The tombstones partition with one kind of damage the fuzz campaign found (the
+    campaign's own seeds, tests/fuzz/seeds.py)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.fuzz.seeds import damaged_partition
+
+    return damaged_partition(how, tmp_path / "in" / "orders-0")
+
+
+@pytest.mark.parametrize("roll", [False, True])
+@pytest.mark.parametrize(("how", "code"), [("swapped", "S005"), ("max-offset", "S005"),
+                                           ("bit-flip", "F001")])
+def test_a_damaged_partition_is_uncleanable_and_nothing_is_written(
+        how: str, code: str, roll: bool, tmp_path: Path) -> None:
+    part = _damaged(how, tmp_path)
+    out = run("compact", part, "--write", tmp_path / "out", *(["--roll"] if roll else []),
+              env={})
+    assert out.returncode == 1, out.stderr
+    assert "internal error" not in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "out").exists()
+    assert "kmeta: --write: nothing written: the batch at offset" in out.stderr
+    # the damage is said once, not once per pass over the segments
+    assert sum(line.startswith(f"!! {code} ") for line in out.stdout.splitlines()) == 1
+    if how == "bit-flip" and not roll:  # the active segment's batch: the round ends before
+        assert "it lies past the round's end, which Kafka's cleaner does not read" in out.stdout
+    else:
+        assert "marked uncleanable" in out.stdout
+    # without --write the round is still shown, over the batches kmeta could read
+    report = run("compact", part, *(["--roll"] if roll else []), env={})
+    assert report.returncode == 1 and "Traceback" not in report.stderr
+    assert sum(line.startswith(f"!! {code} ") for line in report.stdout.splitlines()) == 1
+
+
+def test_a_cleaned_segment_never_spans_more_offsets_than_its_index(tmp_path: Path) -> None:
+    # Kafka's groupSegmentsBySize keeps a group within 2^31-1 offsets of its base: two
+    # small segments 2^32 offsets apart (a compacted log's gap) are cleaned into two
+    from kmeta.formats.batch import build_batch
+
+    part = tmp_path / "in" / "orders-0"
+    part.mkdir(parents=True)
+    far = 1 << 32
+    for base in (0, far):
+        (part / f"{base:020d}.log").write_bytes(
+            build_batch(base, [(b"k", b"v1"), (b"k", b"v2")], base_timestamp=1_700_000_000_000))
+    out = run("compact", part, "--roll", "--write", tmp_path / "out", env={})
+    assert out.returncode == 0, out.stderr
+    written = tmp_path / "out" / "orders-0"
+    assert sorted(p.name for p in written.glob("*.log")) == [f"{0:020d}.log", f"{far:020d}.log"]
+    assert run("verify", written, env={}).returncode == 0
+
+
+@pytest.mark.parametrize(("roll", "kept"), [
+    (False, ["00000000000000000006.snapshot", "00000000000000000007.snapshot"]),
+    # segment 6 is cleaned into segment 0: its snapshot goes, as Kafka's replaceSegments
+    # deletes the snapshots of the segments it replaces without reusing their base
+    (True, ["00000000000000000007.snapshot"]),
+])
+def test_write_keeps_the_producer_snapshots(roll: bool, kept: list[str],
+                                            tmp_path: Path) -> None:
+    import shutil
+
+    part = tmp_path / "in" / "orders-0"
+    shutil.copytree(FIXTURE / "tombstones" / "orders-0", part)
+    # an empty producer-state snapshot (version 1, CRC, no entry), as Kafka writes one
+    from crc32c import crc32c
+
+    snapshot = bytes.fromhex("0001") + crc32c(b"\0\0\0\0").to_bytes(4, "big") + b"\0\0\0\0"
+    for base in (6, 7):
+        (part / f"{base:020d}.snapshot").write_bytes(snapshot)
+    out = run("compact", part, "--write", tmp_path / "out", *(["--roll"] if roll else []),
+              env={})
+    assert out.returncode == 0, out.stderr
+    written = tmp_path / "out" / "orders-0"
+    assert sorted(p.name for p in written.glob("*.snapshot")) == kept
+    for name in kept:
+        assert (written / name).read_bytes() == snapshot
+    assert run("verify", written, env={}).returncode == 0
+
+
+@pytest.mark.parametrize("topic", ["__consumer_offsets-3", "__transaction_state-44"])
+def test_the_coordinators_topics_are_compacted(topic: str, real_data: Path,
+                                               tmp_path: Path) -> None:
+    import shutil
+
+    source = real_data / "kraft-ksql-txn" / "kafka-data" / "__transaction_state-44"
+    part = tmp_path / topic  # alone: no metadata log beside it to read configs from
+    shutil.copytree(source, part)
+    out = run("compact", "--json", part, env={})
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.splitlines()[-1])
+    assert summary["configs"]["cleanup.policy"].startswith("compact (Kafka creates")
+    assert summary["configs"]["segment.bytes"] == str(100 * 1024 * 1024)
+    text = run("compact", part, env={}).stdout
+    assert "not known" not in text and "does not compact" not in text
+
+
+@pytest.mark.parametrize(("key", "says"), [
+    ("nope", "--key 'nope': no record of this key in the log"),
+    ("active", "--key 'active': its 1 record(s) are all past the round's end (6), in the "
+               "active segment: every strategy keeps them as they are"),
+])
+def test_key_always_answers(key: str, says: str) -> None:
+    out = run("compact", FIXTURE / "tombstones" / "orders-0", "--key", key, env={})
+    assert out.returncode == 0 and says in out.stdout, out.stdout
+    objects = [json.loads(line) for line in run(
+        "compact", "--json", FIXTURE / "tombstones" / "orders-0", "--key", key,
+        env={}).stdout.splitlines()]
+    assert says in objects[-1]["notes"]
+    records = [o for o in objects if o["kind"] == "compact_key_record"]
+    assert [(o["offset"], o["kept_by"]) for o in records] == \
+        ([] if key == "nope" else [(6, {"offset": True})])
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--from", "8"], "--from 8: outside the log (its end offset is 7)"),
+    (["--from", "-1"], "--from -1: outside the log"),
+    (["--header", "version"], "--header names the header strategy of --compare"),
+    (["--strategy", "offset", "--header", "version"], "--strategy header:version"),
+])
+def test_options_that_would_be_ignored_are_refused(args: list[str], says: str) -> None:
+    out = run("compact", FIXTURE / "tombstones" / "orders-0", *args, env={})
+    assert out.returncode == 2 and says in out.stderr, out.stderr
+
+
+def test_from_at_the_log_end_is_accepted() -> None:
+    out = run("compact", FIXTURE / "tombstones" / "orders-0", "--from", "7", env={})
+    assert out.returncode == 0 and "nothing is cleanable" in out.stdout
+
+
+@pytest.mark.parametrize(("name", "content", "says"), [
+    ("partition.metadata", b"-version: 0\ntopic_id: XDEHC8lXSzWcXdpwB6TNQg", "F010"),
+    ("leader-epoch-checkpoint", b"0\n1\n0 x\n", "F010"),
+    ("00000000000000000007.snapshot", b"\x00\x01garbage", "F010"),
+])
+def test_write_refuses_to_copy_a_broken_small_file(name: str, content: bytes, says: str,
+                                                    tmp_path: Path) -> None:
+    # found by the campaign: the copy was a partition verify rejects
+    import shutil
+
+    part = tmp_path / "in" / "orders-0"
+    shutil.copytree(FIXTURE / "tombstones" / "orders-0", part)
+    (part / name).write_bytes(content)
+    out = run("compact", part, "--write", tmp_path / "out", env={})
+    assert out.returncode == 1, out.stderr
+    assert f"nothing written: {name} cannot be read ({says})" in out.stderr
+    assert not (tmp_path / "out").exists()

@@ -141,7 +141,8 @@ def compact(
         "--compare", help="The strategies side by side: offset, timestamp, and header:NAME "
         "with --header.")] = False,
     header: Annotated[str | None, typer.Option(
-        "--header", metavar="NAME", help="The header --compare's header strategy reads.")
+        "--header", metavar="NAME", help="The header --compare's header strategy reads "
+        "(with --compare only; one strategy: --strategy header:NAME).")
     ] = None,
     now: Annotated[str | None, typer.Option(
         "--now", metavar="TIME", help="The cleaner's clock: epoch milliseconds or an ISO 8601 "
@@ -178,7 +179,12 @@ def compact(
     .txnindex, markers and tombstones kept until their delete horizon, empty batches
     kept for producers; then the records and bytes each strategy keeps, tombstones,
     keys where the strategies disagree and out-of-order writes.  Topic configs come
-    from the metadata log beside the partition, when there is one.
+    from the metadata log beside the partition, when there is one (__consumer_offsets
+    and __transaction_state are compacted whatever it says).  A batch kmeta cannot trust
+    (a bad CRC, offsets outside its segment) is a finding: Kafka's cleaner stops its
+    round where it cannot read one and marks the partition uncleanable, and --write
+    then writes nothing, nor when a file it would copy (partition.metadata,
+    leader-epoch-checkpoint, a producer snapshot) is broken.
     """
     from pathlib import Path
 
@@ -192,6 +198,9 @@ def compact(
 
     env = current_env()
     names = list(strategy or ())
+    if header is not None and not compare:
+        raise UsageError("--header names the header strategy of --compare; for one strategy "
+                         f"give --strategy header:{header}")
     if compare:
         names = ["offset", "timestamp"] + ([f"header:{header}"] if header else [])
     try:
@@ -234,4 +243,6 @@ def compact(
 
         print(f"kmeta: wrote {result.written} (check it: "
               f"{shell_command('verify', str(result.written))})", file=env.stderr)
+    if result.refused is not None:
+        print(f"kmeta: --write: nothing written: {result.refused}", file=env.stderr)
     close(env, result.findings, [path], json_out=json_out, told=json_out)

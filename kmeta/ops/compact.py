@@ -26,13 +26,14 @@ from kmeta.core.cleaner import (
     Round,
     Strategy,
     TxnEntry,
+    batch_out_of_segment,
     digest,
     header_long,
     note_producer,
     sort_key,
 )
 from kmeta.errors import UsageError
-from kmeta.findings import Finding
+from kmeta.findings import Finding, Severity
 from kmeta.formats.legacy import build_message
 from kmeta.formats.payload import decode_control
 from kmeta.ops.compact_write import encode_batch
@@ -44,6 +45,11 @@ from kmeta.storage.segments import batch_records, read_batches
 __all__ = ["CompactOptions", "CompactResult", "StrategyReport", "compact"]
 
 PRODUCER_EXPIRATION_MS = DAY_MS  # producer.id.expiration.ms
+#: The coordinators' own topics: created compacted, 100 MiB segments by default
+#: (offsets.topic.segment.bytes, transaction.state.log.segment.bytes), whatever the
+#: broker's log defaults say.
+INTERNAL_COMPACTED = ("__consumer_offsets", "__transaction_state")
+INTERNAL_SEGMENT_BYTES = 100 * 1024 * 1024
 
 
 @dataclass
@@ -79,6 +85,10 @@ class Layout:
     seg_records: list[int] = field(default_factory=list)
     seg_bytes: list[int] = field(default_factory=list)
     legacy: bool = False  # some batch is a magic 0/1 message set
+    #: the first batch that cannot be trusted (an error finding of the read, or offsets
+    #: outside its segment): where a round that reads it stops
+    damage: Finding | None = None
+    damage_base: int | None = None  # the base offset of the segment that holds it
 
 
 @dataclass
@@ -156,6 +166,7 @@ class CompactResult:
     out_of_order_samples: list[tuple[bytes, int, int, int]] = field(default_factory=list)
     key_view: list[KeyView] = field(default_factory=list)
     written: Path | None = None
+    refused: str | None = None  # with --write: why nothing was written
     notes: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -173,6 +184,9 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
     findings = list(found.findings)
     configs, config_source = _topic_configs(part, findings)
     layout = _header_pass(part, findings)
+    if options.first_dirty is not None and not 0 <= options.first_dirty <= layout.log_end:
+        raise UsageError(f"--from {options.first_dirty}: outside the log (its end offset is "
+                         f"{layout.log_end})")
     if options.now is not None:
         now, now_from = options.now, "--now"
     elif layout.newest_ts >= 0:
@@ -193,6 +207,16 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
     if policy is not None and "compact" not in policy.split(" ")[0]:
         result.notes.append(f"cleanup.policy is {policy}: Kafka's cleaner does not compact "
                             "this topic; this is what it would do if it did")
+    damage = layout.damage
+    if damage is not None:
+        result.notes.append(_damage_note(damage, layout, first_dirty, bound))
+        if options.write is not None:
+            result.refused = (f"the batch at {_damage_where(damage, layout)} cannot be "
+                              f"trusted ({damage.code}); repair the partition first")
+    if options.write is not None and result.refused is None:
+        result.refused = _unreadable_copies(part, findings)
+    if result.refused is not None:
+        result.notes.append(f"--write: nothing written: {result.refused}")
     if bound <= first_dirty:
         hint = "" if options.roll else \
             "; --roll shows the round after the active segment rolls"
@@ -210,11 +234,13 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
     for strategy in options.strategies:
         config = CleanerConfig(retention, lag, strategy)
         writer = None
-        if options.write is not None:
+        if options.write is not None and result.refused is None:
             from kmeta.ops.compact_write import CompactWriter
 
             writer = CompactWriter(Path(part.path), options.write,
-                                   int(configs.get("segment.bytes", 1 << 30)))
+                                   int(configs.get("segment.bytes", 1 << 30)),
+                                   [(f.kind.base_offset or 0, Path(f.path))
+                                    for f in part.of_kind("producer-snapshot")])
         result.reports.append(_simulate(part, layout, first_dirty, bound, now, config,
                                         producers, result, options.key, options.batches,
                                         writer))
@@ -222,7 +248,51 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
             result.written = writer.close(part.topic, part.partition, result.reports[-1].end)
     if len(options.strategies) > 1:
         _compare(part, layout, first_dirty, bound, options.strategies, result)
+    if options.key is not None:
+        _key_past_round(part, layout, result, options.key)
     return result
+
+
+def _key_past_round(part: PartitionDir, layout: Layout, result: CompactResult,
+                    key: bytes) -> None:
+    """``--key`` always answers: its records past the round's end (which every strategy
+    leaves as they are), or that the log has none."""
+    end = min(r.end for r in result.reports)
+    names = [str(r.strategy) for r in result.reports]
+    # a round whose map filled may end inside a segment it cleans: those records it saw
+    seen = {v.offset for v in result.key_view}
+    past = 0
+    for seg in _views(part, layout, result.findings):
+        if seg.end is not None and seg.end <= end:
+            continue
+        for b in seg.batches:
+            if b.control:
+                continue
+            for r in b.records:
+                if r.key == key and r.offset >= end and r.offset not in seen:
+                    past += 1
+                    result.key_view.append(KeyView(r.offset, r.timestamp, r.value, None,
+                                                   dict.fromkeys(names, True)))
+    shown = show_key(key)
+    if not result.key_view:
+        result.notes.append(f"--key {shown}: no record of this key in the log")
+    elif past == len(result.key_view):
+        where = "the active segment" if end >= layout.bases[-1] else \
+            "segments this round does not clean"
+        result.notes.append(f"--key {shown}: its {past} record(s) are all past the round's "
+                            f"end ({end}), in {where}: every strategy keeps them as they are")
+    elif past:
+        result.notes.append(f"--key {shown}: {past} of its records are past the round's end "
+                            f"({end}) and stay as they are")
+
+
+def show_key(key: bytes) -> str:
+    """A key as text when it is printable UTF-8, else as hex."""
+    try:
+        text = key.decode("utf-8")
+    except UnicodeDecodeError:
+        return "0x" + key.hex()
+    return repr(text) if text.isprintable() else "0x" + key.hex()
 
 
 def _topic_strategy(configs: dict[str, Any], result: CompactResult) -> Strategy:
@@ -260,11 +330,21 @@ def _cbatch(b: Any) -> CBatch:
                   compression=b.attributes & 0x07, size=b.size)
 
 
+def _where(f: Finding) -> tuple:
+    return f.code, f.file, f.position, f.offset, f.message
+
+
 def _views(part: PartitionDir, layout: Layout, findings: list[Finding]) -> list[CSegment]:
-    """Fresh one-shot views of the segments, for one pass."""
+    """Fresh one-shot views of the segments, for one pass.  What the header pass reported
+    already is not reported again (a file that changed since is)."""
     def batches(f: LogFile) -> Iterator[CBatch]:
-        for b in read_batches(f.path, findings):
-            yield _cbatch(b)
+        fresh: list[Finding] = []
+        try:
+            for b in read_batches(f.path, fresh):
+                yield _cbatch(b)
+        finally:
+            seen = {_where(x) for x in findings}
+            findings.extend(x for x in fresh if _where(x) not in seen)
 
     return [CSegment(base, batches(f), mtime, aborted, end) for f, base, end, mtime, aborted
             in zip(layout.segments, layout.bases, layout.ends, layout.mtimes, layout.aborted,
@@ -280,12 +360,22 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
     seg_records, seg_bytes = [], []
     legacy = False
     txn_files = {f.kind.base_offset: f for f in part.of_kind("txn-index")}
-    for f in segs:
-        base = f.kind.base_offset or 0
+    damage: Finding | None = None
+    damage_base: int | None = None
+    names = [f.kind.base_offset or 0 for f in segs]
+    for i, f in enumerate(segs):
+        base = names[i]
         bases.append(base)
         top = -1
         records = size = 0
+        seen = len(findings)
         for b in read_batches(f.path, findings):
+            if damage is None:
+                damage = batch_out_of_segment(str(f.path), b.position, b.base_offset,
+                                              b.last_offset, base,
+                                              names[i + 1] if i + 1 < len(names) else None)
+                if damage is not None:
+                    findings.append(damage)
             records += b.last_offset - b.base_offset + 1 if b.records_count is None \
                 else b.records_count
             size += b.size
@@ -299,6 +389,10 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
                     open_txn.pop(b.producer_id, None)
                 elif b.is_transactional:
                     open_txn.setdefault(b.producer_id, b.base_offset)
+        if damage is None:
+            damage = next((x for x in findings[seen:] if x.severity is Severity.ERROR), None)
+        if damage is not None and damage_base is None:
+            damage_base = base
         ends.append(max(end, base))
         seg_records.append(records)
         seg_bytes.append(size)
@@ -322,14 +416,19 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
     return Layout(segs, bases, ends, mtimes, largest, aborted, log_start, log_end,
                   log_end if hw is None else min(hw, log_end),
                   min(open_txn.values()) if open_txn else None, producers, newest,
-                  seg_records, seg_bytes, legacy)
+                  seg_records, seg_bytes, legacy, damage,
+                  damage_base)
 
 
 def _topic_configs(part: PartitionDir, findings: list[Finding]) -> tuple[dict[str, str], str]:
-    """The topic's configs from the metadata log beside it, when the data dir has one."""
+    """The topic's configs from the metadata log beside it, when the data dir has one;
+    the coordinators' topics are compacted whatever it says."""
+    internal = {"cleanup.policy": f"compact (Kafka creates {part.topic} compacted)",
+                "segment.bytes": str(INTERNAL_SEGMENT_BYTES)} \
+        if part.topic in INTERNAL_COMPACTED else {}
     meta = Path(part.path).parent / "__cluster_metadata-0"
     if not meta.is_dir():
-        return {}, "defaults (no metadata log beside the partition)"
+        return internal, "defaults (no metadata log beside the partition)"
     from kmeta.errors import KmetaError
     from kmeta.ops.image import build_image
 
@@ -337,10 +436,46 @@ def _topic_configs(part: PartitionDir, findings: list[Finding]) -> tuple[dict[st
         result = build_image(meta)
     except KmetaError as e:
         findings.append(e.finding(str(meta)))
-        return {}, "defaults (the metadata log could not be replayed)"
-    configs = dict(result.image.configs.get((2, part.topic), {}))
+        return internal, "defaults (the metadata log could not be replayed)"
+    configs = {**internal, **result.image.configs.get((2, part.topic), {})}
     configs.setdefault("cleanup.policy", "delete (no topic override)")
     return configs, f"the metadata log (replayed to offset {result.offset})"
+
+
+#: The files of a partition dir that --write copies as they are (Kafka's cleaner leaves them).
+_COPIED_KINDS = ("leader-epoch-checkpoint", "partition-metadata", "producer-snapshot")
+
+
+def _unreadable_copies(part: PartitionDir, findings: list[Finding]) -> str | None:
+    """Why --write must not copy the partition's small files, if one of them is broken:
+    the copy would be a partition Kafka (and ``kmeta verify``) rejects."""
+    why = None
+    for f in (f for kind in _COPIED_KINDS for f in part.of_kind(kind)):
+        _, problem = load_checked(f)
+        if problem is not None:
+            findings.append(problem)
+            if why is None and problem.severity is Severity.ERROR:
+                why = f"{Path(f.path).name} cannot be read ({problem.code}); repair it first"
+    return why
+
+
+def _damage_where(damage: Finding, layout: Layout) -> str:
+    return f"offset {damage.offset}" if damage.offset is not None else \
+        f"byte {damage.position} of segment {layout.damage_base}"
+
+
+def _damage_note(damage: Finding, layout: Layout, first_dirty: int, bound: int) -> str:
+    what = f"the batch at {_damage_where(damage, layout)} cannot be trusted ({damage.code})"
+    if bound > first_dirty and layout.damage_base is not None and layout.damage_base < bound:
+        return (f"{what}. Kafka's cleaner does not check CRCs, but a batch whose records "
+                "it cannot parse, or whose offsets do not fit a cleaned segment, ends its "
+                "round with an error: the partition is marked uncleanable "
+                "(markPartitionUncleanable) and not cleaned again until the broker restarts. "
+                "The figures below are the round over the batches kmeta could read")
+    if bound <= first_dirty:
+        return f"{what}; nothing is cleanable, so Kafka's cleaner does not read it yet"
+    return (f"{what}; it lies past the round's end, which Kafka's cleaner does not read "
+            "this round")
 
 
 def _first_dirty(part: PartitionDir, layout: Layout, given: int | None,

@@ -7,15 +7,20 @@ sequence, flags, leader epoch and codec, and its delete horizon; an emptied one 
 61-byte header Kafka writes (no records, no compression, base timestamp -1).  Cleaned
 segments are regrouped by size the way ``groupSegmentsBySize`` does (segment.bytes), and
 each output segment gets new ``.index``, ``.timeindex`` and ``.txnindex`` files.  The
-segments past the round's end are written as they are.  The input is only read.
+segments past the round's end are written as they are.  The producer-state snapshots
+(``.snapshot``) are copied as they are, but for the one named after a source segment that
+was merged into an earlier one: Kafka deletes the snapshots of the segments a cleaned
+segment replaces without reusing their base offset (``replaceSegments``); the round
+changes no producer's state.  The input is only read.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
-from kmeta.core.cleaner import BatchOutcome, CBatch, CSegment, TxnEntry
+from kmeta.core.cleaner import MAX_RELATIVE_OFFSET, BatchOutcome, CBatch, CSegment, TxnEntry
 from kmeta.errors import UsageError
 from kmeta.formats.batch import build_batch
 from kmeta.formats.indexes import AbortedTxn
@@ -31,15 +36,20 @@ _COPIED = ("leader-epoch-checkpoint", "partition.metadata")
 class CompactWriter:
     """Receives the round's outcomes in log order and writes the new partition dir."""
 
-    def __init__(self, source: Path, out: Path, segment_bytes: int) -> None:
+    def __init__(self, source: Path, out: Path, segment_bytes: int,
+                 snapshots: Sequence[tuple[int, Path]] = ()) -> None:
+        """``snapshots``: the partition's producer-state snapshots, by base offset."""
         target = out / source.name
         if target.exists():
             raise UsageError(f"--write {out}: {target} exists already; give an empty place")
         target.mkdir(parents=True)
         self.source, self.target = source, target
+        self.snapshots = list(snapshots)
         self.segment_bytes = segment_bytes
         self.w = W.SegmentWriter(target, segment_bytes=1 << 62)
         self.group_bytes = 0
+        self.group_base = 0  # the base offset of the output segment being written
+        self.merged: set[int] = set()  # source segments written into an earlier one
         self.current: int | None = None  # the source segment being written
         self.index: list[TxnEntry] = []  # the source segment's kept .txnindex (filled live)
         self.written: set[int] = set()
@@ -50,12 +60,18 @@ class CompactWriter:
         """A new source segment starts: regroup by size (a new output segment when the
         group would pass segment.bytes).  ``index``: its ``.txnindex`` entries as the round
         keeps them, a list the round may still be filling."""
+        last = (seg.end if seg.end is not None else seg.next_offset) - 1
         if self.current is None or not cleaned or \
-                self.group_bytes + size > self.segment_bytes:
+                self.group_bytes + size > self.segment_bytes or \
+                last - self.group_base > MAX_RELATIVE_OFFSET:
             # a new output segment, named after its first source segment; a segment past
-            # the round is never grouped with others
+            # the round is never grouped with others, and no group spans more offsets
+            # than its index addresses
             self.w.open_segment(seg.base_offset)
             self.group_bytes = 0
+            self.group_base = seg.base_offset
+        else:
+            self.merged.add(seg.base_offset)
         self.current = seg.base_offset
         self.group_bytes += size
         self.index = index
@@ -84,6 +100,9 @@ class CompactWriter:
         for name in _COPIED:
             if (self.source / name).is_file():
                 shutil.copyfile(self.source / name, self.target / name)
+        for base, snapshot in self.snapshots:
+            if base not in self.merged:
+                shutil.copyfile(snapshot, self.target / snapshot.name)
         checkpoint = self.target.parent / "cleaner-offset-checkpoint"
         if not checkpoint.exists():
             W.write_offset_checkpoint(checkpoint, [TopicPartitionOffset(topic, partition,

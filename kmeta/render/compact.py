@@ -9,6 +9,7 @@ from typing import Any
 
 from kmeta.core.lifecycle import duration
 from kmeta.ops.compact import CompactResult, StrategyReport
+from kmeta.ops.compact import show_key as ops_show_key
 from kmeta.render.brokers import utc
 from kmeta.render.jsonl import dumps
 from kmeta.render.retention import size
@@ -16,13 +17,7 @@ from kmeta.render.retention import size
 
 def show_key(key: bytes | None) -> str:
     """A key as text when it is printable UTF-8, else as hex."""
-    if key is None:
-        return "(none)"
-    try:
-        text = key.decode("utf-8")
-    except UnicodeDecodeError:
-        return "0x" + key.hex()
-    return repr(text) if text.isprintable() else "0x" + key.hex()
+    return "(none)" if key is None else ops_show_key(key)
 
 
 def _pct(part: int, whole: int) -> str:

@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="", metavar="TEXT[,TEXT]",
                    help="only the seed inputs whose name holds one of these, e.g. "
                    "real/,healthy (default: all; names: real/<dir>, fixtures/<dir>)")
+    p.add_argument("--heavy", action="store_true",
+                   help="also the commands that start Spark (export --format json)")
     p.add_argument("--no-hostile", action="store_true")
     p.add_argument("--no-minimise", action="store_true")
     args = p.parse_args(argv)
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         camp = Campaign(args.seed, Path(tmp), args.out, seeds=seeds,
                         commands_per_case=args.commands_per_case,
                         minimise=not args.no_minimise,
-                        subprocess_every=args.subprocess_every,
+                        subprocess_every=args.subprocess_every, heavy=args.heavy,
                         log=lambda s: print(s, file=sys.stderr, flush=True))
         if not args.no_hostile:
             run_hostile(camp)

@@ -20,11 +20,14 @@ from pathlib import Path
 
 from . import mutators as mu
 from .oracle import batches, segment_files, tree_changes, tree_fingerprint, valid_prefix
-from .runner import Outcome, pure_core, run_inprocess, run_subprocess
-from .seeds import Seed, all_seeds, copy_tree, make_writable, metadata_partition
+from .runner import Outcome, export_tasks, pure_core, run_inprocess, run_subprocess
+from .seeds import METADATA_DIR, Seed, all_seeds, copy_tree, make_writable, metadata_partition
 
 #: Commands every case may run; placeholders: {data} the case's root, {meta} its metadata
-#: partition, {peer} an unmutated copy of it, {out} a fresh output dir, {to} an offset.
+#: partition, {part} a data partition (the mutated file's when it is in one), {peer} an
+#: unmutated copy of the metadata partition, {out} a fresh output path (not made), {outdir}
+#: a fresh empty dir, {to} an offset.  Every one of kmeta's commands is here; ``export``
+#: through ``export-tasks`` (its tasks without the JVM) and, with ``heavy``, through Spark.
 COMMANDS: dict[str, list[str]] = {
     "dump": ["dump", "{data}"],
     "dump-json": ["dump", "--json", "{data}"],
@@ -39,7 +42,7 @@ COMMANDS: dict[str, list[str]] = {
     "truncate": ["truncate", "{meta}", "--to", "{to}"],
     "repair-dry-run": ["repair", "--dry-run", "{meta}"],
     "repair-out": ["repair", "{meta}", "--out", "{out}"],
-    "snapshot": ["snapshot", "{meta}", "--out", "{out}"],
+    "snapshot": ["snapshot", "{meta}", "--out", "{outdir}"],
     # the other renderers: JSON of every command, record lines with hex, image browsing
     "dump-records": ["dump", "--records", "--hex", "{data}"],
     "info-json": ["info", "--json", "{data}"],
@@ -51,13 +54,28 @@ COMMANDS: dict[str, list[str]] = {
     "retention-json": ["retention", "{meta}", "--json", "--retention-ms", "1min"],
     "consumers-json": ["consumers", "--json", "{data}"],
     "tiering": ["tiering", "{data}"],
-    "compact": ["compact", "{data}", "--compare", "--header", "version", "--roll"],
-    "compact-json": ["compact", "--json", "--batches", "{data}"],
+    "compact": ["compact", "{part}", "--compare", "--header", "version", "--roll",
+                "--key", "k1"],
+    "compact-json": ["compact", "--json", "--batches", "{part}"],
+    "compact-write": ["compact", "{part}", "--write", "{out}"],
+    "compact-roll-write": ["compact", "{part}", "--roll", "--write", "{out}"],
+    "export-tasks": ["export", "{out}", "{data}"],
     "tiering-json": ["tiering", "--json", "{data}", "--local-retention", "1min"],
     "diff-json": ["diff", "--json", "{meta}", "{peer}"],
     "truncate-json": ["truncate", "--json", "{meta}", "--to", "{to}"],
     "repair-json": ["repair", "--dry-run", "--json", "{meta}"],
 }
+#: Commands too slow for every campaign (a Spark start costs a minute here): with
+#: ``heavy`` only, and with a longer time limit.
+HEAVY: dict[str, list[str]] = {
+    "export-json": ["export", "--format", "json", "--data-topics", "--to", "{out}", "{data}"],
+}
+HEAVY_TIMEOUT = 300.0
+#: Commands run through another entry point than ``kmeta.cli.main`` (always in-process).
+CALLS = {"export-tasks": export_tasks}
+#: Commands whose output (what they wrote at ``{out}``/``{outdir}``) ``kmeta verify`` must
+#: accept.
+OUTPUT_CHECKED = ("compact-write", "compact-roll-write", "snapshot")
 SAVE_PER_SIGNATURE = 20
 #: Read commands that must not call a log clean when CRC-covered bytes of it were flipped.
 STRICT_READERS = ("verify", "dump", "dump-json", "dump-records", "verify-json")
@@ -131,7 +149,8 @@ class Campaign:
     def __init__(self, seed: int, work: Path, out: Path | None = None, *,
                  commands_per_case: int | None = None, timeout: float = 20.0,
                  minimise: bool = True, log: Callable[[str], None] | None = None,
-                 seeds: list[Seed] | None = None, subprocess_every: int = 0) -> None:
+                 seeds: list[Seed] | None = None, subprocess_every: int = 0,
+                 heavy: bool = False) -> None:
         self.seed = seed
         self.work = work
         self.out = out
@@ -140,6 +159,7 @@ class Campaign:
         self.minimise = minimise
         self.log = log or (lambda s: None)
         self.subprocess_every = subprocess_every
+        self.commands = {**COMMANDS, **(HEAVY if heavy else {})}
         self.seeds = seeds if seeds is not None else all_seeds()
         if not self.seeds:
             raise RuntimeError("no seed inputs found (fixtures/data, KMETA_REAL_DATA)")
@@ -196,7 +216,7 @@ class Campaign:
                     single_flip = step == 0 and m is mu.bit_flip
                     break
         target.write_bytes(data)
-        names = list(COMMANDS)
+        names = list(self.commands)
         k = self.commands_per_case
         others = [n for n in names if n != "verify"]
         commands = names if k is None else ["verify", *rng.sample(others, k - 1)]
@@ -211,13 +231,18 @@ class Campaign:
         meta = metadata_partition(root)
         rel = meta.relative_to(root)
         peer = self.pristine(case.seed) / rel
+        words = self.commands.get(command) or COMMANDS.get(command) or HEAVY[command]
         to = "1"
-        if "{to}" in COMMANDS[command]:  # the middle of the log's valid part
+        if "{to}" in words:  # the middle of the log's valid part
             prefix = valid_prefix(meta)
             to = str(prefix[len(prefix) // 2].base_offset) if prefix else "1"
+        out = self.work / f"out-{case.index}-{n}"
+        if "{outdir}" in words:
+            out.mkdir(parents=True, exist_ok=True)
         subst = {"{data}": str(root), "{meta}": str(meta), "{peer}": str(peer),
-                 "{out}": str(self.work / f"out-{case.index}-{n}"), "{to}": to}
-        return [subst.get(a, a) for a in COMMANDS[command]]
+                 "{part}": str(data_partition(root, case.file)), "{out}": str(out),
+                 "{outdir}": str(out), "{to}": to}
+        return [subst.get(a, a) for a in words]
 
     def run_case(self, index: int) -> list[Failure]:
         root = self.work / f"case-{index}"
@@ -248,10 +273,13 @@ class Campaign:
         prefix = valid_prefix(meta) if command == "repair-out" else []
         before = tree_fingerprint(root)
         size = sum(e[1] for e in before.values() if e[0] == "file")
-        if subprocess:
-            outcome = run_subprocess(argv, self.timeout, size, **how)
+        timeout = HEAVY_TIMEOUT if command in HEAVY else self.timeout
+        if command in CALLS:
+            outcome = run_inprocess(argv, timeout, size, CALLS[command])
+        elif subprocess:
+            outcome = run_subprocess(argv, timeout, size, **how)
         else:
-            outcome = run_inprocess(argv, self.timeout, size)
+            outcome = run_inprocess(argv, timeout, size)
         self.stats.runs += 1
         self.stats.exit_codes[outcome.exit_code] += 1
         changes = tree_changes(before, tree_fingerprint(root))
@@ -263,6 +291,8 @@ class Campaign:
                 outcome.kind = "batch-lost"
                 outcome.detail = f"{len(lost)} of {len(prefix)} valid prefix batches " \
                                  f"missing from the output, first at offset {lost[0]}"
+        if not outcome.failed and command in OUTPUT_CHECKED:
+            _check_output(outcome, self.work / f"out-{case.index}-{n}", self.timeout)
         if not outcome.failed and not subprocess and command in TWIN_CHECKED:
             # the same run on the pure-Python reference must print the same bytes: with
             # runs found by it in even cases, with every batch read alone in odd ones
@@ -372,6 +402,35 @@ class Campaign:
             index += 1
         self.stats.seconds = time.monotonic() - start
         return self.stats
+
+
+def data_partition(root: Path, file: str) -> Path:
+    """The data partition dir a case's ``{part}`` names: the mutated file's, when it is in
+    one, else the first of the case (a lone partition: the root itself)."""
+    first = (root / file).parent if file else root
+    for where in (first, *sorted(p.parent for p in root.rglob("*.log"))):
+        if where.is_dir() and not where.name.startswith(METADATA_DIR) and \
+                re.fullmatch(r".+-\d+", where.name):
+            return where
+    return root
+
+
+def _check_output(outcome: Outcome, out: Path, timeout: float) -> None:
+    """An output the command wrote must be one ``kmeta verify`` accepts."""
+    if not out.exists() or out.is_dir() and not any(out.iterdir()):
+        return  # nothing written ({outdir} is made empty before the command)
+    if outcome.exit_code not in (0, 1):
+        outcome.kind, outcome.detail = "bad-output", \
+            f"exit {outcome.exit_code} yet {out.name} was written"
+        return
+    got = run_inprocess(["verify", str(out)], timeout, 1 << 20)
+    if got.exit_code != 0:
+        said = got.stdout.decode("utf-8", "replace") + got.stderr  # verify lists on stdout
+        problems = [line for line in said.splitlines() if line.startswith("!!")]
+        outcome.kind = "bad-output"
+        outcome.detail = f"verify exits {got.exit_code} on the output: " + \
+            (problems[0] if problems else got.detail or said[-200:])
+        outcome.stderr += "\n--- verify of the output:\n" + said
 
 
 def _names(root: Path) -> set[str]:

@@ -10,7 +10,9 @@ Outcome classes (``Outcome.kind``):
 * ``input-written`` — a byte, an mtime or an entry of the input tree changed;
 * ``batch-lost`` — repair's output lacks a batch of the input's valid prefix;
 * ``missed-damage`` — a read command exited 0 on a log whose CRC-covered bytes were
-  flipped (that batch cannot be trusted: "clean" by mistake).
+  flipped (that batch cannot be trusted: "clean" by mistake);
+* ``bad-output`` — what a command wrote (``compact --write``, ``snapshot --out``) is
+  rejected by ``kmeta verify``.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kmeta.errors import ExitCode
 
@@ -104,9 +107,11 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
+def run_inprocess(argv: list[str], timeout: float, input_bytes: int,
+                  call: Callable[[list[str], Any], None] | None = None) -> Outcome:
     """``kmeta.cli.main(argv)`` with stdout/stderr captured (its Environment), an alarm
-    for hangs and the peak RSS above the level before the call."""
+    for hangs and the peak RSS above the level before the call.  ``call``: another
+    entry point taking (argv, environment), judged the same way."""
     from kmeta import cli
     from kmeta.environment import Environment
 
@@ -122,7 +127,7 @@ def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
     escaped = ""
     start = time.monotonic()
     try:
-        cli.main(argv, Environment(stdout=stdout, stderr=err))
+        (call or cli.main)(argv, Environment(stdout=stdout, stderr=err))
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
@@ -146,6 +151,42 @@ def run_inprocess(argv: list[str], timeout: float, input_bytes: int) -> Outcome:
         kind, detail = classify(code, stderr, seconds, peak, 2 * input_bytes + MEMORY_SLACK,
                                 timed_out)
     return Outcome(kind, code, seconds, detail, stderr[-4000:], peak, out.getvalue())
+
+
+def export_tasks(argv: list[str], env: Any) -> None:
+    """What the tasks of ``kmeta export --data-topics --payloads`` run on ``argv[-1]``,
+    without Spark's JVM (tens of seconds a start here): every table's units as the
+    ``kmeta`` data source reads them into Arrow (the ``--format json`` path), and the
+    batches and records tables written as Parquet by ``write_unit_files`` (the direct
+    path) under ``argv[-2]``.  A KmetaError exits as the command would; the rows read are
+    counted on stdout."""
+    from kmeta.errors import KmetaError
+    from kmeta.ops.rows import TABLES, Scope, plan_units
+
+    out, path = argv[-2], argv[-1]
+    scope = Scope(data_topics=True, payloads=True)
+    try:
+        from kmeta.spark.export import write_unit_files
+        from kmeta.spark.source import KmetaReader
+    except ImportError:  # no spark extra: the rows alone
+        from kmeta.ops.rows import unit_chunks
+
+        for table in TABLES:
+            units, _ = plan_units([path], table, scope)
+            n = sum(len(list(c.rows())) for u in units for c in unit_chunks(u))
+            print(f"{table} {n}", file=env.stdout)
+        return
+    try:
+        for table in TABLES:
+            reader = KmetaReader(table, [path], scope)
+            n = sum(b.num_rows for part in reader.partitions() for b in reader.read(part))
+            print(f"{table} {n}", file=env.stdout)
+        units, _ = plan_units([path], "batches", scope)
+        for table, n in write_unit_files(units, out, ("batches", "records")):
+            print(f"written {table} {n}", file=env.stdout)
+    except KmetaError as e:
+        print(f"kmeta: {e.one_line()}", file=env.stderr)
+        raise SystemExit(int(e.exit_code)) from None
 
 
 @contextlib.contextmanager

@@ -28,6 +28,11 @@ FIXTURE = ("healthy", "corrupt/pristine", "corrupt/corrupt-gzip", "corrupt/unkno
            "compaction/two-producers/orders-0", "compaction/legacy/orders-0")
 #: Largest seed the harness copies for each case.
 MAX_SEED_BYTES = 4 << 20
+#: Damaged data partitions the campaign once failed on (``compact --write`` wrote what
+#: verify rejects, or ended in an internal error), made from the tombstones fixture by
+#: :func:`damaged_partition`: the campaign mutates them further.
+DAMAGED = ("swapped", "max-offset", "bit-flip")
+_made: dict[str, Path] = {}
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,49 @@ def all_seeds() -> list[Seed]:
     if real is not None:
         out += [Seed(f"real/{n}", real / n) for n in REAL if (real / n).is_dir()]
     out += [Seed(f"fixtures/{n}", FIXTURES / n) for n in FIXTURE if (FIXTURES / n).is_dir()]
+    if (FIXTURES / "compaction" / "tombstones").is_dir():
+        out += [Seed(f"damaged/{how}", damaged_seed(how)) for how in DAMAGED]
     return [s for s in out if s.size <= MAX_SEED_BYTES]
+
+
+def damaged_partition(how: str, part: Path) -> Path:
+    """The tombstones fixture's partition copied to ``part`` with one damage: two batches
+    of one key swapped (offsets go back), the last batch of its first segment at base
+    offset 2^63-1 (past what the segment's index addresses, and past the next segment),
+    or a bit flipped inside the records of a batch every round keeps (a bad CRC)."""
+    import struct
+
+    from .oracle import batches
+
+    copy_tree(FIXTURES / "compaction" / "tombstones" / "orders-0", part)
+    # segment 0: offsets 0-1, 2, 3 (key fresh), 4 (its tombstone), 5; segment 6: 6
+    seg = part / ("00000000000000000006.log" if how == "bit-flip" else
+                  "00000000000000000000.log")
+    data = bytearray(seg.read_bytes())
+    found = batches(bytes(data))
+    if how == "swapped":  # both of key fresh's records stay: the tombstone first
+        a, b = found[2], found[3]
+        data[a.position:b.position + b.size] = b.raw + a.raw
+    elif how == "max-offset":
+        struct.pack_into(">q", data, found[-1].position, 2**63 - 1)
+    elif how == "bit-flip":  # in the one batch of the active segment, which stays
+        data[found[0].position + found[0].size - 3] ^= 0x10
+    else:
+        raise ValueError(f"{how!r}: one of {', '.join(DAMAGED)}")
+    seg.write_bytes(bytes(data))
+    return part
+
+
+def damaged_seed(how: str) -> Path:
+    """A damaged partition as a seed, made once per process in a temporary dir."""
+    if how not in _made:
+        import atexit
+        import tempfile
+
+        root = Path(tempfile.mkdtemp(prefix="kmeta-fuzz-seed-"))
+        atexit.register(shutil.rmtree, root, True)
+        _made[how] = damaged_partition(how, root / "orders-0")
+    return _made[how]
 
 
 def copy_tree(src: Path, dst: Path) -> None:

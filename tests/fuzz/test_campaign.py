@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from .hostile import run_hostile
 from .known import OPEN_BUGS, open_bug
 from .oracle import batches, segment_files, tree_changes, tree_fingerprint, valid_prefix
 from .runner import DOCUMENTED, Outcome, classify, run_inprocess, run_subprocess
-from .seeds import FIXTURES, METADATA_DIR, Seed, copy_tree
+from .seeds import DAMAGED, FIXTURES, METADATA_DIR, Seed, copy_tree, damaged_partition, damaged_seed
 
 CI_SEED = 20241125
 CI_CASES = 60
@@ -192,8 +193,30 @@ def _lone_null_value(tmp_path: Path) -> Outcome:
     return run_inprocess(["verify", str(root)], 30, 1 << 20)
 
 
+def _compact_write_damaged(how: str) -> Callable[[Path], Outcome]:
+    """compact --write, with and without --roll, on a damaged partition: it ended in an
+    internal error (offsets outside their segment), or wrote a log verify rejects (a
+    bad CRC).  Judged by the campaign, the output check included."""
+    def repro(tmp_path: Path) -> Outcome:
+        seed = Seed(f"damaged/{how}", damaged_seed(how))
+        camp = Campaign(1, tmp_path / "work", None, seeds=[seed], minimise=False)
+        root = tmp_path / "case"
+        damaged_partition(how, root / "orders-0")
+        case = cp.Case(0, seed, "orders-0/00000000000000000000.log", [how], [])
+        for n, command in enumerate(("compact-write", "compact-roll-write")):
+            failure = camp.run_command(case, root, command, n)
+            if failure is not None:
+                return failure.outcome
+        # both read the damage and said so (exit 1), not a usage error
+        if camp.stats.exit_codes != {1: 2}:
+            return Outcome("internal", None, 0.0, f"exit codes {camp.stats.exit_codes}")
+        return Outcome("ok", 1, 0.0)
+    return repro
+
+
 FIXED = {"diff-legacy-records-count": _diff_legacy, "stdout-write-error": _stdout_full,
-         "non-utf8-name-utf8-locale": _non_utf8_name, "lone-null-value": _lone_null_value}
+         "non-utf8-name-utf8-locale": _non_utf8_name, "lone-null-value": _lone_null_value,
+         **{f"compact-write-{how}": _compact_write_damaged(how) for how in DAMAGED}}
 
 
 def test_no_open_bug_lacks_a_repro() -> None:
@@ -243,3 +266,47 @@ def test_semantic_mutation_of_a_record_with_bytes_fields() -> None:
     data = build_batch(0, [(None, value)])
     changed = [semantic_record(random.Random(seed), data, [data]) for seed in range(40)]
     assert any(c is not None for c in changed)
+
+
+def test_every_command_is_driven() -> None:
+    import typer.main
+
+    from kmeta.cli import app
+
+    commands = {c.name for c in typer.main.get_command(app).commands.values()}  # type: ignore[attr-defined]
+    driven = {words[0] for words in {**cp.COMMANDS, **cp.HEAVY}.values()}
+    assert commands and commands <= driven, commands - driven
+
+
+def test_an_output_verify_rejects_is_a_bad_output(tmp_path: Path) -> None:
+    good = tmp_path / "good"
+    copy_tree(FIXTURES / "compaction" / "tombstones", good)
+    outcome = Outcome("ok", 0, 0.1)
+    cp._check_output(outcome, good, 20.0)
+    assert outcome.kind == "ok", outcome.detail
+    bad = damaged_partition("bit-flip", tmp_path / "bad" / "orders-0").parent
+    cp._check_output(outcome, bad, 20.0)
+    assert outcome.kind == "bad-output" and "F001" in outcome.detail
+    # an output left behind by a command that refused (exit 2) is one too
+    refused = Outcome("ok", 2, 0.1)
+    cp._check_output(refused, good, 20.0)
+    assert refused.kind == "bad-output"
+    # an {outdir} made empty for the command and left empty is no output
+    empty = Outcome("ok", 2, 0.1)
+    (tmp_path / "empty").mkdir()
+    cp._check_output(empty, tmp_path / "empty", 20.0)
+    assert empty.kind == "ok"
+
+
+def test_export_tasks_read_every_table(tmp_path: Path) -> None:
+    from kmeta.ops.rows import TABLES
+
+    from .runner import export_tasks
+
+    got = run_inprocess(["export", str(tmp_path / "out"), str(HEALTHY.path)], 120, 1 << 20,
+                        export_tasks)
+    assert got.kind == "ok" and got.exit_code == 0, got.stderr
+    counts = dict(line.rsplit(" ", 1) for line in got.stdout.decode().splitlines())
+    assert set(TABLES) <= set(counts) and int(counts["batches"]) > 1000
+    nothing = run_inprocess(["export", str(tmp_path / "o2"), "/etc"], 60, 1 << 20, export_tasks)
+    assert nothing.kind == "ok", nothing.detail
