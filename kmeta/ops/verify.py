@@ -44,7 +44,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
-from kmeta.formats.runs import Expandable, Run
+from kmeta.formats.runs import Expandable, Run, Walked
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
 from kmeta.ops.replay import (
     Replay,
@@ -773,7 +773,11 @@ def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
         # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
         base = f.kind.base_offset or 0
         end = base if end is None else max(end, base)
-        for item in read_batches(f.path):
+        # Walked: the intact batches, by header and CRC in the compiled core
+        for item in read_batches(f.path, walk=True):
+            if type(item) is Walked:
+                end = max(end, item.high)
+                continue
             if type(item) is not Finding:
                 end = max(end, item.last_offset + 1)
                 continue
