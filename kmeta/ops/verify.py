@@ -44,7 +44,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
-from kmeta.formats.runs import Expandable, Run, Walked
+from kmeta.formats.runs import Expandable, Run
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
 from kmeta.ops.replay import (
     Replay,
@@ -54,6 +54,7 @@ from kmeta.ops.replay import (
     snapshot_image,
 )
 from kmeta.ops.replay_process import ForkedReplay, forked_replay
+from kmeta.ops.verify_jobs import PartitionScans, partitions_in, scan_partition
 from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans, first_base_offset
@@ -683,14 +684,24 @@ class VerifyReport:
 
 
 
-def verify(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
-    """Run every check on the files under ``paths``."""
-    return verify_discovery(discover(paths))
+def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1) -> VerifyReport:
+    """Run every check on the files under ``paths``; ``jobs``: how many processes may scan
+    the ordinary topics' partitions (the report is the same for any)."""
+    return verify_discovery(discover(paths), jobs=jobs)
 
 
-def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> VerifyReport:
+def verify_discovery(discovery: Discovery, progress: Progress | None = None,
+                     jobs: int = 1) -> VerifyReport:
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
+    ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
+    own = sum(_size(p.segments) for p in discovery.all_partitions() if p.is_metadata)
+    with PartitionScans(partitions_in([p.segments for p in ordinary]), jobs, own) as scans:
+        return _verify_discovery(discovery, progress, scans)
+
+
+def _verify_discovery(discovery: Discovery, progress: Progress | None,
+                      scans: PartitionScans) -> VerifyReport:
     report = VerifyReport(findings=list(discovery.findings))
     add = report.findings.extend
     # partition dir -> its log end offset (two data dirs given together may each hold a
@@ -716,7 +727,10 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
             report.logs[str(part.path)] = stats
             add(_check_partition_metadata(part))
         else:
-            add(_scan_only(part.segments, log_ends, str(part.path)))
+            found, end = scans.take()
+            add(found)
+            if end is not None:
+                log_ends[str(part.path)] = end
             report.segments += len(part.segments)
             if progress is not None:
                 for f in part.segments:
@@ -762,30 +776,9 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
     return report
 
 
-def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
-               key: Any = None) -> Iterator[Finding]:
-    """Batch-level checks for logs kmeta does not interpret (ordinary topics); the log end
-    offset goes into ``log_ends[key]`` when it is known: not when there is no segment (a
-    copy that left them out) or one cannot be read."""
-    end: int | None = None
-    for f in files:
-        # An empty segment still says where the log ends: Kafka names it for its base
-        # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
-        base = f.kind.base_offset or 0
-        end = base if end is None else max(end, base)
-        # Walked: the intact batches, by header and CRC in the compiled core
-        for item in read_batches(f.path, walk=True):
-            if type(item) is Walked:
-                end = max(end, item.high)
-                continue
-            if type(item) is not Finding:
-                end = max(end, item.last_offset + 1)
-                continue
-            yield item
-            if item.code == "S008":
-                log_ends = None
-    if log_ends is not None and end is not None:
-        log_ends[key] = end
+def _scan_only(files: Iterable[LogFile]) -> list[Finding]:
+    """Batch-level checks for segments kmeta does not interpret (loose files)."""
+    return scan_partition([(str(f.path), f.kind.base_offset) for f in files])[0]
 
 
 def _partitions_without_segments(data_dir: Any) -> Iterator[Finding]:
