@@ -360,6 +360,25 @@ def test_a_walk_finds_what_the_scan_finds(walker: str, tmp_path: Path, real_data
     assert told
 
 
+@pytest.mark.parametrize("walker", ["compiled", "pure"])
+def test_a_batch_longer_than_the_walk_buffer_is_walked(walker: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from kmeta.storage import segments
+
+    if walker == "compiled" and compiled is None:
+        pytest.skip("the compiled twin is not built")
+    monkeypatch.setattr(runs, "walk_file", compiled.walk_file if walker == "compiled"
+                        else runs.walk_file_py)
+    monkeypatch.setattr(segments, "WALK_CHUNK", 3000)
+    big = build_batch(3, [(b"k", bytes(range(256)) * 40)])  # 10 KiB
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(build_batch(0, [(b"a", b"b")] * 3) + big +
+                  build_batch(4, [(b"c", b"d")]))
+    items = list(read_batches(f, walk=True))
+    assert all(type(i) is runs.Walked for i in items)
+    assert sum(i.count for i in items) == 3 and items[-1].high == 5
+
+
 # ---------------------------------------------------------------------------- commands
 
 def _leader_change(base: int, epoch: int) -> bytes:

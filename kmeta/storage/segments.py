@@ -69,8 +69,12 @@ PROGRESS_EVERY = 4 << 20
 RELEASE_EVERY = 32 << 20
 #: How much of a file ``scan`` reads ahead at a time, in bytes.
 FILL_EVERY = 4 << 20
-#: How much of a file a walk (``scan_batches(walk=True)``) reads at a time, in bytes.
-WALK_CHUNK = 8 << 20
+#: How much of a file a walk (``scan_batches(walk=True)``) reads at a time, in bytes:
+#: small enough that the CRC reads what was just copied from the cache, not from memory,
+#: and above Kafka's default largest batch (message.max.bytes, 1 MiB + 12 bytes).  A
+#: longer batch gets a buffer of its own length, up to WALK_MOST.
+WALK_CHUNK = (1 << 20) + (64 << 10)
+WALK_MOST = 256 << 20
 
 
 _ANONYMOUS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
@@ -550,6 +554,10 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                     told = pos
                     tell_at = pos + PROGRESS_EVERY
                 continue
+            claimed = _batch_size_at(fd, pos)
+            if len(scratch) < claimed <= min(n - pos, WALK_MOST):
+                scratch = bytearray(claimed)  # a batch longer than the buffer: read it whole
+                continue
             # The batch here needs the scan's own reading: the map is loaded from it on
             # (nothing before ``pos`` is read again).
             hi, released = pos, pos // mmap.PAGESIZE * mmap.PAGESIZE
@@ -718,6 +726,15 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
         pos = resume
     if shrunk:
         raise buf.shrank(n)
+
+
+def _batch_size_at(fd: int, pos: int) -> int:
+    """The bytes the batch header at ``pos`` of the file claims (0 if none can be read)."""
+    try:
+        head = os.pread(fd, LOG_OVERHEAD, pos)
+    except OSError:
+        return 0
+    return _PREFIX.unpack(head)[1] + LOG_OVERHEAD if len(head) == LOG_OVERHEAD else 0
 
 
 def _damage(file: str, start: int, resume: int, reason: str) -> Finding:
