@@ -374,7 +374,12 @@ def test_a_batch_longer_than_the_walk_buffer_is_walked(walker: str, tmp_path: Pa
     f = tmp_path / "00000000000000000000.log"
     f.write_bytes(build_batch(0, [(b"a", b"b")] * 3) + big +
                   build_batch(4, [(b"c", b"d")]))
+    loads: list[int] = []
+    load = segments.SegmentMap.load
+    monkeypatch.setattr(segments.SegmentMap, "load",
+                        lambda self, a, b: loads.append(a) or load(self, a, b))
     items = list(read_batches(f, walk=True))
+    assert not loads  # read by the walk, never copied into the map
     assert all(type(i) is runs.Walked for i in items)
     assert sum(i.count for i in items) == 3 and items[-1].high == 5
 
