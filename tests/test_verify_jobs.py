@@ -119,18 +119,37 @@ def _ordinary(data: Path) -> list:
     return partitions_in([p.segments for p in found.all_partitions() if not p.is_metadata])
 
 
-def test_a_worker_that_dies_leaves_its_share_to_the_caller(tmp_path: Path,
-                                                           parallel: list[int]) -> None:
+def test_a_worker_that_dies_leaves_its_share_to_the_caller(
+        tmp_path: Path, parallel: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
     parts = _ordinary(damaged_broker(tmp_path))
     want = [scan_partition(segs) for segs, _ in parts]
+    caller = os.getpid()
+    real_scan = verify_jobs.scan_partition
+
+    def dying(segments: list) -> tuple:
+        if os.getpid() != caller:  # a worker (forked: it has this patch) dies mid-way,
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would end it
+        return real_scan(segments)
+
+    monkeypatch.setattr(verify_jobs, "scan_partition", dying)
+    assert verify_jobs._context().get_start_method() == "fork"  # one thread here
     with PartitionScans(parts, jobs=3) as scans:
         assert scans.processes == 2
-        proc, conn = scans._workers[0]
-        proc.kill()  # as the OOM killer would
-        proc.join()
-        conn.close()  # and whatever it sent before is lost
         got = [scans.take() for _ in parts]
+        assert scans.processes == 0  # both were found gone
     assert got == want
+
+
+def test_workers_share_the_partitions(tmp_path: Path, parallel: list[int]) -> None:
+    parts = _ordinary(damaged_broker(tmp_path))
+    with PartitionScans(parts, jobs=2) as scans:
+        got = [scans.take() for _ in parts]
+        owners = list(scans._owner)
+    assert got == [scan_partition(segs) for segs, _ in parts]
+    assert set(owners) <= {0, 1}
 
 
 def test_one_job_starts_no_process(tmp_path: Path) -> None:
@@ -146,3 +165,24 @@ def test_jobs_must_be_positive() -> None:
     done = run("verify", "--jobs", "0", str(FIXTURES / "healthy"))
     assert done.returncode == 2
     assert "--jobs" in done.stderr
+
+
+def test_with_a_thread_alive_workers_are_not_forked(tmp_path: Path,
+                                                    parallel: list[int]) -> None:
+    """A progress bar's thread, say: fork would copy it half-way; the forkserver starts
+    workers from a process of its own."""
+    import threading
+
+    parts = _ordinary(damaged_broker(tmp_path))
+    stop = threading.Event()
+    bar = threading.Thread(target=stop.wait)
+    bar.start()
+    try:
+        assert verify_jobs._context().get_start_method() in ("forkserver", "spawn")
+        with PartitionScans(parts, jobs=2) as scans:
+            assert scans.processes == 1
+            got = [scans.take() for _ in parts]
+    finally:
+        stop.set()
+        bar.join()
+    assert got == [scan_partition(segs) for segs, _ in parts]

@@ -695,8 +695,7 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None,
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
     ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
-    own = sum(_size(p.segments) for p in discovery.all_partitions() if p.is_metadata)
-    with PartitionScans(partitions_in([p.segments for p in ordinary]), jobs, own) as scans:
+    with PartitionScans(partitions_in([p.segments for p in ordinary]), jobs) as scans:
         return _verify_discovery(discovery, progress, scans)
 
 

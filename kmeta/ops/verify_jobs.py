@@ -3,17 +3,19 @@
 An ordinary partition's check is its segments' batch scan (framing, CRC, damage, where
 the log ends: :func:`scan_partition`), independent of every other partition, and most of
 a broker's bytes.  :class:`PartitionScans` hands out those scans: with one job it runs
-each when the report reaches it; with N it starts N - 1 worker processes, gives each a
-share of the partitions (balanced by bytes; the calling process keeps a share, less the
-work it has of its own) and the caller takes each partition's result in input order, its
-own or a worker's.  The findings of a partition are the same wherever it was scanned, and
-they are merged in the order the one-process run reports them: the report is the same
-byte for byte.
+each when the report reaches it; with N it starts N - 1 worker processes, and every
+process, the caller included, claims the next partition not yet claimed (a counter in
+shared memory), so a worker that starts late or a partition that is large leaves no one
+idle.  The caller takes each partition's result in input order, its own or a worker's,
+and scans more while it waits for one.  A partition's findings are the same wherever it
+was scanned and are merged in the order one process reports them: the report is the
+same byte for byte.
 
-The workers are started by multiprocessing's ``forkserver`` (``spawn`` where there is
-none): a fresh process that imports this module, so neither a progress bar's thread
-nor a replay child's pipes are ever copied into a worker by a fork, and no thread is
-started here.  A worker that dies leaves its remaining partitions to the caller.
+Workers are forked when this process has a single thread (they then start at once,
+with every module already imported); otherwise (a progress bar's thread, say) they are
+started by multiprocessing's ``forkserver``, or ``spawn`` where there is none, so that
+no thread is ever forked.  No thread is started here.  A worker that dies leaves the
+partitions it had claimed and not reported to the caller.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
 import traceback
 from collections.abc import Sequence
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from kmeta.findings import Finding
@@ -39,10 +42,6 @@ Scanned = tuple[list[Finding], int | None]
 #: Below this many bytes of ordinary partitions, a run keeps them in its own process: a
 #: worker costs a fresh interpreter and kmeta's imports (about 0.2 s).
 PARALLEL_FROM = 64 << 20
-#: The calling process's own work (the metadata log's checks and replay, the small files,
-#: the report) counts as this many times the metadata log's bytes when shares are dealt:
-#: its checks cost about that much more per byte than an ordinary partition's scan.
-METADATA_WEIGHT = 8
 
 
 def default_jobs() -> int:
@@ -76,29 +75,56 @@ def scan_partition(segments: Segments) -> Scanned:
     return found, end if known else None
 
 
-def _serve(conn: Connection, share: list[tuple[int, Segments]]) -> None:
-    """A worker: its share's scans, each result sent as it is done, in share order."""
+def _serve(conn: Connection, tasks: list[Segments], claims: Any, owner: Any, me: int
+           ) -> None:
+    """A worker: claims partitions until none is left, sending each result as it is done."""
+    from kmeta.storage.segments import READING
+
+    READING.set(None)  # a forked worker must not draw its parent's progress bar
     try:
-        for index, segments in share:
+        while (k := _claim(claims, owner, me, len(tasks))) is not None:
             try:
-                result: Any = scan_partition(segments)
+                result: Any = scan_partition(tasks[k])
             except Exception:  # a bug: the caller says so, with the worker's traceback
-                conn.send((index, None, traceback.format_exc()))
+                conn.send((k, None, traceback.format_exc()))
                 return
-            conn.send((index, result, None))
+            conn.send((k, result, None))
     except (BrokenPipeError, EOFError, OSError):
         pass  # the caller is gone or stopped listening
     finally:
         conn.close()
 
 
+def _claim(claims: Any, owner: Any, me: int, count: int) -> int | None:
+    """The next partition nobody has claimed, now ``me``'s; None when all are."""
+    with claims.get_lock():
+        k = claims.value
+        if k >= count:
+            return None
+        claims.value = k + 1
+        owner[k] = me
+    return k
+
+
 def _context() -> Any:
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
-        else "spawn"
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and _threads() == 1:
+        return multiprocessing.get_context("fork")
+    method = "forkserver" if "forkserver" in methods else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         ctx.set_forkserver_preload([__name__])
     return ctx
+
+
+def _threads() -> int:
+    """This process's threads, the operating system's count (a library's threads too)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
 
 
 class PartitionScans:
@@ -106,42 +132,34 @@ class PartitionScans:
     taken one at a time in their order with :meth:`take`.  Use as a context manager: the
     workers are stopped on the way out."""
 
-    def __init__(self, partitions: Sequence[tuple[Segments, int]], jobs: int = 1,
-                 own_bytes: int = 0) -> None:
+    def __init__(self, partitions: Sequence[tuple[Segments, int]], jobs: int = 1) -> None:
         self._segments = [segs for segs, _ in partitions]
-        self._owner: list[int] = [0] * len(partitions)  # 0: this process; k: worker k
+        self._done: dict[int, Scanned] = {}
         self._next = 0
-        self._workers: list[tuple[Any, Connection]] = []
+        self._workers: dict[int, tuple[Any, Connection]] = {}
+        self._claims: Any = None
         total = sum(size for _, size in partitions)
         jobs = min(jobs, len(partitions))
         if jobs <= 1 or total < PARALLEL_FROM:
             return
-        # Largest first, each to the least loaded: the classic greedy balance.
-        load = [own_bytes * METADATA_WEIGHT] + [0] * (jobs - 1)
-        for i in sorted(range(len(partitions)), key=lambda i: -partitions[i][1]):
-            k = min(range(jobs), key=load.__getitem__)
-            self._owner[i] = k
-            load[k] += partitions[i][1]
         ctx = _context()
-        for k in range(1, jobs):
-            share = [(i, self._segments[i]) for i in range(len(partitions))
-                     if self._owner[i] == k]
-            if not share:
-                continue
+        self._claims = ctx.Value("q", 0)
+        self._owner = ctx.Array("i", len(partitions), lock=False)
+        for sink in (sys.stdout, sys.stderr):  # a forked worker must not write them again
+            with contextlib.suppress(Exception):
+                sink.flush()
+        for me in range(1, jobs):
             mine, theirs = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_serve, args=(theirs, share), daemon=True,
-                               name=f"kmeta-verify-{k}")
+            proc = ctx.Process(target=_serve, name=f"kmeta-verify-{me}", daemon=True,
+                               args=(theirs, self._segments, self._claims, self._owner, me))
             try:
                 proc.start()
-            except OSError:  # no process to be had: this one scans the share
-                for i, _ in share:
-                    self._owner[i] = 0
+            except OSError:  # no process to be had: the others (this one) do its part
+                mine.close()
                 continue
             finally:
                 theirs.close()
-            self._workers.append((proc, mine))
-            for i, _ in share:
-                self._owner[i] = len(self._workers)
+            self._workers[me] = (proc, mine)
 
     @property
     def processes(self) -> int:
@@ -152,34 +170,57 @@ class PartitionScans:
         """The next partition's scan, in input order."""
         index = self._next
         self._next += 1
-        owner = self._owner[index]
-        if owner:
-            proc, conn = self._workers[owner - 1]
+        if self._claims is None:
+            return scan_partition(self._segments[index])
+        while index not in self._done:
+            if self._receive(block=False):
+                continue
+            k = _claim(self._claims, self._owner, 0, len(self._segments))
+            if k is not None:
+                self._done[k] = scan_partition(self._segments[k])
+            elif not self._receive(block=True):
+                # every partition claimed, no worker left to hear from: ours, then
+                self._done[index] = scan_partition(self._segments[index])
+        return self._done.pop(index)
+
+    def _receive(self, block: bool) -> bool:
+        """Read the results the workers have sent (waiting for one with ``block``);
+        whether anything was read or a worker was found gone."""
+        conns = {conn: me for me, (_, conn) in self._workers.items()}
+        if not conns:
+            return False
+        ready = wait(list(conns), timeout=None if block else 0)
+        for conn in ready:
+            me = conns[conn]
             try:
-                got, result, error = conn.recv()
+                k, result, error = conn.recv()
             except (EOFError, OSError):
-                got = error = None
-            if got == index and error is None:
-                return result
+                self._gone(me)
+                continue
             if error is not None:
                 raise RuntimeError(f"a verify worker failed:\n{error}")
-            # The worker died (killed, out of memory): the rest of its share is ours.
-            self._orphan(owner)
-        return scan_partition(self._segments[index])
+            self._done[k] = result
+        return bool(ready)
 
-    def _orphan(self, owner: int) -> None:
-        for i, o in enumerate(self._owner):
-            if o == owner:
-                self._owner[i] = 0
+    def _gone(self, me: int) -> None:
+        """Worker ``me`` ended (done, or killed): what it claimed and did not send is ours."""
+        proc, conn = self._workers.pop(me)
+        conn.close()
+        proc.join()
+        with self._claims.get_lock():
+            claimed = self._claims.value
+        for k in range(claimed):
+            if self._owner[k] == me and k not in self._done and k >= self._next - 1:
+                self._done[k] = scan_partition(self._segments[k])
 
     def close(self) -> None:
-        for proc, conn in self._workers:
+        for proc, conn in self._workers.values():
             conn.close()
             proc.join(timeout=0.5)
             if proc.is_alive():
                 proc.terminate()
                 proc.join()
-        self._workers = []
+        self._workers = {}
 
     def __enter__(self) -> PartitionScans:
         return self
