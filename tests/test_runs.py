@@ -384,6 +384,37 @@ def test_a_batch_longer_than_the_walk_buffer_is_walked(walker: str, tmp_path: Pa
     assert sum(i.count for i in items) == 3 and items[-1].high == 5
 
 
+@pytest.mark.parametrize("walk", [True, False])
+def test_a_file_that_shrinks_under_a_walk_is_reported(walk: bool, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live broker truncating a segment while it is walked: the batches before the cut
+    are read, then S008 says the file shrank, as without walks."""
+    from kmeta.storage import segments
+
+    monkeypatch.setattr(segments, "WALK_CHUNK", 4000)
+    monkeypatch.setattr(segments, "PROGRESS_EVERY", 4000)  # a walk stops every 4000 bytes
+    monkeypatch.setattr(segments, "FILL_EVERY", 4000)  # and so does the map's loading
+    log = _data_log(200)
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(log)
+    starts = [b.position for b in scan_batches(log, "x")]
+    cut = next(p for p in starts if p > len(log) // 2)
+    token = segments.READING.set(lambda *_: None)
+    try:
+        items = []
+        for item in read_batches(f, walk=walk):
+            items.append(item)
+            if len(items) == 1:
+                os.truncate(f, cut)
+    finally:
+        segments.READING.reset(token)
+    last = items[-1]
+    assert type(last) is Finding and last.code == "S008"
+    assert f"shrank while it was read (from {len(log)} to {cut} bytes)" in last.message
+    read = sum(i.count if type(i) is runs.Walked else 1 for i in items[:-1])
+    assert read == starts.index(cut)  # every batch before the cut, none after it
+
+
 # ---------------------------------------------------------------------------- commands
 
 def _leader_change(base: int, epoch: int) -> bytes:
