@@ -135,7 +135,9 @@ def test_a_worker_that_dies_leaves_its_share_to_the_caller(
         return real_scan(segments)
 
     monkeypatch.setattr(verify_jobs, "scan_partition", dying)
-    assert verify_jobs._context().get_start_method() == "fork"  # one thread here
+    # forked (so they have the patch), even beside pytest-xdist's thread
+    monkeypatch.setattr(verify_jobs, "_threads", lambda: 1)
+    assert verify_jobs._context().get_start_method() == "fork"
     with PartitionScans(parts, jobs=3) as scans:
         assert scans.processes == 2
         got = [scans.take() for _ in parts]
