@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from kmeta.formats.batch import build_batch
+from kmeta.ops import verify as verify_module
 from kmeta.ops import verify_jobs
-from kmeta.ops.verify_jobs import PartitionScans, partitions_in, scan_partition
+from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in, scan_partition
 from kmeta.storage import writer as W
 from kmeta.storage.discover import discover
 from tests.clirun import run
@@ -27,6 +28,7 @@ def parallel(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Workers start whatever the size of the input; the list gets, per run with workers,
     how many were started."""
     monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(verify_module, "INDEXES_BESIDE_FROM", 0)
     started: list[int] = []
     real_init = PartitionScans.__init__
 
@@ -35,7 +37,20 @@ def parallel(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         started.append(self.processes)
 
     monkeypatch.setattr(PartitionScans, "__init__", spy)
+    real_beside = Beside.__init__
+
+    def spy_beside(self: Beside, *args: object, **kwargs: object) -> None:
+        real_beside(self, *args, **kwargs)
+        if self._proc is not None:
+            BESIDE.append(self._proc.pid)
+
+    monkeypatch.setattr(Beside, "__init__", spy_beside)
+    BESIDE.clear()
     return started
+
+
+#: the processes started beside a metadata log's pass (its offset indexes)
+BESIDE: list[int] = []
 
 
 def _data_dirs(root: Path) -> list[Path]:
@@ -60,6 +75,28 @@ def test_the_report_is_the_same_with_two_jobs(root: str, real_data: Path,
         _same_for_any_jobs(d)
     _same_for_any_jobs(*dirs, jobs=(2, 3))  # all of them in one run
     assert max(parallel) >= 1 and 1 in parallel  # two jobs: one worker beside this one
+    assert BESIDE  # and the metadata logs' offset indexes checked in another process
+
+
+def test_a_metadata_logs_index_findings_are_the_same_beside(tmp_path: Path,
+                                                            parallel: list[int]) -> None:
+    """Damaged offset indexes of a metadata log, checked beside the pass: the findings
+    come where one process has them."""
+    import shutil
+
+    part = tmp_path / "__cluster_metadata-0"
+    shutil.copytree(FIXTURES / "healthy" / "__cluster_metadata-0", part)
+    index = sorted(part.glob("*.index"))[0]
+    raw = bytearray(index.read_bytes())
+    assert len(raw) >= 16
+    raw[4:8] = (123456).to_bytes(4, "big")  # entry 0 points where no batch starts
+    index.write_bytes(bytes(raw) + b"\x01\x02\x03")  # and a partial entry after
+    (part / "00000000000000999999.index").write_bytes(bytes(8))  # no segment: V030
+    _same_for_any_jobs(part, jobs=(2,))
+    out = run("verify", "--json", "--jobs", "2", str(part), env=ENV).stdout
+    assert BESIDE
+    for code in ("V030", "V031", "V032"):
+        assert f'"code":"{code}"' in out
 
 
 def _topic(part: Path, batches: int, seed: int) -> None:
@@ -141,7 +178,6 @@ def test_a_worker_that_dies_leaves_its_share_to_the_caller(
     with PartitionScans(parts, jobs=3) as scans:
         assert scans.processes == 2
         got = [scans.take() for _ in parts]
-        assert scans.processes == 0  # both were found gone
     assert got == want
 
 

@@ -138,6 +138,8 @@ class PartitionScans:
         self._next = 0
         self._workers: dict[int, tuple[Any, Connection]] = {}
         self._claims: Any = None
+        #: the processes the run may use: for checks of its own beside the scans
+        self.jobs = jobs
         total = sum(size for _, size in partitions)
         jobs = min(jobs, len(partitions))
         if jobs <= 1 or total < PARALLEL_FROM:
@@ -227,6 +229,73 @@ class PartitionScans:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _call(conn: Connection, fn: Any, args: tuple) -> None:
+    """A worker for :class:`Beside`: ``fn(*args)``, sent back."""
+    from kmeta.storage.segments import READING
+
+    READING.set(None)
+    try:
+        try:
+            result: Any = (fn(*args), None)
+        except Exception:  # a bug: the caller says so, with the worker's traceback
+            result = (None, traceback.format_exc())
+        conn.send(result)
+    except (BrokenPipeError, OSError):
+        pass
+    finally:
+        conn.close()
+
+
+class Beside:
+    """``fn(*args)`` in a worker process started now, while the caller does other work;
+    :meth:`result` waits for it.  With one job (or no process to be had), or when the
+    worker dies, :meth:`result` calls ``fn`` itself: the result is the same either way.
+    ``fn`` must be a module-level function, its arguments and result picklable."""
+
+    def __init__(self, fn: Any, args: tuple, jobs: int) -> None:
+        self._fn, self._args = fn, args
+        self._proc: Any = None
+        if jobs <= 1:
+            return
+        ctx = _context()
+        for sink in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                sink.flush()
+        mine, theirs = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_call, args=(theirs, fn, args), daemon=True,
+                           name="kmeta-verify-beside")
+        try:
+            proc.start()
+        except OSError:
+            mine.close()
+            return
+        finally:
+            theirs.close()
+        self._proc, self._conn = proc, mine
+
+    def result(self) -> Any:
+        if self._proc is None:
+            return self._fn(*self._args)
+        try:
+            value, error = self._conn.recv()
+        except (EOFError, OSError):  # the worker died: do it here
+            value, error = self._fn(*self._args), None
+        finally:
+            self.close()
+        if error is not None:
+            raise RuntimeError(f"a verify worker failed:\n{error}")
+        return value
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._conn.close()
+            self._proc.join(timeout=0.5)
+            if self._proc.is_alive():
+                self._proc.terminate()
+                self._proc.join()
+            self._proc = None
 
 
 def partitions_in(segment_lists: Sequence[Sequence[Any]]) -> list[tuple[Segments, int]]:
