@@ -21,17 +21,18 @@ partitions it had claimed and not reported to the caller.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sys
 import traceback
 from collections.abc import Sequence
-from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kmeta.findings import Finding
 from kmeta.formats.runs import Walked
 from kmeta.storage.segments import read_batches
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 #: A partition's segments, as (path, base offset from the name, or None).
 Segments = list[tuple[str, int | None]]
@@ -107,6 +108,8 @@ def _claim(claims: Any, owner: Any, me: int, count: int) -> int | None:
 
 
 def _context() -> Any:
+    import multiprocessing  # only where workers are started: it costs start-up
+
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and _threads() == 1:
         return multiprocessing.get_context("fork")
@@ -191,6 +194,8 @@ class PartitionScans:
         conns = {conn: me for me, (_, conn) in self._workers.items()}
         if not conns:
             return False
+        from multiprocessing.connection import wait
+
         ready = wait(list(conns), timeout=None if block else 0)
         for conn in ready:
             me = conns[conn]
