@@ -142,18 +142,36 @@ def broker(total: int, partitions: int) -> Path:
     return out
 
 
+def scans_seconds(data: Path, jobs: int) -> float:
+    """The scans of every partition of ``data`` in process, with ``jobs`` processes: what
+    --jobs spreads, without the start-up and the rest of verify."""
+    from kmeta.ops.verify_jobs import PartitionScans, partitions_in
+    from kmeta.storage.discover import discover
+
+    parts = partitions_in([p.segments for p in discover([data]).all_partitions()])
+    t = time.perf_counter()
+    with PartitionScans(parts, jobs) as scans:
+        for _ in parts:
+            scans.take()
+    return time.perf_counter() - t
+
+
 def jobs_stage(size: str, partitions: int, repeat: int) -> None:
     data = broker(parse_size(size), partitions)
     gb = sum(size_of(segments_of(p)) for p in data.iterdir() if p.is_dir()) / 1e9
-    one = two = float("inf")
+    one = two = in_one = in_two = float("inf")
     for _ in range(repeat):
         one = min(one, wall(KMETA + ["verify", "--jobs", "1", str(data)]))
         two = min(two, wall(KMETA + ["verify", "--jobs", "2", str(data)]))
+        in_one = min(in_one, scans_seconds(data, 1))
+        in_two = min(in_two, scans_seconds(data, 2))
     print(f"broker {data.relative_to(REPO)} ({partitions} partitions, {gb * 1e3:,.0f} MB), "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     print(f"  kmeta verify --jobs 1  {one:7.2f} s {gb / one:6.2f} GB/s")
     print(f"  kmeta verify --jobs 2  {two:7.2f} s {gb / two:6.2f} GB/s; "
           f"{one / two:.2f}x (target >= 1.7x)")
+    print(f"  the scans in process, 1 vs 2 jobs: {in_one:.2f} s vs {in_two:.2f} s, "
+          f"{in_one / in_two:.2f}x")
 
 
 #: the peak RSS (KiB) of the largest process among a command's and its children's
