@@ -9,9 +9,10 @@ shared memory), so a worker that starts late or a partition that is large leaves
 idle.  The caller takes each partition's result in input order, its own or a worker's,
 and scans more while it waits for one.  A partition's findings are the same wherever it
 was scanned and are merged in the order one process reports them: the report is the
-same byte for byte.
+same byte for byte.  :class:`Beside` runs one call in another process while the caller
+goes on: a long metadata log's offset-index checks, beside its pass.
 
-Workers are forked when this process has a single thread (they then start at once,
+Workers are forked when this process has a single thread, on Linux (they start at once,
 with every module already imported); otherwise (a progress bar's thread, say) they are
 started by multiprocessing's ``forkserver``, or ``spawn`` where there is none, so that
 no thread is ever forked.  No thread is started here.  A worker that dies leaves the
@@ -111,7 +112,8 @@ def _context() -> Any:
     import multiprocessing  # only where workers are started: it costs start-up
 
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and _threads() == 1:
+    # fork only on Linux (macOS's system libraries are not safe across one)
+    if sys.platform.startswith("linux") and _threads() == 1:
         return multiprocessing.get_context("fork")
     method = "forkserver" if "forkserver" in methods else "spawn"
     ctx = multiprocessing.get_context(method)
