@@ -56,7 +56,9 @@ FEATURE = encode_metadata("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version"
 @needs_compiled
 def test_crc32c_matches_the_package() -> None:
     rng = random.Random(7)
-    for n in [*range(0, 70), 1000, 4097]:
+    # every length the three-stream CRC splits differently (parts of 64, 256, 1024 bytes)
+    for n in [*range(0, 70), 191, 192, 193, 767, 768, 769, 1000, 3071, 3072, 3073, 4097,
+              3 * 1024 + 3 * 256 + 3 * 64 + 7, 100_000]:
         data = rng.randbytes(n)
         start = rng.getrandbits(32)
         assert compiled.crc32c(data) == package_crc32c(data)
