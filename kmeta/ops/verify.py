@@ -46,6 +46,7 @@ from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
+from kmeta.ops.placement import discovery_placement
 from kmeta.ops.replay import (
     Replay,
     SnapshotFindings,
@@ -683,12 +684,15 @@ class VerifyReport:
 
 
 
-def verify(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
-    """Run every check on the files under ``paths``."""
-    return verify_discovery(discover(paths))
+def verify(paths: Iterable[str | os.PathLike[str]], *,
+           metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
+    """Run every check on the files under ``paths``; ``metadata``: the broker's metadata
+    log when it is not among them (then every data dir given is that broker's)."""
+    return verify_discovery(discover(paths), metadata=metadata)
 
 
-def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> VerifyReport:
+def verify_discovery(discovery: Discovery, progress: Progress | None = None, *,
+                     metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
     report = VerifyReport(findings=list(discovery.findings))
@@ -759,6 +763,11 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
     if not report.files:
         raise UnreadableInput("no Kafka file to check", hint="point kmeta at a data dir, a "
                               "partition dir or a file")
+    # the image against the disk: each broker's partition dirs against its own image
+    for placed in discovery_placement(discovery, {path: s.image for path, s in
+                                                  report.logs.items()}, metadata=metadata):
+        add(placed.findings)
+        report.not_run += placed.not_run
     return report
 
 
