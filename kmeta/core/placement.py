@@ -54,6 +54,7 @@ FUTURE_PROMOTED = "future_promoted"
 FUTURE_KEPT = "future_kept"
 FUTURE_NO_TOPIC_ID = "future_no_topic_id"
 DUPLICATE = "duplicate"          # the same partition's current log in two log dirs
+REPLACED = "replaced"            # the current log a promoted -future log deletes
 
 # A replica's directory assignment against the log dir that holds it (KIP-858).
 DIR_MATCHES = "matches"
@@ -83,6 +84,9 @@ KAFKA_FUTURE_NO_TOPIC_ID: dict[str, str] = {
     "3.5-3.7.0": "kept as a future log",
     "3.7.1+": "refuses to start (a future log without a topic id)"}
 KAFKA_DUPLICATE: dict[str, str] = {"3.5+": "refuses to start (duplicate log directories)"}
+KAFKA_REPLACED: dict[str, str] = {
+    "3.5-3.7.0": "kept: the future log stays a future log",
+    "3.7.1+": "renamed -delete and deleted: the abandoned future log replaces it"}
 
 # Levels (kmeta.core.versions) from which a Kafka release cannot be older: a broker runs
 # software at least as new as the cluster's metadata.version.
@@ -284,6 +288,8 @@ def place(node_id: int, topics: Mapping[str, Mapping[str, Any]], logs: Iterable[
             v.verdict, v.kafka = FUTURE_PROMOTED, KAFKA_FUTURE_PROMOTED
             if twin is not None and twin.log.topic_id == log.topic_id:
                 v.other = twin.log.path
+                twin.verdict, twin.kafka, twin.other = REPLACED, KAFKA_REPLACED, log.path
+                twin.directory = None
                 del current[(log.topic, log.partition)]
             current.setdefault((log.topic, log.partition), v)
         else:

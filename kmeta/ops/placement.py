@@ -355,6 +355,16 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
     return out
 
 
+def _shared(a: Any, b: Any) -> int:
+    """How many leading path components two paths share."""
+    n = 0
+    for x, y in zip(a.parts, b.parts, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _image_of(part: PartitionDir | str) -> tuple[Any, str | None]:
     """The image at the log end of a metadata partition (or of ``--metadata DIR``), and
     why there is none."""
@@ -411,6 +421,15 @@ def discovery_placement(discovery: Discovery, images: Mapping[str, Any], *,
         meta = _meta(d)
         key = meta.node_id if meta is not None and meta.node_id is not None else str(d.path)
         groups.setdefault(key, []).append(d)
+    for key, group in list(groups.items()):
+        # Two copies of one node (two clusters' node 4 side by side): each metadata log's
+        # broker is the dirs nearest to it.
+        homes = [d for d in group if any(p.is_metadata for p in d.partitions)]
+        if len(homes) > 1:
+            del groups[key]
+            for d in group:
+                home = max(homes, key=lambda h: (_shared(h.path, d.path), h is d))
+                groups.setdefault((key, str(home.path)), []).append(d)
     results = []
     for key, group in groups.items():
         parts = [p for d in group for p in d.partitions if p.is_metadata]
