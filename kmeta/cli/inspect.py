@@ -117,8 +117,15 @@ def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -
 
 
 @command
-def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
-    """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image.
+def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
+           metadata: Annotated[str | None, typer.Option(
+               "--metadata", metavar="DIR",
+               help="The broker's metadata log (its metadata.log.dir, or the "
+               "__cluster_metadata-0 in it) when it is not among PATH...: every data dir "
+               "given is then that one broker's, judged against its image")] = None,
+           ) -> None:
+    """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image;
+    judge each broker's partition dirs against its own image.
 
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
@@ -127,7 +134,7 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False)
     env = current_env()
     gc.disable()  # as for dump: millions of short-lived objects, no reference cycles
     with reading_progress(env, "verify"):
-        report = run_verify(paths)
+        report = run_verify(paths, metadata=metadata)
     if json_out:
         from kmeta.render.verify import render_json
 

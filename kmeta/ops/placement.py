@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kmeta.core import placement as P
-from kmeta.errors import KmetaError
+from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import parse_partition_dir_name
 from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
@@ -413,6 +413,9 @@ def discovery_placement(discovery: Discovery, images: Mapping[str, Any], *,
     if not dirs:
         return []
     if metadata is not None:
+        if not os.path.exists(metadata):
+            raise UnreadableInput("--metadata: no such file or directory",
+                                  context=os.fspath(metadata))
         image, problem = _image_of(os.fspath(metadata))
         out = judge(dirs, image, metadata=os.fspath(metadata), no_image=problem)
         return [] if out is None else [out]
