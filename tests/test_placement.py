@@ -269,3 +269,17 @@ def test_zookeeper_brokers_have_no_image_and_nothing_is_said(real_data: Path) ->
         assert _placements(real_data / name) == []
         out = run("verify", str(real_data / name))
         assert "placement" not in out.stdout
+
+
+def test_placement_objects_match_their_declaration() -> None:
+    from kmeta.output_schema import MISSING_REPLICA
+    from kmeta.output_schema import PLACEMENT as PLACEMENT_KIND
+
+    placed = broker_placement([JBOD / "logs-a", JBOD / "logs-b"],
+                              peers=[PLACEMENT / "peer-5"])
+    assert placed is not None
+    kinds = {"placement": PLACEMENT_KIND, "missing_replica": MISSING_REPLICA}
+    objects = placed.json_objects()
+    assert {o["kind"] for o in objects} == set(kinds)
+    for o in objects:
+        assert list(kinds[o["kind"]].problems(o, o["kind"])) == []

@@ -62,14 +62,14 @@ class BrokerPlacement:
                         "image_topic_id": v.image_topic_id,
                         "directory_id": v.log.directory_id,
                         "assigned_directory_id": v.assigned_directory,
-                        "directory": v.directory, "other_dir": v.other,
+                        "directory_verdict": v.directory, "other_partition_dir": v.other,
                         "kafka": dict(v.kafka)})
         for m in self.placement.missing:
             out.append({"kind": "missing_replica", "node_id": self.node_id,
                         "topic": m.topic, "topic_id": m.topic_id, "partition": m.partition,
                         "leader": m.leader, "replicas": list(m.replicas),
                         "isr": list(m.isr), "assigned_directory_id": m.assigned_directory,
-                        "directory": m.directory, "peer_dir": m.peer_path,
+                        "directory_verdict": m.directory, "peer_partition_dir": m.peer_path,
                         "peer_bytes": m.peer_bytes,
                         "checkpoint_offset": m.checkpoint_offset})
         return out
@@ -245,7 +245,7 @@ def _verdict_finding(v: P.Verdict, node: int, level: int | None) -> Finding | No
         return Finding("V186", f"abandoned -future log: the image assigns the replica to "
                        f"this log dir ({log.directory_id}), so Kafka 3.7.1+ makes it the "
                        f"current log{gone}", log.path,
-                       details={**details, "other_dir": v.other})
+                       details={**details, "other_partition_dir": v.other})
     if v.verdict == P.FUTURE_KEPT:
         return Finding("V187", f"replica move in progress: Kafka {_versions(v.kafka)}",
                        log.path, details=details)
@@ -255,7 +255,7 @@ def _verdict_finding(v: P.Verdict, node: int, level: int | None) -> Finding | No
     if v.verdict == P.DUPLICATE:
         return Finding("V197", f"{log.topic}-{log.partition} is also in {v.other}: Kafka "
                        "refuses to start (duplicate log directories; delete one of them)",
-                       log.path, details={**details, "other_dir": v.other})
+                       log.path, details={**details, "other_partition_dir": v.other})
     return _directory_finding(v)
 
 
@@ -291,7 +291,7 @@ def _missing_finding(m: P.MissingReplica, node: int, where: str) -> Finding:
     details = {"topic_id": m.topic_id, "partition": m.partition, "leader": m.leader,
                "replicas": list(m.replicas), "isr": list(m.isr),
                "assigned_directory_id": m.assigned_directory,
-               "peer_dir": m.peer_path, "peer_bytes": m.peer_bytes,
+               "peer_partition_dir": m.peer_path, "peer_bytes": m.peer_bytes,
                "checkpoint_offset": m.checkpoint_offset}
     if not others:
         head = (f"{m.topic}-{m.partition} is assigned to node {node} and has no log here, "
