@@ -186,23 +186,23 @@ CODES: dict[str, Code] = {
                  "Kafka creates it empty and fetches it from the leader"),
     "V190": Code(Severity.ERROR, "replica the image assigns to this node is missing on disk "
                  "and no other in-sync replica holds it: its data is lost"),
-    "V198": Code(Severity.INFO, "replica the image assigns to this node is missing on disk, "
-                 "with no other in-sync replica, but this broker's offset checkpoints say "
-                 "it held no record: Kafka creates it empty, nothing is lost"),
     "V191": Code(Severity.WARNING, "replica in a log dir other than the one the image assigns "
                  "(another dir of this broker); Kafka uses it where it is (KIP-858)"),
     "V192": Code(Severity.WARNING, "replica assigned to a directory id no log dir of this "
                  "broker has (KIP-858)"),
     "V193": Code(Severity.INFO, "replica assigned to a reserved directory id (UNASSIGNED or "
                  "LOST): the broker reports where it is"),
-    "V194": Code(Severity.ERROR, "meta.properties of one broker's log dirs name different "
-                 "cluster ids: Kafka refuses to start"),
-    "V195": Code(Severity.ERROR, "meta.properties of one broker's log dirs name different "
-                 "node ids: Kafka refuses to start"),
+    "V194": Code(Severity.ERROR, "log dirs of one broker whose meta.properties name "
+                 "different cluster ids: Kafka refuses to start"),
+    "V195": Code(Severity.ERROR, "log dirs of one broker whose meta.properties name "
+                 "different node ids: Kafka refuses to start"),
     "V196": Code(Severity.ERROR, "a log dir's directory.id is reserved or is also another "
                  "log dir's of the same broker: Kafka refuses to start"),
     "V197": Code(Severity.ERROR, "one partition's log is in two log dirs of a broker: Kafka "
                  "refuses to start"),
+    "V198": Code(Severity.INFO, "replica the image assigns to this node is missing on disk, "
+                 "with no other in-sync replica, but this broker's offset checkpoints say "
+                 "it held no record: Kafka creates it empty, nothing is lost"),
 }
 
 

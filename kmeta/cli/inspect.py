@@ -127,6 +127,13 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
     """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image;
     judge each broker's partition dirs against its own image.
 
+    The data dirs given are grouped into brokers by the node.id of their meta.properties;
+    each broker's partition dirs are judged against the image at the end of the metadata
+    log among its own dirs (or --metadata): stray logs (LogManager.isStrayKraftReplica)
+    and what each Kafka version does with them, abandoned -future logs, replicas the image
+    assigns to the node that are missing on disk, and each replica's directory assignment
+    (KIP-858).  ZooKeeper-mode data dirs have no image: nothing is said of them.
+
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
     from kmeta.ops.verify import verify as run_verify
