@@ -182,10 +182,13 @@ CODES: dict[str, Code] = {
                  "and the move resumes"),
     "V188": Code(Severity.ERROR, "-future log without a topic id: Kafka 3.7.1+ refuses to "
                  "start"),
-    "V189": Code(Severity.WARNING, "replica the image assigns to this node is missing on disk: "
-                 "Kafka creates it empty and fetches it from the leader"),
-    "V190": Code(Severity.ERROR, "replica the image assigns to this node is missing on disk "
-                 "and no other in-sync replica holds it: its data is lost"),
+    "V189": Code(Severity.WARNING, "replica the image assigns to this node is missing on disk "
+                 "(its dir gone, or set aside as a stray): Kafka creates it empty and "
+                 "fetches it from the leader, or leads it empty if no other replica is in "
+                 "sync"),
+    "V190": Code(Severity.ERROR, "replica the image assigns to this node is missing on disk, "
+                 "its offset checkpoints name records in it, and no other in-sync replica "
+                 "holds them: they are lost"),
     "V191": Code(Severity.WARNING, "replica in a log dir other than the one the image assigns "
                  "(another dir of this broker); Kafka uses it where it is (KIP-858)"),
     "V192": Code(Severity.WARNING, "replica assigned to a directory id no log dir of this "
@@ -203,6 +206,9 @@ CODES: dict[str, Code] = {
     "V198": Code(Severity.INFO, "replica the image assigns to this node is missing on disk, "
                  "with no other in-sync replica, but this broker's offset checkpoints say "
                  "it held no record: Kafka creates it empty, nothing is lost"),
+    "V199": Code(Severity.INFO, "replica the image assigns to this node that neither its "
+                 "disk nor its offset checkpoints know (never held here, or a copy without "
+                 "it): Kafka creates it, and fetches it where another replica is in sync"),
 }
 
 

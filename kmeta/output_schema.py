@@ -1624,7 +1624,10 @@ MISSING_REPLICA = ObjectKind(
         Key("peer_bytes", BIGINT, "The bytes of that dir's segments: what the broker "
             "fetches.", nullable=True),
         Key("checkpoint_offset", BIGINT, "The highest offset the broker's own offset "
-            "checkpoints name for it (0: it held no record); null when none names it.",
+            "checkpoints name for it (0: it held no record); null when none names it, or "
+            "when what they name is the stray below.", nullable=True),
+        Key("stray_partition_dir", STRING, "The broker's dir of that name Kafka sets aside "
+            "as a stray (an old topic id, or none); null when there is none.",
             nullable=True),
     ),
 )

@@ -283,3 +283,37 @@ def test_placement_objects_match_their_declaration() -> None:
     assert {o["kind"] for o in objects} == set(kinds)
     for o in objects:
         assert list(kinds[o["kind"]].problems(o, o["kind"])) == []
+
+
+def test_each_verdict_makes_its_finding() -> None:
+    a, b = "DIRAAAAAAAAAAAAAAAAAAA", "DIRBBBBBBBBBBBBBBBBBBB"
+    topics = image((FOO, "foo", 0, [0]), (BAR, "bar", 0, [0]),
+                   dirs={("foo", 0): [a], ("bar", 0): [P.UNASSIGNED_DIR]})
+    disk = [log("foo", 0, FOO, log_dir="/a", directory_id=a),
+            log("foo", 0, FOO, state="future", log_dir="/b", directory_id=b),
+            log("bar", 0, BAR, log_dir="/a", directory_id=a),
+            log("bar", 0, BAR, log_dir="/b", directory_id=b),
+            log("quux", 0, None, state="future", log_dir="/b", directory_id=b)]
+    placed = P.place(0, topics, disk, [a, b])
+    codes = {(v.log.path, v.verdict): getattr(_verdict_finding(v, 0, 27), "code", None)
+             for v in placed.verdicts}
+    assert codes == {("/a/foo-0", P.FINE): None,
+                     (f"/b/foo-0.{'0' * 32}-future", P.FUTURE_KEPT): "V187",
+                     ("/a/bar-0", P.FINE): "V193",
+                     ("/b/bar-0", P.DUPLICATE): "V197",
+                     (f"/b/quux-0.{'0' * 32}-future", P.FUTURE_NO_TOPIC_ID): "V188"}
+
+
+def test_a_missing_replica_is_judged_by_what_the_checkpoints_remember() -> None:
+    from kmeta.ops.placement import _missing_finding
+
+    def missing(isr: tuple[int, ...], checkpoint: int | None) -> str:
+        m = P.MissingReplica("foo", FOO, 0, isr[0], isr, isr, None, None,
+                             checkpoint_offset=checkpoint)
+        return _missing_finding(m, 0, "/a").code
+
+    assert missing((0,), 13) == "V190"      # records only this node had: lost
+    assert missing((0,), 0) == "V198"       # it held none: nothing lost
+    assert missing((1, 0), 13) == "V189"    # fetched back from leader 1
+    assert missing((0,), None) == "V199"    # never held here
+    assert missing((1, 0), None) == "V199"

@@ -147,6 +147,8 @@ class MissingReplica:
     #: a peer's copy of the partition: its dir and the bytes of its segments
     peer_path: str | None = None
     peer_bytes: int | None = None
+    #: the broker's dir of that name Kafka sets aside as a stray (an old topic id, or none)
+    stray_path: str | None = None
     #: the highest offset the broker's own offset checkpoints (high watermark, recovery
     #: point, log start) name for it; 0 says it held no record, None that none names it
     checkpoint_offset: int | None = None
@@ -297,6 +299,8 @@ def place(node_id: int, topics: Mapping[str, Mapping[str, Any]], logs: Iterable[
             if twin is not None:
                 v.other = twin.log.path
     present = {(v.log.topic_id, v.log.partition) for v in current.values()}
+    set_aside = {(v.log.topic, v.log.partition): v.log.path for v in out.verdicts
+                 if v.verdict == STRAY}
     peers = peer_copies or {}
     for tid, topic in sorted(topics.items(), key=lambda kv: kv[1]["name"]):
         for pid, p in sorted(topic["partitions"].items()):
@@ -310,5 +314,6 @@ def place(node_id: int, topics: Mapping[str, Mapping[str, Any]], logs: Iterable[
                 topic["name"], tid, pid, p.get("leader", -1), tuple(p["replicas"]),
                 tuple(p.get("isr") or ()), assigned,
                 _directory_verdict(assigned, own, dir_ids),
-                None if peer is None else peer[0], None if peer is None else peer[1]))
+                None if peer is None else peer[0], None if peer is None else peer[1],
+                set_aside.get((topic["name"], pid))))
     return out

@@ -72,7 +72,8 @@ class BrokerPlacement:
                         "isr": list(m.isr), "assigned_directory_id": m.assigned_directory,
                         "directory_verdict": m.directory, "peer_partition_dir": m.peer_path,
                         "peer_bytes": m.peer_bytes,
-                        "checkpoint_offset": m.checkpoint_offset})
+                        "checkpoint_offset": m.checkpoint_offset,
+                        "stray_partition_dir": m.stray_path})
         return out
 
 
@@ -145,7 +146,8 @@ def _with_checkpoints(placement: P.Placement, dirs: Sequence[DataDir]) -> None:
                     key = (e.topic, e.partition)
                     reached[key] = max(reached.get(key, 0), e.offset)
     for i, m in enumerate(placement.missing):
-        if (m.topic, m.partition) in reached:
+        # a stray of that name is what the checkpoints remember, not this replica
+        if m.stray_path is None and (m.topic, m.partition) in reached:
             placement.missing[i] = replace(m, checkpoint_offset=reached[(m.topic,
                                                                           m.partition)])
 
@@ -295,6 +297,9 @@ def _directory_finding(v: P.Verdict) -> Finding | None:
 
 
 def _missing_finding(m: P.MissingReplica, node: int, where: str) -> Finding:
+    """What Kafka does with a replica the image gives the node and no dir holds; how bad
+    it is depends on what the broker's own offset checkpoints remember of it (Kafka
+    writes every log it holds into recovery-point-offset-checkpoint)."""
     others = [b for b in m.isr if b != node]
     peer = ("" if m.peer_path is None else
             f"; {m.peer_bytes:,} byte(s) to fetch, as in {m.peer_path}")
@@ -306,23 +311,31 @@ def _missing_finding(m: P.MissingReplica, node: int, where: str) -> Finding:
                "replicas": list(m.replicas), "isr": list(m.isr),
                "assigned_directory_id": m.assigned_directory,
                "peer_partition_dir": m.peer_path, "peer_bytes": m.peer_bytes,
-               "checkpoint_offset": m.checkpoint_offset}
-    if not others:
-        head = (f"{m.topic}-{m.partition} is assigned to node {node} and has no log here, "
-                f"and no other in-sync replica in the image (ISR {list(m.isr)}): Kafka "
-                "creates it empty and leads it so")
-        if m.checkpoint_offset == 0:
-            return Finding("V198", f"{head}; this broker's offset checkpoints name it at "
-                           f"offset 0: it held no record, nothing is lost{peer}{dirs}",
-                           where, details=details)
-        known = ("the offset checkpoints do not name it" if m.checkpoint_offset is None
-                 else f"the offset checkpoints name it at offset {m.checkpoint_offset:,}")
-        return Finding("V190", f"{head}; {known}: its records are lost unless a copy "
-                       f"exists{peer}{dirs}", where, details=details)
-    source = (f"leader {m.leader}" if m.leader >= 0 and m.leader != node
-              else f"the next leader among {others}")
-    return Finding("V189", f"{m.topic}-{m.partition} is assigned to node {node} and has no "
-                   f"log here: Kafka creates it empty and fetches it from {source}"
+               "checkpoint_offset": m.checkpoint_offset,
+               "stray_partition_dir": m.stray_path}
+    head = f"{m.topic}-{m.partition} is assigned to node {node} and has no log here"
+    if others:
+        source = (f"leader {m.leader}" if m.leader >= 0 and m.leader != node
+                  else f"the next leader among {others}")
+        does = f"Kafka creates it empty and fetches it from {source}"
+    else:
+        does = (f"no other in-sync replica in the image (ISR {list(m.isr)}): Kafka creates "
+                "it empty and leads it so")
+    if m.stray_path is not None:
+        return Finding("V189", f"{head}: Kafka sets {m.stray_path} aside as a stray (its "
+                       f"records stay there); {does}{peer}{dirs}", where, details=details)
+    if m.checkpoint_offset is None:
+        return Finding("V199", f"{head}, nor do the offset checkpoints name it (the broker "
+                       f"never held it, or a copy left it out): {does}{peer}{dirs}", where,
+                       details=details)
+    if others:
+        return Finding("V189", f"{head}: {does}{peer}{dirs}", where, details=details)
+    if m.checkpoint_offset == 0:
+        return Finding("V198", f"{head}; {does}; this broker's offset checkpoints name it "
+                       f"at offset 0: it held no record, nothing is lost{peer}{dirs}",
+                       where, details=details)
+    return Finding("V190", f"{head}; {does}; the offset checkpoints name it at offset "
+                   f"{m.checkpoint_offset:,}: its records are lost unless a copy exists"
                    f"{peer}{dirs}", where, details=details)
 
 
