@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kmeta.core import placement as P
 from kmeta.core.image import MIGRATING_DIR
 from kmeta.ops.placement import _verdict_finding, broker_placement, discovery_placement
@@ -317,3 +319,25 @@ def test_a_missing_replica_is_judged_by_what_the_checkpoints_remember() -> None:
     assert missing((1, 0), 13) == "V189"    # fetched back from leader 1
     assert missing((0,), None) == "V199"    # never held here
     assert missing((1, 0), None) == "V199"
+
+
+@pytest.mark.parametrize("content", [
+    b"version: 0\ntopic_id: dmFD58w7QUGmJhtU1L0vPA",       # as Kafka writes it
+    b"version: 0\ntopic_id: dmFD58w7QUGmJhtU1L0vPA\n",
+    b"version: 0\ntopic_id: dmFD58w7QUGmJhtU1L0vPB",       # not canonical: the parser's
+    b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA",       # zero id: refused
+    b"version: 1\ntopic_id: dmFD58w7QUGmJhtU1L0vPA",
+    b"version:0\r\ntopic_id:dmFD58w7QUGmJhtU1L0vPA  \n",
+    b"",
+])
+def test_the_fast_topic_id_reader_agrees_with_the_parser(tmp_path: Path,
+                                                         content: bytes) -> None:
+    from kmeta.ops.placement import _topic_id
+    from kmeta.storage.files import load_checked
+
+    part = tmp_path / "foo-0"
+    part.mkdir()
+    (part / "partition.metadata").write_bytes(content)
+    (p,) = discover([part]).partitions
+    loaded, _ = load_checked(p.live_file("partition-metadata"))
+    assert _topic_id(p) == (None if loaded is None else loaded.topic_id)

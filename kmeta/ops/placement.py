@@ -87,7 +87,7 @@ def _meta(d: DataDir) -> Any:
 #: partition.metadata exactly as Kafka writes it, with a canonical non-zero id (the last of
 #: 22 base64 characters carries 2 bits: A, Q, g or w): a broker has thousands, and the
 #: full parser, which any other content goes to, costs several times the read.
-_KAFKA_PARTITION_METADATA = re.compile(rb"version: 0\ntopic_id: ([A-Za-z0-9_-]{21}[AQgw])\n")
+_KAFKA_PARTITION_METADATA = re.compile(rb"version: 0\ntopic_id: ([A-Za-z0-9_-]{21}[AQgw])\n?")
 
 
 def _topic_id(part: PartitionDir) -> str | None:
