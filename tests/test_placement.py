@@ -321,6 +321,14 @@ def test_a_missing_replica_is_judged_by_what_the_checkpoints_remember() -> None:
     assert missing((1, 0), None) == "V199"
 
 
+def test_replicas_never_held_here_are_one_finding() -> None:
+    # fixtures/data/healthy is node 4's metadata log with orders-0 alone
+    (b,) = discovery_placement(discover([FIXTURES / "healthy"]), {})
+    (f,) = b.findings
+    assert f.code == "V199" and len(f.details["missing_replicas"]) == len(b.placement.missing)
+    assert len(b.placement.missing) == 55 and "orders-0" not in f.details["missing_replicas"]
+
+
 @pytest.mark.parametrize("content", [
     b"version: 0\ntopic_id: dmFD58w7QUGmJhtU1L0vPA",       # as Kafka writes it
     b"version: 0\ntopic_id: dmFD58w7QUGmJhtU1L0vPA\n",

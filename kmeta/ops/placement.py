@@ -380,8 +380,25 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
         if f is not None:
             out.findings.append(f)
     first = out.log_dirs[0]
+    unknown = []
     for m in placement.missing:
-        out.findings.append(_missing_finding(m, out.node_id, first))
+        f = _missing_finding(m, out.node_id, first)
+        if f.code == "V199":
+            unknown.append(m)
+        else:
+            out.findings.append(f)
+    if len(unknown) > 1:  # nothing on the disk speaks of them: one line for them all
+        names = [(m.topic, m.partition) for m in unknown]
+        shown = ", ".join(f"{t}-{p}" for t, p in names[:5])
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        out.findings.append(Finding(
+            "V199", f"{len(unknown)} replicas the image assigns to node {out.node_id} are "
+            f"neither on disk nor in its offset checkpoints (never held here, or a copy left "
+            f"them out): {shown}{more}; Kafka creates each, and fetches it from its leader "
+            "where another replica is in sync", first,
+            details={"missing_replicas": [f"{t}-{p}" for t, p in names]}))
+    elif unknown:
+        out.findings.append(_missing_finding(unknown[0], out.node_id, first))
     return out
 
 
