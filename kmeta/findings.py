@@ -251,7 +251,8 @@ HINTS: dict[str, str] = {
     "V186": "the move finished on the controller's side; nothing to do",
     "V188": "restore partition.metadata from the current log of the partition, or delete "
             "the -future dir (the move starts again)",
-    "V189": "the replica comes back by replication; check the leader is up",
+    "V189": "the replica comes back by replication from its leader; where no other "
+            "replica is in sync, put its dir back (or the stray's) before the broker starts",
     "V190": "copy the partition's dir from a backup or an out-of-sync replica before "
             "starting the broker, or the partition starts empty",
     "V192": "the log dir the controller expects is not among the dirs given: check "
