@@ -163,6 +163,35 @@ CODES: dict[str, Code] = {
                  "__remote_log_metadata partition Kafka's partitioner chooses"),
     "V160": Code(Severity.ERROR, "replicas of the metadata log diverged: they hold different "
                  "records at the same offsets"),
+    # kmeta startup: what Kafka's LogManager and LogLoader do when they open a broker's
+    # log dirs (kmeta.ops.startup names the Kafka class and version of each rule)
+    "V170": Code(Severity.ERROR, "recovery truncates a segment at a torn or corrupt batch: "
+                 "the records after it are lost"),
+    "V171": Code(Severity.WARNING, "recovery truncates a zero-filled tail (space never "
+                 "written): nothing is lost, Kafka repairs it"),
+    "V172": Code(Severity.ERROR, "recovery deletes the segments after a truncated one"),
+    "V173": Code(Severity.ERROR, "the log end is below the log start checkpoint: Kafka "
+                 "deletes every segment of the partition"),
+    "V174": Code(Severity.ERROR, "a directory in a log dir whose name Kafka cannot parse: "
+                 "the broker refuses to start"),
+    "V175": Code(Severity.ERROR, "the same partition's current (or future) log in two log "
+                 "dirs: the broker refuses to start"),
+    "V176": Code(Severity.ERROR, "an offset checkpoint Kafka cannot read: it recovers from "
+                 "0 and the log dir goes offline"),
+    "V177": Code(Severity.WARNING, "no clean shutdown marker: Kafka recovers the log dir's "
+                 "unflushed segments on start"),
+    "V178": Code(Severity.WARNING, "an index Kafka rebuilds on load (a missing offset index "
+                 "or a transaction index it rejects)"),
+    "V179": Code(Severity.WARNING, "a .swap, .cleaned or .deleted file, or an index without "
+                 "its segment: Kafka completes or deletes it on load"),
+    "V180": Code(Severity.WARNING, "a -stray partition dir: Kafka loads it aside and never "
+                 "deletes it (the operator must)"),
+    "V181": Code(Severity.INFO, "a -delete partition dir: Kafka deletes it after "
+                 "file.delete.delay.ms"),
+    "V182": Code(Severity.INFO, "a -future partition dir: a replica move between log dirs "
+                 "in progress, resumed on start"),
+    "V183": Code(Severity.WARNING, "an offset checkpoint is missing: Kafka creates it empty "
+                 "and every partition starts from 0"),
 }
 
 
@@ -196,6 +225,12 @@ HINTS: dict[str, str] = {
     "V140": "the consumer re-reads from the offset the replica answers (or resets); the "
             "records it committed past it are gone from that replica",
     "V160": "kmeta truncate LOCAL --to-divergence-with PEER shows what the follower drops",
+    "V170": "copy the partition from another replica before starting the broker, or let "
+            "it truncate and fetch the lost records from the leader",
+    "V174": "move the directory out of the log dir (Kafka's log dirs hold only topic data)",
+    "V175": "keep one of the two directories (see the message) and move the other away",
+    "V176": "the dir goes offline once the broker runs: fix or remove the checkpoint file",
+    "V180": "check that no replica needs its data, then delete the directory",
 }
 
 
