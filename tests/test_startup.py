@@ -14,7 +14,7 @@ from kmeta import output_schema as schema
 from kmeta.findings import Finding
 from kmeta.formats.batch import build_batch
 from kmeta.formats.filenames import segment_file_name
-from kmeta.formats.textfiles import OffsetCheckpoint, TopicPartitionOffset
+from kmeta.formats.textfiles import TopicPartitionOffset
 from kmeta.ops.startup import Placement, plan_startup
 from kmeta.storage import writer as W
 from tests.clirun import run
