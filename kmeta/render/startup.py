@@ -24,12 +24,12 @@ def _ms(seconds: float) -> int:
 
 def _duration(seconds: float) -> str:
     if seconds < 1:
-        return "under 1 s" if seconds > 0 else "0 s"
+        return "under 1 s" if seconds > 0 else "no time"
     if seconds < 120:
-        return f"{seconds:.0f} s"
+        return f"about {seconds:.0f} s"
     if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
 
 
 def _rate(bps: float) -> str:
@@ -133,7 +133,7 @@ def _verdict(r: StartupReport) -> Iterator[str]:
         yield "The broker comes back with every record: recovery removes nothing."
     recovering = [p for p in parts if p.recover]
     yield (f"Re-read on start: {size(r.cost_bytes)}, {_n(len(recovering), 'log')} to "
-           f"recover: about {_duration(r.seconds)}.")
+           f"recover: {_duration(r.seconds)}.")
     yield f"  {_n(r.threads, 'recovery thread')} per log dir: {r.threads_from}"
     yield f"  {_rate(r.recovery_rate)} per thread: {r.recovery_rate_from}"
 
@@ -146,11 +146,11 @@ def _dir_lines(d: LogDirStartup, paths: Paths, rate: float) -> Iterator[str]:
     yield f"  {paths.show(str(d.path))}: {state}"
     recovering = sum(1 for p in d.partitions if p.recover)
     yield (f"    {_n(len(d.partitions), 'log')}, {_n(recovering, 'log')} to recover, "
-           f"{size(d.cost_bytes)} to re-read, about {_duration(d.seconds(rate))}")
+           f"{size(d.cost_bytes)} to re-read, {_duration(d.seconds(rate))}")
     for c, use in (("recovery points", d.recovery_checkpoint),
                    ("log starts", d.log_start_checkpoint)):
         if use.state == "read":
-            what = f"{use.entries:,} entries"
+            what = _n(use.entries, "entry", "entries")
         elif use.state == "missing":
             what = "missing: created empty, every partition at 0"
         else:
@@ -219,8 +219,12 @@ def _partition_detail(p: PartitionStartup, paths: Paths) -> Iterator[str]:
                f"checkpoint {p.log_start_checkpoint}")
     for f in p.index_rebuilds:
         yield f"      {f.file}: {f.fate} ({f.why})"
+    groups: dict[tuple[str, str], list[str]] = {}
     for f in p.leftovers:
-        yield f"      {f.file}: {f.fate} ({f.why})"
+        groups.setdefault((f.fate, f.why), []).append(f.file)
+    for (fate, why), files in groups.items():
+        named = files[0] if len(files) == 1 else f"{len(files)} files ({files[0]} ...)"
+        yield f"      {named}: {fate} ({why})"
     if p.producer_bytes or p.recover:
         yield f"      producer state: {p.producer_state}"
     if p.placement is not None:
@@ -229,8 +233,8 @@ def _partition_detail(p: PartitionStartup, paths: Paths) -> Iterator[str]:
 
 def _partition_line(p: PartitionStartup, paths: Paths) -> str:
     end = "?" if p.log_end_offset is None else p.log_end_offset
-    head = (f"    {p.name}: {_n(p.segments, 'segment')}, {size(p.bytes)}, offsets "
-            f"{p.log_start_offset}..{end}")
+    head = (f"    {p.name}: {_n(p.segments, 'segment')}, {size(p.bytes)}, log start "
+            f"{p.log_start_offset}, end {end}")
     if p.cost_bytes:
         head += f"; re-reads {size(p.cost_bytes)}"
     if p.fate != "loaded":
@@ -259,9 +263,8 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
     short)."""
     paths = Paths(list(given))
     parts = r.partitions
-    yield (f"kmeta startup: what Kafka {r.kafka_version} does opening "
-           f"{_n(len(r.dirs), 'log dir')}: {_n(len(parts), 'log')}, "
-           f"{_n(sum(p.segments for p in parts), 'segment')}, "
+    yield (f"Kafka {r.kafka_version} opening {_n(len(r.dirs), 'log dir')}: "
+           f"{_n(len(parts), 'log')}, {_n(sum(p.segments for p in parts), 'segment')}, "
            f"{size(sum(p.bytes for p in parts))}")
     yield from _verdict(r)
     yield ""

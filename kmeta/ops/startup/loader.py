@@ -332,17 +332,18 @@ def _producer_state(part: PartitionStartup, files: list[tuple[str, FileKind, int
         how = "to the log end"
     usable = [o for o in snaps if part.log_start_offset < o <= upto]
     start = usable[-1] if usable else part.log_start_offset
+    after = "; recovery then rebuilds it segment by segment" if how.startswith("before") \
+        else ""
     if start >= upto:
-        part.producer_state = f"loaded from the snapshot at {start}: nothing to read"
-        if part.recover and not clean:
-            part.producer_state += "; recovery rebuilds it segment by segment"
+        part.producer_state = (f"from the snapshot at {start}: nothing to read{after}"
+                               if usable else f"nothing before offset {upto} to read{after}")
         return
     first = max(0, bisect.bisect_right(bases, start) - 1)
     read = [s for s in live[first:] if s.base < upto]
     part.producer_bytes = sum(s.size for s in read)
     source = f"the snapshot at {start}" if usable else "the log start (no usable snapshot)"
     part.producer_state = (f"read from {source} {how} ({upto}): "
-                           f"{len(read)} segment(s)")
+                           f"{len(read)} segment(s){after}")
 
 
 def _findings(part: PartitionStartup) -> None:
@@ -369,12 +370,12 @@ def _findings(part: PartitionStartup) -> None:
             "empty there", where, offset=part.log_start_checkpoint))
     for r in part.index_rebuilds:
         if r.fate == "indexes rebuilt":
-            part.findings.append(Finding("V178", f"{r.file}: {r.why}: Kafka recovers the "
-                                         "segment and rebuilds its indexes",
+            part.findings.append(Finding("V178", f"{r.why}: Kafka recovers the segment "
+                                         "and rebuilds its indexes",
                                          str(part.path / r.file)))
     for f in part.leftovers:
         if f.file.endswith(".snapshot"):
             continue  # stray producer snapshots: routine, told in the listing
         does = "deletes it" if f.fate == "deleted" else f"{f.fate.replace('renamed', 'renames it')}"
-        part.findings.append(Finding("V179", f"{f.file}: {f.why}; Kafka {does} on load",
+        part.findings.append(Finding("V179", f"{f.why}; Kafka {does} on load",
                                      str(part.path / f.file)))
