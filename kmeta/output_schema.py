@@ -1590,7 +1590,7 @@ STARTUP_DIR = ObjectKind(
         Key("recovery_checkpoint", CHECKPOINT_USE, "recovery-point-offset-checkpoint."),
         Key("log_start_checkpoint", CHECKPOINT_USE, "log-start-offset-checkpoint."),
         Key("recovery_threads", INT, "Threads of its recovery pool."),
-        Key("logs", INT, "Partition dirs Kafka loads from it."),
+        Key("partitions", INT, "Partition dirs Kafka loads from it."),
         Key("refused_dirs", Array(STRING), "Directory names Kafka cannot parse (it refuses "
             "to start)."),
         Key("metadata_log", BOOLEAN, "It holds __cluster_metadata-0 (loaded by the raft "
@@ -1623,15 +1623,6 @@ FILE_FATE = ObjectKind(
         Key("file", STRING, "The file name."),
         Key("fate", STRING, "What Kafka does to it on load."),
         Key("why", STRING, "Why."),
-    ),
-)
-
-PLACEMENT = ObjectKind(
-    "placement",
-    keys=(
-        Key("stray", BOOLEAN, "The Kafka version treats the log as stray."),
-        Key("why", STRING, "Why, in words."),
-        Key("kafka_does", STRING, "What that version does with it."),
     ),
 )
 
@@ -1670,8 +1661,6 @@ STARTUP_PARTITION = ObjectKind(
         Key("log_end_offset", BIGINT, "The log end the load ends with, or null.",
             nullable=True),
         Key("fate", STRING, "What LogManager does with the loaded log."),
-        Key("placement", PLACEMENT, "The metadata image's verdict, or null when not judged.",
-            nullable=True),
         Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads to open it."),
         Key("lost_bytes", BIGINT, "Bytes of records recovery removes."),
     ),
@@ -1682,11 +1671,11 @@ STARTUP_SUMMARY = ObjectKind(
     keys=(
         Key("kind", STRING, "\"startup_summary\": the last line, after every finding."),
         Key("kafka_version", STRING, "The Kafka version whose rules were applied."),
-        Key("log_dirs", INT, "Log dirs given."),
-        Key("logs", INT, "Partition dirs Kafka loads."),
+        Key("data_dirs", INT, "Log dirs given."),
+        Key("partitions", INT, "Partition dirs Kafka loads."),
         Key("segments", BIGINT, "Their segments."),
         Key("bytes", BIGINT, "Their bytes."),
-        Key("logs_to_recover", INT, "Logs with a segment to recover."),
+        Key("partitions_to_recover", INT, "Partition dirs with a segment to recover."),
         Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads on start."),
         Key("recovery_threads", INT, "num.recovery.threads.per.data.dir used."),
         Key("recovery_threads_from", STRING, "Where that came from."),

@@ -65,8 +65,19 @@ def startup(
     after an unclean shutdown (their bytes and batches), where recovery truncates (the
     cut kmeta repair makes), indexes rebuilt, .swap/.cleaned/.deleted files, the producer
     state rebuilt, -delete/-future/-stray dirs, and what stops the broker from starting.
-    After a clean shutdown only what Kafka itself reads is read. Exit 1 when Kafka would
-    refuse to start or lose records.
+    After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
+    contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
+    the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka
+    would refuse to start or lose records.
+
+    The estimate: per log dir, its logs' bytes to re-read shared among
+    num.recovery.threads.per.data.dir threads (largest first), each reading at
+    --recovery-rate; the log dirs' pools run at once. Kafka documents no recovery rate.
+    The default, 125 MB/s, is the baseline throughput of an AWS EBS gp3 volume (AWS's
+    EBS volume types documentation): a sequential read from a common broker disk, the
+    pace recovery keeps since CRC-32C runs at GB/s on one core. It is an assumption:
+    measure the broker's disk (dd, fio) and pass --recovery-rate. The thread count's
+    default is the Kafka version's: 1 up to 3.9, 2 from 4.0 (KIP-1030).
     """
     from kmeta.ops.startup import plan_startup
     from kmeta.render.console import clip_width

@@ -53,16 +53,13 @@ def dir_object(d: LogDirStartup, rate: float) -> dict[str, Any]:
             "broker_epoch": d.broker_epoch,
             "recovery_checkpoint": _checkpoint(d.recovery_checkpoint),
             "log_start_checkpoint": _checkpoint(d.log_start_checkpoint),
-            "recovery_threads": d.threads, "logs": len(d.partitions),
+            "recovery_threads": d.threads, "partitions": len(d.partitions),
             "refused_dirs": list(d.refused), "metadata_log": d.metadata_log,
             "offline": d.offline, "bytes_to_read": d.cost_bytes,
             "estimate_ms": _ms(d.seconds(rate))}
 
 
 def partition_object(p: PartitionStartup) -> dict[str, Any]:
-    placement = None if p.placement is None else {
-        "stray": p.placement.stray, "why": p.placement.why,
-        "kafka_does": p.placement.kafka_does}
     return {
         "kind": "startup_partition", "path": str(p.path), "log_dir": str(p.log_dir),
         "topic": p.topic, "partition": p.partition, "state": p.state,
@@ -78,7 +75,7 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
         "leftovers": [_fate(f) for f in p.leftovers],
         "producer_state": p.producer_state, "producer_bytes": p.producer_bytes,
         "all_deleted": p.all_deleted, "log_start_offset": p.log_start_offset,
-        "log_end_offset": p.log_end_offset, "fate": p.fate, "placement": placement,
+        "log_end_offset": p.log_end_offset, "fate": p.fate,
         "bytes_to_read": p.cost_bytes, "lost_bytes": p.lost_bytes,
     }
 
@@ -87,9 +84,9 @@ def summary_object(r: StartupReport) -> dict[str, Any]:
     parts = r.partitions
     return {
         "kind": "startup_summary", "kafka_version": r.kafka_version,
-        "log_dirs": len(r.dirs), "logs": len(parts),
+        "data_dirs": len(r.dirs), "partitions": len(parts),
         "segments": sum(p.segments for p in parts), "bytes": sum(p.bytes for p in parts),
-        "logs_to_recover": sum(1 for p in parts if p.recover),
+        "partitions_to_recover": sum(1 for p in parts if p.recover),
         "bytes_to_read": r.cost_bytes, "recovery_threads": r.threads,
         "recovery_threads_from": r.threads_from, "recovery_rate": r.recovery_rate,
         "recovery_rate_from": r.recovery_rate_from, "estimate_ms": _ms(r.seconds),
