@@ -131,7 +131,7 @@ def _verdict(r: StartupReport) -> Iterator[str]:
     recovering = [p for p in parts if p.recover]
     yield (f"Re-read on start: {size(r.cost_bytes)}, {_n(len(recovering), 'log')} to "
            f"recover: {_duration(r.seconds)}.")
-    yield f"  {_n(r.threads, 'recovery thread')} per log dir: {r.threads_from}"
+    yield f"  {_n(r.threads, 'thread')} per log dir: {r.threads_from}"
     yield f"  {_rate(r.recovery_rate)} per thread: {r.recovery_rate_from}"
 
 
@@ -197,7 +197,9 @@ def _topic_lines(r: StartupReport, every: bool) -> Iterator[str]:
                f", {size(sum(p.cost_bytes for _, ps in rest for p in ps))} to re-read")
 
 
-def _partition_detail(p: PartitionStartup, paths: Paths) -> Iterator[str]:
+def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
+    """What Kafka does to one log: the recovery and what it removes; ``full``: the
+    indexes, leftovers and producer state too."""
     if p.recover:
         first = p.recover[0]
         batches = sum(w.batches for w in p.recover)
@@ -214,6 +216,8 @@ def _partition_detail(p: PartitionStartup, paths: Paths) -> Iterator[str]:
     if p.all_deleted:
         yield (f"      DELETES EVERY SEGMENT: the log end is below the log start "
                f"checkpoint {p.log_start_checkpoint}")
+    if not full:
+        return
     for f in p.index_rebuilds:
         yield f"      {f.file}: {f.fate} ({f.why})"
     groups: dict[tuple[str, str], list[str]] = {}
@@ -245,10 +249,10 @@ def _costs(r: StartupReport, paths: Paths, every: bool) -> Iterator[str]:
         return
     notable.sort(key=lambda p: (-_worst(p), -p.lost_bytes, -p.cost_bytes, str(p.path)))
     shown = notable if every else notable[:SHOWN]
-    yield "Largest costs and anomalies (--partitions lists every partition)"
+    yield "Largest costs and anomalies (--partitions: every partition, in full)"
     for p in shown:
         yield _partition_line(p, paths)
-        yield from _partition_detail(p, paths)
+        yield from _partition_detail(p, every)
     if len(notable) > len(shown):
         yield f"    ... {len(notable) - len(shown):,} more logs to recover or with findings"
 
@@ -282,7 +286,7 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
             yield f"  {paths.show(str(d.path))}"
             for p in sorted(d.partitions, key=lambda p: (p.topic, p.partition, p.name)):
                 yield _partition_line(p, paths)
-                yield from _partition_detail(p, paths)
+                yield from _partition_detail(p, True)
     for note in r.notes:
         yield ""
         yield f"Note: {note}."

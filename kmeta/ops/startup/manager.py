@@ -30,6 +30,7 @@ from kmeta.findings import Finding
 from kmeta.formats.filenames import parse_partition_dir_name
 from kmeta.formats.textfiles import (
     parse_clean_shutdown,
+    parse_meta_properties,
     parse_offset_checkpoint,
     parse_properties,
 )
@@ -53,6 +54,10 @@ _CHECKPOINT_CAP = 256 << 20
 _SKIPPED = "remote-log-index-cache"
 METADATA_TOPIC = "__cluster_metadata"
 THREADS_KEY = "num.recovery.threads.per.data.dir"
+#: Files only a log dir holds at its top.
+_LOG_DIR_FILES = frozenset({"meta.properties", ".kafka_cleanshutdown", ".lock",
+                            "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+                            "replication-offset-checkpoint", "cleaner-offset-checkpoint"})
 
 
 def _checkpoint(log_dir: Path, name: str) -> tuple[CheckpointUse, dict[tuple[str, int], int]]:
@@ -98,7 +103,7 @@ def server_threads(config: str | None, version: str) -> tuple[int, str]:
                                  context=config)
             return n, f"{THREADS_KEY}={n} in {config}"
     n = default_recovery_threads(version)
-    return n, f"Kafka {version}'s default {THREADS_KEY}={n}"
+    return n, f"{THREADS_KEY}, Kafka {version}'s default"
 
 
 def _check_log_dir(raw: str) -> Path:
@@ -109,10 +114,18 @@ def _check_log_dir(raw: str) -> Path:
         raise UsageError("not a directory: startup takes a broker's log dirs", context=raw)
     if not os.access(path, os.R_OK | os.X_OK):
         raise UnreadableInput("directory cannot be read", context=raw)
+    names = os.listdir(path)
     parsed = parse_partition_dir_name(path.name)
-    if parsed is not None and any(n.endswith(".log") for n in os.listdir(path)):
+    if parsed is not None and any(n.endswith(".log") for n in names):
         raise UsageError("this is a partition dir", context=raw,
                          hint=f"give its log dir: kmeta startup {path.parent}")
+    if not any(n in _LOG_DIR_FILES or parse_partition_dir_name(n) for n in names):
+        below = sorted(n for n in names if (path / n / "meta.properties").is_file())
+        if below:
+            raise UsageError("not a log dir: it holds no partition dir, meta.properties "
+                             "or checkpoint", context=raw,
+                             hint="its log dirs are " + ", ".join(
+                                 str(path / n) for n in below))
     return path
 
 
@@ -261,4 +274,21 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
         report.broker_epoch = _broker_epoch(report.dirs)
     if placement is None:
         report.notes.append("stray logs not judged: no metadata image was given")
+    if any(_zookeeper(d.path) for d in report.dirs):
+        report.notes.append(
+            "a ZooKeeper-mode broker (meta.properties version 0): there is no metadata log "
+            "to judge stray logs by (the controller's first full LeaderAndIsr does, after "
+            "the load); Kafka 4.0 and later run only in KRaft mode, so give "
+            "--kafka-version 3.9 or lower for what this broker does before a migration")
     return report
+
+
+def _zookeeper(log_dir: Path) -> bool:
+    """meta.properties version 0: written by a ZooKeeper-mode broker."""
+    path = log_dir / "meta.properties"
+    if not path.is_file():
+        return False
+    try:
+        return parse_meta_properties(read_regular(path, 1 << 20, path.name)).version == 0
+    except KmetaError:
+        return False
