@@ -368,3 +368,19 @@ def test_command_usage(tmp_path: Path) -> None:
     _partition(d, batches=3)
     assert run("startup", d / "orders-0", env={}).returncode == 2
     assert run("startup", d, "--recovery-rate", "400MB", env={}).returncode == 0
+
+
+def test_a_dir_above_log_dirs_is_refused_naming_them(tmp_path: Path) -> None:
+    d = _log_dir(tmp_path / "data" / "kafka", recovery={}, starts={})
+    (d / "meta.properties").write_text("version=0\nbroker.id=0\n")
+    proc = run("startup", tmp_path / "data", env={})
+    assert proc.returncode == 2 and str(d) in proc.stderr
+
+
+def test_a_zookeeper_broker_is_said_to_be_one(tmp_path: Path) -> None:
+    """meta.properties version 0: no metadata log to judge stray logs by."""
+    d = _log_dir(tmp_path / "kafka", recovery={}, starts={})
+    (d / "meta.properties").write_text("version=0\nbroker.id=0\n")
+    _partition(d, batches=3)
+    r = plan_startup([str(d)], kafka_version="3.9")
+    assert any("ZooKeeper-mode" in n for n in r.notes)
