@@ -185,6 +185,7 @@ def _scan(seg: _Segment, work: SegmentWork) -> None:
                 return
             continue
         work.batches += 1
+        work.next_offset = item.last_offset + 1
 
 
 def _last_index_position(seg: _Segment) -> int:
@@ -248,46 +249,40 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
             work.setdefault(seg.base, SegmentWork(
                 seg.name, seg.base, seg.size,
                 f"at or after the recovery point {recovery_point}"))
-    end_of: dict[int, int] = {}
     cut_at: int | None = None
+    unflushed_bases = {s.base for s in unflushed}
     for seg in segs:
         w = work.get(seg.base)
         if w is None:
             continue
-        if cut_at is not None and seg in unflushed:
+        if cut_at is not None and seg.base in unflushed_bases:
             part.deleted_segments.append(seg.name)
             part.deleted_bytes += seg.size
             del work[seg.base]
             continue
         _scan(seg, w)
-        if w.truncated_at is not None and seg in unflushed and cut_at is None \
+        if w.truncated_at is not None and seg.base in unflushed_bases and cut_at is None \
                 and w.removed_bytes:
             cut_at = seg.base
     part.recover = [work[s.base] for s in segs if s.base in work]
     gone = set(part.deleted_segments)
     live = [s for s in segs if s.name not in gone]
-    _ends(part, live, work, end_of)
+    _ends(part, live, work)
     _producer_state(part, files, live, clean)
     _findings(part)
     return part
 
 
-def _ends(part: PartitionStartup, live: list[_Segment], work: dict[int, SegmentWork],
-          end_of: dict[int, int]) -> None:
+def _ends(part: PartitionStartup, live: list[_Segment], work: dict[int, SegmentWork]
+          ) -> None:
     """The log end, the all-deleted rule and the log start the load ends with."""
     if not live:
         part.log_start_offset = part.log_end_offset = part.log_start_checkpoint
         return
     last = live[-1]
     w = work.get(last.base)
-    if w is not None and w.truncated_at is not None:
-        end = _next_offset(last.log, 0) if w.truncated_at else None
-        if end is not None and w.truncated_at < last.size:
-            # the bytes kept end before the cut: walk only those
-            end = None
-            for item in read_batches(last.log, max_bytes=w.truncated_at):
-                if type(item) is not Finding:
-                    end = item.last_offset + 1
+    if w is not None:  # recovered: its scan knows where its kept batches end
+        end = w.next_offset
     else:
         end = _next_offset(last.log, _last_index_position(last))
         if end is None and _last_index_position(last):

@@ -201,11 +201,10 @@ def _classify(part: PartitionStartup, version: str, placement: PlacementJudge | 
         part.findings.append(Finding("V182", f"a replica move to this log dir in progress "
                                      f"({part.topic}-{part.partition}): Kafka loads it as a "
                                      "future log and the move resumes", where))
-        return
     if placement is None:
         return
     verdict = placement(LogView(part.log_dir, part.path, part.topic, part.partition,
-                                part.topic_id))
+                                part.topic_id, part.state, version))
     if verdict is None:
         return
     part.placement = verdict

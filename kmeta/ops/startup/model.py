@@ -59,7 +59,10 @@ def knows_stray_dirs(version: str) -> bool:
 
 @dataclass(frozen=True)
 class LogView:
-    """A current log as the placement judge sees it: where it is and what it is."""
+    """A loaded log as the placement judge sees it: where it is, what it is, and whose
+    rules apply.  Current logs (``state`` None) and future ones (``"future"``:
+    ``recoverAbandonedFutureLogs``, 3.7.1+) are judged; ``-delete`` and ``-stray`` dirs
+    are not (their names decide)."""
 
     log_dir: Path
     path: Path
@@ -67,11 +70,15 @@ class LogView:
     partition: int
     #: from partition.metadata; None when the file is missing or unreadable
     topic_id: str | None
+    #: None for a current log, "future" for a move in progress
+    state: str | None
+    kafka_version: str
 
 
 class Placement(NamedTuple):
     """The image's verdict on one log: whether the Kafka version treats it as stray, why,
-    and what that version does with it (each in words), with the findings it makes."""
+    and what that version does with it (each in words; it becomes the log's ``fate`` when
+    ``stray``), with the findings it makes (they join the report's)."""
 
     stray: bool
     why: str
@@ -96,6 +103,8 @@ class SegmentWork:
     #: why Kafka recovers it
     why: str
     batches: int = 0
+    #: the offset after the last batch recovery keeps (None: it keeps none)
+    next_offset: int | None = None
     #: where recovery cuts it (a byte position), None when it keeps it whole
     truncated_at: int | None = None
     cut_code: str | None = None
