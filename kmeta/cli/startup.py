@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from kmeta.cli.app import AllOpt, JsonOpt, close, command, current_env, folded, reading_progress
+from kmeta.core.kafka_releases import KAFKA_VERSIONS, NEWEST
 from kmeta.errors import UsageError
-from kmeta.ops.startup.model import KAFKA_VERSIONS, NEWEST
 
 
 def _rate(text: str | None) -> float | None:

@@ -26,34 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from kmeta.core.kafka_releases import (
+    DEFAULT_RECOVERY_RATE,
+    KAFKA_VERSIONS,
+    NEWEST,
+    default_recovery_threads,
+    knows_stray_dirs,
+    version_key,
+)
 from kmeta.findings import Finding
 
-#: The Kafka versions whose rules kmeta knows, oldest first; rules read from trunk at
-#: 2024-10-25 stand for 4.0 and 4.1 (their tags are not in the source kmeta read).
-KAFKA_VERSIONS = ("3.5", "3.6", "3.6.1", "3.7", "3.7.1", "3.8", "3.9", "4.0", "4.1")
-NEWEST = KAFKA_VERSIONS[-1]
-
-#: Bytes per second one recovery thread re-reads: 125 MB/s, the baseline throughput of an
-#: AWS EBS gp3 volume (AWS's EBS volume types page), a cold sequential read from a common
-#: broker disk.  CRC-32C runs at GB/s on one core (tests/bench), so the disk sets the
-#: pace.  An assumption: measure the broker's disk and pass --recovery-rate.
-DEFAULT_RECOVERY_RATE = 125_000_000
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """``"3.7.1"`` as ``(3, 7, 1)``, for comparing versions."""
-    return tuple(int(p) for p in version.split("."))
-
-
-def default_recovery_threads(version: str) -> int:
-    """``num.recovery.threads.per.data.dir``'s default in ``version``."""
-    return 2 if version_key(version) >= (4, 0) else 1
-
-
-def knows_stray_dirs(version: str) -> bool:
-    """Whether ``version`` parses ``-stray`` partition dir names (3.6.1+)."""
-    return version_key(version) >= (3, 6, 1)
-
+__all__ = ["DEFAULT_RECOVERY_RATE", "KAFKA_VERSIONS", "NEWEST", "CheckpointUse", "FileFate",
+           "LogDirStartup", "LogView", "PartitionStartup", "Placement", "PlacementJudge",
+           "SegmentWork", "StartupReport", "default_recovery_threads", "knows_stray_dirs",
+           "version_key"]
 
 # ----------------------------------------------------------------------------- the seam
 
