@@ -333,8 +333,18 @@ def test_placement_seam(tmp_path: Path) -> None:
 
     p = _one(r := plan_startup([str(d)], placement=judge))
     assert seen[0].topic == "orders" and seen[0].topic_id == "AAAAAAAAAAAAAAAAAAAAAw"
+    assert (seen[0].state, seen[0].kafka_version) == (None, "4.1")
     assert p.fate == "renamed -stray and kept" and r.placement_judged
     assert "V180" in _codes(r)
+    # future logs are judged too (recoverAbandonedFutureLogs); -delete dirs are not
+    _partition(d, "moved", 0, batches=3)
+    os.rename(d / "moved-0", d / "moved-0.0123456789abcdef0123456789abcdef-future")
+    _partition(d, "gone", 0, batches=3)
+    os.rename(d / "gone-0", d / "gone-0.0123456789abcdef0123456789abcdef-delete")
+    seen.clear()
+    plan_startup([str(d)], kafka_version="3.7.1", placement=judge)
+    assert sorted((v.topic, v.state, v.kafka_version) for v in seen) == [
+        ("moved", "future", "3.7.1"), ("orders", None, "3.7.1")]
 
 
 # ------------------------------------------------------------------------------ command
