@@ -184,13 +184,13 @@ CODES: dict[str, Code] = {
                  "or a transaction index it rejects)"),
     "V179": Code(Severity.WARNING, "a .swap, .cleaned or .deleted file, or an index without "
                  "its segment: Kafka completes or deletes it on load"),
-    "V180": Code(Severity.WARNING, "a -stray partition dir: Kafka loads it aside and never "
+    "V200": Code(Severity.WARNING, "a -stray partition dir: Kafka loads it aside and never "
                  "deletes it (the operator must)"),
-    "V181": Code(Severity.INFO, "a -delete partition dir: Kafka deletes it after "
+    "V201": Code(Severity.INFO, "a -delete partition dir: Kafka deletes it after "
                  "file.delete.delay.ms"),
-    "V182": Code(Severity.INFO, "a -future partition dir: a replica move between log dirs "
+    "V202": Code(Severity.INFO, "a -future partition dir: a replica move between log dirs "
                  "in progress, resumed on start"),
-    "V183": Code(Severity.WARNING, "an offset checkpoint is missing: Kafka creates it empty "
+    "V203": Code(Severity.WARNING, "an offset checkpoint is missing: Kafka creates it empty "
                  "and every partition starts from 0"),
 }
 
@@ -230,7 +230,7 @@ HINTS: dict[str, str] = {
     "V174": "move the directory out of the log dir (Kafka's log dirs hold only topic data)",
     "V175": "keep one of the two directories (see the message) and move the other away",
     "V176": "the dir goes offline once the broker runs: fix or remove the checkpoint file",
-    "V180": "check that no replica needs its data, then delete the directory",
+    "V200": "check that no replica needs its data, then delete the directory",
 }
 
 

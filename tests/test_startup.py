@@ -253,7 +253,7 @@ def test_stray_dirs_by_version(tmp_path: Path) -> None:
     d = _log_dir(tmp_path / "d", recovery={}, starts={})
     _partition(d, "foo", 0, batches=3)
     os.rename(d / "foo-0", d / "foo-0.0123456789abcdef0123456789abcdef-stray")
-    assert "V180" in _codes(plan_startup([str(d)], kafka_version="3.6.1"))
+    assert "V200" in _codes(plan_startup([str(d)], kafka_version="3.6.1"))
     assert "V174" in _codes(plan_startup([str(d)], kafka_version="3.6"))
 
 
@@ -268,7 +268,7 @@ def test_duplicate_logs_across_dirs_refuse(tmp_path: Path) -> None:
     assert "V175" in _codes(r) and r.refusals
     os.rename(b / "orders-0", b / "orders-0.0123456789abcdef0123456789abcdef-future")
     r = plan_startup([str(a), str(b)])
-    assert not r.refusals and "V182" in _codes(r)
+    assert not r.refusals and "V202" in _codes(r)
 
 
 def test_broker_epoch_of_the_markers(tmp_path: Path) -> None:
@@ -287,7 +287,7 @@ def test_checkpoints_missing_and_corrupt(tmp_path: Path) -> None:
     d = _log_dir(tmp_path / "d", clean=False)
     _partition(d)
     p = _one(r := plan_startup([str(d)]))
-    assert len(p.recover) == 10 and "V183" in _codes(r)
+    assert len(p.recover) == 10 and "V203" in _codes(r)
     (d / "recovery-point-offset-checkpoint").write_text("0\n1\norders 0 x\n")
     r = plan_startup([str(d)])
     assert r.dirs[0].offline and "V176" in _codes(r)
@@ -299,7 +299,7 @@ def test_delete_dir_is_not_recovered(tmp_path: Path) -> None:
     _partition(d)
     os.rename(d / "orders-0", d / "orders-0.0123456789abcdef0123456789abcdef-delete")
     p = _one(r := plan_startup([str(d)]))
-    assert p.recover == [] and p.state == "delete" and "V181" in _codes(r)
+    assert p.recover == [] and p.state == "delete" and "V201" in _codes(r)
 
 
 def test_threads_and_estimate(tmp_path: Path) -> None:
@@ -329,13 +329,13 @@ def test_placement_seam(tmp_path: Path) -> None:
     def judge(view):
         seen.append(view)
         return Placement(True, "not in the image", "renamed -stray and kept",
-                         (Finding("V180", "judged stray", str(view.path)),))
+                         (Finding("V200", "judged stray", str(view.path)),))
 
     p = _one(r := plan_startup([str(d)], placement=judge))
     assert seen[0].topic == "orders" and seen[0].topic_id == "AAAAAAAAAAAAAAAAAAAAAw"
     assert (seen[0].state, seen[0].kafka_version) == (None, "4.1")
     assert p.fate == "renamed -stray and kept" and r.placement_judged
-    assert "V180" in _codes(r)
+    assert "V200" in _codes(r)
     # future logs are judged too (recoverAbandonedFutureLogs); -delete dirs are not
     _partition(d, "moved", 0, batches=3)
     os.rename(d / "moved-0", d / "moved-0.0123456789abcdef0123456789abcdef-future")

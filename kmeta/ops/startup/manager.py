@@ -164,7 +164,7 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         partitions.append((Path(e.path), parsed))
     if partitions and not clean and rp_use.state == "missing":
         report.findings.append(Finding(
-            "V183", f"{rp_use.name} is missing: Kafka creates it empty, so after this "
+            "V203", f"{rp_use.name} is missing: Kafka creates it empty, so after this "
             "unclean shutdown it recovers every segment of every log", str(path / rp_use.name)))
     for ppath, parsed in partitions:
         tp = (parsed.topic, parsed.partition)
@@ -186,19 +186,19 @@ def _classify(part: PartitionStartup, version: str, placement: PlacementJudge | 
     where = str(part.path)
     if part.state == "delete":
         part.fate = "deleted after file.delete.delay.ms (60 s by default)"
-        part.findings.append(Finding("V181", "marked for deletion: Kafka loads it without "
+        part.findings.append(Finding("V201", "marked for deletion: Kafka loads it without "
                                      "recovery and deletes it after file.delete.delay.ms",
                                      where))
         return
     if part.state == "stray":
         part.fate = "loaded aside as stray; never deleted by Kafka"
-        part.findings.append(Finding("V180", f"a stray log (Kafka {version} loads it "
+        part.findings.append(Finding("V200", f"a stray log (Kafka {version} loads it "
                                      "aside, WARN \"Loaded stray log\", and never deletes "
                                      "it): delete it once no replica needs it", where))
         return
     if part.state == "future":
         part.fate = "future log: the move to this log dir resumes"
-        part.findings.append(Finding("V182", f"a replica move to this log dir in progress "
+        part.findings.append(Finding("V202", f"a replica move to this log dir in progress "
                                      f"({part.topic}-{part.partition}): Kafka loads it as a "
                                      "future log and the move resumes", where))
     if placement is None:
