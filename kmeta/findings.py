@@ -192,6 +192,8 @@ CODES: dict[str, Code] = {
                  "in progress, resumed on start"),
     "V203": Code(Severity.WARNING, "an offset checkpoint is missing: Kafka creates it empty "
                  "and every partition starts from 0"),
+    "V204": Code(Severity.ERROR, "a running process holds the log dir's .lock (a broker "
+                 "runs on it now): another broker refuses to start on it"),
 }
 
 

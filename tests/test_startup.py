@@ -394,3 +394,27 @@ def test_a_zookeeper_broker_is_said_to_be_one(tmp_path: Path) -> None:
     _partition(d, batches=3)
     r = plan_startup([str(d)], kafka_version="3.9")
     assert any("ZooKeeper-mode" in n for n in r.notes)
+
+
+def test_a_held_lock_refuses(tmp_path: Path) -> None:
+    """testTwoLogManagersUsingSameDirFails: a second broker on a locked dir fails; the
+    lock is Kafka's FileChannel.tryLock, a POSIX record lock (lockf here)."""
+    import subprocess
+    import sys
+
+    d = _log_dir(tmp_path / "d", recovery={}, starts={})
+    (d / ".lock").write_bytes(b"")
+    assert "V204" not in _codes(plan_startup([str(d)]))
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(d / '.lock')!r}, os.O_RDWR)\n"
+        "fcntl.lockf(fd, fcntl.LOCK_EX)\n"
+        "print('locked', flush=True)\n"
+        "time.sleep(30)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        r = plan_startup([str(d)])
+        assert "V204" in _codes(r) and r.refusals
+    finally:
+        holder.kill()
+        holder.wait()

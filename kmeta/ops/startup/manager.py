@@ -23,6 +23,7 @@ through ``placement`` (:data:`kmeta.ops.startup.model.PlacementJudge`).
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
@@ -82,6 +83,31 @@ def _marker(log_dir: Path) -> tuple[bool, int | None]:
         return True, None  # the file's presence is the verdict; its epoch unread
 
 
+def lock_holder(log_dir: Path) -> int | None:
+    """The pid of another process holding ``<log_dir>/.lock`` as Kafka holds it while it
+    runs (``LogManager.lockLogDirs``: ``FileChannel.tryLock``, a POSIX record lock), or
+    None: no such lock, no ``.lock``, or a platform that cannot tell.  Asked with F_GETLK
+    on a read-only descriptor: nothing is locked or written."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    try:
+        fd = os.open(log_dir / ".lock", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        # struct flock: l_type, l_whence, l_start, l_len (0: the whole file), l_pid
+        query = struct.pack("hhqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    kind, _, _, _, pid = struct.unpack("hhqqixxxx", answer)
+    return pid if kind != fcntl.F_UNLCK else None
+
+
 def server_threads(config: str | None, version: str) -> tuple[int, str]:
     """``num.recovery.threads.per.data.dir`` from ``config`` (a server.properties), else
     the version's default, and where it came from."""
@@ -135,6 +161,13 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
     rp_use, rps = _checkpoint(path, "recovery-point-offset-checkpoint")
     ls_use, lss = _checkpoint(path, "log-start-offset-checkpoint")
     d = LogDirStartup(path, clean, epoch, rp_use, ls_use, threads)
+    holder = lock_holder(path)
+    if holder is not None:
+        report.refusals.append(f"{path}: process {holder} holds its .lock")
+        report.findings.append(Finding(
+            "V204", f"process {holder} holds .lock: a broker runs on this log dir now (this "
+            "report is of a live dir), and another refuses to start on it (\"Failed to "
+            "acquire lock\")", str(path / ".lock"), details={"pid": holder}))
     for use in (rp_use, ls_use):
         if use.state == "corrupt":
             d.offline = True
