@@ -14,8 +14,10 @@ from kmeta.render.jsonl import dumps
 from kmeta.render.retention import size
 from kmeta.render.text import Paths
 
-#: Topics and costs the default text lists (``--all``: every one).
-SHOWN = 12
+#: Topics, and logs among the largest costs, the default text lists (``--all``: every
+#: one): with the verdict and the log dirs, a broker of thousands of logs in two screens.
+SHOWN = 10
+SHOWN_COSTS = 4
 
 
 def _ms(seconds: float) -> int:
@@ -203,8 +205,10 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
     if p.recover:
         first = p.recover[0]
         batches = sum(w.batches for w in p.recover)
-        yield (f"      recovers {_n(len(p.recover), 'segment')} ({size(p.recover_bytes)}, "
-               f"{batches:,} batches kept) from {first.file}: {first.why}")
+        yield (f"      recovers {_n(len(p.recover), 'segment')} from offset "
+               f"{first.base_offset} ({size(p.recover_bytes)}, {batches:,} batches kept)")
+        if full:
+            yield f"        first: {first.why}"
     for w in p.recover:
         if w.truncated_at is not None:
             yield (f"      truncates {w.file} at byte {w.truncated_at} "
@@ -216,6 +220,8 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
     if p.all_deleted:
         yield (f"      DELETES EVERY SEGMENT: the log end is below the log start "
                f"checkpoint {p.log_start_checkpoint}")
+    if p.producer_bytes and not full:
+        yield f"      producer state: {size(p.producer_bytes)} read to rebuild it"
     if not full:
         return
     for f in p.index_rebuilds:
@@ -233,11 +239,12 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
 
 
 def _partition_line(p: PartitionStartup, paths: Paths) -> str:
-    end = "?" if p.log_end_offset is None else p.log_end_offset
-    head = (f"    {p.name}: {_n(p.segments, 'segment')}, {size(p.bytes)}, log start "
-            f"{p.log_start_offset}, end {end}")
+    end = p.log_end_offset
+    span = "offsets ?" if end is None else "empty" if end <= p.log_start_offset else \
+        f"offsets {p.log_start_offset}-{end - 1}"
+    head = f"    {p.name}: {size(p.bytes)} in {_n(p.segments, 'segment')}, {span}"
     if p.cost_bytes:
-        head += f"; re-reads {size(p.cost_bytes)}"
+        head += f", re-reads {size(p.cost_bytes)}"
     if p.fate != "loaded":
         head += f"; {p.fate}"
     return head
@@ -248,7 +255,7 @@ def _costs(r: StartupReport, paths: Paths, every: bool) -> Iterator[str]:
     if not notable:
         return
     notable.sort(key=lambda p: (-_worst(p), -p.lost_bytes, -p.cost_bytes, str(p.path)))
-    shown = notable if every else notable[:SHOWN]
+    shown = notable if every else notable[:SHOWN_COSTS]
     yield "Largest costs and anomalies (--partitions: every partition, in full)"
     for p in shown:
         yield _partition_line(p, paths)

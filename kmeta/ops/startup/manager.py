@@ -209,7 +209,7 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         n = sum(1 for p in d.partitions if p.recover)
         report.findings.append(Finding(
             "V177", f"no .kafka_cleanshutdown: Kafka recovers {n} of {len(d.partitions)} "
-            f"logs from their recovery points ({d.cost_bytes} bytes to re-read)", str(path),
+            f"logs from their recovery points ({d.cost_bytes:,} bytes to re-read)", str(path),
             details={"logs": len(d.partitions), "recovered_logs": n}))
     return d
 
