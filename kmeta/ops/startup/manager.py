@@ -146,13 +146,32 @@ def _check_log_dir(raw: str) -> Path:
         raise UsageError("this is a partition dir", context=raw,
                          hint=f"give its log dir: kmeta startup {path.parent}")
     if not any(n in _LOG_DIR_FILES or parse_partition_dir_name(n) for n in names):
-        below = sorted(n for n in names if (path / n / "meta.properties").is_file())
+        below = _log_dirs_below(path)
         if below:
             raise UsageError("not a log dir: it holds no partition dir, meta.properties "
                              "or checkpoint", context=raw,
-                             hint="its log dirs are " + ", ".join(
-                                 str(path / n) for n in below))
+                             hint="the log dirs below it: " + " ".join(map(str, below)))
     return path
+
+
+def _log_dirs_below(path: Path, depth: int = 3) -> list[Path]:
+    """Directories under ``path`` (``depth`` levels at most) holding a log dir's files."""
+    found: list[Path] = []
+    level = [path]
+    for _ in range(depth):
+        nxt = []
+        for d in level:
+            try:
+                children = sorted(e.path for e in os.scandir(d) if e.is_dir())
+            except OSError:
+                continue
+            for c in map(Path, children):
+                if any((c / f).is_file() for f in _LOG_DIR_FILES):
+                    found.append(c)
+                else:
+                    nxt.append(c)
+        level = nxt[:1000]
+    return found[:20]
 
 
 def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
@@ -205,8 +224,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
                               topic_id=placement is not None)
         _classify(part, version, placement)
         d.partitions.append(part)
-    if not clean and d.partitions:
-        n = sum(1 for p in d.partitions if p.recover)
+    n = sum(1 for p in d.partitions if p.recover)
+    if not clean and n:
         report.findings.append(Finding(
             "V177", f"no .kafka_cleanshutdown: Kafka recovers {n} of {len(d.partitions)} "
             f"logs from their recovery points ({d.cost_bytes:,} bytes to re-read)", str(path),
