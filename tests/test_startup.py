@@ -291,6 +291,8 @@ def test_checkpoints_missing_and_corrupt(tmp_path: Path) -> None:
     (d / "recovery-point-offset-checkpoint").write_text("0\n1\norders 0 x\n")
     r = plan_startup([str(d)])
     assert r.dirs[0].offline and "V176" in _codes(r)
+    text = run("startup", d, env={"COLUMNS": "80"})
+    assert text.returncode == 1 and "GOES OFFLINE" in text.stdout
 
 
 def test_delete_dir_is_not_recovered(tmp_path: Path) -> None:

@@ -130,6 +130,10 @@ def _verdict(r: StartupReport) -> Iterator[str]:
                f"of records in {_n(len(lost), 'log')} (largest first below).")
     elif not r.refusals:
         yield "The broker comes back with every record: recovery removes nothing."
+    for d in r.dirs:
+        if d.offline:
+            yield (f"Log dir {d.path} GOES OFFLINE once the broker runs (a checkpoint "
+                   f"Kafka cannot read): its {_n(len(d.partitions), 'log')} are not served.")
     recovering = [p for p in parts if p.recover]
     yield (f"Re-read on start: {size(r.cost_bytes)}, {_n(len(recovering), 'log')} to "
            f"recover: {_duration(r.seconds)}.")
