@@ -132,8 +132,9 @@ def _verdict(r: StartupReport) -> Iterator[str]:
         yield "The broker comes back with every record: recovery removes nothing."
     for d in r.dirs:
         if d.offline:
-            yield (f"Log dir {d.path} GOES OFFLINE once the broker runs (a checkpoint "
-                   f"Kafka cannot read): its {_n(len(d.partitions), 'log')} are not served.")
+            yield (f"A LOG DIR GOES OFFLINE once the broker runs, its "
+                   f"{_n(len(d.partitions), 'log')} not served: {d.path} (a checkpoint "
+                   "Kafka cannot read).")
     recovering = [p for p in parts if p.recover]
     yield (f"Re-read on start: {size(r.cost_bytes)}, {_n(len(recovering), 'log')} to "
            f"recover: {_duration(r.seconds)}.")
