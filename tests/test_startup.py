@@ -318,6 +318,10 @@ def test_threads_and_estimate(tmp_path: Path) -> None:
     cfg.write_text("num.recovery.threads.per.data.dir=4\n")
     four = plan_startup([str(d)], config=str(cfg), recovery_rate=1000)
     assert four.threads == 4 and four.seconds == pytest.approx(one.seconds / 4)
+    assert not [n for n in four.notes if "not given" in n]
+    cfg.write_text(f"num.recovery.threads.per.data.dir=4\nlog.dirs={d},{tmp_path / 'e'}\n")
+    (note,) = [n for n in plan_startup([str(d)], config=str(cfg)).notes if "not given" in n]
+    assert str(tmp_path / "e") in note and f"{d}," not in note
 
 
 def test_placement_seam(tmp_path: Path) -> None:

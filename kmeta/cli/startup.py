@@ -47,8 +47,9 @@ def startup(
         "--kafka-version", metavar="VERSION", autocompletion=complete_versions,
         help=f"Whose rules to apply: one of {', '.join(KAFKA_VERSIONS)}.")] = NEWEST,
     config: Annotated[str | None, typer.Option(
-        "--config", metavar="FILE", help="The broker's server.properties, for "
-        "num.recovery.threads.per.data.dir (default: the Kafka version's).")] = None,
+        "--config", metavar="FILE", help="The broker's server.properties: "
+        "num.recovery.threads.per.data.dir (default: the Kafka version's), and log.dirs "
+        "and metadata.log.dir (a dir they name that is not given is said).")] = None,
     recovery_rate: Annotated[str | None, typer.Option(
         "--recovery-rate", metavar="BYTES/S", help="Bytes per second one recovery thread "
         "re-reads, such as 400MB (default: 125MB, an assumption: see kmeta(1)).")] = None,

@@ -108,28 +108,39 @@ def lock_holder(log_dir: Path) -> int | None:
     return pid if kind != fcntl.F_UNLCK else None
 
 
+def _server_properties(config: str) -> dict[str, str]:
+    path = Path(config)
+    if not path.is_file():
+        raise UnreadableInput("no such file", context=config)
+    return parse_properties(read_regular(path, 16 << 20, "server.properties"),
+                            "server.properties")
+
+
 def server_threads(config: str | None, version: str) -> tuple[int, str]:
     """``num.recovery.threads.per.data.dir`` from ``config`` (a server.properties), else
     the version's default, and where it came from."""
-    if config is not None:
-        path = Path(config)
-        if not path.is_file():
-            raise UnreadableInput("no such file", context=config)
-        props = parse_properties(read_regular(path, 16 << 20, "server.properties"),
-                                 "server.properties")
-        raw = props.get(THREADS_KEY)
-        if raw is not None:
-            try:
-                n = int(raw.strip())
-            except ValueError:
-                raise UsageError(f"{THREADS_KEY}={raw!r} is not a number",
-                                 context=config) from None
-            if n < 1:
-                raise UsageError(f"{THREADS_KEY}={n}: Kafka requires at least 1",
-                                 context=config)
-            return n, f"{THREADS_KEY}={n} in {config}"
+    raw = None if config is None else _server_properties(config).get(THREADS_KEY)
+    if raw is not None:
+        try:
+            n = int(raw.strip())
+        except ValueError:
+            raise UsageError(f"{THREADS_KEY}={raw!r} is not a number",
+                             context=config) from None
+        if n < 1:
+            raise UsageError(f"{THREADS_KEY}={n}: Kafka requires at least 1", context=config)
+        return n, f"{THREADS_KEY}={n} in {config}"
     n = default_recovery_threads(version)
     return n, f"{THREADS_KEY}, Kafka {version}'s default"
+
+
+def configured_dirs(config: str) -> list[str]:
+    """The log dirs a server.properties names: ``log.dirs`` (else ``log.dir``), then
+    ``metadata.log.dir`` (KafkaConfig)."""
+    props = _server_properties(config)
+    listed = props.get("log.dirs") or props.get("log.dir") or ""
+    out = [d.strip() for d in listed.split(",") if d.strip()]
+    meta = props.get("metadata.log.dir", "").strip()
+    return out + ([meta] if meta and meta not in out else [])
 
 
 def _check_log_dir(raw: str) -> Path:
@@ -323,6 +334,12 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
         report.findings.extend(p.findings)
     if all(d.clean_shutdown for d in report.dirs) and version_key(kafka_version) >= (3, 7):
         report.broker_epoch = _broker_epoch(report.dirs)
+    if config is not None:
+        given = {d.resolve() for d in dirs}
+        missing = [c for c in configured_dirs(config) if Path(c).resolve() not in given]
+        if missing:
+            report.notes.append(f"{config} names log dirs not given, whose logs are not in "
+                                f"this report: {', '.join(missing)}")
     if placement is None:
         report.notes.append("stray logs not judged: no metadata image was given")
     if any(_zookeeper(d.path) for d in report.dirs):
