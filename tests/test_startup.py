@@ -424,3 +424,19 @@ def test_a_held_lock_refuses(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_partition_dir_that_cannot_be_read_takes_the_dir_offline(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    """LogManager.loadLogs: an IOException in a log's load marks its dir offline."""
+    import kmeta.ops.startup.loader as loader
+
+    d = _log_dir(tmp_path / "d", recovery={}, starts={})
+    _partition(d, batches=3)
+
+    def refuse(path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(loader, "_listing", refuse)
+    r = plan_startup([str(d)])
+    assert r.dirs[0].offline and "S008" in _codes(r) and r.partitions == []

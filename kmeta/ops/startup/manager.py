@@ -231,8 +231,17 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
             "unclean shutdown it recovers every segment of every log", str(path / rp_use.name)))
     for ppath, parsed in partitions:
         tp = (parsed.topic, parsed.partition)
-        part = load_partition(path, ppath, parsed, clean, rps.get(tp, 0), lss.get(tp, 0),
-                              topic_id=placement is not None)
+        try:
+            part = load_partition(path, ppath, parsed, clean, rps.get(tp, 0),
+                                  lss.get(tp, 0), topic_id=placement is not None)
+        except (OSError, KmetaError) as e:
+            # LogManager.loadLogs: an IOException while loading a log takes its dir offline
+            d.offline = True
+            problem = e.strerror if isinstance(e, OSError) else e.message
+            report.findings.append(Finding(
+                "S008", f"cannot be read ({problem}): an I/O error while Kafka loads it "
+                "takes the whole log dir offline", str(ppath)))
+            continue
         _classify(part, version, placement)
         d.partitions.append(part)
     n = sum(1 for p in d.partitions if p.recover)
