@@ -133,8 +133,8 @@ def _verdict(r: StartupReport) -> Iterator[str]:
     for d in r.dirs:
         if d.offline:
             yield (f"A LOG DIR GOES OFFLINE once the broker runs, its "
-                   f"{_n(len(d.partitions), 'log')} not served: {d.path} (a checkpoint "
-                   "Kafka cannot read).")
+                   f"{_n(len(d.partitions), 'log')} not served: {d.path} (see the "
+                   "findings).")
     recovering = [p for p in parts if p.recover]
     yield (f"Re-read on start: {size(r.cost_bytes)}, {_n(len(recovering), 'log')} to "
            f"recover: {_duration(r.seconds)}.")
