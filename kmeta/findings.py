@@ -209,6 +209,29 @@ CODES: dict[str, Code] = {
     "V199": Code(Severity.INFO, "replica the image assigns to this node that neither its "
                  "disk nor its offset checkpoints know (never held here, or a copy without "
                  "it): Kafka creates it, and fetches it where another replica is in sync"),
+    # kmeta startup: what Kafka's LogManager and LogLoader do when they open a broker's
+    # log dirs (kmeta.ops.startup names the Kafka class and version of each rule)
+    "V170": Code(Severity.ERROR, "recovery truncates a segment at a torn or corrupt batch: "
+                 "the records after it are lost"),
+    "V171": Code(Severity.WARNING, "recovery truncates a zero-filled tail (space never "
+                 "written): nothing is lost, Kafka repairs it"),
+    "V172": Code(Severity.ERROR, "recovery deletes the segments after a truncated one"),
+    "V173": Code(Severity.ERROR, "the log end is below the log start checkpoint: Kafka "
+                 "deletes every segment of the partition"),
+    "V174": Code(Severity.ERROR, "a directory in a log dir whose name Kafka cannot parse: "
+                 "the broker refuses to start"),
+    "V176": Code(Severity.ERROR, "an offset checkpoint Kafka cannot read: it recovers from "
+                 "0 and the log dir goes offline"),
+    "V177": Code(Severity.WARNING, "no clean shutdown marker: Kafka recovers the log dir's "
+                 "unflushed segments on start"),
+    "V178": Code(Severity.WARNING, "an index Kafka rebuilds on load (a missing offset index "
+                 "or a transaction index it rejects)"),
+    "V179": Code(Severity.WARNING, "a .swap, .cleaned or .deleted file, or an index without "
+                 "its segment: Kafka completes or deletes it on load"),
+    "V203": Code(Severity.WARNING, "an offset checkpoint is missing: Kafka creates it empty "
+                 "and every partition starts from 0"),
+    "V204": Code(Severity.ERROR, "a running process holds the log dir's .lock (a broker "
+                 "runs on it now): another broker refuses to start on it"),
 }
 
 
@@ -264,6 +287,10 @@ HINTS: dict[str, str] = {
     "V196": "a copied log dir keeps its source's id: delete directory.id from its "
             "meta.properties and Kafka writes a new one",
     "V197": "delete one of the two dirs (the one not in the assigned log dir)",
+    "V170": "copy the partition from another replica before starting the broker, or let "
+            "it truncate and fetch the lost records from the leader",
+    "V174": "move the directory out of the log dir (Kafka's log dirs hold only topic data)",
+    "V176": "the dir goes offline once the broker runs: fix or remove the checkpoint file",
 }
 
 

@@ -1632,6 +1632,136 @@ MISSING_REPLICA = ObjectKind(
     ),
 )
 
+CHECKPOINT_USE = ObjectKind(
+    "checkpoint_use",
+    keys=(
+        Key("name", STRING, "The file: recovery-point-offset-checkpoint or "
+            "log-start-offset-checkpoint."),
+        Key("state", STRING, "read; missing (Kafka creates it empty: every offset 0); "
+            "corrupt (Kafka uses 0 and queues the log dir offline)."),
+        Key("entries", BIGINT, "Partitions it holds (0 unless read)."),
+        Key("problem", STRING, "Why it cannot be read, or null.", nullable=True),
+    ),
+)
+
+STARTUP_DIR = ObjectKind(
+    "startup_dir",
+    keys=(
+        Key("kind", STRING, "\"startup_dir\": one per log dir, first."),
+        Key("path", STRING, "The log dir."),
+        Key("clean_shutdown", BOOLEAN, "It holds .kafka_cleanshutdown: nothing is recovered "
+            "but what loading itself rebuilds."),
+        Key("broker_epoch", BIGINT, "The broker epoch in .kafka_cleanshutdown (3.7+), or null.",
+            nullable=True),
+        Key("recovery_checkpoint", CHECKPOINT_USE, "recovery-point-offset-checkpoint."),
+        Key("log_start_checkpoint", CHECKPOINT_USE, "log-start-offset-checkpoint."),
+        Key("recovery_threads", INT, "Threads of its recovery pool."),
+        Key("partitions", INT, "Partition dirs Kafka loads from it."),
+        Key("refused_dirs", Array(STRING), "Directory names Kafka cannot parse (it refuses "
+            "to start)."),
+        Key("metadata_log", BOOLEAN, "It holds __cluster_metadata-0 (loaded by the raft "
+            "layer, not LogManager)."),
+        Key("offline", BOOLEAN, "Kafka queues it offline (a checkpoint it cannot read)."),
+        Key("bytes_to_read", BIGINT, "Bytes its logs re-read on load."),
+        Key("estimate_ms", BIGINT, "Its pool's time at the recovery rate."),
+    ),
+)
+
+SEGMENT_WORK = ObjectKind(
+    "segment_work",
+    keys=(
+        Key("file", STRING, "The segment's .log file name."),
+        Key("base_offset", BIGINT, "Its base offset."),
+        Key("bytes", BIGINT, "Its size: what recovery re-reads."),
+        Key("batches", BIGINT, "Batches recovery keeps."),
+        Key("why", STRING, "Why Kafka recovers it."),
+        Key("truncate_position", BIGINT, "The byte recovery truncates it at, or null.",
+            nullable=True),
+        Key("cut_code", STRING, "The finding code of what it rejects there, or null.",
+            nullable=True),
+        Key("removed_bytes", BIGINT, "Bytes the truncation removes."),
+    ),
+)
+
+FILE_FATE = ObjectKind(
+    "file_fate",
+    keys=(
+        Key("file", STRING, "The file name."),
+        Key("fate", STRING, "What Kafka does to it on load."),
+        Key("why", STRING, "Why."),
+    ),
+)
+
+STARTUP_PARTITION = ObjectKind(
+    "startup_partition",
+    keys=(
+        Key("kind", STRING, "\"startup_partition\": one per partition dir, after the log "
+            "dirs."),
+        Key("path", STRING, "The partition dir."),
+        Key("log_dir", STRING, "Its log dir."),
+        Key("topic", STRING, "The topic."),
+        Key("partition", INT, "The partition."),
+        Key("state", STRING, "null for a current log, else delete, future or stray (its "
+            "name's suffix).", nullable=True),
+        Key("topic_id", STRING, "From partition.metadata when stray logs are judged, else "
+            "null.", nullable=True),
+        Key("segments", BIGINT, "Segments after the load's renames and deletions of "
+            "leftovers."),
+        Key("bytes", BIGINT, "Their bytes."),
+        Key("recovery_point_offset", BIGINT, "Its recovery-point-offset-checkpoint entry "
+            "(0 when absent)."),
+        Key("log_start_checkpoint_offset", BIGINT, "Its log-start-offset-checkpoint entry "
+            "(0 when absent)."),
+        Key("recover", Array(SEGMENT_WORK), "Segments Kafka recovers, in offset order."),
+        Key("deleted_segment_files", Array(STRING), "Segments recovery deletes after a "
+            "truncated one."),
+        Key("index_rebuilds", Array(FILE_FATE), "Indexes rebuilt or created on load."),
+        Key("leftovers", Array(FILE_FATE), ".swap, .cleaned, .deleted files, orphaned "
+            "indexes and stray producer snapshots, and what Kafka does to each."),
+        Key("producer_state", STRING, "How the producer state is rebuilt."),
+        Key("producer_bytes", BIGINT, "Bytes that rebuild reads beyond the recovered "
+            "segments (whole segments: an upper bound)."),
+        Key("all_deleted", BOOLEAN, "The log end is below the log start checkpoint: every "
+            "segment is deleted."),
+        Key("log_start_offset", BIGINT, "The log start the load ends with."),
+        Key("log_end_offset", BIGINT, "The log end the load ends with, or null.",
+            nullable=True),
+        Key("fate", STRING, "What LogManager does with the loaded log."),
+        Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads to open it."),
+        Key("lost_bytes", BIGINT, "Bytes of records recovery removes."),
+    ),
+)
+
+STARTUP_SUMMARY = ObjectKind(
+    "startup_summary",
+    keys=(
+        Key("kind", STRING, "\"startup_summary\": the last line, after every finding."),
+        Key("kafka_version", STRING, "The Kafka version whose rules were applied."),
+        Key("data_dirs", INT, "Log dirs given."),
+        Key("partitions", INT, "Partition dirs Kafka loads."),
+        Key("segments", BIGINT, "Their segments."),
+        Key("bytes", BIGINT, "Their bytes."),
+        Key("partitions_to_recover", INT, "Partition dirs with a segment to recover."),
+        Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads on start."),
+        Key("recovery_threads", INT, "num.recovery.threads.per.data.dir used."),
+        Key("recovery_threads_from", STRING, "Where that came from."),
+        Key("recovery_rate", DOUBLE, "Bytes per second one recovery thread re-reads."),
+        Key("recovery_rate_from", STRING, "Where that came from (kmeta's default is an "
+            "assumption: see --recovery-rate)."),
+        Key("estimate_ms", BIGINT, "The estimated time to open the logs: the slowest log "
+            "dir's pool."),
+        Key("refuses", BOOLEAN, "Kafka refuses to start."),
+        Key("refusals", Array(STRING), "Why, one line each."),
+        Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments."),
+        Key("lost_bytes", BIGINT, "Bytes of records removed."),
+        Key("broker_epoch", BIGINT, "The broker epoch every clean shutdown marker holds "
+            "(3.7+), or null.", nullable=True),
+        Key("stray_judged", BOOLEAN, "Stray logs were judged against a metadata image."),
+        Key("notes", Array(STRING), "What could not be said, in words."),
+        Key("finding_counts", FINDING_COUNTS, "The number of findings by severity."),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -1644,6 +1774,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY, FINDING),
     "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY, FINDING),
     "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY, FINDING),
+    "startup": (STARTUP_DIR, STARTUP_PARTITION, FINDING, STARTUP_SUMMARY),
     "compact": (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, COMPACT_KEY_RECORD,
                 COMPACT_SUMMARY, FINDING),
     "diff": (DIFF, FINDING),

@@ -28,7 +28,7 @@ ARGS: dict[str, list[str]] = {
     "dump": ["{missing}"], "info": ["{missing}"], "verify": ["{missing}"],
     "image": ["{missing}"], "history": ["{missing}", "--topic", "orders"],
     "brokers": ["{missing}"], "retention": ["{missing}"], "consumers": ["{missing}"],
-    "tiering": ["{missing}"], "compact": ["{missing}"],
+    "tiering": ["{missing}"], "compact": ["{missing}"], "startup": ["{missing}"],
     "diff": ["{missing}", str(HEALTHY)],
     "snapshot": ["{missing}", "--out", "{out}"],
     "truncate": ["{missing}", "--to", "1"],
@@ -107,6 +107,7 @@ REPORTS: dict[str, list[Any]] = {
     "consumers": ["consumers", FIXTURES / "consumers" / "node1", "--against",
                   FIXTURES / "consumers" / "node2"],
     "tiering": ["tiering", FIXTURES / "tiering" / "broker"],
+    "startup": ["startup", FIXTURES / "startup" / "unclean"],
 }
 
 

@@ -66,3 +66,30 @@ def first_base_offset(path: str | Path) -> int | None:
     finally:
         os.close(fd)
     return HEADER.unpack_from(head)[BASE_OFFSET] if len(head) == HEADER_SIZE else None
+
+
+def next_offset_from(path: str | Path, position: int = 0) -> tuple[int | None, int]:
+    """Walk the batch headers of a segment from ``position`` (a batch start, such as an
+    offset index entry names) to the end of the file: the offset after the last whole
+    batch (None when none starts there) and the byte where the walk stopped.  Headers
+    only, no CRC: this is how Kafka finds an unrecovered segment's next offset on load
+    (``LogSegment.readNextOffset``: the last index entry, then the batches after it).
+    Raises UnreadableInput when the file cannot be opened."""
+    fd = open_regular(path)
+    unpack = _SPAN.unpack_from
+    following: int | None = None
+    try:
+        size = os.fstat(fd).st_size
+        while position <= size - HEADER_SIZE:
+            head = os.pread(fd, HEADER_SIZE, position)
+            if len(head) < HEADER_SIZE:
+                break
+            base, length, magic, delta = unpack(head, 0)
+            end = position + LOG_OVERHEAD + length
+            if magic != 2 or length < _SHORTEST or delta < 0 or end > size:
+                break
+            following = base + delta + 1
+            position = end
+    finally:
+        os.close(fd)
+    return following, position

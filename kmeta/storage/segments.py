@@ -77,6 +77,20 @@ WALK_CHUNK = (1 << 20) + (64 << 10)
 WALK_MOST = 256 << 20
 
 
+#: The findings of :func:`scan_batches` at which Kafka's own recovery
+#: (``LogSegment.recover``, every Kafka version kmeta knows) truncates a segment, and why:
+#: the one table of that cut, for ``repair`` (which adds KRaft's rules) and ``startup``.
+RECOVERY_CUTS: dict[str, str] = {
+    "F001": "Kafka's recovery rejects a batch whose CRC does not match",
+    "F009": "Kafka's recovery rejects a legacy message whose CRC does not match",
+    "S001": "Kafka's recovery stops at a batch longer than the rest of the file",
+    "S002": "Kafka's recovery rejects a zero batch length",
+    "S003": "Kafka's recovery meets a bad batch at the first damaged byte",
+    "S004": "Kafka's recovery rejects what follows the last valid batch",
+    "S010": "Kafka's recovery finds no valid batch in the file and truncates it to nothing",
+}
+
+
 _ANONYMOUS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
 
 

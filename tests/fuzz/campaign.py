@@ -64,6 +64,8 @@ COMMANDS: dict[str, list[str]] = {
     "diff-json": ["diff", "--json", "{meta}", "{peer}"],
     "truncate-json": ["truncate", "--json", "{meta}", "--to", "{to}"],
     "repair-json": ["repair", "--dry-run", "--json", "{meta}"],
+    "startup": ["startup", "--partitions", "{data}"],
+    "startup-json": ["startup", "--json", "--kafka-version", "3.6", "{data}"],
 }
 #: Commands too slow for every campaign (a Spark start costs a minute here): with
 #: ``heavy`` only, and with a longer time limit.

@@ -264,6 +264,11 @@ EXAMPLES = [
     ("Show SCRAM credentials and sensitive config values instead of [redacted]:",
      "kmeta dump -r --show-secrets --type USER_SCRAM_CREDENTIAL_RECORD \\\n"
      "    --type CONFIG_RECORD /var/lib/kafka/data/__cluster_metadata-0"),
+    ("Before starting a crashed broker of two log dirs: what Kafka will recover, cut or "
+     "refuse, and how long it takes with the broker's own thread count and a measured "
+     "disk rate:",
+     "kmeta startup --config /etc/kafka/server.properties --recovery-rate 400MB \\\n"
+     "    /data1/kafka /data2/kafka"),
 ]
 
 SEE_ALSO = [

@@ -14,6 +14,7 @@ from kmeta.output_schema import (
     BROKER,
     BROKERS_SUMMARY,
     CHANGE,
+    CHECKPOINT_USE,
     COMMITTED_LOST,
     COMPACT_BATCH,
     COMPACT_DISAGREEMENT,
@@ -35,6 +36,7 @@ from kmeta.output_schema import (
     EXPORT,
     FETCH_SIMULATION,
     FILE,
+    FILE_FATE,
     FINDING,
     FINDING_COUNTS,
     FOLLOWER,
@@ -65,10 +67,14 @@ from kmeta.output_schema import (
     RETENTION_SNAPSHOT,
     RETENTION_SUMMARY,
     SCRAM_CREDENTIAL,
+    SEGMENT_WORK,
     SIDE_ONLY,
     SMALL_FILE,
     SNAPSHOT,
     SNAPSHOT_ID,
+    STARTUP_DIR,
+    STARTUP_PARTITION,
+    STARTUP_SUMMARY,
     SUMMARY,
     TIERED_PARTITION,
     TIERING_SUMMARY,
@@ -183,6 +189,15 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "one, kind \"tiered_partition\"; then a tiering_summary object, always the last line. "
         "Findings go to standard error. remote_segment keys:",
         (REMOTE_SEGMENT, EPOCH_START, TIERED_PARTITION, BOOTSTRAP, TIERING_SUMMARY),
+    ),
+    CommandJson(
+        "startup",
+        "kmeta startup --json writes JSON Lines: one object, kind \"startup_dir\", per log "
+        "dir given; one, kind \"startup_partition\", per partition dir Kafka loads, in log "
+        "dir then name order; a finding object per finding; then a startup_summary object, "
+        "always the last line. startup_dir keys:",
+        (STARTUP_DIR, CHECKPOINT_USE, STARTUP_PARTITION, SEGMENT_WORK, FILE_FATE,
+         STARTUP_SUMMARY),
     ),
     CommandJson(
         "compact",

@@ -148,6 +148,11 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                        str(data / "consumers" / "node2" / "orders-0"), "--position", "70:2"]],
         # tiering: every kind of remote segment state, an unknown pending offset
         "tiering": [["tiering", "--json", str(data / "tiering" / "broker")]],
+        # startup: a crash (recoveries, a cut, an index, a swap), moves, a refusal
+        "startup": [["startup", "--json", str(data / "startup" / "unclean")],
+                    ["startup", "--json", str(data / "startup" / "moves" / "a"),
+                     str(data / "startup" / "moves" / "b")],
+                    ["startup", "--json", str(data / "startup" / "badname")]],
         # compact: every strategy, every batch, a key, the disagreements
         "compact": [["compact", "--json", "--compare", "--header", "version", "--batches",
                      "--key", "K1", str(data / "compaction" / "two-producers" / "orders-0")],

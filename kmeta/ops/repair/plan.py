@@ -65,17 +65,11 @@ from kmeta.storage import tree
 from kmeta.storage.discover import QUARANTINE, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.regular import entry_problem
-from kmeta.storage.segments import batch_records, mapped, scan_batches
+from kmeta.storage.segments import RECOVERY_CUTS, batch_records, mapped, scan_batches
 
 #: Problems at which the repaired log ends, and why (see the module docstring).
 CUT_CODES: dict[str, str] = {
-    "F001": "Kafka's recovery rejects a batch whose CRC does not match",
-    "F009": "Kafka's recovery rejects a legacy message whose CRC does not match",
-    "S001": "Kafka's recovery stops at a batch longer than the rest of the file",
-    "S002": "Kafka's recovery rejects a zero batch length",
-    "S003": "Kafka's recovery meets a bad batch at the first damaged byte",
-    "S004": "Kafka's recovery rejects what follows the last valid batch",
-    "S010": "Kafka's recovery finds no valid batch in the file and truncates it to nothing",
+    **RECOVERY_CUTS,
     "S005": "Kafka's recovery would keep it, but a KRaft log never repeats an offset",
     "V003": "Kafka's recovery would keep it, but the offsets of a KRaft log are "
             "contiguous: records are missing or repeated",

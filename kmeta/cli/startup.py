@@ -1,0 +1,100 @@
+"""``kmeta startup``: what Kafka will do when it opens a broker's log dirs, how long it
+will take, and whether it throws data away."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kmeta.cli.app import AllOpt, JsonOpt, close, command, current_env, folded, reading_progress
+from kmeta.core.kafka_releases import KAFKA_VERSIONS, NEWEST
+from kmeta.errors import UsageError
+
+
+def _rate(text: str | None) -> float | None:
+    """``--recovery-rate``: bytes per second, with an optional k/M/G (powers of 1000) or
+    KiB/MiB/GiB suffix and an optional ``/s``."""
+    if text is None:
+        return None
+    raw = text.strip().removesuffix("/s").strip()
+    units = {"gib": 1 << 30, "mib": 1 << 20, "kib": 1 << 10, "gb": 10**9, "mb": 10**6,
+             "kb": 10**3, "g": 10**9, "m": 10**6, "k": 10**3, "b": 1, "": 1}
+    for unit in sorted(units, key=len, reverse=True):
+        if raw.lower().endswith(unit):
+            number = raw[:len(raw) - len(unit)].strip() if unit else raw
+            try:
+                value = float(number) * units[unit]
+            except ValueError:
+                break
+            if value > 0:
+                return value
+            break
+    raise UsageError(f"--recovery-rate {text!r}: give bytes per second, such as 200MB or "
+                     "1.5GiB (a number above 0)")
+
+
+def complete_versions(incomplete: str) -> list[str]:
+    return [v for v in KAFKA_VERSIONS if v.startswith(incomplete)]
+
+
+@command
+def startup(
+    dirs: Annotated[list[str], typer.Argument(
+        help="Every log dir of one broker (log.dirs, and metadata.log.dir where it is "
+        "separate).", show_default=False, metavar="DATA_DIR...")],
+    kafka_version: Annotated[str, typer.Option(
+        "--kafka-version", metavar="VERSION", autocompletion=complete_versions,
+        help=f"Whose rules to apply: one of {', '.join(KAFKA_VERSIONS)}.")] = NEWEST,
+    config: Annotated[str | None, typer.Option(
+        "--config", metavar="FILE", help="The broker's server.properties: "
+        "num.recovery.threads.per.data.dir (default: the Kafka version's), and log.dirs "
+        "and metadata.log.dir (a dir they name that is not given is said).")] = None,
+    recovery_rate: Annotated[str | None, typer.Option(
+        "--recovery-rate", metavar="BYTES/S", help="Bytes per second one recovery thread "
+        "re-reads, such as 400MB (default: 125MB, an assumption: see kmeta(1)).")] = None,
+    partitions: Annotated[bool, typer.Option(
+        "--partitions", help="List every partition, with what Kafka does to it.")] = False,
+    every: AllOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """What Kafka does when it opens a broker's log dirs, how long it takes, and what it
+    throws away.
+
+    Follows LogManager.loadLogs and LogLoader of the Kafka version chosen: the clean
+    shutdown marker, the recovery-point and log-start checkpoints, the segments recovered
+    after an unclean shutdown (their bytes and batches), where recovery truncates (the
+    cut kmeta repair makes), indexes rebuilt, .swap/.cleaned/.deleted files, the producer
+    state rebuilt, -delete/-future/-stray dirs, and what stops the broker from starting.
+    After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
+    contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
+    the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka
+    would refuse to start or lose records.
+
+    The estimate: per log dir, its logs' bytes to re-read shared among
+    num.recovery.threads.per.data.dir threads (largest first), each reading at
+    --recovery-rate; the log dirs' pools run at once. Kafka documents no recovery rate.
+    The default, 125 MB/s, is the baseline throughput of an AWS EBS gp3 volume (AWS's
+    EBS volume types documentation): a sequential read from a common broker disk, the
+    pace recovery keeps since CRC-32C runs at GB/s on one core. It is an assumption:
+    measure the broker's disk (dd, fio) and pass --recovery-rate. The thread count's
+    default is the Kafka version's: 1 up to 3.9, 2 from 4.0 (KIP-1030).
+    """
+    from kmeta.ops.startup import plan_startup
+    from kmeta.render.console import clip_width
+    from kmeta.render.startup import startup_json, startup_lines
+
+    if kafka_version not in KAFKA_VERSIONS:
+        raise UsageError(f"--kafka-version {kafka_version}: kmeta knows the rules of "
+                         f"{', '.join(KAFKA_VERSIONS)}")
+    rate = _rate(recovery_rate)
+    env = current_env()
+    with reading_progress(env, "startup"):
+        report = plan_startup(dirs, kafka_version=kafka_version, config=config,
+                              recovery_rate=rate)
+    if json_out:
+        env.write_lines(startup_json(report), json=True)
+    else:
+        env.write_lines(folded(startup_lines(report, dirs, partitions=partitions,
+                                             every=every), clip_width(env)))
+    close(env, report.findings, dirs, json_out=json_out, told=json_out)

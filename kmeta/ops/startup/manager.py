@@ -1,0 +1,371 @@
+"""The log dirs of one broker as Kafka's ``LogManager`` opens them (``LogManager``
+constructor and ``loadLogs``/``loadLog``, 3.5 to 3.9 and trunk 2024-10):
+
+* each log dir: ``.kafka_cleanshutdown`` present means a clean shutdown (its content, the
+  broker epoch since 3.7, ``CleanShutdownFileHandler``, does not change that); the file
+  is deleted before any log loads;
+* ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``: a missing one
+  was created empty by the constructor (``CheckpointFile``), so every partition reads 0;
+  one Kafka cannot parse is reset to 0 too, and its dir is queued offline
+  (``CheckpointFileWithFailureHandler.read``);
+* every directory in a log dir is a log, except ``remote-log-index-cache`` and
+  ``__cluster_metadata-*`` (the raft layer's); a name ``parseTopicPartitionName``
+  refuses escapes ``loadLogs`` and the broker does not start;
+* ``loadLog``: a ``-delete`` log is queued for deletion (``file.delete.delay.ms``), a
+  ``-stray`` one kept aside (3.6.1+), a ``-future`` one is a move between dirs; two
+  current logs of one partition, or two future ones, stop the start
+  (``IllegalStateException``, "Duplicate log directories ...").
+
+The image's judgement of each current log (stray or not) is not made here: it comes in
+through ``placement`` (:data:`kmeta.ops.startup.model.PlacementJudge`).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+from kmeta.errors import KmetaError, UnreadableInput, UsageError
+from kmeta.findings import Finding
+from kmeta.formats.filenames import parse_partition_dir_name
+from kmeta.formats.textfiles import (
+    parse_clean_shutdown,
+    parse_meta_properties,
+    parse_offset_checkpoint,
+    parse_properties,
+)
+from kmeta.ops.startup.loader import load_partition
+from kmeta.ops.startup.model import (
+    DEFAULT_RECOVERY_RATE,
+    NEWEST,
+    CheckpointUse,
+    LogDirStartup,
+    LogView,
+    PartitionStartup,
+    PlacementJudge,
+    StartupReport,
+    default_recovery_threads,
+    knows_stray_dirs,
+    version_key,
+)
+from kmeta.storage.regular import read_regular
+
+_CHECKPOINT_CAP = 256 << 20
+_SKIPPED = "remote-log-index-cache"
+METADATA_TOPIC = "__cluster_metadata"
+THREADS_KEY = "num.recovery.threads.per.data.dir"
+#: Files only a log dir holds at its top.
+_LOG_DIR_FILES = frozenset({"meta.properties", ".kafka_cleanshutdown", ".lock",
+                            "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+                            "replication-offset-checkpoint", "cleaner-offset-checkpoint"})
+
+
+def _checkpoint(log_dir: Path, name: str) -> tuple[CheckpointUse, dict[tuple[str, int], int]]:
+    path = log_dir / name
+    if not path.exists():
+        return CheckpointUse(name, "missing"), {}
+    try:
+        value = parse_offset_checkpoint(read_regular(path, _CHECKPOINT_CAP, name))
+    except KmetaError as e:
+        return CheckpointUse(name, "corrupt", problem=e.message), {}
+    entries = {(e.topic, e.partition): e.offset for e in value.entries}
+    return CheckpointUse(name, "read", len(entries)), entries
+
+
+def _marker(log_dir: Path) -> tuple[bool, int | None]:
+    path = log_dir / ".kafka_cleanshutdown"
+    if not path.exists():
+        return False, None
+    try:
+        return True, parse_clean_shutdown(read_regular(path, 1 << 16, path.name)).broker_epoch
+    except KmetaError:
+        return True, None  # the file's presence is the verdict; its epoch unread
+
+
+def lock_holder(log_dir: Path) -> int | None:
+    """The pid of another process holding ``<log_dir>/.lock`` as Kafka holds it while it
+    runs (``LogManager.lockLogDirs``: ``FileChannel.tryLock``, a POSIX record lock), or
+    None: no such lock, no ``.lock``, or a platform that cannot tell.  Asked with F_GETLK
+    on a read-only descriptor: nothing is locked or written."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    try:
+        fd = os.open(log_dir / ".lock", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        # struct flock: l_type, l_whence, l_start, l_len (0: the whole file), l_pid
+        query = struct.pack("hhqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    kind, _, _, _, pid = struct.unpack("hhqqixxxx", answer)
+    return pid if kind != fcntl.F_UNLCK else None
+
+
+def _server_properties(config: str) -> dict[str, str]:
+    path = Path(config)
+    if not path.is_file():
+        raise UnreadableInput("no such file", context=config)
+    return parse_properties(read_regular(path, 16 << 20, "server.properties"),
+                            "server.properties")
+
+
+def server_threads(config: str | None, version: str) -> tuple[int, str]:
+    """``num.recovery.threads.per.data.dir`` from ``config`` (a server.properties), else
+    the version's default, and where it came from."""
+    raw = None if config is None else _server_properties(config).get(THREADS_KEY)
+    if raw is not None:
+        try:
+            n = int(raw.strip())
+        except ValueError:
+            raise UsageError(f"{THREADS_KEY}={raw!r} is not a number",
+                             context=config) from None
+        if n < 1:
+            raise UsageError(f"{THREADS_KEY}={n}: Kafka requires at least 1", context=config)
+        return n, f"{THREADS_KEY}={n} in {config}"
+    n = default_recovery_threads(version)
+    return n, f"{THREADS_KEY}, Kafka {version}'s default"
+
+
+def configured_dirs(config: str) -> list[str]:
+    """The log dirs a server.properties names: ``log.dirs`` (else ``log.dir``), then
+    ``metadata.log.dir`` (KafkaConfig)."""
+    props = _server_properties(config)
+    listed = props.get("log.dirs") or props.get("log.dir") or ""
+    out = [d.strip() for d in listed.split(",") if d.strip()]
+    meta = props.get("metadata.log.dir", "").strip()
+    return out + ([meta] if meta and meta not in out else [])
+
+
+def _check_log_dir(raw: str) -> Path:
+    path = Path(raw)
+    if not path.exists():
+        raise UnreadableInput("no such file or directory", context=raw)
+    if not path.is_dir():
+        raise UsageError("not a directory: startup takes a broker's log dirs", context=raw)
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise UnreadableInput("directory cannot be read", context=raw)
+    names = os.listdir(path)
+    parsed = parse_partition_dir_name(path.name)
+    if parsed is not None and any(n.endswith(".log") for n in names):
+        raise UsageError("this is a partition dir", context=raw,
+                         hint=f"give its log dir: kmeta startup {path.parent}")
+    if not any(n in _LOG_DIR_FILES or parse_partition_dir_name(n) for n in names):
+        below = _log_dirs_below(path)
+        if below:
+            raise UsageError("not a log dir: it holds no partition dir, meta.properties "
+                             "or checkpoint", context=raw,
+                             hint="the log dirs below it: " + " ".join(map(str, below)))
+    return path
+
+
+def _log_dirs_below(path: Path, depth: int = 3) -> list[Path]:
+    """Directories under ``path`` (``depth`` levels at most) holding a log dir's files."""
+    found: list[Path] = []
+    level = [path]
+    for _ in range(depth):
+        nxt = []
+        for d in level:
+            try:
+                children = sorted(e.path for e in os.scandir(d) if e.is_dir())
+            except OSError:
+                continue
+            for c in map(Path, children):
+                if any((c / f).is_file() for f in _LOG_DIR_FILES):
+                    found.append(c)
+                else:
+                    nxt.append(c)
+        level = nxt[:1000]
+    return found[:20]
+
+
+def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
+              placement: PlacementJudge | None) -> LogDirStartup:
+    clean, epoch = _marker(path)
+    rp_use, rps = _checkpoint(path, "recovery-point-offset-checkpoint")
+    ls_use, lss = _checkpoint(path, "log-start-offset-checkpoint")
+    d = LogDirStartup(path, clean, epoch, rp_use, ls_use, threads)
+    holder = lock_holder(path)
+    if holder is not None:
+        report.refusals.append(f"{path}: process {holder} holds its .lock")
+        report.findings.append(Finding(
+            "V204", f"process {holder} holds .lock: a broker runs on this log dir now (this "
+            "report is of a live dir), and another refuses to start on it (\"Failed to "
+            "acquire lock\")", str(path / ".lock"), details={"pid": holder}))
+    for use in (rp_use, ls_use):
+        if use.state == "corrupt":
+            d.offline = True
+            report.findings.append(Finding(
+                "V176", f"{use.name} cannot be read ({use.problem}): Kafka warns, uses 0 "
+                "for every partition, and queues the log dir offline", str(path / use.name)))
+    with os.scandir(path) as it:
+        entries = sorted((e for e in it if e.is_dir()), key=lambda e: e.name)
+    partitions = []
+    for e in entries:
+        if e.name == _SKIPPED:
+            continue
+        parsed = parse_partition_dir_name(e.name)
+        if parsed is not None and parsed.state == "stray" and not knows_stray_dirs(version):
+            parsed = None
+        if parsed is None:
+            d.refused.append(e.name)
+            report.refusals.append(f"{path / e.name}: not a topic-partition directory name")
+            report.findings.append(Finding(
+                "V174", f"'{e.name}' is not in the form topic-partition (or "
+                f"topic-partition.uniqueId-delete): Kafka {version} refuses to start "
+                "(LocalLog.parseTopicPartitionName)", str(path / e.name)))
+            continue
+        if parsed.topic == METADATA_TOPIC:
+            d.metadata_log = True
+            continue
+        partitions.append((Path(e.path), parsed))
+    if partitions and not clean and rp_use.state == "missing":
+        report.findings.append(Finding(
+            "V203", f"{rp_use.name} is missing: Kafka creates it empty, so after this "
+            "unclean shutdown it recovers every segment of every log", str(path / rp_use.name)))
+    for ppath, parsed in partitions:
+        tp = (parsed.topic, parsed.partition)
+        try:
+            part = load_partition(path, ppath, parsed, clean, rps.get(tp, 0),
+                                  lss.get(tp, 0), topic_id=placement is not None)
+        except (OSError, KmetaError) as e:
+            # LogManager.loadLogs: an IOException while loading a log takes its dir offline
+            d.offline = True
+            problem = e.strerror if isinstance(e, OSError) else e.message
+            report.findings.append(Finding(
+                "S008", f"cannot be read ({problem}): an I/O error while Kafka loads it "
+                "takes the whole log dir offline", str(ppath)))
+            continue
+        _classify(part, version, placement)
+        d.partitions.append(part)
+    n = sum(1 for p in d.partitions if p.recover)
+    if not clean and n:
+        report.findings.append(Finding(
+            "V177", f"no .kafka_cleanshutdown: Kafka recovers {n} of {len(d.partitions)} "
+            f"logs from their recovery points ({d.cost_bytes:,} bytes to re-read)", str(path),
+            details={"logs": len(d.partitions), "recovered_logs": n}))
+    return d
+
+
+def _classify(part: PartitionStartup, version: str, placement: PlacementJudge | None) -> None:
+    """LogManager.loadLog's verdict on a loaded log, by its name, then by the image."""
+    where = str(part.path)
+    if part.state == "delete":
+        part.fate = "deleted after file.delete.delay.ms (60 s by default)"
+        part.findings.append(Finding("V185", "marked for deletion: Kafka loads it without "
+                                     "recovery and deletes it after file.delete.delay.ms",
+                                     where))
+        return
+    if part.state == "stray":
+        part.fate = "loaded aside as stray; never deleted by Kafka"
+        part.findings.append(Finding("V184", f"a stray log (Kafka {version} loads it "
+                                     "aside, WARN \"Loaded stray log\", and never deletes "
+                                     "it): delete it once no replica needs it", where))
+        return
+    if part.state == "future":
+        part.fate = "future log: the move to this log dir resumes"
+        part.findings.append(Finding("V187", f"a replica move to this log dir in progress "
+                                     f"({part.topic}-{part.partition}): Kafka loads it as a "
+                                     "future log and the move resumes", where))
+    if placement is None:
+        return
+    verdict = placement(LogView(part.log_dir, part.path, part.topic, part.partition,
+                                part.topic_id, part.state, version))
+    if verdict is None:
+        return
+    part.placement = verdict
+    part.findings.extend(verdict.findings)
+    if verdict.stray:
+        part.fate = verdict.kafka_does
+
+
+def _duplicates(report: StartupReport) -> None:
+    seen: dict[tuple[str, int, bool], PartitionStartup] = {}
+    for p in report.partitions:
+        if p.state not in (None, "future"):
+            continue
+        key = (p.topic, p.partition, p.state == "future")
+        other = seen.get(key)
+        if other is None:
+            seen[key] = p
+            continue
+        what = "future logs" if p.state == "future" else "logs"
+        line = (f"{p.topic}-{p.partition}: {what} in both {other.log_dir} and {p.log_dir}")
+        report.refusals.append(line)
+        report.findings.append(Finding(
+            "V197", f"duplicate {what} of {p.topic}-{p.partition} in {other.path} and "
+            f"{p.path}: Kafka refuses to start (IllegalStateException \"Duplicate log "
+            "directories\"); keep one of them", str(p.path)))
+
+
+def _broker_epoch(dirs: list[LogDirStartup]) -> int | None:
+    """readBrokerEpochFromCleanShutdownFiles (3.7+, KIP-966): the epoch every dir's marker
+    holds, or None when one lacks it or two differ."""
+    epochs = {d.broker_epoch for d in dirs}
+    return epochs.pop() if len(epochs) == 1 and dirs else None
+
+
+def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str | None = None,
+                 recovery_rate: float | None = None,
+                 placement: PlacementJudge | None = None) -> StartupReport:
+    """What Kafka ``kafka_version`` does when it opens the log dirs ``paths`` of one broker.
+
+    ``config``: a server.properties for ``num.recovery.threads.per.data.dir``;
+    ``recovery_rate``: bytes/s one recovery thread re-reads (default
+    :data:`~kmeta.ops.startup.model.DEFAULT_RECOVERY_RATE`); ``placement``: judges each
+    current log against the metadata image (None: stray logs are not judged).
+    """
+    dirs = [_check_log_dir(p) for p in paths]
+    seen: dict[Path, str] = {}
+    for raw, d in zip(paths, dirs, strict=True):
+        real = d.resolve()
+        if real in seen:
+            raise UsageError(f"the same log dir twice ({seen[real]})", context=raw,
+                             hint="Kafka refuses duplicate log.dirs entries")
+        seen[real] = raw
+    threads, threads_from = server_threads(config, kafka_version)
+    if recovery_rate is None:
+        rate, rate_from = float(DEFAULT_RECOVERY_RATE), "assumed (an EBS gp3 disk; --recovery-rate)"
+    else:
+        rate, rate_from = recovery_rate, "--recovery-rate"
+    report = StartupReport(kafka_version, threads, threads_from, rate, rate_from, [],
+                           placement_judged=placement is not None)
+    for d in dirs:
+        report.dirs.append(_load_dir(d, kafka_version, threads, report, placement))
+    _duplicates(report)
+    for p in report.partitions:
+        report.findings.extend(p.findings)
+    if all(d.clean_shutdown for d in report.dirs) and version_key(kafka_version) >= (3, 7):
+        report.broker_epoch = _broker_epoch(report.dirs)
+    if config is not None:
+        given = {d.resolve() for d in dirs}
+        missing = [c for c in configured_dirs(config) if Path(c).resolve() not in given]
+        if missing:
+            report.notes.append(f"{config} names log dirs not given, whose logs are not in "
+                                f"this report: {', '.join(missing)}")
+    if placement is None:
+        report.notes.append("stray logs not judged: no metadata image was given")
+    if any(_zookeeper(d.path) for d in report.dirs):
+        report.notes.append(
+            "a ZooKeeper-mode broker (meta.properties version 0): there is no metadata log "
+            "to judge stray logs by (the controller's first full LeaderAndIsr does, after "
+            "the load); Kafka 4.0 and later run only in KRaft mode, so give "
+            "--kafka-version 3.9 or lower for what this broker does before a migration")
+    return report
+
+
+def _zookeeper(log_dir: Path) -> bool:
+    """meta.properties version 0: written by a ZooKeeper-mode broker."""
+    path = log_dir / "meta.properties"
+    if not path.is_file():
+        return False
+    try:
+        return parse_meta_properties(read_regular(path, 1 << 20, path.name)).version == 0
+    except KmetaError:
+        return False

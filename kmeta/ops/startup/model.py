@@ -1,0 +1,249 @@
+"""What ``kmeta startup`` says Kafka will do when it opens a broker's log dirs: the
+result objects, the Kafka versions whose rules differ, and the seam where the image's
+judgement of each log (stray or not) comes in.
+
+Kafka facts (``apache/kafka``, read for behaviour only; the version each is read from):
+
+* ``num.recovery.threads.per.data.dir``: one pool of that many threads per log dir, the
+  pools of all dirs at once (``LogManager.loadLogs``, 3.5 to 3.9 and trunk 2024-10); its
+  default is 1 up to 3.9 (``ServerLogConfigs``) and 2 from 4.0 (KIP-1030, apache/kafka
+  PR #18106).
+* ``-stray`` partition dirs are known from 3.6.1 (KAFKA-15605); 3.5 and 3.6.0 cannot
+  parse their names and fail to start (``LocalLog.parseTopicPartitionName``).
+* Logs the image does not place on this broker are renamed ``-stray`` while they load
+  from 3.7.1 (``LogManager.isStrayKraftReplica``); 3.7.0 renames them after the load,
+  3.5 and 3.6 delete them once the ReplicaManager runs.  That judgement needs the
+  metadata image: :data:`PlacementJudge` is where it comes in (kmeta.ops.placement).
+
+Kafka documents no recovery rate (its ops guide says only that recovery takes time):
+:data:`DEFAULT_RECOVERY_RATE` is an assumption, stated as one in kmeta(1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from kmeta.core.kafka_releases import (
+    DEFAULT_RECOVERY_RATE,
+    KAFKA_VERSIONS,
+    NEWEST,
+    default_recovery_threads,
+    knows_stray_dirs,
+    version_key,
+)
+from kmeta.findings import Finding
+
+__all__ = ["DEFAULT_RECOVERY_RATE", "KAFKA_VERSIONS", "NEWEST", "CheckpointUse", "FileFate",
+           "LogDirStartup", "LogView", "PartitionStartup", "Placement", "PlacementJudge",
+           "SegmentWork", "StartupReport", "default_recovery_threads", "knows_stray_dirs",
+           "version_key"]
+
+# ----------------------------------------------------------------------------- the seam
+
+@dataclass(frozen=True)
+class LogView:
+    """A loaded log as the placement judge sees it: where it is, what it is, and whose
+    rules apply.  Current logs (``state`` None) and future ones (``"future"``:
+    ``recoverAbandonedFutureLogs``, 3.7.1+) are judged; ``-delete`` and ``-stray`` dirs
+    are not (their names decide)."""
+
+    log_dir: Path
+    path: Path
+    topic: str
+    partition: int
+    #: from partition.metadata; None when the file is missing or unreadable
+    topic_id: str | None
+    #: None for a current log, "future" for a move in progress
+    state: str | None
+    kafka_version: str
+
+
+class Placement(NamedTuple):
+    """The image's verdict on one log: whether the Kafka version treats it as stray, why,
+    and what that version does with it (each in words; it becomes the log's ``fate`` when
+    ``stray``), with the findings it makes (they join the report's)."""
+
+    stray: bool
+    why: str
+    kafka_does: str
+    findings: tuple[Finding, ...] = ()
+
+
+#: Judges a current log against the metadata image; None when it cannot (no image).
+#: ``plan_startup(..., placement=...)`` takes one; without it, stray logs are not judged.
+PlacementJudge = Callable[[LogView], Placement | None]
+
+
+# ---------------------------------------------------------------------------- results
+
+@dataclass
+class SegmentWork:
+    """A segment Kafka reads on load (``LogSegment.recover``)."""
+
+    file: str
+    base_offset: int
+    bytes: int
+    #: why Kafka recovers it
+    why: str
+    batches: int = 0
+    #: the offset after the last batch recovery keeps (None: it keeps none)
+    next_offset: int | None = None
+    #: where recovery cuts it (a byte position), None when it keeps it whole
+    truncated_at: int | None = None
+    cut_code: str | None = None
+    cut_reason: str | None = None
+
+    @property
+    def removed_bytes(self) -> int:
+        return 0 if self.truncated_at is None else self.bytes - self.truncated_at
+
+
+@dataclass
+class FileFate:
+    """What Kafka does to one file on load, and why."""
+
+    file: str
+    fate: str
+    why: str
+
+
+@dataclass
+class PartitionStartup:
+    """One partition dir as Kafka's ``LogLoader`` and ``LogManager.loadLog`` open it."""
+
+    log_dir: Path
+    path: Path
+    topic: str
+    partition: int
+    #: None for a current log, else "delete", "future" or "stray" (from its name)
+    state: str | None
+    topic_id: str | None
+    segments: int
+    bytes: int
+    recovery_point: int
+    log_start_checkpoint: int
+    recover: list[SegmentWork] = field(default_factory=list)
+    #: segments recovery deletes after a truncated one (file names)
+    deleted_segments: list[str] = field(default_factory=list)
+    index_rebuilds: list[FileFate] = field(default_factory=list)
+    leftovers: list[FileFate] = field(default_factory=list)
+    #: how the producer state is rebuilt, in words, and the bytes that reads
+    producer_state: str = ""
+    producer_bytes: int = 0
+    #: the log end is below the log start checkpoint: every segment is deleted
+    all_deleted: bool = False
+    log_start_offset: int = 0
+    log_end_offset: int | None = None
+    #: what LogManager does with the loaded log, in words
+    fate: str = "loaded"
+    placement: Placement | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def recover_bytes(self) -> int:
+        return sum(s.bytes for s in self.recover)
+
+    @property
+    def cost_bytes(self) -> int:
+        """Bytes Kafka re-reads to open this log: the segments it recovers and what the
+        producer state is rebuilt from."""
+        return self.recover_bytes + self.producer_bytes
+
+    @property
+    def lost_bytes(self) -> int:
+        return sum(s.removed_bytes for s in self.recover if s.cut_code != "S002") + \
+            self.deleted_bytes
+
+    deleted_bytes: int = 0
+
+
+@dataclass
+class CheckpointUse:
+    """One of the two offset checkpoints ``loadLogs`` reads in a log dir."""
+
+    name: str
+    #: "read", "missing" (created empty: every offset 0) or "corrupt" (reset to 0)
+    state: str
+    entries: int = 0
+    problem: str | None = None
+
+
+@dataclass
+class LogDirStartup:
+    """One log dir as ``LogManager.loadLogs`` opens it."""
+
+    path: Path
+    clean_shutdown: bool
+    #: the broker epoch in .kafka_cleanshutdown (3.7+), None when absent or empty
+    broker_epoch: int | None
+    recovery_checkpoint: CheckpointUse
+    log_start_checkpoint: CheckpointUse
+    threads: int
+    partitions: list[PartitionStartup] = field(default_factory=list)
+    #: directory names Kafka cannot parse: the broker refuses to start
+    refused: list[str] = field(default_factory=list)
+    #: holds __cluster_metadata-0, which LogManager leaves to the raft layer
+    metadata_log: bool = False
+    #: the dir goes offline once the broker runs (a checkpoint Kafka cannot read)
+    offline: bool = False
+
+    @property
+    def cost_bytes(self) -> int:
+        return sum(p.cost_bytes for p in self.partitions)
+
+    def seconds(self, rate: float) -> float:
+        """How long the dir's pool of ``threads`` takes at ``rate`` bytes/s per thread:
+        each log is one job, the largest first to the least busy thread (Kafka submits
+        them in directory order; largest-first is the schedule's best case)."""
+        busy = [0] * max(1, self.threads)
+        for cost in sorted((p.cost_bytes for p in self.partitions), reverse=True):
+            if not cost:
+                break
+            i = busy.index(min(busy))
+            busy[i] += cost
+        return max(busy) / rate
+
+
+@dataclass
+class StartupReport:
+    """What Kafka will do when it opens the log dirs of one broker."""
+
+    kafka_version: str
+    threads: int
+    #: where the thread count came from, in words
+    threads_from: str
+    recovery_rate: float
+    recovery_rate_from: str
+    dirs: list[LogDirStartup]
+    findings: list[Finding] = field(default_factory=list)
+    #: why the broker refuses to start, one line each
+    refusals: list[str] = field(default_factory=list)
+    #: the common broker epoch of the clean shutdown markers (KIP-966), else None
+    broker_epoch: int | None = None
+    #: whether stray logs were judged against a metadata image
+    placement_judged: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def partitions(self) -> list[PartitionStartup]:
+        return [p for d in self.dirs for p in d.partitions]
+
+    @property
+    def cost_bytes(self) -> int:
+        return sum(d.cost_bytes for d in self.dirs)
+
+    @property
+    def seconds(self) -> float:
+        """The pools of all dirs run at once: the slowest dir sets the time."""
+        return max((d.seconds(self.recovery_rate) for d in self.dirs), default=0.0)
+
+    @property
+    def loses_data(self) -> bool:
+        return any(p.lost_bytes or p.all_deleted for p in self.partitions)

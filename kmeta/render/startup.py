@@ -1,0 +1,305 @@
+"""``kmeta startup`` for people (a verdict first, then per log dir, per topic, the
+largest costs, and with ``--partitions`` every partition) and for scripts (JSON Lines: a
+``startup_dir`` per log dir, a ``startup_partition`` per partition dir, the findings, then
+the ``startup_summary``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from kmeta.findings import Severity, finding_counts
+from kmeta.ops.startup import LogDirStartup, PartitionStartup, StartupReport
+from kmeta.render.jsonl import dumps
+from kmeta.render.retention import size
+from kmeta.render.text import Paths
+
+#: Topics, and logs among the largest costs, the default text lists (``--all``: every
+#: one): with the verdict and the log dirs, a broker of thousands of logs in two screens.
+SHOWN = 10
+SHOWN_COSTS = 4
+
+
+def _ms(seconds: float) -> int:
+    return int(round(seconds * 1000))
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "under 1 s" if seconds > 0 else "no time"
+    if seconds < 120:
+        return f"about {seconds:.0f} s"
+    if seconds < 7200:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
+def _rate(bps: float) -> str:
+    """A rate in decimal units, as disks are sold and --recovery-rate is given."""
+    for unit, scale in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:g} {unit}"
+    return f"{bps:g} B/s"
+
+
+def _fate(f: Any) -> dict[str, Any]:
+    return {"file": f.file, "fate": f.fate, "why": f.why}
+
+
+def _checkpoint(c: Any) -> dict[str, Any]:
+    return {"name": c.name, "state": c.state, "entries": c.entries, "problem": c.problem}
+
+
+def dir_object(d: LogDirStartup, rate: float) -> dict[str, Any]:
+    return {"kind": "startup_dir", "path": str(d.path), "clean_shutdown": d.clean_shutdown,
+            "broker_epoch": d.broker_epoch,
+            "recovery_checkpoint": _checkpoint(d.recovery_checkpoint),
+            "log_start_checkpoint": _checkpoint(d.log_start_checkpoint),
+            "recovery_threads": d.threads, "partitions": len(d.partitions),
+            "refused_dirs": list(d.refused), "metadata_log": d.metadata_log,
+            "offline": d.offline, "bytes_to_read": d.cost_bytes,
+            "estimate_ms": _ms(d.seconds(rate))}
+
+
+def partition_object(p: PartitionStartup) -> dict[str, Any]:
+    return {
+        "kind": "startup_partition", "path": str(p.path), "log_dir": str(p.log_dir),
+        "topic": p.topic, "partition": p.partition, "state": p.state,
+        "topic_id": p.topic_id, "segments": p.segments, "bytes": p.bytes,
+        "recovery_point_offset": p.recovery_point,
+        "log_start_checkpoint_offset": p.log_start_checkpoint,
+        "recover": [{"file": w.file, "base_offset": w.base_offset, "bytes": w.bytes,
+                     "batches": w.batches, "why": w.why,
+                     "truncate_position": w.truncated_at, "cut_code": w.cut_code,
+                     "removed_bytes": w.removed_bytes} for w in p.recover],
+        "deleted_segment_files": list(p.deleted_segments),
+        "index_rebuilds": [_fate(f) for f in p.index_rebuilds],
+        "leftovers": [_fate(f) for f in p.leftovers],
+        "producer_state": p.producer_state, "producer_bytes": p.producer_bytes,
+        "all_deleted": p.all_deleted, "log_start_offset": p.log_start_offset,
+        "log_end_offset": p.log_end_offset, "fate": p.fate,
+        "bytes_to_read": p.cost_bytes, "lost_bytes": p.lost_bytes,
+    }
+
+
+def summary_object(r: StartupReport) -> dict[str, Any]:
+    parts = r.partitions
+    return {
+        "kind": "startup_summary", "kafka_version": r.kafka_version,
+        "data_dirs": len(r.dirs), "partitions": len(parts),
+        "segments": sum(p.segments for p in parts), "bytes": sum(p.bytes for p in parts),
+        "partitions_to_recover": sum(1 for p in parts if p.recover),
+        "bytes_to_read": r.cost_bytes, "recovery_threads": r.threads,
+        "recovery_threads_from": r.threads_from, "recovery_rate": r.recovery_rate,
+        "recovery_rate_from": r.recovery_rate_from, "estimate_ms": _ms(r.seconds),
+        "refuses": bool(r.refusals), "refusals": list(r.refusals),
+        "loses_data": r.loses_data, "lost_bytes": sum(p.lost_bytes for p in parts),
+        "broker_epoch": r.broker_epoch, "stray_judged": r.placement_judged,
+        "notes": list(r.notes), "finding_counts": finding_counts(r.findings),
+    }
+
+
+def startup_json(r: StartupReport) -> Iterator[str]:
+    """Every object, findings before the summary (DESIGN.md, "One language")."""
+    for d in r.dirs:
+        yield dumps(dir_object(d, r.recovery_rate))
+    for p in r.partitions:
+        yield dumps(partition_object(p))
+    for f in r.findings:
+        yield dumps(f.to_json())
+    yield dumps(summary_object(r))
+
+
+# ---------------------------------------------------------------------------- text
+
+def _n(k: int, one: str, many: str | None = None) -> str:
+    return f"{k:,} {one if k == 1 else many or one + 's'}"
+
+
+def _verdict(r: StartupReport) -> Iterator[str]:
+    parts = r.partitions
+    if r.refusals:
+        yield f"Kafka {r.kafka_version} REFUSES TO START on these log dirs:"
+        for line in r.refusals[:SHOWN]:
+            yield f"  {line}"
+        if len(r.refusals) > SHOWN:
+            yield f"  ... and {len(r.refusals) - SHOWN} more (the findings list them)"
+    lost = [p for p in parts if p.lost_bytes or p.all_deleted]
+    if lost:
+        yield (f"Kafka LOSES DATA: recovery removes {size(sum(p.lost_bytes for p in lost))} "
+               f"of records in {_n(len(lost), 'log')} (largest first below).")
+    elif not r.refusals:
+        yield "The broker comes back with every record: recovery removes nothing."
+    for d in r.dirs:
+        if d.offline:
+            yield (f"A LOG DIR GOES OFFLINE once the broker runs, its "
+                   f"{_n(len(d.partitions), 'log')} not served: {d.path} (see the "
+                   "findings).")
+    recovering = [p for p in parts if p.recover]
+    yield (f"Re-read on start: {size(r.cost_bytes)}, {_n(len(recovering), 'log')} to "
+           f"recover: {_duration(r.seconds)}.")
+    yield f"  {_n(r.threads, 'thread')} per log dir: {r.threads_from}"
+    yield f"  {_rate(r.recovery_rate)} per thread: {r.recovery_rate_from}"
+
+
+def _dir_lines(d: LogDirStartup, paths: Paths, rate: float) -> Iterator[str]:
+    state = "clean shutdown" if d.clean_shutdown else "UNCLEAN SHUTDOWN (no " \
+        ".kafka_cleanshutdown)"
+    if d.clean_shutdown and d.broker_epoch is not None:
+        state += f", broker epoch {d.broker_epoch}"
+    yield f"  {paths.show(str(d.path))}: {state}"
+    recovering = sum(1 for p in d.partitions if p.recover)
+    yield (f"    {_n(len(d.partitions), 'log')}, {_n(recovering, 'log')} to recover, "
+           f"{size(d.cost_bytes)} to re-read, {_duration(d.seconds(rate))}")
+    for c, use in (("recovery points", d.recovery_checkpoint),
+                   ("log starts", d.log_start_checkpoint)):
+        if use.state == "read":
+            what = _n(use.entries, "entry", "entries")
+        elif use.state == "missing":
+            what = "missing: created empty, every partition at 0"
+        else:
+            what = f"CORRUPT ({use.problem}): every partition at 0, the dir goes offline"
+        yield f"    {c}: {use.name}, {what}"
+    if d.metadata_log:
+        yield "    __cluster_metadata-0: not LogManager's (the raft layer loads it)"
+    states = {s: sum(1 for p in d.partitions if p.state == s)
+              for s in ("future", "delete", "stray")}
+    extra = ", ".join(f"{n} -{s}" for s, n in states.items() if n)
+    if extra:
+        yield f"    renamed logs: {extra}"
+    for name in d.refused:
+        yield f"    {name}/: a name Kafka cannot parse: it refuses to start"
+
+
+def _worst(p: PartitionStartup) -> int:
+    order = {Severity.ERROR: 3, Severity.WARNING: 2, Severity.INFO: 1}
+    return max((order[f.severity] for f in p.findings), default=0)
+
+
+def _topic_lines(r: StartupReport, every: bool) -> Iterator[str]:
+    topics: dict[str, list[PartitionStartup]] = {}
+    for p in r.partitions:
+        topics.setdefault(p.topic, []).append(p)
+
+    def key(item: tuple[str, list[PartitionStartup]]) -> tuple:
+        name, ps = item
+        return (-max(_worst(p) for p in ps), -sum(p.lost_bytes for p in ps),
+                -sum(p.cost_bytes for p in ps), -sum(p.bytes for p in ps), name)
+
+    ranked = sorted(topics.items(), key=key)
+    shown = ranked if every else ranked[:SHOWN]
+    yield (f"Topics: {len(ranked):,} (anomalies, then the largest costs first"
+           + ("" if every or len(ranked) <= SHOWN else "; --all lists every one") + ")")
+    yield f"  {'TOPIC':<26} {'LOGS':>5} {'SEGMENTS':>8} {'SIZE':>10} {'RE-READ':>10} " \
+          f"{'LOST':>9}"
+    for name, ps in shown:
+        shown_name = name if len(name) <= 26 else name[:25] + "~"
+        yield (f"  {shown_name:<26} {len(ps):>5,} {sum(p.segments for p in ps):>8,} "
+               f"{size(sum(p.bytes for p in ps)):>10} "
+               f"{size(sum(p.cost_bytes for p in ps)):>10} "
+               f"{size(sum(p.lost_bytes for p in ps)):>9}")
+    if len(ranked) > len(shown):
+        rest = ranked[len(shown):]
+        yield (f"  ... {len(rest):,} more topics, {_n(sum(len(ps) for _, ps in rest), 'log')}"
+               f", {size(sum(p.cost_bytes for _, ps in rest for p in ps))} to re-read")
+
+
+def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
+    """What Kafka does to one log: the recovery and what it removes; ``full``: the
+    indexes, leftovers and producer state too."""
+    if p.recover:
+        first = p.recover[0]
+        batches = sum(w.batches for w in p.recover)
+        yield (f"      recovers {_n(len(p.recover), 'segment')} from offset "
+               f"{first.base_offset} ({size(p.recover_bytes)}, {batches:,} batches kept)")
+        if full:
+            yield f"        first: {first.why}"
+    for w in p.recover:
+        if w.truncated_at is not None:
+            yield (f"      truncates {w.file} at byte {w.truncated_at} "
+                   f"({size(w.removed_bytes)} removed, {w.cut_code})")
+    if p.deleted_segments:
+        yield (f"      deletes {_n(len(p.deleted_segments), 'later segment')}: "
+               f"{', '.join(p.deleted_segments[:3])}"
+               + (" ..." if len(p.deleted_segments) > 3 else ""))
+    if p.all_deleted:
+        yield (f"      DELETES EVERY SEGMENT: the log end is below the log start "
+               f"checkpoint {p.log_start_checkpoint}")
+    if p.producer_bytes and not full:
+        yield f"      producer state: {size(p.producer_bytes)} read to rebuild it"
+    if not full:
+        return
+    for f in p.index_rebuilds:
+        yield f"      {f.file}: {f.fate} ({f.why})"
+    groups: dict[tuple[str, str], list[str]] = {}
+    for f in p.leftovers:
+        groups.setdefault((f.fate, f.why), []).append(f.file)
+    for (fate, why), files in groups.items():
+        named = files[0] if len(files) == 1 else f"{len(files)} files ({files[0]} ...)"
+        yield f"      {named}: {fate} ({why})"
+    if p.producer_bytes or p.recover:
+        yield f"      producer state: {p.producer_state}"
+    if p.placement is not None:
+        yield f"      image: {p.placement.why}; {p.placement.kafka_does}"
+
+
+def _partition_line(p: PartitionStartup, paths: Paths) -> str:
+    end = p.log_end_offset
+    span = "offsets ?" if end is None else "empty" if end <= p.log_start_offset else \
+        f"offsets {p.log_start_offset}-{end - 1}"
+    head = f"    {p.name}: {size(p.bytes)} in {_n(p.segments, 'segment')}, {span}"
+    if p.cost_bytes:
+        head += f", re-reads {size(p.cost_bytes)}"
+    if p.fate != "loaded":
+        head += f"; {p.fate}"
+    return head
+
+
+def _costs(r: StartupReport, paths: Paths, every: bool) -> Iterator[str]:
+    notable = [p for p in r.partitions if p.cost_bytes or p.findings]
+    if not notable:
+        return
+    notable.sort(key=lambda p: (-_worst(p), -p.lost_bytes, -p.cost_bytes, str(p.path)))
+    shown = notable if every else notable[:SHOWN_COSTS]
+    yield "Largest costs and anomalies (--partitions: every partition, in full)"
+    for p in shown:
+        yield _partition_line(p, paths)
+        yield from _partition_detail(p, every)
+    if len(notable) > len(shown):
+        yield f"    ... {len(notable) - len(shown):,} more logs to recover or with findings"
+
+
+def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = False,
+                  every: bool = False) -> Iterator[str]:
+    """The text report: the verdict, the log dirs, the topics, the largest costs (with
+    ``partitions``: every partition, each dir's in name order; ``every``: no list cut
+    short)."""
+    paths = Paths(list(given))
+    parts = r.partitions
+    yield (f"Kafka {r.kafka_version} opening {_n(len(r.dirs), 'log dir')}: "
+           f"{_n(len(parts), 'log')}, {_n(sum(p.segments for p in parts), 'segment')}, "
+           f"{size(sum(p.bytes for p in parts))}")
+    yield from _verdict(r)
+    yield ""
+    yield "Log dirs"
+    for d in r.dirs:
+        yield from _dir_lines(d, paths, r.recovery_rate)
+    if parts:
+        yield ""
+        yield from _topic_lines(r, every)
+    costs = list(_costs(r, paths, every or partitions))
+    if costs and not partitions:
+        yield ""
+        yield from costs
+    if partitions:
+        yield ""
+        yield "Partitions"
+        for d in r.dirs:
+            yield f"  {paths.show(str(d.path))}"
+            for p in sorted(d.partitions, key=lambda p: (p.topic, p.partition, p.name)):
+                yield _partition_line(p, paths)
+                yield from _partition_detail(p, True)
+    for note in r.notes:
+        yield ""
+        yield f"Note: {note}."
+    yield ""
