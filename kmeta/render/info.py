@@ -12,9 +12,23 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
+from kmeta.ops.info import (
+    FileSummary,
+    InfoReport,
+    PartitionSummary,
+    TopicSummary,
+    topic_summaries,
+)
 from kmeta.render.console import console_width, fold
+from kmeta.render.retention import size
 from kmeta.render.text import Paths, group_line, grouped, human, shell_command, summarise
+
+#: Two screens of an 80x24 terminal: what info's default text fits in (issue 24), the
+#: topic rows cut to what is left once the data dirs, the metadata log and the findings
+#: are said.
+TWO_SCREENS = 48
+#: Topic rows shown whatever the rest takes.
+MIN_TOPIC_ROWS = 5
 
 
 def _ts(ms: int | None) -> str:
@@ -57,7 +71,8 @@ def _segments_table(title: str, files: list[FileSummary], width: int,
         if times:
             row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
         if not snapshots:
-            row.append(summarise(list(s.leader_epochs), "epochs"))
+            row.append("-" if s.leader_epochs is None else
+                       summarise(list(s.leader_epochs), "epochs"))
         t.add_row(*row)
     return t
 
@@ -117,36 +132,126 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         _say(console, "  other files: " + ", ".join(p.other_files))
 
 
+def _minute(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+#: The topic table: numbers first, the name last where a long one can run on.
+_TOPIC_HEAD = (f"{'parts':>5} {'segs':>6} {'bytes':>10}  {'oldest (UTC)':<16}  "
+               f"{'newest (UTC)':<16}  topic")
+
+
+def _topic_row(t: TopicSummary) -> str:
+    mark = f"  ({len(t.troubled)} with findings)" if t.troubled else ""
+    return (f"{len(t.partitions):>5} {t.segments:>6} {size(t.size):>10}  "
+            f"{_minute(t.first_timestamp):<16}  {_minute(t.last_timestamp):<16}  "
+            f"{t.topic}{mark}")
+
+
+def _partition_row(p: PartitionSummary, findings: int) -> str:
+    offsets = "no data" if p.log_start_offset is None else \
+        f"offsets {p.log_start_offset:,}..{p.log_end_offset:,}"
+    said = f"    {p.name}: {len(p.segments)} segment(s), {size(p.size)}, {offsets}"
+    if p.log_start_offset is not None:
+        said += f", {_ts(p.first_timestamp)}..{_ts(p.last_timestamp)}"
+    return said + (f"; {findings} finding(s)" if findings else "")
+
+
+def _anomalies(topics: list[TopicSummary]) -> list[str]:
+    """Partitions that stand out: those with findings (the findings follow, grouped)."""
+    troubled = [t for t in topics if t.troubled]
+    if not troubled:
+        return []
+    count = sum(len(t.troubled) for t in troubled)
+    names = ", ".join(f"{t.topic} ({len(t.troubled)})" for t in troubled[:6])
+    more = f", … {len(troubled) - 6} more topic(s)" if len(troubled) > 6 else ""
+    return [f"anomalies: {count:,} partition(s) of {len(troubled):,} topic(s) with "
+            f"findings: {names}{more}"]
+
+
+def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None,
+                 listing: bool) -> list[str]:
+    """The topic table folded to ``width``; cut to ``room`` lines (None: every topic),
+    the rest summed on one line; ``listing``: each topic's partitions under it."""
+    out = [fold(line, width) for line in _anomalies(topics)]
+    partitions = sum(len(t.partitions) for t in topics)
+    out.append(f"data topics: {len(topics):,}, partitions: {partitions:,}, "
+               f"segments: {sum(t.segments for t in topics):,}, "
+               f"bytes: {size(sum(t.size for t in topics))}")
+    out.append(_TOPIC_HEAD)
+    used = sum(x.count("\n") + 1 for x in out)
+    for n, t in enumerate(topics):
+        row = fold(_topic_row(t), width)
+        if room is not None and used + row.count("\n") + 3 > room and \
+                n >= MIN_TOPIC_ROWS and n < len(topics):
+            rest = topics[n:]
+            out.append(fold(f"… {len(rest):,} more topic(s): "
+                            f"{sum(len(r.partitions) for r in rest):,} partitions, "
+                            f"{size(sum(r.size for r in rest))} (kmeta info --partitions "
+                            "lists every topic and partition)", width))
+            break
+        out.append(row)
+        used += row.count("\n") + 1
+        if listing:
+            for p in t.partitions:
+                out.append(fold(_partition_row(p, t.troubled[p.name]), width, "      "))
+    return out
+
+
 def render_info(report: InfoReport, console: Console, given: list[str] | None = None,
-                expand: bool = False) -> None:
+                expand: bool = False, partitions: bool = False) -> None:
     """``given``: the paths the user gave (findings name files relative to them);
-    ``expand``: every finding on its own line, no groups."""
-    for d in report.data_dirs:
-        console.print(f"[bold]data dir[/bold] {d.path}")
-        for name, content in d.files.items():
-            for line in _small_lines(name, content):
-                _say(console, "  " + line)
-        console.print(f"  partitions: {len(d.partitions)}")
-        for p in d.partitions:
+    ``expand``: every finding on its own line, no groups; ``partitions``: every topic and
+    a line per partition (by default the data topics are one row each, as many as fit two
+    screens with the rest; the metadata log and a partition dir given alone are shown
+    whole)."""
+    width = console_width(console)
+    with console.capture() as head:
+        for d in report.data_dirs:
+            console.print(f"[bold]data dir[/bold] {d.path}")
+            for name, content in d.files.items():
+                for line in _small_lines(name, content):
+                    _say(console, "  " + line)
+            console.print(f"  partitions: {len(d.partitions)}")
+            for p in d.partitions:
+                if p.is_metadata:
+                    _partition(console, p)
+        for p in report.partitions:
             _partition(console, p)
-    for p in report.partitions:
-        _partition(console, p)
-    if report.files:
-        console.print(_segments_table("files", report.files, console.width))
-    for name, content in report.small_files.items():
-        for line in _small_lines(name, content):
-            _say(console, line)
-    # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
-    # replayed image) are verify's, so "none" here must not read as "the log is sound".
-    if report.findings:
-        console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
-                      highlight=False)
-        paths = Paths(given or [])
-        for g in grouped(report.findings, expand):
-            _say(console, "  " + group_line(g, paths))
-    else:
-        console.print("findings met reading: none", highlight=False)
-    verify = shell_command("verify", *(given or []))
-    # one unfolded line: the command is copied as it stands
-    console.print(f"the log's rules are not checked here: {verify}", markup=False,
-                  highlight=False, soft_wrap=True)
+        if report.files:
+            console.print(_segments_table("files", report.files, console.width))
+        for name, content in report.small_files.items():
+            for line in _small_lines(name, content):
+                _say(console, line)
+    head_text = head.get()
+    with console.capture() as tail:
+        # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
+        # replayed image) are verify's, so "none" here must not read as "the log is sound".
+        if report.findings:
+            console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
+                          highlight=False)
+            paths = Paths(given or [])
+            for g in grouped(report.findings, expand):
+                _say(console, "  " + group_line(g, paths))
+        else:
+            console.print("findings met reading: none", highlight=False)
+        verify = shell_command("verify", *(given or []))
+        # one unfolded line: the command is copied as it stands
+        console.print(f"the log's rules are not checked here: {verify}", markup=False,
+                      highlight=False, soft_wrap=True)
+    tail_text = tail.get()
+    write = console.file.write
+    write(head_text)
+    in_dirs = [p for d in report.data_dirs for p in d.partitions]
+    topics = topic_summaries(in_dirs, report.findings)
+    if topics:
+        room = None if partitions else \
+            TWO_SCREENS - head_text.count("\n") - tail_text.count("\n")
+        for line in _topic_lines(topics, width, room, partitions):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    write(tail_text)
