@@ -136,8 +136,9 @@ class FindingGroup(NamedTuple):
     count: int
 
 
-def grouped(findings: list[Finding], expand: bool = False) -> list[FindingGroup]:
-    """One entry per finding, except that a code met more than GROUP_OVER times becomes
+def grouped(findings: list[Finding], expand: bool = False,
+            over: int = GROUP_OVER) -> list[FindingGroup]:
+    """One entry per finding, except that a code met more than ``over`` times becomes
     one group at the place of its first finding (24 near-identical V025 rows are one)."""
     if expand:
         return [FindingGroup(f, f, 1) for f in findings]
@@ -147,7 +148,7 @@ def grouped(findings: list[Finding], expand: bool = False) -> list[FindingGroup]
     out = []
     for f in findings:
         same = by_code[f.code]
-        if len(same) <= GROUP_OVER:
+        if len(same) <= over:
             out.append(FindingGroup(f, f, 1))
         elif f is same[0]:
             out.append(FindingGroup(f, same[-1], len(same)))
