@@ -141,25 +141,31 @@ def _minute(ms: int | None) -> str:
         return str(ms)
 
 
-#: The topic table: numbers first, the name last where a long one can run on.
-_TOPIC_HEAD = (f"{'parts':>5} {'segs':>6} {'bytes':>10}  {'oldest (UTC)':<16}  "
+#: The topic table: numbers first, the name last where a long one can run on; a
+#: partition's row under its topic's (--partitions) in the same columns.
+_TOPIC_HEAD = (f"{'parts':>5} {'segs':>5} {'bytes':>9}  {'oldest (UTC)':<16}  "
                f"{'newest (UTC)':<16}  topic")
 
 
+def _row(parts: str, segments: int, nbytes: int, oldest: int | None,
+         newest: int | None, name: str) -> str:
+    return (f"{parts:>5} {segments:>5} {size(nbytes):>9}  {_minute(oldest):<16}  "
+            f"{_minute(newest):<16}  {name}")
+
+
 def _topic_row(t: TopicSummary) -> str:
-    mark = f"  ({len(t.troubled)} with findings)" if t.troubled else ""
-    return (f"{len(t.partitions):>5} {t.segments:>6} {size(t.size):>10}  "
-            f"{_minute(t.first_timestamp):<16}  {_minute(t.last_timestamp):<16}  "
-            f"{t.topic}{mark}")
+    # "!": a partition of it has a finding (the anomalies line and the findings say which)
+    return _row(f"{len(t.partitions):,}", t.segments, t.size, t.first_timestamp,
+                t.last_timestamp, ("! " if t.troubled else "") + t.topic)
 
 
 def _partition_row(p: PartitionSummary, findings: int) -> str:
-    offsets = "no data" if p.log_start_offset is None else \
-        f"offsets {p.log_start_offset:,}..{p.log_end_offset:,}"
-    said = f"    {p.name}: {len(p.segments)} segment(s), {size(p.size)}, {offsets}"
-    if p.log_start_offset is not None:
-        said += f", {_ts(p.first_timestamp)}..{_ts(p.last_timestamp)}"
-    return said + (f"; {findings} finding(s)" if findings else "")
+    # first..last offset inclusive, as verify says a log's offsets
+    offsets = "no data" if p.log_start_offset is None or p.log_end_offset is None else \
+        f"{p.log_start_offset:,}..{p.log_end_offset - 1:,}"
+    mark = f" ! {findings} finding(s)" if findings else ""
+    return _row("", len(p.segments), p.size, p.first_timestamp, p.last_timestamp,
+                f"{p.name} {offsets}{mark}")
 
 
 def _anomalies(topics: list[TopicSummary]) -> list[str]:
@@ -170,8 +176,8 @@ def _anomalies(topics: list[TopicSummary]) -> list[str]:
     count = sum(len(t.troubled) for t in troubled)
     names = ", ".join(f"{t.topic} ({len(t.troubled)})" for t in troubled[:6])
     more = f", … {len(troubled) - 6} more topic(s)" if len(troubled) > 6 else ""
-    return [f"anomalies: {count:,} partition(s) of {len(troubled):,} topic(s) with "
-            f"findings: {names}{more}"]
+    return [f"anomalies (topics marked !): {count:,} partition(s) of {len(troubled):,} "
+            f"topic(s) with findings: {names}{more}"]
 
 
 def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None,
@@ -183,7 +189,7 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
     out.append(f"data topics: {len(topics):,}, partitions: {partitions:,}, "
                f"segments: {sum(t.segments for t in topics):,}, "
                f"bytes: {size(sum(t.size for t in topics))}")
-    out.append(_TOPIC_HEAD)
+    out.append(_TOPIC_HEAD + (", offsets" if listing else ""))
     used = sum(x.count("\n") + 1 for x in out)
     for n, t in enumerate(topics):
         row = fold(_topic_row(t), width)
@@ -199,7 +205,7 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
         used += row.count("\n") + 1
         if listing:
             for p in t.partitions:
-                out.append(fold(_partition_row(p, t.troubled[p.name]), width, "      "))
+                out.append(fold(_partition_row(p, t.troubled[p.name]), width))
     return out
 
 
