@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kmeta.findings import CODES, GROUP_OVER
 from kmeta.ops.info import (
     FileSummary,
     InfoReport,
@@ -28,7 +29,7 @@ from kmeta.render.text import Paths, group_line, grouped, human, shell_command, 
 #: are said.
 TWO_SCREENS = 48
 #: Topic rows shown whatever the rest takes.
-MIN_TOPIC_ROWS = 5
+MIN_TOPIC_ROWS = 3
 
 
 def _ts(ms: int | None) -> str:
@@ -209,6 +210,34 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
     return out
 
 
+def _tail(console: Console, report: InfoReport, given: list[str] | None, expand: bool,
+          over: int = GROUP_OVER) -> str:
+    """The findings and the line naming verify, as text: ``over``, how many times a code
+    is met before its findings are one line (below GROUP_OVER, to fit two screens: a
+    short line, its meaning and the first file)."""
+    with console.capture() as tail:
+        # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
+        # replayed image) are verify's, so "none" here must not read as "the log is sound".
+        if report.findings:
+            console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
+                          highlight=False)
+            paths = Paths(given or [])
+            for g in grouped(report.findings, expand, over):
+                if g.count > 1 and over < GROUP_OVER:  # short: where it begins, no more
+                    _say(console, f"  !! {g.first.code} {g.first.severity.value} x{g.count}: "
+                         f"{CODES[g.first.code][1]}; first: {paths.show(g.first.file)} "
+                         "(--all lists each)")
+                else:
+                    _say(console, "  " + group_line(g, paths))
+        else:
+            console.print("findings met reading: none", highlight=False)
+        verify = shell_command("verify", *(given or []))
+        # one unfolded line: the command is copied as it stands
+        console.print(f"the log's rules are not checked here: {verify}", markup=False,
+                      highlight=False, soft_wrap=True)
+    return tail.get()
+
+
 def render_info(report: InfoReport, console: Console, given: list[str] | None = None,
                 expand: bool = False, partitions: bool = False) -> None:
     """``given``: the paths the user gave (findings name files relative to them);
@@ -235,29 +264,21 @@ def render_info(report: InfoReport, console: Console, given: list[str] | None = 
             for line in _small_lines(name, content):
                 _say(console, line)
     head_text = head.get()
-    with console.capture() as tail:
-        # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
-        # replayed image) are verify's, so "none" here must not read as "the log is sound".
-        if report.findings:
-            console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
-                          highlight=False)
-            paths = Paths(given or [])
-            for g in grouped(report.findings, expand):
-                _say(console, "  " + group_line(g, paths))
-        else:
-            console.print("findings met reading: none", highlight=False)
-        verify = shell_command("verify", *(given or []))
-        # one unfolded line: the command is copied as it stands
-        console.print(f"the log's rules are not checked here: {verify}", markup=False,
-                      highlight=False, soft_wrap=True)
-    tail_text = tail.get()
-    write = console.file.write
-    write(head_text)
     in_dirs = [p for d in report.data_dirs for p in d.partitions]
     topics = topic_summaries(in_dirs, report.findings)
+    tail_text = _tail(console, report, given, expand)
+    # the topic rows' minimum, and the count line close() writes after the report
+    least = sum(x.count("\n") + 1 for x in _topic_lines(topics, width, 0, False)) \
+        if topics else 0
+    least += bool(report.findings)
+    if not expand and not partitions and \
+            head_text.count("\n") + tail_text.count("\n") + least > TWO_SCREENS:
+        tail_text = _tail(console, report, given, expand, over=1)
+    write = console.file.write
+    write(head_text)
     if topics:
-        room = None if partitions else \
-            TWO_SCREENS - head_text.count("\n") - tail_text.count("\n")
+        room = None if partitions else TWO_SCREENS - head_text.count("\n") - \
+            tail_text.count("\n") - bool(report.findings)
         for line in _topic_lines(topics, width, room, partitions):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     write(tail_text)
