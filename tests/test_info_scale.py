@@ -61,9 +61,9 @@ def test_the_ends_say_what_a_decode_says_on_real_data(real_data: Path) -> None:
 
 # ----------------------------------------------------------- a data partition, damaged
 
-def _partition(tmp_path: Path, segments: int = 2, batches: int = 40) -> Path:
-    """orders-0: ``segments`` segments of ``batches`` batches, an index entry every
-    256 bytes (so the last entry is well inside the segment)."""
+def _partition(tmp_path: Path, segments: int = 2, batches: int = 200) -> Path:
+    """orders-0: ``segments`` segments of ``batches`` batches (about 70 KB each: larger
+    than one read, so their index is used), an index entry every 256 bytes."""
     pdir = tmp_path / "orders-0"
     offset, ts = 0, 1_700_000_000_000
     with W.SegmentWriter(pdir, index_interval_bytes=256, durable=False) as w:

@@ -30,8 +30,9 @@ from kmeta.formats.batch import (
 from kmeta.storage.segments import MAX_BATCH
 
 #: Bytes read at a time while walking headers: Kafka writes an index entry every 4 KiB
-#: (index.interval.bytes), so one read usually holds every header after the last entry.
-_WINDOW = 16 << 10
+#: (index.interval.bytes), so one read usually holds every header after the last entry;
+#: a segment no larger is walked whole from one read.
+_WINDOW = 32 << 10
 #: The tail of the offset index read for its last entry (512 entries of 8 bytes).
 _INDEX_TAIL = 4096
 _ENTRY = 8
@@ -118,8 +119,9 @@ def segment_ends(path: str, named_base: int) -> tuple[int, SegmentEnds | None] |
 
 
 def _ends(fd: int, path: str, named_base: int, size: int) -> SegmentEnds | None:
+    # a segment one read holds is walked whole: opening its index would cost more
     entry = _last_index_entry(path[:-4] + ".index", named_base) \
-        if path.endswith(".log") else None
+        if size > _WINDOW and path.endswith(".log") else None
     if entry is not None and entry[1] > 0:
         first = _header(fd, 0, size)
         if first is None:
