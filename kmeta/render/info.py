@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kmeta.findings import CODES, GROUP_OVER
+from kmeta.findings import GROUP_OVER
 from kmeta.ops.info import (
     FileSummary,
     InfoReport,
@@ -22,7 +22,15 @@ from kmeta.ops.info import (
 )
 from kmeta.render.console import console_width, fold
 from kmeta.render.retention import size
-from kmeta.render.text import Paths, group_line, grouped, human, shell_command, summarise
+from kmeta.render.text import (
+    Paths,
+    group_line,
+    grouped,
+    human,
+    shell_command,
+    short_group_line,
+    summarise,
+)
 
 #: Two screens of an 80x24 terminal: what info's default text fits in (issue 24), the
 #: topic rows cut to what is left once the data dirs, the metadata log and the findings
@@ -223,12 +231,8 @@ def _tail(console: Console, report: InfoReport, given: list[str] | None, expand:
                           highlight=False)
             paths = Paths(given or [])
             for g in grouped(report.findings, expand, over):
-                if g.count > 1 and over < GROUP_OVER:  # short: where it begins, no more
-                    _say(console, f"  !! {g.first.code} {g.first.severity.value} x{g.count}: "
-                         f"{CODES[g.first.code][1]}; first: {paths.show(g.first.file)} "
-                         "(--all lists each)")
-                else:
-                    _say(console, "  " + group_line(g, paths))
+                line = short_group_line if over < GROUP_OVER else group_line
+                _say(console, "  " + line(g, paths))
         else:
             console.print("findings met reading: none", highlight=False)
         verify = shell_command("verify", *(given or []))

@@ -165,6 +165,16 @@ def group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
             f"last: {paths.where(g.last)} (--all lists each)")
 
 
+def short_group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
+    """A group's line where room is short (a report of thousands of partitions on two
+    screens): ``!! S001 error x3: what the code means; first: FILE (--all lists each)``;
+    a finding alone keeps its whole line."""
+    if g.count == 1:
+        return finding_line(g.first, colour, paths)
+    return (f"!! {_head(g.first, colour, f' x{g.count}')}: {CODES[g.first.code][1]}; "
+            f"first: {paths.show(g.first.file)} (--all lists each)")
+
+
 #: How many findings (groups of one code count as one) a command lists when its output is
 #: about something else: image, history, snapshot and diff on stderr, repair's check of
 #: the copy it wrote.  A screenful with the summary; kmeta verify lists them all.

@@ -17,7 +17,7 @@ from kmeta.formats.filenames import parse_partition_dir_name
 from kmeta.ops.verify import VerifyReport
 from kmeta.render.console import clip_width, fold, styled
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import Paths, group_line, grouped, summarise
+from kmeta.render.text import Paths, group_line, grouped, short_group_line, summarise
 
 #: Two screens of an 80x24 terminal: verify's text fits them by default, however many
 #: partitions have findings (--all lists every finding).
@@ -106,9 +106,12 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
             f"epochs {summarise(sorted(s.epochs), 'epochs')}, image {digest}"))
 
     def findings_lines(over: int | None) -> list[str]:
-        groups = grouped(report.findings, expand) if over is None else \
-            grouped(report.findings, over=over)
-        out = [folded(group_line(g, paths, colour)) for g in groups]
+        if over is None:
+            out = [folded(group_line(g, paths, colour))
+                   for g in grouped(report.findings, expand)]
+        else:
+            out = [folded(short_group_line(g, paths, colour))
+                   for g in grouped(report.findings, over=over)]
         codes = list(dict.fromkeys(f.code for f in report.findings if f.code in HINTS))
         out += [folded(f"   hint {code}: {HINTS[code]}") for code in codes]
         return out
@@ -130,7 +133,8 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
     if expand:
         problems = _problem_lines(report.findings, None)
     else:
-        if size(head) + size(body) + size(tail) + 6 > TWO_SCREENS:
+        # room for the problems block's head, a few topics and the rest summed
+        if size(head) + size(body) + size(tail) + MIN_TOPIC_ROWS + 8 > TWO_SCREENS:
             body = findings_lines(1)
         room = TWO_SCREENS - size(head) - size(body) - size(tail) - 2
         problems = [folded(x) for x in _problem_lines(report.findings,
