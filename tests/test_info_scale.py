@@ -228,6 +228,9 @@ def test_verify_of_a_broker_with_findings_in_100_partitions_fits_two_screens(
     assert len(lines) <= TWO_SCREENS, "\n".join(lines)
     text = "\n".join(lines)
     assert "problems in 100 partition(s)" in text
+    # a code met in many partitions of many topics is one line
+    codes = [line.split()[1] for line in lines if line.startswith("!! ")]
+    assert codes and len(codes) == len(set(codes)), codes
     assert lines[-1].startswith("broken") or lines[-2].startswith("broken")
 
 

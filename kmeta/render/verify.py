@@ -33,15 +33,13 @@ def render_json(report: VerifyReport) -> Iterator[str]:
 
 
 def _topic_of(file: str | None) -> tuple[str, str] | None:
-    """(topic, partition dir name) of a finding's file: the file's dir or the dir itself."""
+    """(topic, partition dir name) of the dir holding a finding's file.  A finding about
+    a dir itself is left out: a file may be named like a partition dir too."""
     if not file:
         return None
-    path = os.path.normpath(file)
-    for candidate in (os.path.basename(os.path.dirname(path)), os.path.basename(path)):
-        name = parse_partition_dir_name(candidate)
-        if name is not None:
-            return name.topic, candidate
-    return None
+    parent = os.path.basename(os.path.dirname(os.path.normpath(file)))
+    name = parse_partition_dir_name(parent)
+    return None if name is None else (name.topic, parent)
 
 
 def topic_problems(findings: list[Finding]) -> list[tuple[str, set[str], Counter]]:
@@ -130,8 +128,8 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
     def size(lines: list[str]) -> int:
         return sum(line.count("\n") + 1 for line in lines)
 
-    if expand:
-        problems = _problem_lines(report.findings, None)
+    if expand:  # every finding its own line, each naming its partition
+        problems = []
     else:
         # room for the problems block's head, a few topics and the rest summed
         if size(head) + size(body) + size(tail) + MIN_TOPIC_ROWS + 8 > TWO_SCREENS:
