@@ -122,6 +122,26 @@ def test_findings_close_the_report_on_stdout(command: str) -> None:
     assert "!! " not in proc.stderr  # diagnostics only
 
 
+@pytest.mark.parametrize("command", ["brokers", "retention", "history", "image"])
+def test_findings_name_files_under_what_the_user_typed(command: str, tmp_path: Path) -> None:
+    """A deep copy: a finding names its file relative to the path given, so the lines
+    still fold to the width (a path is never broken)."""
+    import shutil
+
+    source = {"brokers": FIXTURES / "lifecycle" / "log-start",
+              "retention": VERIFY / "v026-no-snapshot-below-start",
+              "history": VERIFY / "f003-record-undecodable",
+              "image": VERIFY / "v101-unknown-topic"}[command]
+    deep = tmp_path / ("a-long-folder-name-" * 4) / ("and-another-one-" * 3) / source.name
+    shutil.copytree(source, deep)
+    extra = ["--broker", "1"] if command == "history" else []
+    proc = run(command, deep, *extra, env={"COLUMNS": "80"})
+    lines = proc.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith("!! "))
+    assert str(tmp_path) not in "\n".join(lines[first:])
+    assert all(len(line) <= 80 for line in lines[first:]), lines[first:]
+
+
 def test_findings_beside_data_go_to_stderr() -> None:
     """``image --digest`` is read whole by scripts: the digest alone on stdout."""
     proc = run("image", "--digest", VERIFY / "v101-unknown-topic", env={})

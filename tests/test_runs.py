@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmeta.errors import FormatError
+from kmeta.findings import Finding
 from kmeta.formats import batch as batch_module
 from kmeta.formats import compiled as compiled_module
 from kmeta.formats import coordinator as coordinator_module
@@ -55,7 +56,9 @@ FEATURE = encode_metadata("FEATURE_LEVEL_RECORD", 0, {"name": "metadata.version"
 @needs_compiled
 def test_crc32c_matches_the_package() -> None:
     rng = random.Random(7)
-    for n in [*range(0, 70), 1000, 4097]:
+    # every length the three-stream CRC splits differently (parts of 64, 256, 1024 bytes)
+    for n in [*range(0, 70), 191, 192, 193, 767, 768, 769, 1000, 3071, 3072, 3073, 4097,
+              3 * 1024 + 3 * 256 + 3 * 64 + 7, 100_000]:
         data = rng.randbytes(n)
         start = rng.getrandbits(32)
         assert compiled.crc32c(data) == package_crc32c(data)
@@ -237,6 +240,183 @@ def test_run_batches_are_the_batches_a_scan_yields() -> None:
     assert items[1].count == 49 and items[1].last_offset == 49
 
 
+# ---------------------------------------------------------------------------- walks
+
+def _data_log(n: int, seed: int = 3) -> bytes:
+    """Batches of an ordinary topic: 1-8 keyed records each, some compressed."""
+    rng = random.Random(seed)
+    out, off = [], 0
+    for i in range(n):
+        recs = [(b"k%d" % rng.randrange(50), rng.randbytes(rng.randrange(0, 300)))
+                for _ in range(rng.randrange(1, 9))]
+        out.append(build_batch(off, recs, leader_epoch=i // 7,
+                               compression=1 if i % 5 == 4 else 0,
+                               base_timestamp=1_700_000_000_000 + i))
+        off += len(recs)
+    return b"".join(out)
+
+
+def _both_walks(buf: bytes, positions: list[int], tmp_path: Path) -> None:
+    f = tmp_path / "walk.log"
+    f.write_bytes(buf)
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        for pos in positions:
+            for limit, stop, nxt, epoch in ((len(buf), len(buf) + 1, 0, -1),
+                                            (len(buf) // 2, len(buf), 0, 5),
+                                            (len(buf), pos + 500, 2**62, -1),
+                                            (len(buf), len(buf), 2**64, 2**70),
+                                            (len(buf), len(buf), -3, -1)):
+                want = runs.walk_py(buf, pos, limit, stop, nxt, epoch)
+                assert compiled.walk(buf, pos, limit, stop, nxt, epoch) == want, (pos, limit)
+                for cap in (61, 200, 5000, len(buf) + 10):
+                    scratch = bytearray(cap)
+                    want = runs.walk_file_py(fd, scratch, pos, limit, stop, nxt, epoch)
+                    got = compiled.walk_file(fd, scratch, pos, limit, stop, nxt, epoch)
+                    assert got == want, (pos, limit, cap)
+    finally:
+        os.close(fd)
+
+
+@needs_compiled
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_walks_agree_at_every_batch_of_every_file(root: str, real_data: Path,
+                                                 tmp_path: Path) -> None:
+    files = _segment_files(FIXTURES if root == "fixtures" else real_data)
+    for f in files:
+        buf = f.read_bytes()
+        starts = [b.position for b in scan_batches(buf, str(f)) if hasattr(b, "position")]
+        _both_walks(buf, sorted({0, *starts[:3], *starts[-3:], 7, len(buf)}), tmp_path)
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=4),
+       st.integers(0, 3))
+def test_walks_agree_on_damaged_logs(tmp_path_factory: pytest.TempPathFactory,
+                                    flips: list[tuple[int, int]], start: int) -> None:
+    buf = bytearray(_data_log(30))
+    for at, value in flips:
+        buf[at % len(buf)] = value
+    data = bytes(buf)
+    starts = [b.position for b in scan_batches(data, "x") if hasattr(b, "position")]
+    _both_walks(data, [0, *starts[start:start + 2]], tmp_path_factory.mktemp("walk"))
+
+
+def _scan_outcome(path: Path, walk: bool) -> tuple[list, int | None, int]:
+    """The findings of a scan of ``path``, where its log ends and the batches read."""
+    findings, end, batches = [], None, 0
+    for item in read_batches(path, walk=walk):
+        if type(item) is Finding:
+            findings.append(item)
+        elif type(item) is runs.Walked:
+            end = max(end or 0, item.high)
+            batches += item.count
+        else:
+            end = max(end or 0, item.last_offset + 1)
+            batches += 1
+    return findings, end, batches
+
+
+@pytest.mark.parametrize("walker", ["compiled", "pure"])
+def test_a_walk_finds_what_the_scan_finds(walker: str, tmp_path: Path, real_data: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every fixture and real file, and damaged logs, read with and without walks (in
+    small chunks, with progress, so every boundary is crossed): the same findings, the
+    same log end, the same batches."""
+    from kmeta.storage import segments
+
+    if walker == "compiled":
+        if compiled is None:
+            pytest.skip("the compiled twin is not built")
+        monkeypatch.setattr(runs, "walk", compiled.walk)
+        monkeypatch.setattr(runs, "walk_file", compiled.walk_file)
+    else:
+        monkeypatch.setattr(runs, "walk", runs.walk_py)
+        monkeypatch.setattr(runs, "walk_file", runs.walk_file_py)
+    monkeypatch.setattr(segments, "WALK_CHUNK", 3000)
+    monkeypatch.setattr(segments, "PROGRESS_EVERY", 5000)
+    monkeypatch.setattr(segments, "FILL_EVERY", 7000)
+    files = _segment_files(FIXTURES) + _segment_files(real_data)
+    log = _data_log(60)
+    size = len(log)
+    for k, flips in enumerate([[(size // 3, 0)], [(size // 2 + 9, 7)], [(size - 40, 1)],
+                               [(8 + size // 4, 255), (size // 5, 0)], [(16, 1)]]):
+        bad = bytearray(log)
+        for at, value in flips:
+            bad[at] = value
+        files.append(tmp_path / f"{k:020d}.log")
+        files[-1].write_bytes(bytes(bad) + (b"\0" * 100 if k == 2 else b""))
+    told: list[tuple[str, int]] = []
+    token = segments.READING.set(lambda f, n: told.append((f, n)))
+    walked = 0
+    try:
+        for f in files:
+            want = _scan_outcome(f, walk=False)
+            got = _scan_outcome(f, walk=True)
+            assert got == want, f
+            walked += got[2]
+    finally:
+        segments.READING.reset(token)
+    assert walked > 1000
+    assert told
+
+
+@pytest.mark.parametrize("walker", ["compiled", "pure"])
+def test_a_batch_longer_than_the_walk_buffer_is_walked(walker: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from kmeta.storage import segments
+
+    if walker == "compiled" and compiled is None:
+        pytest.skip("the compiled twin is not built")
+    monkeypatch.setattr(runs, "walk_file", compiled.walk_file if walker == "compiled"
+                        else runs.walk_file_py)
+    monkeypatch.setattr(segments, "WALK_CHUNK", 3000)
+    big = build_batch(3, [(b"k", bytes(range(256)) * 40)])  # 10 KiB
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(build_batch(0, [(b"a", b"b")] * 3) + big +
+                  build_batch(4, [(b"c", b"d")]))
+    loads: list[int] = []
+    load = segments.SegmentMap.load
+    monkeypatch.setattr(segments.SegmentMap, "load",
+                        lambda self, a, b: loads.append(a) or load(self, a, b))
+    items = list(read_batches(f, walk=True))
+    assert not loads  # read by the walk, never copied into the map
+    assert all(type(i) is runs.Walked for i in items)
+    assert sum(i.count for i in items) == 3 and items[-1].high == 5
+
+
+@pytest.mark.parametrize("walk", [True, False])
+def test_a_file_that_shrinks_under_a_walk_is_reported(walk: bool, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live broker truncating a segment while it is walked: the batches before the cut
+    are read, then S008 says the file shrank, as without walks."""
+    from kmeta.storage import segments
+
+    monkeypatch.setattr(segments, "WALK_CHUNK", 4000)
+    monkeypatch.setattr(segments, "PROGRESS_EVERY", 4000)  # a walk stops every 4000 bytes
+    monkeypatch.setattr(segments, "FILL_EVERY", 4000)  # and so does the map's loading
+    log = _data_log(200)
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(log)
+    starts = [b.position for b in scan_batches(log, "x")]
+    cut = next(p for p in starts if p > len(log) // 2)
+    token = segments.READING.set(lambda *_: None)
+    try:
+        items = []
+        for item in read_batches(f, walk=walk):
+            items.append(item)
+            if len(items) == 1:
+                os.truncate(f, cut)
+    finally:
+        segments.READING.reset(token)
+    last = items[-1]
+    assert type(last) is Finding and last.code == "S008"
+    assert f"shrank while it was read (from {len(log)} to {cut} bytes)" in last.message
+    read = sum(i.count if type(i) is runs.Walked else 1 for i in items[:-1])
+    assert read == starts.index(cut)  # every batch before the cut, none after it
+
+
 # ---------------------------------------------------------------------------- commands
 
 def _leader_change(base: int, epoch: int) -> bytes:
@@ -302,6 +482,14 @@ def test_gather_int64_agrees(raw: bytes, at: int, stride: int, count: int) -> No
 MODES = ["compiled", "pure", "no runs"]
 
 
+def _no_runs(m: pytest.MonkeyPatch) -> None:
+    """Each batch read alone: no runs, no walks."""
+    m.setattr(runs, "run_length", lambda *args: 0)
+    m.setattr(runs, "walk", lambda buf, pos, limit, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
+    m.setattr(runs, "walk_file", lambda fd, scratch, pos, n, stop, nxt, epoch:
+              (pos, 0, nxt, epoch, nxt))
+
+
 @pytest.fixture(params=MODES)
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "compiled":
@@ -310,16 +498,20 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
         monkeypatch.setattr(runs, "run_length", compiled.run_length)
         monkeypatch.setattr(runs, "fill", compiled.fill)
         monkeypatch.setattr(runs, "gather_int64", compiled.gather_int64)
+        monkeypatch.setattr(runs, "walk", compiled.walk)
+        monkeypatch.setattr(runs, "walk_file", compiled.walk_file)
         monkeypatch.setattr(batch_module, "_compiled_records", compiled.decode_records)
         monkeypatch.setattr(payload_module, "_compiled_body", compiled.decode_body)
     elif request.param == "pure":
         monkeypatch.setattr(runs, "run_length", runs.run_length_py)
         monkeypatch.setattr(runs, "fill", runs.fill_py)
         monkeypatch.setattr(runs, "gather_int64", runs.gather_int64_py)
+        monkeypatch.setattr(runs, "walk", runs.walk_py)
+        monkeypatch.setattr(runs, "walk_file", runs.walk_file_py)
         monkeypatch.setattr(batch_module, "_compiled_records", None)
         monkeypatch.setattr(payload_module, "_compiled_body", None)
     else:
-        monkeypatch.setattr(runs, "run_length", lambda *args: 0)
+        _no_runs(monkeypatch)
     # decoded payloads are kept by their bytes: a mode must not see another mode's
     monkeypatch.setattr(payload_module, "_DECODED", {})
     monkeypatch.setattr(chunks_module, "_COLUMNS", {})
@@ -347,7 +539,7 @@ def _same_as_without_runs(path: Path, mode: str, key: str) -> None:
     got = _outputs(path)
     if key not in _reference:
         with pytest.MonkeyPatch.context() as m:
-            m.setattr(runs, "run_length", lambda *args: 0)
+            _no_runs(m)
             _reference[key] = _outputs(path)
     for args, want, have in zip(COMMANDS, _reference[key], got, strict=True):
         assert have == want, f"kmeta {' '.join(args)} {path} differs with runs ({mode})"

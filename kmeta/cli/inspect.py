@@ -125,17 +125,22 @@ def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
 
 
 @command
-def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
+def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
+           jobs: Annotated[int | None, typer.Option(
+               "--jobs", "-j", min=1, metavar="N", show_default=False,
+               help="Processes that scan the ordinary topics' partitions (default: the "
+               "CPUs); the report is the same for any N.")] = None) -> None:
     """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image.
 
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
     from kmeta.ops.verify import verify as run_verify
+    from kmeta.ops.verify_jobs import default_jobs
 
     env = current_env()
     gc.disable()  # as for dump: millions of short-lived objects, no reference cycles
     with reading_progress(env, "verify"):
-        report = run_verify(paths)
+        report = run_verify(paths, jobs=jobs or default_jobs())
     if json_out:
         from kmeta.render.verify import render_json
 

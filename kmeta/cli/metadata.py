@@ -167,7 +167,7 @@ def brokers(
     if json_out:
         env.write_lines(brokers_json(result), json=True)
     else:
-        lines = brokers_lines(result, env.colour(env.stdout))
+        lines = brokers_lines(result, env.colour(env.stdout), given=[path])
         env.write_lines(folded(lines, clip_width(env)), json=False)
     if broker is not None and not result.summary and not result.events:
         print(f"kmeta: node {broker} is not in {path}", file=env.stderr)

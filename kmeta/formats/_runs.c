@@ -10,6 +10,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ CRC-32C */
 
@@ -59,6 +60,68 @@ static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n) {
     uint32_t c32 = (uint32_t)c;
     while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
     return ~c32;
+}
+/* Three streams at once: the crc32 instruction takes three cycles and the CPU can start
+ * one a cycle, so a block of three equal parts is summed in three independent registers,
+ * then joined.  The CRC is linear: the state after A then B, from s, is the state after
+ * len(B) zero bytes from (the state after A) xor the state after B from 0; "after L zero
+ * bytes" is a linear map of 32 bits, kept as four 256-entry tables per part length. */
+static const size_t PART[3] = {1024, 256, 64};
+static uint32_t zeros_tab[3][4][256];
+
+static uint32_t after_zeros(uint32_t state, size_t len) {
+    static const unsigned char zero[64];
+    while (len) {
+        size_t k = len < sizeof zero ? len : sizeof zero;
+        state = ~crc_soft(~state, zero, k);
+        len -= k;
+    }
+    return state;
+}
+
+static void zeros_init(void) {
+    for (int k = 0; k < 3; k++) {
+        uint32_t basis[32];
+        for (int bit = 0; bit < 32; bit++) basis[bit] = after_zeros(1u << bit, PART[k]);
+        for (int j = 0; j < 4; j++)
+            for (uint32_t b = 0; b < 256; b++) {
+                uint32_t v = 0;
+                for (int bit = 0; bit < 8; bit++)
+                    if (b >> bit & 1) v ^= basis[8 * j + bit];
+                zeros_tab[k][j][b] = v;
+            }
+    }
+}
+
+static inline uint32_t shift_zeros(int k, uint32_t c) {
+    return zeros_tab[k][0][c & 0xff] ^ zeros_tab[k][1][(c >> 8) & 0xff] ^
+           zeros_tab[k][2][(c >> 16) & 0xff] ^ zeros_tab[k][3][c >> 24];
+}
+
+__attribute__((target("sse4.2")))
+static uint32_t crc_hw3(uint32_t crc, const unsigned char *p, size_t n) {
+    uint64_t c0 = (uint32_t)~crc;
+    for (int k = 0; k < 3; k++) {
+        size_t part = PART[k];
+        while (n >= 3 * part) {
+            uint64_t c1 = 0, c2 = 0;
+            const unsigned char *p1 = p + part, *p2 = p + 2 * part;
+            for (size_t i = 0; i < part; i += 8) {
+                uint64_t v0, v1, v2;
+                memcpy(&v0, p + i, 8);
+                memcpy(&v1, p1 + i, 8);
+                memcpy(&v2, p2 + i, 8);
+                c0 = __builtin_ia32_crc32di(c0, v0);
+                c1 = __builtin_ia32_crc32di(c1, v1);
+                c2 = __builtin_ia32_crc32di(c2, v2);
+            }
+            c0 = shift_zeros(k, (uint32_t)c0) ^ (uint32_t)c1;
+            c0 = shift_zeros(k, (uint32_t)c0) ^ (uint32_t)c2;
+            p += 3 * part;
+            n -= 3 * part;
+        }
+    }
+    return crc_hw(~(uint32_t)c0, p, n);
 }
 #endif
 
@@ -135,6 +198,144 @@ static PyObject *py_run_length(PyObject *self, PyObject *args) {
     }
     PyBuffer_Release(&view);
     return PyLong_FromSsize_t(count);
+}
+
+/* walk_py's twin: intact v2 batches walked by header and CRC.  The offsets are Python
+ * ints there; here a value that does not fit an int64 (an argument, or a batch's base
+ * offset + lastOffsetDelta + 1) ends the walk before that batch, which the caller then
+ * reads by its own path: either way the same batches are judged the same. */
+static PyObject *py_walk(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, limit, stop;
+    PyObject *next_obj, *epoch_obj;
+    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &limit, &stop, &next_obj, &epoch_obj))
+        return NULL;
+    int over_next = 0, over_epoch = 0;
+    long long next = PyLong_AsLongLongAndOverflow(next_obj, &over_next);
+    long long epoch = next == -1 && PyErr_Occurred() ? 0 :
+        PyLong_AsLongLongAndOverflow(epoch_obj, &over_epoch);
+    if (PyErr_Occurred()) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    Py_ssize_t count = 0;
+    long long high = next;
+    if (!over_next && !over_epoch && pos >= 0) {
+        const unsigned char *buf = view.buf;
+        if (limit > view.len) limit = view.len;
+        Py_BEGIN_ALLOW_THREADS
+        while (pos < stop && pos + HEADER <= limit) {
+            const unsigned char *b = buf + pos;
+            int64_t base = be64(b + AT_BASE);
+            int32_t length = be32(b + AT_LENGTH);
+            Py_ssize_t end = pos + OVERHEAD + (Py_ssize_t)length;
+            if (length < HEADER - OVERHEAD || end > limit || b[AT_MAGIC] != 2 || base < next)
+                break;
+            long long after;
+            if (__builtin_add_overflow((long long)base, (long long)be32(b + AT_DELTA) + 1,
+                                       &after))
+                break;
+            if (crc_impl(0, b + AT_ATTRS, (size_t)(end - pos - AT_ATTRS)) !=
+                (uint32_t)be32(b + AT_CRC))
+                break;
+            next = after;
+            if (after > high) high = after;
+            int32_t e = be32(b + AT_EPOCH);
+            if (e > epoch) epoch = e;
+            count++;
+            pos = end;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&view);
+    if (!count)
+        return Py_BuildValue("nnOOO", pos, count, next_obj, epoch_obj, next_obj);
+    return Py_BuildValue("nnLLL", pos, count, next, epoch, high);
+}
+
+/* walk_file_py's twin: the same walk over the file itself, read with pread into the
+ * caller's scratch buffer a chunk at a time (a batch cut by a chunk's end is moved to the
+ * buffer's start and read whole), so the bytes cost one copy from the page cache and no
+ * page of a mapping.  It stops where walk would, and also before a batch longer than the
+ * scratch buffer and where a read fails or comes up short: the caller's own path reads
+ * from there and says why. */
+static PyObject *py_walk_file(PyObject *self, PyObject *args) {
+    int fd;
+    Py_buffer scratch;
+    Py_ssize_t pos, n, stop;
+    PyObject *next_obj, *epoch_obj;
+    if (!PyArg_ParseTuple(args, "iw*nnnOO", &fd, &scratch, &pos, &n, &stop, &next_obj,
+                          &epoch_obj))
+        return NULL;
+    int over_next = 0, over_epoch = 0;
+    long long next = PyLong_AsLongLongAndOverflow(next_obj, &over_next);
+    long long epoch = next == -1 && PyErr_Occurred() ? 0 :
+        PyLong_AsLongLongAndOverflow(epoch_obj, &over_epoch);
+    if (PyErr_Occurred()) {
+        PyBuffer_Release(&scratch);
+        return NULL;
+    }
+    Py_ssize_t count = 0;
+    long long high = next;
+    if (!over_next && !over_epoch && pos >= 0 && scratch.len >= HEADER) {
+        unsigned char *buf = scratch.buf;
+        Py_ssize_t cap = scratch.len;
+        Py_ssize_t start = pos, have = 0;  /* buf holds the file's bytes start..start+have */
+        Py_BEGIN_ALLOW_THREADS
+        while (pos < stop && pos + HEADER <= n) {
+            Py_ssize_t rel = pos - start;
+            if (rel + HEADER > have) {
+                if (rel) {
+                    memmove(buf, buf + rel, (size_t)(have - rel));
+                    have -= rel;
+                    start = pos;
+                    rel = 0;
+                }
+                Py_ssize_t want = cap - have;
+                if (want > n - (start + have)) want = n - (start + have);
+                ssize_t got = want > 0 ? pread(fd, buf + have, (size_t)want, start + have) : 0;
+                if (got <= 0) break;
+                have += got;
+                continue;
+            }
+            const unsigned char *b = buf + rel;
+            int64_t base = be64(b + AT_BASE);
+            int32_t length = be32(b + AT_LENGTH);
+            Py_ssize_t size = OVERHEAD + (Py_ssize_t)length;
+            if (length < HEADER - OVERHEAD || pos + size > n || size > cap ||
+                b[AT_MAGIC] != 2 || base < next)
+                break;
+            if (rel + size > have) {  /* the batch's end is not read yet */
+                memmove(buf, b, (size_t)(have - rel));
+                have -= rel;
+                start = pos;
+                Py_ssize_t want = cap - have;
+                if (want > n - (start + have)) want = n - (start + have);
+                ssize_t got = want > 0 ? pread(fd, buf + have, (size_t)want, start + have) : 0;
+                if (got <= 0) break;
+                have += got;
+                continue;
+            }
+            long long after;
+            if (__builtin_add_overflow((long long)base, (long long)be32(b + AT_DELTA) + 1,
+                                       &after))
+                break;
+            if (crc_impl(0, b + AT_ATTRS, (size_t)(size - AT_ATTRS)) !=
+                (uint32_t)be32(b + AT_CRC))
+                break;
+            next = after;
+            if (after > high) high = after;
+            int32_t e = be32(b + AT_EPOCH);
+            if (e > epoch) epoch = e;
+            count++;
+            pos += size;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&scratch);
+    if (!count)
+        return Py_BuildValue("nnOOO", pos, count, next_obj, epoch_obj, next_obj);
+    return Py_BuildValue("nnLLL", pos, count, next, epoch, high);
 }
 
 /* The big-endian int64 at byte `at` of each of `count` records of `stride` bytes, as
@@ -646,6 +847,11 @@ static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
      "How many batches after the one at pos repeat it: see kmeta.formats.runs."},
+    {"walk", py_walk, METH_VARARGS,
+     "Intact v2 batches walked by header and CRC: see kmeta.formats.runs.walk_py."},
+    {"walk_file", py_walk_file, METH_VARARGS,
+     "walk over a file read by pread into a scratch buffer: see "
+     "kmeta.formats.runs.walk_file_py."},
     {"gather_int64", py_gather_int64, METH_VARARGS,
      "A big-endian int64 field of each fixed-size record, in native order: see "
      "kmeta.formats.runs."},
@@ -666,12 +872,15 @@ PyMODINIT_FUNC PyInit__runs(void) {
     crc_init();
 #ifdef HAVE_HW_CRC
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("sse4.2")) crc_impl = crc_hw;
+    if (__builtin_cpu_supports("sse4.2")) {
+        zeros_init();
+        crc_impl = crc_hw3;
+    }
 #endif
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
 #ifdef HAVE_HW_CRC
-    PyModule_AddStringConstant(m, "CRC", crc_impl == crc_hw ? "sse4.2" : "table");
+    PyModule_AddStringConstant(m, "CRC", crc_impl == crc_hw3 ? "sse4.2" : "table");
 #else
     PyModule_AddStringConstant(m, "CRC", "table");
 #endif

@@ -25,6 +25,7 @@ the twin's where it is built.  The tests and the fuzz campaign run both.
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from array import array
@@ -173,10 +174,78 @@ def gather_int64_py(raw: Any, at: int, stride: int, count: int) -> bytes:
 
 _GATHER: dict[tuple[int, int, int], struct.Struct] = {}
 
+
+def walk_py(buf: Any, pos: int, limit: int, stop: int, next_offset: int, last_epoch: int
+            ) -> tuple[int, int, int, int, int]:
+    """The intact v2 batches from ``pos`` on, walked by their headers alone: each must
+    end by ``limit``, be at least a header long, have magic 2, a base offset at or above
+    ``next_offset`` and a matching CRC-32C (the batches a scan takes by its fast path and
+    reports nothing of).  The walk stops before the first batch that is not such a batch,
+    or once ``pos`` reaches ``stop``.
+
+    Returns (position reached, batches walked, the next offset and the highest leader
+    epoch as the scan tracks them, and the highest last offset + 1 of the walked batches,
+    or ``next_offset`` when none was).  For readers that want only what a log's batches
+    say of its extent and its damage: ``verify`` of an ordinary topic."""
+    limit = min(limit, len(buf))
+    count = 0
+    high = next_offset
+    least = HEADER_SIZE - LOG_OVERHEAD
+    unpack = _WALK.unpack_from
+    while pos < stop and pos + HEADER_SIZE <= limit:
+        base, length, epoch, magic, crc, last_delta = unpack(buf, pos)
+        end = pos + LOG_OVERHEAD + length
+        if end > limit or length < least or magic != 2 or base < next_offset:
+            break
+        if _crc32c(buf[pos + _AT_ATTRS:end]) != crc:
+            break
+        next_offset = base + last_delta + 1
+        if next_offset > high:
+            high = next_offset
+        if epoch > last_epoch:
+            last_epoch = epoch
+        count += 1
+        pos = end
+    return pos, count, next_offset, last_epoch, high
+
+
+def walk_file_py(fd: int, scratch: Any, pos: int, n: int, stop: int, next_offset: int,
+                 last_epoch: int) -> tuple[int, int, int, int, int]:
+    """:func:`walk_py` over the file open as ``fd``, ``n`` bytes long, from byte ``pos``:
+    read a chunk of at most ``len(scratch)`` bytes at a time, so the bytes cost one copy
+    and no page of a mapping (the compiled twin reads into ``scratch``).  It also stops
+    before a batch longer than ``scratch`` and where a read comes up short or fails: the
+    caller's own path reads from there, and says why."""
+    count, high = 0, next_offset
+    while pos < stop:
+        try:
+            chunk = os.pread(fd, min(len(scratch), n - pos), pos)
+        except OSError:
+            break
+        to, k, next_offset, last_epoch, top = walk_py(chunk, 0, len(chunk), stop - pos,
+                                                      next_offset, last_epoch)
+        if not k:
+            break
+        count += k
+        high = max(high, top)
+        pos += to
+    return pos, count, next_offset, last_epoch, high
+
+
+#: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, (attributes skipped),
+#: lastOffsetDelta: the header fields a walk reads.
+_WALK = struct.Struct(">qiibI2xi")
+assert _WALK.size == _AT_BASE_TS and _WALK.unpack_from(bytes(range(27)))[5] == \
+    _INT32.unpack_from(bytes(range(27)), _AT_DELTA)[0]
+
 run_length: Callable[..., int] = CORE.run_length if CORE is not None else run_length_py
 gather_int64: Callable[..., bytes] = CORE.gather_int64 if CORE is not None else \
     gather_int64_py
 fill: Callable[..., str] = CORE.fill if CORE is not None else fill_py
+walk: Callable[..., tuple[int, int, int, int, int]] = CORE.walk if CORE is not None else \
+    walk_py
+walk_file: Callable[..., tuple[int, int, int, int, int]] = CORE.walk_file \
+    if CORE is not None else walk_file_py
 
 
 #: The most batches one Run holds: a run is copied out of the file (``Run.raw``) and a
@@ -234,6 +303,23 @@ class Run(tuple):
             start = k * size
             yield new(Batch, unpack(raw, start) + (True, position + start,
                                                    raw[start:start + size], file, lone))
+
+
+class Walked(tuple):
+    """``count`` intact batches, back to back from byte ``start`` to ``end`` of a file,
+    that a scan walked by their headers and CRCs alone (``scan_batches(walk=True)``):
+    nothing in them is a finding, and the highest of their last offsets + 1 is
+    ``high``."""
+
+    __slots__ = ()
+
+    def __new__(cls, count: int, start: int, end: int, high: int) -> Walked:
+        return tuple.__new__(cls, (count, start, end, high))
+
+    count = property(itemgetter(0))
+    start = property(itemgetter(1))
+    end = property(itemgetter(2))
+    high = property(itemgetter(3))
 
 
 class Expandable:

@@ -54,6 +54,7 @@ from kmeta.ops.replay import (
     snapshot_image,
 )
 from kmeta.ops.replay_process import ForkedReplay, forked_replay
+from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in, scan_partition
 from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans, first_base_offset
@@ -531,12 +532,14 @@ def _first_offset(part: PartitionDir) -> int | None:
     return None
 
 
-def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterator[Finding]:
+def verify_indexes(part: PartitionDir, stats: LogStats | None = None,
+                   offset_found: dict[str, list[Finding]] | None = None) -> Iterator[Finding]:
     """The indexes of one partition: each live index against its own segment.
 
     Kafka appends an offset-index entry (last offset of the appended batches, position of
     the first of them) every ``index.interval.bytes``, and a time-index entry with the
     largest timestamp so far: both only grow, and every position is a batch start.
+    ``offset_found``: what :func:`offset_index_findings` found, when it ran beside.
     """
     segments = {f.kind.base_offset: f for f in part.segments}
     # the last offset of each segment, from the runs the verify pass recorded
@@ -545,30 +548,47 @@ def verify_indexes(part: PartitionDir, stats: LogStats | None = None) -> Iterato
         k = f.kind
         if not k.live or k.kind not in ("offset-index", "time-index"):
             continue
-        path = str(f.path)
-        seg = segments.get(k.base_offset)
-        if seg is None:
-            yield Finding("V030", f"{k.kind} for base offset {k.base_offset} has no "
-                          "segment: Kafka deletes it on load", path)
-            continue
-        index, problem = load_checked(f)
-        if problem:
-            yield problem
-        if index is None:
-            continue
-        if index.trailing_bytes:
-            yield Finding("V031", f"{index.trailing_bytes} bytes after the last whole entry",
-                          path, index.valid_bytes)
-        if index.preallocated and not index.tail_zero:
-            yield Finding("V031", "bytes after the last entry are not zero (damage in the "
-                          "preallocated tail)", path)
-        if k.kind == "offset-index":
-            yield from _offset_index_against(index.entries, seg, path)
+        if offset_found is not None and k.kind == "offset-index":
+            yield from offset_found[str(f.path)]
         else:
-            last = lasts.get(k.base_offset) if stats else None
-            if stats is not None and last is None:
-                last = k.base_offset - 1  # an empty segment: no entry can name an offset
-            yield from _time_index_in_order(index.entries, path, last)
+            yield from _index_findings(f, segments, stats, lasts)
+
+
+def offset_index_findings(part: PartitionDir) -> dict[str, list[Finding]]:
+    """What :func:`verify_indexes` finds of each live offset index of ``part``, by path:
+    they need nothing of the verify pass, so they can run beside it."""
+    segments = {f.kind.base_offset: f for f in part.segments}
+    return {str(f.path): list(_index_findings(f, segments, None, {})) for f in part.files
+            if f.kind.live and f.kind.kind == "offset-index"}
+
+
+def _index_findings(f: LogFile, segments: dict[int | None, LogFile],
+                    stats: LogStats | None, lasts: dict[int, int]) -> Iterator[Finding]:
+    k = f.kind
+    path = str(f.path)
+    seg = segments.get(k.base_offset)
+    if seg is None:
+        yield Finding("V030", f"{k.kind} for base offset {k.base_offset} has no "
+                      "segment: Kafka deletes it on load", path)
+        return
+    index, problem = load_checked(f)
+    if problem:
+        yield problem
+    if index is None:
+        return
+    if index.trailing_bytes:
+        yield Finding("V031", f"{index.trailing_bytes} bytes after the last whole entry",
+                      path, index.valid_bytes)
+    if index.preallocated and not index.tail_zero:
+        yield Finding("V031", "bytes after the last entry are not zero (damage in the "
+                      "preallocated tail)", path)
+    if k.kind == "offset-index":
+        yield from _offset_index_against(index.entries, seg, path)
+    else:
+        last = lasts.get(k.base_offset) if stats else None
+        if stats is not None and last is None:
+            last = k.base_offset - 1  # an empty segment: no entry can name an offset
+        yield from _time_index_in_order(index.entries, path, last)
 
 
 def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
@@ -612,15 +632,25 @@ def _time_index_in_order(entries: tuple, path: str, last: int | None = None
         previous = e
 
 
-def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None
-                              ) -> tuple[list[Finding], LogStats]:
+#: A metadata log at least this long has its offset indexes checked in a process beside
+#: the pass (with more than one job): below it, the process costs more than it saves.
+INDEXES_BESIDE_FROM = 32 << 20
+
+
+def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None,
+                              jobs: int = 1) -> tuple[list[Finding], LogStats]:
     """Batches, records, leader epochs, snapshots and indexes of one ``__cluster_metadata``
-    directory (see :func:`unreadable` first)."""
+    directory (see :func:`unreadable` first); with ``jobs`` > 1, the offset indexes are
+    checked by another process meanwhile (the findings are the same)."""
     stats = LogStats()
+    size = _size(part.segments)
+    # started first: the replay's fork below must not be copied into it
+    indexes = Beside(offset_index_findings, (part,),
+                     jobs if size >= INDEXES_BESIDE_FROM else 1)
     replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
     findings: list[Finding] = []
     # a long log's replay runs beside the pass, in a second process where one pays
-    feed = forked_replay(replay, findings, _size(part.segments), _record_findings)
+    feed = forked_replay(replay, findings, size, _record_findings)
     try:
         for finding in verify_log(part.segments, stats, feed, progress):
             findings.append(finding)  # one at a time: the forked replay counts them
@@ -628,11 +658,12 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
             stats.image = feed.finish(stats.snapshot_findings)
         else:
             stats.image = replay.image if replay is not None else None
+        findings += verify_model(part, stats)
+        findings += verify_indexes(part, stats, indexes.result())
     finally:
         if type(feed) is ForkedReplay:
             feed.close()
-    findings += verify_model(part, stats)
-    findings += verify_indexes(part, stats)
+        indexes.close()
     return findings, stats
 
 
@@ -683,14 +714,23 @@ class VerifyReport:
 
 
 
-def verify(paths: Iterable[str | os.PathLike[str]]) -> VerifyReport:
-    """Run every check on the files under ``paths``."""
-    return verify_discovery(discover(paths))
+def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1) -> VerifyReport:
+    """Run every check on the files under ``paths``; ``jobs``: how many processes may scan
+    the ordinary topics' partitions (the report is the same for any)."""
+    return verify_discovery(discover(paths), jobs=jobs)
 
 
-def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> VerifyReport:
+def verify_discovery(discovery: Discovery, progress: Progress | None = None,
+                     jobs: int = 1) -> VerifyReport:
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
+    ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
+    with PartitionScans(partitions_in([p.segments for p in ordinary]), jobs) as scans:
+        return _verify_discovery(discovery, progress, scans)
+
+
+def _verify_discovery(discovery: Discovery, progress: Progress | None,
+                      scans: PartitionScans) -> VerifyReport:
     report = VerifyReport(findings=list(discovery.findings))
     add = report.findings.extend
     # partition dir -> its log end offset (two data dirs given together may each hold a
@@ -704,7 +744,7 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
             report.not_run.append(f"{part.path}: log, epoch, snapshot, index and replay "
                                   "checks not run: a segment cannot be read")
         elif part.is_metadata:
-            findings, stats = verify_metadata_partition(part, progress)
+            findings, stats = verify_metadata_partition(part, progress, scans.jobs)
             add(findings)
             report.segments += stats.segments
             report.snapshots += len(stats.snapshot_findings)
@@ -716,7 +756,10 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
             report.logs[str(part.path)] = stats
             add(_check_partition_metadata(part))
         else:
-            add(_scan_only(part.segments, log_ends, str(part.path)))
+            found, end = scans.take()
+            add(found)
+            if end is not None:
+                log_ends[str(part.path)] = end
             report.segments += len(part.segments)
             if progress is not None:
                 for f in part.segments:
@@ -762,26 +805,9 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None) -> 
     return report
 
 
-def _scan_only(files: Iterable[LogFile], log_ends: dict | None = None,
-               key: Any = None) -> Iterator[Finding]:
-    """Batch-level checks for logs kmeta does not interpret (ordinary topics); the log end
-    offset goes into ``log_ends[key]`` when it is known: not when there is no segment (a
-    copy that left them out) or one cannot be read."""
-    end: int | None = None
-    for f in files:
-        # An empty segment still says where the log ends: Kafka names it for its base
-        # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
-        base = f.kind.base_offset or 0
-        end = base if end is None else max(end, base)
-        for item in read_batches(f.path):
-            if type(item) is not Finding:
-                end = max(end, item.last_offset + 1)
-                continue
-            yield item
-            if item.code == "S008":
-                log_ends = None
-    if log_ends is not None and end is not None:
-        log_ends[key] = end
+def _scan_only(files: Iterable[LogFile]) -> list[Finding]:
+    """Batch-level checks for segments kmeta does not interpret (loose files)."""
+    return scan_partition([(str(f.path), f.kind.base_offset) for f in files])[0]
 
 
 def _partitions_without_segments(data_dir: Any) -> Iterator[Finding]:

@@ -20,7 +20,7 @@ from kmeta.core.lifecycle import (
 from kmeta.findings import Finding
 from kmeta.ops.brokers import BrokersResult
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import finding_line
+from kmeta.render.text import Paths, finding_line
 
 #: The findings that are part of the story (on stdout), not problems of the log.
 LIFECYCLE_CODES = ("V130", "V131", "V132", "V133")
@@ -144,7 +144,8 @@ def _node(role: str, node: int) -> str:
     return f"{role} {node}"
 
 
-def brokers_lines(result: BrokersResult, colour: bool = False) -> Iterator[str]:
+def brokers_lines(result: BrokersResult, colour: bool = False,
+                  given: list[str] | None = None) -> Iterator[str]:
     """The report: what was read, the timeline, the quorum's leaders, one row per node,
     the anomalies, and what the disk cannot say."""
     yield _header(result)
@@ -174,7 +175,8 @@ def brokers_lines(result: BrokersResult, colour: bool = False) -> Iterator[str]:
         yield ""
         yield "anomalies:"
         for f in told:
-            yield "  " + finding_line(f, colour)
+            # paths relative to what the user typed, as every finding line shows them
+            yield "  " + finding_line(f, colour, Paths(given) if given else None)
     yield ""
     yield "not on disk: " + "; ".join(result.not_on_disk)
 

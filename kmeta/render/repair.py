@@ -11,7 +11,7 @@ from typing import Any
 from kmeta.findings import Severity
 from kmeta.ops.repair import Action, FileChange, RepairPlan, RepairResult
 from kmeta.render.jsonl import dumps
-from kmeta.render.text import FINDINGS_SHOWN, finding_line, summarise
+from kmeta.render.text import FINDINGS_SHOWN, Paths, finding_line, summarise
 
 __all__ = ["repair_json", "repair_lines", "repair_object"]
 
@@ -119,8 +119,9 @@ def _check_lines(result: RepairResult) -> list[str]:
                  "damaged batch"]
     else:
         lines = [f"check: no errors in the output, {len(found)} warning(s):"]
-    # the first few (the JSON has them all)
-    lines += [f"  {finding_line(f)}" for f in found[:FINDINGS_SHOWN]]
+    # the first few (the JSON has them all), named under the output dir
+    lines += [f"  {finding_line(f, paths=Paths([str(result.out)]))}"
+              for f in found[:FINDINGS_SHOWN]]
     if len(found) > FINDINGS_SHOWN:
         lines.append(f"  … {len(found) - FINDINGS_SHOWN} more")
     return lines

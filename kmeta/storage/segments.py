@@ -56,7 +56,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.checksum import crc32c
 from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import MIN_MESSAGE, LegacyBatch
-from kmeta.formats.runs import MAX_RUN, Run
+from kmeta.formats.runs import MAX_RUN, Run, Walked
 from kmeta.storage.regular import open_regular
 
 _PREFIX = struct.Struct(">qi")
@@ -69,6 +69,12 @@ PROGRESS_EVERY = 4 << 20
 RELEASE_EVERY = 32 << 20
 #: How much of a file ``scan`` reads ahead at a time, in bytes.
 FILL_EVERY = 4 << 20
+#: How much of a file a walk (``scan_batches(walk=True)``) reads at a time, in bytes:
+#: small enough that the CRC reads what was just copied from the cache, not from memory,
+#: and above Kafka's default largest batch (message.max.bytes, 1 MiB + 12 bytes).  A
+#: longer batch gets a buffer of its own length, up to WALK_MOST.
+WALK_CHUNK = (1 << 20) + (64 << 10)
+WALK_MOST = 256 << 20
 
 
 _ANONYMOUS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
@@ -408,8 +414,8 @@ _NOTHING_YET = object()
 
 def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
                  first_offset: int | None = None, memo: bool = False, runs: bool = False,
-                 progress: Callable[[int], None] | None = None,
-                 ) -> Iterator[Batch | LegacyBatch | Run | Finding]:
+                 progress: Callable[[int], None] | None = None, walk: bool = False,
+                 ) -> Iterator[Batch | LegacyBatch | Run | Walked | Finding]:
     """Every batch of a segment-format buffer, and a Finding for every problem, in file
     order.
 
@@ -421,9 +427,13 @@ def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
     judged them all.
     ``max_bytes`` stops reading early (a batch it cuts is no finding); ``first_offset`` is
     the least base offset the first batch may have; ``progress`` hears of bytes read.
+    With ``walk`` (and neither ``memo`` nor ``runs``), the intact batches that a scan
+    reports nothing of come as ``formats.runs.Walked`` spans instead, walked by header
+    and CRC in the compiled core: for a reader that wants only the findings and where
+    the log ends.
     """
     return _scan(buf, file, max_bytes, first_offset, memo, None, None, progress,
-                 memo and runs)
+                 memo and runs, walk and not memo)
 
 
 def scan_records(buf: Any, file: str, decode: Callable[[Any], Any],
@@ -483,8 +493,8 @@ def _read(path: str | Path, scanner: Callable[..., Iterator[Any]], args: tuple,
 def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
           records: bool, decode: Callable[[Any], Any] | None,
           decode_control: Callable[[Any, Any], Any] | None,
-          progress: Callable[[int], None] | None, runs: bool,
-          ) -> Iterator[Batch | LegacyBatch | Run | Finding | tuple[Any, Record, Any]]:
+          progress: Callable[[int], None] | None, runs: bool, walk: bool = False,
+          ) -> Iterator[Batch | LegacyBatch | Run | Walked | Finding | tuple[Any, Record, Any]]:
     """The one loop behind :func:`scan_batches` and :func:`scan_records`."""
     if progress is None:
         progress = _reading_hook(file)
@@ -502,6 +512,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
     codec_mask, control_flag = COMPRESSION_MASK, CONTROL_FLAG
     memo_get = SMALL_RECORDS.get
     run_length = _runs.run_length  # read per scan: the tests swap in the reference
+    walker = _runs.walk if walk else None
     remember_small = remember_small_record
     small_length = SMALL_BATCH - 12
     last_header = n - HEADER_SIZE
@@ -526,7 +537,34 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
     shrunk = False
     fill_at = n + 1 if hi >= n else hi - HEADER_SIZE + 1
     event_at = min(release_at, tell_at, fill_at)
+    # A walk over a SegmentMap reads the file itself, not into the map, while its batches
+    # are intact; the map is loaded from the first batch that is not (see below).
+    fd = getattr(buf, "fd", None) if walker is not None and load is not None else None
+    walk_file = _runs.walk_file
+    scratch = bytearray(max(HEADER_SIZE, min(n, WALK_CHUNK))) if fd is not None else None
     while pos < n:
+        if fd is not None and pos >= hi and pos <= last_header:
+            to, count, after, epoch, high = walk_file(fd, scratch, pos, n, tell_at,
+                                                      next_offset, last_epoch)
+            if count:
+                yield Walked(count, pos, to, high)
+                pos, next_offset, last_epoch = to, after, epoch
+                if pos >= tell_at:
+                    progress(pos - told)
+                    told = pos
+                    tell_at = pos + PROGRESS_EVERY
+                continue
+            claimed = _batch_size_at(fd, pos)
+            if len(scratch) < claimed <= min(n - pos, WALK_MOST):
+                scratch = bytearray(claimed)  # a batch longer than the buffer: read it whole
+                continue
+            # The batch here needs the scan's own reading: the map is loaded from it on
+            # (nothing before ``pos`` is read again).
+            hi, released = pos, pos // mmap.PAGESIZE * mmap.PAGESIZE
+            release_at = released + RELEASE_EVERY if release is not None else n + 1
+            fill_at = hi - HEADER_SIZE + 1
+            event_at = min(release_at, tell_at, fill_at)
+            fd = None  # one batch read by the map: the rest of the file too
         if pos >= event_at:
             if pos >= fill_at:
                 want = min(n, hi + FILL_EVERY)
@@ -546,6 +584,15 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
             event_at = min(release_at, tell_at, fill_at)
             if pos >= n:
                 break
+        if walker is not None and pos <= last_header:
+            # The batches the fast path below would take, a stretch at a time: up to the
+            # next event (load, release, progress), which the loop then serves as before.
+            to, count, after, epoch, high = walker(buf, pos, hi, event_at, next_offset,
+                                                   last_epoch)
+            if count:
+                yield Walked(count, pos, to, high)
+                pos, next_offset, last_epoch = to, after, epoch
+                continue
         if pos <= last_header:
             # Fast path: an intact v2 batch where one is expected.
             fields = unpack(buf, pos)
@@ -679,6 +726,15 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
         pos = resume
     if shrunk:
         raise buf.shrank(n)
+
+
+def _batch_size_at(fd: int, pos: int) -> int:
+    """The bytes the batch header at ``pos`` of the file claims (0 if none can be read)."""
+    try:
+        head = os.pread(fd, LOG_OVERHEAD, pos)
+    except OSError:
+        return 0
+    return _PREFIX.unpack(head)[1] + LOG_OVERHEAD if len(head) == LOG_OVERHEAD else 0
 
 
 def _damage(file: str, start: int, resume: int, reason: str) -> Finding:

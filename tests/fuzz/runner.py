@@ -199,9 +199,14 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     from kmeta.ops import chunks, replay_process
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-             payload._compiled_body)
+             payload._compiled_body, runs.walk, runs.walk_file)
     fork_above = replay_process.FORK_ABOVE
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
+    # walks are runs of a kind: the reference's, or none (each batch read by the scan)
+    runs.walk = runs.walk_py if runs_too else \
+        (lambda buf, pos, limit, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
+    runs.walk_file = runs.walk_file_py if runs_too else \
+        (lambda fd, scratch, pos, n, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
     if not runs_too:
@@ -213,7 +218,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         yield
     finally:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-         payload._compiled_body) = saved
+         payload._compiled_body, runs.walk, runs.walk_file) = saved
         replay_process.FORK_ABOVE = fork_above
         payload._DECODED.clear()
         chunks._COLUMNS.clear()

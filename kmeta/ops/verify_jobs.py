@@ -1,0 +1,320 @@
+"""``verify --jobs N``: the ordinary topics' partitions of a run spread over processes.
+
+An ordinary partition's check is its segments' batch scan (framing, CRC, damage, where
+the log ends: :func:`scan_partition`), independent of every other partition, and most of
+a broker's bytes.  :class:`PartitionScans` hands out those scans: with one job it runs
+each when the report reaches it; with N it starts N - 1 worker processes, and every
+process, the caller included, claims the next partition not yet claimed (a counter in
+shared memory), so a worker that starts late or a partition that is large leaves no one
+idle.  The caller takes each partition's result in input order, its own or a worker's,
+and scans more while it waits for one.  A partition's findings are the same wherever it
+was scanned and are merged in the order one process reports them: the report is the
+same byte for byte.  :class:`Beside` runs one call in another process while the caller
+goes on: a long metadata log's offset-index checks, beside its pass.
+
+Workers are forked when this process has a single thread, on Linux (they start at once,
+with every module already imported); otherwise (a progress bar's thread, say) they are
+started by multiprocessing's ``forkserver``, or ``spawn`` where there is none, so that
+no thread is ever forked.  No thread is started here.  A worker that dies leaves the
+partitions it had claimed and not reported to the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from kmeta.findings import Finding
+from kmeta.formats.runs import Walked
+from kmeta.storage.segments import read_batches
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+#: A partition's segments, as (path, base offset from the name, or None).
+Segments = list[tuple[str, int | None]]
+#: What scanning a partition found: its findings, and its log end offset (None when it
+#: is unknown: no segment, or one could not be read).
+Scanned = tuple[list[Finding], int | None]
+
+#: Below this many bytes of ordinary partitions, a run keeps them in its own process: a
+#: forked worker costs milliseconds, one from the forkserver a fresh interpreter and
+#: kmeta's imports (about 0.2 s), against about 0.03 s of scanning per 64 MiB.
+PARALLEL_FROM = 64 << 20
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def scan_partition(segments: Segments) -> Scanned:
+    """The batch-level checks of an ordinary topic's partition (kmeta does not interpret
+    its records): every segment's scan, intact batches walked by header and CRC."""
+    found: list[Finding] = []
+    end: int | None = None
+    known = True
+    for path, base in segments:
+        # An empty segment still says where the log ends: Kafka names it for its base
+        # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
+        base = base or 0
+        end = base if end is None else max(end, base)
+        for item in read_batches(path, walk=True):
+            if type(item) is Finding:
+                found.append(item)
+                if item.code == "S008":
+                    known = False
+            elif type(item) is Walked:  # intact batches, by header and CRC
+                end = max(end, item.high)
+            else:
+                end = max(end, item.last_offset + 1)
+    return found, end if known else None
+
+
+def _serve(conn: Connection, tasks: list[Segments], claims: Any, owner: Any, me: int
+           ) -> None:
+    """A worker: claims partitions until none is left, sending each result as it is done."""
+    from kmeta.storage.segments import READING
+
+    READING.set(None)  # a forked worker must not draw its parent's progress bar
+    try:
+        while (k := _claim(claims, owner, me, len(tasks))) is not None:
+            try:
+                result: Any = scan_partition(tasks[k])
+            except Exception:  # a bug: the caller says so, with the worker's traceback
+                conn.send((k, None, traceback.format_exc()))
+                return
+            conn.send((k, result, None))
+    except (BrokenPipeError, EOFError, OSError):
+        pass  # the caller is gone or stopped listening
+    finally:
+        conn.close()
+
+
+def _claim(claims: Any, owner: Any, me: int, count: int) -> int | None:
+    """The next partition nobody has claimed, now ``me``'s; None when all are."""
+    with claims.get_lock():
+        k = claims.value
+        if k >= count:
+            return None
+        claims.value = k + 1
+        owner[k] = me
+    return k
+
+
+def _context() -> Any:
+    import multiprocessing  # only where workers are started: it costs start-up
+
+    methods = multiprocessing.get_all_start_methods()
+    # fork only on Linux (macOS's system libraries are not safe across one)
+    if sys.platform.startswith("linux") and _threads() == 1:
+        return multiprocessing.get_context("fork")
+    method = "forkserver" if "forkserver" in methods else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
+def _threads() -> int:
+    """This process's threads, the operating system's count (a library's threads too)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return threading.active_count()
+
+
+class PartitionScans:
+    """The scans of ``partitions`` (each a list of segments, with its size in bytes),
+    taken one at a time in their order with :meth:`take`.  Use as a context manager: the
+    workers are stopped on the way out."""
+
+    def __init__(self, partitions: Sequence[tuple[Segments, int]], jobs: int = 1) -> None:
+        self._segments = [segs for segs, _ in partitions]
+        self._done: dict[int, Scanned] = {}
+        self._next = 0
+        self._workers: dict[int, tuple[Any, Connection]] = {}
+        self._claims: Any = None
+        #: the processes the run may use: for checks of its own beside the scans
+        self.jobs = jobs
+        total = sum(size for _, size in partitions)
+        jobs = min(jobs, len(partitions))
+        if jobs <= 1 or total < PARALLEL_FROM:
+            return
+        ctx = _context()
+        self._claims = ctx.Value("q", 0)
+        self._owner = ctx.Array("i", len(partitions), lock=False)
+        for sink in (sys.stdout, sys.stderr):  # a forked worker must not write them again
+            with contextlib.suppress(Exception):
+                sink.flush()
+        for me in range(1, jobs):
+            mine, theirs = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_serve, name=f"kmeta-verify-{me}", daemon=True,
+                               args=(theirs, self._segments, self._claims, self._owner, me))
+            try:
+                proc.start()
+            except OSError:  # no process to be had: the others (this one) do its part
+                mine.close()
+                continue
+            finally:
+                theirs.close()
+            self._workers[me] = (proc, mine)
+
+    @property
+    def processes(self) -> int:
+        """The worker processes started (0: every scan runs in this one)."""
+        return len(self._workers)
+
+    def take(self) -> Scanned:
+        """The next partition's scan, in input order."""
+        index = self._next
+        self._next += 1
+        if self._claims is None:
+            return scan_partition(self._segments[index])
+        while index not in self._done:
+            if self._receive(block=False):
+                continue
+            k = _claim(self._claims, self._owner, 0, len(self._segments))
+            if k is not None:
+                self._done[k] = scan_partition(self._segments[k])
+            elif not self._receive(block=True):
+                # every partition claimed, no worker left to hear from: ours, then
+                self._done[index] = scan_partition(self._segments[index])
+        return self._done.pop(index)
+
+    def _receive(self, block: bool) -> bool:
+        """Read the results the workers have sent (waiting for one with ``block``);
+        whether anything was read or a worker was found gone."""
+        conns = {conn: me for me, (_, conn) in self._workers.items()}
+        if not conns:
+            return False
+        from multiprocessing.connection import wait
+
+        ready = wait(list(conns), timeout=None if block else 0)
+        for conn in ready:
+            me = conns[conn]
+            try:
+                k, result, error = conn.recv()
+            except (EOFError, OSError):
+                self._gone(me)
+                continue
+            if error is not None:
+                raise RuntimeError(f"a verify worker failed:\n{error}")
+            self._done[k] = result
+        return bool(ready)
+
+    def _gone(self, me: int) -> None:
+        """Worker ``me`` ended (done, or killed): what it claimed and did not send is ours."""
+        proc, conn = self._workers.pop(me)
+        conn.close()
+        proc.join()
+        with self._claims.get_lock():
+            claimed = self._claims.value
+        for k in range(claimed):
+            if self._owner[k] == me and k not in self._done and k >= self._next - 1:
+                self._done[k] = scan_partition(self._segments[k])
+
+    def close(self) -> None:
+        for proc, conn in self._workers.values():
+            conn.close()
+            proc.join(timeout=0.5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join()
+        self._workers = {}
+
+    def __enter__(self) -> PartitionScans:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _call(conn: Connection, fn: Any, args: tuple) -> None:
+    """A worker for :class:`Beside`: ``fn(*args)``, sent back."""
+    from kmeta.storage.segments import READING
+
+    READING.set(None)
+    try:
+        try:
+            result: Any = (fn(*args), None)
+        except Exception:  # a bug: the caller says so, with the worker's traceback
+            result = (None, traceback.format_exc())
+        conn.send(result)
+    except (BrokenPipeError, OSError):
+        pass
+    finally:
+        conn.close()
+
+
+class Beside:
+    """``fn(*args)`` in a worker process started now, while the caller does other work;
+    :meth:`result` waits for it.  With one job (or no process to be had), or when the
+    worker dies, :meth:`result` calls ``fn`` itself: the result is the same either way.
+    ``fn`` must be a module-level function, its arguments and result picklable."""
+
+    def __init__(self, fn: Any, args: tuple, jobs: int) -> None:
+        self._fn, self._args = fn, args
+        self._proc: Any = None
+        if jobs <= 1:
+            return
+        ctx = _context()
+        for sink in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                sink.flush()
+        mine, theirs = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_call, args=(theirs, fn, args), daemon=True,
+                           name="kmeta-verify-beside")
+        try:
+            proc.start()
+        except OSError:
+            mine.close()
+            return
+        finally:
+            theirs.close()
+        self._proc, self._conn = proc, mine
+
+    def result(self) -> Any:
+        if self._proc is None:
+            return self._fn(*self._args)
+        try:
+            value, error = self._conn.recv()
+        except (EOFError, OSError):  # the worker died: do it here
+            value, error = self._fn(*self._args), None
+        finally:
+            self.close()
+        if error is not None:
+            raise RuntimeError(f"a verify worker failed:\n{error}")
+        return value
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._conn.close()
+            self._proc.join(timeout=0.5)
+            if self._proc.is_alive():
+                self._proc.terminate()
+                self._proc.join()
+            self._proc = None
+
+
+def partitions_in(segment_lists: Sequence[Sequence[Any]]) -> list[tuple[Segments, int]]:
+    """(segments, bytes) of each partition, from its LogFiles."""
+    out = []
+    for files in segment_lists:
+        segs: Segments = [(str(f.path), f.kind.base_offset) for f in files]
+        size = 0
+        for f in files:
+            with contextlib.suppress(OSError):
+                size += f.path.stat().st_size
+        out.append((segs, size))
+    return out
+

@@ -1,0 +1,226 @@
+"""``verify --jobs N`` (kmeta/ops/verify_jobs.py): the ordinary partitions scanned in worker
+processes give the report of one process, byte for byte, on every fixture and real data
+dir and on a broker of damaged partitions; a worker that dies leaves its share to the
+caller; and the scan of an ordinary partition by walks is the scan batch by batch.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from kmeta.formats.batch import build_batch
+from kmeta.ops import verify as verify_module
+from kmeta.ops import verify_jobs
+from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in, scan_partition
+from kmeta.storage import writer as W
+from kmeta.storage.discover import discover
+from tests.clirun import run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+ENV = {"COLUMNS": "100", "NO_COLOR": "1"}
+
+
+@pytest.fixture
+def parallel(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Workers start whatever the size of the input; the list gets, per run with workers,
+    how many were started."""
+    monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(verify_module, "INDEXES_BESIDE_FROM", 0)
+    started: list[int] = []
+    real_init = PartitionScans.__init__
+
+    def spy(self: PartitionScans, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)
+        started.append(self.processes)
+
+    monkeypatch.setattr(PartitionScans, "__init__", spy)
+    real_beside = Beside.__init__
+
+    def spy_beside(self: Beside, *args: object, **kwargs: object) -> None:
+        real_beside(self, *args, **kwargs)
+        if self._proc is not None:
+            BESIDE.append(self._proc.pid)
+
+    monkeypatch.setattr(Beside, "__init__", spy_beside)
+    BESIDE.clear()
+    return started
+
+
+#: the processes started beside a metadata log's pass (its offset indexes)
+BESIDE: list[int] = []
+
+
+def _data_dirs(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.rglob("meta.properties"))
+
+
+def _same_for_any_jobs(*paths: Path, jobs: tuple[int, ...] = (2,)) -> None:
+    for args in (("--json",), ()):
+        want = run("verify", *args, "--jobs", "1", *map(str, paths), env=ENV)
+        for n in jobs:
+            got = run("verify", *args, "--jobs", str(n), *map(str, paths), env=ENV)
+            assert (got.returncode, got.stdout, got.stderr) == \
+                (want.returncode, want.stdout, want.stderr), f"--jobs {n} {args} {paths}"
+
+
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_the_report_is_the_same_with_two_jobs(root: str, real_data: Path,
+                                              parallel: list[int]) -> None:
+    dirs = _data_dirs(FIXTURES if root == "fixtures" else real_data)
+    assert len(dirs) > 5
+    for d in dirs:
+        _same_for_any_jobs(d)
+    _same_for_any_jobs(*dirs, jobs=(2, 3))  # all of them in one run
+    assert max(parallel) >= 1 and 1 in parallel  # two jobs: one worker beside this one
+    assert BESIDE  # and the metadata logs' offset indexes checked in another process
+
+
+def test_a_metadata_logs_index_findings_are_the_same_beside(tmp_path: Path,
+                                                            parallel: list[int]) -> None:
+    """Damaged offset indexes of a metadata log, checked beside the pass: the findings
+    come where one process has them."""
+    import shutil
+
+    part = tmp_path / "__cluster_metadata-0"
+    shutil.copytree(FIXTURES / "healthy" / "__cluster_metadata-0", part)
+    index = sorted(part.glob("*.index"))[0]
+    raw = bytearray(index.read_bytes())
+    assert len(raw) >= 16
+    raw[4:8] = (123456).to_bytes(4, "big")  # entry 0 points where no batch starts
+    index.write_bytes(bytes(raw) + b"\x01\x02\x03")  # and a partial entry after
+    (part / "00000000000000999999.index").write_bytes(bytes(8))  # no segment: V030
+    _same_for_any_jobs(part, jobs=(2,))
+    out = run("verify", "--json", "--jobs", "2", str(part), env=ENV).stdout
+    assert BESIDE
+    for code in ("V030", "V031", "V032"):
+        assert f'"code":"{code}"' in out
+
+
+def _topic(part: Path, batches: int, seed: int) -> None:
+    rng = random.Random(seed)
+    out, off = [], 0
+    for i in range(batches):
+        recs = [(b"key-%d" % rng.randrange(100), rng.randbytes(rng.randrange(10, 200)))
+                for _ in range(rng.randrange(1, 10))]
+        out.append(build_batch(off, recs, leader_epoch=i // 40,
+                               base_timestamp=1_700_000_000_000 + off))
+        off += len(recs)
+    W.write_segments(part, out, segment_bytes=20_000, durable=False)
+
+
+def damaged_broker(root: Path) -> Path:
+    """A data dir of twelve partitions, most of them damaged in a way of their own."""
+    data = root / "broker"
+    data.mkdir()
+    (data / "meta.properties").write_text(
+        "version=1\nnode.id=1\ncluster.id=5L6g3nShT-eMCtK--X86sw\n"
+        "directory.id=J8aAPcfLQt2bAHAnpAuCpw\n")
+    for p in range(12):
+        part = data / f"orders-{p}"
+        _topic(part, 120, seed=p)
+        seg = sorted(part.glob("*.log"))[1]
+        raw = bytearray(seg.read_bytes())
+        if p % 6 == 1:
+            raw[len(raw) // 2] ^= 0xFF  # a bad CRC, or damage to resync past
+        elif p % 6 == 2:
+            raw += b"\x00" * 300  # a zero-filled tail
+        elif p % 6 == 3:
+            raw = raw[:-17]  # a torn tail
+        elif p % 6 == 4:
+            raw[100:140] = b"garbage!" * 5
+        seg.write_bytes(bytes(raw))
+    return data
+
+
+def test_damaged_partitions_are_reported_in_their_order(tmp_path: Path,
+                                                        parallel: list[int]) -> None:
+    data = damaged_broker(tmp_path)
+    _same_for_any_jobs(data, jobs=(2, 3, 5))
+    assert parallel[:4] == [0, 1, 2, 4]  # --jobs 1, 2, 3, 5: that many processes in all
+    out = run("verify", "--json", "--jobs", "3", str(data), env=ENV).stdout
+    named = [line.split('"file":"')[1].split("/")[-2] for line in out.splitlines()
+             if '"file":"' in line and "/orders-" in line]
+    assert len(set(named)) >= 7  # damage in most partitions...
+    assert named == sorted(named, key=named.index)  # each partition's findings together
+    order = list(dict.fromkeys(named))
+    found = [p.path.name for p in discover([data]).all_partitions()]
+    # ...reported partition by partition, in the order they were found
+    assert order == [name for name in found if name in order]
+
+
+def _ordinary(data: Path) -> list:
+    found = discover([data])
+    return partitions_in([p.segments for p in found.all_partitions() if not p.is_metadata])
+
+
+def test_a_worker_that_dies_leaves_its_share_to_the_caller(
+        tmp_path: Path, parallel: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    parts = _ordinary(damaged_broker(tmp_path))
+    want = [scan_partition(segs) for segs, _ in parts]
+    caller = os.getpid()
+    real_scan = verify_jobs.scan_partition
+
+    def dying(segments: list) -> tuple:
+        if os.getpid() != caller:  # a worker (forked: it has this patch) dies mid-way,
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would end it
+        return real_scan(segments)
+
+    monkeypatch.setattr(verify_jobs, "scan_partition", dying)
+    # forked (so they have the patch), even beside pytest-xdist's thread
+    monkeypatch.setattr(verify_jobs, "_threads", lambda: 1)
+    assert verify_jobs._context().get_start_method() == "fork"
+    with PartitionScans(parts, jobs=3) as scans:
+        assert scans.processes == 2
+        got = [scans.take() for _ in parts]
+    assert got == want
+
+
+def test_workers_share_the_partitions(tmp_path: Path, parallel: list[int]) -> None:
+    parts = _ordinary(damaged_broker(tmp_path))
+    with PartitionScans(parts, jobs=2) as scans:
+        got = [scans.take() for _ in parts]
+        owners = list(scans._owner)
+    assert got == [scan_partition(segs) for segs, _ in parts]
+    assert set(owners) <= {0, 1}
+
+
+def test_one_job_starts_no_process(tmp_path: Path) -> None:
+    parts = _ordinary(damaged_broker(tmp_path))
+    with PartitionScans(parts, jobs=1) as scans:
+        assert scans.processes == 0
+    with PartitionScans(parts, jobs=4) as scans:  # too few bytes to be worth a process
+        assert scans.processes == 0
+        assert [scans.take() for _ in parts] == [scan_partition(s) for s, _ in parts]
+
+
+def test_jobs_must_be_positive() -> None:
+    done = run("verify", "--jobs", "0", str(FIXTURES / "healthy"))
+    assert done.returncode == 2
+    assert "--jobs" in done.stderr
+
+
+def test_with_a_thread_alive_workers_are_not_forked(tmp_path: Path,
+                                                    parallel: list[int]) -> None:
+    """A progress bar's thread, say: fork would copy it half-way; the forkserver starts
+    workers from a process of its own."""
+    import threading
+
+    parts = _ordinary(damaged_broker(tmp_path))
+    stop = threading.Event()
+    bar = threading.Thread(target=stop.wait)
+    bar.start()
+    try:
+        assert verify_jobs._context().get_start_method() in ("forkserver", "spawn")
+        with PartitionScans(parts, jobs=2) as scans:
+            assert scans.processes == 1
+            got = [scans.take() for _ in parts]
+    finally:
+        stop.set()
+        bar.join()
+    assert got == [scan_partition(segs) for segs, _ in parts]
