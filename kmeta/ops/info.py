@@ -3,6 +3,11 @@
 For each data directory: ``meta.properties``, the offset checkpoint files, every partition
 found, and for the metadata log its segments, offsets, leader epochs, snapshots,
 ``quorum-state``, records per type and control records — plus every finding met on the way.
+
+The metadata log is decoded whole.  A data topic's segments are read at their ends
+(``kmeta.storage.ends``: the first batch header, the offset index's last entry and the
+headers after it), which gives their offsets, times and sizes exactly, as a decode would,
+in a second for 40,000 segments; one that does not read cleanly so is decoded whole.
 """
 
 from __future__ import annotations
@@ -106,14 +111,15 @@ class PartitionSummary:
 
     @property
     def first_timestamp(self) -> int | None:
-        """The oldest of its segments' first batch times."""
-        times = [s.first_timestamp for s in self.segments if s.first_timestamp is not None]
+        """The oldest of its segments' first batch times (-1, Kafka's "no timestamp",
+        left out)."""
+        times = [t for s in self.segments if (t := s.first_timestamp) is not None and t >= 0]
         return min(times) if times else None
 
     @property
     def last_timestamp(self) -> int | None:
         """The newest of its segments' last batch times."""
-        times = [s.last_timestamp for s in self.segments if s.last_timestamp is not None]
+        times = [t for s in self.segments if (t := s.last_timestamp) is not None and t >= 0]
         return max(times) if times else None
 
     def to_json(self, data_dir: str | None = None) -> dict[str, Any]:
