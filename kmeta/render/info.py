@@ -178,15 +178,14 @@ def _partition_row(p: PartitionSummary, findings: int) -> str:
 
 
 def _anomalies(topics: list[TopicSummary]) -> list[str]:
-    """Partitions that stand out: those with findings (the findings follow, grouped)."""
+    """Partitions that stand out: those with findings (their topics' rows come first,
+    marked !; the findings follow, grouped)."""
     troubled = [t for t in topics if t.troubled]
     if not troubled:
         return []
     count = sum(len(t.troubled) for t in troubled)
-    names = ", ".join(f"{t.topic} ({len(t.troubled)})" for t in troubled[:6])
-    more = f", … {len(troubled) - 6} more topic(s)" if len(troubled) > 6 else ""
-    return [f"anomalies (topics marked !): {count:,} partition(s) of {len(troubled):,} "
-            f"topic(s) with findings: {names}{more}"]
+    return [f"anomalies: {count:,} partition(s) with findings, in {len(troubled):,} "
+            "topic(s) (marked !, first below)"]
 
 
 def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None,
@@ -202,13 +201,13 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
     used = sum(x.count("\n") + 1 for x in out)
     for n, t in enumerate(topics):
         row = fold(_topic_row(t), width)
-        if room is not None and used + row.count("\n") + 3 > room and \
+        if room is not None and used + row.count("\n") + 2 > room and \
                 n >= MIN_TOPIC_ROWS and n < len(topics):
             rest = topics[n:]
             out.append(fold(f"… {len(rest):,} more topic(s): "
                             f"{sum(len(r.partitions) for r in rest):,} partitions, "
-                            f"{size(sum(r.size for r in rest))} (kmeta info --partitions "
-                            "lists every topic and partition)", width))
+                            f"{size(sum(r.size for r in rest))} (--partitions lists all)",
+                            width))
             break
         out.append(row)
         used += row.count("\n") + 1
