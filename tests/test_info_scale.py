@@ -243,3 +243,11 @@ def test_verify_all_lists_every_finding(damaged: Path) -> None:
 def test_info_of_a_damaged_broker_fits_two_screens(damaged: Path) -> None:
     _, lines = _text("info", damaged)
     assert len(lines) <= TWO_SCREENS, "\n".join(lines)
+
+
+def test_a_partition_given_alone_says_what_was_not_counted(tmp_path: Path) -> None:
+    pdir = _partition(tmp_path)
+    code, lines = _text("info", pdir)
+    assert code == 0
+    assert "  2 segment(s) read at their ends: their batches, records and epochs not " \
+           "counted" in "\n".join(lines)

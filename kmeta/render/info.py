@@ -123,6 +123,10 @@ def _partition(console: Console, p: PartitionSummary) -> None:
             _say(console, "  " + line)
     if p.segments:
         console.print(_segments_table("  segments", p.segments, console.width))
+        ends = sum(not s.decoded for s in p.segments)
+        if ends:  # "-" must not read as none
+            _say(console, f"  {ends} segment(s) read at their ends: their batches, records "
+                 "and epochs not counted (kmeta verify reads every batch)")
     else:
         console.print("  no log segments", markup=False, highlight=False)
     if p.snapshots:
