@@ -163,6 +163,52 @@ CODES: dict[str, Code] = {
                  "__remote_log_metadata partition Kafka's partitioner chooses"),
     "V160": Code(Severity.ERROR, "replicas of the metadata log diverged: they hold different "
                  "records at the same offsets"),
+    # The image against the disk (kmeta.core.placement, kmeta.ops.placement): what Kafka
+    # does with a broker's partition dirs given its own metadata image.
+    "V180": Code(Severity.ERROR, "stray log Kafka deletes: the image does not give this node "
+                 "the partition (topic deleted, re-created, or replica moved away) and the "
+                 "broker may run Kafka 3.5/3.6, which delete strays after startup"),
+    "V181": Code(Severity.WARNING, "stray log: Kafka 3.7+ renames it -stray and keeps it (the "
+                 "image does not give this node the partition, or it has no topic id)"),
+    "V182": Code(Severity.ERROR, "partition dir without a topic id: Kafka 3.7.0 refuses to "
+                 "start on it (3.7.1+ rename it -stray and keep it)"),
+    "V184": Code(Severity.INFO, "-stray dir from an earlier start: Kafka keeps it and never "
+                 "deletes it (3.5.x/3.6.0 refuse to start on the name)"),
+    "V185": Code(Severity.INFO, "-delete dir: Kafka deletes it file.delete.delay.ms after "
+                 "loading"),
+    "V186": Code(Severity.WARNING, "abandoned -future log: the image assigns the replica to its "
+                 "log dir, so Kafka 3.7.1+ promotes it and deletes the current log"),
+    "V187": Code(Severity.INFO, "-future log of a replica move in progress: Kafka keeps it "
+                 "and the move resumes"),
+    "V188": Code(Severity.ERROR, "-future log without a topic id: Kafka 3.7.1+ refuses to "
+                 "start"),
+    "V189": Code(Severity.WARNING, "replica the image assigns to this node is missing on disk "
+                 "(its dir gone, or set aside as a stray): Kafka creates it empty and "
+                 "fetches it from the leader, or leads it empty if no other replica is in "
+                 "sync"),
+    "V190": Code(Severity.ERROR, "replica the image assigns to this node is missing on disk, "
+                 "its offset checkpoints name records in it, and no other in-sync replica "
+                 "holds them: they are lost"),
+    "V191": Code(Severity.WARNING, "replica in a log dir other than the one the image assigns "
+                 "(another dir of this broker); Kafka uses it where it is (KIP-858)"),
+    "V192": Code(Severity.WARNING, "replica assigned to a directory id no log dir of this "
+                 "broker has (KIP-858)"),
+    "V193": Code(Severity.INFO, "replica assigned to a reserved directory id (UNASSIGNED or "
+                 "LOST): the broker reports where it is"),
+    "V194": Code(Severity.ERROR, "log dirs of one broker whose meta.properties name "
+                 "different cluster ids: Kafka refuses to start"),
+    "V195": Code(Severity.ERROR, "log dirs of one broker whose meta.properties name "
+                 "different node ids: Kafka refuses to start"),
+    "V196": Code(Severity.ERROR, "a log dir's directory.id is reserved or is also another "
+                 "log dir's of the same broker: Kafka refuses to start"),
+    "V197": Code(Severity.ERROR, "one partition's log is in two log dirs of a broker: Kafka "
+                 "refuses to start"),
+    "V198": Code(Severity.INFO, "replica the image assigns to this node is missing on disk, "
+                 "with no other in-sync replica, but this broker's offset checkpoints say "
+                 "it held no record: Kafka creates it empty, nothing is lost"),
+    "V199": Code(Severity.INFO, "replica the image assigns to this node that neither its "
+                 "disk nor its offset checkpoints know (never held here, or a copy without "
+                 "it): Kafka creates it, and fetches it where another replica is in sync"),
 }
 
 
@@ -196,6 +242,28 @@ HINTS: dict[str, str] = {
     "V140": "the consumer re-reads from the offset the replica answers (or resets); the "
             "records it committed past it are gone from that replica",
     "V160": "kmeta truncate LOCAL --to-divergence-with PEER shows what the follower drops",
+    "V180": "copy what you need out of the dir before the broker starts, or start it with "
+            "Kafka 3.7.1+, which keeps strays as -stray dirs",
+    "V181": "nothing is lost: once sure the data is not needed, delete the -stray dir",
+    "V182": "restore partition.metadata from another replica of the partition, or run "
+            "Kafka 3.7.1+, which keeps the dir as a stray",
+    "V184": "once sure the data is not needed, delete the dir (Kafka never does)",
+    "V186": "the move finished on the controller's side; nothing to do",
+    "V188": "restore partition.metadata from the current log of the partition, or delete "
+            "the -future dir (the move starts again)",
+    "V189": "the replica comes back by replication from its leader; where no other "
+            "replica is in sync, put its dir back (or the stray's) before the broker starts",
+    "V190": "copy the partition's dir from a backup or an out-of-sync replica before "
+            "starting the broker, or the partition starts empty",
+    "V192": "the log dir the controller expects is not among the dirs given: check "
+            "log.dirs lists every disk of the broker",
+    "V194": "each log dir of a broker must come from the same cluster: remove the foreign "
+            "dir from log.dirs",
+    "V195": "each log dir of a broker must carry its node.id: remove the foreign dir from "
+            "log.dirs",
+    "V196": "a copied log dir keeps its source's id: delete directory.id from its "
+            "meta.properties and Kafka writes a new one",
+    "V197": "delete one of the two dirs (the one not in the assigned log dir)",
 }
 
 

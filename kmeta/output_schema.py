@@ -1578,6 +1578,72 @@ COMPACT_SUMMARY = ObjectKind(
     ),
 )
 
+PLACEMENT = ObjectKind(
+    "placement",
+    doc="A broker's partition dir against its own metadata image (kmeta.ops.placement: "
+        "written by startup), one for each dir that is not plainly fine:",
+    keys=(
+        Key("kind", STRING, "\"placement\"."),
+        Key("node_id", INT, "The broker's node.id (meta.properties)."),
+        Key("partition_dir", STRING, "The partition directory."),
+        Key("topic", STRING, "The topic its name says."),
+        Key("partition", INT, "The partition number its name says."),
+        Key("topic_id", STRING, "The topic id in its partition.metadata; null without one.",
+            nullable=True),
+        Key("verdict", STRING, "fine, stray, stray_dir (renamed -stray before), delete_dir, "
+            "future_promoted, future_kept, future_no_topic_id, duplicate, or replaced (the "
+            "current log a promoted -future log deletes)."),
+        Key("reason", STRING, "Why a stray is one (LogManager.isStrayKraftReplica): "
+            "no_topic_id, topic_id_not_in_image, topic_id_differs (the name's id in the "
+            "image is another: the topic was re-created) or not_a_replica; else null.",
+            nullable=True),
+        Key("image_topic_id", STRING, "With topic_id_differs: the image's id for the name.",
+            nullable=True),
+        Key("directory_id", STRING, "directory.id of the log dir holding it (KIP-858); null "
+            "before Kafka 3.7.", nullable=True),
+        Key("assigned_directory_id", STRING, "The directory the image assigns the replica "
+            "to; null when the image assigns the node none.", nullable=True),
+        Key("directory_verdict", STRING, "matches, other_dir (another log dir of the broker), "
+            "unknown_dir (no log dir of the broker has the id) or reserved (UNASSIGNED, "
+            "LOST); null when not judged (MIGRATING, or not a live log).", nullable=True),
+        Key("other_partition_dir", STRING, "The current log a promoted -future log "
+            "replaces, the twin of a duplicate, or the future log of a replaced one.",
+            nullable=True),
+        Key("kafka", Map(STRING), "Kafka version range -> what that Kafka does with the dir."),
+    ),
+)
+
+MISSING_REPLICA = ObjectKind(
+    "missing_replica",
+    doc="A replica the image assigns to the broker with no log on its disks (written by "
+        "startup):",
+    keys=(
+        Key("kind", STRING, "\"missing_replica\"."),
+        Key("node_id", INT, "The broker's node.id."),
+        Key("topic", STRING, "The topic."),
+        Key("topic_id", STRING, "Its id in the image."),
+        Key("partition", INT, "The partition number."),
+        Key("leader", INT, "The partition's leader in the image (-1: none, as Kafka writes "
+            "it)."),
+        Key("replicas", Array(INT), "Its replicas in the image."),
+        Key("isr", Array(INT), "Its in-sync replicas in the image."),
+        Key("assigned_directory_id", STRING, "The directory the image assigns it to.",
+            nullable=True),
+        Key("directory_verdict", STRING, "matches (a log dir of the broker), unknown_dir or "
+            "reserved; null when not judged.", nullable=True),
+        Key("peer_partition_dir", STRING, "A peer's dir of the partition (--peer), null "
+            "when none holds it.", nullable=True),
+        Key("peer_bytes", BIGINT, "The bytes of that dir's segments: what the broker "
+            "fetches.", nullable=True),
+        Key("checkpoint_offset", BIGINT, "The highest offset the broker's own offset "
+            "checkpoints name for it (0: it held no record); null when none names it, or "
+            "when what they name is the stray below.", nullable=True),
+        Key("stray_partition_dir", STRING, "The broker's dir of that name Kafka sets aside "
+            "as a stray (an old topic id, or none); null when there is none.",
+            nullable=True),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {

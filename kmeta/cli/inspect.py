@@ -129,8 +129,22 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
            jobs: Annotated[int | None, typer.Option(
                "--jobs", "-j", min=1, metavar="N", show_default=False,
                help="Processes that scan the ordinary topics' partitions (default: the "
-               "CPUs); the report is the same for any N.")] = None) -> None:
-    """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image.
+               "CPUs); the report is the same for any N.")] = None,
+           metadata: Annotated[str | None, typer.Option(
+               "--metadata", metavar="DIR",
+               help="The broker's metadata log (its metadata.log.dir, or the "
+               "__cluster_metadata-0 in it) when it is not among PATH...: every data dir "
+               "given is then that one broker's, judged against its image")] = None,
+           ) -> None:
+    """Check a metadata log, its snapshots, epochs, indexes and small files; replay the image;
+    judge each broker's partition dirs against its own image.
+
+    The data dirs given are grouped into brokers by the node.id of their meta.properties;
+    each broker's partition dirs are judged against the image at the end of the metadata
+    log among its own dirs (or --metadata): stray logs (LogManager.isStrayKraftReplica)
+    and what each Kafka version does with them, abandoned -future logs, replicas the image
+    assigns to the node that are missing on disk, and each replica's directory assignment
+    (KIP-858).  ZooKeeper-mode data dirs have no image: nothing is said of them.
 
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
@@ -140,7 +154,7 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
     env = current_env()
     gc.disable()  # as for dump: millions of short-lived objects, no reference cycles
     with reading_progress(env, "verify"):
-        report = run_verify(paths, jobs=jobs or default_jobs())
+        report = run_verify(paths, jobs=jobs or default_jobs(), metadata=metadata)
     if json_out:
         from kmeta.render.verify import render_json
 

@@ -46,6 +46,7 @@ from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
+from kmeta.ops.placement import discovery_placement
 from kmeta.ops.replay import (
     Replay,
     SnapshotFindings,
@@ -714,23 +715,28 @@ class VerifyReport:
 
 
 
-def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1) -> VerifyReport:
+def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, *,
+           metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Run every check on the files under ``paths``; ``jobs``: how many processes may scan
-    the ordinary topics' partitions (the report is the same for any)."""
-    return verify_discovery(discover(paths), jobs=jobs)
+    the ordinary topics' partitions (the report is the same for any); ``metadata``: the
+    broker's metadata log when it is not among them (then every data dir given is that
+    broker's)."""
+    return verify_discovery(discover(paths), jobs=jobs, metadata=metadata)
 
 
 def verify_discovery(discovery: Discovery, progress: Progress | None = None,
-                     jobs: int = 1) -> VerifyReport:
+                     jobs: int = 1, *,
+                     metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
     ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
     with PartitionScans(partitions_in([p.segments for p in ordinary]), jobs) as scans:
-        return _verify_discovery(discovery, progress, scans)
+        return _verify_discovery(discovery, progress, scans, metadata)
 
 
 def _verify_discovery(discovery: Discovery, progress: Progress | None,
-                      scans: PartitionScans) -> VerifyReport:
+                      scans: PartitionScans,
+                      metadata: str | os.PathLike[str] | None) -> VerifyReport:
     report = VerifyReport(findings=list(discovery.findings))
     add = report.findings.extend
     # partition dir -> its log end offset (two data dirs given together may each hold a
@@ -802,6 +808,11 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
     if not report.files:
         raise UnreadableInput("no Kafka file to check", hint="point kmeta at a data dir, a "
                               "partition dir or a file")
+    # the image against the disk: each broker's partition dirs against its own image
+    for placed in discovery_placement(discovery, {path: s.image for path, s in
+                                                  report.logs.items()}, metadata=metadata):
+        add(placed.findings)
+        report.not_run += placed.not_run
     return report
 
 

@@ -57,9 +57,11 @@ def _generate_module():
     return module
 
 
-def _cluster(topics: int, seed: int):
+def _cluster(topics: int, seed: int, partitions: int):
     """The simulated cluster's metadata entries and, per topic, (name, id, partitions of
-    node 4)."""
+    node 4).  The last topic has only as many partitions as it takes to give node 4
+    ``partitions`` replicas in all: the image assigns node 4 exactly the dirs on its disk
+    (verify's placement check would otherwise find the rest missing)."""
     g = _generate_module()
     sim = g.Simulator(seed, max_topics=10**9)
     entries: list = []
@@ -71,21 +73,26 @@ def _cluster(topics: int, seed: int):
     for t in range(topics):
         name = f"{('orders', 'payments', 'clicks', 'events', 'audit')[t % 5]}.{t:03d}"
         mine = []
+        count = PARTITIONS_PER_TOPIC
+        wanted = partitions - sum(len(o[2]) for o in owned)
         for p in range(PARTITIONS_PER_TOPIC):
+            if len(mine) == wanted:
+                count = p
+                break
             start = (p + t) % len(BROKERS)
             replicas = [BROKERS[(start + i) % len(BROKERS)] for i in range(3)]
             if NODE in replicas:
                 mine.append(p)
         # fixed placements: the simulator's own draws would leave node 4 out at random
         before = len(sim.state.topics)
-        entries += _create(sim, name, t)
+        entries += _create(sim, name, t, count)
         assert len(sim.state.topics) == before + 1
         topic_id = sim.state.topic_by_name(name)
         owned.append((name, topic_id, mine))
     return g, sim, entries, owned
 
 
-def _create(sim, name: str, t: int) -> list:
+def _create(sim, name: str, t: int, count: int = PARTITIONS_PER_TOPIC) -> list:
     """CreateTopics of ``name`` with replicas placed round-robin from broker (p + t)."""
     out: list = []
     place = sim._placement
@@ -96,7 +103,7 @@ def _create(sim, name: str, t: int) -> list:
 
     sim._placement = placement
     try:
-        out += sim.inject(("create_topic", name, PARTITIONS_PER_TOPIC, 3, None))
+        out += sim.inject(("create_topic", name, count, 3, None))
     finally:
         sim._placement = place
     return out
@@ -161,7 +168,7 @@ def generate(partitions: int, segments: int, out: Path | None = None,
         return out
     started = time.perf_counter()
     topics = -(-partitions * 5 // (3 * PARTITIONS_PER_TOPIC))
-    g, sim, entries, owned = _cluster(topics, seed)
+    g, sim, entries, owned = _cluster(topics, seed, partitions)
     out.mkdir(parents=True)
     g.write_metadata_partition(out / "__cluster_metadata-0", entries, segment_bytes=1 << 30,
                                keep_snapshots=0, durable=False)
