@@ -331,18 +331,30 @@ LOG_FILE = ObjectKind(
             nullable=True),
         Key("suffix", STRING, "A state suffix of the name (deleted, cleaned, swap, part), or "
             "null.", nullable=True),
-        Key("batches", BIGINT, "Record batches read."),
-        Key("records", BIGINT, "Records read."),
+        Key("batches", BIGINT, "Record batches read, or null where the segment was not "
+            "decoded (decoded false).", nullable=True),
+        Key("records", BIGINT, "Records read, or null where the segment was not decoded.",
+            nullable=True),
         Key("first_offset", BIGINT, "The first batch's base offset, or null.", nullable=True),
         Key("last_offset", BIGINT, "The last batch's last offset, or null.", nullable=True),
         Key("first_timestamp", BIGINT, "The oldest batch time (ms since the epoch), or null.",
             nullable=True),
         Key("last_timestamp", BIGINT, "The newest batch time (ms since the epoch), or null.",
             nullable=True),
-        Key("epochs", Array(INT), "The leader epochs of its batches, in ascending order."),
-        Key("bad_crc_batches", BIGINT, "Batches whose CRC does not match."),
-        Key("control_records_by_type", Map(BIGINT), "Control records by type."),
+        Key("epochs", Array(INT), "The leader epochs of its batches, in ascending order; "
+            "null where the segment was not decoded.", nullable=True),
+        Key("bad_crc_batches", BIGINT, "Batches whose CRC does not match; null where the "
+            "segment was not decoded (kmeta verify checks every CRC).", nullable=True),
+        Key("control_records_by_type", Map(BIGINT), "Control records by type; null where "
+            "the segment was not decoded.", nullable=True),
         Key("records_by_type", Map(BIGINT), "Metadata records by type."),
+        Key("decoded", BOOLEAN, "Whether every batch was read. False for a data topic's "
+            "segment that read cleanly at its ends: its offsets, times and size are exact, "
+            "from its first batch header and its last, found from the offset index's last "
+            "entry and the batch headers after it; batches, records, epochs, "
+            "bad_crc_batches and control_records_by_type are null. A segment that does not "
+            "read cleanly so (a torn tail, an index entry that names no batch holding its "
+            "offset, a legacy format) is decoded whole."),
     ),
 )
 
@@ -380,7 +392,7 @@ PARTITION_DIR = ObjectKind(
         Key("snapshot_files", Array(LOG_FILE), "Its KRaft snapshots."),
         Key("records_by_type", Map(BIGINT), "Metadata records by type, over its segments."),
         Key("control_records_by_type", Map(BIGINT), "Control records by type, over its "
-            "segments."),
+            "segments; null when a segment was not decoded.", nullable=True),
         Key("small_files", Map(JSON), "Its small files by name, decoded."),
         Key("other_files", Array(STRING), "Files kmeta does not read (indexes are checked by "
             "verify)."),

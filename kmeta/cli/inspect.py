@@ -92,12 +92,19 @@ def dump(
 
 
 @command
-def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -> None:
-    """One screen about a data dir: cluster, partitions, metadata log, snapshots, findings.
+def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
+         listing: Annotated[bool, typer.Option(
+             "--partitions", help="Text: every data topic, each with a line per partition "
+             "(segments, bytes, offsets, oldest and newest batch time). By default the "
+             "topics are a row each, as many as fit two screens. --all is about findings, "
+             "not partitions.")] = False) -> None:
+    """Two screens about a data dir: cluster, metadata log, snapshots, topics, findings.
 
-    The findings are those met reading and decoding the files; the log's rules (offsets,
-    epochs, indexes, snapshots, the replayed image) are checked by kmeta verify, which
-    the last line names.
+    The metadata log is decoded whole; a data topic's segments are read at their ends
+    (first batch, last offset index entry, the batch headers after it), or whole where
+    they do not read cleanly so. The findings are those met reading; the log's rules
+    (offsets, epochs, CRCs, indexes, snapshots, the replayed image) are checked by kmeta
+    verify, which the last line names.
     """
     from kmeta.ops.info import info as run_info
 
@@ -112,7 +119,8 @@ def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False) -
         from kmeta.render.console import make_console
         from kmeta.render.info import render_info
 
-        render_info(report, make_console(env), given=paths, expand=show_all)
+        render_info(report, make_console(env), given=paths, expand=show_all,
+                    partitions=listing)
     close(env, report.findings, paths, json_out=json_out, told=True)
 
 

@@ -12,9 +12,32 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kmeta.ops.info import FileSummary, InfoReport, PartitionSummary
+from kmeta.findings import GROUP_OVER
+from kmeta.ops.info import (
+    FileSummary,
+    InfoReport,
+    PartitionSummary,
+    TopicSummary,
+    topic_summaries,
+)
 from kmeta.render.console import console_width, fold
-from kmeta.render.text import Paths, group_line, grouped, human, shell_command, summarise
+from kmeta.render.retention import size
+from kmeta.render.text import (
+    Paths,
+    group_line,
+    grouped,
+    human,
+    shell_command,
+    short_group_line,
+    summarise,
+)
+
+#: Two screens of an 80x24 terminal: what info's default text fits in (issue 24), the
+#: topic rows cut to what is left once the data dirs, the metadata log and the findings
+#: are said.
+TWO_SCREENS = 48
+#: Topic rows shown whatever the rest takes.
+MIN_TOPIC_ROWS = 3
 
 
 def _ts(ms: int | None) -> str:
@@ -57,7 +80,8 @@ def _segments_table(title: str, files: list[FileSummary], width: int,
         if times:
             row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
         if not snapshots:
-            row.append(summarise(list(s.leader_epochs), "epochs"))
+            row.append("-" if s.leader_epochs is None else
+                       summarise(list(s.leader_epochs), "epochs"))
         t.add_row(*row)
     return t
 
@@ -99,6 +123,10 @@ def _partition(console: Console, p: PartitionSummary) -> None:
             _say(console, "  " + line)
     if p.segments:
         console.print(_segments_table("  segments", p.segments, console.width))
+        ends = sum(not s.decoded for s in p.segments)
+        if ends:  # "-" must not read as none
+            _say(console, f"  {ends} segment(s) read at their ends: their batches, records "
+                 "and epochs not counted (kmeta verify reads every batch)")
     else:
         console.print("  no log segments", markup=False, highlight=False)
     if p.snapshots:
@@ -117,36 +145,147 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         _say(console, "  other files: " + ", ".join(p.other_files))
 
 
+def _minute(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+#: The topic table: numbers first, the name last where a long one can run on; a
+#: partition's row under its topic's (--partitions) in the same columns.
+_TOPIC_HEAD = (f"{'parts':>5} {'segs':>5} {'bytes':>9}  {'oldest (UTC)':<16}  "
+               f"{'newest (UTC)':<16}  topic")
+
+
+def _row(parts: str, segments: int, nbytes: int, oldest: int | None,
+         newest: int | None, name: str) -> str:
+    return (f"{parts:>5} {segments:>5} {size(nbytes):>9}  {_minute(oldest):<16}  "
+            f"{_minute(newest):<16}  {name}")
+
+
+def _topic_row(t: TopicSummary) -> str:
+    # "!": a partition of it has a finding (the anomalies line and the findings say which)
+    return _row(f"{len(t.partitions):,}", t.segments, t.size, t.first_timestamp,
+                t.last_timestamp, ("! " if t.troubled else "") + t.topic)
+
+
+def _partition_row(p: PartitionSummary, findings: int) -> str:
+    # first..last offset inclusive, as verify says a log's offsets
+    offsets = "no data" if p.log_start_offset is None or p.log_end_offset is None else \
+        f"{p.log_start_offset:,}..{p.log_end_offset - 1:,}"
+    mark = f" ! {findings} finding(s)" if findings else ""
+    return _row("", len(p.segments), p.size, p.first_timestamp, p.last_timestamp,
+                f"{p.name} {offsets}{mark}")
+
+
+def _anomalies(topics: list[TopicSummary]) -> list[str]:
+    """Partitions that stand out: those with findings (their topics' rows come first,
+    marked !; the findings follow, grouped)."""
+    troubled = [t for t in topics if t.troubled]
+    if not troubled:
+        return []
+    count = sum(len(t.troubled) for t in troubled)
+    return [f"anomalies: {count:,} partition(s) with findings, in {len(troubled):,} "
+            "topic(s) (marked !, first below)"]
+
+
+def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None,
+                 listing: bool) -> list[str]:
+    """The topic table folded to ``width``; cut to ``room`` lines (None: every topic),
+    the rest summed on one line; ``listing``: each topic's partitions under it."""
+    out = [fold(line, width) for line in _anomalies(topics)]
+    partitions = sum(len(t.partitions) for t in topics)
+    out.append(f"data topics: {len(topics):,}, partitions: {partitions:,}, "
+               f"segments: {sum(t.segments for t in topics):,}, "
+               f"bytes: {size(sum(t.size for t in topics))}")
+    out.append(_TOPIC_HEAD + (", offsets" if listing else ""))
+    used = sum(x.count("\n") + 1 for x in out)
+    for n, t in enumerate(topics):
+        row = fold(_topic_row(t), width)
+        if room is not None and used + row.count("\n") + 2 > room and \
+                n >= MIN_TOPIC_ROWS and n < len(topics):
+            rest = topics[n:]
+            out.append(fold(f"… {len(rest):,} more topic(s): "
+                            f"{sum(len(r.partitions) for r in rest):,} partitions, "
+                            f"{size(sum(r.size for r in rest))} (--partitions lists all)",
+                            width))
+            break
+        out.append(row)
+        used += row.count("\n") + 1
+        if listing:
+            for p in t.partitions:
+                out.append(fold(_partition_row(p, t.troubled[p.name]), width))
+    return out
+
+
+def _tail(console: Console, report: InfoReport, given: list[str] | None, expand: bool,
+          over: int = GROUP_OVER) -> str:
+    """The findings and the line naming verify, as text: ``over``, how many times a code
+    is met before its findings are one line (below GROUP_OVER, to fit two screens: a
+    short line, its meaning and the first file)."""
+    with console.capture() as tail:
+        # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
+        # replayed image) are verify's, so "none" here must not read as "the log is sound".
+        if report.findings:
+            console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
+                          highlight=False)
+            paths = Paths(given or [])
+            for g in grouped(report.findings, expand, over):
+                line = short_group_line if over < GROUP_OVER else group_line
+                _say(console, "  " + line(g, paths))
+        else:
+            console.print("findings met reading: none", highlight=False)
+        verify = shell_command("verify", *(given or []))
+        # one unfolded line: the command is copied as it stands
+        console.print(f"the log's rules are not checked here: {verify}", markup=False,
+                      highlight=False, soft_wrap=True)
+    return tail.get()
+
+
 def render_info(report: InfoReport, console: Console, given: list[str] | None = None,
-                expand: bool = False) -> None:
+                expand: bool = False, partitions: bool = False) -> None:
     """``given``: the paths the user gave (findings name files relative to them);
-    ``expand``: every finding on its own line, no groups."""
-    for d in report.data_dirs:
-        console.print(f"[bold]data dir[/bold] {d.path}")
-        for name, content in d.files.items():
-            for line in _small_lines(name, content):
-                _say(console, "  " + line)
-        console.print(f"  partitions: {len(d.partitions)}")
-        for p in d.partitions:
+    ``expand``: every finding on its own line, no groups; ``partitions``: every topic and
+    a line per partition (by default the data topics are one row each, as many as fit two
+    screens with the rest; the metadata log and a partition dir given alone are shown
+    whole)."""
+    width = console_width(console)
+    with console.capture() as head:
+        for d in report.data_dirs:
+            console.print(f"[bold]data dir[/bold] {d.path}")
+            for name, content in d.files.items():
+                for line in _small_lines(name, content):
+                    _say(console, "  " + line)
+            console.print(f"  partitions: {len(d.partitions)}")
+            for p in d.partitions:
+                if p.is_metadata:
+                    _partition(console, p)
+        for p in report.partitions:
             _partition(console, p)
-    for p in report.partitions:
-        _partition(console, p)
-    if report.files:
-        console.print(_segments_table("files", report.files, console.width))
-    for name, content in report.small_files.items():
-        for line in _small_lines(name, content):
-            _say(console, line)
-    # info reads and decodes; the log's rules (offsets, epochs, indexes, snapshots, the
-    # replayed image) are verify's, so "none" here must not read as "the log is sound".
-    if report.findings:
-        console.print(f"[bold]findings[/bold] met reading: {len(report.findings)}",
-                      highlight=False)
-        paths = Paths(given or [])
-        for g in grouped(report.findings, expand):
-            _say(console, "  " + group_line(g, paths))
-    else:
-        console.print("findings met reading: none", highlight=False)
-    verify = shell_command("verify", *(given or []))
-    # one unfolded line: the command is copied as it stands
-    console.print(f"the log's rules are not checked here: {verify}", markup=False,
-                  highlight=False, soft_wrap=True)
+        if report.files:
+            console.print(_segments_table("files", report.files, console.width))
+        for name, content in report.small_files.items():
+            for line in _small_lines(name, content):
+                _say(console, line)
+    head_text = head.get()
+    in_dirs = [p for d in report.data_dirs for p in d.partitions]
+    topics = topic_summaries(in_dirs, report.findings)
+    tail_text = _tail(console, report, given, expand)
+    # the topic rows' minimum, and the count line close() writes after the report
+    least = sum(x.count("\n") + 1 for x in _topic_lines(topics, width, 0, False)) \
+        if topics else 0
+    least += bool(report.findings)
+    if not expand and not partitions and \
+            head_text.count("\n") + tail_text.count("\n") + least > TWO_SCREENS:
+        tail_text = _tail(console, report, given, expand, over=1)
+    write = console.file.write
+    write(head_text)
+    if topics:
+        room = None if partitions else TWO_SCREENS - head_text.count("\n") - \
+            tail_text.count("\n") - bool(report.findings)
+        for line in _topic_lines(topics, width, room, partitions):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    write(tail_text)

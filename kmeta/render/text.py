@@ -136,8 +136,9 @@ class FindingGroup(NamedTuple):
     count: int
 
 
-def grouped(findings: list[Finding], expand: bool = False) -> list[FindingGroup]:
-    """One entry per finding, except that a code met more than GROUP_OVER times becomes
+def grouped(findings: list[Finding], expand: bool = False,
+            over: int = GROUP_OVER) -> list[FindingGroup]:
+    """One entry per finding, except that a code met more than ``over`` times becomes
     one group at the place of its first finding (24 near-identical V025 rows are one)."""
     if expand:
         return [FindingGroup(f, f, 1) for f in findings]
@@ -147,7 +148,7 @@ def grouped(findings: list[Finding], expand: bool = False) -> list[FindingGroup]
     out = []
     for f in findings:
         same = by_code[f.code]
-        if len(same) <= GROUP_OVER:
+        if len(same) <= over:
             out.append(FindingGroup(f, f, 1))
         elif f is same[0]:
             out.append(FindingGroup(f, same[-1], len(same)))
@@ -162,6 +163,16 @@ def group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
     return (f"!! {_head(g.first, colour, f' x{g.count}')}: {CODES[g.first.code][1]}; "
             f"first: {paths.where(g.first)}: {g.first.message}; "
             f"last: {paths.where(g.last)} (--all lists each)")
+
+
+def short_group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
+    """A group's line where room is short (a report of thousands of partitions on two
+    screens): ``!! S001 error x3: what the code means; first: FILE (--all lists each)``;
+    a finding alone keeps its whole line."""
+    if g.count == 1:
+        return finding_line(g.first, colour, paths)
+    return (f"!! {_head(g.first, colour, f' x{g.count}')}: {CODES[g.first.code][1]}; "
+            f"first: {paths.show(g.first.file)} (--all lists each)")
 
 
 #: How many findings (groups of one code count as one) a command lists when its output is

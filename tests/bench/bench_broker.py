@@ -4,6 +4,10 @@ segment files by default), each as a whole process, best of ``--repeat``; with t
 of its text report, which must fit two screens (issue 24: each within 3 s).
 
     python tests/bench/bench_broker.py [--partitions 4000] [--segments 10] [--repeat 2]
+                                       [--damage N]
+
+``--damage N``: the broker with a byte flipped in N partitions (``broker.py --damage``),
+where verify has findings in N partitions to say in two screens.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=4000)
     ap.add_argument("--segments", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--damage", type=int, default=0, metavar="N")
     a = ap.parse_args()
-    data = generate(a.partitions, a.segments)
+    data = generate(a.partitions, a.segments, damaged=a.damage)
     env = {**os.environ, "COLUMNS": "80"}
     help_text = subprocess.run([*KMETA, "--help"], capture_output=True, text=True).stdout
     commands = [c for c in ("info", "verify", "startup") if f"  {c} " in help_text]

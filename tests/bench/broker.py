@@ -2,7 +2,11 @@
 default) holding ``--segments`` segments each (40,000 segment files by default), each
 segment with its ``.index`` and ``.timeindex``, written with kmeta's writer.
 
-    python tests/bench/broker.py [--partitions 4000] [--segments 10] [--out DIR]
+    python tests/bench/broker.py [--partitions 4000] [--segments 10] [--damage N] [--out DIR]
+
+``--damage N`` flips a byte in one segment of each of N partitions (spread over the
+topics, at a seeded random place after the segment's first batch header): verify then has
+findings in N partitions, which its text must still say in two screens.
 
 The broker is node 4 of a simulated KRaft cluster (fixtures/generate.py's Simulator:
 controllers 1-3, brokers 4-8): its data dir holds ``meta.properties`` (node.id 4, the
@@ -131,10 +135,35 @@ def _partition(pdir: Path, topic_id: str, segments: int, rng: random.Random,
     return start, w.log_end_offset
 
 
+def damage(data: Path, partitions: int, seed: int = 2024) -> list[Path]:
+    """Flip one byte in one segment of each of ``partitions`` partition dirs of ``data``
+    (every len/N-th dir in name order); the segments changed."""
+    rng = random.Random(seed)
+    dirs = sorted(d for d in data.iterdir() if d.is_dir() and not d.name.startswith("__"))
+    step = max(1, len(dirs) // max(1, partitions))
+    changed = []
+    for d in dirs[::step][:partitions]:
+        logs = sorted(d.glob("*.log"))
+        log = logs[rng.randrange(len(logs))]
+        size = log.stat().st_size
+        if size <= 61:
+            continue
+        at = rng.randrange(61, size)
+        with open(log, "r+b") as f:
+            f.seek(at)
+            byte = f.read(1)
+            f.seek(at)
+            f.write(bytes([byte[0] ^ 0xFF]))
+        changed.append(log)
+    return changed
+
+
 def generate(partitions: int, segments: int, out: Path | None = None,
-             seed: int = 2024) -> Path:
-    """The broker's data dir (built once: an existing one is returned as it is)."""
-    out = out or REPO / "fixtures" / "big" / f"broker-{partitions}x{segments}" / "data"
+             seed: int = 2024, damaged: int = 0) -> Path:
+    """The broker's data dir (built once: an existing one is returned as it is);
+    ``damaged``: partitions with a flipped byte (see ``damage``)."""
+    name = f"broker-{partitions}x{segments}" + (f"-damage{damaged}" if damaged else "")
+    out = out or REPO / "fixtures" / "big" / name / "data"
     if (out / "meta.properties").is_file():
         return out
     started = time.perf_counter()
@@ -165,6 +194,8 @@ def generate(partitions: int, segments: int, out: Path | None = None,
                                         for n, p, s, e in ends]
         W.write_offset_checkpoint(out / file, OffsetCheckpoint(tuple(rows)), durable=False)
     (out / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":42}')
+    if damaged:
+        damage(out, damaged, seed)
     print(f"generated {out}: {made} partitions x {segments} segments in "
           f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
     return out
@@ -174,9 +205,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--partitions", type=int, default=4000)
     ap.add_argument("--segments", type=int, default=10)
+    ap.add_argument("--damage", type=int, default=0, metavar="N",
+                    help="flip a byte in one segment of N partitions")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args()
-    print(generate(a.partitions, a.segments, a.out))
+    print(generate(a.partitions, a.segments, a.out, damaged=a.damage))
 
 
 if __name__ == "__main__":
