@@ -68,12 +68,18 @@ def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int,
     child decodes for the pass (:meth:`record`)."""
     if replay is None or log_bytes < FORK_ABOVE or os.environ.get("KMETA_ONE_PROCESS") \
             or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2 \
-            or threading.active_count() > 1:
+            or not no_other_thread():
         return replay
     try:
         return ForkedReplay(replay, sink, report)
     except OSError:  # no pipe or process to spare: the replay stays in this process
         return replay
+
+
+def no_other_thread() -> bool:
+    """This process runs no thread but the one calling (of those ``threading`` knows, as
+    a progress bar's or a library's): where a fork leaves the child no lock held."""
+    return threading.active_count() == 1
 
 
 class ForkedReplay:

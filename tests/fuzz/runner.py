@@ -199,7 +199,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
              payload._compiled_body, runs.walk, runs.walk_file)
-    fork_above = replay_process.FORK_ABOVE
+    fork_above, alone = replay_process.FORK_ABOVE, replay_process.no_other_thread
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     # walks are runs of a kind: the reference's, or none (each batch read by the scan)
     runs.walk = runs.walk_py if runs_too else \
@@ -209,7 +209,8 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
     if not runs_too:
-        replay_process.FORK_ABOVE = 0
+        # and whatever threads the test process runs (a Spark session's)
+        replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
     # payloads the compiled reader decoded must not be reused
     payload._DECODED.clear()
     chunks._COLUMNS.clear()
@@ -218,7 +219,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     finally:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
          payload._compiled_body, runs.walk, runs.walk_file) = saved
-        replay_process.FORK_ABOVE = fork_above
+        replay_process.FORK_ABOVE, replay_process.no_other_thread = fork_above, alone
         payload._DECODED.clear()
         chunks._COLUMNS.clear()
 
