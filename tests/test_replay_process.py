@@ -23,9 +23,9 @@ COMMANDS = [("verify", "--json"), ("verify",), ("verify", "--all")]
 
 
 def _fork_here(m: pytest.MonkeyPatch) -> None:
-    """verify forks its replay whatever the log's size, in this process, which may run
-    a Spark session's threads (py4j's) that kmeta's command line never has: the fork is
-    what these tests compare (tests/test_replay_fork_threads.py tests the threads)."""
+    """verify forks its replay whatever the log's size, in this process, which runs
+    threads kmeta's command line never has (pytest-xdist's, a Spark session's): the fork
+    is what these tests compare (tests/test_replay_fork_threads.py tests the threads)."""
     m.setattr(replay_process, "FORK_ABOVE", 0)
     m.setattr(replay_process, "no_other_thread", lambda: True)
     m.delenv("KMETA_ONE_PROCESS", raising=False)

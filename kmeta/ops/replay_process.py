@@ -62,10 +62,10 @@ Report = Callable[[int, int, str | None, Any, str], Iterable[Finding]]
 def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int,
                   report: Report) -> Replay | ForkedReplay | None:
     """``replay`` moved to a child process when that pays and is safe: a log of at least
-    FORK_ABOVE bytes, a second CPU, Linux, no other thread (of ``threading``'s), and
-    KMETA_ONE_PROCESS not set.  ``sink``: the list the pass's findings go to, in order,
-    as they are produced; ``report``: what says the decoding problem of a record the
-    child decodes for the pass (:meth:`record`)."""
+    FORK_ABOVE bytes, a second CPU, Linux, no other thread, and KMETA_ONE_PROCESS not
+    set.  ``sink``: the list the pass's findings go to, in order, as they are produced;
+    ``report``: what says the decoding problem of a record the child decodes for the
+    pass (:meth:`record`)."""
     if replay is None or log_bytes < FORK_ABOVE or os.environ.get("KMETA_ONE_PROCESS") \
             or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2 \
             or not no_other_thread():
@@ -77,9 +77,14 @@ def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int,
 
 
 def no_other_thread() -> bool:
-    """This process runs no thread but the one calling (of those ``threading`` knows, as
-    a progress bar's or a library's): where a fork leaves the child no lock held."""
-    return threading.active_count() == 1
+    """This process runs no thread but the one calling: where a fork leaves the child no
+    lock held.  Counted by the kernel, as Python's own warning counts them: a thread that
+    ``threading`` does not know (a C library's, one started by ``_thread``) holds locks
+    too."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc: the threads Python started
+        return threading.active_count() == 1
 
 
 class ForkedReplay:

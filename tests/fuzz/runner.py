@@ -209,7 +209,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
     if not runs_too:
-        # and whatever threads the test process runs (a Spark session's)
+        # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
         replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
     # payloads the compiled reader decoded must not be reused
     payload._DECODED.clear()
