@@ -73,6 +73,20 @@ def real_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def nobody_python() -> list[str]:
+    """The command line that starts this Python, with the kmeta under test, as user
+    nobody: for a file that root could read (tests/nobody.py lays out what nobody needs,
+    wherever this clone and this Python are).  Skips, saying why, only where no command
+    can run as nobody (not root, no setpriv)."""
+    from tests import nobody
+
+    reason = nobody.unavailable()
+    if reason:
+        pytest.skip(reason)
+    return nobody.python()
+
+
+@pytest.fixture(scope="session")
 def spark():
     """A real local SparkSession (``local[2]``) with kmeta's data source registered.
 

@@ -22,11 +22,19 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffin
 COMMANDS = [("verify", "--json"), ("verify",), ("verify", "--all")]
 
 
+def _fork_here(m: pytest.MonkeyPatch) -> None:
+    """verify forks its replay whatever the log's size, in this process, which runs
+    threads kmeta's command line never has (pytest-xdist's, a Spark session's): the fork
+    is what these tests compare (tests/test_replay_fork_threads.py tests the threads)."""
+    m.setattr(replay_process, "FORK_ABOVE", 0)
+    m.setattr(replay_process, "no_other_thread", lambda: True)
+    m.delenv("KMETA_ONE_PROCESS", raising=False)
+
+
 def _outputs(path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool) -> list[tuple]:
     with monkeypatch.context() as m:
         if forked:
-            m.setattr(replay_process, "FORK_ABOVE", 0)
-            m.delenv("KMETA_ONE_PROCESS", raising=False)
+            _fork_here(m)
         else:
             m.setenv("KMETA_ONE_PROCESS", "1")
         out = []
@@ -113,8 +121,7 @@ def test_a_failing_child_is_the_commands_error(tmp_path: Path,
     """What the replay raises in the child, the command raises: an internal error, not
     a hang or a report without the replay."""
     part = disturbed_log(tmp_path)
-    monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
-    monkeypatch.delenv("KMETA_ONE_PROCESS", raising=False)
+    _fork_here(monkeypatch)
 
     def broken(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
         raise ValueError("replay broke")
@@ -128,8 +135,7 @@ def test_a_failing_child_is_the_commands_error(tmp_path: Path,
 def test_a_failing_pass_leaves_no_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                         ) -> None:
     part = disturbed_log(tmp_path)
-    monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
-    monkeypatch.delenv("KMETA_ONE_PROCESS", raising=False)
+    _fork_here(monkeypatch)
     children: list[int] = []
     real_fork = os.fork
 
@@ -187,8 +193,7 @@ def test_a_fork_that_fails_keeps_one_process(tmp_path: Path,
     reports the same, with no descriptor left open."""
     part = disturbed_log(tmp_path)
     alone = _outputs(part, monkeypatch, False)
-    monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
-    monkeypatch.delenv("KMETA_ONE_PROCESS", raising=False)
+    _fork_here(monkeypatch)
 
     def refuse() -> int:
         raise BlockingIOError(11, "Resource temporarily unavailable")

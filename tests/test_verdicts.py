@@ -157,15 +157,6 @@ def test_image_refuses_a_log_with_an_unreadable_segment(
         build_image(FIXTURES / "healthy")
 
 
-def _as_nobody() -> list[str]:
-    import shutil
-
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
-        pytest.skip("only as root, with setpriv")
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-
-
 @pytest.fixture(scope="module")
 def denied_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import shutil
@@ -186,9 +177,10 @@ def denied_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ["repair", "--dry-run", "a/__cluster_metadata-0"], ["truncate", "a", "--to", "100"],
     ["history", "a", "--broker", "4"]])
 def test_every_command_gives_one_line_and_exit_3_as_nobody(denied_copy: Path,
+                                                           nobody_python: list[str],
                                                            args: list[str]) -> None:
-    proc = subprocess.run([*_as_nobody(), *KMETA, *args], capture_output=True, text=True,
-                          cwd=denied_copy, timeout=60)
+    proc = subprocess.run([*nobody_python, "-m", "kmeta", *args], capture_output=True,
+                          text=True, cwd=denied_copy, timeout=60)
     assert proc.returncode == ExitCode.UNREADABLE, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     codes = re_codes(proc.stdout + proc.stderr)

@@ -10,7 +10,6 @@ output beyond ``MAX_DECOMPRESSED`` is refused instead of allocated.
 
 from __future__ import annotations
 
-import gzip
 import struct
 import zlib
 from collections.abc import Iterator
@@ -175,10 +174,17 @@ def _xerial_blocks(data: bytes, limit: int) -> Iterator[bytes]:
         pos += n
 
 
+#: A gzip member's header: deflate, no flags, no mtime, best compression (level 9), Unix.
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03"
+
+
 def compress(codec: int, data: bytes) -> bytes:
     """Compress a records section the way Kafka's producers frame it."""
     if codec == 1:
-        return gzip.compress(data, mtime=0)
+        # the header by hand: gzip.compress writes OS 255 from Python 3.13 on, 3 (Unix)
+        # before, and kmeta writes the same bytes on every Python
+        return _GZIP_HEADER + zlib.compress(data, 9, -15) + \
+            struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
     if codec == 2:
         out = bytearray(_XERIAL_HEADER.pack(XERIAL_MAGIC, 1, 1))
         for i in range(0, len(data), 32 * 1024):

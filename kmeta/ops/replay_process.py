@@ -14,9 +14,12 @@ was sent: :meth:`ForkedReplay.finish` puts it at that place, so the report is th
 single process writes, byte for byte (``tests/test_replay_process.py`` compares them on
 every fixture and real directory).
 
-Linux only (``fork`` with the pass's threads, a progress bar's, is safe there as long as
-the child touches no lock they hold: it neither prints nor reports progress).
-``KMETA_ONE_PROCESS`` (non-empty) keeps the replay in the one process.
+Linux only, and only where this process runs no other thread: a thread that holds a lock
+when the process forks (a logging handler's, a stream's, an import's) leaves the child
+that lock held for ever, and Python 3.12 and later warn of it.  kmeta's own command line
+starts none (its progress bar is drawn by the reads: kmeta.render.progress); a program
+that calls verify from a threaded process gets the replay in its one process, and the same
+report.  ``KMETA_ONE_PROCESS`` (non-empty) keeps the replay in the one process.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pickle
 import signal
 import struct
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -57,17 +61,30 @@ Report = Callable[[int, int, str | None, Any, str], Iterable[Finding]]
 
 def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int,
                   report: Report) -> Replay | ForkedReplay | None:
-    """``replay`` moved to a child process when that pays: a log of at least FORK_ABOVE
-    bytes, a second CPU, Linux, and KMETA_ONE_PROCESS not set.  ``sink``: the list the
-    pass's findings go to, in order, as they are produced; ``report``: what says the
-    decoding problem of a record the child decodes for the pass (:meth:`record`)."""
+    """``replay`` moved to a child process when that pays and is safe: a log of at least
+    FORK_ABOVE bytes, a second CPU, Linux, no other thread, and KMETA_ONE_PROCESS not
+    set.  ``sink``: the list the pass's findings go to, in order, as they are produced;
+    ``report``: what says the decoding problem of a record the child decodes for the
+    pass (:meth:`record`)."""
     if replay is None or log_bytes < FORK_ABOVE or os.environ.get("KMETA_ONE_PROCESS") \
-            or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
+            or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2 \
+            or not no_other_thread():
         return replay
     try:
         return ForkedReplay(replay, sink, report)
     except OSError:  # no pipe or process to spare: the replay stays in this process
         return replay
+
+
+def no_other_thread() -> bool:
+    """This process runs no thread but the one calling: where a fork leaves the child no
+    lock held.  Counted by the kernel, as Python's own warning counts them: a thread that
+    ``threading`` does not know (a C library's, one started by ``_thread``) holds locks
+    too."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc: the threads Python started
+        return threading.active_count() == 1
 
 
 class ForkedReplay:

@@ -4,17 +4,26 @@ One bar for all commands: bytes read of the segments and snapshots the command r
 rate and time left.  Shown only when stderr is a terminal; the storage layer reports how
 far it has read each file through :data:`kmeta.storage.segments.READING`, so the ops
 know nothing of it.
+
+The bar is drawn by the reads themselves, at most :data:`REDRAWS` times a second, not by a
+thread of rich's own: verify forks its replay while the bar shows
+(:mod:`kmeta.ops.replay_process`), and a fork beside a thread that holds a lock (rich's,
+while it draws) leaves the child a lock nobody will release.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kmeta.environment import Environment
     from kmeta.storage.discover import Discovery
+
+#: Redraws of the bar a second at most (rich's own thread draws ten).
+REDRAWS = 10
 
 
 def _sizes(found: Discovery, metadata_only: bool, into: dict[str, int]) -> None:
@@ -53,9 +62,10 @@ def reading(env: Environment, label: str, *, metadata_only: bool = False,
 
     sizes: dict[str, int] = {}
     seen: dict[str, int] = {}
+    next_draw = [0.0]  # when the reads may redraw the bar again (monotonic seconds)
     with Progress(label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), console=make_console(env, stderr=True),
-                  transient=True) as bar:
+                  transient=True, auto_refresh=False) as bar:
         task = bar.add_task(label, total=sum(sizes.values()) or None)
 
         def discovered(more: Discovery) -> None:
@@ -68,6 +78,10 @@ def reading(env: Environment, label: str, *, metadata_only: bool = False,
             if position > before:
                 seen[path] = position
                 bar.advance(task, position - before)
+                now = time.monotonic()
+                if now >= next_draw[0]:
+                    next_draw[0] = now + 1 / REDRAWS
+                    bar.refresh()
 
         token = READING.set(tell)
         found_token = DISCOVERED.set(discovered)

@@ -28,6 +28,7 @@ Kafka facts behind the lines below (apache/kafka, read for behaviour only):
 from __future__ import annotations
 
 import enum
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -119,8 +120,15 @@ def _role(directory: Path) -> Role | None:
 
 def _resolved(path: str | os.PathLike[str]) -> Path:
     try:
-        return Path(path).resolve()  # links and ".." as the kernel follows them
-    except (OSError, RuntimeError) as e:  # a link that loops
+        # links and ".." as the kernel follows them; strict first, as Python 3.13's
+        # lenient resolve() gives a path through a link loop back as it is
+        try:
+            return Path(path).resolve(strict=True)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise
+            return Path(path).resolve()  # a path still to be made
+    except (OSError, RuntimeError) as e:  # a link that loops (RuntimeError before 3.13)
         raise WriteTargetError(f"cannot resolve the path: {e}", context=os.fspath(path),
                                hint="give a path without a symbolic link loop") from None
 

@@ -10,6 +10,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from tests import nobody
+
 from .seeds import FIXTURES, METADATA_DIR, Seed, copy_tree, make_writable
 
 #: Commands each hostile case runs (a subset: each is a process start of its own).
@@ -84,7 +86,8 @@ def run_hostile(camp, names: tuple[str, ...] | None = None, *, subprocess: bool 
     """Run every hostile case through ``camp`` (a Campaign): its classifier, its stats
     and its failure records.  ``subprocess=False`` runs the file cases in-process (the
     alarm still ends a blocked open); the mode-000 file (run as nobody) and the stdout
-    cases always need a process of their own."""
+    cases always need a process of their own.  Root runs the mode-000 case as user nobody
+    (tests/nobody.py), or not at all where it cannot: root would read the file."""
     from .campaign import Case
 
     saved, camp.timeout = camp.timeout, min(camp.timeout, 8.0)  # a blocked read: no wait
@@ -105,6 +108,11 @@ def _run(camp, names: tuple[str, ...] | None, Case: type, sub: bool,  # noqa: N8
         meta = root / METADATA_DIR
         what = make(meta)
         as_nobody = name == "unreadable"
+        python: list[str] = []
+        if as_nobody and os.geteuid() == 0:
+            if nobody.unavailable():
+                continue
+            python = nobody.python()
         if as_nobody:
             _open_up(camp.work, root)
         case = Case(-1 - i, seed, f"{METADATA_DIR}", [f"hostile: {what}"], list(commands))
@@ -112,7 +120,7 @@ def _run(camp, names: tuple[str, ...] | None, Case: type, sub: bool,  # noqa: N8
         try:
             for n, command in enumerate(case.commands):
                 if as_nobody:
-                    f = camp.run_command(case, root, command, n, True, as_nobody=True)
+                    f = camp.run_command(case, root, command, n, True, python=python)
                 else:
                     f = camp.run_command(case, root, command, n, sub)
                 if f is not None:

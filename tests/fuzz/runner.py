@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,6 @@ from kmeta.errors import ExitCode
 DOCUMENTED = {int(ExitCode.OK), int(ExitCode.FINDINGS), int(ExitCode.USAGE),
               int(ExitCode.UNREADABLE)}
 MEMORY_SLACK = 100 << 20
-_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
 
 
 @dataclass
@@ -200,7 +199,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
              payload._compiled_body, runs.walk, runs.walk_file)
-    fork_above = replay_process.FORK_ABOVE
+    fork_above, alone = replay_process.FORK_ABOVE, replay_process.no_other_thread
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     # walks are runs of a kind: the reference's, or none (each batch read by the scan)
     runs.walk = runs.walk_py if runs_too else \
@@ -210,7 +209,8 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
     if not runs_too:
-        replay_process.FORK_ABOVE = 0
+        # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
+        replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
     # payloads the compiled reader decoded must not be reused
     payload._DECODED.clear()
     chunks._COLUMNS.clear()
@@ -219,18 +219,20 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     finally:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
          payload._compiled_body, runs.walk, runs.walk_file) = saved
-        replay_process.FORK_ABOVE = fork_above
+        replay_process.FORK_ABOVE, replay_process.no_other_thread = fork_above, alone
         payload._DECODED.clear()
         chunks._COLUMNS.clear()
 
 
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
-                   stdout: str | None = None, as_nobody: bool = False) -> Outcome:
+                   stdout: str | None = None,
+                   python: Sequence[str] = ()) -> Outcome:
     """``kmeta.cli.main`` in a child under ``prlimit`` (address space and CPU time); the
     child's own peak RSS comes from ``/usr/bin/time``.
 
     ``stdout``: None for /dev/null, "closed" for a closed descriptor 1, else a path
-    (``/dev/full``).  ``as_nobody``: drop root first (root reads a mode-000 file)."""
+    (``/dev/full``).  ``python``: the command line that starts Python, if not this one
+    (tests/nobody.py's, as user nobody: root reads a mode-000 file)."""
     budget = 2 * input_bytes + MEMORY_SLACK
     # Address space: the interpreter and its libraries map far more than they touch, so
     # the hard limit sits well above the RSS budget; the budget itself is checked on RSS.
@@ -239,8 +241,7 @@ def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         cmd = ["/usr/bin/time", "-q", "-f", "%M", "-o", rss.name,
                "prlimit", f"--as={limit_as}", f"--cpu={cpu}", "--",
-               *(_NOBODY if as_nobody and os.geteuid() == 0 else ()),
-               sys.executable, "-c", "import sys; from kmeta.cli import main; "
+               *(python or (sys.executable,)), "-c", "import sys; from kmeta.cli import main; "
                "main(sys.argv[1:])", *argv]
         # stdout as under LANG=en_US.UTF-8 (errors 'strict'), not the C.UTF-8 default
         # of containers, which escapes what cannot be encoded
