@@ -173,7 +173,9 @@ def test_a_worker_that_dies_leaves_its_share_to_the_caller(
 
     monkeypatch.setattr(verify_jobs, "scan_partition", dying)
     # forked (so they have the patch), even beside pytest-xdist's thread
-    monkeypatch.setattr(verify_jobs, "_threads", lambda: 1)
+    from kmeta.ops import replay_process
+
+    monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
     assert verify_jobs._context().get_start_method() == "fork"
     with PartitionScans(parts, jobs=3) as scans:
         assert scans.processes == 2

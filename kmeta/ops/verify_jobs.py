@@ -112,25 +112,17 @@ def _claim(claims: Any, owner: Any, me: int, count: int) -> int | None:
 def _context() -> Any:
     import multiprocessing  # only where workers are started: it costs start-up
 
+    from kmeta.ops.replay_process import no_other_thread  # the one count of threads
+
     methods = multiprocessing.get_all_start_methods()
     # fork only on Linux (macOS's system libraries are not safe across one)
-    if sys.platform.startswith("linux") and _threads() == 1:
+    if sys.platform.startswith("linux") and no_other_thread():
         return multiprocessing.get_context("fork")
     method = "forkserver" if "forkserver" in methods else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         ctx.set_forkserver_preload([__name__])
     return ctx
-
-
-def _threads() -> int:
-    """This process's threads, the operating system's count (a library's threads too)."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        import threading
-
-        return threading.active_count()
 
 
 class PartitionScans:
