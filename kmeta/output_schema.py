@@ -710,7 +710,7 @@ REPLICA = ObjectKind(
         Key("snapshot_ids", Array(STRING), "The live KRaft snapshots: their ids (<endOffset>-<epoch>, "
             "the file name without .checkpoint), in offset order."),
         Key("finding_count", BIGINT, "How many findings reading this replica met (a number; they "
-            "are shown on standard error)."),
+            "follow the diff object as finding objects)."),
         Key("notes", Array(STRING), "What people should know about how the log was read, as "
             "sentences; [] when nothing."),
     ),
@@ -1609,7 +1609,7 @@ PLACEMENT = ObjectKind(
         Key("other_partition_dir", STRING, "The current log a promoted -future log "
             "replaces, the twin of a duplicate, or the future log of a replaced one.",
             nullable=True),
-        Key("kafka", Map(STRING), "Kafka version range -> what that Kafka does with the dir."),
+        Key("kafka_by_version", Map(STRING), "Kafka version range -> what that Kafka does with the dir."),
     ),
 )
 
@@ -1625,7 +1625,7 @@ MISSING_REPLICA = ObjectKind(
         Key("partition", INT, "The partition number."),
         Key("leader", INT, "The partition's leader in the image (-1: none, as Kafka writes "
             "it)."),
-        Key("replicas", Array(INT), "Its replicas in the image."),
+        Key("replica_nodes", Array(INT), "Its replicas in the image (node ids)."),
         Key("isr", Array(INT), "Its in-sync replicas in the image."),
         Key("assigned_directory_id", STRING, "The directory the image assigns it to.",
             nullable=True),
@@ -1786,7 +1786,8 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "retention": (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY, FINDING),
     "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY, FINDING),
     "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY, FINDING),
-    "startup": (STARTUP_DIR, STARTUP_PARTITION, FINDING, STARTUP_SUMMARY),
+    "startup": (STARTUP_DIR, STARTUP_PARTITION, PLACEMENT, MISSING_REPLICA, FINDING,
+                STARTUP_SUMMARY),
     "compact": (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, COMPACT_KEY_RECORD,
                 COMPACT_SUMMARY, FINDING),
     "diff": (DIFF, FINDING),

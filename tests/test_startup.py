@@ -440,3 +440,26 @@ def test_a_partition_dir_that_cannot_be_read_takes_the_dir_offline(tmp_path: Pat
     monkeypatch.setattr(loader, "_listing", refuse)
     r = plan_startup([str(d)])
     assert r.dirs[0].offline and "S008" in _codes(r) and r.partitions == []
+
+
+def test_the_image_judges_each_log_as_verify_does() -> None:
+    """startup asks the placement (kmeta.ops.placement, verify's too) about each log: the
+    JBOD fixture's strays get their fate, the replica missing with records is data lost
+    (V190, exit 1), and the JSON carries the placement and missing_replica objects."""
+    jbod = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "placement" / "jbod"
+    dirs = [jbod / "logs-a", jbod / "logs-b"]
+    proc = run("startup", *dirs, env={"COLUMNS": "80"})
+    assert proc.returncode == 1, proc.stderr
+    assert "Kafka LOSES DATA the image expects here: 1 replica" in proc.stdout
+    assert "stray logs not judged" not in proc.stdout
+    objects = [json.loads(line) for line in run("startup", "--json", *dirs,
+                                                 env={}).stdout.splitlines()]
+    kinds = [o["kind"] for o in objects]
+    assert "placement" in kinds and "missing_replica" in kinds
+    stray = {Path(o["path"]).name: o for o in objects if o["kind"] == "startup_partition"}
+    assert "renamed -stray while loading" in stray["nameless-0"]["fate"]
+    codes = [o["code"] for o in objects if o["kind"] == "finding"]
+    assert codes.count("V187") == 1 and "V190" in codes  # said once, by the loader
+    assert objects[-1]["kind"] == "startup_summary" and objects[-1]["stray_judged"]
+    for o in objects:
+        assert schema.check("startup", o) == [], o

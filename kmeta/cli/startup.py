@@ -53,6 +53,13 @@ def startup(
     recovery_rate: Annotated[str | None, typer.Option(
         "--recovery-rate", metavar="BYTES/S", help="Bytes per second one recovery thread "
         "re-reads, such as 400MB (default: 125MB, an assumption: see kmeta(1)).")] = None,
+    metadata: Annotated[str | None, typer.Option(
+        "--metadata", metavar="DIR", help="The broker's metadata log (its metadata.log.dir, "
+        "or the __cluster_metadata-0 in it) when it is not among DATA_DIR...: the image "
+        "each log is judged against (stray logs, missing replicas).")] = None,
+    peer: Annotated[list[str] | None, typer.Option(
+        "--peer", metavar="DIR", help="Another broker's data dir, read only to say how many "
+        "bytes a replica missing here fetches (repeatable).")] = None,
     partitions: Annotated[bool, typer.Option(
         "--partitions", help="List every partition, with what Kafka does to it.")] = False,
     every: AllOpt = False,
@@ -81,6 +88,7 @@ def startup(
     default is the Kafka version's: 1 up to 3.9, 2 from 4.0 (KIP-1030).
     """
     from kmeta.ops.startup import plan_startup
+    from kmeta.ops.startup.image import image_judge, with_broker_findings
     from kmeta.render.console import clip_width
     from kmeta.render.startup import startup_json, startup_lines
 
@@ -90,8 +98,11 @@ def startup(
     rate = _rate(recovery_rate)
     env = current_env()
     with reading_progress(env, "startup"):
+        # the image against the disk: stray logs, missing replicas (kmeta.ops.placement)
+        judge, placed = image_judge(dirs, metadata=metadata, peers=peer or ())
         report = plan_startup(dirs, kafka_version=kafka_version, config=config,
-                              recovery_rate=rate)
+                              recovery_rate=rate, placement=judge)
+        report.placement_objects = with_broker_findings(report, placed)
     if json_out:
         env.write_lines(startup_json(report), json=True)
     else:

@@ -64,11 +64,11 @@ class BrokerPlacement:
                         "directory_id": v.log.directory_id,
                         "assigned_directory_id": v.assigned_directory,
                         "directory_verdict": v.directory, "other_partition_dir": v.other,
-                        "kafka": dict(v.kafka)})
+                        "kafka_by_version": dict(v.kafka)})
         for m in self.placement.missing:
             out.append({"kind": "missing_replica", "node_id": self.node_id,
                         "topic": m.topic, "topic_id": m.topic_id, "partition": m.partition,
-                        "leader": m.leader, "replicas": list(m.replicas),
+                        "leader": m.leader, "replica_nodes": list(m.replicas),
                         "isr": list(m.isr), "assigned_directory_id": m.assigned_directory,
                         "directory_verdict": m.directory, "peer_partition_dir": m.peer_path,
                         "peer_bytes": m.peer_bytes,

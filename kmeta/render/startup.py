@@ -105,6 +105,8 @@ def startup_json(r: StartupReport) -> Iterator[str]:
         yield dumps(dir_object(d, r.recovery_rate))
     for p in r.partitions:
         yield dumps(partition_object(p))
+    for o in r.placement_objects:
+        yield dumps(o)
     for f in r.findings:
         yield dumps(f.to_json())
     yield dumps(summary_object(r))
@@ -128,8 +130,14 @@ def _verdict(r: StartupReport) -> Iterator[str]:
     if lost:
         yield (f"Kafka LOSES DATA: recovery removes {size(sum(p.lost_bytes for p in lost))} "
                f"of records in {_n(len(lost), 'log')} (largest first below).")
-    elif not r.refusals:
+    missing = [f for f in r.findings if f.code == "V190"]
+    if missing:  # the image's side: replicas it leads empty, whose records are not here
+        yield (f"Kafka LOSES DATA the image expects here: {_n(len(missing), 'replica')} "
+               "missing on disk with records and no other in-sync replica (V190).")
+    if not lost and not missing and not r.refusals:
         yield "The broker comes back with every record: recovery removes nothing."
+    elif not lost and not r.refusals:
+        yield "Recovery itself removes nothing."
     for d in r.dirs:
         if d.offline:
             yield (f"A LOG DIR GOES OFFLINE once the broker runs, its "

@@ -99,9 +99,11 @@ DESCRIPTION = [
     "meta.properties, index files and producer-state snapshots. A PATH may be one file, a "
     "partition directory (topic-N), a broker data directory (a log.dirs entry) or a "
     "directory above several of them.",
-    "Inputs are opened read-only. Data goes to standard output and diagnostics (the "
-    "finding summary, errors) to standard error, so output can be piped into jq, "
-    "spark.read.json or head. Damaged input is the normal case for this tool: every "
+    "Inputs are opened read-only. A command's report goes to standard output, its "
+    "findings closing it (after the report in text, as finding objects in --json), and "
+    "errors to standard error, so output can be piped into jq, spark.read.json or head; "
+    "where standard output is data a script reads whole (image --digest, ls, cat) the "
+    "findings go to standard error. Damaged input is the normal case for this tool: every "
     "problem becomes a finding with a stable code (see FINDINGS) and reading goes on past "
     "a bad batch where it safely can; a Python traceback is never shown unless "
     "--traceback is given.",

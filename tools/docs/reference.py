@@ -50,11 +50,13 @@ from kmeta.output_schema import (
     LOG_SUMMARY,
     MAJORITY,
     METADATA_TRANSACTION,
+    MISSING_REPLICA,
     NODE_EVENT,
     NODE_SUMMARY,
     PAIR,
     PARTITION,
     PARTITION_DIR,
+    PLACEMENT,
     PRODUCER_IDS,
     QUORUM_LEADER,
     RECORD,
@@ -157,8 +159,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "brokers",
         "kmeta brokers --json writes JSON Lines: one object, kind \"node_event\", per change of a "
         "broker's or controller's registration in offset order; one, kind \"quorum_leader\", per "
-        "Raft epoch read; a finding object per lifecycle anomaly (V130-V133; the log's own "
-        "findings go to standard error); then a brokers_summary object, always the last line. "
+        "Raft epoch read; a finding object per finding (the lifecycle anomalies V130-V133 "
+        "and the log's own); then a brokers_summary object, always the last line. "
         "With --broker, --since or --until, only what they keep. A snapshot without a log writes "
         "no event: the summary holds each node's state at the snapshot, and its counts are "
         "null. A count or a value the log cannot know is null, never 0. node_event keys:",
@@ -168,8 +170,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "retention",
         "kmeta retention --json writes JSON Lines: one object, kind \"retention_snapshot\", per "
         "snapshot file in offset order; one, kind \"retention_segment\", per segment; one, kind "
-        "\"follower\", per --replica; then a retention_summary object, always the last line. "
-        "Findings go to standard error. retention_snapshot keys:",
+        "\"follower\", per --replica; a finding object per finding; then a retention_summary "
+        "object, always the last line. retention_snapshot keys:",
         (RETENTION_SNAPSHOT, RETENTION_SEGMENT, FOLLOWER, RETENTION_SUMMARY),
     ),
     CommandJson(
@@ -179,25 +181,29 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "one, kind \"consumer_offset\", per group and partition with a committed offset (or the "
         "tombstone that deleted it), in group, topic, partition order; then a consumers_summary "
         "object, always the last line. With --position, one consumer_offset object for the "
-        "position and the summary. Findings go to standard error. consumer_group keys:",
+        "position and the summary. A finding object per finding comes before the summary. "
+        "consumer_group keys:",
         (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY),
     ),
     CommandJson(
         "tiering",
         "kmeta tiering --json writes JSON Lines: per user partition, one object, kind "
         "\"remote_segment\", per remote segment known after the replay, in offset order, then "
-        "one, kind \"tiered_partition\"; then a tiering_summary object, always the last line. "
-        "Findings go to standard error. remote_segment keys:",
+        "one, kind \"tiered_partition\"; a finding object per finding; then a tiering_summary "
+        "object, always the last line. remote_segment keys:",
         (REMOTE_SEGMENT, EPOCH_START, TIERED_PARTITION, BOOTSTRAP, TIERING_SUMMARY),
     ),
     CommandJson(
         "startup",
         "kmeta startup --json writes JSON Lines: one object, kind \"startup_dir\", per log "
         "dir given; one, kind \"startup_partition\", per partition dir Kafka loads, in log "
-        "dir then name order; a finding object per finding; then a startup_summary object, "
-        "always the last line. startup_dir keys:",
-        (STARTUP_DIR, CHECKPOINT_USE, STARTUP_PARTITION, SEGMENT_WORK, FILE_FATE,
-         STARTUP_SUMMARY),
+        "dir then name order; where the broker's metadata image is known, one, kind "
+        "\"placement\", per partition dir that is not plainly in its place and one, kind "
+        "\"missing_replica\", per replica the image assigns that is not on disk (as verify "
+        "judges them); a finding object per finding; then a startup_summary object, always "
+        "the last line. startup_dir keys:",
+        (STARTUP_DIR, CHECKPOINT_USE, STARTUP_PARTITION, SEGMENT_WORK, FILE_FATE, PLACEMENT,
+         MISSING_REPLICA, STARTUP_SUMMARY),
     ),
     CommandJson(
         "compact",
@@ -205,8 +211,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "\"compact_strategy\", then with --batches one, kind \"compact_batch\", per batch up to "
         "the round's end; one, kind \"compact_disagreement\", per key whose winner differs "
         "between the strategies (with several); one, kind \"compact_key_record\", per record "
-        "of --key; then a compact_summary object, always the last line. Findings go to "
-        "standard error. compact_strategy keys:",
+        "of --key; a finding object per finding; then a compact_summary object, always the "
+        "last line. compact_strategy keys:",
         (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, WINNER, COMPACT_KEY_RECORD,
          COMPACT_SUMMARY),
     ),
@@ -214,8 +220,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "diff",
         "kmeta diff --json writes one object (then its findings), kind \"diff\". LOCAL is the first replica given and "
         "each PEER one of the others; replicas are named by the path given on the command line. "
-        "The findings met while reading are not in it (they go to standard error; kmeta verify "
-        "reports them); each replica counts them. Top-level keys:",
+        "The findings met while reading follow it as finding objects (each replica counts "
+        "them), with a V160 finding per diverged pair. Top-level keys:",
         (DIFF, REPLICA, PAIR, CONTENT_DIVERGENCE, FETCH_SIMULATION, SIDE_ONLY, IMAGE_DIFF,
          MAJORITY),
     ),

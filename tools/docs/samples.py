@@ -152,7 +152,10 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
         "startup": [["startup", "--json", str(data / "startup" / "unclean")],
                     ["startup", "--json", str(data / "startup" / "moves" / "a"),
                      str(data / "startup" / "moves" / "b")],
-                    ["startup", "--json", str(data / "startup" / "badname")]],
+                    ["startup", "--json", str(data / "startup" / "badname")],
+                    # the image against the disk: placement and missing_replica objects
+                    ["startup", "--json", str(data / "placement" / "jbod" / "logs-a"),
+                     str(data / "placement" / "jbod" / "logs-b")]],
         # compact: every strategy, every batch, a key, the disagreements
         "compact": [["compact", "--json", "--compare", "--header", "version", "--batches",
                      "--key", "K1", str(data / "compaction" / "two-producers" / "orders-0")],

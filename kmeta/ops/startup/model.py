@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kmeta.core.kafka_releases import (
     DEFAULT_RECOVERY_RATE,
@@ -230,6 +230,8 @@ class StartupReport:
     #: whether stray logs were judged against a metadata image
     placement_judged: bool = False
     notes: list[str] = field(default_factory=list)
+    #: the placement and missing_replica objects of the image against the disk
+    placement_objects: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def partitions(self) -> list[PartitionStartup]:

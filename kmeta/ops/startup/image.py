@@ -1,0 +1,101 @@
+"""The image's side of ``kmeta startup``: the placement of a broker's logs against its own
+metadata image (:mod:`kmeta.ops.placement`, the one home of the stray rule, which
+``verify`` runs too) as the :data:`~kmeta.ops.startup.model.PlacementJudge` the loader
+asks about each log, and the broker-wide rest (missing replicas, log dirs that disagree)
+as findings and objects of the report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kmeta.core import placement as P
+from kmeta.core.kafka_releases import version_key
+from kmeta.findings import Finding
+from kmeta.ops.placement import BrokerPlacement, broker_placement
+from kmeta.ops.startup.model import LogView, Placement, PlacementJudge, StartupReport
+
+__all__ = ["image_judge", "with_broker_findings"]
+
+#: Codes the loader says itself, from the dir's name (-stray, -delete, -future) or from
+#: the dirs it loads (one partition in two): the placement's own would say them twice.
+_LOADER_SAYS = frozenset({"V184", "V185", "V187", "V197"})
+
+#: Verdicts that set the log aside (the loader then reports their fate, not a load).
+_SET_ASIDE = frozenset({P.STRAY, P.REPLACED})
+
+#: The reason of a stray verdict, in words.
+_WHY = {
+    P.NO_TOPIC_ID: "no topic id (partition.metadata missing or unreadable)",
+    P.NOT_IN_IMAGE: "its topic id is not in the image (the topic was deleted)",
+    P.TOPIC_ID_DIFFERS: "the image's topic of this name has another id (re-created)",
+    P.NOT_A_REPLICA: "the image's replicas of the partition leave this node out",
+}
+
+
+def _bound(text: str, upper: bool) -> tuple[int, int, int]:
+    """A release named in a range: ``3.6`` is every 3.6.x (its upper bound the last)."""
+    parts = [int(p) for p in text.split(".")]
+    if len(parts) == 2:
+        parts.append(99 if upper else 0)
+    return parts[0], parts[1], parts[2]
+
+
+def kafka_does(kafka: Mapping[str, str], version: str) -> str | None:
+    """What release ``version`` (``3.7`` meaning its newest patch) does, from a verdict's
+    ``{"3.5-3.6": …, "3.7.0": …, "3.7.1+": …}``; None when no range holds it."""
+    key = version_key(version)
+    v = (key[0], key[1], key[2] if len(key) > 2 else 99)
+    for span, does in kafka.items():
+        if span.endswith("+"):
+            if v >= _bound(span[:-1], upper=False):
+                return does
+        elif "-" in span:
+            lo, hi = span.split("-", 1)
+            if _bound(lo, upper=False) <= v <= _bound(hi, upper=True):
+                return does
+        elif _bound(span, upper=False) <= v <= _bound(span, upper=True):
+            return does
+    return None
+
+
+def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
+                metadata: str | os.PathLike[str] | None = None,
+                peers: Sequence[str | os.PathLike[str]] = ()
+                ) -> tuple[PlacementJudge | None, BrokerPlacement | None]:
+    """The judge of each log of the broker whose log dirs are ``log_dirs`` (its image
+    from its own metadata log, or ``metadata``), and the whole placement; (None, None)
+    for a ZooKeeper-mode broker, which has no image."""
+    placed = broker_placement(log_dirs, metadata=metadata, peers=peers)
+    if placed is None or placed.placement is None:
+        return None, placed
+    verdicts = {os.path.realpath(v.log.path): v for v in placed.placement.verdicts}
+    by_file: dict[str, list[Finding]] = {}
+    for f in placed.findings:
+        if f.file is not None and f.code not in _LOADER_SAYS:
+            by_file.setdefault(os.path.realpath(f.file), []).append(f)
+
+    def judge(view: LogView) -> Placement | None:
+        where = os.path.realpath(view.path)
+        v = verdicts.get(where)
+        if v is None:
+            return None
+        does = kafka_does(v.kafka, view.kafka_version) or "loaded as it is"
+        why = _WHY.get(v.reason or "", v.verdict.replace("_", " "))
+        return Placement(v.verdict in _SET_ASIDE, why, does, tuple(by_file.get(where, ())))
+
+    return judge, placed
+
+
+def with_broker_findings(report: StartupReport, placed: BrokerPlacement | None) -> list[
+        dict[str, Any]]:
+    """Add to ``report`` what the placement says of the broker as a whole (replicas missing
+    on disk, log dirs that disagree, checks not run) and return its JSON objects."""
+    if placed is None:
+        return []
+    judged = {os.path.realpath(str(p.path)) for p in report.partitions}
+    report.findings.extend(f for f in placed.findings if f.code not in _LOADER_SAYS and (
+        f.file is None or os.path.realpath(f.file) not in judged))
+    report.notes.extend(placed.not_run)
+    return placed.json_objects()
