@@ -41,11 +41,9 @@ from kmeta.formats.batch import (
     Batch,
     Record,
 )
-from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
-from kmeta.formats.textfiles import METADATA_TOPIC_ID
 from kmeta.ops.placement import discovery_placement
 from kmeta.ops.replay import (
     Replay,
@@ -55,10 +53,22 @@ from kmeta.ops.replay import (
     snapshot_image,
 )
 from kmeta.ops.replay_process import ForkedReplay, forked_replay
-from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in, scan_partition
-from kmeta.storage.discover import METADATA_TOPIC, Discovery, LogFile, PartitionDir, discover
+from kmeta.ops.verify_dirs import (
+    check_partition_metadata,
+    checkpoints_agree,
+    cluster_ids,
+    directory_ids,
+    offset_checkpoints,
+    partitions_without_segments,
+    scan_only,
+    small_files,
+    topic_ids,
+)
+from kmeta.ops.verify_indexes import offset_index_findings, verify_indexes
+from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in
+from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
-from kmeta.storage.headers import batch_spans, first_base_offset
+from kmeta.storage.headers import first_base_offset
 from kmeta.storage.segments import (
     batch_records,
     read_batches,
@@ -533,106 +543,6 @@ def _first_offset(part: PartitionDir) -> int | None:
     return None
 
 
-def verify_indexes(part: PartitionDir, stats: LogStats | None = None,
-                   offset_found: dict[str, list[Finding]] | None = None) -> Iterator[Finding]:
-    """The indexes of one partition: each live index against its own segment.
-
-    Kafka appends an offset-index entry (last offset of the appended batches, position of
-    the first of them) every ``index.interval.bytes``, and a time-index entry with the
-    largest timestamp so far: both only grow, and every position is a batch start.
-    ``offset_found``: what :func:`offset_index_findings` found, when it ran beside.
-    """
-    segments = {f.kind.base_offset: f for f in part.segments}
-    # the last offset of each segment, from the runs the verify pass recorded
-    lasts = {base: runs[-1][1] for base, runs in stats.layout if runs} if stats else {}
-    for f in part.files:
-        k = f.kind
-        if not k.live or k.kind not in ("offset-index", "time-index"):
-            continue
-        if offset_found is not None and k.kind == "offset-index":
-            yield from offset_found[str(f.path)]
-        else:
-            yield from _index_findings(f, segments, stats, lasts)
-
-
-def offset_index_findings(part: PartitionDir) -> dict[str, list[Finding]]:
-    """What :func:`verify_indexes` finds of each live offset index of ``part``, by path:
-    they need nothing of the verify pass, so they can run beside it."""
-    segments = {f.kind.base_offset: f for f in part.segments}
-    return {str(f.path): list(_index_findings(f, segments, None, {})) for f in part.files
-            if f.kind.live and f.kind.kind == "offset-index"}
-
-
-def _index_findings(f: LogFile, segments: dict[int | None, LogFile],
-                    stats: LogStats | None, lasts: dict[int, int]) -> Iterator[Finding]:
-    k = f.kind
-    path = str(f.path)
-    seg = segments.get(k.base_offset)
-    if seg is None:
-        yield Finding("V030", f"{k.kind} for base offset {k.base_offset} has no "
-                      "segment: Kafka deletes it on load", path)
-        return
-    index, problem = load_checked(f)
-    if problem:
-        yield problem
-    if index is None:
-        return
-    if index.trailing_bytes:
-        yield Finding("V031", f"{index.trailing_bytes} bytes after the last whole entry",
-                      path, index.valid_bytes)
-    if index.preallocated and not index.tail_zero:
-        yield Finding("V031", "bytes after the last entry are not zero (damage in the "
-                      "preallocated tail)", path)
-    if k.kind == "offset-index":
-        yield from _offset_index_against(index.entries, seg, path)
-    else:
-        last = lasts.get(k.base_offset) if stats else None
-        if stats is not None and last is None:
-            last = k.base_offset - 1  # an empty segment: no entry can name an offset
-        yield from _time_index_in_order(index.entries, path, last)
-
-
-def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
-    previous = None
-    try:
-        spans = batch_spans(seg.path, (e.position for e in entries))
-        for i, (e, span) in enumerate(zip(entries, spans, strict=True)):
-            where = OFFSET_INDEX_ENTRY_SIZE * i
-            if previous is not None and (e.offset <= previous.offset
-                                         or e.position <= previous.position):
-                yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
-                              f"come after ({previous.offset} @ {previous.position})",
-                              path, where, e.offset)
-            previous = e
-            if span is None:
-                yield Finding("V032", f"entry {i} points at byte {e.position} of the "
-                              "segment, where no batch starts", path, where, e.offset)
-            elif not span[0] <= e.offset:
-                yield Finding("V032", f"entry {i} says offset {e.offset} but the batch "
-                              f"at byte {e.position} starts at {span[0]}", path,
-                              where, e.offset)
-    except KmetaError as err:
-        yield err.finding(str(seg.path))
-
-
-def _time_index_in_order(entries: tuple, path: str, last: int | None = None
-                         ) -> Iterator[Finding]:
-    """Entries only grow, and name offsets the segment holds (``last``: its last
-    offset as the verify pass read it, when known)."""
-    previous = None
-    for i, e in enumerate(entries):
-        if last is not None and e.offset > last:
-            yield Finding("V032", f"time-index entry {i} names offset {e.offset}, past the "
-                          f"segment's last offset {last}", path, TIME_INDEX_ENTRY_SIZE * i,
-                          e.offset)
-        if previous is not None and (e.timestamp < previous.timestamp
-                                     or e.offset < previous.offset):
-            yield Finding("V031", f"entry {i} ({e.timestamp}, offset {e.offset}) goes back "
-                          f"from ({previous.timestamp}, offset {previous.offset})", path,
-                          TIME_INDEX_ENTRY_SIZE * i, e.offset)
-        previous = e
-
-
 #: A metadata log at least this long has its offset indexes checked in a process beside
 #: the pass (with more than one job): below it, the process costs more than it saves.
 INDEXES_BESIDE_FROM = 32 << 20
@@ -713,8 +623,6 @@ class VerifyReport:
         }
 
 
-
-
 def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, *,
            metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Run every check on the files under ``paths``; ``jobs``: how many processes may scan
@@ -760,7 +668,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
                                       "compared with the log")
             log_ends[str(part.path)] = (stats.last_offset or -1) + 1
             report.logs[str(part.path)] = stats
-            add(_check_partition_metadata(part))
+            add(check_partition_metadata(part))
         else:
             found, end = scans.take()
             add(found)
@@ -771,23 +679,23 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
                 for f in part.segments:
                     with contextlib.suppress(OSError):
                         progress(str(f.path), f.path.stat().st_size)
-        add(_small_files(f for f in part.files if f.kind.kind in
+        add(small_files(f for f in part.files if f.kind.kind in
                          ("partition-metadata", "txn-index", "producer-snapshot")))
     for d in discovery.data_dirs:
         report.files += len(d.files)
-        add(_small_files(f for f in d.files if not f.is_batches))
+        add(small_files(f for f in d.files if not f.is_batches))
         own = {(p.topic, p.partition): log_ends[str(p.path)] for p in d.partitions
                if str(p.path) in log_ends}
-        add(_partitions_without_segments(d))
-        add(_offset_checkpoints(d.files, own))
-        add(_checkpoints_agree(d))
+        add(partitions_without_segments(d))
+        add(offset_checkpoints(d.files, own))
+        add(checkpoints_agree(d))
         for f in d.files:
             if f.kind.kind == "bootstrap-checkpoint":
                 add(snapshot_image(f)[1])
                 report.snapshots += 1
-    add(_cluster_ids(discovery))
-    add(_directory_ids(discovery))
-    add(_topic_ids(discovery))
+    add(cluster_ids(discovery))
+    add(directory_ids(discovery))
+    add(topic_ids(discovery))
     loose = 0
     for f in discovery.files:
         report.files += 1
@@ -795,11 +703,11 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
             add(snapshot_image(f)[1])
             report.snapshots += 1
         elif f.is_batches:
-            add(_scan_only([f]))
+            add(scan_only([f]))
             report.segments += 1
             loose += 1
         else:
-            add(_small_files([f]))
+            add(small_files([f]))
     if loose:
         report.not_run.append(f"{loose} segment(s) outside a __cluster_metadata-N partition "
                               "directory: checked as batches only (framing, CRC); KRaft "
@@ -816,154 +724,3 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
     return report
 
 
-def _scan_only(files: Iterable[LogFile]) -> list[Finding]:
-    """Batch-level checks for segments kmeta does not interpret (loose files)."""
-    return scan_partition([(str(f.path), f.kind.base_offset) for f in files])[0]
-
-
-def _partitions_without_segments(data_dir: Any) -> Iterator[Finding]:
-    """One finding per data dir for its ordinary partitions that hold no segment at all:
-    a copy that left the ``.log`` files out.  Their log end is unknown, so no offset
-    checkpoint is judged against them (V035 stays silent); Kafka would open each with an
-    empty segment, its data gone from this broker."""
-    bare = sorted((p.topic, p.partition) for p in data_dir.partitions
-                  if not p.is_metadata and not p.segments)
-    if bare:
-        yield Finding("V028", f"{len(bare)} partition directory(ies) hold no log segment "
-                      f"(an incomplete copy?): {_tps(bare)}; their log end offsets are "
-                      "unknown, so the offset checkpoints are not checked against them",
-                      str(data_dir.path))
-
-
-def _offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int], int]
-                        ) -> Iterator[Finding]:
-    """A data dir's offset checkpoints against the partitions it holds: a recovery point,
-    high watermark, log start or cleaner offset never lies beyond the log end."""
-    for f in files:
-        if f.kind.kind != "offset-checkpoint" or not f.kind.live:
-            continue
-        loaded, _ = load_checked(f)
-        if loaded is None:
-            continue
-        for e in loaded.entries:
-            end = log_ends.get((e.topic, e.partition))
-            if end is not None and e.offset > end:
-                yield Finding("V035", f"{e.topic}-{e.partition} at offset {e.offset}, beyond "
-                              f"its log end offset {end}", str(f.path), offset=e.offset)
-
-
-def _small_files(files: Iterable[LogFile]) -> Iterator[Finding]:
-    for f in files:
-        _, problem = load_checked(f)
-        if problem:
-            yield problem
-
-
-def _check_partition_metadata(part: PartitionDir) -> Iterator[Finding]:
-    f = next((f for f in part.files if f.kind.kind == "partition-metadata"), None)
-    loaded, _ = load_checked(f)
-    if loaded is None:
-        return
-    if loaded.topic_id != METADATA_TOPIC_ID:
-        yield Finding("V033", f"partition.metadata says topic id {loaded.topic_id}; the "
-                      f"metadata topic's is always {METADATA_TOPIC_ID}", str(f.path))
-
-
-def _meta_properties(discovery: Any) -> Iterator[tuple[str, Any]]:
-    """(path, content) of every data dir's readable meta.properties."""
-    for d in discovery.data_dirs:
-        f = d.meta_properties
-        loaded, _ = load_checked(f)
-        if loaded is not None:
-            yield str(f.path), loaded
-
-
-def _cluster_ids(discovery: Any) -> Iterator[Finding]:
-    """meta.properties of the data dirs given together must name one cluster."""
-    seen: dict[str, str] = {}
-    for path, loaded in _meta_properties(discovery):
-        if loaded.cluster_id:
-            seen.setdefault(loaded.cluster_id, path)
-    if len(seen) > 1:
-        yield Finding("V034", "the data dirs belong to different clusters: " +
-                      ", ".join(f"{cid} ({path})" for cid, path in seen.items()))
-
-
-#: The offset checkpoint files of a data dir, by what they hold.
-_CHECKPOINTS = {"log-start-offset-checkpoint": "log start offset",
-                "recovery-point-offset-checkpoint": "recovery point",
-                "replication-offset-checkpoint": "high watermark"}
-
-
-def _checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
-    """A data dir's offset checkpoints against each other and its partition dirs.
-
-    Kafka keeps the high watermark and the recovery point at or above the log start
-    offset (``UnifiedLog.updateLogStartOffset``); the log-start file only lists partitions
-    whose start is above their first segment.  The checkpoints cover the partitions
-    LogManager holds, never ``__cluster_metadata``."""
-    values: dict[str, dict[tuple[str, int], int]] = {}
-    paths: dict[str, str] = {}
-    for f in data_dir.files:
-        if f.kind.kind == "offset-checkpoint" and f.kind.live \
-                and f.path.name in _CHECKPOINTS:
-            loaded, _ = load_checked(f)
-            if loaded is not None:
-                values[f.path.name] = {(e.topic, e.partition): e.offset for e in loaded.entries}
-                paths[f.path.name] = str(f.path)
-    starts = values.get("log-start-offset-checkpoint", {})
-    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
-        for tp, start in sorted(starts.items()):
-            other = values.get(name, {}).get(tp)
-            if other is not None and other < start:
-                yield Finding("V036", f"{tp[0]}-{tp[1]}: {_CHECKPOINTS[name]} {other} is below "
-                              f"the log start offset {start}", paths[name], offset=other,
-                              details={"log_start_offset": start})
-    on_disk = {(p.topic, p.partition) for p in data_dir.partitions}
-    named = set().union(*(v.keys() for k, v in values.items()
-                          if k != "log-start-offset-checkpoint"), set())
-    absent = sorted(named - on_disk)
-    unnamed = sorted(tp for tp in on_disk - named if tp[0] != METADATA_TOPIC)
-    if absent and values:
-        yield Finding("V037", f"{len(absent)} partition(s) named in the offset checkpoints "
-                      f"have no directory here: {_tps(absent)}", str(data_dir.path))
-    if unnamed and values:
-        yield Finding("V037", f"{len(unnamed)} partition directory(ies) are in no offset "
-                      f"checkpoint (Kafka recovers them from their first segment): "
-                      f"{_tps(unnamed)}", str(data_dir.path))
-
-
-def _tps(tps: list[tuple[str, int]], most: int = 5) -> str:
-    shown = ", ".join(f"{t}-{p}" for t, p in tps[:most])
-    return shown + (f" and {len(tps) - most} more" if len(tps) > most else "")
-
-
-def _directory_ids(discovery: Any) -> Iterator[Finding]:
-    """Every log dir gets its own random directory.id (KIP-858): two alike are a copy."""
-    seen: dict[str, str] = {}
-    for path, loaded in _meta_properties(discovery):
-        if not loaded.directory_id:
-            continue
-        if loaded.directory_id in seen:
-            yield Finding("V039", f"directory.id {loaded.directory_id} is also the id of "
-                          f"{seen[loaded.directory_id]}", path)
-        else:
-            seen[loaded.directory_id] = path
-
-
-def _topic_ids(discovery: Any) -> Iterator[Finding]:
-    """partition.metadata of one topic's partitions, across every dir given, names one id."""
-    ids: dict[str, dict[str, str]] = {}  # topic -> topic id -> first file
-    for part in discovery.all_partitions():
-        if part.is_metadata:
-            continue
-        f = next((f for f in part.files if f.kind.kind == "partition-metadata"), None)
-        loaded, _ = load_checked(f)
-        if loaded is None:
-            continue
-        ids.setdefault(part.topic, {}).setdefault(loaded.topic_id, str(f.path))
-    for topic, seen in sorted(ids.items()):
-        if len(seen) > 1:
-            yield Finding("V038", f"topic {topic} has topic ids " +
-                          ", ".join(f"{tid} ({path})" for tid, path in seen.items()),
-                          next(iter(seen.values())))

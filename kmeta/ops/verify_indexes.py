@@ -1,0 +1,118 @@
+"""What ``kmeta verify`` checks of a partition's index files: each ``.index`` and
+``.timeindex`` against its segment (entries in order, pointing at the batches they name),
+and index files without their segment (Kafka deletes those on load)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from kmeta.errors import KmetaError
+from kmeta.findings import Finding
+from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
+from kmeta.storage.discover import LogFile, PartitionDir
+from kmeta.storage.files import load_checked
+from kmeta.storage.headers import batch_spans
+
+if TYPE_CHECKING:  # verify.py imports this module: the type only, for the hints
+    from kmeta.ops.verify import LogStats
+
+
+def verify_indexes(part: PartitionDir, stats: LogStats | None = None,
+                   offset_found: dict[str, list[Finding]] | None = None) -> Iterator[Finding]:
+    """The indexes of one partition: each live index against its own segment.
+
+    Kafka appends an offset-index entry (last offset of the appended batches, position of
+    the first of them) every ``index.interval.bytes``, and a time-index entry with the
+    largest timestamp so far: both only grow, and every position is a batch start.
+    ``offset_found``: what :func:`offset_index_findings` found, when it ran beside.
+    """
+    segments = {f.kind.base_offset: f for f in part.segments}
+    # the last offset of each segment, from the runs the verify pass recorded
+    lasts = {base: runs[-1][1] for base, runs in stats.layout if runs} if stats else {}
+    for f in part.files:
+        k = f.kind
+        if not k.live or k.kind not in ("offset-index", "time-index"):
+            continue
+        if offset_found is not None and k.kind == "offset-index":
+            yield from offset_found[str(f.path)]
+        else:
+            yield from _index_findings(f, segments, stats, lasts)
+
+
+def offset_index_findings(part: PartitionDir) -> dict[str, list[Finding]]:
+    """What :func:`verify_indexes` finds of each live offset index of ``part``, by path:
+    they need nothing of the verify pass, so they can run beside it."""
+    segments = {f.kind.base_offset: f for f in part.segments}
+    return {str(f.path): list(_index_findings(f, segments, None, {})) for f in part.files
+            if f.kind.live and f.kind.kind == "offset-index"}
+
+
+def _index_findings(f: LogFile, segments: dict[int | None, LogFile],
+                    stats: LogStats | None, lasts: dict[int, int]) -> Iterator[Finding]:
+    k = f.kind
+    path = str(f.path)
+    seg = segments.get(k.base_offset)
+    if seg is None:
+        yield Finding("V030", f"{k.kind} for base offset {k.base_offset} has no "
+                      "segment: Kafka deletes it on load", path)
+        return
+    index, problem = load_checked(f)
+    if problem:
+        yield problem
+    if index is None:
+        return
+    if index.trailing_bytes:
+        yield Finding("V031", f"{index.trailing_bytes} bytes after the last whole entry",
+                      path, index.valid_bytes)
+    if index.preallocated and not index.tail_zero:
+        yield Finding("V031", "bytes after the last entry are not zero (damage in the "
+                      "preallocated tail)", path)
+    if k.kind == "offset-index":
+        yield from _offset_index_against(index.entries, seg, path)
+    else:
+        last = lasts.get(k.base_offset) if stats else None
+        if stats is not None and last is None:
+            last = k.base_offset - 1  # an empty segment: no entry can name an offset
+        yield from _time_index_in_order(index.entries, path, last)
+
+
+def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
+    previous = None
+    try:
+        spans = batch_spans(seg.path, (e.position for e in entries))
+        for i, (e, span) in enumerate(zip(entries, spans, strict=True)):
+            where = OFFSET_INDEX_ENTRY_SIZE * i
+            if previous is not None and (e.offset <= previous.offset
+                                         or e.position <= previous.position):
+                yield Finding("V031", f"entry {i} ({e.offset} @ {e.position}) does not "
+                              f"come after ({previous.offset} @ {previous.position})",
+                              path, where, e.offset)
+            previous = e
+            if span is None:
+                yield Finding("V032", f"entry {i} points at byte {e.position} of the "
+                              "segment, where no batch starts", path, where, e.offset)
+            elif not span[0] <= e.offset:
+                yield Finding("V032", f"entry {i} says offset {e.offset} but the batch "
+                              f"at byte {e.position} starts at {span[0]}", path,
+                              where, e.offset)
+    except KmetaError as err:
+        yield err.finding(str(seg.path))
+
+
+def _time_index_in_order(entries: tuple, path: str, last: int | None = None
+                         ) -> Iterator[Finding]:
+    """Entries only grow, and name offsets the segment holds (``last``: its last
+    offset as the verify pass read it, when known)."""
+    previous = None
+    for i, e in enumerate(entries):
+        if last is not None and e.offset > last:
+            yield Finding("V032", f"time-index entry {i} names offset {e.offset}, past the "
+                          f"segment's last offset {last}", path, TIME_INDEX_ENTRY_SIZE * i,
+                          e.offset)
+        if previous is not None and (e.timestamp < previous.timestamp
+                                     or e.offset < previous.offset):
+            yield Finding("V031", f"entry {i} ({e.timestamp}, offset {e.offset}) goes back "
+                          f"from ({previous.timestamp}, offset {previous.offset})", path,
+                          TIME_INDEX_ENTRY_SIZE * i, e.offset)
+        previous = e
