@@ -51,13 +51,34 @@ def read_small(f: LogFile) -> bytes:
     return read_regular(f.path, TEXT_FILE_CAPS.get(f.kind.kind, MAX_SMALL_FILE), f.kind.kind)
 
 
+#: Kinds whose parsed value is a frozen dataclass: one parse serves every file of the
+#: same bytes (a broker's 4,000 partition.metadata files name a few dozen topic ids, and
+#: verify, placement and startup read each offset checkpoint several times).
+_SHARED_KINDS = frozenset({"offset-checkpoint", "leader-epoch-checkpoint",
+                           "partition-metadata", "meta-properties", "quorum-state",
+                           "clean-shutdown"})
+_PARSED: dict[tuple[str, bytes], Any] = {}
+_PARSED_MAX = 4096
+
+
 def load_content(f: LogFile) -> Any:
     """Parse a small file by its kind; raises FormatError (bad content) or UnreadableInput."""
-    parser = _parsers().get(f.kind.kind)
+    kind = f.kind.kind
+    parser = _parsers().get(kind)
     if parser is None:
-        raise UnreadableInput(f"kmeta has no reader for {f.kind.kind} files",
+        raise UnreadableInput(f"kmeta has no reader for {kind} files",
                               context=str(f.path))
-    return parser(read_small(f), f)
+    data = read_small(f)  # read every time: the cache is keyed by the bytes, never stale
+    if kind not in _SHARED_KINDS:
+        return parser(data, f)
+    key = (kind, data)
+    value = _PARSED.get(key)
+    if value is None:
+        value = parser(data, f)  # a FormatError is raised each time, as the bytes say
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = value
+    return value
 
 
 def load_checked(f: LogFile | None) -> tuple[Any, Finding | None]:
