@@ -204,6 +204,32 @@ static PyObject *py_run_length(PyObject *self, PyObject *args) {
  * ints there; here a value that does not fit an int64 (an argument, or a batch's base
  * offset + lastOffsetDelta + 1) ends the walk before that batch, which the caller then
  * reads by its own path: either way the same batches are judged the same. */
+/* The size of the batch whose header is at `b`, or -1 where a walk stops before it: a
+ * length too short for a v2 header, another magic, or offsets going back below `next`. */
+static inline Py_ssize_t batch_size(const unsigned char *b, long long next) {
+    int32_t length = be32(b + AT_LENGTH);
+    if (length < HEADER - OVERHEAD || b[AT_MAGIC] != 2 || be64(b + AT_BASE) < next)
+        return -1;
+    return OVERHEAD + (Py_ssize_t)length;
+}
+
+/* Whether the batch at `b`, its `size` bytes all at hand, is intact (CRC-32C, offsets
+ * that do not overflow); if so the walk's state moves past it. */
+static inline int take_batch(const unsigned char *b, Py_ssize_t size, long long *next,
+                             long long *epoch, long long *high) {
+    long long after;
+    if (__builtin_add_overflow((long long)be64(b + AT_BASE), (long long)be32(b + AT_DELTA) + 1,
+                               &after))
+        return 0;
+    if (crc_impl(0, b + AT_ATTRS, (size_t)(size - AT_ATTRS)) != (uint32_t)be32(b + AT_CRC))
+        return 0;
+    *next = after;
+    if (after > *high) *high = after;
+    int32_t e = be32(b + AT_EPOCH);
+    if (e > *epoch) *epoch = e;
+    return 1;
+}
+
 static PyObject *py_walk(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, limit, stop;
@@ -226,24 +252,11 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
         Py_BEGIN_ALLOW_THREADS
         while (pos < stop && pos + HEADER <= limit) {
             const unsigned char *b = buf + pos;
-            int64_t base = be64(b + AT_BASE);
-            int32_t length = be32(b + AT_LENGTH);
-            Py_ssize_t end = pos + OVERHEAD + (Py_ssize_t)length;
-            if (length < HEADER - OVERHEAD || end > limit || b[AT_MAGIC] != 2 || base < next)
+            Py_ssize_t size = batch_size(b, next);
+            if (size < 0 || pos + size > limit || !take_batch(b, size, &next, &epoch, &high))
                 break;
-            long long after;
-            if (__builtin_add_overflow((long long)base, (long long)be32(b + AT_DELTA) + 1,
-                                       &after))
-                break;
-            if (crc_impl(0, b + AT_ATTRS, (size_t)(end - pos - AT_ATTRS)) !=
-                (uint32_t)be32(b + AT_CRC))
-                break;
-            next = after;
-            if (after > high) high = after;
-            int32_t e = be32(b + AT_EPOCH);
-            if (e > epoch) epoch = e;
             count++;
-            pos = end;
+            pos += size;
         }
         Py_END_ALLOW_THREADS
     }
@@ -299,11 +312,8 @@ static PyObject *py_walk_file(PyObject *self, PyObject *args) {
                 continue;
             }
             const unsigned char *b = buf + rel;
-            int64_t base = be64(b + AT_BASE);
-            int32_t length = be32(b + AT_LENGTH);
-            Py_ssize_t size = OVERHEAD + (Py_ssize_t)length;
-            if (length < HEADER - OVERHEAD || pos + size > n || size > cap ||
-                b[AT_MAGIC] != 2 || base < next)
+            Py_ssize_t size = batch_size(b, next);
+            if (size < 0 || pos + size > n || size > cap)
                 break;
             if (rel + size > have) {  /* the batch's end is not read yet */
                 memmove(buf, b, (size_t)(have - rel));
@@ -316,17 +326,8 @@ static PyObject *py_walk_file(PyObject *self, PyObject *args) {
                 have += got;
                 continue;
             }
-            long long after;
-            if (__builtin_add_overflow((long long)base, (long long)be32(b + AT_DELTA) + 1,
-                                       &after))
+            if (!take_batch(b, size, &next, &epoch, &high))
                 break;
-            if (crc_impl(0, b + AT_ATTRS, (size_t)(size - AT_ATTRS)) !=
-                (uint32_t)be32(b + AT_CRC))
-                break;
-            next = after;
-            if (after > high) high = after;
-            int32_t e = be32(b + AT_EPOCH);
-            if (e > epoch) epoch = e;
             count++;
             pos += size;
         }
