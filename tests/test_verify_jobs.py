@@ -6,6 +6,7 @@ caller; and the scan of an ordinary partition by walks is the scan batch by batc
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -226,3 +227,22 @@ def test_with_a_thread_alive_workers_are_not_forked(tmp_path: Path,
         stop.set()
         bar.join()
     assert got == [scan_partition(segs) for segs, _ in parts]
+
+
+@pytest.mark.parametrize("how", ["max-offset", "swapped"])
+def test_verify_and_compact_agree_on_offsets_a_segment_cannot_hold(tmp_path: Path,
+                                                                    how: str) -> None:
+    """A batch at base offset 2^63-1 in the first of two segments: past what its index
+    addresses and past the next segment's base.  compact called it S005 and verify
+    clean; both now judge it by one rule (kmeta.core.cleaner.batch_out_of_segment)."""
+    from tests.clirun import run
+    from tests.fuzz.seeds import damaged_partition
+
+    part = damaged_partition(how, tmp_path / "orders-0")
+    checked = run("verify", "--json", "--jobs", "1", part, env={})
+    assert checked.returncode == 1
+    codes = [json.loads(line).get("code") for line in checked.stdout.splitlines()]
+    assert "S005" in codes
+    compacted = run("compact", "--json", part, env={})
+    assert "S005" in [json.loads(line).get("code") for line in compacted.stdout.splitlines()]
+    assert run("verify", "--json", "--jobs", "2", part, env={}).stdout == checked.stdout

@@ -28,6 +28,7 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kmeta.core.cleaner import MAX_RELATIVE_OFFSET, batch_out_of_segment
 from kmeta.findings import Finding
 from kmeta.formats.runs import Walked
 from kmeta.storage.segments import read_batches
@@ -61,21 +62,40 @@ def scan_partition(segments: Segments) -> Scanned:
     found: list[Finding] = []
     end: int | None = None
     known = True
-    for path, base in segments:
+    for i, (path, base) in enumerate(segments):
         # An empty segment still says where the log ends: Kafka names it for its base
         # offset, the next offset it will write (an empty 00000000000000000005.log: 5).
         base = base or 0
         end = base if end is None else max(end, base)
+        high = base
         for item in read_batches(path, walk=True):
             if type(item) is Finding:
                 found.append(item)
                 if item.code == "S008":
                     known = False
             elif type(item) is Walked:  # intact batches, by header and CRC
-                end = max(end, item.high)
+                high = max(high, item.high)
             else:
-                end = max(end, item.last_offset + 1)
+                high = max(high, item.last_offset + 1)
+        end = max(end, high)
+        following = segments[i + 1][1] if i + 1 < len(segments) else None
+        if high - 1 - base > MAX_RELATIVE_OFFSET or (following is not None
+                                                      and high > following):
+            found.extend(_out_of_segment(path, base, following))
     return found, end if known else None
+
+
+def _out_of_segment(path: str, base: int, following: int | None) -> list[Finding]:
+    """S005 for the first batch whose offsets cannot belong to its segment (the rule
+    compact applies too: kmeta.core.cleaner.batch_out_of_segment), read batch by batch:
+    only a segment whose offsets already overrun is read again."""
+    for item in read_batches(path):
+        if type(item) is not Finding:
+            damage = batch_out_of_segment(path, item.position, item.base_offset,
+                                          item.last_offset, base, following)
+            if damage is not None:
+                return [damage]
+    return []
 
 
 def _serve(conn: Connection, tasks: list[Segments], claims: Any, owner: Any, me: int
