@@ -230,23 +230,45 @@ static inline int take_batch(const unsigned char *b, Py_ssize_t size, long long 
     return 1;
 }
 
+/* A walk's state from Python's ints: 0 with an error set when one is not an int, else 1,
+ * with `*usable` 0 where either does not fit a long long (the walk then takes nothing). */
+static int walk_state(PyObject *next_obj, PyObject *epoch_obj, long long *next,
+                      long long *epoch, int *usable) {
+    int over_next = 0, over_epoch = 0;
+    *next = PyLong_AsLongLongAndOverflow(next_obj, &over_next);
+    *epoch = *next == -1 && PyErr_Occurred() ? 0 :
+        PyLong_AsLongLongAndOverflow(epoch_obj, &over_epoch);
+    if (PyErr_Occurred())
+        return 0;
+    *usable = !over_next && !over_epoch;
+    return 1;
+}
+
+/* What a walk answers: where it stopped, how many batches it took, and the state after
+ * them (the ints it was given back when it took none). */
+static PyObject *walk_result(Py_ssize_t pos, Py_ssize_t count, PyObject *next_obj,
+                             PyObject *epoch_obj, long long next, long long epoch,
+                             long long high) {
+    if (!count)
+        return Py_BuildValue("nnOOO", pos, count, next_obj, epoch_obj, next_obj);
+    return Py_BuildValue("nnLLL", pos, count, next, epoch, high);
+}
+
 static PyObject *py_walk(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, limit, stop;
     PyObject *next_obj, *epoch_obj;
     if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &pos, &limit, &stop, &next_obj, &epoch_obj))
         return NULL;
-    int over_next = 0, over_epoch = 0;
-    long long next = PyLong_AsLongLongAndOverflow(next_obj, &over_next);
-    long long epoch = next == -1 && PyErr_Occurred() ? 0 :
-        PyLong_AsLongLongAndOverflow(epoch_obj, &over_epoch);
-    if (PyErr_Occurred()) {
+    long long next, epoch;
+    int usable;
+    if (!walk_state(next_obj, epoch_obj, &next, &epoch, &usable)) {
         PyBuffer_Release(&view);
         return NULL;
     }
     Py_ssize_t count = 0;
     long long high = next;
-    if (!over_next && !over_epoch && pos >= 0) {
+    if (usable && pos >= 0) {
         const unsigned char *buf = view.buf;
         if (limit > view.len) limit = view.len;
         Py_BEGIN_ALLOW_THREADS
@@ -261,9 +283,7 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&view);
-    if (!count)
-        return Py_BuildValue("nnOOO", pos, count, next_obj, epoch_obj, next_obj);
-    return Py_BuildValue("nnLLL", pos, count, next, epoch, high);
+    return walk_result(pos, count, next_obj, epoch_obj, next, epoch, high);
 }
 
 /* walk_file_py's twin: the same walk over the file itself, read with pread into the
@@ -280,17 +300,15 @@ static PyObject *py_walk_file(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iw*nnnOO", &fd, &scratch, &pos, &n, &stop, &next_obj,
                           &epoch_obj))
         return NULL;
-    int over_next = 0, over_epoch = 0;
-    long long next = PyLong_AsLongLongAndOverflow(next_obj, &over_next);
-    long long epoch = next == -1 && PyErr_Occurred() ? 0 :
-        PyLong_AsLongLongAndOverflow(epoch_obj, &over_epoch);
-    if (PyErr_Occurred()) {
+    long long next, epoch;
+    int usable;
+    if (!walk_state(next_obj, epoch_obj, &next, &epoch, &usable)) {
         PyBuffer_Release(&scratch);
         return NULL;
     }
     Py_ssize_t count = 0;
     long long high = next;
-    if (!over_next && !over_epoch && pos >= 0 && scratch.len >= HEADER) {
+    if (usable && pos >= 0 && scratch.len >= HEADER) {
         unsigned char *buf = scratch.buf;
         Py_ssize_t cap = scratch.len;
         Py_ssize_t start = pos, have = 0;  /* buf holds the file's bytes start..start+have */
@@ -334,9 +352,7 @@ static PyObject *py_walk_file(PyObject *self, PyObject *args) {
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&scratch);
-    if (!count)
-        return Py_BuildValue("nnOOO", pos, count, next_obj, epoch_obj, next_obj);
-    return Py_BuildValue("nnLLL", pos, count, next, epoch, high);
+    return walk_result(pos, count, next_obj, epoch_obj, next, epoch, high);
 }
 
 /* The big-endian int64 at byte `at` of each of `count` records of `stride` bytes, as
