@@ -107,3 +107,18 @@ def _decoded(data: bytes) -> str:
     newlines."""
     text = data.decode(locale.getpreferredencoding(False))
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_until_closed(fd: int) -> bytes:
+    """Everything a pseudo-terminal's master end reads until its other end is closed (a
+    child's stdout or stderr on the terminal: the tests of colour, the bar, the fork)."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except OSError:  # the other end closed (Linux answers EIO)
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)

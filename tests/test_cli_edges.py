@@ -327,18 +327,10 @@ def _on_a_terminal(args: tuple[Any, ...], stream: str, env: dict[str, str]) -> s
     proc = subprocess.Popen([*KMETA, *map(str, args)], **streams,
                             env={**base, "TERM": "xterm", **env})
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:  # the other end closed
-            break
-        if not data:
-            break
-        chunks.append(data)
+    out = clirun.read_until_closed(master)
     proc.wait(timeout=60)
     os.close(master)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return out.decode("utf-8", "replace")
 
 
 @pytest.mark.parametrize("command", [["dump"], ["info"], ["image"],

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from clirun import read_until_closed
 from conftest import HEALTHY
 
 from kmeta.cli import main
@@ -60,18 +61,10 @@ def test_verify_on_a_terminal_forks_with_no_other_thread(tmp_path: Path) -> None
                              str(HEALTHY)], stdout=subprocess.PIPE, stderr=slave,
                             env={**env, "TERM": "xterm"})
     os.close(slave)
-    seen = []
-    while True:
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:  # the other end closed
-            break
-        if not data:
-            break
-        seen.append(data)
+    seen = read_until_closed(master)
     out = proc.communicate(timeout=60)[0].decode()
     os.close(master)
-    terminal = b"".join(seen).decode("utf-8", "replace")
+    terminal = seen.decode("utf-8", "replace")
     assert proc.returncode == 0, terminal[-2000:]
     assert out.strip().splitlines()[-1].startswith("clean"), out
     assert "verify" in terminal  # the bar was there
