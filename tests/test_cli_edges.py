@@ -410,11 +410,14 @@ def test_prose_folds_at_80_columns(command: str, real_data: Path) -> None:
     # COLUMNS=80: every line fits, folded at spaces; only a single word longer than the
     # width (a path) may stand alone on a longer line.  A pipe without COLUMNS keeps
     # lines whole, for grep.
-    target = real_data / ("ldi-poc" if command != "verify" else "kraft-ksql-txn")
-    out = text(run(command, target, COLUMNS="80").stdout).splitlines()
+    # the dir named from where it is (as a user at its prompt types it): how long the
+    # clone's path is must not decide what a line holds
+    name = "ldi-poc" if command != "verify" else "kraft-ksql-txn"
+    out = text(clirun.run(command, name, env=_environ(COLUMNS="80"), timeout=60,
+                          text=False, cwd=real_data).stdout).splitlines()
     assert out and all(len(line) <= 80 or len(line.split()) == 1 for line in out), \
         [line for line in out if len(line) > 80]
-    whole = text(run(command, target).stdout).splitlines()
+    whole = text(run(command, real_data / name).stdout).splitlines()
     assert max(map(len, whole)) > 80
 
 
