@@ -220,6 +220,9 @@ CODES: dict[str, Code] = {
                  "deletes every segment of the partition"),
     "V174": Code(Severity.ERROR, "a directory in a log dir whose name Kafka cannot parse: "
                  "the broker refuses to start"),
+    "V175": Code(Severity.ERROR, "recovery empties a segment whose offsets go backwards where "
+                 "Kafka rebuilds an index entry (InvalidOffsetException): its records, and "
+                 "the later segments recovery deletes, are lost"),
     "V176": Code(Severity.ERROR, "an offset checkpoint Kafka cannot read: it recovers from "
                  "0 and the log dir goes offline"),
     "V177": Code(Severity.WARNING, "no clean shutdown marker: Kafka recovers the log dir's "
@@ -228,10 +231,22 @@ CODES: dict[str, Code] = {
                  "or a transaction index it rejects)"),
     "V179": Code(Severity.WARNING, "a .swap, .cleaned or .deleted file, or an index without "
                  "its segment: Kafka completes or deletes it on load"),
+    "V200": Code(Severity.ERROR, "Kafka cannot load a log (a legacy segment it cannot split, "
+                 "offsets going backwards while it rebuilds a missing index, a negative "
+                 "leader-epoch entry): the broker refuses to start"),
+    "V201": Code(Severity.WARNING, "offsets go backwards in a segment Kafka recovers, where no "
+                 "index entry lands: Kafka keeps the batches as they are"),
+    "V202": Code(Severity.WARNING, "a legacy segment holds offsets beyond base + Int.MaxValue "
+                 "(KAFKA-6264): Kafka splits it into segments on load"),
     "V203": Code(Severity.WARNING, "an offset checkpoint is missing: Kafka creates it empty "
                  "and every partition starts from 0"),
     "V204": Code(Severity.ERROR, "a running process holds the log dir's .lock (a broker "
                  "runs on it now): another broker refuses to start on it"),
+    "V205": Code(Severity.INFO, "remote storage is on for the topic: the log start stays at "
+                 "the checkpoint, below the first local segment (Kafka 3.6+)"),
+    "V206": Code(Severity.WARNING, "the leader-epoch cache changes on load: entries at or past "
+                 "the log end or below the log start go, epochs of recovered batches are "
+                 "added, or the whole file is deleted (a message format before v2)"),
 }
 
 
@@ -291,6 +306,10 @@ HINTS: dict[str, str] = {
             "it truncate and fetch the lost records from the leader",
     "V174": "move the directory out of the log dir (Kafka's log dirs hold only topic data)",
     "V176": "the dir goes offline once the broker runs: fix or remove the checkpoint file",
+    "V175": "copy the partition from another replica before starting the broker: Kafka "
+            "empties the segment and deletes the ones after it",
+    "V200": "move the partition dir out of the log dir (or restore it from another "
+            "replica) before starting the broker",
 }
 
 

@@ -101,7 +101,9 @@ def startup(
         # the image against the disk: stray logs, missing replicas (kmeta.ops.placement)
         judge, placed = image_judge(dirs, metadata=metadata, peers=peer or ())
         report = plan_startup(dirs, kafka_version=kafka_version, config=config,
-                              recovery_rate=rate, placement=judge)
+                              recovery_rate=rate, placement=judge,
+                              image=None if placed is None else placed.image,
+                              node_id=None if placed is None else placed.node_id)
         report.placement_objects = with_broker_findings(report, placed)
     if json_out:
         env.write_lines(startup_json(report), json=True)

@@ -46,6 +46,8 @@ class BrokerPlacement:
     findings: list[Finding] = field(default_factory=list)
     #: checks that could not run, one line each (no image, no node.id)
     not_run: list[str] = field(default_factory=list)
+    #: the MetadataImage judged against (None without one): startup reads its configs
+    image: Any = field(default=None, repr=False, compare=False)
 
     def json_objects(self) -> list[dict[str, Any]]:
         """A ``placement`` object per partition dir that is not plainly fine, then a
@@ -351,6 +353,7 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
     node_ids = [m.node_id for m in metas.values() if m is not None and m.node_id is not None]
     out = BrokerPlacement(node_ids[0] if node_ids else None, [str(d.path) for d in dirs],
                           metadata)
+    out.image = image
     out.findings += _meta_findings(dirs, metas, one_broker)
     where = ", ".join(out.log_dirs)
     if out.node_id is None:

@@ -40,16 +40,27 @@ from kmeta.formats.filenames import (
     FileKind,
     PartitionDirName,
     classify,
+    segment_file_name,
 )
 from kmeta.formats.indexes import OFFSET_INDEX_STRUCT, parse_txn_index
-from kmeta.formats.textfiles import parse_partition_metadata
-from kmeta.ops.startup.model import FileFate, PartitionStartup, SegmentWork
+from kmeta.formats.textfiles import parse_leader_epoch_checkpoint, parse_partition_metadata
+from kmeta.ops.startup.configs import DEFAULT_INDEX_INTERVAL, TopicLoadConfig
+from kmeta.ops.startup.model import (
+    EpochCachePlan,
+    FileFate,
+    PartitionStartup,
+    SegmentSplit,
+    SegmentWork,
+)
 from kmeta.storage.headers import next_offset_from
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import RECOVERY_CUTS, read_batches
 
 _INDEX_KINDS = ("offset-index", "time-index", "txn-index")
 _SMALL = 1 << 20  # partition.metadata, a .txnindex read whole: far below this
+#: Int.MaxValue: the most an offset may lie above its segment's base (4-byte relative
+#: offsets of the indexes, LogSegment.ensureOffsetInRange)
+INT_MAX = (1 << 31) - 1
 
 
 @dataclass
@@ -61,6 +72,8 @@ class _Segment:
     size: int
     #: index kind -> its file's path
     indexes: dict[str, str] = field(default_factory=dict)
+    #: where its bytes start in ``log`` (a piece of a split segment starts inside it)
+    start: int = 0
 
 
 _PLAIN = {ext: FileKind(kind) for ext, kind in OFFSET_FILE_EXTENSIONS.items()}
@@ -174,18 +187,157 @@ def _txn_index_rejected(seg: _Segment) -> str | None:
     return None
 
 
-def _scan(seg: _Segment, work: SegmentWork) -> None:
-    """LogSegment.recover's read: batches counted up to the first one it rejects."""
+class _Recovery:
+    """``LogSegment.recover`` over one segment's bytes: the batches it keeps, where it
+    truncates, and the exception that stops it (``fault``: "overflow", a batch whose last
+    offset the segment cannot index, or "invalid_offset", an index entry not above the
+    one before)."""
+
+    __slots__ = ("batches", "next_offset", "valid_bytes", "cut", "fault", "fault_position",
+                 "fault_offset", "fault_text", "assigns", "backwards", "epochs_seen")
+
+    def __init__(self) -> None:
+        self.batches = 0
+        self.next_offset: int | None = None
+        self.valid_bytes = 0
+        #: (position, finding code, reason) of the first batch it rejects
+        self.cut: tuple[int, str, str] | None = None
+        self.fault: str | None = None
+        self.fault_position = 0
+        self.fault_offset = 0
+        self.fault_text = ""
+        #: (epoch, base offset) of each batch whose epoch is above every earlier one's:
+        #: those the epoch cache may assign (LogSegment.recover)
+        self.assigns: list[tuple[int, int]] = []
+        #: (position, offset, least expected offset) where offsets first go backwards
+        self.backwards: tuple[int, int, int] | None = None
+        self.epochs_seen = -1
+
+
+def _recover(seg: _Segment, interval: int) -> _Recovery:
+    """Kafka's recovery of ``seg`` (its bytes from ``seg.start``, ``seg.size`` of them,
+    indexed from ``seg.base``): CRC and length checks (the table of the cut), the offset
+    range check (``ensureOffsetInRange``), and the offset and time index entries it
+    rebuilds every ``interval`` bytes (``OffsetIndex.append`` refuses an offset not above
+    the last, ``TimeIndex.maybeAppend`` one below the last)."""
+    r = _Recovery()
+    start, end, base = seg.start, seg.start + seg.size, seg.base
+    last_index_pos = 0
+    index_entries, index_last = 0, -1
+    time_entries, time_ts, time_off = 0, -1, base
+    max_ts, max_off = -1, base
+    prev_next: int | None = None
     for item in read_batches(seg.log):
         if type(item) is Finding:
-            if item.code in RECOVERY_CUTS:
-                work.truncated_at = item.position or 0
-                work.cut_code = item.code
-                work.cut_reason = item.message
-                return
+            p = item.position or 0
+            if item.code in RECOVERY_CUTS and start <= p < end:
+                r.cut = (p - start, item.code, item.message)
+                break
+            if item.code == "S008":
+                raise OSError(item.message)
             continue
-        work.batches += 1
-        work.next_offset = item.last_offset + 1
+        p = item.position
+        if p < start:
+            continue
+        if p >= end:
+            break
+        last = item.last_offset
+        rel_pos = p - start
+        if not 0 <= last - base <= INT_MAX:
+            r.fault, r.fault_position, r.fault_offset = "overflow", rel_pos, last
+            r.fault_text = (f"batch at byte {rel_pos} ends at offset {last}, beyond the "
+                            f"reach of the segment's index ({base} to {base + INT_MAX})")
+            return r
+        if item.max_timestamp > max_ts:
+            max_ts, max_off = item.max_timestamp, last
+        if rel_pos - last_index_pos > interval:
+            if index_entries and last <= index_last:
+                r.fault, r.fault_position, r.fault_offset = "invalid_offset", rel_pos, last
+                r.fault_text = (f"the offset index entry for the batch at byte {rel_pos} "
+                                f"(offset {last}) is not above the last one ({index_last})")
+                return r
+            index_entries, index_last = index_entries + 1, last
+            if time_entries and max_off < time_off:
+                r.fault, r.fault_position, r.fault_offset = "invalid_offset", rel_pos, last
+                r.fault_text = (f"the time index entry at byte {rel_pos} (offset "
+                                f"{max_off}) is below the last one ({time_off})")
+                return r
+            if max_ts > time_ts:
+                time_entries, time_ts, time_off = time_entries + 1, max_ts, max_off
+            last_index_pos = rel_pos
+        first = item.base_offset
+        if prev_next is not None and first < prev_next and r.backwards is None:
+            r.backwards = (rel_pos, first, prev_next)
+        prev_next = last + 1
+        r.valid_bytes = rel_pos + item.size
+        r.batches += 1
+        r.next_offset = last + 1
+        if item.magic >= 2 and item.leader_epoch > r.epochs_seen:
+            r.epochs_seen = item.leader_epoch
+            r.assigns.append((item.leader_epoch, first))
+    # the closing time index entry (LogSegment.recover, after the truncation)
+    if time_entries and max_off < time_off:
+        r.fault, r.fault_position, r.fault_offset = "invalid_offset", r.valid_bytes, max_off
+        r.fault_text = (f"the closing time index entry (offset {max_off}) is below the "
+                        f"last one ({time_off})")
+    return r
+
+
+def _split(seg: _Segment) -> SegmentSplit | tuple[SegmentSplit, list[_Segment]]:
+    """LocalLog.splitOverflowedSegment: the segment cut where a batch's last offset
+    leaves the reach of the piece it would join, each piece named after its first batch;
+    it refuses (``require``) unless the segment's last batch overflows, and fails when a
+    batch fits no piece or the pieces do not add up to the file (a torn tail)."""
+    batches = []
+    for item in read_batches(seg.log):
+        if type(item) is Finding:
+            if item.code in ("S001", "S002", "S003", "S004", "S010"):
+                break  # FileLogInputStream stops at what is not a whole batch
+            continue
+        if seg.start <= item.position < seg.start + seg.size:
+            batches.append((item.position - seg.start, item.size, item.base_offset,
+                            item.last_offset))
+    out = SegmentSplit(seg.name, seg.base, seg.size, 0)
+    if not batches:
+        out.failure = "no batch to split"
+        return out
+    last = batches[-1][3]
+    if not (last + 1 > seg.base and not 0 <= last - seg.base <= INT_MAX):
+        over = next((b[3] for b in batches if not 0 <= b[3] - seg.base <= INT_MAX), last)
+        out.overflow_offset = over
+        out.failure = (f"its last batch (offset {last}) is within the segment's reach, so "
+                       "Kafka refuses to split it (\"Split operation is only permitted for "
+                       "segments with overflow\")")
+        return out
+    out.overflow_offset = next(b[3] for b in batches if not 0 <= b[3] - seg.base <= INT_MAX)
+    groups: list[list] = []
+    for b in batches:
+        if groups and 0 <= b[3] - groups[-1][0][2] <= INT_MAX:
+            groups[-1].append(b)
+            continue
+        if not 0 <= b[3] - b[2] <= INT_MAX:
+            out.failure = (f"the batch at byte {b[0]} spans offsets {b[2]} to {b[3]}, more "
+                           "than one segment can index (IllegalStateException)")
+            return out
+        groups.append([b])
+    pieces = [_piece(seg, g) for g in groups]
+    total = sum(p.size for p in pieces)
+    if total != seg.size:
+        out.failure = (f"the pieces hold {total} of its {seg.size} bytes (a torn tail): "
+                       "IllegalStateException \"Inconsistent segment sizes after split\"")
+        return out
+    out.pieces = [(p.name, p.base, p.size, len(g)) for p, g in zip(pieces, groups, strict=True)]
+    return out, pieces
+
+
+def _piece(seg: _Segment, batches: list) -> _Segment:
+    base = batches[0][2]
+    first, last = batches[0], batches[-1]
+    name = segment_file_name(base)
+    p = _Segment(base, name, seg.log, last[0] + last[1] - first[0])
+    p.start = seg.start + first[0]
+    p.indexes = {"offset-index": "", "time-index": ""}  # the split writes both
+    return p
 
 
 def _last_index_position(seg: _Segment) -> int:
@@ -215,74 +367,260 @@ def _topic_id(path: Path) -> str | None:
 
 
 def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: bool,
-                   recovery_point: int, log_start: int, *, topic_id: bool = False
-                   ) -> PartitionStartup:
+                   recovery_point: int, log_start: int, *, topic_id: bool = False,
+                   config: TopicLoadConfig | None = None) -> PartitionStartup:
     """What LogLoader does to the partition dir ``path`` (see the module docstring);
-    ``topic_id``: read partition.metadata too (what the placement judge needs)."""
+    ``topic_id``: read partition.metadata too (what the placement judge needs);
+    ``config``: the topic's log config (remote storage, index interval, record format)."""
+    config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
     part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
                             _topic_id(path) if topic_id else None, 0, 0, recovery_point,
                             log_start)
+    part.remote_storage = config.remote_storage
     files = _temp_files(path, _listing(path), part)
-    segs = _segments(path, files, part)
-    part.segments = len(segs)
-    part.bytes = sum(s.size for s in segs)
-    work: dict[int, SegmentWork] = {}
+    segs: list[_Segment] | None = _segments(path, files, part)
+    assert segs is not None
+    cache = _EpochCache(path, config.epochs_cleared, part)
+    sim = _Simulation(part, config.index_interval, cache)
     for seg in segs:  # loadSegmentFiles, clean or not
-        why = None
-        if "offset-index" not in seg.indexes:
-            why = "its offset index is missing"
-        else:
-            why = _txn_index_rejected(seg)
+        why = "its offset index is missing" if "offset-index" not in seg.indexes else \
+            _txn_index_rejected(seg)
         if why is not None:
             part.index_rebuilds.append(FileFate(seg.name, "indexes rebuilt", why))
-            work[seg.base] = SegmentWork(seg.name, seg.base, seg.size, why)
-        if "time-index" not in seg.indexes and why is None:
+            sim.rebuild[seg.base] = why
+        elif "time-index" not in seg.indexes:
             part.index_rebuilds.append(FileFate(
                 seg.name, "time index created empty",
                 "its .timeindex is missing (Kafka rebuilds it only with a recovery)"))
-    unflushed: list[_Segment] = []
-    if not clean and parsed.state != "delete" and segs:
-        bases = [s.base for s in segs]
-        first = max(0, bisect.bisect_right(bases, recovery_point) - 1)
-        unflushed = segs[first:]
-        for seg in unflushed:
-            work.setdefault(seg.base, SegmentWork(
-                seg.name, seg.base, seg.size,
-                f"at or after the recovery point {recovery_point}"))
-    cut_at: int | None = None
-    unflushed_bases = {s.base for s in unflushed}
-    for seg in segs:
-        w = work.get(seg.base)
-        if w is None:
-            continue
-        if cut_at is not None and seg.base in unflushed_bases:
-            part.deleted_segments.append(seg.name)
-            part.deleted_bytes += seg.size
-            del work[seg.base]
-            continue
-        _scan(seg, w)
-        if w.truncated_at is not None and seg.base in unflushed_bases and cut_at is None \
-                and w.removed_bytes:
-            cut_at = seg.base
-    part.recover = [work[s.base] for s in segs if s.base in work]
-    gone = set(part.deleted_segments)
-    live = [s for s in segs if s.name not in gone]
-    _ends(part, live, work)
-    _producer_state(part, files, live, clean)
+    if part.load_failure is None:
+        segs = sim.load_segment_files(segs)
+    if segs is not None and part.load_failure is None and not clean and \
+            parsed.state != "delete" and segs:
+        segs = sim.recover_log(segs, recovery_point)
+    if segs is None or part.load_failure is not None:
+        # the log does not load: what follows never happens
+        part.segments = len(sim.segs)
+        part.bytes = sum(s.size for s in sim.segs)
+        part.recover = sim.works()
+        _findings(part)
+        return part
+    part.segments = len(segs)
+    part.bytes = sum(s.size for s in segs)
+    part.recover = sim.works()
+    _ends(part, segs, sim, config)
+    cache.finish(part)
+    _producer_state(part, files, segs, clean)
     _findings(part)
     return part
 
 
-def _ends(part: PartitionStartup, live: list[_Segment], work: dict[int, SegmentWork]
-          ) -> None:
+class _EpochCache:
+    """The leader-epoch cache through loading (LeaderEpochFileCache: read from its file
+    through ``assign``, the recovered batches' epochs assigned, then truncated)."""
+
+    def __init__(self, path: Path, cleared: str | None, part: PartitionStartup) -> None:
+        self.entries: list[tuple[int, int]] = []
+        self.cleared = cleared
+        self.source = "missing"
+        self.before: list[tuple[int, int]] = []
+        f = path / "leader-epoch-checkpoint"
+        if f.is_file():
+            try:
+                value = parse_leader_epoch_checkpoint(read_regular(f, _SMALL * 16, f.name))
+            except (KmetaError, FormatError, OSError):
+                self.source = "unreadable"
+                return
+            self.source = "read"
+            self.before = [(e.epoch, e.start_offset) for e in value.entries]
+            if cleared is not None:
+                return  # the file is deleted before it is read
+            for e in value.entries:
+                if e.epoch < 0 or e.start_offset < 0:
+                    part.load_failure = (
+                        f"leader-epoch-checkpoint holds epoch {e.epoch} at offset "
+                        f"{e.start_offset}: LeaderEpochFileCache refuses a negative entry "
+                        "(IllegalArgumentException)")
+                    return
+                self.assign(e.epoch, e.start_offset)
+
+    @property
+    def live(self) -> bool:
+        return self.cleared is None and self.source != "unreadable"
+
+    def assign(self, epoch: int, start: int) -> None:
+        """LeaderEpochFileCache.assign: nothing when the latest entry has this epoch and
+        starts no later; else the entries it contradicts go from the end first."""
+        if self.entries:
+            le, ls = self.entries[-1]
+            if epoch == le and start >= ls:
+                return
+        while self.entries and (self.entries[-1][0] >= epoch or self.entries[-1][1] >= start):
+            self.entries.pop()
+        self.entries.append((epoch, start))
+
+    def recovered(self, r: _Recovery) -> None:
+        if not self.live:
+            return
+        for epoch, start in r.assigns:
+            if not self.entries or epoch > self.entries[-1][0]:
+                self.assign(epoch, start)
+
+    def finish(self, part: PartitionStartup) -> None:
+        if self.source == "unreadable":
+            part.epoch_cache = EpochCachePlan([], [], "unreadable")
+            return
+        if self.cleared is not None:
+            part.epoch_cache = EpochCachePlan(self.before, [], self.source, self.cleared)
+            return
+        if part.all_deleted:  # clearAndFlush
+            self.entries = []
+        end = part.log_end_offset if part.log_end_offset is not None else 0
+        if part.state == "delete":
+            end = 0  # LogLoader: a -delete dir's next offset is 0
+        if self.entries and self.entries[-1][1] >= end:  # truncateFromEnd
+            self.entries = [e for e in self.entries if e[1] < end]
+        ckpt = part.log_start_checkpoint  # truncateFromStart: the checkpoint, not the max
+        below = [e for e in self.entries if e[1] <= ckpt]
+        if below:
+            self.entries = [(below[-1][0], ckpt)] + [e for e in self.entries if e[1] > ckpt]
+        part.epoch_cache = EpochCachePlan(self.before, list(self.entries), self.source)
+
+
+class _Simulation:
+    """The segments through loadSegmentFiles and recoverLog, each with its retry after a
+    split (LogLoader.retryOnOffsetOverflow)."""
+
+    def __init__(self, part: PartitionStartup, interval: int, cache: _EpochCache) -> None:
+        self.part = part
+        self.interval = interval
+        self.cache = cache
+        self.rebuild: dict[int, str] = {}
+        self.work: dict[str, SegmentWork] = {}
+        self.order: list[str] = []
+        self.results: dict[str, _Recovery] = {}
+        self.segs: list[_Segment] = []
+
+    def works(self) -> list[SegmentWork]:
+        by_base = sorted(self.order, key=lambda n: self.work[n].base_offset)
+        return [self.work[n] for n in by_base]
+
+    def _recover(self, seg: _Segment, why: str) -> _Recovery:
+        r = _recover(seg, self.interval)
+        w = self.work.get(seg.name)
+        if w is None:
+            w = self.work[seg.name] = SegmentWork(seg.name, seg.base, seg.size, why)
+            self.order.append(seg.name)
+        w.batches, w.next_offset = r.batches, r.next_offset
+        if r.backwards is not None and r.fault is None and w.backwards is None:
+            w.backwards = r.backwards
+        self.results[seg.name] = r
+        self.cache.recovered(r)
+        return r
+
+    def _split(self, segs: list[_Segment], seg: _Segment) -> list[_Segment] | None:
+        done = _split(seg)
+        if isinstance(done, SegmentSplit):
+            self.part.splits.append(done)
+            self.part.load_failure = f"{seg.name} cannot be split: {done.failure}"
+            return None
+        plan, pieces = done
+        self.part.splits.append(plan)
+        self.part.reread_bytes += seg.size
+        self.work.pop(seg.name, None)
+        self.results.pop(seg.name, None)
+        self.order = [n for n in self.order if n != seg.name]
+        self.part.leftovers.append(FileFate(seg.name, "deleted", "split: its offsets overrun "
+                                            "the index (KAFKA-6264)"))
+        i = segs.index(seg)
+        return segs[:i] + pieces + segs[i + 1:]
+
+    def load_segment_files(self, segs: list[_Segment]) -> list[_Segment] | None:
+        """loadSegmentFiles: a segment without its .index (or with a .txnindex Kafka
+        rejects) is recovered; an invalid offset there escapes (the log does not load)."""
+        self.segs = segs
+        while True:
+            for seg in segs:
+                why = self.rebuild.pop(seg.base, None) if seg.start == 0 else None
+                if why is None:
+                    continue
+                r = self._recover(seg, why)
+                if r.fault == "overflow":
+                    out = self._split(segs, seg)
+                    if out is None:
+                        return None
+                    segs = self.segs = out
+                    break
+                if r.fault == "invalid_offset":
+                    self.part.load_failure = (
+                        f"rebuilding the missing index of {seg.name}: {r.fault_text} "
+                        "(InvalidOffsetException escapes loadSegmentFiles)")
+                    return None
+                if r.cut is not None:
+                    self._cut(seg, r, r.valid_bytes)
+            else:
+                return segs
+
+    def _cut(self, seg: _Segment, r: _Recovery, keep: int) -> None:
+        w = self.work[seg.name]
+        if w.truncated_at is None:
+            w.truncated_at = keep
+            if r.fault == "invalid_offset":
+                w.cut_code, w.cut_reason = "V175", r.fault_text
+            elif r.cut is not None:
+                w.cut_code, w.cut_reason = r.cut[1], r.cut[2]
+        seg.size = keep
+
+    def recover_log(self, segs: list[_Segment], recovery_point: int) -> list[_Segment] | None:
+        """recoverLog after an unclean shutdown: the segment holding the recovery point
+        and every later one; the first truncated (or emptied) one ends it, and the later
+        ones are deleted."""
+        self.segs = segs
+        while True:
+            bases = [s.base for s in segs]
+            first = max(0, bisect.bisect_right(bases, recovery_point) - 1)
+            unflushed = segs[first:]
+            read = 0
+            for i, seg in enumerate(unflushed):
+                r = self._recover(seg, f"at or after the recovery point {recovery_point}")
+                read += seg.size
+                if r.fault == "overflow":
+                    out = self._split(segs, seg)
+                    if out is None:
+                        return None
+                    self.part.reread_bytes += read - seg.size
+                    segs = self.segs = out
+                    break
+                if r.fault == "invalid_offset":
+                    truncated = seg.size
+                    self._cut(seg, r, 0)
+                elif r.cut is not None and seg.size > r.valid_bytes:
+                    truncated = seg.size - r.valid_bytes
+                    self._cut(seg, r, r.valid_bytes)
+                else:
+                    truncated = 0
+                if truncated > 0:
+                    for later in unflushed[i + 1:]:
+                        self.part.deleted_segments.append(later.name)
+                        self.part.deleted_bytes += later.size
+                    gone = {s.name for s in unflushed[i + 1:]}
+                    return [s for s in segs if s.name not in gone]
+            else:
+                return segs
+
+
+def _ends(part: PartitionStartup, live: list[_Segment], sim: _Simulation,
+          config: TopicLoadConfig) -> None:
     """The log end, the all-deleted rule and the log start the load ends with."""
     if not live:
         part.log_start_offset = part.log_end_offset = part.log_start_checkpoint
         return
     last = live[-1]
-    w = work.get(last.base)
-    if w is not None:  # recovered: its scan knows where its kept batches end
-        end = w.next_offset
+    r = sim.results.get(last.name)
+    end: int | None
+    if r is not None:  # recovered: its scan knows where its kept batches end
+        end = r.next_offset if last.size else None
+    elif last.start:  # a piece of a split, not recovered since: its last batch
+        end = _recover(last, INT_MAX).next_offset
     else:
         end = _next_offset(last.log, _last_index_position(last))
         if end is None and _last_index_position(last):
@@ -290,11 +628,18 @@ def _ends(part: PartitionStartup, live: list[_Segment], work: dict[int, SegmentW
     part.log_end_offset = end if end is not None else last.base
     if part.state != "delete" and part.log_end_offset < part.log_start_checkpoint:
         part.all_deleted = True
-        part.deleted_bytes += sum(s.size for s in live) - sum(
-            w.removed_bytes for w in part.recover if w.truncated_at is not None)
+        part.deleted_bytes += sum(s.size for s in live)
         part.log_start_offset = part.log_end_offset = part.log_start_checkpoint
+        part.log_start_rule = "every segment deleted: the log starts empty at the checkpoint"
         return
-    part.log_start_offset = max(part.log_start_checkpoint, live[0].base)
+    first = part.first_local_offset = live[0].base
+    if config.remote_storage:
+        part.log_start_offset = part.log_start_checkpoint
+        part.log_start_rule = config.remote_why
+    else:
+        part.log_start_offset = max(part.log_start_checkpoint, first)
+        part.log_start_rule = "max(checkpoint, first segment base)" + (
+            f" ({config.remote_why})" if config.remote_why else "")
 
 
 def _producer_state(part: PartitionStartup, files: list[tuple[str, FileKind, int]],
@@ -341,12 +686,35 @@ def _producer_state(part: PartitionStartup, files: list[tuple[str, FileKind, int
                            f"{len(read)} segment(s){after}")
 
 
+def _entries(entries: list[tuple[int, int]]) -> str:
+    shown = ", ".join(f"epoch {e} at {o}" for e, o in entries[:4])
+    return shown + (f" and {len(entries) - 4} more" if len(entries) > 4 else "")
+
+
+def _epochs_notable(part: PartitionStartup, ec: EpochCachePlan) -> bool:
+    """A change worth a finding: the file deleted, epochs recovery adds (the file lost
+    them), or entries past the log end (records it named are gone).  An entry exactly at
+    the log end (an epoch that wrote nothing yet, as a leader of an empty log leaves) and
+    entries below the log start go on every load: the plan lists them, no finding."""
+    if ec.cleared is not None:
+        return bool(ec.before)
+    end = part.log_end_offset if part.log_end_offset is not None else 0
+    return bool(ec.added) or any(o > end for _, o in ec.removed)
+
+
 def _findings(part: PartitionStartup) -> None:
     where = str(part.path)
     for w in part.recover:
         if w.truncated_at is None:
             continue
         lost = w.removed_bytes
+        if w.cut_code == "V175":
+            part.findings.append(Finding(
+                "V175", f"recovery empties {w.file} ({lost} bytes removed): {w.cut_reason} "
+                "(InvalidOffsetException: offsets go backwards); Kafka truncates the segment "
+                "to its base offset", str(part.path / w.file), 0,
+                details={"removed_bytes": lost}))
+            continue
         code = "V171" if w.cut_code == "S002" else "V170"
         part.findings.append(Finding(
             code, f"recovery truncates {w.file} at byte {w.truncated_at} ({lost} bytes "
@@ -358,6 +726,51 @@ def _findings(part: PartitionStartup) -> None:
             "V172", f"recovery deletes {n} segment(s) after the truncated one "
             f"({part.deleted_segments[0]}…): their records are lost", where,
             details={"segments": n}))
+    if part.load_failure is not None:
+        part.findings.append(Finding(
+            "V200", f"Kafka cannot load this log: {part.load_failure}; the exception "
+            "escapes LogManager.loadLogs and the broker does not start", where))
+    for w in part.recover:
+        if w.backwards is not None and w.truncated_at is None:
+            pos, offset, expected = w.backwards
+            part.findings.append(Finding(
+                "V201", f"offsets go backwards in {w.file} (a batch at offset {offset} "
+                f"where {expected} or above was due) and no index entry lands there: "
+                "Kafka's recovery keeps the batches as they are", str(part.path / w.file),
+                pos, offset, details={"expected_offset": expected}))
+    for sp in part.splits:
+        if sp.failure is not None:
+            continue
+        bases = ", ".join(str(b) for _, b, _, _ in sp.pieces)
+        part.findings.append(Finding(
+            "V202", f"{sp.file} holds offset {sp.overflow_offset}, beyond base + "
+            f"Int.MaxValue (a legacy overflow, KAFKA-6264): Kafka splits it into "
+            f"{len(sp.pieces)} segments at offsets {bases}", str(part.path / sp.file),
+            offset=sp.overflow_offset, details={"pieces": [b for _, b, _, _ in sp.pieces]}))
+    first = part.first_local_offset
+    if part.remote_storage and not part.all_deleted and first is not None and \
+            part.log_start_checkpoint < first:
+        part.findings.append(Finding(
+            "V205", f"remote storage is on: the log start stays at the checkpoint's "
+            f"{part.log_start_checkpoint}, below the first local segment {first} "
+            "(Kafka 3.6+; the offsets between are in remote storage)", where,
+            offset=part.log_start_checkpoint, details={"first_local_offset": first}))
+    ec = part.epoch_cache
+    if ec is not None and part.state != "delete" and _epochs_notable(part, ec):
+        if ec.cleared is not None:
+            text = (f"Kafka deletes leader-epoch-checkpoint ({len(ec.before)} entries): "
+                    f"{ec.cleared}")
+        else:
+            said = []
+            if ec.removed:
+                said.append("removes " + _entries(ec.removed))
+            if ec.added:
+                said.append("adds " + _entries(ec.added))
+            text = f"the leader-epoch cache changes on load: {'; '.join(said)}"
+        part.findings.append(Finding(
+            "V206", text, str(part.path / "leader-epoch-checkpoint"),
+            details={"before": [list(e) for e in ec.before],
+                     "after": [list(e) for e in ec.after]}))
     if part.all_deleted:
         part.findings.append(Finding(
             "V173", f"the log end is below the log start checkpoint "

@@ -35,6 +35,7 @@ from kmeta.formats.textfiles import (
     parse_offset_checkpoint,
     parse_properties,
 )
+from kmeta.ops.startup.configs import LogConfigs, log_configs
 from kmeta.ops.startup.loader import load_partition
 from kmeta.ops.startup.model import (
     DEFAULT_RECOVERY_RATE,
@@ -186,7 +187,7 @@ def _log_dirs_below(path: Path, depth: int = 3) -> list[Path]:
 
 
 def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
-              placement: PlacementJudge | None) -> LogDirStartup:
+              placement: PlacementJudge | None, configs: LogConfigs) -> LogDirStartup:
     clean, epoch = _marker(path)
     rp_use, rps = _checkpoint(path, "recovery-point-offset-checkpoint")
     ls_use, lss = _checkpoint(path, "log-start-offset-checkpoint")
@@ -233,7 +234,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         tp = (parsed.topic, parsed.partition)
         try:
             part = load_partition(path, ppath, parsed, clean, rps.get(tp, 0),
-                                  lss.get(tp, 0), topic_id=placement is not None)
+                                  lss.get(tp, 0), topic_id=placement is not None,
+                                  config=configs.for_topic(parsed.topic))
         except (OSError, KmetaError) as e:
             # LogManager.loadLogs: an IOException while loading a log takes its dir offline
             d.offline = True
@@ -242,6 +244,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
                 "S008", f"cannot be read ({problem}): an I/O error while Kafka loads it "
                 "takes the whole log dir offline", str(ppath)))
             continue
+        if part.load_failure is not None:
+            report.refusals.append(f"{ppath}: {part.load_failure}")
         _classify(part, version, placement)
         d.partitions.append(part)
     n = sum(1 for p in d.partitions if p.recover)
@@ -313,13 +317,16 @@ def _broker_epoch(dirs: list[LogDirStartup]) -> int | None:
 
 def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str | None = None,
                  recovery_rate: float | None = None,
-                 placement: PlacementJudge | None = None) -> StartupReport:
+                 placement: PlacementJudge | None = None,
+                 image: object | None = None, node_id: int | None = None) -> StartupReport:
     """What Kafka ``kafka_version`` does when it opens the log dirs ``paths`` of one broker.
 
-    ``config``: a server.properties for ``num.recovery.threads.per.data.dir``;
-    ``recovery_rate``: bytes/s one recovery thread re-reads (default
-    :data:`~kmeta.ops.startup.model.DEFAULT_RECOVERY_RATE`); ``placement``: judges each
-    current log against the metadata image (None: stray logs are not judged).
+    ``config``: a server.properties for ``num.recovery.threads.per.data.dir`` and the log
+    configs loading depends on; ``recovery_rate``: bytes/s one recovery thread re-reads
+    (default :data:`~kmeta.ops.startup.model.DEFAULT_RECOVERY_RATE`); ``placement``: judges
+    each current log against the metadata image (None: stray logs are not judged);
+    ``image``: that MetadataImage (node ``node_id``'s), for the topics' configs (remote
+    storage, index interval; :mod:`kmeta.ops.startup.configs`).
     """
     dirs = [_check_log_dir(p) for p in paths]
     seen: dict[Path, str] = {}
@@ -336,8 +343,10 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
         rate, rate_from = recovery_rate, "--recovery-rate"
     report = StartupReport(kafka_version, threads, threads_from, rate, rate_from, [],
                            placement_judged=placement is not None)
+    configs = log_configs(kafka_version, image=image, node_id=node_id,
+                          server=None if config is None else _server_properties(config))
     for d in dirs:
-        report.dirs.append(_load_dir(d, kafka_version, threads, report, placement))
+        report.dirs.append(_load_dir(d, kafka_version, threads, report, placement, configs))
     _duplicates(report)
     for p in report.partitions:
         report.findings.extend(p.findings)
@@ -351,6 +360,10 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
                                 f"this report: {', '.join(missing)}")
     if placement is None:
         report.notes.append("stray logs not judged: no metadata image was given")
+    if image is None and version_key(kafka_version) >= (3, 6) and report.partitions:
+        report.notes.append("remote storage not judged (no metadata image, so no topic "
+                            "configs): each log start is taken as max(checkpoint, first "
+                            "segment base), as for a topic without remote storage")
     if any(_zookeeper(d.path) for d in report.dirs):
         report.notes.append(
             "a ZooKeeper-mode broker (meta.properties version 0): there is no metadata log "

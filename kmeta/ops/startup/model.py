@@ -36,10 +36,10 @@ from kmeta.core.kafka_releases import (
 )
 from kmeta.findings import Finding
 
-__all__ = ["DEFAULT_RECOVERY_RATE", "KAFKA_VERSIONS", "NEWEST", "CheckpointUse", "FileFate",
-           "LogDirStartup", "LogView", "PartitionStartup", "Placement", "PlacementJudge",
-           "SegmentWork", "StartupReport", "default_recovery_threads", "knows_stray_dirs",
-           "version_key"]
+__all__ = ["DEFAULT_RECOVERY_RATE", "KAFKA_VERSIONS", "NEWEST", "CheckpointUse",
+           "EpochCachePlan", "FileFate", "LogDirStartup", "LogView", "PartitionStartup",
+           "Placement", "PlacementJudge", "SegmentSplit", "SegmentWork", "StartupReport",
+           "default_recovery_threads", "knows_stray_dirs", "version_key"]
 
 # ----------------------------------------------------------------------------- the seam
 
@@ -95,10 +95,60 @@ class SegmentWork:
     truncated_at: int | None = None
     cut_code: str | None = None
     cut_reason: str | None = None
+    #: where offsets go backwards (a batch not above the one before) and recovery does
+    #: not notice (no index entry lands there): byte position, offset, and the least
+    #: offset the batch should have had
+    backwards: tuple[int, int, int] | None = None
 
     @property
     def removed_bytes(self) -> int:
         return 0 if self.truncated_at is None else self.bytes - self.truncated_at
+
+
+@dataclass
+class SegmentSplit:
+    """A legacy segment whose offsets overrun ``base + Int.MaxValue`` (KAFKA-6264):
+    ``LocalLog.splitOverflowedSegment`` replaces it with ``pieces`` (each a new segment:
+    file, base offset, bytes, batches), or fails (``failure``) and the log does not load."""
+
+    file: str
+    base_offset: int
+    bytes: int
+    #: the first batch's last offset the segment cannot index
+    overflow_offset: int
+    pieces: list[tuple[str, int, int, int]] = field(default_factory=list)
+    failure: str | None = None
+
+
+@dataclass
+class EpochCachePlan:
+    """The leader-epoch cache as loading leaves it: read from leader-epoch-checkpoint,
+    new epochs assigned from the batches recovery reads, entries at or past the log end
+    removed (``truncateFromEnd``), those below the log start checkpoint removed and the
+    last of them moved up to it (``truncateFromStart``); or deleted outright when the
+    message format has no leader epochs (``maybeCreateLeaderEpochCache``)."""
+
+    #: (epoch, start offset) pairs
+    before: list[tuple[int, int]]
+    after: list[tuple[int, int]]
+    #: "read", "missing" (an empty cache) or "unreadable" (not modelled)
+    source: str = "read"
+    #: why the cache is deleted, else None
+    cleared: str | None = None
+
+    @property
+    def added(self) -> list[tuple[int, int]]:
+        old = set(self.before)
+        return [e for e in self.after if e not in old]
+
+    @property
+    def removed(self) -> list[tuple[int, int]]:
+        new = set(self.after)
+        return [e for e in self.before if e not in new]
+
+    @property
+    def changes(self) -> bool:
+        return self.cleared is not None or self.before != self.after
 
 
 @dataclass
@@ -139,6 +189,21 @@ class PartitionStartup:
     log_end_offset: int | None = None
     #: what LogManager does with the loaded log, in words
     fate: str = "loaded"
+    #: legacy segments split because their offsets overrun the index (KAFKA-6264)
+    splits: list[SegmentSplit] = field(default_factory=list)
+    #: why Kafka cannot load this log (the exception escapes loadLogs: the broker does
+    #: not start), else None
+    load_failure: str | None = None
+    #: remote storage on for the topic (the log start is then the checkpoint's, 3.6+);
+    #: None when it could not be told
+    remote_storage: bool | None = False
+    #: how the log start was chosen, in words
+    log_start_rule: str = ""
+    epoch_cache: EpochCachePlan | None = None
+    #: the base offset of the first segment the load keeps, None when none is kept
+    first_local_offset: int | None = None
+    #: bytes read again because loading restarts after a split (and the split's read)
+    reread_bytes: int = 0
     placement: Placement | None = None
     findings: list[Finding] = field(default_factory=list)
 
@@ -154,7 +219,7 @@ class PartitionStartup:
     def cost_bytes(self) -> int:
         """Bytes Kafka re-reads to open this log: the segments it recovers and what the
         producer state is rebuilt from."""
-        return self.recover_bytes + self.producer_bytes
+        return self.recover_bytes + self.producer_bytes + self.reread_bytes
 
     @property
     def lost_bytes(self) -> int:
