@@ -1679,6 +1679,15 @@ STARTUP_DIR = ObjectKind(
     ),
 )
 
+OFFSETS_BACKWARDS = ObjectKind(
+    "offsets_backwards",
+    keys=(
+        Key("position", BIGINT, "The byte of the batch."),
+        Key("offset", BIGINT, "Its base offset."),
+        Key("expected_offset", BIGINT, "The least offset it should have had."),
+    ),
+)
+
 SEGMENT_WORK = ObjectKind(
     "segment_work",
     keys=(
@@ -1692,6 +1701,57 @@ SEGMENT_WORK = ObjectKind(
         Key("cut_code", STRING, "The finding code of what it rejects there, or null.",
             nullable=True),
         Key("removed_bytes", BIGINT, "Bytes the truncation removes."),
+        Key("backwards", OFFSETS_BACKWARDS, "Where offsets go backwards and recovery keeps "
+            "the batches (no index entry lands there), or null.", nullable=True),
+    ),
+)
+
+SPLIT_PIECE = ObjectKind(
+    "split_piece",
+    keys=(
+        Key("file", STRING, "The new segment's .log file name."),
+        Key("base_offset", BIGINT, "Its base offset (its first batch's)."),
+        Key("bytes", BIGINT, "Its bytes."),
+        Key("batches", BIGINT, "Its batches."),
+    ),
+)
+
+SEGMENT_SPLIT = ObjectKind(
+    "segment_split",
+    keys=(
+        Key("file", STRING, "The legacy segment whose offsets overrun base + Int.MaxValue "
+            "(KAFKA-6264)."),
+        Key("base_offset", BIGINT, "Its base offset."),
+        Key("bytes", BIGINT, "Its size."),
+        Key("overflow_offset", BIGINT, "The first batch's last offset it cannot index."),
+        Key("pieces", Array(SPLIT_PIECE), "The segments LocalLog.splitOverflowedSegment "
+            "makes of it (none when it fails)."),
+        Key("failure", STRING, "Why the split fails (the log does not load), or null.",
+            nullable=True),
+    ),
+)
+
+EPOCH_ENTRY = ObjectKind(
+    "epoch_entry",
+    keys=(
+        Key("epoch", INT, "The leader epoch."),
+        Key("start_offset", BIGINT, "Its first offset."),
+    ),
+)
+
+EPOCH_CACHE_PLAN = ObjectKind(
+    "epoch_cache_plan",
+    keys=(
+        Key("source", STRING, "leader-epoch-checkpoint read, missing (an empty cache) or "
+            "unreadable (not followed)."),
+        Key("cleared", STRING, "Why Kafka deletes the file (a message format before v2), "
+            "or null.", nullable=True),
+        Key("before", Array(EPOCH_ENTRY), "The entries the file holds."),
+        Key("after", Array(EPOCH_ENTRY), "The cache once the log is loaded: epochs of "
+            "recovered batches added, entries at or past the log end removed, those below "
+            "the log start checkpoint removed and the last moved up to it."),
+        Key("removed", Array(EPOCH_ENTRY), "Entries of before not in after."),
+        Key("added", Array(EPOCH_ENTRY), "Entries of after not in before."),
     ),
 )
 
@@ -1739,8 +1799,19 @@ STARTUP_PARTITION = ObjectKind(
         Key("log_end_offset", BIGINT, "The log end the load ends with, or null.",
             nullable=True),
         Key("fate", STRING, "What LogManager does with the loaded log."),
-        Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads to open it."),
+        Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads to open it (a split's read and "
+            "the recovery it restarts included)."),
         Key("lost_bytes", BIGINT, "Bytes of records recovery removes."),
+        Key("splits", Array(SEGMENT_SPLIT), "Legacy segments split on load."),
+        Key("load_failure", STRING, "Why Kafka cannot load the log (the broker does not "
+            "start), or null.", nullable=True),
+        Key("remote_storage", BOOLEAN, "Remote storage is on for the topic (3.6+: the log "
+            "start is the checkpoint's); null when no image says.", nullable=True),
+        Key("log_start_rule", STRING, "How the log start was chosen."),
+        Key("first_local_offset", BIGINT, "The base offset of the first segment kept, or "
+            "null.", nullable=True),
+        Key("epoch_cache", EPOCH_CACHE_PLAN, "The leader-epoch cache through loading, or "
+            "null when the log does not load.", nullable=True),
     ),
 )
 
@@ -1766,6 +1837,9 @@ STARTUP_SUMMARY = ObjectKind(
         Key("refusals", Array(STRING), "Why, one line each."),
         Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments."),
         Key("lost_bytes", BIGINT, "Bytes of records removed."),
+        Key("segments_split", INT, "Legacy segments split on load."),
+        Key("epoch_cache_changes", INT, "Partition dirs whose leader-epoch cache loading "
+            "changes."),
         Key("broker_epoch", BIGINT, "The broker epoch every clean shutdown marker holds "
             "(3.7+), or null.", nullable=True),
         Key("stray_judged", BOOLEAN, "Stray logs were judged against a metadata image."),

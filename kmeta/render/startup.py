@@ -61,6 +61,26 @@ def dir_object(d: LogDirStartup, rate: float) -> dict[str, Any]:
             "estimate_ms": _ms(d.seconds(rate))}
 
 
+def _entries(entries: list[tuple[int, int]]) -> list[dict[str, int]]:
+    return [{"epoch": e, "start_offset": o} for e, o in entries]
+
+
+def _epoch_cache(p: PartitionStartup) -> dict[str, Any] | None:
+    ec = p.epoch_cache
+    if ec is None:
+        return None
+    return {"source": ec.source, "cleared": ec.cleared, "before": _entries(ec.before),
+            "after": _entries(ec.after), "removed": _entries(ec.removed),
+            "added": _entries(ec.added)}
+
+
+def _backwards(w: Any) -> dict[str, int] | None:
+    if w.backwards is None:
+        return None
+    pos, offset, expected = w.backwards
+    return {"position": pos, "offset": offset, "expected_offset": expected}
+
+
 def partition_object(p: PartitionStartup) -> dict[str, Any]:
     return {
         "kind": "startup_partition", "path": str(p.path), "log_dir": str(p.log_dir),
@@ -71,7 +91,8 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
         "recover": [{"file": w.file, "base_offset": w.base_offset, "bytes": w.bytes,
                      "batches": w.batches, "why": w.why,
                      "truncate_position": w.truncated_at, "cut_code": w.cut_code,
-                     "removed_bytes": w.removed_bytes} for w in p.recover],
+                     "removed_bytes": w.removed_bytes, "backwards": _backwards(w)}
+                    for w in p.recover],
         "deleted_segment_files": list(p.deleted_segments),
         "index_rebuilds": [_fate(f) for f in p.index_rebuilds],
         "leftovers": [_fate(f) for f in p.leftovers],
@@ -79,6 +100,14 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
         "all_deleted": p.all_deleted, "log_start_offset": p.log_start_offset,
         "log_end_offset": p.log_end_offset, "fate": p.fate,
         "bytes_to_read": p.cost_bytes, "lost_bytes": p.lost_bytes,
+        "splits": [{"file": sp.file, "base_offset": sp.base_offset, "bytes": sp.bytes,
+                    "overflow_offset": sp.overflow_offset,
+                    "pieces": [{"file": f, "base_offset": b, "bytes": n, "batches": k}
+                               for f, b, n, k in sp.pieces],
+                    "failure": sp.failure} for sp in p.splits],
+        "load_failure": p.load_failure, "remote_storage": p.remote_storage,
+        "log_start_rule": p.log_start_rule, "first_local_offset": p.first_local_offset,
+        "epoch_cache": _epoch_cache(p),
     }
 
 
@@ -94,6 +123,9 @@ def summary_object(r: StartupReport) -> dict[str, Any]:
         "recovery_rate_from": r.recovery_rate_from, "estimate_ms": _ms(r.seconds),
         "refuses": bool(r.refusals), "refusals": list(r.refusals),
         "loses_data": r.loses_data, "lost_bytes": sum(p.lost_bytes for p in parts),
+        "segments_split": sum(len(p.splits) for p in parts if p.load_failure is None),
+        "epoch_cache_changes": sum(1 for p in parts
+                                   if p.epoch_cache is not None and p.epoch_cache.changes),
         "broker_epoch": r.broker_epoch, "stray_judged": r.placement_judged,
         "notes": list(r.notes), "finding_counts": finding_counts(r.findings),
     }
@@ -222,8 +254,18 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
                f"{first.base_offset} ({size(p.recover_bytes)}, {batches:,} batches kept)")
         if full:
             yield f"        first: {first.why}"
+    if p.load_failure is not None:
+        yield f"      DOES NOT LOAD (the broker refuses to start): {p.load_failure}"
+    for sp in p.splits:
+        if sp.failure is None:
+            yield (f"      splits {sp.file} (offset {sp.overflow_offset} overruns it) into "
+                   f"{_n(len(sp.pieces), 'segment')} at offsets "
+                   + ", ".join(str(b) for _, b, _, _ in sp.pieces))
     for w in p.recover:
-        if w.truncated_at is not None:
+        if w.cut_code == "V175":
+            yield (f"      EMPTIES {w.file} ({size(w.removed_bytes)} removed, V175): "
+                   f"{w.cut_reason}")
+        elif w.truncated_at is not None:
             yield (f"      truncates {w.file} at byte {w.truncated_at} "
                    f"({size(w.removed_bytes)} removed, {w.cut_code})")
     if p.deleted_segments:
@@ -247,8 +289,29 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
         yield f"      {named}: {fate} ({why})"
     if p.producer_bytes or p.recover:
         yield f"      producer state: {p.producer_state}"
+    for w in p.recover:
+        if w.backwards is not None and w.truncated_at is None:
+            pos, offset, expected = w.backwards
+            yield (f"      {w.file}: offsets go backwards at byte {pos} (offset {offset}, "
+                   f"{expected} due): no index entry there, Kafka keeps them")
+    if p.remote_storage or p.remote_storage is None and p.log_start_checkpoint != \
+            p.log_start_offset:
+        yield f"      log start {p.log_start_offset}: {p.log_start_rule}"
+    ec = p.epoch_cache
+    if ec is not None and ec.changes:
+        if ec.cleared is not None:
+            yield f"      epoch cache: leader-epoch-checkpoint deleted ({ec.cleared})"
+        else:
+            said = [f"removes {_epochs(ec.removed)}"] if ec.removed else []
+            said += [f"adds {_epochs(ec.added)}"] if ec.added else []
+            yield f"      epoch cache: {'; '.join(said)}"
     if p.placement is not None:
         yield f"      image: {p.placement.why}; {p.placement.kafka_does}"
+
+
+def _epochs(entries: list[tuple[int, int]]) -> str:
+    shown = ", ".join(f"{e}@{o}" for e, o in entries[:6])
+    return shown + (f" +{len(entries) - 6}" if len(entries) > 6 else "")
 
 
 def _partition_line(p: PartitionStartup, paths: Paths) -> str:

@@ -153,6 +153,8 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                     ["startup", "--json", str(data / "startup" / "moves" / "a"),
                      str(data / "startup" / "moves" / "b")],
                     ["startup", "--json", str(data / "startup" / "badname")],
+                    # offsets Kafka's recovery checks: a split, a segment emptied
+                    ["startup", "--json", str(data / "startup" / "offsets")],
                     # the image against the disk: placement and missing_replica objects
                     ["startup", "--json", str(data / "placement" / "jbod" / "logs-a"),
                      str(data / "placement" / "jbod" / "logs-b")]],

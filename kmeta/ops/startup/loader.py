@@ -529,8 +529,6 @@ class _Simulation:
         self.work.pop(seg.name, None)
         self.results.pop(seg.name, None)
         self.order = [n for n in self.order if n != seg.name]
-        self.part.leftovers.append(FileFate(seg.name, "deleted", "split: its offsets overrun "
-                                            "the index (KAFKA-6264)"))
         i = segs.index(seg)
         return segs[:i] + pieces + segs[i + 1:]
 
@@ -767,6 +765,10 @@ def _findings(part: PartitionStartup) -> None:
             if ec.added:
                 said.append("adds " + _entries(ec.added))
             text = f"the leader-epoch cache changes on load: {'; '.join(said)}"
+            if ec.source == "missing":
+                text = ("leader-epoch-checkpoint is missing: Kafka starts an empty cache "
+                        "and " + text.split(": ", 1)[1].replace("adds", "adds the epochs "
+                                                                "of recovered batches,", 1))
         part.findings.append(Finding(
             "V206", text, str(part.path / "leader-epoch-checkpoint"),
             details={"before": [list(e) for e in ec.before],
