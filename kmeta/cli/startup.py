@@ -48,8 +48,11 @@ def startup(
         help=f"Whose rules to apply: one of {', '.join(KAFKA_VERSIONS)}.")] = NEWEST,
     config: Annotated[str | None, typer.Option(
         "--config", metavar="FILE", help="The broker's server.properties: "
-        "num.recovery.threads.per.data.dir (default: the Kafka version's), and log.dirs "
-        "and metadata.log.dir (a dir they name that is not given is said).")] = None,
+        "num.recovery.threads.per.data.dir (default: the Kafka version's), log.dirs "
+        "and metadata.log.dir (a dir they name that is not given is said), and what "
+        "loading depends on: log.index.interval.bytes, log.cleanup.policy, "
+        "remote.log.storage.system.enable, inter.broker.protocol.version and "
+        "log.message.format.version.")] = None,
     recovery_rate: Annotated[str | None, typer.Option(
         "--recovery-rate", metavar="BYTES/S", help="Bytes per second one recovery thread "
         "re-reads, such as 400MB (default: 125MB, an assumption: see kmeta(1)).")] = None,
@@ -73,6 +76,16 @@ def startup(
     after an unclean shutdown (their bytes and batches), where recovery truncates (the
     cut kmeta repair makes), indexes rebuilt, .swap/.cleaned/.deleted files, the producer
     state rebuilt, -delete/-future/-stray dirs, and what stops the broker from starting.
+    Inside each recovered segment it follows LogSegment.recover batch by batch: offsets
+    going backwards are caught only where an index entry is rebuilt (every
+    index.interval.bytes), and then the segment is emptied and the later ones deleted; a
+    legacy segment whose offsets overrun base + Int.MaxValue is split (into which
+    segments is said) or, where Kafka cannot split it, the broker does not start. The
+    log start of a topic with remote storage is the checkpoint's (3.6+; the topic's
+    configs come from the metadata image), and the leader-epoch cache is followed
+    through loading: epochs of recovered batches added, entries past the log end or
+    below the log start removed, or the file deleted for a message format before v2
+    (3.5 to 3.9 with inter.broker.protocol.version below 3.0).
     After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
     contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
     the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka

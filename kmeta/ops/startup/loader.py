@@ -15,12 +15,38 @@ to 3.9, Java in trunk 2024-10; the same steps in every version kmeta knows):
    batch by batch, CRC checked, indexes rebuilt); at the first batch it rejects the
    segment is truncated and every later unflushed segment deleted.  Then, clean or not,
    a log end below the log start checkpoint deletes every segment.
-4. The log start is ``max(checkpoint, first segment base)``; the producer state is
-   rebuilt (``UnifiedLog.rebuildProducerState``): with no snapshot after a clean
-   shutdown, empty snapshots are written and nothing is read; otherwise from the newest
-   usable snapshot (or the log start) to the log end.  Snapshots not at a segment base
-   are deleted first, except the newest when it is past the last base
+4. The log start is ``max(checkpoint, first segment base)``, or the checkpoint's for a
+   topic with remote storage (3.6+, :mod:`.configs`); the producer state is rebuilt
+   (``UnifiedLog.rebuildProducerState``): with no snapshot after a clean shutdown, empty
+   snapshots are written and nothing is read; otherwise from the newest usable snapshot
+   (or the log start) to the log end.  Snapshots not at a segment base are deleted
+   first, except the newest when it is past the last base
    (``ProducerStateManager.removeStraySnapshots``).
+
+Inside ``LogSegment.recover`` (the same in 3.5 to 3.9, Scala, and trunk 2024-10, Java):
+
+* a batch whose last offset is not within ``[base, base + Int.MaxValue]`` throws
+  ``LogSegmentOffsetOverflowException`` (``ensureOffsetInRange``): the legacy overflow of
+  KAFKA-6264.  ``retryOnOffsetOverflow`` splits the segment
+  (``LocalLog.splitOverflowedSegment``: a new segment at each batch that leaves the reach
+  of the one before, named after its first batch) and runs the whole step again.  The
+  split refuses a segment whose last batch is in reach (``hasOverflow``) and fails on a
+  batch wider than Int.MaxValue or a torn tail: the exception escapes and the broker
+  does not start.  Only recovered segments are checked: after a clean shutdown an
+  overflowed segment with its indexes loads as it is.
+* there is no per-batch order check: offsets going backwards are caught only where an
+  index entry is rebuilt (every ``index.interval.bytes``): ``OffsetIndex.append`` refuses
+  an offset not above the last, ``TimeIndex.maybeAppend`` one below the last.  In
+  ``recoverLog`` that ``InvalidOffsetException`` empties the segment (``truncateTo``
+  its base) and the later segments are deleted (3.5 to 3.9 catch only it; trunk catches
+  IOException too); in ``loadSegmentFiles`` (a missing index rebuilt) it escapes and the
+  broker does not start.
+* every v2 batch whose leader epoch is above the cache's latest is assigned to the
+  leader-epoch cache, which was read from ``leader-epoch-checkpoint`` through the same
+  ``assign``; after recovery ``truncateFromEnd(log end)`` drops entries at or past the
+  log end and ``truncateFromStart(log start checkpoint)`` those at or below it, the last
+  of them moved up to it (3.8+ flush the file asynchronously: the same entries).  A
+  message format before v2 deletes the file (:mod:`.configs`, 3.5 to 3.9 only).
 
 Where recovery cuts is the one table of the cut (:data:`kmeta.storage.segments.
 RECOVERY_CUTS`, which ``repair`` uses too), found by the same scan.
