@@ -592,6 +592,8 @@ class _Simulation:
                 w.cut_code, w.cut_reason = "V175", r.fault_text
             elif r.cut is not None:
                 w.cut_code, w.cut_reason = r.cut[1], r.cut[2]
+        if keep == 0:  # emptied: nothing it read stays
+            w.batches, w.next_offset = 0, None
         seg.size = keep
 
     def recover_log(self, segs: list[_Segment], recovery_point: int) -> list[_Segment] | None:
