@@ -55,12 +55,14 @@ RECOVERY_CUTS`, which ``repair`` uses too), found by the same scan.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
+from kmeta.formats import batch as _B
 from kmeta.formats.filenames import (
     OFFSET_FILE_EXTENSIONS,
     FileKind,
@@ -253,8 +255,21 @@ def _recover(seg: _Segment, interval: int) -> _Recovery:
     time_entries, time_ts, time_off = 0, -1, base
     max_ts, max_off = -1, base
     prev_next: int | None = None
+    assigns = r.assigns
+    top_epoch = -1
+    kept = valid = 0
+    # a v2 batch's fields by index (this loop runs per batch; the properties cost more)
+    v2, i_pos, i_base, i_delta = _B.Batch, _B.POSITION, _B.BASE_OFFSET, _B.LAST_OFFSET_DELTA
+    i_ts, i_epoch, i_length = _B.MAX_TIMESTAMP, _B.LEADER_EPOCH, _B.BATCH_LENGTH
+    overhead = _B.LOG_OVERHEAD
     for item in read_batches(seg.log):
-        if type(item) is Finding:
+        if type(item) is v2:
+            p = item[i_pos]
+            first = item[i_base]
+            last = first + item[i_delta]
+            ts, epoch, magic = item[i_ts], item[i_epoch], 2
+            size = item[i_length] + overhead
+        elif type(item) is Finding:
             p = item.position or 0
             if item.code in RECOVERY_CUTS and start <= p < end:
                 r.cut = (p - start, item.code, item.message)
@@ -262,45 +277,49 @@ def _recover(seg: _Segment, interval: int) -> _Recovery:
             if item.code == "S008":
                 raise OSError(item.message)
             continue
-        p = item.position
+        else:  # a legacy message set entry
+            p, first, last = item.position, item.base_offset, item.last_offset
+            ts, epoch, magic = item.max_timestamp, -1, item.magic
+            size = item.size
         if p < start:
             continue
         if p >= end:
             break
-        last = item.last_offset
         rel_pos = p - start
         if not 0 <= last - base <= INT_MAX:
             r.fault, r.fault_position, r.fault_offset = "overflow", rel_pos, last
             r.fault_text = (f"batch at byte {rel_pos} ends at offset {last}, beyond the "
                             f"reach of the segment's index ({base} to {base + INT_MAX})")
+            r.batches, r.next_offset, r.valid_bytes = kept, prev_next, valid
             return r
-        if item.max_timestamp > max_ts:
-            max_ts, max_off = item.max_timestamp, last
+        if ts > max_ts:
+            max_ts, max_off = ts, last
         if rel_pos - last_index_pos > interval:
             if index_entries and last <= index_last:
                 r.fault, r.fault_position, r.fault_offset = "invalid_offset", rel_pos, last
                 r.fault_text = (f"the offset index entry for the batch at byte {rel_pos} "
                                 f"(offset {last}) is not above the last one ({index_last})")
+                r.batches, r.next_offset, r.valid_bytes = kept, prev_next, valid
                 return r
             index_entries, index_last = index_entries + 1, last
             if time_entries and max_off < time_off:
                 r.fault, r.fault_position, r.fault_offset = "invalid_offset", rel_pos, last
                 r.fault_text = (f"the time index entry at byte {rel_pos} (offset "
                                 f"{max_off}) is below the last one ({time_off})")
+                r.batches, r.next_offset, r.valid_bytes = kept, prev_next, valid
                 return r
             if max_ts > time_ts:
                 time_entries, time_ts, time_off = time_entries + 1, max_ts, max_off
             last_index_pos = rel_pos
-        first = item.base_offset
         if prev_next is not None and first < prev_next and r.backwards is None:
             r.backwards = (rel_pos, first, prev_next)
         prev_next = last + 1
-        r.valid_bytes = rel_pos + item.size
-        r.batches += 1
-        r.next_offset = last + 1
-        if item.magic >= 2 and item.leader_epoch > r.epochs_seen:
-            r.epochs_seen = item.leader_epoch
-            r.assigns.append((item.leader_epoch, first))
+        kept += 1
+        valid = rel_pos + size
+        if magic >= 2 and epoch > top_epoch:
+            top_epoch = epoch
+            assigns.append((epoch, first))
+    r.batches, r.next_offset, r.valid_bytes, r.epochs_seen = kept, prev_next, valid, top_epoch
     # the closing time index entry (LogSegment.recover, after the truncation)
     if time_entries and max_off < time_off:
         r.fault, r.fault_position, r.fault_offset = "invalid_offset", r.valid_bytes, max_off
@@ -440,6 +459,17 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     return part
 
 
+@functools.lru_cache(maxsize=1024)
+def _epoch_entries(data: bytes) -> tuple[tuple[int, int], ...] | None:
+    """leader-epoch-checkpoint's entries, None when Kafka's format does not hold; most
+    partitions of a broker hold the same few files, each parsed once."""
+    try:
+        value = parse_leader_epoch_checkpoint(data)
+    except (KmetaError, FormatError):
+        return None
+    return tuple((e.epoch, e.start_offset) for e in value.entries)
+
+
 class _EpochCache:
     """The leader-epoch cache through loading (LeaderEpochFileCache: read from its file
     through ``assign``, the recovered batches' epochs assigned, then truncated)."""
@@ -449,25 +479,28 @@ class _EpochCache:
         self.cleared = cleared
         self.source = "missing"
         self.before: list[tuple[int, int]] = []
-        f = path / "leader-epoch-checkpoint"
-        if f.is_file():
-            try:
-                value = parse_leader_epoch_checkpoint(read_regular(f, _SMALL * 16, f.name))
-            except (KmetaError, FormatError, OSError):
+        f = os.path.join(path, "leader-epoch-checkpoint")
+        try:
+            data = read_regular(f, _SMALL * 16, "leader-epoch-checkpoint")
+        except KmetaError:
+            if os.path.lexists(f):
                 self.source = "unreadable"
+            return
+        entries = _epoch_entries(data)
+        if entries is None:
+            self.source = "unreadable"
+            return
+        self.source = "read"
+        self.before = list(entries)
+        if cleared is not None:
+            return  # the file is deleted before it is read
+        for epoch, start in entries:
+            if epoch < 0 or start < 0:
+                part.load_failure = (
+                    f"leader-epoch-checkpoint holds epoch {epoch} at offset {start}: "
+                    "LeaderEpochFileCache refuses a negative entry (IllegalArgumentException)")
                 return
-            self.source = "read"
-            self.before = [(e.epoch, e.start_offset) for e in value.entries]
-            if cleared is not None:
-                return  # the file is deleted before it is read
-            for e in value.entries:
-                if e.epoch < 0 or e.start_offset < 0:
-                    part.load_failure = (
-                        f"leader-epoch-checkpoint holds epoch {e.epoch} at offset "
-                        f"{e.start_offset}: LeaderEpochFileCache refuses a negative entry "
-                        "(IllegalArgumentException)")
-                    return
-                self.assign(e.epoch, e.start_offset)
+            self.assign(epoch, start)
 
     @property
     def live(self) -> bool:
