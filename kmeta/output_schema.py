@@ -1750,8 +1750,8 @@ EPOCH_CACHE_PLAN = ObjectKind(
         Key("after", Array(EPOCH_ENTRY), "The cache once the log is loaded: epochs of "
             "recovered batches added, entries at or past the log end removed, those below "
             "the log start checkpoint removed and the last moved up to it."),
-        Key("removed", Array(EPOCH_ENTRY), "Entries of before not in after."),
-        Key("added", Array(EPOCH_ENTRY), "Entries of after not in before."),
+        Key("removed_entries", Array(EPOCH_ENTRY), "Entries of before not in after."),
+        Key("added_entries", Array(EPOCH_ENTRY), "Entries of after not in before."),
     ),
 )
 
@@ -1810,7 +1810,7 @@ STARTUP_PARTITION = ObjectKind(
         Key("log_start_rule", STRING, "How the log start was chosen."),
         Key("first_local_offset", BIGINT, "The base offset of the first segment kept, or "
             "null.", nullable=True),
-        Key("epoch_cache", EPOCH_CACHE_PLAN, "The leader-epoch cache through loading, or "
+        Key("epoch_cache_load", EPOCH_CACHE_PLAN, "The leader-epoch cache through loading, or "
             "null when the log does not load.", nullable=True),
     ),
 )

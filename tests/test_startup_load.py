@@ -223,7 +223,7 @@ def test_the_offsets_fixture(tmp_path: Path) -> None:
     emptied = parts["emptied-0"]
     assert emptied["recover"][0]["cut_code"] == "V175"
     assert emptied["deleted_segment_files"] == [segment_file_name(200)]
-    assert emptied["epoch_cache"]["removed"] == [{"epoch": 5, "start_offset": 100},
+    assert emptied["epoch_cache_load"]["removed_entries"] == [{"epoch": 5, "start_offset": 100},
                                                  {"epoch": 7, "start_offset": 200}]
     codes = [o["code"] for o in objects if o["kind"] == "finding"]
     assert {"V172", "V175", "V201", "V202", "V206"} <= set(codes)

@@ -70,8 +70,8 @@ def _epoch_cache(p: PartitionStartup) -> dict[str, Any] | None:
     if ec is None:
         return None
     return {"source": ec.source, "cleared": ec.cleared, "before": _entries(ec.before),
-            "after": _entries(ec.after), "removed": _entries(ec.removed),
-            "added": _entries(ec.added)}
+            "after": _entries(ec.after), "removed_entries": _entries(ec.removed),
+            "added_entries": _entries(ec.added)}
 
 
 def _backwards(w: Any) -> dict[str, int] | None:
@@ -107,7 +107,7 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
                     "failure": sp.failure} for sp in p.splits],
         "load_failure": p.load_failure, "remote_storage": p.remote_storage,
         "log_start_rule": p.log_start_rule, "first_local_offset": p.first_local_offset,
-        "epoch_cache": _epoch_cache(p),
+        "epoch_cache_load": _epoch_cache(p),
     }
 
 
