@@ -425,6 +425,9 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     files = _temp_files(path, _listing(path), part)
     segs: list[_Segment] | None = _segments(path, files, part)
     assert segs is not None
+    # what is on disk once the leftovers are dealt with (recovery changes it afterwards)
+    part.segments = len(segs)
+    part.bytes = sum(s.size for s in segs)
     cache = _EpochCache(path, config.epochs_cleared, part)
     sim = _Simulation(part, config.index_interval, cache)
     for seg in segs:  # loadSegmentFiles, clean or not
@@ -442,16 +445,10 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     if segs is not None and part.load_failure is None and not clean and \
             parsed.state != "delete" and segs:
         segs = sim.recover_log(segs, recovery_point)
-    if segs is None or part.load_failure is not None:
-        # the log does not load: what follows never happens
-        part.segments = len(sim.segs)
-        part.bytes = sum(s.size for s in sim.segs)
-        part.recover = sim.works()
-        _findings(part)
-        return part
-    part.segments = len(segs)
-    part.bytes = sum(s.size for s in segs)
     part.recover = sim.works()
+    if segs is None or part.load_failure is not None:
+        _findings(part)  # the log does not load: what follows never happens
+        return part
     _ends(part, segs, sim, config)
     cache.finish(part)
     _producer_state(part, files, segs, clean)
