@@ -363,3 +363,14 @@ def test_a_torn_segment_rebuilt_for_its_index_keeps_the_later_ones(tmp_path: Pat
     p = _one(r := plan_startup([str(d)]))
     assert p.recover[0].truncated_at is not None and p.deleted_segments == []
     assert p.log_end_offset == 10 and "V172" not in _codes(r) and "V170" in _codes(r)
+
+
+def test_the_command_reads_topic_configs_from_the_image() -> None:
+    """kmeta startup hands the broker's image to the loader: with one, remote storage is
+    judged (off here: no topic sets remote.storage.enable) and no note says otherwise."""
+    jbod = FIXTURE.parents[1] / "placement" / "jbod"
+    proc = run("startup", "--json", jbod / "logs-a", jbod / "logs-b", env={})
+    objects = [json.loads(line) for line in proc.stdout.splitlines()]
+    parts = [o for o in objects if o["kind"] == "startup_partition"]
+    assert parts and all(o["remote_storage"] is False for o in parts)
+    assert not any("remote storage not judged" in n for n in objects[-1]["notes"])
