@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from kmeta.findings import Finding
+from kmeta.ops.report.areas import collect, judge
+from kmeta.ops.report.lines import area_lines
 from kmeta.ops.report.model import MetadataReplica, Report, Segment
-from kmeta.storage.discover import Discovery, PartitionDir, discover
+from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
 
 OFFSETS_TOPIC = "__consumer_offsets"
 REMOTE_TOPIC = "__remote_log_metadata"
@@ -31,6 +33,9 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
     report = Report([str(p) for p in paths])
     report.data_dirs = [d.path for d in found.data_dirs]
     for p in found.all_partitions():
+        for f in p.segments:
+            with contextlib.suppress(OSError):  # verify says so
+                report.segment_bytes += f.path.stat().st_size
         if not p.is_metadata:
             report.partitions.setdefault((p.topic, p.partition), []).append(p.path)
     taken: set[str] = set()
@@ -44,6 +49,8 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
     for part, rep in zip(metas, replicas, strict=True):
         report.metadata.append(_replica_view(part, rep, _label(part, taken)))
     _analyses(report, found, metas)
+    report.findings = collect(report)
+    report.areas = judge(report, area_lines(report))
     return report
 
 
@@ -86,13 +93,22 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
         report.startup.append(_startup(dirs))
 
 
+def _identity(d: DataDir) -> tuple[str | None, int | None]:
+    """The cluster id and node id a data dir's meta.properties name."""
+    from kmeta.storage.files import load_checked
+
+    meta = d.meta_properties
+    loaded = None if meta is None else load_checked(meta)[0]
+    if loaded is None:
+        return None, None
+    return loaded.cluster_id, loaded.node_id
+
+
 def _brokers_dirs(found: Discovery) -> list[list[Path]]:
     """The log dirs of each broker: data dirs grouped by the node.id they carry."""
-    from kmeta.ops.replica_dirs import node_and_cluster
-
     groups: dict[object, list[Path]] = {}
     for d in found.data_dirs:
-        node, cluster = node_and_cluster(found, d.path)
+        cluster, node = _identity(d)
         key = (cluster, node) if node is not None else d.path
         groups.setdefault(key, []).append(d.path)
     return list(groups.values())
@@ -133,7 +149,3 @@ def _replica_view(part: PartitionDir, rep, label: str) -> MetadataReplica:  # no
             size = 0
         view.snapshots.append((f.kind.base_offset or 0, f.path, size, None))
     return view
-
-
-def _unused(_: list[Finding], __: Path) -> None:  # pragma: no cover
-    pass

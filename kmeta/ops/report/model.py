@@ -105,3 +105,10 @@ class Report:
     consumers: ConsumersResult | None = None
     startup: list[StartupReport] = field(default_factory=list)
     tiering: TieringResult | None = None
+    #: bytes of every segment found (metadata and ordinary logs)
+    segment_bytes: int = 0
+
+    def label_of(self, path: str | Path) -> str:
+        """A metadata replica's label, from the path an analysis names it by."""
+        wanted = str(path)
+        return next((m.label for m in self.metadata if str(m.path) == wanted), wanted)

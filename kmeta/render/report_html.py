@@ -1,0 +1,1 @@
+"""Placeholder until the HTML renderer lands (branch h-html)."""
