@@ -89,8 +89,9 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
         holders = sorted({d.parent for (t, _), ds in report.partitions.items()
                           if t == REMOTE_TOPIC for d in ds})
         report.tiering = tiering(str(holders[0]))
+    images = {path: stats.image for path, stats in checked.logs.items()}
     for dirs in _brokers_dirs(found):
-        report.startup.append(_startup(dirs))
+        report.startup.append(_startup(dirs, _image_among(dirs, found, images)))
 
 
 def _identity(d: DataDir) -> tuple[str | None, int | None]:
@@ -114,12 +115,23 @@ def _brokers_dirs(found: Discovery) -> list[list[Path]]:
     return list(groups.values())
 
 
-def _startup(dirs: list[Path]):  # noqa: ANN202
+def _image_among(dirs: list[Path], found: Discovery, images: dict[str, object]) -> object:
+    """The image verify replayed from the metadata log among a broker's dirs (None: it
+    has none there, or verify replayed none)."""
+    for d in found.data_dirs:
+        if d.path in dirs:
+            for p in d.partitions:
+                if p.is_metadata and images.get(str(p.path)) is not None:
+                    return images[str(p.path)]
+    return None
+
+
+def _startup(dirs: list[Path], image: object = None):  # noqa: ANN202
     from kmeta.ops.startup import plan_startup
     from kmeta.ops.startup.image import image_judge, with_broker_findings
 
     names = [str(d) for d in dirs]
-    judge, placed = image_judge(names)
+    judge, placed = image_judge(names, image=image)
     plan = plan_startup(names, placement=judge,
                         image=None if placed is None else placed.image,
                         node_id=None if placed is None else placed.node_id)
