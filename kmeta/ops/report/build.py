@@ -10,6 +10,7 @@ from pathlib import Path
 from kmeta.ops.report.areas import collect, judge
 from kmeta.ops.report.lines import area_lines
 from kmeta.ops.report.model import MetadataReplica, Report, Segment
+from kmeta.ops.verify import LogStats
 from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -27,8 +28,7 @@ def _label(part: PartitionDir, taken: set[str]) -> str:
 
 
 def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
-    from kmeta.ops.diff import open_replica, read_replicas
-
+    """Find everything under ``paths`` and run each analysis that applies to it."""
     found: Discovery = discover(paths)
     report = Report([str(p) for p in paths])
     report.data_dirs = [d.path for d in found.data_dirs]
@@ -38,16 +38,7 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
                 report.segment_bytes += f.path.stat().st_size
         if not p.is_metadata:
             report.partitions.setdefault((p.topic, p.partition), []).append(p.path)
-    taken: set[str] = set()
     metas = [p for p in found.all_partitions() if p.is_metadata]
-    replicas = []
-    for part in metas:
-        rep = open_replica(str(part.path))
-        replicas.append(rep)
-    if replicas:
-        read_replicas(replicas)
-    for part, rep in zip(metas, replicas, strict=True):
-        report.metadata.append(_replica_view(part, rep, _label(part, taken)))
     _analyses(report, found, metas)
     report.findings = collect(report)
     report.areas = judge(report, area_lines(report))
@@ -61,6 +52,10 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
 
     checked = verify_discovery(found, jobs=default_jobs())
     report.verify = checked
+    taken: set[str] = set()
+    for part in metas:
+        stats = checked.logs.get(str(part.path))
+        report.metadata.append(_replica_view(found, part, stats, _label(part, taken)))
     if metas:
         from kmeta.ops.brokers import brokers
         from kmeta.ops.retention import retention
@@ -139,25 +134,30 @@ def _startup(dirs: list[Path], image: object = None):  # noqa: ANN202
     return plan
 
 
-def _replica_view(part: PartitionDir, rep, label: str) -> MetadataReplica:  # noqa: ANN001
-    m = rep.model
-    view = MetadataReplica(label, part.path, rep.node_id, rep.cluster_id,
-                           m.log_start_offset if m else None, m.log_end_offset if m else None)
-    if m is not None:
-        view.epochs = [(e.epoch, e.start_offset, None) for e in m.epoch_cache.entries]
-    segs = part.segments
-    for i, f in enumerate(segs):
+def _replica_view(found: Discovery, part: PartitionDir, stats: LogStats | None,
+                  label: str) -> MetadataReplica:
+    """A metadata replica as verify read it: its model (log start and end, epoch cache)
+    and the offsets each segment holds."""
+    cluster, node = next((_identity(d) for d in found.data_dirs if part in d.partitions),
+                         (None, None))
+    model = None if stats is None else stats.model
+    view = MetadataReplica(label, part.path, node, cluster,
+                           None if model is None else model.log_start_offset,
+                           None if model is None else model.log_end_offset)
+    if model is not None:
+        view.epochs = [(e.epoch, e.start_offset, None) for e in model.epoch_cache.entries]
+    ends = {} if stats is None else {base: max((r[1] for r in runs), default=None)
+                                     for base, runs in stats.layout}
+    for f in part.segments:
         base = f.kind.base_offset or 0
-        end = segs[i + 1].kind.base_offset if i + 1 < len(segs) else view.log_end_offset
-        try:
+        last = ends.get(base)
+        size = 0
+        with contextlib.suppress(OSError):
             size = f.path.stat().st_size
-        except OSError:
-            size = 0
-        view.segments.append(Segment(f.path, base, end, size))
+        view.segments.append(Segment(f.path, base, None if last is None else last + 1, size))
     for f in part.snapshots:
-        try:
+        size = 0
+        with contextlib.suppress(OSError):
             size = f.path.stat().st_size
-        except OSError:
-            size = 0
         view.snapshots.append((f.kind.base_offset or 0, f.path, size, None))
     return view
