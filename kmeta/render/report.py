@@ -85,7 +85,8 @@ def report_json(report: Report) -> Iterator[str]:
     worst = next((v for v in ("error", "warning") if any(a.verdict == v
                                                          for a in report.areas)), "ok")
     yield dumps({"kind": "report_summary", "paths": report.paths,
-                 "data_dirs": [str(d) for d in report.data_dirs],
+                 "data_dirs": len(report.data_dirs),
+                 "data_dir_paths": [str(d) for d in report.data_dirs],
                  "partitions": len(report.partitions),
                  "metadata_replicas": len(report.metadata),
                  "segment_bytes": report.segment_bytes, "verdict": worst,

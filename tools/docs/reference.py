@@ -53,6 +53,7 @@ from kmeta.output_schema import (
     MAJORITY,
     METADATA_TRANSACTION,
     MISSING_REPLICA,
+    NEXT_STEP,
     NODE_EVENT,
     NODE_SUMMARY,
     OFFSETS_BACKWARDS,
@@ -68,6 +69,9 @@ from kmeta.output_schema import (
     REMOVED,
     REPAIR,
     REPLICA,
+    REPORT_AREA,
+    REPORT_REPLICA,
+    REPORT_SUMMARY,
     RETENTION_SEGMENT,
     RETENTION_SNAPSHOT,
     RETENTION_SUMMARY,
@@ -197,6 +201,15 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "one, kind \"tiered_partition\"; a finding object per finding; then a tiering_summary "
         "object, always the last line. remote_segment keys:",
         (REMOTE_SEGMENT, EPOCH_START, TIERED_PARTITION, BOOTSTRAP, TIERING_SUMMARY),
+    ),
+    CommandJson(
+        "report",
+        "kmeta report --json writes JSON Lines: one object, kind \"report_replica\", per "
+        "metadata log replica found; one, kind \"report_area\", per area (logs, snapshots, "
+        "replicas, brokers, consumers, startup, tiering); a finding object per finding of "
+        "every analysis, each once; then a report_summary object, always the last line. "
+        "report_replica keys:",
+        (REPORT_REPLICA, EPOCH_START, REPORT_AREA, NEXT_STEP, REPORT_SUMMARY),
     ),
     CommandJson(
         "startup",
