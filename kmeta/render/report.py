@@ -50,8 +50,11 @@ def report_lines(report: Report, width: int | None = None) -> Iterator[str]:
     if steps:
         yield ""
         yield "What to do next"
+        told = None
         for name, why, cmd in steps:
-            yield f"  {name}: {why}"
+            if (name, why) != told:  # one why for the commands it leads to
+                yield f"  {name}: {why}"
+                told = (name, why)
             yield f"    {shell_command(*cmd[1:])}"
 
 

@@ -130,8 +130,10 @@ def next_steps(report: Report, area: str, findings: list[Finding]
         steps.append((why, ["kmeta", "brokers", _lead(report)]))
     elif area == "snapshots":
         steps.append((why, ["kmeta", "retention", _lead(report)]))
-    elif area == "consumers":
-        steps.append((why, ["kmeta", "consumers", *report.paths]))
+    elif area == "consumers" and report.consumers is not None:
+        against = report.consumers.against
+        steps.append((why, ["kmeta", "consumers", str(report.consumers_dir or report.paths[0]),
+                            *([] if against is None else ["--against", against])]))
     elif area == "startup":
         for s in report.startup:
             if any(f.severity in bad for f in s.findings):

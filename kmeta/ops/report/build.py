@@ -77,7 +77,9 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
 
         holders = sorted({d.parent for (t, _), ds in report.partitions.items()
                           if t == OFFSETS_TOPIC for d in ds})
-        report.consumers = consumers(str(holders[0]))
+        report.consumers_dir = holders[0]
+        report.consumers = consumers(str(holders[0]),
+                                     against=_replica_dir(report, holders[0]))
     if REMOTE_TOPIC in names:
         from kmeta.ops.tiering import tiering
 
@@ -87,6 +89,14 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
     images = {path: stats.image for path, stats in checked.logs.items()}
     for dirs in _brokers_dirs(found):
         report.startup.append(_startup(dirs, _image_among(dirs, found, images)))
+
+
+def _replica_dir(report: Report, holder: Path) -> str | None:
+    """Another data dir holding replicas of the topics' partitions: the replica the
+    consumers' committed positions are checked against (KIP-320), or None."""
+    others = sorted({d.parent for (t, _), ds in report.partitions.items()
+                     if not t.startswith("__") for d in ds} - {holder})
+    return str(others[0]) if others else None
 
 
 def _identity(d: DataDir) -> tuple[str | None, int | None]:

@@ -103,6 +103,8 @@ class Report:
     diff: DiffReport | None = None
     retention: list[RetentionResult] = field(default_factory=list)
     consumers: ConsumersResult | None = None
+    #: the data dir whose __consumer_offsets consumers read
+    consumers_dir: Path | None = None
     startup: list[StartupReport] = field(default_factory=list)
     tiering: TieringResult | None = None
     #: bytes of every segment found (metadata and ordinary logs)
