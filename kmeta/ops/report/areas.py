@@ -119,8 +119,13 @@ def next_steps(report: Report, area: str, findings: list[Finding]
         dirs = list(dict.fromkeys(d for f in damaged if (d := _partition_dir(f))))
         for d in dirs[:3]:
             name = Path(d).name
-            steps.append((why, ["kmeta", "repair", d, "--out",
-                                os.path.join("/tmp", f"{name}.repaired")]))
+            if name.startswith("__cluster_metadata-"):  # what repair writes a copy of
+                # named like the input, so every command reads the copy as one
+                label = Path(d).parent.name or "log"
+                steps.append((why, ["kmeta", "repair", d, "--out",
+                                    os.path.join("/tmp", f"{label}.repaired", name)]))
+            else:  # Kafka's own recovery cuts an ordinary log: startup says where
+                steps.append((why, ["kmeta", "verify", d]))
         if not steps:
             steps.append((why, ["kmeta", "verify", *report.paths]))
     elif area == "replicas" and report.diff is not None:
