@@ -1731,14 +1731,6 @@ SEGMENT_SPLIT = ObjectKind(
     ),
 )
 
-EPOCH_ENTRY = ObjectKind(
-    "epoch_entry",
-    keys=(
-        Key("epoch", INT, "The leader epoch."),
-        Key("start_offset", BIGINT, "Its first offset."),
-    ),
-)
-
 EPOCH_CACHE_PLAN = ObjectKind(
     "epoch_cache_plan",
     keys=(
@@ -1746,12 +1738,12 @@ EPOCH_CACHE_PLAN = ObjectKind(
             "unreadable (not followed)."),
         Key("cleared", STRING, "Why Kafka deletes the file (a message format before v2), "
             "or null.", nullable=True),
-        Key("before", Array(EPOCH_ENTRY), "The entries the file holds."),
-        Key("after", Array(EPOCH_ENTRY), "The cache once the log is loaded: epochs of "
+        Key("before", Array(EPOCH_START), "The entries the file holds."),
+        Key("after", Array(EPOCH_START), "The cache once the log is loaded: epochs of "
             "recovered batches added, entries at or past the log end removed, those below "
             "the log start checkpoint removed and the last moved up to it."),
-        Key("removed_entries", Array(EPOCH_ENTRY), "Entries of before not in after."),
-        Key("added_entries", Array(EPOCH_ENTRY), "Entries of after not in before."),
+        Key("removed_entries", Array(EPOCH_START), "Entries of before not in after."),
+        Key("added_entries", Array(EPOCH_START), "Entries of after not in before."),
     ),
 )
 

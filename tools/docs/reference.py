@@ -32,7 +32,6 @@ from kmeta.output_schema import (
     DIFF,
     ENDPOINT,
     EPOCH_CACHE_PLAN,
-    EPOCH_ENTRY,
     EPOCH_START,
     EPOCH_TRUNCATION,
     EXPORT,
@@ -221,7 +220,7 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "judges them); a finding object per finding; then a startup_summary object, always "
         "the last line. startup_dir keys:",
         (STARTUP_DIR, CHECKPOINT_USE, STARTUP_PARTITION, SEGMENT_WORK, OFFSETS_BACKWARDS,
-         FILE_FATE, SEGMENT_SPLIT, SPLIT_PIECE, EPOCH_CACHE_PLAN, EPOCH_ENTRY, PLACEMENT,
+         FILE_FATE, SEGMENT_SPLIT, SPLIT_PIECE, EPOCH_CACHE_PLAN, EPOCH_START, PLACEMENT,
          MISSING_REPLICA, STARTUP_SUMMARY),
     ),
     CommandJson(
