@@ -51,7 +51,7 @@ PIPE_BYTES = 1 << 20
 _LENGTH = struct.Struct("<Q")
 # what the queue holds: a record decoded by the pass (to apply), one it did not decode,
 # a snapshot comparison
-_APPLY, _RECORD, _REACH = 0, 1, 2
+_APPLY, _RECORD, _REACH, _RECORDS = 0, 1, 2, 3
 
 
 #: The findings of a record's decoding problem: (position, offset, rule problem, payload,
@@ -145,6 +145,14 @@ class ForkedReplay:
         if len(self._queue) >= CHUNK:
             self._send()
 
+    def records(self, values: list[bytes], offsets: list[int], path: str,
+                position: int) -> None:
+        """Queue the records of one batch, none of which broke a KRaft rule: as many
+        :meth:`record` calls (unflagged), in one item."""
+        self._queue.append((_RECORDS, values, offsets, path, position, len(self._sink)))
+        if len(self._queue) >= CHUNK:
+            self._send()
+
     def reach(self, offset: int) -> tuple[()]:
         """Queue the comparison with every snapshot ending at or before ``offset``."""
         while self._ends and self._ends[0] <= offset:
@@ -221,6 +229,7 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
     last_value: Any = None
     payload: Any = None
     last_path: Any = None
+    problems = replay.problems
     try:
         while True:
             head = _read_exactly(down, _LENGTH.size)
@@ -228,7 +237,21 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                 break  # the parent closed the pipe: all is sent
             for item in marshal.loads(_read_exactly(down, _LENGTH.unpack(head)[0])):
                 kind = item[0]
-                if kind != _REACH:
+                if kind == _RECORDS:  # _RECORD's work for each record of a batch
+                    _, values, offsets, path, position, place = item
+                    if path != last_path:
+                        last_path = sys.intern(path)
+                    for value, offset in zip(values, offsets, strict=True):
+                        if value is not last_value:
+                            last_value, payload = value, decode_metadata(value)
+                        if payload.type != "NO_OP_RECORD":
+                            for p in problems(payload, offset):
+                                found.append((place, p[0], p[1], last_path, position, p[2],
+                                              None))
+                        if payload.finding:
+                            found += (_row(place, f) for f in
+                                      report(position, offset, None, payload, last_path))
+                elif kind != _REACH:
                     value, offset, path, position, place = item[1:6]
                     if value is not last_value:
                         last_value, payload = value, decode_metadata(value)
@@ -236,7 +259,7 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                         last_path = sys.intern(path)
                     # the problems as plain tuples: the parent makes the Findings
                     if kind == _APPLY or payload.type != "NO_OP_RECORD":
-                        for p in replay.problems(payload, offset):
+                        for p in problems(payload, offset):
                             found.append((place, p[0], p[1], last_path, position, p[2],
                                           None))
                     if kind == _RECORD and payload.finding:
