@@ -43,7 +43,8 @@ from kmeta.storage.segments import READING
 #: Logs shorter than this replay in the one process: the fork and the pipe cost more than
 #: a short replay (bytes of segments).
 FORK_ABOVE = 32 << 20
-#: Records sent to the child at a time.
+#: Records sent to the child at a time (a batch's records count one each: the child's
+#: work after the pass's last record is at most one chunk).
 CHUNK = 2048
 #: The pipe's capacity asked for (Linux's default is 64 KiB, less than a chunk).
 PIPE_BYTES = 1 << 20
@@ -98,6 +99,7 @@ class ForkedReplay:
         self.next_check = replay.next_check
         self._sink = sink
         self._queue: list[tuple] = []
+        self._extra = 0  # records queued beyond one per item (batches of records)
         import fcntl  # Linux only, as the fork is
 
         down_r, down_w = os.pipe()
@@ -131,7 +133,7 @@ class ForkedReplay:
         """Queue a record for the child (``value``: the bytes ``payload`` was decoded
         from); its findings come with :meth:`finish`."""
         self._queue.append((_APPLY, value, offset, path, position, len(self._sink)))
-        if len(self._queue) >= CHUNK:
+        if len(self._queue) + self._extra >= CHUNK:
             self._send()
         return ()
 
@@ -142,7 +144,7 @@ class ForkedReplay:
         (after the pass's own finding for the record, when ``flagged``)."""
         self._queue.append((_RECORD, value, offset, path, position, len(self._sink),
                             flagged))
-        if len(self._queue) >= CHUNK:
+        if len(self._queue) + self._extra >= CHUNK:
             self._send()
 
     def records(self, values: list[bytes], offsets: list[int], path: str,
@@ -150,7 +152,8 @@ class ForkedReplay:
         """Queue the records of one batch, none of which broke a KRaft rule: as many
         :meth:`record` calls (unflagged), in one item."""
         self._queue.append((_RECORDS, values, offsets, path, position, len(self._sink)))
-        if len(self._queue) >= CHUNK:
+        self._extra += len(values) - 1
+        if len(self._queue) + self._extra >= CHUNK:
             self._send()
 
     def reach(self, offset: int) -> tuple[()]:
@@ -219,6 +222,7 @@ class ForkedReplay:
             data = marshal.dumps(self._queue)
             _write_all(self._down, _LENGTH.pack(len(data)) + data)  # type: ignore[arg-type]
             self._queue = []
+            self._extra = 0
 
 
 def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
