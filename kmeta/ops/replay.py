@@ -71,8 +71,8 @@ class Replay:
         is the reader's), is passed over."""
         if offset < self.start_offset or payload.finding:
             return []
-        type_name, version = payload.type, payload.version
-        out = []
+        type_name, version, data = payload[:3]
+        out = None
         if self.log:
             # once per record of a log: the level each (type, version) needs, memoised
             key = (type_name, version)
@@ -82,15 +82,19 @@ class Replay:
             if need is not None:
                 level = self.image.metadata_version
                 if level is not None and level < need:
-                    out.append(ImageProblem(
+                    out = [ImageProblem(
                         "V120", f"{type_name} v{version} needs metadata.version "
                         f"{LEVEL_NAMES.get(need, need)} (level {need}) but the log is at "
-                        f"level {level}", offset))
-        problems = self.image.apply(type_name, version, payload.data, offset)
+                        f"level {level}", offset)]
+        problems = self.image.apply(type_name, version, data, offset)
         if problems:
-            out += [p if p.offset is not None else p._replace(offset=offset)
-                    for p in problems]
-        return out
+            # apply is given the offset: a problem without one is about this record
+            problems = [p if p.offset is not None else p._replace(offset=offset)
+                        for p in problems]
+            if out is not None:
+                out += problems
+                return out
+        return problems if out is None else out
 
     def reach(self, offset: int) -> Iterator[Finding]:
         """Compare with every snapshot that ends at or before ``offset``."""

@@ -43,7 +43,8 @@ from kmeta.storage.segments import READING
 #: Logs shorter than this replay in the one process: the fork and the pipe cost more than
 #: a short replay (bytes of segments).
 FORK_ABOVE = 32 << 20
-#: Records sent to the child at a time.
+#: Records sent to the child at a time (a batch's records count one each: the child's
+#: work after the pass's last record is at most one chunk).
 CHUNK = 2048
 #: The pipe's capacity asked for (Linux's default is 64 KiB, less than a chunk).
 PIPE_BYTES = 1 << 20
@@ -51,7 +52,7 @@ PIPE_BYTES = 1 << 20
 _LENGTH = struct.Struct("<Q")
 # what the queue holds: a record decoded by the pass (to apply), one it did not decode,
 # a snapshot comparison
-_APPLY, _RECORD, _REACH = 0, 1, 2
+_APPLY, _RECORD, _REACH, _RECORDS = 0, 1, 2, 3
 
 
 #: The findings of a record's decoding problem: (position, offset, rule problem, payload,
@@ -98,6 +99,7 @@ class ForkedReplay:
         self.next_check = replay.next_check
         self._sink = sink
         self._queue: list[tuple] = []
+        self._extra = 0  # records queued beyond one per item (batches of records)
         import fcntl  # Linux only, as the fork is
 
         down_r, down_w = os.pipe()
@@ -131,7 +133,7 @@ class ForkedReplay:
         """Queue a record for the child (``value``: the bytes ``payload`` was decoded
         from); its findings come with :meth:`finish`."""
         self._queue.append((_APPLY, value, offset, path, position, len(self._sink)))
-        if len(self._queue) >= CHUNK:
+        if len(self._queue) + self._extra >= CHUNK:
             self._send()
         return ()
 
@@ -142,7 +144,16 @@ class ForkedReplay:
         (after the pass's own finding for the record, when ``flagged``)."""
         self._queue.append((_RECORD, value, offset, path, position, len(self._sink),
                             flagged))
-        if len(self._queue) >= CHUNK:
+        if len(self._queue) + self._extra >= CHUNK:
+            self._send()
+
+    def records(self, values: list[bytes], offsets: list[int], path: str,
+                position: int) -> None:
+        """Queue the records of one batch, none of which broke a KRaft rule: as many
+        :meth:`record` calls (unflagged), in one item."""
+        self._queue.append((_RECORDS, values, offsets, path, position, len(self._sink)))
+        self._extra += len(values) - 1
+        if len(self._queue) + self._extra >= CHUNK:
             self._send()
 
     def reach(self, offset: int) -> tuple[()]:
@@ -211,6 +222,7 @@ class ForkedReplay:
             data = marshal.dumps(self._queue)
             _write_all(self._down, _LENGTH.pack(len(data)) + data)  # type: ignore[arg-type]
             self._queue = []
+            self._extra = 0
 
 
 def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
@@ -221,6 +233,7 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
     last_value: Any = None
     payload: Any = None
     last_path: Any = None
+    problems = replay.problems
     try:
         while True:
             head = _read_exactly(down, _LENGTH.size)
@@ -228,7 +241,21 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                 break  # the parent closed the pipe: all is sent
             for item in marshal.loads(_read_exactly(down, _LENGTH.unpack(head)[0])):
                 kind = item[0]
-                if kind != _REACH:
+                if kind == _RECORDS:  # _RECORD's work for each record of a batch
+                    _, values, offsets, path, position, place = item
+                    if path != last_path:
+                        last_path = sys.intern(path)
+                    for value, offset in zip(values, offsets, strict=True):
+                        if value is not last_value:
+                            last_value, payload = value, decode_metadata(value)
+                        if payload.type != "NO_OP_RECORD":
+                            for p in problems(payload, offset):
+                                found.append((place, p[0], p[1], last_path, position, p[2],
+                                              None))
+                        if payload.finding:
+                            found += (_row(place, f) for f in
+                                      report(position, offset, None, payload, last_path))
+                elif kind != _REACH:
                     value, offset, path, position, place = item[1:6]
                     if value is not last_value:
                         last_value, payload = value, decode_metadata(value)
@@ -236,7 +263,7 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                         last_path = sys.intern(path)
                     # the problems as plain tuples: the parent makes the Findings
                     if kind == _APPLY or payload.type != "NO_OP_RECORD":
-                        for p in replay.problems(payload, offset):
+                        for p in problems(payload, offset):
                             found.append((place, p[0], p[1], last_path, position, p[2],
                                           None))
                     if kind == _RECORD and payload.finding:
