@@ -129,3 +129,44 @@ def test_a_report_page_is_not_written_into_an_input(tmp_path: Path) -> None:
                FIXTURES / "startup" / "unclean" / "report.html")
     assert proc.returncode == 2 and "KM005" in proc.stderr
     assert not (FIXTURES / "startup" / "unclean" / "report.html").exists()
+
+
+def _story(result) -> list[str]:  # noqa: ANN001
+    """brokers --json of a result, the log's own findings left out (verify's, in a report)."""
+    from kmeta.render.brokers import brokers_json
+
+    return [line for line in brokers_json(result)
+            if '"kind":"finding"' not in line or '"code":"V13' in line]
+
+
+@pytest.mark.parametrize("forked", [False, True])
+def test_the_brokers_story_is_heard_in_verify_s_replay(
+        forked: bool, real_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report tells the brokers' lives from verify's one replay of the log (a watch on
+    it, in this process or in the replay's child): the story kmeta brokers tells by its
+    own replay, line for line, on every fixture and real metadata log it can start the
+    same way; where it cannot (a log start no snapshot covers), brokers itself runs."""
+    import kmeta.ops.brokers as brokers_mod
+    from kmeta.ops import replay_process
+
+    if forked:
+        monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
+    heard = []
+    real_heard = brokers_mod.brokers_heard
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        out = real_heard(*args, **kwargs)
+        heard.append(out is not None)
+        return out
+
+    monkeypatch.setattr(brokers_mod, "brokers_heard", spy)
+    dirs = [FIXTURES / "healthy", FIXTURES / "divergent" / "diverged" / "a",
+            *sorted(p for p in (FIXTURES / "lifecycle").iterdir() if p.is_dir()),
+            real_data / "ldi-poc", real_data / "quorum3-boaz" / "data" / "kafka-1",
+            real_data / "kraft32-three" / "data" / "kafka2"]
+    for d in dirs:
+        report = build_report([str(d)])
+        assert report.brokers is not None, d
+        lead = max(report.metadata, key=lambda m: m.log_end_offset or -1)
+        assert _story(report.brokers) == _story(brokers_mod.brokers(str(lead.path))), d
+    assert heard.count(True) >= len(dirs) - 2 and False in heard

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,15 @@ class LogStats:
     model: Any = None
     #: what reading each snapshot file found, by path (each is read once)
     snapshot_findings: SnapshotFindings = field(default_factory=dict)
+    #: the replay's watch after the log, when one was attached (:data:`REPLAY_WATCH`)
+    watch: Any = None
+
+
+#: Makes a watch for the replay of a metadata log verify replays (given its partition
+#: dir and the Replay, before the first record; None: no watch).  ``kmeta report`` sets
+#: it to hear the brokers' lifecycles in verify's own replay, not in a second one.
+REPLAY_WATCH: ContextVar[Callable[[PartitionDir, Replay], Any] | None] = ContextVar(
+    "REPLAY_WATCH", default=None)
 
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
@@ -190,6 +200,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     inline = 0  # batches (each of one record) taken by the inline path
     # The batch slots the inline path reads, as locals: it runs once per batch.
     lone_at, base_at, position_at = LONE, BASE_OFFSET, POSITION
+    # A replay with a watch (kmeta report's lifecycles) hears of batches and control
+    # records too, and of the last intact batch: the last one of each path is kept.
+    watching = replay is not None and replay.watch is not None
+    last_inline: Any = None
+    last_run: Any = None
+    last_full: Any = None
     layout = Layout(stats.layout)
     for seg in segments:
         path = str(seg.path)
@@ -231,6 +247,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                             check_at = _next_check(replay)
                         inline += item[1]
                         expected = last_base + 1
+                        last_run = item
                         continue
                 items.expand(item)
                 continue
@@ -256,8 +273,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 if base >= check_at:
                     yield from replay.reach(base)
                     check_at = _next_check(replay)
+                last_inline = batch
+                if watching and (apply or flagged):  # a NoOp in its epoch is not news
+                    replay.batch(base, base, batch[LEADER_EPOCH], batch[MAX_TIMESTAMP])
                 if apply:
-                    yield from replay.apply(payload, base, path, batch[position_at], lone[3])
+                    yield from replay.apply(payload, base, path, batch[position_at], lone[3],
+                                            batch[MAX_TIMESTAMP])
                 continue
             if expected is not None:
                 span_end = expected - 1
@@ -276,6 +297,10 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                                       batch.last_offset, epoch, batch.magic, segment_start,
                                       path, batch.position)
                 yield from broken
+            if watching and batch.crc_valid:
+                last_full = batch
+                replay.batch(batch.base_offset, batch.last_offset, batch.leader_epoch,
+                             batch.max_timestamp)
             yield from _verify_batch(batch, path, stats, replay)
             if expected is not None:
                 layout.reach(expected - 1)
@@ -298,6 +323,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         stats.last_offset = max(stats.last_offset or -1, span_end)
     if replay is not None and stats.last_offset is not None:
         yield from replay.reach(stats.last_offset + 1)
+    if watching:
+        last = max((b for b in (last_inline, last_full,
+                                None if last_run is None else last_run.last_batch())
+                    if b is not None), key=lambda b: b.last_offset, default=None)
+        if last is not None:
+            replay.end(last.last_offset, last.max_timestamp)
 
 
 def _inline(batch: Batch, lone: tuple, epoch: int | None) -> bool:
@@ -370,7 +401,8 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
         if values is not None and base + len(values) - 1 == batch.last_offset and \
                 (base_ts == batch.max_timestamp or batch.timestamp_type != "CreateTime"):
             stats.records += len(values)
-            forked.records(values, list(range(base, base + len(values))), path, position)
+            forked.records(values, list(range(base, base + len(values))), path, position,
+                           base_ts)
             return
     records, findings = batch_records(batch)
     yield from findings
@@ -393,7 +425,7 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
             if offsets[-1] == batch.last_offset and \
                     offsets == list(range(base, base + len(offsets))) and \
                     (base_ts == batch.max_timestamp or batch.timestamp_type != "CreateTime"):
-                forked.records(values, offsets, path, position)
+                forked.records(values, offsets, path, position, base_ts)
                 return
     yield from _check_records(batch, records, path)
     for r in records:
@@ -402,15 +434,17 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
             p = decode_control(r[2], r[3])
             if p.type == "LEADER_CHANGE":
                 stats.leader_changes.add(epoch)
+            if apply is not None and replay.watch is not None:
+                replay.control(r[0], epoch, r[2], r[3])
         elif forked is not None:
-            forked.record(r[3], r[0], path, position, bool(problem))
+            forked.record(r[3], r[0], path, position, bool(problem), r[1])
             if problem:
                 yield from _record_findings(position, r[0], problem, None, path)
             continue
         else:
             p = decode_metadata(r[3])
             if apply is not None and p.type != "NO_OP_RECORD":
-                found = apply(p, r[0], path, position, r[3])
+                found = apply(p, r[0], path, position, r[3], r[1])
                 if found:
                     yield from found
         if problem or p.finding:
@@ -602,6 +636,9 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     indexes = Beside(offset_index_findings, (part,),
                      jobs if size >= INDEXES_BESIDE_FROM else 1)
     replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
+    make_watch = REPLAY_WATCH.get()
+    if make_watch is not None and replay is not None:
+        replay.watch = make_watch(part, replay)
     findings: list[Finding] = []
     # a long log's replay runs beside the pass, in a second process where one pays
     feed = forked_replay(replay, findings, size, _record_findings)
@@ -610,8 +647,10 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
             findings.append(finding)  # one at a time: the forked replay counts them
         if type(feed) is ForkedReplay:
             stats.image = feed.finish(stats.snapshot_findings)
+            stats.watch = feed.watch
         else:
             stats.image = replay.image if replay is not None else None
+            stats.watch = None if replay is None else replay.watch
         findings += verify_model(part, stats)
         findings += verify_indexes(part, stats, indexes.result())
     finally:

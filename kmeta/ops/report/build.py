@@ -47,21 +47,31 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
 
 def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> None:
     """Each analysis that applies, as its command runs it."""
-    from kmeta.ops.verify import verify_discovery
+    from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
+    from kmeta.ops.verify import REPLAY_WATCH, verify_discovery
     from kmeta.ops.verify_jobs import default_jobs
 
-    checked = verify_discovery(found, jobs=default_jobs())
+    lead_dir = _longest(metas)
+    # the brokers' lifecycles heard in verify's replay of the longest log: one replay
+    token = REPLAY_WATCH.set(lambda part, replay: lifecycle_watch(replay)
+                             if part is lead_dir else None)
+    try:
+        checked = verify_discovery(found, jobs=default_jobs())
+    finally:
+        REPLAY_WATCH.reset(token)
     report.verify = checked
     taken: set[str] = set()
     for part in metas:
         stats = checked.logs.get(str(part.path))
         report.metadata.append(_replica_view(found, part, stats, _label(part, taken)))
     if metas:
-        from kmeta.ops.brokers import brokers
         from kmeta.ops.retention import retention
 
-        lead = max(report.metadata, key=lambda m: (m.log_end_offset or -1))
-        report.brokers = brokers(str(lead.path))
+        stats = checked.logs.get(str(lead_dir.path)) if lead_dir is not None else None
+        heard = None
+        if stats is not None and stats.watch is not None:
+            heard = brokers_heard(lead_dir, stats.watch, stats.records - stats.watch.controls)
+        report.brokers = heard if heard is not None else brokers(str(lead_dir.path))
         report.retention = [retention(str(m.path)) for m in report.metadata]
         clusters: dict[str | None, list[MetadataReplica]] = {}
         for m in report.metadata:
@@ -89,6 +99,21 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
     images = {path: stats.image for path, stats in checked.logs.items()}
     for dirs in _brokers_dirs(found):
         report.startup.append(_startup(dirs, _image_among(dirs, found, images)))
+
+
+def _longest(metas: list[PartitionDir]) -> PartitionDir | None:
+    """The metadata replica whose log reaches furthest, by its files' names and sizes
+    (before reading it): the one the brokers' story is told from."""
+    def reach(part: PartitionDir) -> tuple[int, int]:
+        segs = part.segments
+        if not segs:
+            return (-1, 0)
+        size = 0
+        with contextlib.suppress(OSError):
+            size = segs[-1].path.stat().st_size
+        return (segs[-1].kind.base_offset or 0, size)
+
+    return max(metas, key=reach, default=None)
 
 
 def _replica_dir(report: Report, holder: Path) -> str | None:
