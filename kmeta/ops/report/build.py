@@ -6,11 +6,16 @@ import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kmeta.ops.report.areas import collect, judge
 from kmeta.ops.report.lines import area_lines
 from kmeta.ops.report.model import MetadataReplica, Report, Segment
 from kmeta.ops.verify import LogStats
+
+if TYPE_CHECKING:
+    from kmeta.ops.diff import DiffReport
+    from kmeta.ops.retention import RetentionResult
 from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -49,8 +54,14 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
     """Each analysis that applies, as its command runs it."""
     from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
     from kmeta.ops.verify import REPLAY_WATCH, verify_discovery
-    from kmeta.ops.verify_jobs import default_jobs
+    from kmeta.ops.verify_jobs import Beside, default_jobs
 
+    groups = _replica_groups(found, metas)
+    # retention's and diff's reads of the replicas' batch headers, in a process beside
+    # verify's pass and replay (with one job: here, after it)
+    side = Beside(side_analyses, ([str(p.path) for p in metas],
+                                  [[str(p.path) for p in g] for g in groups if len(g) > 1]),
+                  default_jobs() if metas else 1)
     lead_dir = _longest(metas)
     # the brokers' lifecycles heard in verify's replay of the longest log: one replay
     token = REPLAY_WATCH.set(lambda part, replay: lifecycle_watch(replay)
@@ -64,23 +75,14 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
     for part in metas:
         stats = checked.logs.get(str(part.path))
         report.metadata.append(_replica_view(found, part, stats, _label(part, taken)))
-    if metas:
-        from kmeta.ops.retention import retention
-
-        stats = checked.logs.get(str(lead_dir.path)) if lead_dir is not None else None
+    if lead_dir is not None:
+        stats = checked.logs.get(str(lead_dir.path))
         heard = None
         if stats is not None and stats.watch is not None:
             heard = brokers_heard(lead_dir, stats.watch, stats.records - stats.watch.controls)
         report.brokers = heard if heard is not None else brokers(str(lead_dir.path))
-        report.retention = [retention(str(m.path)) for m in report.metadata]
-        clusters: dict[str | None, list[MetadataReplica]] = {}
-        for m in report.metadata:
-            clusters.setdefault(m.cluster_id, []).append(m)
-        group = max(clusters.values(), key=len)
-        if len(group) >= 2:
-            from kmeta.ops.diff import diff_replicas
-
-            report.diff = diff_replicas([str(m.path) for m in group])
+    report.retention, diffs = side.result()
+    report.diff = max(diffs, key=lambda d: len(d.replicas), default=None)
     names = {topic for topic, _ in report.partitions}
     if OFFSETS_TOPIC in names:
         from kmeta.ops.consumers import consumers
@@ -99,6 +101,34 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
     images = {path: stats.image for path, stats in checked.logs.items()}
     for dirs in _brokers_dirs(found):
         report.startup.append(_startup(dirs, _image_among(dirs, found, images)))
+
+
+def side_analyses(metadata: list[str], groups: list[list[str]]
+                  ) -> tuple[list[RetentionResult], list[DiffReport]]:
+    """Retention of each metadata replica, and diff of each cluster's replicas."""
+    from kmeta.errors import KmetaError
+    from kmeta.ops.diff import diff_replicas
+    from kmeta.ops.retention import retention
+
+    kept: list[RetentionResult] = []
+    diffs: list[DiffReport] = []
+    for path in metadata:
+        with contextlib.suppress(KmetaError):  # what it cannot judge, verify says
+            kept.append(retention(path))
+    for group in groups:
+        with contextlib.suppress(KmetaError):  # the same replica given twice, say
+            diffs.append(diff_replicas(group))
+    return kept, diffs
+
+
+def _replica_groups(found: Discovery, metas: list[PartitionDir]) -> list[list[PartitionDir]]:
+    """The metadata replicas of each cluster (by the cluster.id of their data dirs)."""
+    groups: dict[str | None, list[PartitionDir]] = {}
+    for part in metas:
+        cluster, _ = next((_identity(d) for d in found.data_dirs if part in d.partitions),
+                          (None, None))
+        groups.setdefault(cluster, []).append(part)
+    return list(groups.values())
 
 
 def _longest(metas: list[PartitionDir]) -> PartitionDir | None:
