@@ -26,7 +26,13 @@ from kmeta.core import placement as P
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import parse_partition_dir_name
-from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
+from kmeta.storage.discover import (
+    DataDir,
+    DeferredPartition,
+    Discovery,
+    PartitionDir,
+    discover,
+)
 from kmeta.storage.files import load_checked, read_small
 
 __all__ = ["BrokerPlacement", "broker_placement", "discovery_placement"]
@@ -91,6 +97,13 @@ _KAFKA_PARTITION_METADATA = re.compile(rb"version: 0\ntopic_id: ([A-Za-z0-9_-]{2
 
 
 def _topic_id(part: PartitionDir) -> str | None:
+    if isinstance(part, DeferredPartition) and part.checked is not None:
+        return part.checked.placement_id  # read where verify checked the partition
+    return partition_topic_id(part)
+
+
+def partition_topic_id(part: PartitionDir) -> str | None:
+    """The topic id of a partition's partition.metadata, as placement reads it."""
     f = part.live_file("partition-metadata")
     if f is None:
         return None

@@ -55,6 +55,7 @@ from kmeta.ops.replay import (
 from kmeta.ops.replay_process import ForkedReplay, forked_replay
 from kmeta.ops.verify_dirs import (
     check_partition_metadata,
+    check_task,
     checkpoints_agree,
     cluster_ids,
     directory_ids,
@@ -66,7 +67,14 @@ from kmeta.ops.verify_dirs import (
 )
 from kmeta.ops.verify_indexes import offset_index_findings, verify_indexes
 from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.discover import (
+    DISCOVERED,
+    DeferredPartition,
+    Discovery,
+    LogFile,
+    PartitionDir,
+    discover,
+)
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import first_base_offset
 from kmeta.storage.segments import (
@@ -629,7 +637,17 @@ def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, *,
     the ordinary topics' partitions (the report is the same for any); ``metadata``: the
     broker's metadata log when it is not among them (then every data dir given is that
     broker's)."""
+    if DISCOVERED.get() is None:  # no progress bar sums every file up front
+        # the data dirs' partition dirs listed where they are checked, by the workers
+        with contextlib.suppress(_Relist):
+            return verify_discovery(discover(paths, defer=True), jobs=jobs,
+                                    metadata=metadata)
     return verify_discovery(discover(paths), jobs=jobs, metadata=metadata)
+
+
+class _Relist(Exception):
+    """A deferred partition dir was no ordinary partition (or could not be listed): the
+    input is discovered again, at once, as discover judges it."""
 
 
 def verify_discovery(discovery: Discovery, progress: Progress | None = None,
@@ -638,19 +656,40 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None,
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
     ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
-    with PartitionScans(partitions_in([p.segments for p in ordinary]), jobs) as scans:
+    if any(isinstance(p, DeferredPartition) for p in ordinary):
+        tasks: list[tuple[Any, int | None]] = [
+            ((str(p.path), p.topic, p.partition), None) if isinstance(p, DeferredPartition)
+            else partitions_in([p.segments])[0] for p in ordinary]
+        scans = PartitionScans(tasks, jobs, check_task)
+    else:
+        scans = PartitionScans(partitions_in([p.segments for p in ordinary]), jobs)
+    with scans:
         return _verify_discovery(discovery, progress, scans, metadata)
 
 
 def _verify_discovery(discovery: Discovery, progress: Progress | None,
                       scans: PartitionScans,
                       metadata: str | os.PathLike[str] | None) -> VerifyReport:
-    report = VerifyReport(findings=list(discovery.findings))
+    report = VerifyReport()
     add = report.findings.extend
     # partition dir -> its log end offset (two data dirs given together may each hold a
     # replica of one partition: each checkpoint is judged against its own dir's)
     log_ends: dict[str, int] = {}
     for part in discovery.all_partitions():
+        if isinstance(part, DeferredPartition):
+            checked = scans.take()
+            if checked is None:
+                raise _Relist
+            part.checked = checked
+            part.listed.extend(checked.listed)
+            report.files += checked.files
+            add(checked.found)
+            if checked.end is not None:
+                log_ends[str(part.path)] = checked.end
+            report.segments += checked.segments
+            if progress is not None:
+                _told(progress, part.segments)
+            continue
         report.files += len(part.files)
         blocked = unreadable(part.segments) if part.is_metadata else []
         if blocked:
@@ -676,9 +715,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
                 log_ends[str(part.path)] = end
             report.segments += len(part.segments)
             if progress is not None:
-                for f in part.segments:
-                    with contextlib.suppress(OSError):
-                        progress(str(f.path), f.path.stat().st_size)
+                _told(progress, part.segments)
         add(small_files(f for f in part.files if f.kind.kind in
                          ("partition-metadata", "txn-index", "producer-snapshot")))
     for d in discovery.data_dirs:
@@ -721,6 +758,15 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
                                                   report.logs.items()}, metadata=metadata):
         add(placed.findings)
         report.not_run += placed.not_run
+    # discovery's findings first, those of the partition dirs the checks listed included
+    report.findings[:0] = discovery.settled_findings()
     return report
+
+
+def _told(progress: Progress, segments: list[LogFile]) -> None:
+    """``progress`` hears of segments read elsewhere (a worker) as read whole."""
+    for f in segments:
+        with contextlib.suppress(OSError):
+            progress(str(f.path), f.path.stat().st_size)
 
 
