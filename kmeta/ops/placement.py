@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -108,11 +108,19 @@ def partition_topic_id(part: PartitionDir) -> str | None:
     if f is None:
         return None
     with contextlib.suppress(KmetaError):
-        m = _KAFKA_PARTITION_METADATA.fullmatch(read_small(f))
-        if m is not None and m.group(1) != b"AAAAAAAAAAAAAAAAAAAAAA":
-            return m.group(1).decode()
+        return topic_id_in(read_small(f), lambda: load_checked(f)[0])
     loaded, _ = load_checked(f)
     return None if loaded is None else loaded.topic_id
+
+
+def topic_id_in(data: bytes, loaded: Callable[[], Any]) -> str | None:
+    """The topic id of a partition.metadata of ``data``: read off the bytes Kafka writes,
+    else from its parsed content (``loaded()``: None where unreadable)."""
+    m = _KAFKA_PARTITION_METADATA.fullmatch(data)
+    if m is not None and m.group(1) != b"AAAAAAAAAAAAAAAAAAAAAA":
+        return m.group(1).decode()
+    content = loaded()
+    return None if content is None else content.topic_id
 
 
 def _local_logs(dirs: Sequence[DataDir], metas: Mapping[str, Any]) -> list[P.LocalLog]:

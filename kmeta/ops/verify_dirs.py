@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
 from kmeta.ops.verify_jobs import scan_partition
@@ -17,7 +18,7 @@ from kmeta.storage.discover import (
     PartitionDir,
     list_deferred,
 )
-from kmeta.storage.files import load_checked
+from kmeta.storage.files import load_checked, read_small
 
 
 def scan_only(files: Iterable[LogFile]) -> list[Finding]:
@@ -207,6 +208,7 @@ def check_deferred(task: tuple[str, str, int]) -> Checked | None:
     import contextlib
 
     from kmeta.ops.placement import partition_topic_id as placement_id
+    from kmeta.ops.placement import topic_id_in
 
     listed = list_deferred(*task)
     if listed is None:
@@ -214,14 +216,37 @@ def check_deferred(task: tuple[str, str, int]) -> Checked | None:
     part, findings = listed
     segments = part.segments
     found, end = scan_partition([(str(f.path), f.kind.base_offset) for f in segments])
-    found.extend(small_files(f for f in part.files if f.kind.kind in
-                             ("partition-metadata", "txn-index", "producer-snapshot")))
+    # partition.metadata read once for all three (small_files, topic_ids, placement)
+    named: tuple[str, str] | None = None
+    placed: str | None = None
+    first = True
+    for f in part.files:
+        kind = f.kind.kind
+        if kind not in ("partition-metadata", "txn-index", "producer-snapshot"):
+            continue
+        if kind != "partition-metadata" or not first:
+            found.extend(small_files([f]))
+            continue
+        first = False  # what topic_ids and placement read: the first one
+        try:
+            data = read_small(f)
+        except KmetaError as e:
+            found.append(e.finding(str(f.path)))
+            continue
+        loaded, problem = load_checked(f, data)
+        if problem:
+            found.append(problem)
+        if loaded is not None:
+            named = (str(f.path), loaded.topic_id)
+        if f.kind.live:
+            placed = topic_id_in(data, lambda loaded=loaded: loaded)
+    if placed is None and not first:
+        placed = placement_id(part)  # a partition.metadata that is not live came first
     size = 0
     for f in segments:
         with contextlib.suppress(OSError):
             size += f.path.stat().st_size
-    return Checked(findings, found, end, len(part.files), len(segments), size,
-                   partition_topic_id(part), placement_id(part))
+    return Checked(findings, found, end, len(part.files), len(segments), size, named, placed)
 
 
 def check_task(task: Any) -> Any:

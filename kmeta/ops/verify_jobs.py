@@ -51,6 +51,8 @@ PARALLEL_FROM = 64 << 20
 #: ... or at once for this many partitions: listing, classifying and reading the small
 #: files of each costs about 0.3 ms, whatever its bytes.
 PARALLEL_PARTITIONS = 512
+#: A worker sends its results this many partitions at a time (and the rest at its end).
+SEND_EVERY = 32
 
 
 def default_jobs() -> int:
@@ -105,19 +107,25 @@ def _out_of_segment(path: str, base: int, following: int | None) -> list[Finding
 
 def _serve(conn: Connection, tasks: list[Any], claims: Any, owner: Any, me: int,
            check: Callable[[Any], Any] | None) -> None:
-    """A worker: claims partitions until none is left, sending each result as it is done."""
+    """A worker: claims partitions until none is left, sending their results
+    :data:`SEND_EVERY` at a time (a message per small partition cost the caller more
+    than a tenth of its time)."""
     from kmeta.storage.segments import READING
 
     READING.set(None)  # a forked worker must not draw its parent's progress bar
     check = check or scan_partition
+    done: list[tuple[int, Any]] = []
     try:
         while (k := _claim(claims, owner, me, len(tasks))) is not None:
             try:
-                result: Any = check(tasks[k])
+                done.append((k, check(tasks[k])))
             except Exception:  # a bug: the caller says so, with the worker's traceback
-                conn.send((k, None, traceback.format_exc()))
+                conn.send((done, traceback.format_exc()))
                 return
-            conn.send((k, result, None))
+            if len(done) >= SEND_EVERY:
+                conn.send((done, None))
+                done = []
+        conn.send((done, None))
     except (BrokenPipeError, EOFError, OSError):
         pass  # the caller is gone or stopped listening
     finally:
@@ -240,19 +248,22 @@ class PartitionScans:
         conns = {conn: me for me, (_, conn) in self._workers.items()}
         if not conns:
             return False
-        from multiprocessing.connection import wait
+        if block:
+            from multiprocessing.connection import wait
 
-        ready = wait(list(conns), timeout=None if block else 0)
+            ready = wait(list(conns))
+        else:  # asked before every partition this process claims: a poll each is cheaper
+            ready = [conn for conn in conns if conn.poll()]
         for conn in ready:
             me = conns[conn]
             try:
-                k, result, error = conn.recv()
+                done, error = conn.recv()
             except (EOFError, OSError):
                 self._gone(me)
                 continue
             if error is not None:
                 raise RuntimeError(f"a verify worker failed:\n{error}")
-            self._done[k] = result
+            self._done.update(done)
         return bool(ready)
 
     def _gone(self, me: int) -> None:
