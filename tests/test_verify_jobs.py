@@ -425,22 +425,21 @@ def test_with_a_thread_alive_partition_dirs_are_checked_by_the_forkserver(
 
 def test_workers_start_once_this_process_has_read_enough(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Partition dirs of unknown size: this process checks them until it has read
-    PARALLEL_FROM bytes, then the workers take their share of the rest."""
+    """Partition dirs of unknown size: this process checks them until those it checked
+    say that all of them reach PARALLEL_FROM bytes, then the workers take their share of
+    the rest."""
     from kmeta.ops.verify_dirs import check_task
 
     tasks = _deferred_tasks(damaged_broker(tmp_path))
     first = check_task(tasks[0][0])
-    monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", first.bytes * 2)
+    monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", first.bytes * len(tasks))
     with PartitionScans(tasks, jobs=2, check=check_task) as scans:
         assert scans.processes == 0
         got = [scans.take()]
-        assert scans.processes == 0
-        got.append(scans.take())
         assert scans.processes == 1
-        got += [scans.take() for _ in tasks[2:]]
+        got += [scans.take() for _ in tasks[1:]]
     assert got == [check_task(t) for t, _ in tasks]
-    monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", 64 << 20)  # few, small: none
+    monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", first.bytes * len(tasks) * 4)
     with PartitionScans(tasks, jobs=2, check=check_task) as scans:
         assert [scans.take() for _ in tasks] == [check_task(t) for t, _ in tasks]
         assert scans.processes == 0

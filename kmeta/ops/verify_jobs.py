@@ -46,7 +46,7 @@ Scanned = tuple[list[Finding], int | None]
 #: forked worker costs milliseconds, one from the forkserver a fresh interpreter and
 #: kmeta's imports (about 0.2 s), against about 0.03 s of scanning per 64 MiB.  Where the
 #: sizes are not known beforehand (partition dirs listed where they are checked), the
-#: workers start once this process has checked that many bytes itself.
+#: workers start once the partitions this process checked say the rest will reach it.
 PARALLEL_FROM = 64 << 20
 #: ... or at once for this many partitions: listing, classifying and reading the small
 #: files of each costs about 0.3 ms, whatever its bytes.
@@ -178,22 +178,24 @@ class PartitionScans:
         #: the processes the run may use: for checks of its own beside the scans
         self.jobs = jobs
         self._want = min(jobs, len(partitions))
-        #: bytes still to be checked here before workers start (None: never)
-        self._until: int | None = None
+        #: the bytes of the partitions of unknown size checked here, while workers may
+        #: still be started for the rest (None: they may not)
+        self._read: int | None = None
         if self._want <= 1:
             return
-        total = sum(size or 0 for _, size in partitions)
-        if total >= PARALLEL_FROM or len(partitions) >= PARALLEL_PARTITIONS:
+        self._known = sum(size or 0 for _, size in partitions)
+        self._unknown = sum(1 for _, size in partitions if size is None)
+        if self._known >= PARALLEL_FROM or len(partitions) >= PARALLEL_PARTITIONS:
             self._start()
-        elif any(size is None for _, size in partitions):
-            self._until = PARALLEL_FROM - total
+        elif self._unknown:
+            self._read = 0
 
     def _run(self, task: Any) -> Any:
         return (self._check or scan_partition)(task)
 
     def _start(self) -> None:
         """Start the workers; the partitions taken so far are this process's."""
-        self._until = None
+        self._read = None
         preload = [] if self._check is None else [self._check.__module__]
         ctx = _context(preload)
         self._claims = ctx.Value("q", self._next)
@@ -226,9 +228,10 @@ class PartitionScans:
         self._next += 1
         if self._claims is None:
             result = self._run(self._segments[index])
-            if self._until is not None:
-                self._until -= getattr(result, "bytes", 0)
-                if self._until <= 0 and self._next < len(self._segments):
+            if self._read is not None and self._next < len(self._segments):
+                # the partitions of unknown size checked so far, as a sample of them all
+                self._read += getattr(result, "bytes", 0)
+                if self._known + self._read * self._unknown // self._next >= PARALLEL_FROM:
                     self._start()
             return result
         while index not in self._done:
