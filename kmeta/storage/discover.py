@@ -370,12 +370,13 @@ def _scan_dir(path: Path, out: Discovery, depth: int, defer: bool = False) -> No
     in_data_dir = any(k.kind == "meta-properties" for _, k in known)
     partitions: list[tuple[Path, tuple[str, int], list[_Entry] | None]] = []
     others = []
+    child = getattr(path, "_make_child_relpath", path.joinpath)  # see _scan_partition
     for entry in dirs:
-        d = Path(entry.path)
         named = parse_partition_dir(entry.name) if defer and in_data_dir else None
         if named is not None and named[0] != METADATA_TOPIC:
-            partitions.append((d, named, None))  # listed where it is checked
+            partitions.append((child(entry.name), named, None))  # listed where checked
             continue
+        d = Path(entry.path)
         listing = _listdir(d)  # listed once: a partition dir may hold 100,000 files
         p = _is_partition_dir(d, listing, in_data_dir)
         if p:
