@@ -1,12 +1,16 @@
 """``verify --jobs N``: the ordinary topics' partitions of a run spread over processes.
 
-An ordinary partition's check is its segments' batch scan (framing, CRC, damage, where
-the log ends: :func:`scan_partition`), independent of every other partition, and most of
-a broker's bytes.  :class:`PartitionScans` hands out those scans: with one job it runs
-each when the report reaches it; with N it starts N - 1 worker processes, and every
-process, the caller included, claims the next partition not yet claimed (a counter in
-shared memory), so a worker that starts late or a partition that is large leaves no one
-idle.  The caller takes each partition's result in input order, its own or a worker's,
+An ordinary partition's check is independent of every other partition: its segments'
+batch scan (framing, CRC, damage, where the log ends: :func:`scan_partition`), most of a
+broker's bytes, and, for a data dir's partition dirs (``verify`` of paths), its listing,
+the classifying of its files and the reading of its small files too
+(:func:`kmeta.ops.verify_dirs.check_deferred`): on a broker of 4,000 small partitions
+that was more than half the time, spent in the caller alone.  The caller then only lists
+the data dirs and judges across partitions from the small results it gets back.
+:class:`PartitionScans` hands out those checks: with one job it runs each when the
+report reaches it; with N it starts N - 1 worker processes, and every process, the
+caller included, claims the next partition not yet claimed (a counter in shared memory),
+so a worker that starts late or a partition that is large leaves no one idle.  The caller takes each partition's result in input order, its own or a worker's,
 and scans more while it waits for one.  A partition's findings are the same wherever it
 was scanned and are merged in the order one process reports them: the report is the
 same byte for byte.  :class:`Beside` runs one call in another process while the caller
