@@ -55,7 +55,6 @@ from kmeta.ops.replay import (
 from kmeta.ops.replay_process import ForkedReplay, forked_replay
 from kmeta.ops.verify_dirs import (
     check_partition_metadata,
-    check_task,
     checkpoints_agree,
     cluster_ids,
     directory_ids,
@@ -66,14 +65,13 @@ from kmeta.ops.verify_dirs import (
     topic_ids,
 )
 from kmeta.ops.verify_indexes import offset_index_findings, verify_indexes
-from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in
+from kmeta.ops.verify_jobs import Beside, PartitionScans
+from kmeta.ops.verify_paths import Relist, partition_scans
 from kmeta.storage.discover import (
-    DISCOVERED,
     DeferredPartition,
     Discovery,
     LogFile,
     PartitionDir,
-    discover,
 )
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import first_base_offset
@@ -640,21 +638,13 @@ class VerifyReport:
 
 def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, *,
            metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
-    """Run every check on the files under ``paths``; ``jobs``: how many processes may scan
+    """Run every check on the files under ``paths``; ``jobs``: how many processes may check
     the ordinary topics' partitions (the report is the same for any); ``metadata``: the
     broker's metadata log when it is not among them (then every data dir given is that
-    broker's)."""
-    if DISCOVERED.get() is None:  # no progress bar sums every file up front
-        # the data dirs' partition dirs listed where they are checked, by the workers
-        with contextlib.suppress(_Relist):
-            return verify_discovery(discover(paths, defer=True), jobs=jobs,
-                                    metadata=metadata)
-    return verify_discovery(discover(paths), jobs=jobs, metadata=metadata)
+    broker's).  See :func:`kmeta.ops.verify_paths.verify`."""
+    from kmeta.ops.verify_paths import verify as verify_paths
 
-
-class _Relist(Exception):
-    """A deferred partition dir was no ordinary partition (or could not be listed): the
-    input is discovered again, at once, as discover judges it."""
+    return verify_paths(paths, jobs, metadata=metadata)
 
 
 def verify_discovery(discovery: Discovery, progress: Progress | None = None,
@@ -662,23 +652,23 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None,
                      metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
-    ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
-    if any(isinstance(p, DeferredPartition) for p in ordinary):
-        tasks: list[tuple[Any, int | None]] = [
-            ((str(p.path), p.topic, p.partition), None) if isinstance(p, DeferredPartition)
-            else partitions_in([p.segments])[0] for p in ordinary]
-        scans = PartitionScans(tasks, jobs, check_task)
-    else:
-        scans = PartitionScans(partitions_in([p.segments for p in ordinary]), jobs)
-    with scans:
-        if scans.processes:
-            # parsed while the workers check partitions, not after: the offset
-            # checkpoints of 4,000 partitions take a few hundredths of a second
-            for d in discovery.data_dirs:
-                for f in d.files:
-                    if not f.is_batches:
-                        load_checked(f)
-        return _verify_discovery(discovery, progress, scans, metadata)
+    with partition_scans(discovery, jobs) as scans:
+        return verify_with(discovery, scans, progress, metadata)
+
+
+def verify_with(discovery: Discovery, scans: PartitionScans, progress: Progress | None,
+                metadata: str | os.PathLike[str] | None) -> VerifyReport:
+    """:func:`verify_discovery`, its ordinary partitions checked by ``scans``
+    (:func:`kmeta.ops.verify_paths.partition_scans`); raises
+    :class:`~kmeta.ops.verify_paths.Relist` when a deferred partition dir is none."""
+    if scans.processes:
+        # parsed while the workers check partitions, not after: the offset
+        # checkpoints of 4,000 partitions take a few hundredths of a second
+        for d in discovery.data_dirs:
+            for f in d.files:
+                if not f.is_batches:
+                    load_checked(f)
+    return _verify_discovery(discovery, progress, scans, metadata)
 
 
 def _verify_discovery(discovery: Discovery, progress: Progress | None,
@@ -693,7 +683,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
         if isinstance(part, DeferredPartition):
             checked = scans.take()
             if checked is None:
-                raise _Relist
+                raise Relist
             part.checked = checked
             part.listed.extend(checked.listed)
             report.files += checked.files

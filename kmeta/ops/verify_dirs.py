@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
+from kmeta.formats.textfiles.partition_metadata import topic_id_in
 from kmeta.ops.verify_jobs import scan_partition
 from kmeta.storage.discover import (
     METADATA_TOPIC,
@@ -207,9 +208,6 @@ def check_deferred(task: tuple[str, str, int]) -> Checked | None:
     :func:`kmeta.storage.discover.list_deferred`)."""
     import contextlib
 
-    from kmeta.ops.placement import partition_topic_id as placement_id
-    from kmeta.ops.placement import topic_id_in
-
     listed = list_deferred(*task)
     if listed is None:
         return None
@@ -240,8 +238,10 @@ def check_deferred(task: tuple[str, str, int]) -> Checked | None:
             named = (str(f.path), loaded.topic_id)
         if f.kind.live:
             placed = topic_id_in(data, lambda loaded=loaded: loaded)
-    if placed is None and not first:
-        placed = placement_id(part)  # a partition.metadata that is not live came first
+    if placed is None and not first:  # a partition.metadata that is not live came first
+        from kmeta.ops.placement import partition_topic_id as placement_id
+
+        placed = placement_id(part)
     size = 0
     for f in segments:
         with contextlib.suppress(OSError):
