@@ -4,8 +4,9 @@ are even imported.
 A data dir's partition dirs are left unlisted by discovery (``discover(defer=True)``)
 and listed, classified and checked where they are claimed (:mod:`kmeta.ops.verify_jobs`):
 this module starts those checks from what discovery found and only then imports the rest
-of verify (:mod:`kmeta.ops.verify`), its tenth of a second of imports spent while the
-workers check partitions.  It imports only what the workers need.
+of verify (:mod:`kmeta.ops.verify`: the replay, the replica model, placement), a few
+hundredths of a second spent while the workers check partitions.  It imports only what
+the workers need.
 """
 
 from __future__ import annotations
