@@ -252,11 +252,20 @@ def hostile_broker(root: Path) -> Path:
     """:func:`damaged_broker` with what a partition dir's listing and small files can say
     besides its segments: unknown files and a directory in a partition dir, a FIFO named
     like an index, partition.metadata unreadable or naming another topic id, a producer
-    snapshot of garbage, a partition without segments, and offset checkpoints that name
-    a partition beyond its end and one that is not on disk."""
+    snapshot of garbage, a partition without segments, offset checkpoints that name a
+    partition beyond its end and one that is not on disk; and a metadata log whose
+    indexes are damaged (listed and checked by the first process)."""
     import os
+    import shutil
 
     data = damaged_broker(root)
+    meta = data / "__cluster_metadata-0"
+    shutil.copytree(FIXTURES / "healthy" / "__cluster_metadata-0", meta)
+    index = sorted(meta.glob("*.index"))[0]
+    raw = bytearray(index.read_bytes())
+    raw[4:8] = (123456).to_bytes(4, "big")  # entry 0 points where no batch starts
+    index.write_bytes(bytes(raw) + b"\x01\x02\x03")  # and a partial entry after
+    (meta / "00000000000000999999.timeindex").write_bytes(bytes(12))  # no segment
     ids = ["AAAAAAAAAAAAAAAAAAAAAQ", "BAAAAAAAAAAAAAAAAAAAAQ"]
     for p in range(12):
         W.write_partition_metadata(data / f"orders-{p}", ids[p == 2], durable=False)
@@ -299,7 +308,8 @@ def test_a_data_dir_listed_in_the_workers_reports_what_one_listing_does(
     assert len(deferred) == 12 and all(p._files is None for p in deferred)  # not listed
     _as_one_listing(data, jobs=3)
     out = run("verify", "--json", "--jobs", "2", str(data), env=ENV).stdout
-    for code in ("S007", "S008", "F010", "V028", "V035", "V037", "V038"):
+    for code in ("S007", "S008", "F010", "V028", "V030", "V031", "V032", "V035", "V037",
+                 "V038"):
         assert f'"code":"{code}"' in out, code
     _same_for_any_jobs(data, jobs=(2, 3))
     for d in _data_dirs(FIXTURES) + _data_dirs(real_data):
