@@ -413,7 +413,7 @@ def test_with_a_thread_alive_partition_dirs_are_checked_by_the_forkserver(
     real_check = verify_dirs.check_deferred
 
     def slow(task: tuple) -> object:  # here only: the forkserver's worker imports its own
-        time.sleep(0.2)
+        time.sleep(0.3)  # twelve of them: seconds for the worker to start and claim some
         return real_check(task)
 
     monkeypatch.setattr(verify_dirs, "check_deferred", slow)
