@@ -80,12 +80,12 @@ def test_traceback_after_the_command(meta_dir: Path) -> None:
 def test_traceback_shows_the_traceback(meta_dir: Path, where: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from kmeta import cli
-    from kmeta.ops import verify
+    from kmeta.ops import verify_paths  # the command's entry (kmeta.ops.verify.verify's)
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("stand-in bug")
 
-    monkeypatch.setattr(verify, "verify", broken)
+    monkeypatch.setattr(verify_paths, "verify", broken)
     args = ["verify", str(meta_dir)]
     with pytest.raises(RuntimeError, match="stand-in bug"):
         cli.main(["--traceback", *args] if where == "before" else [*args, "--traceback"])

@@ -246,3 +246,210 @@ def test_verify_and_compact_agree_on_offsets_a_segment_cannot_hold(tmp_path: Pat
     compacted = run("compact", "--json", part, env={})
     assert "S005" in [json.loads(line).get("code") for line in compacted.stdout.splitlines()]
     assert run("verify", "--json", "--jobs", "2", part, env={}).stdout == checked.stdout
+
+
+def hostile_broker(root: Path) -> Path:
+    """:func:`damaged_broker` with what a partition dir's listing and small files can say
+    besides its segments: unknown files and a directory in a partition dir, a FIFO named
+    like an index, partition.metadata unreadable or naming another topic id, a producer
+    snapshot of garbage, a partition without segments, offset checkpoints that name a
+    partition beyond its end and one that is not on disk; and a metadata log whose
+    indexes are damaged (listed and checked by the first process)."""
+    import os
+    import shutil
+
+    data = damaged_broker(root)
+    meta = data / "__cluster_metadata-0"
+    shutil.copytree(FIXTURES / "healthy" / "__cluster_metadata-0", meta)
+    index = sorted(meta.glob("*.index"))[0]
+    raw = bytearray(index.read_bytes())
+    raw[4:8] = (123456).to_bytes(4, "big")  # entry 0 points where no batch starts
+    index.write_bytes(bytes(raw) + b"\x01\x02\x03")  # and a partial entry after
+    (meta / "00000000000000999999.timeindex").write_bytes(bytes(12))  # no segment
+    ids = ["AAAAAAAAAAAAAAAAAAAAAQ", "BAAAAAAAAAAAAAAAAAAAAQ"]
+    for p in range(12):
+        W.write_partition_metadata(data / f"orders-{p}", ids[p == 2], durable=False)
+    (data / "orders-0" / "junk.txt").write_text("not Kafka's")
+    (data / "orders-0" / "leftovers").mkdir()
+    os.mkfifo(data / "orders-1" / "00000000000000000999.index")
+    (data / "orders-3" / "partition.metadata").write_text("version: 7\n")
+    (data / "orders-4" / "00000000000000000010.snapshot").write_bytes(b"\x00\x01garbage")
+    for seg in (data / "orders-5").glob("*.log"):
+        seg.unlink()
+    for name in ("replication-offset-checkpoint", "recovery-point-offset-checkpoint"):
+        (data / name).write_text("0\n2\norders 0 99999\ngone 0 5\n")
+    return data
+
+
+def _report_json(report: object) -> list[str]:
+    from kmeta.render.verify import render_json
+
+    return list(render_json(report))  # type: ignore[arg-type]
+
+
+def _as_one_listing(*paths: Path, jobs: int = 2) -> None:
+    """verify, its partition dirs listed in the workers, reports what it reports from a
+    discovery that listed every file up front (the way taken with a progress bar, or for
+    a discovery made by hand), for one job and for ``jobs``."""
+    from kmeta.ops.verify import verify, verify_discovery
+
+    want = _report_json(verify_discovery(discover(paths)))
+    for n in (1, jobs):
+        assert _report_json(verify(paths, jobs=n)) == want, f"--jobs {n} {paths}"
+
+
+def test_a_data_dir_listed_in_the_workers_reports_what_one_listing_does(
+        tmp_path: Path, real_data: Path, parallel: list[int]) -> None:
+    data = hostile_broker(tmp_path)
+    discovered = discover([data], defer=True)
+    from kmeta.storage.discover import DeferredPartition
+
+    deferred = [p for p in discovered.all_partitions() if isinstance(p, DeferredPartition)]
+    assert len(deferred) == 12 and all(p._files is None for p in deferred)  # not listed
+    _as_one_listing(data, jobs=3)
+    out = run("verify", "--json", "--jobs", "2", str(data), env=ENV).stdout
+    for code in ("S007", "S008", "F010", "V028", "V030", "V031", "V032", "V035", "V037",
+                 "V038"):
+        assert f'"code":"{code}"' in out, code
+    _same_for_any_jobs(data, jobs=(2, 3))
+    for d in _data_dirs(FIXTURES) + _data_dirs(real_data):
+        _as_one_listing(d)
+    _as_one_listing(*_data_dirs(real_data), jobs=3)
+
+
+@pytest.mark.parametrize("odd", ["unknown-files-only", "metadata-by-its-files"])
+def test_a_topic_dir_that_is_no_ordinary_partition_is_judged_as_discover_does(
+        tmp_path: Path, odd: str, parallel: list[int]) -> None:
+    """A ``topic-N`` dir of a data dir whose files say it is no ordinary partition: a
+    folder of other files (discover looks for data dirs below it), or a copy of the
+    metadata partition under a data topic's name.  The workers find out; verify then
+    reads the input as discover does."""
+    import shutil
+
+    data = hostile_broker(tmp_path)
+    if odd == "unknown-files-only":
+        (data / "notes-0").mkdir()
+        (data / "notes-0" / "README").write_text("kept by an operator")
+    else:
+        shutil.copytree(FIXTURES / "healthy" / "__cluster_metadata-0", data / "copy-0")
+    _as_one_listing(data)
+    _same_for_any_jobs(data, jobs=(2,))
+
+
+def test_partition_dirs_are_listed_and_checked_where_they_are_claimed(
+        tmp_path: Path, parallel: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each partition dir is listed once, by the process that claimed it, workers
+    included: the caller lists the data dir, not the 136,000 files of a broker."""
+    import os
+    import time
+
+    from kmeta.ops import replay_process, verify_dirs
+    from kmeta.storage import discover as discover_module
+
+    data = damaged_broker(tmp_path)
+    log = tmp_path / "listed"
+    real_list = discover_module.list_deferred
+
+    def spy(path: str, topic: str, partition: int) -> object:
+        with open(log, "a") as out:  # the workers are forked: they write it too
+            out.write(f"{os.getpid()} {Path(path).name}\n")
+        time.sleep(0.02)  # so that the worker gets its share
+        return real_list(path, topic, partition)
+
+    monkeypatch.setattr(verify_dirs, "list_deferred", spy)
+    monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+    from kmeta.ops.verify import verify
+
+    report = verify([data], jobs=2)
+    lines = [line.split() for line in log.read_text().splitlines()]
+    assert sorted(name for _, name in lines) == sorted(f"orders-{p}" for p in range(12))
+    assert {pid for pid, _ in lines} - {str(os.getpid())}  # a worker listed some
+    assert report.files == sum(len(p.files) for p in discover([data]).all_partitions()) + 1
+
+
+def _deferred_tasks(data: Path) -> list:
+    from kmeta.storage.discover import DeferredPartition
+
+    return [((str(p.path), p.topic, p.partition), None)
+            for p in discover([data], defer=True).all_partitions()
+            if isinstance(p, DeferredPartition)]
+
+
+def test_a_worker_that_dies_leaves_its_partition_dirs_to_the_caller(
+        tmp_path: Path, parallel: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    from kmeta.ops import replay_process, verify_dirs
+
+    tasks = _deferred_tasks(hostile_broker(tmp_path))
+    want = [verify_dirs.check_task(t) for t, _ in tasks]
+    caller = os.getpid()
+    real_check = verify_dirs.check_deferred
+
+    def dying(task: tuple) -> object:
+        if os.getpid() != caller:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_check(task)
+
+    monkeypatch.setattr(verify_dirs, "check_deferred", dying)
+    monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+    with PartitionScans(tasks, jobs=3, check=verify_dirs.check_task) as scans:
+        assert scans.processes == 2
+        got = [scans.take() for _ in tasks]
+    assert got == want
+
+
+def test_with_a_thread_alive_partition_dirs_are_checked_by_the_forkserver(
+        tmp_path: Path, parallel: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    from kmeta.ops import verify_dirs
+    from kmeta.ops.verify_dirs import check_task
+
+    tasks = _deferred_tasks(hostile_broker(tmp_path))
+    want = [check_task(t) for t, _ in tasks]
+    real_check = verify_dirs.check_deferred
+
+    def slow(task: tuple) -> object:  # here only: the forkserver's worker imports its own
+        time.sleep(0.3)  # twelve of them: seconds for the worker to start and claim some
+        return real_check(task)
+
+    monkeypatch.setattr(verify_dirs, "check_deferred", slow)
+    stop = threading.Event()
+    bar = threading.Thread(target=stop.wait)
+    bar.start()
+    try:
+        assert verify_jobs._context().get_start_method() in ("forkserver", "spawn")
+        with PartitionScans(tasks, jobs=2, check=check_task) as scans:
+            assert scans.processes == 1
+            got = [scans.take() for _ in tasks]
+            owners = list(scans._owner)
+    finally:
+        stop.set()
+        bar.join()
+    assert got == want
+    assert 1 in owners  # the worker checked some
+
+
+def test_workers_start_once_this_process_has_read_enough(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partition dirs of unknown size: this process checks them until those it checked
+    say that all of them reach PARALLEL_FROM bytes, then the workers take their share of
+    the rest."""
+    from kmeta.ops.verify_dirs import check_task
+
+    tasks = _deferred_tasks(damaged_broker(tmp_path))
+    first = check_task(tasks[0][0])
+    monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", first.bytes * len(tasks))
+    with PartitionScans(tasks, jobs=2, check=check_task) as scans:
+        assert scans.processes == 0
+        got = [scans.take()]
+        assert scans.processes == 1
+        got += [scans.take() for _ in tasks[1:]]
+    assert got == [check_task(t) for t, _ in tasks]
+    monkeypatch.setattr(verify_jobs, "PARALLEL_FROM", first.bytes * len(tasks) * 4)
+    with PartitionScans(tasks, jobs=2, check=check_task) as scans:
+        assert [scans.take() for _ in tasks] == [check_task(t) for t, _ in tasks]
+        assert scans.processes == 0

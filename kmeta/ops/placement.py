@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,7 +25,14 @@ from kmeta.core import placement as P
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import parse_partition_dir_name
-from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
+from kmeta.formats.textfiles.partition_metadata import topic_id_in
+from kmeta.storage.discover import (
+    DataDir,
+    DeferredPartition,
+    Discovery,
+    PartitionDir,
+    discover,
+)
 from kmeta.storage.files import load_checked, read_small
 
 __all__ = ["BrokerPlacement", "broker_placement", "discovery_placement"]
@@ -86,22 +92,22 @@ def _meta(d: DataDir) -> Any:
     return loaded
 
 
-#: partition.metadata exactly as Kafka writes it, with a canonical non-zero id (the last of
-#: 22 base64 characters carries 2 bits: A, Q, g or w): a broker has thousands, and the
-#: full parser, which any other content goes to, costs several times the read.
-_KAFKA_PARTITION_METADATA = re.compile(rb"version: 0\ntopic_id: ([A-Za-z0-9_-]{21}[AQgw])\n?")
-
-
 def _topic_id(part: PartitionDir) -> str | None:
+    if isinstance(part, DeferredPartition) and part.checked is not None:
+        return part.checked.placement_id  # read where verify checked the partition
+    return partition_topic_id(part)
+
+
+def partition_topic_id(part: PartitionDir) -> str | None:
+    """The topic id of a partition's partition.metadata, as placement reads it."""
     f = part.live_file("partition-metadata")
     if f is None:
         return None
     with contextlib.suppress(KmetaError):
-        m = _KAFKA_PARTITION_METADATA.fullmatch(read_small(f))
-        if m is not None and m.group(1) != b"AAAAAAAAAAAAAAAAAAAAAA":
-            return m.group(1).decode()
+        return topic_id_in(read_small(f), lambda: load_checked(f)[0])
     loaded, _ = load_checked(f)
     return None if loaded is None else loaded.topic_id
+
 
 
 def _local_logs(dirs: Sequence[DataDir], metas: Mapping[str, Any]) -> list[P.LocalLog]:

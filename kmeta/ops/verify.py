@@ -72,8 +72,14 @@ from kmeta.ops.verify_dirs import (
     topic_ids,
 )
 from kmeta.ops.verify_indexes import offset_index_findings, verify_indexes
-from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in
-from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.ops.verify_jobs import Beside, PartitionScans
+from kmeta.ops.verify_paths import Relist, partition_scans
+from kmeta.storage.discover import (
+    DeferredPartition,
+    Discovery,
+    LogFile,
+    PartitionDir,
+)
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import first_base_offset
 from kmeta.storage.segments import (
@@ -109,6 +115,13 @@ class LogStats:
     snapshot_findings: SnapshotFindings = field(default_factory=dict)
     #: the replay's watch after the log, when one was attached (:data:`REPLAY_WATCH`)
     watch: Any = None
+    _digest: str | None = field(default=None, repr=False)
+
+    def image_digest(self) -> str | None:
+        """The image's digest (None: not replayed), computed once."""
+        if self._digest is None and self.image is not None:
+            self._digest = self.image.digest()
+        return self._digest
 
 
 #: Makes a watch for the replay of a metadata log verify replays (given its partition
@@ -707,11 +720,13 @@ class VerifyReport:
 
 def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, *,
            metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
-    """Run every check on the files under ``paths``; ``jobs``: how many processes may scan
+    """Run every check on the files under ``paths``; ``jobs``: how many processes may check
     the ordinary topics' partitions (the report is the same for any); ``metadata``: the
     broker's metadata log when it is not among them (then every data dir given is that
-    broker's)."""
-    return verify_discovery(discover(paths), jobs=jobs, metadata=metadata)
+    broker's).  See :func:`kmeta.ops.verify_paths.verify`."""
+    from kmeta.ops.verify_paths import verify as verify_paths
+
+    return verify_paths(paths, jobs, metadata=metadata)
 
 
 def verify_discovery(discovery: Discovery, progress: Progress | None = None,
@@ -719,20 +734,48 @@ def verify_discovery(discovery: Discovery, progress: Progress | None = None,
                      metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read."""
-    ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
-    with PartitionScans(partitions_in([p.segments for p in ordinary]), jobs) as scans:
-        return _verify_discovery(discovery, progress, scans, metadata)
+    with partition_scans(discovery, jobs) as scans:
+        return verify_with(discovery, scans, progress, metadata)
+
+
+def verify_with(discovery: Discovery, scans: PartitionScans, progress: Progress | None,
+                metadata: str | os.PathLike[str] | None) -> VerifyReport:
+    """:func:`verify_discovery`, its ordinary partitions checked by ``scans``
+    (:func:`kmeta.ops.verify_paths.partition_scans`); raises
+    :class:`~kmeta.ops.verify_paths.Relist` when a deferred partition dir is none."""
+    if scans.processes:
+        # parsed while the workers check partitions, not after: the offset
+        # checkpoints of 4,000 partitions take a few hundredths of a second
+        for d in discovery.data_dirs:
+            for f in d.files:
+                if not f.is_batches:
+                    load_checked(f)
+    return _verify_discovery(discovery, progress, scans, metadata)
 
 
 def _verify_discovery(discovery: Discovery, progress: Progress | None,
                       scans: PartitionScans,
                       metadata: str | os.PathLike[str] | None) -> VerifyReport:
-    report = VerifyReport(findings=list(discovery.findings))
+    report = VerifyReport()
     add = report.findings.extend
     # partition dir -> its log end offset (two data dirs given together may each hold a
     # replica of one partition: each checkpoint is judged against its own dir's)
     log_ends: dict[str, int] = {}
     for part in discovery.all_partitions():
+        if isinstance(part, DeferredPartition):
+            checked = scans.take()
+            if checked is None:
+                raise Relist
+            part.checked = checked
+            part.listed.extend(checked.listed)
+            report.files += checked.files
+            add(checked.found)
+            if checked.end is not None:
+                log_ends[str(part.path)] = checked.end
+            report.segments += checked.segments
+            if progress is not None:
+                _told(progress, part.segments)
+            continue
         report.files += len(part.files)
         blocked = unreadable(part.segments) if part.is_metadata else []
         if blocked:
@@ -750,6 +793,8 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
                                       "compared with the log")
             log_ends[str(part.path)] = (stats.last_offset or -1) + 1
             report.logs[str(part.path)] = stats
+            if scans.processes:  # the text report's, while the workers check partitions
+                stats.image_digest()
             add(check_partition_metadata(part))
         else:
             found, end = scans.take()
@@ -758,9 +803,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
                 log_ends[str(part.path)] = end
             report.segments += len(part.segments)
             if progress is not None:
-                for f in part.segments:
-                    with contextlib.suppress(OSError):
-                        progress(str(f.path), f.path.stat().st_size)
+                _told(progress, part.segments)
         add(small_files(f for f in part.files if f.kind.kind in
                          ("partition-metadata", "txn-index", "producer-snapshot")))
     for d in discovery.data_dirs:
@@ -803,6 +846,15 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
                                                   report.logs.items()}, metadata=metadata):
         add(placed.findings)
         report.not_run += placed.not_run
+    # discovery's findings first, those of the partition dirs the checks listed included
+    report.findings[:0] = discovery.settled_findings()
     return report
+
+
+def _told(progress: Progress, segments: list[LogFile]) -> None:
+    """``progress`` hears of segments read elsewhere (a worker) as read whole."""
+    for f in segments:
+        with contextlib.suppress(OSError):
+            progress(str(f.path), f.path.stat().st_size)
 
 

@@ -1,12 +1,16 @@
 """``verify --jobs N``: the ordinary topics' partitions of a run spread over processes.
 
-An ordinary partition's check is its segments' batch scan (framing, CRC, damage, where
-the log ends: :func:`scan_partition`), independent of every other partition, and most of
-a broker's bytes.  :class:`PartitionScans` hands out those scans: with one job it runs
-each when the report reaches it; with N it starts N - 1 worker processes, and every
-process, the caller included, claims the next partition not yet claimed (a counter in
-shared memory), so a worker that starts late or a partition that is large leaves no one
-idle.  The caller takes each partition's result in input order, its own or a worker's,
+An ordinary partition's check is independent of every other partition: its segments'
+batch scan (framing, CRC, damage, where the log ends: :func:`scan_partition`), most of a
+broker's bytes, and, for a data dir's partition dirs (``verify`` of paths), its listing,
+the classifying of its files and the reading of its small files too
+(:func:`kmeta.ops.verify_dirs.check_deferred`): on a broker of 4,000 small partitions
+that was more than half the time, spent in the caller alone.  The caller then only lists
+the data dirs and judges across partitions from the small results it gets back.
+:class:`PartitionScans` hands out those checks: with one job it runs each when the
+report reaches it; with N it starts N - 1 worker processes, and every process, the
+caller included, claims the next partition not yet claimed (a counter in shared memory),
+so a worker that starts late or a partition that is large leaves no one idle.  The caller takes each partition's result in input order, its own or a worker's,
 and scans more while it waits for one.  A partition's findings are the same wherever it
 was scanned and are merged in the order one process reports them: the report is the
 same byte for byte.  :class:`Beside` runs one call in another process while the caller
@@ -25,7 +29,7 @@ import contextlib
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kmeta.core.cleaner import MAX_RELATIVE_OFFSET, batch_out_of_segment
@@ -44,8 +48,15 @@ Scanned = tuple[list[Finding], int | None]
 
 #: Below this many bytes of ordinary partitions, a run keeps them in its own process: a
 #: forked worker costs milliseconds, one from the forkserver a fresh interpreter and
-#: kmeta's imports (about 0.2 s), against about 0.03 s of scanning per 64 MiB.
+#: kmeta's imports (about 0.2 s), against about 0.03 s of scanning per 64 MiB.  Where the
+#: sizes are not known beforehand (partition dirs listed where they are checked), the
+#: workers start once the partitions this process checked say the rest will reach it.
 PARALLEL_FROM = 64 << 20
+#: ... or at once for this many partitions: listing, classifying and reading the small
+#: files of each costs about 0.3 ms, whatever its bytes.
+PARALLEL_PARTITIONS = 512
+#: A worker sends its results this many partitions at a time (and the rest at its end).
+SEND_EVERY = 32
 
 
 def default_jobs() -> int:
@@ -98,20 +109,27 @@ def _out_of_segment(path: str, base: int, following: int | None) -> list[Finding
     return []
 
 
-def _serve(conn: Connection, tasks: list[Segments], claims: Any, owner: Any, me: int
-           ) -> None:
-    """A worker: claims partitions until none is left, sending each result as it is done."""
+def _serve(conn: Connection, tasks: list[Any], claims: Any, owner: Any, me: int,
+           check: Callable[[Any], Any] | None) -> None:
+    """A worker: claims partitions until none is left, sending their results
+    :data:`SEND_EVERY` at a time (a message per small partition cost the caller more
+    than a tenth of its time)."""
     from kmeta.storage.segments import READING
 
     READING.set(None)  # a forked worker must not draw its parent's progress bar
+    check = check or scan_partition
+    done: list[tuple[int, Any]] = []
     try:
         while (k := _claim(claims, owner, me, len(tasks))) is not None:
             try:
-                result: Any = scan_partition(tasks[k])
+                done.append((k, check(tasks[k])))
             except Exception:  # a bug: the caller says so, with the worker's traceback
-                conn.send((k, None, traceback.format_exc()))
+                conn.send((done, traceback.format_exc()))
                 return
-            conn.send((k, result, None))
+            if len(done) >= SEND_EVERY:
+                conn.send((done, None))
+                done = []
+        conn.send((done, None))
     except (BrokenPipeError, EOFError, OSError):
         pass  # the caller is gone or stopped listening
     finally:
@@ -129,7 +147,7 @@ def _claim(claims: Any, owner: Any, me: int, count: int) -> int | None:
     return k
 
 
-def _context() -> Any:
+def _context(preload: Sequence[str] = ()) -> Any:
     import multiprocessing  # only where workers are started: it costs start-up
 
     from kmeta.ops.replay_process import no_other_thread  # the one count of threads
@@ -141,37 +159,59 @@ def _context() -> Any:
     method = "forkserver" if "forkserver" in methods else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload([__name__])
+        ctx.set_forkserver_preload([__name__, *preload])
     return ctx
 
 
 class PartitionScans:
-    """The scans of ``partitions`` (each a list of segments, with its size in bytes),
-    taken one at a time in their order with :meth:`take`.  Use as a context manager: the
+    """The checks of ``partitions`` (each a task for ``check``, by default a list of
+    segments for :func:`scan_partition`, with its size in bytes or None where it is not
+    known), taken one at a time in their order with :meth:`take`.  ``check`` must be a
+    module-level function; a result with a ``bytes`` attribute says what it read, for the
+    start of workers where the sizes are not known.  Use as a context manager: the
     workers are stopped on the way out."""
 
-    def __init__(self, partitions: Sequence[tuple[Segments, int]], jobs: int = 1) -> None:
-        self._segments = [segs for segs, _ in partitions]
-        self._done: dict[int, Scanned] = {}
+    def __init__(self, partitions: Sequence[tuple[Any, int | None]], jobs: int = 1,
+                 check: Callable[[Any], Any] | None = None) -> None:
+        self._segments = [task for task, _ in partitions]
+        self._check = check
+        self._done: dict[int, Any] = {}
         self._next = 0
         self._workers: dict[int, tuple[Any, Connection]] = {}
         self._claims: Any = None
         #: the processes the run may use: for checks of its own beside the scans
         self.jobs = jobs
-        total = sum(size for _, size in partitions)
-        jobs = min(jobs, len(partitions))
-        if jobs <= 1 or total < PARALLEL_FROM:
+        self._want = min(jobs, len(partitions))
+        #: the bytes of the partitions of unknown size checked here, while workers may
+        #: still be started for the rest (None: they may not)
+        self._read: int | None = None
+        if self._want <= 1:
             return
-        ctx = _context()
-        self._claims = ctx.Value("q", 0)
-        self._owner = ctx.Array("i", len(partitions), lock=False)
+        self._known = sum(size or 0 for _, size in partitions)
+        self._unknown = sum(1 for _, size in partitions if size is None)
+        if self._known >= PARALLEL_FROM or len(partitions) >= PARALLEL_PARTITIONS:
+            self._start()
+        elif self._unknown:
+            self._read = 0
+
+    def _run(self, task: Any) -> Any:
+        return (self._check or scan_partition)(task)
+
+    def _start(self) -> None:
+        """Start the workers; the partitions taken so far are this process's."""
+        self._read = None
+        preload = [] if self._check is None else [self._check.__module__]
+        ctx = _context(preload)
+        self._claims = ctx.Value("q", self._next)
+        self._owner = ctx.Array("i", len(self._segments), lock=False)
         for sink in (sys.stdout, sys.stderr):  # a forked worker must not write them again
             with contextlib.suppress(Exception):
                 sink.flush()
-        for me in range(1, jobs):
+        for me in range(1, self._want):
             mine, theirs = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_serve, name=f"kmeta-verify-{me}", daemon=True,
-                               args=(theirs, self._segments, self._claims, self._owner, me))
+                               args=(theirs, self._segments, self._claims, self._owner, me,
+                                     self._check))
             try:
                 proc.start()
             except OSError:  # no process to be had: the others (this one) do its part
@@ -186,21 +226,27 @@ class PartitionScans:
         """The worker processes started (0: every scan runs in this one)."""
         return len(self._workers)
 
-    def take(self) -> Scanned:
-        """The next partition's scan, in input order."""
+    def take(self) -> Any:
+        """The next partition's result, in input order."""
         index = self._next
         self._next += 1
         if self._claims is None:
-            return scan_partition(self._segments[index])
+            result = self._run(self._segments[index])
+            if self._read is not None and self._next < len(self._segments):
+                # the partitions of unknown size checked so far, as a sample of them all
+                self._read += getattr(result, "bytes", 0)
+                if self._known + self._read * self._unknown // self._next >= PARALLEL_FROM:
+                    self._start()
+            return result
         while index not in self._done:
             if self._receive(block=False):
                 continue
             k = _claim(self._claims, self._owner, 0, len(self._segments))
             if k is not None:
-                self._done[k] = scan_partition(self._segments[k])
+                self._done[k] = self._run(self._segments[k])
             elif not self._receive(block=True):
                 # every partition claimed, no worker left to hear from: ours, then
-                self._done[index] = scan_partition(self._segments[index])
+                self._done[index] = self._run(self._segments[index])
         return self._done.pop(index)
 
     def _receive(self, block: bool) -> bool:
@@ -209,19 +255,22 @@ class PartitionScans:
         conns = {conn: me for me, (_, conn) in self._workers.items()}
         if not conns:
             return False
-        from multiprocessing.connection import wait
+        if block:
+            from multiprocessing.connection import wait
 
-        ready = wait(list(conns), timeout=None if block else 0)
+            ready = wait(list(conns))
+        else:  # asked before every partition this process claims: a poll each is cheaper
+            ready = [conn for conn in conns if conn.poll()]
         for conn in ready:
             me = conns[conn]
             try:
-                k, result, error = conn.recv()
+                done, error = conn.recv()
             except (EOFError, OSError):
                 self._gone(me)
                 continue
             if error is not None:
                 raise RuntimeError(f"a verify worker failed:\n{error}")
-            self._done[k] = result
+            self._done.update(done)
         return bool(ready)
 
     def _gone(self, me: int) -> None:
@@ -233,7 +282,7 @@ class PartitionScans:
             claimed = self._claims.value
         for k in range(claimed):
             if self._owner[k] == me and k not in self._done and k >= self._next - 1:
-                self._done[k] = scan_partition(self._segments[k])
+                self._done[k] = self._run(self._segments[k])
 
     def close(self) -> None:
         for proc, conn in self._workers.values():

@@ -95,7 +95,7 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
     counts = report.counts()
     head: list[str] = []
     for path, s in report.logs.items():
-        digest = s.image.digest() if s.image is not None else "not replayed"
+        digest = s.image_digest() or "not replayed"
         offsets = "no batches" if s.first_offset is None else \
             f"offsets {s.first_offset}..{s.last_offset}"
         head.append(folded(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
@@ -70,6 +70,10 @@ class PartitionDir:
     def is_metadata(self) -> bool:
         return self.topic == METADATA_TOPIC
 
+    def holds_segments(self) -> bool:
+        """Whether it holds a live log segment."""
+        return bool(self.segments)
+
     def of_kind(self, *kinds: str, live_only: bool = True) -> list[LogFile]:
         return [f for f in self.files if f.kind.kind in kinds
                 and (not live_only or f.kind.live)]
@@ -86,6 +90,37 @@ class PartitionDir:
     @property
     def snapshots(self) -> list[LogFile]:
         return self.of_kind("kraft-snapshot")
+
+
+class DeferredPartition(PartitionDir):
+    """A partition dir of a data dir, known by its name, whose files are listed where it
+    is checked (``kmeta verify``'s workers, :mod:`kmeta.ops.verify_jobs`): listing and
+    classifying a broker's 136,000 files was most of what one process did alone.  What
+    the check found is set in :attr:`checked`; :attr:`listed` gets the findings of its
+    listing, in their place in :meth:`Discovery.settled_findings`.  Its files are listed
+    here only if something asks for them."""
+
+    def __init__(self, path: Path, topic: str, partition: int) -> None:
+        self.path, self.topic, self.partition = path, topic, partition
+        self._files: list[LogFile] | None = None
+        self.listed: list[Finding] = []
+        #: what the check of the partition reported (kmeta.ops.verify_dirs.Checked)
+        self.checked: Any = None
+
+    @property  # type: ignore[override]
+    def files(self) -> list[LogFile]:
+        if self._files is None:
+            self._files = _scan_partition(self.path, (self.topic, self.partition), []).files
+        return self._files
+
+    @files.setter
+    def files(self, value: list[LogFile]) -> None:
+        self._files = value
+
+    def holds_segments(self) -> bool:
+        if self.checked is not None:
+            return self.checked.segments > 0
+        return bool(self.segments)
 
 
 @dataclass
@@ -116,6 +151,17 @@ class Discovery:
     partitions: list[PartitionDir] = field(default_factory=list)  # given directly
     files: list[LogFile] = field(default_factory=list)  # given directly
     findings: list[Finding] = field(default_factory=list)
+    #: where the listings of deferred partition dirs go among :attr:`findings`: (index,
+    #: each partition dir's listing findings in order, filled in as they are listed)
+    pending: list[tuple[int, list[list[Finding]]]] = field(default_factory=list)
+
+    def settled_findings(self) -> list[Finding]:
+        """:attr:`findings` with those of the deferred partition dirs' listings where a
+        discovery that listed them at once has them."""
+        out = list(self.findings)
+        for at, lists in reversed(self.pending):
+            out[at:at] = [f for found in lists for f in found]
+        return out
 
     def all_files(self) -> Iterable[LogFile]:
         yield from self.files
@@ -312,7 +358,7 @@ def _starts_like_metadata_log(files: list[_Entry]) -> bool:
     return all(decode_metadata(r.value).finding is None for r in records)
 
 
-def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
+def _scan_dir(path: Path, out: Discovery, depth: int, defer: bool = False) -> None:
     entries = _listdir(path)
     files, dirs = _split(entries)
     parsed = _is_partition_dir(path, entries)
@@ -322,9 +368,14 @@ def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
     _specials(entries, out.findings)
     known = [(Path(f.path), f.kind) for f in files]
     in_data_dir = any(k.kind == "meta-properties" for _, k in known)
-    partitions = []
+    partitions: list[tuple[Path, tuple[str, int], list[_Entry] | None]] = []
     others = []
+    child = getattr(path, "_make_child_relpath", path.joinpath)  # see _scan_partition
     for entry in dirs:
+        named = parse_partition_dir(entry.name) if defer and in_data_dir else None
+        if named is not None and named[0] != METADATA_TOPIC:
+            partitions.append((child(entry.name), named, None))  # listed where checked
+            continue
         d = Path(entry.path)
         listing = _listdir(d)  # listed once: a partition dir may hold 100,000 files
         p = _is_partition_dir(d, listing, in_data_dir)
@@ -340,8 +391,20 @@ def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
             else:
                 dd.files.append(LogFile(f, k))
         dd.files.sort(key=LogFile.sort_key)
-        dd.partitions = [_scan_partition(d, p, out.findings, listing)
-                         for d, p, listing in partitions]
+        if any(listing is None for _, _, listing in partitions):
+            lists: list[list[Finding]] = []
+            for d, p, listing in partitions:
+                if listing is None:
+                    part: PartitionDir = DeferredPartition(d, p[0], p[1])
+                    lists.append(part.listed)
+                else:
+                    lists.append([])
+                    part = _scan_partition(d, p, lists[-1], listing)
+                dd.partitions.append(part)
+            out.pending.append((len(out.findings), lists))
+        else:
+            dd.partitions = [_scan_partition(d, p, out.findings, listing)
+                             for d, p, listing in partitions]
         out.data_dirs.append(dd)
     else:
         # Loose Kafka files (a copied segment, a snapshot) outside any partition dir.
@@ -350,19 +413,23 @@ def _scan_dir(path: Path, out: Discovery, depth: int) -> None:
                                  if k.kind != "unknown"), key=LogFile.sort_key))
     if depth < MAX_DEPTH:
         for d, _ in others:
-            _scan_dir(d, out, depth + 1)
+            _scan_dir(d, out, depth + 1, defer)
 
 
-def discover(paths: Iterable[str | Path]) -> Discovery:
-    """Find every Kafka file under ``paths``; raises UnreadableInput if a path has none."""
+def discover(paths: Iterable[str | Path], *, defer: bool = False) -> Discovery:
+    """Find every Kafka file under ``paths``; raises UnreadableInput if a path has none.
+    ``defer``: a data dir's ``topic-N`` dirs (not the metadata partition's) are not listed
+    but left to whoever checks them, as :class:`DeferredPartition`; they count as
+    partition dirs, so the caller must list each (:func:`list_deferred`)."""
     out = Discovery()
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise UnreadableInput("no such file or directory", context=str(path))
-        before = sum(1 for _ in out.all_files()), len(out.data_dirs) + len(out.partitions)
+        # files outside a partition or data dir: any other is in a new one of those
+        before = len(out.files), len(out.data_dirs) + len(out.partitions)
         if path.is_dir():
-            _scan_dir(path, out, 0)
+            _scan_dir(path, out, 0, defer)
         else:
             problem = not_regular(path)
             if problem is not None:
@@ -375,7 +442,7 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
                 out.findings.append(Finding("S007", "file name not recognised; reading it "
                                             "as a log segment", str(path)))
             out.files.append(LogFile(path, kind, _topic_of(path.parent)))
-        after = sum(1 for _ in out.all_files()), len(out.data_dirs) + len(out.partitions)
+        after = len(out.files), len(out.data_dirs) + len(out.partitions)
         if after == before:
             raise UnreadableInput("no Kafka files found", context=str(path),
                                   hint="point kmeta at a data dir, a partition dir or a file")
@@ -383,6 +450,23 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
     if hook is not None:
         hook(out)
     return out
+
+
+def list_deferred(path: str, topic: str, partition: int
+                  ) -> tuple[PartitionDir, list[Finding]] | None:
+    """A deferred partition dir listed and classified, with the findings of its listing,
+    as :func:`discover` would have found it; None when discover would not have taken it
+    for that ordinary partition (not a partition dir, the metadata partition under another
+    name) or could not list it: the caller then discovers the whole input again."""
+    directory = Path(path)
+    try:
+        entries = _listdir(directory)
+    except UnreadableInput:
+        return None
+    if _is_partition_dir(directory, entries, True) != (topic, partition):
+        return None
+    findings: list[Finding] = []
+    return _scan_partition(directory, (topic, partition), findings, entries), findings
 
 
 def segments_from(segments: list[LogFile], offset: int) -> list[LogFile]:

@@ -61,14 +61,16 @@ _PARSED: dict[tuple[str, bytes], Any] = {}
 _PARSED_MAX = 4096
 
 
-def load_content(f: LogFile) -> Any:
-    """Parse a small file by its kind; raises FormatError (bad content) or UnreadableInput."""
+def load_content(f: LogFile, data: bytes | None = None) -> Any:
+    """Parse a small file by its kind (``data``: its bytes, read by :func:`read_small`
+    already); raises FormatError (bad content) or UnreadableInput."""
     kind = f.kind.kind
     parser = _parsers().get(kind)
     if parser is None:
         raise UnreadableInput(f"kmeta has no reader for {kind} files",
                               context=str(f.path))
-    data = read_small(f)  # read every time: the cache is keyed by the bytes, never stale
+    if data is None:
+        data = read_small(f)  # read every time: the cache is keyed by the bytes, never stale
     if kind not in _SHARED_KINDS:
         return parser(data, f)
     key = (kind, data)
@@ -81,12 +83,13 @@ def load_content(f: LogFile) -> Any:
     return value
 
 
-def load_checked(f: LogFile | None) -> tuple[Any, Finding | None]:
+def load_checked(f: LogFile | None, data: bytes | None = None
+                 ) -> tuple[Any, Finding | None]:
     """``load_content``, with a problem turned into its Finding: F010 for content that
     breaks its format, S008 for a file that cannot be read.  No file has no content."""
     if f is None:
         return None, None
     try:
-        return load_content(f), None
+        return load_content(f, data), None
     except KmetaError as e:
         return None, e.finding(str(f.path))

@@ -1,7 +1,8 @@
 """``kmeta verify`` at the speed of the hardware (issue 24, point 4), in one run.
 
     python tests/bench/bench_verify.py [--size 512MiB] [--broker-size 1GiB]
-                                       [--partitions 32] [--repeat 3] [--only data,jobs,metadata]
+                                       [--partitions 32] [--many 4000x10] [--repeat 3]
+                                       [--only data,jobs,metadata]
 
 Three stages, each against what bounds it, on inputs written by kmeta's writer into
 fixtures/big/ (git-ignored, reused by later runs):
@@ -15,7 +16,9 @@ fixtures/big/ (git-ignored, reused by later runs):
   >= 1.5 GB/s on one core.
 - **jobs**: a data dir of ``--partitions`` partitions of ``--broker-size`` in all (each
   the same batches, written by the writer once per partition), ``kmeta verify --jobs 1``
-  against ``--jobs 2``.  Target: >= 1.7x on two cores.
+  against ``--jobs 2``; then the same on a broker of ``--many`` partitions x segments
+  (tests/bench/broker.py: 4,000 x 10, 2.2 GB), where listing the partition dirs and
+  reading their small files weigh as much as the bytes.  Target: >= 1.7x on two cores.
 - **metadata**: the generated metadata log (``bench_dump.big_log("256MiB")``, 268 MB),
   ``kmeta verify`` end to end against the peer in process, and the peak RSS of the
   verify process and of its replay child (``ru_maxrss`` of the children: the largest of
@@ -163,8 +166,19 @@ def scans_seconds(data: Path, jobs: int) -> float:
     return time.perf_counter() - t
 
 
-def jobs_stage(size: str, partitions: int, repeat: int) -> None:
-    data = broker(parse_size(size), partitions)
+def jobs_stage(size: str, partitions: int, repeat: int, many: str = "4000x10") -> None:
+    jobs_of(broker(parse_size(size), partitions), repeat)
+    if many:  # a broker of many small partitions: listing and small files, not bytes
+        import broker as many_partitions
+
+        count, segments = (int(n) for n in many.split("x"))
+        jobs_of(many_partitions.generate(count, segments), repeat)
+
+
+def jobs_of(data: Path, repeat: int) -> None:
+    """``kmeta verify --jobs 1`` against ``--jobs 2`` on the data dir ``data``, and the
+    peak RSS of each."""
+    partitions = sum(1 for p in data.iterdir() if p.is_dir())
     gb = sum(size_of(segments_of(p)) for p in data.iterdir() if p.is_dir()) / 1e9
     one = two = in_one = in_two = float("inf")
     for _ in range(repeat):
@@ -179,6 +193,11 @@ def jobs_stage(size: str, partitions: int, repeat: int) -> None:
           f"{one / two:.2f}x (target >= 1.7x)")
     print(f"  the scans in process, 1 vs 2 jobs: {in_one:.2f} s vs {in_two:.2f} s, "
           f"{in_one / in_two:.2f}x")
+    rss = [int(subprocess.run([sys.executable, "-c", _PEAK, *KMETA, "verify", "--jobs", j,
+                               str(data)], capture_output=True, text=True,
+                              check=True).stdout) / 1024 for j in ("1", "2")]
+    print(f"  peak RSS of the largest verify process, 1 vs 2 jobs: {rss[0]:,.0f} MB vs "
+          f"{rss[1]:,.0f} MB")
 
 
 #: the peak RSS (KiB) of the largest process among a command's and its children's
@@ -211,12 +230,15 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="data,jobs,metadata")
+    ap.add_argument("--many", default="4000x10", metavar="PxS",
+                    help="the jobs stage's second broker: P partitions of S segments "
+                    "(tests/bench/broker.py); '' for none")
     args = ap.parse_args()
     stages = args.only.split(",")
     if "data" in stages:
         data_stage(args.size, args.repeat)
     if "jobs" in stages:
-        jobs_stage(args.broker_size, args.partitions, args.repeat)
+        jobs_stage(args.broker_size, args.partitions, args.repeat, args.many)
     if "metadata" in stages:
         metadata_stage(args.repeat)
 
