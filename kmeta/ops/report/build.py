@@ -44,6 +44,9 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
     for part, rep in zip(metas, replicas, strict=True):
         report.metadata.append(_replica_view(part, rep, _label(part, taken)))
     _analyses(report, found, metas)
+    from kmeta.ops.report.pictures import add_picture_data
+
+    add_picture_data(report)  # what only the HTML pictures need
     return report
 
 

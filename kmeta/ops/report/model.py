@@ -105,3 +105,6 @@ class Report:
     consumers: ConsumersResult | None = None
     startup: list[StartupReport] = field(default_factory=list)
     tiering: TieringResult | None = None
+    #: (topic, partition) -> (log start, log end) of the partitions consumers committed
+    #: in, as read on the paths (the consumers picture: kmeta.ops.report.pictures)
+    partition_bounds: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)

@@ -1,0 +1,108 @@
+"""What the report's pictures need beyond what each analysis returns: when each epoch and
+segment of a metadata replica began and ended (batch timestamps), the stretches findings
+say are damaged, where ``kmeta repair`` would cut, and the log start and end of every
+partition a consumer group committed in.
+
+Kept apart from :mod:`kmeta.ops.report.build`, which calls :func:`add_picture_data` once
+the analyses ran: the text and JSON views need none of this."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kmeta.errors import KmetaError
+from kmeta.findings import Finding
+from kmeta.ops.report.model import Damage, MetadataReplica, Report
+from kmeta.storage.segments import read_batches
+
+#: Consumer positions checked against partitions on the paths; past this many the bounds
+#: of the rest are not read (the picture says so): a page stays small and quick to build.
+MOST_CONSUMER_PARTITIONS = 2_000
+
+
+def add_picture_data(report: Report) -> None:
+    """Fill the timestamps, damage and repair cut of each metadata replica, and the
+    bounds of the partitions consumer groups committed in."""
+    findings = _all_findings(report)
+    for m in report.metadata:
+        _times(m)
+        _damage(m, findings)
+        _repair_cut(m)
+    _consumer_bounds(report)
+
+
+def _all_findings(report: Report) -> list[Finding]:
+    out = list(report.findings)
+    if report.verify is not None:
+        out += report.verify.findings
+    return out
+
+
+def _times(m: MetadataReplica) -> None:
+    """First timestamp of each epoch and first/newest timestamp of each segment, from the
+    batch headers (an epoch's time is its first batch's base timestamp)."""
+    first_of: dict[int, int] = {}
+    for seg in m.segments:
+        first = newest = None
+        for b in read_batches(seg.path, []):
+            ts = getattr(b, "base_timestamp", None)
+            top = getattr(b, "max_timestamp", None)
+            epoch = getattr(b, "leader_epoch", None)
+            if ts is not None and ts >= 0:
+                if first is None:
+                    first = ts
+                if epoch is not None and epoch not in first_of:
+                    first_of[epoch] = ts
+            if top is not None and top >= 0 and (newest is None or top > newest):
+                newest = top
+        seg.first_timestamp, seg.max_timestamp = first, newest
+    m.epochs = [(e, start, first_of.get(e, ts)) for e, start, ts in m.epochs]
+
+
+def _damage(m: MetadataReplica, findings: list[Finding]) -> None:
+    inside = str(m.path)
+    seen = {(d.path, d.code, d.position, d.offset) for d in m.damage}
+    for f in findings:
+        if f.file is None or f.severity.value == "info":
+            continue
+        if not (f.file == inside or f.file.startswith(inside + "/")):
+            continue
+        if f.position is None and f.offset is None:
+            continue
+        key = (Path(f.file), f.code, f.position, f.offset)
+        if key in seen:
+            continue
+        seen.add(key)
+        m.damage.append(Damage(Path(f.file), f.code, f.position, f.offset, f.severity.value))
+
+
+def _repair_cut(m: MetadataReplica) -> None:
+    from kmeta.ops.repair import CUT_CODES, plan_repair
+
+    if m.repair_cut is not None or not any(d.code in CUT_CODES for d in m.damage):
+        return
+    try:
+        plan = plan_repair(m.path)
+    except KmetaError:
+        return  # repair refuses this dir: nothing to draw, its own command says why
+    if plan.cut is not None:
+        m.repair_cut = plan.new_log_end_offset
+
+
+def _consumer_bounds(report: Report) -> None:
+    """Log start and end of each partition consumers committed in, from the first of
+    its copies on the paths."""
+    if report.consumers is None:
+        return
+    from kmeta.ops.partition_view import read_partition
+    from kmeta.storage.discover import discover
+
+    wanted = sorted({(r.commit.topic, r.commit.partition) for r in report.consumers.rows
+                     if (r.commit.topic, r.commit.partition) in report.partitions})
+    for key in wanted[:MOST_CONSUMER_PARTITIONS]:
+        found = discover([str(report.partitions[key][0])])
+        parts = list(found.all_partitions())
+        if not parts or not parts[0].segments:
+            continue
+        view = read_partition(parts[0])
+        report.partition_bounds[key] = (view.log_start, view.log_end)
