@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import json
 import os
 import select
@@ -19,6 +20,13 @@ from pathlib import Path
 from typing import Any
 
 
+def _above_4(fd: int) -> int:
+    """``fd`` as a descriptor numbered 10 or more (the old one closed)."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+    os.close(fd)
+    return high
+
+
 class Browser:
     def __init__(self, binary: str | None = None) -> None:
         binary = binary or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -27,14 +35,21 @@ class Browser:
         self._profile = tempfile.mkdtemp(prefix="kmeta-chromium-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-        # the pipe protocol: the browser reads fd 3 and writes fd 4; a shell puts them there
+        # the browser's ends go to fds 3 and 4 in the child; first they are moved above
+        # both (pytest's output capture holds low fds), so one move cannot undo the other
+        to_browser_r, from_browser_w = (_above_4(to_browser_r), _above_4(from_browser_w))
+
+        def ends_at_3_and_4() -> None:
+            os.dup2(to_browser_r, 3)
+            os.dup2(from_browser_w, 4)
+
         self._proc = subprocess.Popen(
-            ["sh", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}',
-             binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox",
+            [binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox",
              "--disable-gpu", "--no-first-run", "--no-default-browser-check",
              "--disable-extensions", "--disable-background-networking",
              f"--user-data-dir={self._profile}", "about:blank"],
-            pass_fds=(to_browser_r, from_browser_w),
+            # dup2 leaves 3 and 4 inheritable; every other fd Python opened is not
+            preexec_fn=ends_at_3_and_4, close_fds=False,  # noqa: PLW1509
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_browser_r)
         os.close(from_browser_w)

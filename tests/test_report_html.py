@@ -1,0 +1,317 @@
+"""``kmeta report --html`` in a real browser: headless Chromium opens the page of each
+fixture and of every real data dir, and the tests read what it shows.
+
+Each page must load without a console error and without a request other than its own
+file; each picture its data has must be there with a lane or a mark for each thing it
+stands for; the findings table must list exactly ``kmeta verify --json``'s findings (and
+the other analyses' own).  A screenshot of each picture is written to
+``$KMETA_SCREENSHOTS`` (default ``build/screenshots/``, which git ignores) for a person to
+look at.  Skipped, with the reason, only where Chromium is not installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import Browser, Page
+from clirun import run
+from conftest import CORRUPT, DIVERGENT, FIXTURES, HEALTHY, REPO
+
+from kmeta.ops.report.build import build_report
+from kmeta.ops.report.model import Report
+from kmeta.render.report_html import findings_of, report_html
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
+                                 "(.ci/run installs Debian's chromium where it can)")]
+
+SHOTS = Path(os.environ.get("KMETA_SCREENSHOTS") or REPO / "build" / "screenshots")
+REAL = Path(os.environ.get("KMETA_REAL_DATA", REPO.parent / "shared" / "real"))
+BIG = REPO / "fixtures" / "big" / "broker-4000x10" / "data"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    b = Browser(CHROMIUM)
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+class Shown:
+    """A report's page open in the browser, and the report it was made of."""
+
+    def __init__(self, page: Page, report: Report, html: str, seconds: float) -> None:
+        self.page, self.report, self.html, self.seconds = page, report, html, seconds
+
+    def js(self, expression: str) -> Any:
+        return self.page.js(expression)
+
+    def pictures(self) -> list[str]:
+        return self.js("[...document.querySelectorAll('[data-picture]')]"
+                       ".filter(e => e.tagName !== 'svg').map(e => e.dataset.picture)")
+
+    def lanes(self, picture: str) -> list[str]:
+        return self.js(f"[...document.querySelectorAll('svg[data-picture=\"{picture}\"] "
+                       "g.lane')].map(g => g.dataset.lane)")
+
+    def marks(self, picture: str, kind: str, lane: str | None = None) -> int:
+        """How many marks of ``kind`` (merged marks count what they stand for)."""
+        inside = f' g.lane[data-lane="{lane}"]' if lane is not None else ""
+        return self.js(f"[...document.querySelectorAll('svg[data-picture=\"{picture}\"]"
+                       f"{inside} [data-mark=\"{kind}\"]')].reduce((n, e) => n + "
+                       "Number(e.dataset.count || 1), 0)")
+
+    def spans(self, picture: str, lane: str, kind: str) -> int:
+        return self.js(f"document.querySelectorAll('svg[data-picture=\"{picture}\"] "
+                       f"g.lane[data-lane=\"{lane}\"] rect.span.{kind}').length")
+
+    def table(self) -> list[dict[str, Any]]:
+        return self.js("[...document.querySelectorAll('#findings tbody tr')]"
+                       ".map(r => JSON.parse(r.dataset.finding))")
+
+
+def show(browser: Browser, tmp_path: Path, name: str, *paths: str | Path) -> Shown:
+    """Build the report of ``paths``, open its page, check it loaded cleanly, and write a
+    screenshot of each picture (and of the whole page) named after ``name``."""
+    report = build_report([str(p) for p in paths])
+    html = report_html(report)
+    file = tmp_path / f"{name}.html"
+    file.write_text(html, encoding="utf-8")
+    page = Page(browser, width=1200, height=900)
+    try:
+        seconds = page.open(file.as_uri())
+        shown = Shown(page, report, html, seconds)
+        assert page.console_errors() == []
+        assert page.requests() == [file.as_uri()]
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for picture in shown.pictures():
+            page.screenshot(SHOTS / f"{name}-{picture}.png", f'[data-picture="{picture}"]')
+        page.screenshot(SHOTS / f"{name}.png")
+    except BaseException:
+        page.close()
+        raise
+    return shown
+
+
+@pytest.fixture
+def shown_pages(browser: Browser) -> Any:
+    opened: list[Shown] = []
+
+    def open_(tmp_path: Path, name: str, *paths: str | Path) -> Shown:
+        s = show(browser, tmp_path, name, *paths)
+        opened.append(s)
+        return s
+
+    yield open_
+    for s in opened:
+        s.page.close()
+
+
+def verify_json(*paths: str | Path) -> list[dict[str, Any]]:
+    done = run("verify", "--json", *[str(p) for p in paths])
+    assert done.returncode in (0, 1), done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return [r for r in rows if r.get("kind") == "finding"]
+
+
+def _key(finding: dict[str, Any]) -> str:
+    return json.dumps(finding, sort_keys=True)
+
+
+def check_findings(s: Shown, *paths: str | Path) -> None:
+    """The table lists each of verify --json's findings, and besides them only the other
+    analyses' own, each as its command gives it."""
+    table = Counter(_key(f) for f in s.table())
+    verified = Counter(_key(f) for f in verify_json(*paths))
+    assert verified - table == Counter(), "verify findings missing from the table"
+    expected = Counter(_key(json.loads(json.dumps(f.to_json(), default=str)))
+                       for f in findings_of(s.report))
+    assert table == expected
+    shown = s.js("document.getElementById('f-shown') ? "
+                 "document.getElementById('f-shown').textContent : ''")
+    if table:
+        assert shown == f"{sum(table.values())} of {sum(table.values())} shown"
+
+
+def check_lifecycle(s: Shown) -> None:
+    """One lane per broker and controller the log registered, as brokers' summary."""
+    b = s.report.brokers
+    if b is None or not b.summary:
+        assert "lifecycle" not in s.pictures()
+        return
+    assert s.lanes("lifecycle") == [f"{n.role}-{n.node}" for n in b.summary]
+    crashes = sum(1 for f in b.findings if f.code == "V131")
+    assert s.marks("lifecycle", "crash") == crashes
+    storms = sum(len(f.details.get("brokers", [])) for f in b.findings if f.code == "V133")
+    assert s.marks("lifecycle", "storm") == storms
+
+
+def check_epochs(s: Shown) -> None:
+    reps = [m for m in s.report.metadata if m.epochs]
+    if not reps:
+        assert "epochs-offsets" not in s.pictures()
+        return
+    quorum = ["quorum"] if s.report.brokers is not None and s.report.brokers.leaders else []
+    assert s.lanes("epochs-offsets") == [m.label for m in reps] + quorum
+    for m in reps:
+        if len(m.epochs) <= 40:  # more may be merged where they are too narrow to see
+            assert s.spans("epochs-offsets", m.label, "epoch") == len(m.epochs)
+
+
+def check_layout(s: Shown) -> None:
+    reps = [m for m in s.report.metadata if m.segments]
+    if not reps:
+        assert "layout" not in s.pictures()
+        return
+    assert s.lanes("layout") == [m.label for m in reps]
+    for m in reps:
+        assert s.marks("layout", "snapshot", m.label) == len(m.snapshots)
+        if len(m.segments) <= 40:
+            drawn = s.spans("layout", m.label, "segment") + s.spans("layout", m.label,
+                                                                     "deleted")
+            assert drawn == len(m.segments)
+
+
+def check_all(s: Shown, *paths: str | Path) -> None:
+    check_findings(s, *paths)
+    check_lifecycle(s)
+    check_epochs(s)
+    check_layout(s)
+    assert re.search(r"default-src 'none'", s.html)
+    assert s.js("document.querySelectorAll('[data-area]').length") >= 1
+
+
+def test_healthy_has_every_picture_of_its_log(shown_pages: Any, tmp_path: Path) -> None:
+    s = shown_pages(tmp_path, "healthy", HEALTHY)
+    assert s.pictures() == ["epochs-offsets", "epochs-time", "lifecycle", "snapshots",
+                            "layout"]
+    check_all(s, HEALTHY)
+    m = s.report.metadata[0]
+    assert len(m.segments) == 7 and len(m.epochs) == 11
+    retention = s.report.retention[0]
+    assert s.marks("snapshots", "snapshot", m.label) + s.marks(
+        "snapshots", "snapshot-deleted", m.label) == len(retention.snapshots) == 3
+    # time axes are UTC, and hovering names offsets and times
+    tips = s.js("[...document.querySelectorAll('svg[data-picture=\"epochs-time\"] "
+                "rect.span > title')].map(t => t.textContent)")
+    assert tips and all("UTC" in t and "offset" in t for t in tips)
+    assert s.js("document.querySelector('svg[data-picture=\"lifecycle\"] text.axis-label')"
+                ".textContent") == "time (UTC)"
+
+
+def test_divergent_pair_marks_where_they_part(shown_pages: Any, tmp_path: Path) -> None:
+    paths = [DIVERGENT / "diverged" / "a", DIVERGENT / "diverged" / "b"]
+    s = shown_pages(tmp_path, "diverged", *paths)
+    check_all(s, *paths)
+    (pair,) = s.report.diff.pairs
+    assert pair.divergence_offset is not None
+    for m in s.report.metadata:
+        assert s.marks("epochs-offsets", "diverge", m.label) == 1
+    tip = s.js("document.querySelector('[data-mark=\"diverge\"] > title').textContent")
+    assert f"offset {pair.divergence_offset}" in tip
+
+
+def test_unclean_pair(shown_pages: Any, tmp_path: Path) -> None:
+    s = shown_pages(tmp_path, "unclean", DIVERGENT / "unclean")
+    check_all(s, DIVERGENT / "unclean")
+    diverged = [p for p in s.report.diff.pairs if p.divergence_offset is not None]
+    for m in s.report.metadata:
+        mine = [p for p in diverged if m.label in (s.report.metadata[0].label,
+                                                   s.report.metadata[-1].label)]
+        assert s.marks("epochs-offsets", "diverge", m.label) == len(mine)
+
+
+def test_crashes_and_fencing_storms_are_marked(shown_pages: Any, tmp_path: Path) -> None:
+    s = shown_pages(tmp_path, "lifecycle", FIXTURES / "lifecycle")
+    check_all(s, FIXTURES / "lifecycle")
+    assert s.marks("lifecycle", "storm") >= 2  # the fixture's storm fences brokers 1, 4, 5
+
+
+def test_damage_and_repair_cut(shown_pages: Any, tmp_path: Path) -> None:
+    path = CORRUPT / "bad-crc"
+    s = shown_pages(tmp_path, "bad-crc", path)
+    check_all(s, path)
+    (m,) = s.report.metadata
+    errors = [d for d in m.damage if d.severity == "error"]
+    assert errors and s.marks("layout", "damaged", m.label) == len(errors)
+    assert m.repair_cut is not None
+    assert s.spans("layout", m.label, "cut") == 1
+    # the table filters by severity, code and file
+    s.js("(() => {const e = document.getElementById('f-sev'); e.value = 'error';"
+         "e.dispatchEvent(new Event('input'))})()")
+    visible = s.js("[...document.querySelectorAll('#findings tbody tr')]"
+                   ".filter(r => !r.hidden).map(r => r.dataset.severity)")
+    assert visible and set(visible) == {"error"}
+    s.js("(() => {const e = document.getElementById('f-sev'); e.value = '';"
+         "e.dispatchEvent(new Event('input')); const f = document.getElementById('f-file');"
+         "f.value = '.checkpoint'; f.dispatchEvent(new Event('input'))})()")
+    files = s.js("[...document.querySelectorAll('#findings tbody tr')]"
+                 ".filter(r => !r.hidden).map(r => r.dataset.file)")
+    assert files and all(".checkpoint" in f for f in files)
+
+
+def test_consumers_against_their_partitions(shown_pages: Any, tmp_path: Path) -> None:
+    path = REAL / "kafka25-zk-offsets"
+    if not path.is_dir():
+        pytest.skip(f"no real data at {REAL} (set KMETA_REAL_DATA)")
+    s = shown_pages(tmp_path, "kafka25-consumers", path)
+    check_all(s, path)
+    rows = s.report.consumers.rows
+    assert s.js("document.querySelectorAll('table.consumers tbody tr').length") == len(rows)
+    placed = sum(1 for r in rows if (r.commit.topic, r.commit.partition)
+                 in s.report.partition_bounds and r.commit.offset is not None)
+    assert placed and s.js("document.querySelectorAll('table.consumers "
+                           "[data-mark=committed]').length") == placed
+
+
+def test_prints_to_pdf(shown_pages: Any, tmp_path: Path) -> None:
+    """Printed, the page keeps its pictures (SVG) and hides the filters."""
+    s = shown_pages(tmp_path, "print", HEALTHY)
+    s.page.b.send("Emulation.setEmulatedMedia", {"media": "print"}, session=s.page.s)
+    assert s.js("getComputedStyle(document.querySelector('.filters')).display") == "none"
+    pdf = s.page.b.send("Page.printToPDF", {"printBackground": True}, session=s.page.s,
+                        timeout=60)["data"]
+    import base64
+    data = base64.b64decode(pdf)
+    assert data.startswith(b"%PDF")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "healthy.pdf").write_bytes(data)
+
+
+def _real_dirs() -> list[Path]:
+    if not REAL.is_dir():
+        return []
+    return sorted(p for p in REAL.iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("path", _real_dirs(), ids=lambda p: p.name)
+def test_real_data(shown_pages: Any, tmp_path: Path, path: Path) -> None:
+    s = shown_pages(tmp_path, f"real-{path.name}", path)
+    check_all(s, path)
+
+
+def test_real_data_present() -> None:
+    """The real dirs are not silently left out: CI sets KMETA_REAL_DATA."""
+    if "KMETA_REAL_DATA" not in os.environ and not REAL.is_dir():
+        pytest.skip("KMETA_REAL_DATA is not set and ../shared/real is absent")
+    assert _real_dirs(), f"no real data dirs under {REAL}"
+
+
+@pytest.mark.slow
+def test_4000_partitions_page_is_small_and_quick(shown_pages: Any, tmp_path: Path) -> None:
+    if not BIG.is_dir():
+        pytest.skip(f"{BIG} is absent: python fixtures/generate.py makes fixtures/big")
+    s = shown_pages(tmp_path, "broker-4000x10", BIG)
+    assert len(s.html.encode()) < 5 * 1024 * 1024
+    assert s.seconds < 3
+    check_lifecycle(s)
+    check_epochs(s)
