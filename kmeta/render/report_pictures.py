@@ -178,6 +178,8 @@ def lifecycle(report: Report) -> str:
     if lo is None or hi is None:
         times = [e.timestamp for e in b.events]
         lo, hi = (min(times), max(times)) if times else (0, 0)
+    if not b.events:
+        return _states_only(report)
     lanes = []
     for s in b.summary:
         events = [e for e in b.events if e.role == s.role and e.node == s.node]
@@ -221,6 +223,27 @@ def lifecycle(report: Report) -> str:
         note = "Only a snapshot was read: each node's state at it, no history."
     return Chart("Brokers and controllers over time (UTC)", lanes, lo, hi, time=True,
                  axis_label="time (UTC)", name="lifecycle", legend=legend, note=note).svg()
+
+
+def _states_only(report: Report) -> str:
+    """Each node's state where the log tells no change (a lone snapshot, or a log with
+    no registration record): one bar per node, no time axis."""
+    b = report.brokers
+    assert b is not None
+    lanes = []
+    for s in b.summary:
+        lane = Lane(f"{s.role} {s.node}", key=f"{s.role}-{s.node}", kind=s.role,
+                    tip=_summary_tip(s))
+        lane.spans.append(Span(0, 1, f"state {s.state}",
+                               f"{lane.label}: {STATES.get(s.state, s.state)}",
+                               label=STATES.get(s.state, s.state)))
+        lanes.append(lane)
+    where = f" at offset {b.start_offset}" if b.snapshot_only else ""
+    note = (f"Only a snapshot was read: each node's state{where}, no history."
+            if b.snapshot_only else "The log holds no registration change: each node's "
+            "state as the log leaves it.")
+    return Chart("Brokers and controllers", lanes, 0, 1, name="lifecycle", axis=False,
+                 legend=[(k, t) for k, t in STATES.items()], note=note).svg()
 
 
 def _summary_tip(s) -> str:  # noqa: ANN001

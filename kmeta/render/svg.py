@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from html import escape
 
 #: Time steps an axis may tick at (ms): the finest that gives at most the ticks that fit.
-_TIME_STEPS = [1, 10, 100, 1_000, 5_000, 15_000, 30_000, 60_000, 300_000, 900_000,
-               1_800_000, 3_600_000, 3 * 3_600_000, 6 * 3_600_000, 12 * 3_600_000,
-               86_400_000, 2 * 86_400_000, 7 * 86_400_000, 30 * 86_400_000,
-               365 * 86_400_000]
+_TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000,
+               30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000,
+               2 * 3_600_000, 3 * 3_600_000, 6 * 3_600_000, 12 * 3_600_000, 86_400_000,
+               2 * 86_400_000, 7 * 86_400_000, 30 * 86_400_000, 365 * 86_400_000]
 #: Pixels a tick label needs (a time label is the widest: "11-14 22:13")
 _TICK_PX = 96
 #: Shapes narrower than this many pixels are merged with their neighbours.
@@ -151,6 +151,7 @@ class Chart:
     lane_height: int = 24
     legend: Sequence[tuple[str, str]] = ()  # (css class, what it means)
     rules: Sequence[Mark] = ()  # vertical lines across every lane (a divergence point)
+    axis: bool = True  # False: the lanes have no domain to tick (states at one point)
 
     def svg(self) -> str:
         lo, hi = self.lo, self.hi
@@ -162,17 +163,21 @@ class Chart:
         top = 16 if self.rules else 6
         axis_y = top + len(self.lanes) * self.lane_height
         h = axis_y + (36 if self.axis_label else 22)
-        x = Scale(lo, hi, label_width, self.width - 16)
+        # room at both ends for a mark drawn at the first or the last point
+        x = Scale(lo, hi, label_width + 10, self.width - 26)
         out = [f'<svg class="chart" data-picture="{attr(self.name)}" role="img" '
                f'viewBox="0 0 {self.width} {h}" preserveAspectRatio="xMinYMin meet" '
                f'xmlns="http://www.w3.org/2000/svg"><title>{escape(self.title)}</title>']
         for i in range(0, len(self.lanes), 2):  # banded rows: the eye follows a lane
             out.append(f'<rect class="band" x="0" y="{top + i * self.lane_height}" '
                        f'width="{self.width}" height="{self.lane_height}"/>')
-        for v, label in x.ticks(time=self.time):
+        for v, label in (x.ticks(time=self.time) if self.axis else []):
             px = n(x(v))
+            # a label near the right edge ends at its tick rather than past the edge
+            anchor = ' text-anchor="end"' if x(v) + 3.5 * len(label) > self.width else ""
             out.append(f'<line class="grid" x1="{px}" x2="{px}" y1="{top}" y2="{axis_y}"/>'
-                       f'<text class="tick" x="{px}" y="{axis_y + 14}">{escape(label)}</text>')
+                       f'<text class="tick" x="{px}" y="{axis_y + 14}"{anchor}>'
+                       f'{escape(label)}</text>')
         out.append(f'<line class="axis" x1="{label_width}" x2="{self.width - 16}" '
                    f'y1="{axis_y}" y2="{axis_y}"/>')
         if self.axis_label:
