@@ -257,6 +257,12 @@ def test_damage_and_repair_cut(shown_pages: Any, tmp_path: Path) -> None:
     files = s.js("[...document.querySelectorAll('#findings tbody tr')]"
                  ".filter(r => !r.hidden).map(r => r.dataset.file)")
     assert files and all(".checkpoint" in f for f in files)
+    # a code's button above the table shows that code only
+    s.js("(() => {const f = document.getElementById('f-file'); f.value = '';"
+         "document.querySelector('.codes .chip[data-code=\"F001\"]').click()})()")
+    codes = s.js("[...document.querySelectorAll('#findings tbody tr')]"
+                 ".filter(r => !r.hidden).map(r => r.dataset.code)")
+    assert codes and set(codes) == {"F001"}
 
 
 def test_consumers_against_their_partitions(shown_pages: Any, tmp_path: Path) -> None:

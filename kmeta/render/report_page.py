@@ -20,7 +20,7 @@ _COLOURS = {
     "snapshot": "#5e35b1", "snapshot-deleted": "#b0a4cf", "between": "#90caf9",
     "deleted": "#bdbdbd", "log-start": "#111",
     "g0": "#64a5e8", "g1": "#a3c9f0", "damaged": "#d32f2f", "warned": "#f9a825",
-    "cut": "#ef9a9a", "many": "#7e8a99", "committed": "#00897b", "track": "#cfd8dc",
+    "cut": "#c62828", "many": "#7e8a99", "committed": "#00897b", "track": "#cfd8dc",
 }
 
 CSS = """
@@ -54,7 +54,8 @@ svg .lane-label{fill:var(--ink);text-anchor:end;font-size:12px}
 svg .lane[data-kind=quorum] .lane-label{font-style:italic}
 svg .span{stroke:#fff;stroke-width:.6}
 svg .span-label{fill:#10151f;text-anchor:middle;pointer-events:none;font-size:10.5px}
-svg .span.cut{fill-opacity:.55;stroke:#c62828;stroke-dasharray:3 2}
+svg .span.cut{fill:url(#cut-hatch);stroke:#c62828;stroke-width:1.2}
+.swatch.cut{background:repeating-linear-gradient(135deg,#c62828 0 2px,transparent 2px 5px)}
 svg .span.unregistered{stroke:#cfd8dc}
 svg .mark{stroke:#fff;stroke-width:1}
 svg .rule line{stroke:#d81b60;stroke-width:1.5;stroke-dasharray:4 3}
@@ -77,7 +78,13 @@ td.file{word-break:break-all;min-width:230px;max-width:360px;font-size:12px}
 .filters{display:flex;gap:14px;flex-wrap:wrap;align-items:center;margin:6px 0 8px;font-size:13px}
 .filters input,.filters select{font:inherit;padding:2px 6px}
 #f-shown{color:var(--mute)}
-@media print{body{max-width:none;padding:0;font-size:11px}.filters{display:none}
+.codes{display:flex;flex-wrap:wrap;gap:6px;margin:4px 0 8px}
+.chip{font:inherit;font-size:12px;border:1px solid var(--line);border-radius:12px;
+background:var(--panel);padding:1px 10px;cursor:pointer}
+.chip.sev-error{border-color:var(--err);color:var(--err)}
+.chip.sev-warning{border-color:var(--warn);color:var(--warn)}
+.chip.sev-info{border-color:var(--info);color:var(--info)}
+@media print{body{max-width:none;padding:0;font-size:11px}.filters,.codes{display:none}
 th{position:static}h2{break-after:avoid}tr,.verdict{break-inside:avoid}
 svg rect:hover,svg polygon:hover,svg circle:hover{stroke:none}}
 """ + "".join(f".{k}{{fill:{v};background:{v}}}" for k, v in _COLOURS.items())
@@ -97,6 +104,9 @@ function apply(){var s=sev.value,c=code.value,f=file.value.toLowerCase(),k=0;
 [sev,code,file].forEach(function(el){el.addEventListener('input',apply);
   el.addEventListener('change',apply);});
 apply();
+document.querySelectorAll('.codes .chip').forEach(function(b){
+  b.addEventListener('click',function(){code.value=code.value===b.dataset.code?'':
+    b.dataset.code;apply();});});
 Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
   th.addEventListener('click',function(){var asc=th.dataset.sort!=='asc';
     Array.prototype.forEach.call(table.tHead.rows[0].cells,function(o){delete o.dataset.sort});
@@ -120,4 +130,11 @@ def page(title: str, subtitle: str, sections: Sequence[str]) -> str:
             "<link rel=\"icon\" href=\"data:,\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
             f"<h1>{escape(title)}</h1><p class=\"sub\">{escape(subtitle)}</p>"
-            + "".join(sections) + f"<script>{SCRIPT}</script></body></html>")
+            + _DEFS + "".join(sections) + f"<script>{SCRIPT}</script></body></html>")
+
+
+#: Shared by every picture of the page: the stripes that mark what repair would cut.
+_DEFS = ('<svg width="0" height="0" style="position:absolute" aria-hidden="true">'
+         '<defs><pattern id="cut-hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+         'patternTransform="rotate(45)"><rect width="1.5" height="6" fill="#c62828" fill-opacity=".6"/>'
+         '</pattern></defs></svg>')
