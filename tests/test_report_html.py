@@ -224,10 +224,14 @@ def test_unclean_pair(shown_pages: Any, tmp_path: Path) -> None:
     s = shown_pages(tmp_path, "unclean", DIVERGENT / "unclean")
     check_all(s, DIVERGENT / "unclean")
     diverged = [p for p in s.report.diff.pairs if p.divergence_offset is not None]
+    assert diverged
     for m in s.report.metadata:
-        mine = [p for p in diverged if m.label in (s.report.metadata[0].label,
-                                                   s.report.metadata[-1].label)]
+        mine = [p for p in diverged
+                if m.path.resolve() in (Path(p.local.label).resolve(),
+                                        Path(p.peer.label).resolve())]
         assert s.marks("epochs-offsets", "diverge", m.label) == len(mine)
+    # the replicas' verdict says they diverged (V160, as kmeta diff says it)
+    assert s.js("document.querySelector('[data-area=replicas]').dataset.verdict") == "error"
 
 
 def test_crashes_and_fencing_storms_are_marked(shown_pages: Any, tmp_path: Path) -> None:

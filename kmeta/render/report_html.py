@@ -76,7 +76,7 @@ def _areas(report: Report) -> list[Area]:
         "logs": report.verify.findings if report.verify is not None else None,
         "snapshots": [f for r in report.retention for f in r.findings]
         if report.retention else None,
-        "replicas": report.diff and [f for r in report.diff.replicas for f in r.findings],
+        "replicas": None if report.diff is None else report.diff.findings,
         "brokers": report.brokers.findings if report.brokers is not None else None,
         "consumers": report.consumers.findings if report.consumers is not None else None,
         "startup": [f for s in report.startup for f in getattr(s, "findings", [])]
@@ -196,8 +196,7 @@ def findings_of(report: Report) -> list[Finding]:
     for r in report.retention:
         found += r.findings
     if report.diff is not None:
-        for rep in report.diff.replicas:
-            found += rep.findings
+        found += report.diff.findings
     if report.consumers is not None:
         found += report.consumers.findings
     for s in report.startup:
