@@ -183,8 +183,9 @@ class Chart:
         if self.axis_label:
             out.append(f'<text class="axis-label" x="{self.width - 16}" y="{axis_y + 30}">'
                        f'{escape(self.axis_label)}</text>')
+        used: set[str] = set()  # the classes drawn: the legend names only those
         for i, lane in enumerate(self.lanes):
-            out.append(self._lane(lane, x, top + i * self.lane_height, label_width))
+            out.append(self._lane(lane, x, top + i * self.lane_height, label_width, used))
         for r in _merge_marks(list(self.rules), x):
             px = n(x(r.at))
             out.append(f'<g class="rule {attr(r.kind)}" data-mark="{attr(r.kind)}" '
@@ -194,18 +195,17 @@ class Chart:
                        f'{n(x(r.at) + 5)},{top - 10}"/>'
                        f'<title>{escape(r.tip)}</title></g>')
         out.append('</svg>')
-        # a legend names only what the picture shows
-        used = {k for lane in self.lanes for s in lane.spans for k in s.kind.split()}
-        used |= {m.kind for lane in self.lanes for m in lane.marks}
         used |= {r.kind for r in self.rules}
+        keys = [*self.legend, ("many", "several too short to draw apart (hover: which)")]
         legend = "".join(f'<span class="key"><i class="swatch {attr(c)}"></i>{escape(t)}</span>'
-                         for c, t in self.legend if c in used)
+                         for c, t in keys if c in used)
         note = f'<p class="note">{escape(self.note)}</p>' if self.note else ""
         return (f'<figure class="picture" data-picture="{attr(self.name)}">'
                 f'<figcaption>{escape(self.title)}</figcaption>{note}{"".join(out)}'
                 + (f'<div class="legend">{legend}</div>' if legend else "") + '</figure>')
 
-    def _lane(self, lane: Lane, x: Scale, y: float, label_width: int) -> str:
+    def _lane(self, lane: Lane, x: Scale, y: float, label_width: int,
+              used: set[str]) -> str:
         h = self.lane_height
         kind = f' data-kind="{attr(lane.kind)}"' if lane.kind else ""
         tip = f'<title>{escape(lane.tip)}</title>' if lane.tip else ""
@@ -213,6 +213,7 @@ class Chart:
                f'<text class="lane-label" x="{label_width - 8}" y="{n(y + h * 0.66)}">'
                f'{escape(lane.label)}{tip}</text>']
         for s in _merge_spans(lane.spans, x):
+            used.update(s.kind.split())
             x0, x1 = x(s.start), x(s.end)
             w = max(x1 - x0, 1.5)
             bar = (h - 6) * max(0.08, min(1.0, s.fill))
@@ -223,6 +224,7 @@ class Chart:
                 out.append(f'<text class="span-label" x="{n(x0 + w / 2)}" '
                            f'y="{n(y + h * 0.66)}">{escape(s.label)}</text>')
         for m in _merge_marks(lane.marks, x):
+            used.add(m.kind)
             out.append(_mark(m, x(m.at), y, h))
         out.append('</g>')
         return "".join(out)
