@@ -159,7 +159,7 @@ class Chart:
             pad = 1000 if self.time else 1
             lo, hi = lo - pad, hi + pad
         longest = max((len(lane.label) for lane in self.lanes), default=4)
-        label_width = min(230, max(70, 7 * longest + 14))
+        label_width = min(240, max(70, int(7.5 * longest) + 16))
         top = 16 if self.rules else 6
         axis_y = top + len(self.lanes) * self.lane_height
         h = axis_y + (36 if self.axis_label else 22)
