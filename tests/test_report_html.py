@@ -204,6 +204,10 @@ def test_healthy_has_every_picture_of_its_log(shown_pages: Any, tmp_path: Path) 
     tips = s.js("[...document.querySelectorAll('svg[data-picture=\"epochs-time\"] "
                 "rect.span > title')].map(t => t.textContent)")
     assert tips and all("UTC" in t and "offset" in t for t in tips)
+    tips = s.js("[...document.querySelectorAll('svg[data-picture=\"lifecycle\"] "
+                "rect.span > title, svg[data-picture=\"lifecycle\"] .mark > title')]"
+                ".map(t => t.textContent)")
+    assert tips and all("UTC" in t and "offset" in t for t in tips)
     assert s.js("document.querySelector('svg[data-picture=\"lifecycle\"] text.axis-label')"
                 ".textContent") == "time (UTC)"
 
@@ -288,6 +292,8 @@ def test_prints_to_pdf(shown_pages: Any, tmp_path: Path) -> None:
     s = shown_pages(tmp_path, "print", HEALTHY)
     s.page.b.send("Emulation.setEmulatedMedia", {"media": "print"}, session=s.page.s)
     assert s.js("getComputedStyle(document.querySelector('.filters')).display") == "none"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    s.page.screenshot(SHOTS / "healthy-printed.png")
     pdf = s.page.b.send("Page.printToPDF", {"printBackground": True}, session=s.page.s,
                         timeout=60)["data"]
     import base64

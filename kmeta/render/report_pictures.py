@@ -186,11 +186,12 @@ def lifecycle(report: Report) -> str:
         lane = Lane(f"{s.role} {s.node}", key=f"{s.role}-{s.node}", kind=s.role,
                     tip=_summary_tip(s))
         state = events[0].state_before if events else s.state
-        since = lo
+        since, since_offset = lo, b.start_offset
         for e in events:
             if e.timestamp > since or e is events[0]:
-                lane.spans.append(_state_span(lane.label, state, since, e.timestamp))
-            state, since = e.state, e.timestamp
+                lane.spans.append(_state_span(lane.label, state, since, e.timestamp,
+                                              since_offset, e.offset))
+            state, since, since_offset = e.state, e.timestamp, e.offset
             what = (f"{lane.label} {e.event.replace('_', ' ')} at offset {e.offset}, "
                     f"{utc(e.timestamp)}: {e.state_before} → {e.state}")
             if e.fence_kind:
@@ -200,7 +201,8 @@ def lifecycle(report: Report) -> str:
                                        "(V131)", radius=6))
             elif e.event in ("registered", "re_registered", "unregistered"):
                 lane.marks.append(Mark(e.timestamp, "registration", what, shape="bar"))
-        lane.spans.append(_state_span(lane.label, state, since, hi))
+        lane.spans.append(_state_span(lane.label, state, since, hi, since_offset,
+                                      b.end_offset))
         for f in storms:
             nodes = f.details.get("brokers", [])
             first, last = f.details.get("first_offset"), f.details.get("last_offset")
@@ -257,10 +259,12 @@ def _summary_tip(s) -> str:  # noqa: ANN001
     return ", ".join(parts)
 
 
-def _state_span(who: str, state: str, start: float, end: float) -> Span:
+def _state_span(who: str, state: str, start: float, end: float, first: int | None,
+                last: int | None) -> Span:
+    offsets = "" if first is None or last is None else f", offsets {first}–{last}"
     return Span(start, max(start, end), f"state {state}",
                 f"{who}: {STATES.get(state, state)} from {utc(int(start))} to "
-                f"{utc(int(end))} ({duration(int(end - start))})")
+                f"{utc(int(end))} ({duration(int(end - start))}){offsets}")
 
 
 def _retention_of(report: Report, m: MetadataReplica):  # noqa: ANN202
