@@ -181,11 +181,42 @@ def check_layout(s: Shown) -> None:
             assert drawn == len(m.segments)
 
 
+def check_partitions(s: Shown) -> None:
+    """One lane per topic; a partition with findings is a shape of its own, coloured by
+    its worst."""
+    from kmeta.render.report_pictures import MOST_TOPICS
+
+    parts = s.report.partitions
+    if not parts:
+        assert "partitions" not in s.pictures()
+        return
+    topics = sorted({t for t, _ in parts})
+    lanes = s.lanes("partitions")
+    if len(topics) <= MOST_TOPICS:
+        assert lanes == topics
+    else:
+        assert len(lanes) == MOST_TOPICS
+    owner = {str(d): key for key, dirs in parts.items() for d in dirs}
+    worst: dict[tuple[str, int], str] = {}
+    rank = {"info": 0, "warning": 1, "error": 2}
+    for f in findings_of(s.report):
+        key = f.file and (owner.get(f.file) or owner.get(str(Path(f.file).parent)))
+        if key and key[0] in lanes:
+            sev = f.severity.value
+            if key not in worst or rank[sev] > rank[worst[key]]:
+                worst[key] = sev
+    for sev in ("error", "warning", "info"):
+        drawn = s.js("document.querySelectorAll('svg[data-picture=\"partitions\"] "
+                     f"rect.p-{sev}').length")
+        assert drawn == sum(1 for v in worst.values() if v == sev), sev
+
+
 def check_all(s: Shown, *paths: str | Path) -> None:
     check_findings(s, *paths)
     check_lifecycle(s)
     check_epochs(s)
     check_layout(s)
+    check_partitions(s)
     assert re.search(r"default-src 'none'", s.html)
     assert s.js("document.querySelectorAll('[data-area]').length") >= 1
 
@@ -193,7 +224,7 @@ def check_all(s: Shown, *paths: str | Path) -> None:
 def test_healthy_has_every_picture_of_its_log(shown_pages: Any, tmp_path: Path) -> None:
     s = shown_pages(tmp_path, "healthy", HEALTHY)
     assert s.pictures() == ["epochs-offsets", "epochs-time", "lifecycle", "snapshots",
-                            "layout"]
+                            "layout", "partitions"]
     check_all(s, HEALTHY)
     m = s.report.metadata[0]
     assert len(m.segments) == 7 and len(m.epochs) == 11
@@ -338,6 +369,7 @@ def check_big(s: Shown) -> None:
     check_lifecycle(s)
     check_epochs(s)
     check_layout(s)
+    check_partitions(s)
 
 
 @pytest.mark.slow

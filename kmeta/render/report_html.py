@@ -38,9 +38,9 @@ def report_html(report: Report) -> str:
     figure = pictures.snapshots(report)
     if figure:
         sections.append(_section("snapshots", "Snapshots and retention", [figure]))
-    figure = pictures.layout(report)
-    if figure:
-        sections.append(_section("layout", "Log layout", [figure]))
+    figures = [pictures.layout(report), pictures.partitions(report, findings_of(report))]
+    if any(figures):
+        sections.append(_section("layout", "Log layout", figures))
     if report.consumers is not None and report.consumers.rows:
         sections.append(_section("consumers", "Consumer groups", [_consumers(report)]))
     sections.append(_section("findings", "Findings", [_findings(report)]))

@@ -20,7 +20,8 @@ _COLOURS = {
     "snapshot": "#5e35b1", "snapshot-deleted": "#b0a4cf", "between": "#90caf9",
     "deleted": "#bdbdbd", "log-start": "#111",
     "g0": "#64a5e8", "g1": "#a3c9f0", "damaged": "#d32f2f", "warned": "#f9a825",
-    "cut": "#c62828", "many": "#7e8a99", "committed": "#00897b", "track": "#cfd8dc",
+    "cut": "#c62828", "p-ok": "#a5d6a7", "p-info": "#90caf9", "p-warning": "#ffb74d",
+    "p-error": "#e53935", "many": "#7e8a99", "committed": "#00897b", "track": "#cfd8dc",
 }
 
 CSS = """

@@ -7,13 +7,19 @@ Each function returns the figure's HTML, or "" when the data has no such picture
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 from kmeta.core.lifecycle import duration
+from kmeta.findings import Finding
 from kmeta.ops.report.model import MetadataReplica, Report
 from kmeta.render.svg import Chart, Lane, Mark, Span, size, utc
 
-__all__ = ["epochs_by_offset", "epochs_by_time", "layout", "lifecycle", "snapshots"]
+__all__ = ["epochs_by_offset", "epochs_by_time", "layout", "lifecycle", "partitions",
+           "snapshots"]
+
+#: Topics drawn in the partitions picture: the ones with the most findings first.
+MOST_TOPICS = 80
 
 #: What each state of a node's registration is called, in the lanes' legend.
 STATES = {
@@ -391,3 +397,75 @@ def layout(report: Report) -> str:
                          ("log-start", "where the log starts")),
                  note="Segments as offset ranges; hover for file, bytes and times."
                  ).svg()
+
+
+def partitions(report: Report, found: list[Finding]) -> str:
+    """Every ordinary partition on the paths, by topic (a lane) and partition number,
+    coloured by its worst finding: where a large broker's damage is, at a glance.
+    Consecutive partitions alike are one shape."""
+    if not report.partitions:
+        return ""
+    owner: dict[str, tuple[str, int]] = {}
+    for key, dirs in report.partitions.items():
+        for d in dirs:
+            owner[str(d)] = key
+    hits: dict[tuple[str, int], list[Finding]] = {}
+    for f in found:
+        if f.file is None:
+            continue
+        path = Path(f.file)
+        key = owner.get(str(path)) or owner.get(str(path.parent))
+        if key is not None:
+            hits.setdefault(key, []).append(f)
+    topics: dict[str, list[int]] = {}
+    for topic, number in report.partitions:
+        topics.setdefault(topic, []).append(number)
+    worst_first = sorted(topics, key=lambda t: (-sum(len(hits.get((t, p), []))
+                                                     for p in topics[t]), t))
+    shown = sorted(worst_first[:MOST_TOPICS])
+    lanes = []
+    for topic in shown:
+        lane = Lane(topic, key=topic, tip=f"{topic}: {len(topics[topic])} partition(s)")
+        run: list[tuple[int, str, list[Finding]]] = []
+        for number in sorted(topics[topic]):
+            mine = hits.get((topic, number), [])
+            sev = _worst(mine)
+            if run and (sev != run[-1][1] or mine or run[-1][2]
+                        or number != run[-1][0] + 1):
+                lane.spans.append(_partition_span(topic, run))
+                run = []
+            run.append((number, sev, mine))
+        if run:
+            lane.spans.append(_partition_span(topic, run))
+        lanes.append(lane)
+    hi = max(max(numbers) for numbers in topics.values()) + 1
+    left = len(topics) - len(shown)
+    note = (f"{len(report.partitions):,} partition(s) of {len(topics):,} topic(s), each "
+            "coloured by its worst finding")
+    if left:
+        note += f"; the {left:,} topic(s) with the fewest findings are left out"
+    return Chart("Partitions by topic", lanes, 0, hi, axis_label="partition",
+                 name="partitions", lane_height=18, note=note + ".",
+                 legend=(("p-ok", "no finding"), ("p-info", "worst finding: info"),
+                         ("p-warning", "worst finding: warning"),
+                         ("p-error", "worst finding: error"))).svg()
+
+
+def _worst(found: list[Finding]) -> str:
+    sevs = {f.severity.value for f in found}
+    return next((s for s in ("error", "warning", "info") if s in sevs), "ok")
+
+
+def _partition_span(topic: str, run: list[tuple[int, str, list[Finding]]]) -> Span:
+    first, sev, mine = run[0]
+    last = run[-1][0]
+    name = f"{topic}-{first}" if first == last else f"{topic} partitions {first}–{last}"
+    if mine:
+        codes = ", ".join(f"{c} ×{k}" for c, k in sorted(
+            Counter(f.code for f in mine).items()))
+        where = next((f for f in mine if f.offset is not None), None)
+        at = f"; first at offset {where.offset}" if where else ""
+        tip = f"{name}: {len(mine)} finding(s): {codes}{at}"
+    else:
+        tip = f"{name}: no finding"
+    return Span(first, last + 1, f"p-{sev}", tip)
