@@ -441,7 +441,7 @@ def partitions(report: Report, found: list[Finding]) -> str:
     hi = max(max(numbers) for numbers in topics.values()) + 1
     left = len(topics) - len(shown)
     note = (f"{len(report.partitions):,} partition(s) of {len(topics):,} topic(s), each "
-            "coloured by its worst finding")
+            "coloured by its worst finding (a gap: a partition not on these paths)")
     if left:
         note += f"; the {left:,} topic(s) with the fewest findings are left out"
     return Chart("Partitions by topic", lanes, 0, hi, axis_label="partition",

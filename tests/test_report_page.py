@@ -1,0 +1,51 @@
+"""The report's HTML page without a browser: nothing in it can fetch anything, and its
+pictures are built from the report (tests/test_report_html.py opens it in Chromium)."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import CORRUPT, HEALTHY
+
+from kmeta.ops.report.build import build_report
+from kmeta.render.report_html import report_html
+from kmeta.render.svg import Chart, Lane, Mark, Span
+
+
+def test_nothing_in_the_page_is_fetched() -> None:
+    html = report_html(build_report([str(HEALTHY)]))
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    # every URL the page names is a data: URL or the SVG namespace (never fetched)
+    urls = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html)
+    assert all(u.startswith(("data:", "#")) for u in urls), urls
+    assert not re.search(r"@import|url\((?!#)", html)
+    assert "<link rel=\"stylesheet\"" not in html and "<script src" not in html
+
+
+def test_damage_and_cut_of_a_corrupt_replica() -> None:
+    report = build_report([str(CORRUPT / "bad-crc")])
+    (m,) = report.metadata
+    assert [(d.code, d.offset) for d in m.damage if d.severity == "error"] == [
+        ("F001", 20), ("V040", 458)]
+    assert m.repair_cut == 20  # the log ends before the batch whose CRC is bad
+    assert [ts is not None for _, _, ts in m.epochs] == [True, True]
+    html = report_html(report)
+    assert html.count('data-mark="damaged"') == 2
+    assert html.count('class="span cut"') == 1
+
+
+def test_narrow_shapes_merge_and_say_how_many() -> None:
+    lane = Lane("x", spans=[Span(i, i + 1, "g0", f"s{i}") for i in range(10_000)],
+                marks=[Mark(i, "crash", f"m{i}") for i in range(0, 10_000, 10)])
+    svg = Chart("t", [lane], 0, 10_000, legend=[("g0", "segment"), ("crash", "crash")]).svg()
+    assert svg.count("<rect class=\"span") < 200  # 10,000 spans over ~800 pixels
+    counts = [int(c) for c in re.findall(r'data-mark="crash" data-count="(\d+)"', svg)]
+    assert sum(counts) == 1000 and len(counts) < 400
+    assert "several too short to draw apart" not in svg  # all of one kind: no "many"
+    assert 'class="swatch g0"' in svg and 'class="swatch crash"' in svg
+
+
+def test_legend_names_only_what_is_drawn() -> None:
+    lane = Lane("x", spans=[Span(0, 5, "state unfenced", "u")])
+    svg = Chart("t", [lane], 0, 5, legend=[("unfenced", "up"), ("fenced", "down")]).svg()
+    assert 'swatch unfenced' in svg and 'swatch fenced' not in svg
