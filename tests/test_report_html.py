@@ -251,6 +251,7 @@ def test_divergent_pair_marks_where_they_part(shown_pages: Any, tmp_path: Path) 
     assert pair.divergence_offset is not None
     for m in s.report.metadata:
         assert s.marks("epochs-offsets", "diverge", m.label) == 1
+        assert s.marks("epochs-time", "diverge", m.label) == 1
     tip = s.js("document.querySelector('[data-mark=\"diverge\"] > title').textContent")
     assert f"offset {pair.divergence_offset}" in tip
 

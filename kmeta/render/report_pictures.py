@@ -75,6 +75,17 @@ def _divergences(report: Report) -> dict[str, list[Mark]]:
     return out
 
 
+def time_at(m: MetadataReplica, offset: int) -> int | None:
+    """When ``offset`` was written in replica ``m``, as near as its time samples say: the
+    time of the last sampled batch at or below it."""
+    import bisect
+
+    if not m.times:
+        return None
+    i = bisect.bisect_right(m.times, (offset, float("inf"))) - 1
+    return m.times[max(i, 0)][1]
+
+
 def _epoch_spans(m: MetadataReplica, ends: list[float], time: bool) -> list[Span]:
     spans = []
     for i, (epoch, start, ts) in enumerate(m.epochs):
@@ -148,6 +159,7 @@ def epochs_by_time(report: Report) -> str:
     reps = [m for m in report.metadata if any(ts is not None for _, _, ts in m.epochs)]
     if not reps:
         return ""
+    marks = _divergences(report)
     lanes = []
     lo: float = math.inf
     hi: float = -math.inf
@@ -161,6 +173,11 @@ def epochs_by_time(report: Report) -> str:
         lane.spans = _epoch_spans(m, ends, time=True)
         for s in lane.spans:
             lo, hi = min(lo, s.start), max(hi, s.end)
+        for mark in marks.get(m.label, []):
+            when = time_at(m, int(mark.at))
+            if when is not None:
+                lane.marks.append(Mark(when, mark.kind, f"{mark.tip}; written about "
+                                       f"{utc(when)} here", shape="bar"))
         lanes.append(lane)
     quorum = _quorum_lane(report, time=True)
     if quorum is not None:
@@ -168,7 +185,8 @@ def epochs_by_time(report: Report) -> str:
         for s in quorum.spans:
             lo, hi = min(lo, s.start), max(hi, s.end)
     return Chart("Leader epochs over time (UTC)", lanes, lo, hi, time=True,
-                 axis_label="time (UTC)", name="epochs-time", legend=_EPOCH_LEGEND[:2],
+                 axis_label="time (UTC)", name="epochs-time",
+                 legend=(_EPOCH_LEGEND[0], _EPOCH_LEGEND[1], _EPOCH_LEGEND[3]),
                  note="When each epoch's first batch was written, per replica, "
                       "and who led it.").svg()
 

@@ -68,6 +68,9 @@ class MetadataReplica:
     damage: list[Damage] = field(default_factory=list)
     #: where ``kmeta repair`` cuts this log (None: it keeps every byte)
     repair_cut: int | None = None
+    #: (offset, timestamp) of some batches, in log order, at most a thousand or so: when
+    #: an offset was written, for the pictures' time axes (kmeta.ops.report.pictures)
+    times: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass

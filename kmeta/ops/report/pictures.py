@@ -18,6 +18,9 @@ from kmeta.storage.segments import read_batches
 #: Consumer positions checked against partitions on the paths; past this many the bounds
 #: of the rest are not read (the picture says so): a page stays small and quick to build.
 MOST_CONSUMER_PARTITIONS = 2_000
+#: Batches whose (offset, time) a replica keeps for the time axes: enough to place a mark
+#: within a pixel of a picture a thousand pixels wide.
+MOST_TIME_SAMPLES = 1_024
 
 
 def add_picture_data(report: Report) -> None:
@@ -42,6 +45,8 @@ def _times(m: MetadataReplica) -> None:
     """First timestamp of each epoch and first/newest timestamp of each segment, from the
     batch headers (an epoch's time is its first batch's base timestamp)."""
     first_of: dict[int, int] = {}
+    samples: list[tuple[int, int]] = []
+    stride, seen = 1, 0
     for seg in m.segments:
         first = newest = None
         for b in read_batches(seg.path, []):
@@ -53,10 +58,16 @@ def _times(m: MetadataReplica) -> None:
                     first = ts
                 if epoch is not None and epoch not in first_of:
                     first_of[epoch] = ts
+                if seen % stride == 0:
+                    samples.append((b.base_offset, ts))
+                    if len(samples) > MOST_TIME_SAMPLES:  # keep every other: bounded
+                        samples, stride = samples[::2], stride * 2
+                seen += 1
             if top is not None and top >= 0 and (newest is None or top > newest):
                 newest = top
         seg.first_timestamp, seg.max_timestamp = first, newest
     m.epochs = [(e, start, first_of.get(e, ts)) for e, start, ts in m.epochs]
+    m.times = samples
 
 
 def _damage(m: MetadataReplica, findings: list[Finding]) -> None:
