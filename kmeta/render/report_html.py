@@ -163,6 +163,12 @@ def _position_bar(offset: int | None, start: int | None, end: int | None, tip: s
         return (f'<svg class="pos" viewBox="0 0 {w} {h}" width="{w}" height="{h}">'
                 f'<text x="0" y="12" class="tick-left">partition not on these paths'
                 f'</text><title>{escape(tip)}</title></svg>')
+    if end <= start and offset == start:  # an empty log: nothing to place it in
+        return (f'<svg class="pos" viewBox="0 0 {w} {h}" width="{w}" height="{h}">'
+                f'<polygon class="mark committed" data-mark="committed" points="5,2 10,14 '
+                f'0,14"><title>{escape(tip)}: the log is empty, its end is {end:,}</title>'
+                f'</polygon><text x="16" y="12" class="tick-left">empty log, at its end'
+                f'</text></svg>')
     lo, hi = min(start, offset), max(end, offset)
     span = max(hi - lo, 1)
 

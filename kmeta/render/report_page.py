@@ -12,7 +12,7 @@ from html import escape
 #: One colour per kind of shape; a legend swatch of the same class shows it.
 _COLOURS = {
     "e0": "#5c8fd6", "e1": "#9dbde8", "q0": "#f2b233", "q1": "#f7d58a",
-    "before": "#e6e8ec", "diverge": "#d81b60",
+    "before": "#e6e8ec", "no-epoch": "#c5cad3", "diverge": "#d81b60",
     "unfenced": "#43a047", "fenced": "#fb8c00", "controlled_shutdown": "#8e9fb0",
     "shut_down": "#607080", "registered": "#26a69a", "unregistered": "#eceff1",
     "unknown": "#d0d4da", "registration": "#263238", "crash": "#d32f2f",

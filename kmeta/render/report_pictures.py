@@ -124,6 +124,7 @@ def _quorum_lane(report: Report, time: bool) -> Lane | None:
 _EPOCH_LEGEND = (("e0", "leader epoch (shades alternate; the number is the epoch)"),
                  ("q0", "quorum leader: the controller id that led the epoch"),
                  ("before", "before the log start (held by a snapshot)"),
+                 ("no-epoch", "in the log, but its epoch is not in the epoch cache"),
                  ("diverge", "replicas diverge here (kmeta diff)"))
 
 
@@ -141,6 +142,11 @@ def epochs_by_offset(report: Report) -> str:
             lane.spans.append(Span(0, m.log_start_offset, "before",
                                    f"{m.label}: offsets below {m.log_start_offset} are "
                                    "no longer in the log"))
+        begin = m.log_start_offset or 0
+        if m.epochs[0][1] > begin:
+            lane.spans.append(Span(begin, m.epochs[0][1], "no-epoch",
+                                   f"{m.label}: offsets {begin}–{m.epochs[0][1] - 1}: "
+                                   "their epoch is not in the leader-epoch cache"))
         lane.spans += _epoch_spans(m, ends, time=False)
         lane.marks = marks.get(m.label, [])
         lanes.append(lane)
@@ -186,7 +192,7 @@ def epochs_by_time(report: Report) -> str:
             lo, hi = min(lo, s.start), max(hi, s.end)
     return Chart("Leader epochs over time (UTC)", lanes, lo, hi, time=True,
                  axis_label="time (UTC)", name="epochs-time",
-                 legend=(_EPOCH_LEGEND[0], _EPOCH_LEGEND[1], _EPOCH_LEGEND[3]),
+                 legend=(_EPOCH_LEGEND[0], _EPOCH_LEGEND[1], _EPOCH_LEGEND[4]),
                  note="When each epoch's first batch was written, per replica, "
                       "and who led it.").svg()
 

@@ -23,6 +23,8 @@ _TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 
 _TICK_PX = 96
 #: Shapes narrower than this many pixels are merged with their neighbours.
 _MERGE_PX = 2.0
+#: Classes that alternate only to tell neighbouring spans apart (segments, epochs).
+_SHADES = {"g0", "g1", "e0", "e1", "q0", "q1"}
 
 
 def attr(value: object) -> str:
@@ -111,6 +113,8 @@ class Span:
     tip: str
     label: str = ""  # written inside the span when it fits
     fill: float = 1.0  # the share of the lane's height it fills (a bar of a quantity)
+    #: once merged: how many spans of each class it stands for (data-merged)
+    merged: dict[str, int] | None = None
 
 
 @dataclass
@@ -217,7 +221,9 @@ class Chart:
             x0, x1 = x(s.start), x(s.end)
             w = max(x1 - x0, 1.5)
             bar = (h - 6) * max(0.08, min(1.0, s.fill))
-            out.append(f'<rect class="span {attr(s.kind)}" x="{n(x0)}" '
+            merged = "" if not s.merged else ' data-merged="{}"'.format(
+                " ".join(f"{k}:{v}" for k, v in sorted(s.merged.items())))
+            out.append(f'<rect class="span {attr(s.kind)}"{merged} x="{n(x0)}" '
                        f'y="{n(y + 3 + (h - 6) - bar)}" width="{n(w)}" height="{n(bar)}">'
                        f'<title>{escape(s.tip)}</title></rect>')
             if s.label and w >= 7 * len(s.label) + 6:
@@ -239,13 +245,18 @@ def _merge_spans(spans: list[Span], x: Scale) -> list[Span]:
         if len(run) == 1:
             out.append(run[0])
         elif run:
-            kinds = {s.kind for s in run}
+            # shades that only tell neighbours apart do not make kinds differ
+            kinds = {" ".join(w for w in s.kind.split() if w not in _SHADES) for s in run}
+            merged: dict[str, int] = {}
+            for s in run:
+                for word in s.kind.split():
+                    merged[word] = merged.get(word, 0) + (s.merged or {}).get(word, 1)
             out.append(Span(run[0].start, run[-1].end,
-                            kinds.pop() if len(kinds) == 1 else "many",
+                            run[0].kind if len(kinds) == 1 else "many",
                             f"{len(run)} stretches too narrow to draw apart, "
                             f"{count(run[0].start)}–{count(run[-1].end)}; first: "
                             f"{run[0].tip}; last: {run[-1].tip}",
-                            fill=max(s.fill for s in run)))
+                            fill=max(s.fill for s in run), merged=merged))
         run.clear()
 
     for s in spans:
