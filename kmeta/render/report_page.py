@@ -87,6 +87,7 @@ background:var(--panel);padding:1px 10px;cursor:pointer}
 .chip.sev-info{border-color:var(--info);color:var(--info)}
 @media print{body{max-width:none;padding:0;font-size:11px}.filters,.codes{display:none}
 th{position:static}h2{break-after:avoid}tr,.verdict{break-inside:avoid}
+.verdicts{grid-template-columns:repeat(4,1fr)}
 svg rect:hover,svg polygon:hover,svg circle:hover{stroke:none}}
 """ + "".join(f".{k}{{fill:{v};background:{v}}}" for k, v in _COLOURS.items())
 

@@ -492,4 +492,5 @@ def _partition_span(topic: str, run: list[tuple[int, str, list[Finding]]]) -> Sp
         tip = f"{name}: {len(mine)} finding(s): {codes}{at}"
     else:
         tip = f"{name}: no finding"
-    return Span(first, last + 1, f"p-{sev}", tip)
+    return Span(first, last + 1, f"p-{sev}", tip,
+                label=str(first) if first == last else f"{first}–{last}")

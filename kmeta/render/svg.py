@@ -178,7 +178,7 @@ class Chart:
         for v, label in (x.ticks(time=self.time) if self.axis else []):
             px = n(x(v))
             # a label near the right edge ends at its tick rather than past the edge
-            anchor = ' text-anchor="end"' if x(v) + 3.5 * len(label) > self.width else ""
+            anchor = ' text-anchor="end"' if x(v) + 4.5 * len(label) > self.width else ""
             out.append(f'<line class="grid" x1="{px}" x2="{px}" y1="{top}" y2="{axis_y}"/>'
                        f'<text class="tick" x="{px}" y="{axis_y + 14}"{anchor}>'
                        f'{escape(label)}</text>')
