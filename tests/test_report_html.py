@@ -279,6 +279,21 @@ def test_crashes_and_fencing_storms_are_marked(shown_pages: Any, tmp_path: Path)
     assert s.marks("lifecycle", "storm") >= 2  # the fixture's storm fences brokers 1, 4, 5
 
 
+@pytest.mark.parametrize("case", ["combined", "new-mv"])
+def test_a_crash_is_marked_on_its_lane(shown_pages: Any, tmp_path: Path, case: str) -> None:
+    """A broker that re-registered without a clean shutdown (V131) has a crash mark on
+    its own lane, at the time of its new registration."""
+    path = FIXTURES / "lifecycle" / case
+    s = shown_pages(tmp_path, f"crash-{case}", path)
+    check_all(s, path)
+    crashes = [f for f in s.report.brokers.findings if f.code == "V131"]
+    assert crashes
+    for f in crashes:
+        (event,) = [e for e in s.report.brokers.events
+                    if e.offset == f.offset and e.event == "re_registered"]
+        assert s.marks("lifecycle", "crash", f"{event.role}-{event.node}") >= 1
+
+
 def test_damage_and_repair_cut(shown_pages: Any, tmp_path: Path) -> None:
     path = CORRUPT / "bad-crc"
     s = shown_pages(tmp_path, "bad-crc", path)
