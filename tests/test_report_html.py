@@ -236,12 +236,24 @@ def test_healthy_has_every_picture_of_its_log(shown_pages: Any, tmp_path: Path) 
         "snapshots", "snapshot-deleted", m.label) == len(retention.snapshots) == 3
     # time axes are UTC, and hovering names offsets and times
     tips = s.js("[...document.querySelectorAll('svg[data-picture=\"epochs-time\"] "
-                "rect.span > title')].map(t => t.textContent)")
+                "rect.span')].map(r => r.dataset.tip)")
     assert tips and all("UTC" in t and "offset" in t for t in tips)
     tips = s.js("[...document.querySelectorAll('svg[data-picture=\"lifecycle\"] "
-                "rect.span > title, svg[data-picture=\"lifecycle\"] .mark > title')]"
-                ".map(t => t.textContent)")
+                "rect.span, svg[data-picture=\"lifecycle\"] .mark')].map(r => r.dataset.tip)")
     assert tips and all("UTC" in t and "offset" in t for t in tips)
+    # the page's script turned the SVG titles into its own tooltip: none is left behind
+    assert s.js("document.querySelectorAll('svg.chart g title').length") == 0
+    # pointing at epoch 11 shows its tooltip next to the pointer
+    box = s.js("(() => {const r = [...document.querySelectorAll("
+               "'svg[data-picture=\"epochs-offsets\"] rect.span.epoch')].pop()"
+               ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]})()")
+    s.page.b.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": box[0],
+                                               "y": box[1]}, session=s.page.s)
+    shown = s.js("(() => {const t = document.getElementById('tip');"
+                 "return [getComputedStyle(t).display, t.textContent]})()")
+    assert shown[0] == "block" and "epoch 11" in shown[1]
+    assert f"offsets {m.epochs[-1][1]}–{m.log_end_offset - 1}" in shown[1]
+    s.page.screenshot(SHOTS / "healthy-hover.png")
     assert s.js("document.querySelector('svg[data-picture=\"lifecycle\"] text.axis-label')"
                 ".textContent") == "time (UTC)"
 
@@ -255,7 +267,7 @@ def test_divergent_pair_marks_where_they_part(shown_pages: Any, tmp_path: Path) 
     for m in s.report.metadata:
         assert s.marks("epochs-offsets", "diverge", m.label) == 1
         assert s.marks("epochs-time", "diverge", m.label) == 1
-    tip = s.js("document.querySelector('[data-mark=\"diverge\"] > title').textContent")
+    tip = s.js("document.querySelector('[data-mark=\"diverge\"]').dataset.tip")
     assert f"offset {pair.divergence_offset}" in tip
 
 

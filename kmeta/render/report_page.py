@@ -79,20 +79,40 @@ td.file{word-break:break-all;min-width:230px;max-width:360px;font-size:12px}
 .filters{display:flex;gap:14px;flex-wrap:wrap;align-items:center;margin:6px 0 8px;font-size:13px}
 .filters input,.filters select{font:inherit;padding:2px 6px}
 #f-shown{color:var(--mute)}
+#tip{position:fixed;display:none;z-index:9;pointer-events:none;max-width:520px;
+background:#263238;color:#fff;font-size:12px;line-height:1.35;padding:5px 8px;
+border-radius:4px;white-space:pre-wrap;box-shadow:0 2px 6px rgba(0,0,0,.25)}
 .codes{display:flex;flex-wrap:wrap;gap:6px;margin:4px 0 8px}
 .chip{font:inherit;font-size:12px;border:1px solid var(--line);border-radius:12px;
 background:var(--panel);padding:1px 10px;cursor:pointer}
 .chip.sev-error{border-color:var(--err);color:var(--err)}
 .chip.sev-warning{border-color:var(--warn);color:var(--warn)}
 .chip.sev-info{border-color:var(--info);color:var(--info)}
-@media print{body{max-width:none;padding:0;font-size:11px}.filters,.codes{display:none}
+@media print{body{max-width:none;padding:0;font-size:11px}.filters,.codes,#tip{display:none}
 th{position:static}h2{break-after:avoid}tr,.verdict{break-inside:avoid}
 .verdicts{grid-template-columns:repeat(4,1fr)}
 svg rect:hover,svg polygon:hover,svg circle:hover{stroke:none}}
 """ + "".join(f".{k}{{fill:{v};background:{v}}}" for k, v in _COLOURS.items())
 
-#: The findings table's filters and sorting; the pictures need no script.
+#: The pictures' tooltips (shown at once, where the browser's own wait a second: the SVG
+#: titles become data-tip, so without script the browser's own still show), then the
+#: findings table's filters and sorting.
 SCRIPT = """
+(function(){
+var tip=document.createElement('div');tip.id='tip';document.body.appendChild(tip);
+document.querySelectorAll('svg.chart title, svg.pos title').forEach(function(t){
+  var p=t.parentNode;if(p.tagName==='svg')return;
+  p.setAttribute('data-tip',t.textContent);t.remove();});
+function hide(){tip.style.display='none';}
+document.addEventListener('mousemove',function(e){
+  var el=e.target.closest?e.target.closest('[data-tip]'):null;
+  if(!el){hide();return;}
+  tip.textContent=el.getAttribute('data-tip');tip.style.display='block';
+  var x=Math.min(e.clientX+14,innerWidth-tip.offsetWidth-8),y=e.clientY+16;
+  if(y+tip.offsetHeight>innerHeight-4)y=e.clientY-tip.offsetHeight-10;
+  tip.style.left=Math.max(4,x)+'px';tip.style.top=y+'px';});
+document.addEventListener('mouseleave',hide);
+})();
 (function(){
 var table=document.getElementById('findings');
 if(!table)return;
