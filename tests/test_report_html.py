@@ -333,6 +333,15 @@ def test_damage_and_repair_cut(shown_pages: Any, tmp_path: Path) -> None:
     codes = s.js("[...document.querySelectorAll('#findings tbody tr')]"
                  ".filter(r => !r.hidden).map(r => r.dataset.code)")
     assert codes and set(codes) == {"F001"}
+    # a column's header sorts the rows by it (offsets as numbers), twice: the other way
+    s.js("document.querySelector('.codes .chip[data-code=\"F001\"]').click()")
+    column = "[...document.querySelectorAll('#findings tbody tr')].map(r => r.cells[4]" \
+             ".textContent).filter(t => t).map(Number)"
+    s.js("document.querySelectorAll('#findings thead th')[4].click()")
+    offsets = s.js(column)
+    assert len(offsets) >= 2 and offsets == sorted(offsets)
+    s.js("document.querySelectorAll('#findings thead th')[4].click()")
+    assert s.js(column) == sorted(offsets, reverse=True)
 
 
 def test_consumers_against_their_partitions(shown_pages: Any, tmp_path: Path) -> None:
