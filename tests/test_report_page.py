@@ -49,3 +49,22 @@ def test_legend_names_only_what_is_drawn() -> None:
     lane = Lane("x", spans=[Span(0, 5, "state unfenced", "u")])
     svg = Chart("t", [lane], 0, 5, legend=[("unfenced", "up"), ("fenced", "down")]).svg()
     assert 'swatch unfenced' in svg and 'swatch fenced' not in svg
+
+
+def test_copies_of_one_log_are_read_once_and_agree() -> None:
+    """Replicas whose logs are the same bytes share their times (read once); each equals
+    what reading it alone gives."""
+    from conftest import DIVERGENT
+
+    from kmeta.ops.report import pictures
+
+    report = build_report([str(DIVERGENT / "identical")])
+    a, b = report.metadata
+    assert pictures._same_log(a, b)
+    assert a.epochs == b.epochs and a.times == b.times and a.times
+    alone = build_report([str(DIVERGENT / "identical" / "b")]).metadata[0]
+    assert alone.epochs == b.epochs and alone.times == b.times
+    assert [(s.first_timestamp, s.max_timestamp) for s in alone.segments] == [
+        (s.first_timestamp, s.max_timestamp) for s in b.segments]
+    lag = build_report([str(DIVERGENT / "lag")]).metadata
+    assert not pictures._same_log(lag[0], lag[1])

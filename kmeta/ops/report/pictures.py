@@ -13,7 +13,7 @@ from pathlib import Path
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.ops.report.model import Damage, MetadataReplica, Report
-from kmeta.storage.segments import read_batches
+from kmeta.storage.segments import read_batches, same_bytes
 
 #: Consumer positions checked against partitions on the paths; past this many the bounds
 #: of the rest are not read (the picture says so): a page stays small and quick to build.
@@ -27,8 +27,17 @@ def add_picture_data(report: Report) -> None:
     """Fill the timestamps, damage and repair cut of each metadata replica, and the
     bounds of the partitions consumer groups committed in."""
     findings = _all_findings(report)
+    read: list[MetadataReplica] = []
     for m in report.metadata:
-        _times(m)
+        twin = next((t for t in read if _same_log(t, m)), None)
+        if twin is None:
+            _times(m)
+            read.append(m)
+        else:  # copies of one log (a quorum's replicas in step): read it once
+            m.epochs, m.times = list(twin.epochs), list(twin.times)
+            for mine, theirs in zip(m.segments, twin.segments, strict=True):
+                mine.first_timestamp = theirs.first_timestamp
+                mine.max_timestamp = theirs.max_timestamp
         _damage(m, findings)
         _repair_cut(m)
     _consumer_bounds(report)
@@ -39,6 +48,19 @@ def _all_findings(report: Report) -> list[Finding]:
     if report.verify is not None:
         out += report.verify.findings
     return out
+
+
+def _same_log(a: MetadataReplica, b: MetadataReplica) -> bool:
+    """Whether two replicas' segments and epochs are the same, byte for byte."""
+    shape = [(s.path.name, s.size) for s in a.segments]
+    if shape != [(s.path.name, s.size) for s in b.segments] or \
+            [e[:2] for e in a.epochs] != [e[:2] for e in b.epochs]:
+        return False
+    try:
+        return all(same_bytes([x.path, y.path]) for x, y in zip(a.segments, b.segments,
+                                                                  strict=True))
+    except (KmetaError, OSError):
+        return False
 
 
 def _times(m: MetadataReplica) -> None:
