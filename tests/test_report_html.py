@@ -28,7 +28,8 @@ from kmeta.ops.report.model import Report
 from kmeta.render.report_html import findings_of, report_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.browser,
+# one worker runs them all (pytest-xdist --dist loadgroup): one Chromium, not one per worker
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser"),
               pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
                                  "(.ci/run installs Debian's chromium where it can)")]
 

@@ -68,3 +68,18 @@ def test_copies_of_one_log_are_read_once_and_agree() -> None:
         (s.first_timestamp, s.max_timestamp) for s in b.segments]
     lag = build_report([str(DIVERGENT / "lag")]).metadata
     assert not pictures._same_log(lag[0], lag[1])
+
+
+def test_verdicts_are_the_report_areas_when_it_has_them() -> None:
+    from kmeta.ops.report.model import Area
+
+    report = build_report([str(HEALTHY)])
+    fallback = report_html(report)
+    assert fallback.count('class="verdict ') == 7  # one per area, judged by its findings
+    report.areas = [Area("logs", "error", "2 batches damaged", [],
+                         [("see where", ["kmeta", "verify", "--all", "x y"])]),
+                    Area("tiering", "none", "no remote storage")]
+    html = report_html(report)
+    assert html.count('class="verdict ') == 2
+    assert 'data-area="logs" data-verdict="error"' in html
+    assert "<code>kmeta verify --all &#x27;x y&#x27;</code>" in html  # as a shell reads it

@@ -8,6 +8,7 @@ and show offsets and times on hover through SVG ``<title>``, which needs no scri
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from html import escape
 
@@ -102,7 +103,7 @@ def _areas(report: Report) -> list[Area]:
 def _verdicts(report: Report) -> str:
     cells = []
     for a in _areas(report):
-        steps = "".join(f'<li>{escape(why)}: <code>{escape(" ".join(cmd))}</code></li>'
+        steps = "".join(f'<li>{escape(why)}: <code>{escape(shlex.join(cmd))}</code></li>'
                         for why, cmd in a.next_steps)
         cells.append(f'<div class="verdict {attr(a.verdict)}" data-area="{attr(a.name)}" '
                      f'data-verdict="{attr(a.verdict)}"><b>{escape(a.name)}</b>'
