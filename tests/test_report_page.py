@@ -83,3 +83,11 @@ def test_verdicts_are_the_report_areas_when_it_has_them() -> None:
     assert html.count('class="verdict ') == 2
     assert 'data-area="logs" data-verdict="error"' in html
     assert "<code>kmeta verify --all &#x27;x y&#x27;</code>" in html  # as a shell reads it
+
+
+def test_a_report_with_nothing_in_it_is_still_a_page() -> None:
+    from kmeta.ops.report.model import Report
+
+    html = report_html(Report(["nothing"]))
+    assert html.count('data-verdict="none"') == 7 and "No findings." in html
+    assert "data-picture" not in html
