@@ -1731,14 +1731,6 @@ SEGMENT_SPLIT = ObjectKind(
     ),
 )
 
-EPOCH_ENTRY = ObjectKind(
-    "epoch_entry",
-    keys=(
-        Key("epoch", INT, "The leader epoch."),
-        Key("start_offset", BIGINT, "Its first offset."),
-    ),
-)
-
 EPOCH_CACHE_PLAN = ObjectKind(
     "epoch_cache_plan",
     keys=(
@@ -1746,12 +1738,12 @@ EPOCH_CACHE_PLAN = ObjectKind(
             "unreadable (not followed)."),
         Key("cleared", STRING, "Why Kafka deletes the file (a message format before v2), "
             "or null.", nullable=True),
-        Key("before", Array(EPOCH_ENTRY), "The entries the file holds."),
-        Key("after", Array(EPOCH_ENTRY), "The cache once the log is loaded: epochs of "
+        Key("before", Array(EPOCH_START), "The entries the file holds."),
+        Key("after", Array(EPOCH_START), "The cache once the log is loaded: epochs of "
             "recovered batches added, entries at or past the log end removed, those below "
             "the log start checkpoint removed and the last moved up to it."),
-        Key("removed_entries", Array(EPOCH_ENTRY), "Entries of before not in after."),
-        Key("added_entries", Array(EPOCH_ENTRY), "Entries of after not in before."),
+        Key("removed_entries", Array(EPOCH_START), "Entries of before not in after."),
+        Key("added_entries", Array(EPOCH_START), "Entries of after not in before."),
     ),
 )
 
@@ -1848,6 +1840,69 @@ STARTUP_SUMMARY = ObjectKind(
     ),
 )
 
+REPORT_REPLICA = ObjectKind(
+    "report_replica",
+    keys=(
+        Key("kind", STRING, "\"report_replica\": one per metadata log replica found."),
+        Key("label", STRING, "Its short name in the report: its data dir's name."),
+        Key("partition_dir", STRING, "The __cluster_metadata-0 directory."),
+        Key("node_id", INT, "node.id of its data dir's meta.properties, or null.",
+            nullable=True),
+        Key("cluster_id", STRING, "cluster.id of its data dir's meta.properties, or null.",
+            nullable=True),
+        Key("log_start_offset", BIGINT, "Its log start offset, or null when unknown.",
+            nullable=True),
+        Key("log_end_offset", BIGINT, "Its log end offset, or null when unknown.",
+            nullable=True),
+        Key("epoch_cache", Array(EPOCH_START), "The leader epochs its batches hold, each "
+            "from its first offset."),
+        Key("segments", BIGINT, "Its segment files."),
+        Key("bytes", BIGINT, "Their bytes."),
+        Key("snapshot_ids", Array(STRING), "Its snapshot files' ids (end offset and epoch)."),
+    ),
+)
+
+NEXT_STEP = ObjectKind(
+    "next_step",
+    keys=(
+        Key("why", STRING, "Why: the hint of the area's first finding with one."),
+        Key("command", STRING, "The kmeta command that shows more, quoted for a POSIX "
+            "shell."),
+    ),
+)
+
+REPORT_AREA = ObjectKind(
+    "report_area",
+    keys=(
+        Key("kind", STRING, "\"report_area\": one per area, in the report's order."),
+        Key("area", STRING, "logs, snapshots, replicas, brokers, consumers, startup or "
+            "tiering."),
+        Key("verdict", STRING, "ok, warning, error (its worst finding's), or none (nothing "
+            "on these paths for the area to judge)."),
+        Key("line", STRING, "What the area's analysis found, in one line, or null.",
+            nullable=True),
+        Key("finding_counts", FINDING_COUNTS, "Its findings by severity."),
+        Key("next_steps", Array(NEXT_STEP), "What to do next."),
+    ),
+)
+
+REPORT_SUMMARY = ObjectKind(
+    "report_summary",
+    keys=(
+        Key("kind", STRING, "\"report_summary\": the last line, after every finding."),
+        Key("paths", Array(STRING), "The paths given."),
+        Key("data_dirs", INT, "Data dirs found under them."),
+        Key("data_dir_paths", Array(STRING), "Their paths."),
+        Key("partitions", INT, "Ordinary partitions found (a partition held by several "
+            "dirs counts once)."),
+        Key("metadata_replicas", INT, "Metadata log replicas found."),
+        Key("segment_bytes", BIGINT, "Bytes of every segment found."),
+        Key("verdict", STRING, "ok, warning or error: the worst area's."),
+        Key("finding_counts", FINDING_COUNTS, "Every finding by severity, each counted "
+            "once."),
+    ),
+)
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -1862,6 +1917,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY, FINDING),
     "startup": (STARTUP_DIR, STARTUP_PARTITION, PLACEMENT, MISSING_REPLICA, FINDING,
                 STARTUP_SUMMARY),
+    "report": (REPORT_REPLICA, REPORT_AREA, FINDING, REPORT_SUMMARY),
     "compact": (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, COMPACT_KEY_RECORD,
                 COMPACT_SUMMARY, FINDING),
     "diff": (DIFF, FINDING),

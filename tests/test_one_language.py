@@ -29,6 +29,7 @@ ARGS: dict[str, list[str]] = {
     "image": ["{missing}"], "history": ["{missing}", "--topic", "orders"],
     "brokers": ["{missing}"], "retention": ["{missing}"], "consumers": ["{missing}"],
     "tiering": ["{missing}"], "compact": ["{missing}"], "startup": ["{missing}"],
+    "report": ["{missing}"],
     "diff": ["{missing}", str(HEALTHY)],
     "snapshot": ["{missing}", "--out", "{out}"],
     "truncate": ["{missing}", "--to", "1"],
@@ -108,6 +109,7 @@ REPORTS: dict[str, list[Any]] = {
                   FIXTURES / "consumers" / "node2"],
     "tiering": ["tiering", FIXTURES / "tiering" / "broker"],
     "startup": ["startup", FIXTURES / "startup" / "unclean"],
+    "report": ["report", FIXTURES / "startup" / "unclean"],
 }
 
 

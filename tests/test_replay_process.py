@@ -202,3 +202,67 @@ def test_a_fork_that_fails_keeps_one_process(tmp_path: Path,
     open_before = len(os.listdir("/proc/self/fd"))
     assert _outputs(part, monkeypatch, True) == alone
     assert len(os.listdir("/proc/self/fd")) == open_before
+
+
+def _batches_log(tmp_path: Path) -> Path:
+    """A metadata log of multi-record batches, ending the child's one-item-per-batch path
+    in each way it can end: a clean batch, out-of-order offsets (V002), a maxTimestamp
+    that is not the newest (V004), a timestamp delta, a header and a key (V001), a delete
+    horizon, LogAppendTime, compression, a bad CRC, a record that does not decode; with
+    image problems (a leader outside the ISR, an unknown partition, an unregistered
+    leader) between them."""
+    from kmeta.formats.payload import encode_metadata
+    from tests.test_runs import FEATURE
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    tid = "dG9waWMtb25lLWlkLTAwMQ"
+
+    def change(pid: int, **kw: object) -> tuple[None, bytes]:
+        return None, encode_metadata("PARTITION_CHANGE_RECORD", 0,
+                                     {"partitionId": pid, "topicId": tid, **kw})
+
+    setup = [(None, FEATURE),
+             (None, encode_metadata("TOPIC_RECORD", 0, {"name": "orders", "topicId": tid}))]
+    setup += [(None, encode_metadata("PARTITION_RECORD", 0, {
+        "partitionId": p, "topicId": tid, "replicas": [1, 2], "isr": [1, 2],
+        "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+        "partitionEpoch": 0})) for p in range(3)]
+    changes = [change(0, isr=[1]), change(1, leader=2, isr=[1]), change(9, isr=[1]),
+               change(2, isr=[2, 1])]
+    broken = b"\x01\x05\x00\xff\xff"  # a PartitionChangeRecord body cut short
+    parts, off = [], 0
+
+    def add(records: list, **kw: object) -> None:
+        nonlocal off
+        parts.append(build_batch(off, records, leader_epoch=1,
+                                 base_timestamp=1_700_000_000_000, **kw))
+        off += kw.get("last_offset_delta", len(records) - 1) + 1  # type: ignore[operator]
+
+    add(setup)
+    add(changes)
+    add(changes, offset_deltas=[0, 2, 1, 3])                         # V002
+    add(changes, max_timestamp=1_700_000_000_009)                    # V004
+    add(changes, timestamps=[1_700_000_000_000] * 3 + [1_700_000_000_004])  # V001
+    add(changes[:2] + [(None, changes[2][1], [Header("h", b"v")])])  # V001: a header
+    add([changes[0], (b"k", changes[1][1])])                         # V001: a key
+    add(changes, delete_horizon_ms=1_700_000_000_000)
+    add(changes, log_append_time=True)
+    add(changes, compression=1)
+    add(changes, crc=12345)                                          # S: bad CRC
+    add([changes[0], (None, broken), changes[3]])                    # F005
+    add(changes)
+    (part / "00000000000000000000.log").write_bytes(b"".join(parts))
+    return part
+
+
+def test_batches_of_records_give_the_one_process_report(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        forks: list[int]) -> None:
+    part = _batches_log(tmp_path)
+    forked = _outputs(part, monkeypatch, True)
+    assert forked == _outputs(part, monkeypatch, False)
+    assert forks
+    text = forked[1][2]
+    for code in ("V001", "V002", "V004", "V102", "V103", "V114"):
+        assert code in text, code

@@ -132,8 +132,9 @@ def test_over_compacted_log_needs_no_split(tmp_path: Path) -> None:
 def test_a_segment_kafka_cannot_split_stops_the_broker(tmp_path: Path) -> None:
     """LocalLog.splitOverflowedSegment requires the segment's last batch to overflow
     (hasOverflow); a batch past the reach in the middle fails the load, and the broker
-    does not start (the exception escapes loadLogs)."""
-    d = _log_dir(tmp_path / "d")
+    does not start (the exception escapes loadLogs).  The log dir's path is long: a
+    refusal names its log relative to it, so no line outgrows the terminal."""
+    d = _log_dir(tmp_path / ("a-folder-" + "x" * 64) / "d")
     _segment(d / "orders-0", 0, [_batch(0), _batch(INT_MAX + 5), _batch(10)])
     p = _one(r := plan_startup([str(d)]))
     assert p.load_failure is not None and "refuses to split" in p.load_failure

@@ -583,6 +583,56 @@ done:
     return out;
 }
 
+/* plain_values_py's twin: the values of a section of `count` plain metadata records
+ * (each at the batch's base timestamp and offset, in order, with a null key, a value
+ * that is not empty and no header), or None where any record is otherwise or the
+ * section is not exactly those records.  Only what decode_records reads is read here. */
+static PyObject *py_plain_values(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, count;
+    long long base_offset;
+    if (!PyArg_ParseTuple(args, "y*nnL", &view, &start, &count, &base_offset)) return NULL;
+    PyObject *out = NULL;
+    long long last;
+    if (start < 0 || start > view.len || count < 1 || count > (view.len - start) / 7 ||
+        __builtin_add_overflow(base_offset, (long long)(count - 1), &last))
+        goto fallback;
+    const unsigned char *p = (const unsigned char *)view.buf + start,
+                        *n = (const unsigned char *)view.buf + view.len;
+    out = PyList_New(count);
+    if (!out) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t length, ts_delta, off_delta, len;
+        if (!zigzag(&p, n, 4, &length) || length < 6 || length > n - p) goto fallback;
+        const unsigned char *end = p + length;
+        p++;  /* attributes: unused, as the reader leaves them */
+        if (!zigzag(&p, end, 9, &ts_delta) || ts_delta != 0 ||
+            !zigzag(&p, end, 4, &off_delta) || off_delta != i)
+            goto fallback;
+        if (p >= end || *p != 1) goto fallback;  /* a key: -1 in one byte, null */
+        p++;
+        if (!zigzag(&p, end, 4, &len) || len <= 0 || len > end - p) goto fallback;
+        PyObject *value = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)len);
+        if (!value) goto error;
+        PyList_SET_ITEM(out, i, value);
+        p += len;
+        if (p >= end || *p != 0 || p + 1 != end) goto fallback;  /* no header, no more */
+        p = end;
+    }
+    if (p != n) goto fallback;
+    goto done;
+fallback:
+    Py_XDECREF(out);
+    out = Py_None;
+    Py_INCREF(out);
+    goto done;
+error:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* ------------------------------------------------------------------ bodies */
 
 /* A message body read by a program kmeta.formats.readergen.body_program derives from the
@@ -877,6 +927,9 @@ static PyMethodDef methods[] = {
     {"decode_records", py_decode_records, METH_VARARGS,
      "The records of an uncompressed section without headers, or None for the Python "
      "reader: see kmeta.formats.batch._decode_records."},
+    {"plain_values", py_plain_values, METH_VARARGS,
+     "The values of a section of plain metadata records, or None: see "
+     "kmeta.formats.runs.plain_values_py."},
     {"decode_body", py_decode_body, METH_VARARGS,
      "A message body read by its program, or None for the Python reader: see "
      "kmeta.formats.readergen.body_program."},

@@ -293,6 +293,31 @@ _DISCARD = deque(maxlen=0).append
 #: The compiled twin of _decode_records for plain sections (formats.compiled), or None.
 _compiled_records = CORE.decode_records if CORE is not None else None
 
+
+def plain_values_py(buf: Any, start: int, count: int, base_offset: int) -> list[bytes] | None:
+    """The values of the records section ``buf[start:]`` when it is exactly ``count``
+    plain metadata records: offsets ``base_offset`` + 0, 1, … in order, each at the
+    batch's base timestamp (delta 0), with a null key, a value that is not empty and no
+    header, as :func:`_decode_records` reads them.  Otherwise None: the caller reads the
+    batch record by record and says what is amiss.  The compiled twin
+    (:data:`plain_values`) answers the same or None."""
+    if count < 1:
+        return None
+    try:
+        records = _decode_records(bytes(buf[start:]), count, base_offset, 0, -1)
+    except (FormatError, IndexError, ValueError):
+        return None
+    values = []
+    for i, r in enumerate(records):
+        if r[0] != base_offset + i or r[1] != 0 or r[2] is not None or not r[3] or r[4]:
+            return None
+        values.append(r[3])
+    return values
+
+
+#: :func:`plain_values_py`, compiled where it is built.
+plain_values = CORE.plain_values if CORE is not None else plain_values_py
+
 #: A records section longer than this many bytes (decompressed) is decoded as a stream
 #: (:class:`RecordStream`): 1.5 million tiny records in one batch were 300 MB of Record
 #: objects.  Kafka's own metadata batches (at most 10,000 records) mostly stay below it.

@@ -142,6 +142,8 @@ class _Watch:
         self.since_offset: int | None = None
         self.after_until: int | None = None
         self.first_timestamp: int | None = None
+        #: the offset the replay heard started at
+        self.start: int | None = None
 
     def control(self, epoch: int, payload: object) -> None:
         self.controls += 1
@@ -208,6 +210,40 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     if since is not None and lo is None:
         lo = sys.maxsize  # a time after the last batch: nothing is inside
     _keep(result, lives, broker, lo, hi)
+    return result
+
+
+def lifecycle_watch(replay: Replay, *,
+                    fenced_longer_than_ms: int = DEFAULT_FENCED_LONGER_THAN_MS) -> _Watch:
+    """A watch that hears every broker's and controller's lifecycle in a replay someone
+    else drives (verify's, for kmeta report): the lifecycles the replay's records tell
+    from its start image on."""
+    watch = _Watch(Lifecycles(replay.image, fenced_longer_than_ms=fenced_longer_than_ms),
+                   None, None)
+    watch.start = replay.start_offset
+    return watch
+
+
+def brokers_heard(part: PartitionDir, watch: _Watch, records: int) -> BrokersResult | None:
+    """What :func:`brokers` says of ``part``, from a :func:`lifecycle_watch` that heard a
+    whole replay of its log (``records``: the metadata records that replay read, NoOps
+    included); None when brokers would start its story elsewhere (a log start no
+    snapshot covers, or another snapshot), so that the caller runs :func:`brokers`."""
+    findings: list[Finding] = []
+    plan = _start(part, None, findings)
+    if plan.exact is not None or plan.start != watch.start:
+        return None
+    lives = watch.lives
+    ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
+    end = max(ends) if ends else None
+    lives.finish()
+    told = [replace(f, file=str(part.path)) for f in lives.findings]
+    result = BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
+                           plan.snapshot, plan.start, None if end is None else end + 1,
+                           watch.first_timestamp, lives.last_timestamp,
+                           metadata_records=records, control_records=watch.controls,
+                           state_known_from=plan.start)
+    _keep(result, lives, None, None, None)
     return result
 
 

@@ -438,16 +438,17 @@ def broker_placement(log_dirs: Sequence[str | os.PathLike[str]], *,
     found = discover(log_dirs)
     dirs = list(found.data_dirs)
     source: str | None = None
-    if image is None:
-        metadata_parts = [p for d in dirs for p in d.partitions if p.is_metadata]
-        target: PartitionDir | str | None = (os.fspath(metadata) if metadata is not None
-                                             else metadata_parts[0] if metadata_parts
-                                             else None)
-        if target is not None:
-            source = str(target.path) if isinstance(target, PartitionDir) else target
-            image, problem = _image_of(target)
-            if image is None:
-                return judge(dirs, None, metadata=source, no_image=problem)
+    metadata_parts = [p for d in dirs for p in d.partitions if p.is_metadata]
+    target: PartitionDir | str | None = (os.fspath(metadata) if metadata is not None
+                                         else metadata_parts[0] if metadata_parts
+                                         else None)
+    if target is not None:
+        # the image's source is named alike whether it is replayed here or was given
+        source = str(target.path) if isinstance(target, PartitionDir) else target
+    if image is None and target is not None:
+        image, problem = _image_of(target)
+        if image is None:
+            return judge(dirs, None, metadata=source, no_image=problem)
     peer_dirs = list(discover(peers).data_dirs) if peers else []
     return judge(dirs, image, metadata=source, peers=peer_dirs)
 

@@ -50,6 +50,9 @@ class Replay:
                  checks: list[tuple[int, LogFile]] | None = None,
                  seen: SnapshotFindings | None = None, *, log: bool = True):
         self.log = log
+        #: what hears the replay besides the image (a :class:`ReplayWatch`), or None: the
+        #: pass that drives the replay tells it of batches and control records too
+        self.watch: Any = None
         self.seen: SnapshotFindings = seen if seen is not None else {}
         self.image = start
         self.start_offset = start_offset
@@ -57,13 +60,36 @@ class Replay:
         self.next_check = self.checks[0][0] if self.checks else None
 
     def apply(self, payload: Any, offset: int, path: str, position: int,
-              value: bytes | None = None) -> list[Finding]:
+              value: bytes | None = None, timestamp: int | None = None) -> list[Finding]:
         """Apply one decoded metadata record; the problems it raised, as Findings at
         ``path`` and ``position`` (see :meth:`problems`).  ``value``: the bytes
         ``payload`` was decoded from, for a replay that decodes them itself in another
-        process (:class:`kmeta.ops.replay_process.ForkedReplay`)."""
-        found = self.problems(payload, offset)
+        process (:class:`kmeta.ops.replay_process.ForkedReplay`); ``timestamp``: the
+        record's, for the watch."""
+        watch = self.watch
+        if watch is not None and offset >= self.start_offset and not payload.finding:
+            watch.before(payload.type, payload.data)
+            found = self.problems(payload, offset)
+            watch.after(payload.type, payload.data, offset, timestamp)
+        else:
+            found = self.problems(payload, offset)
         return [Finding(p[0], p[1], path, position, p[2]) for p in found] if found else found
+
+    def batch(self, offset: int, last_offset: int, epoch: int, timestamp: int) -> None:
+        """A batch begins whose records (or control records) follow: the watch hears of
+        it.  Called only where there is a watch."""
+        if last_offset >= self.start_offset:
+            self.watch.batch(offset, epoch, timestamp)
+
+    def control(self, offset: int, epoch: int, key: bytes | None, value: bytes | None
+                ) -> None:
+        """A control record of the batch begun: the watch hears of it."""
+        if offset >= self.start_offset:
+            self.watch.control(epoch, decode_control(key, value))
+
+    def end(self, offset: int, timestamp: int) -> None:
+        """The last batch the pass read: the watch hears where the log ends."""
+        self.watch.end(offset, timestamp)
 
     def problems(self, payload: Any, offset: int) -> list[ImageProblem]:
         """Apply one decoded metadata record; the problems it raised, each with the offset
@@ -71,8 +97,8 @@ class Replay:
         is the reader's), is passed over."""
         if offset < self.start_offset or payload.finding:
             return []
-        type_name, version = payload.type, payload.version
-        out = []
+        type_name, version, data = payload[:3]
+        out = None
         if self.log:
             # once per record of a log: the level each (type, version) needs, memoised
             key = (type_name, version)
@@ -82,15 +108,19 @@ class Replay:
             if need is not None:
                 level = self.image.metadata_version
                 if level is not None and level < need:
-                    out.append(ImageProblem(
+                    out = [ImageProblem(
                         "V120", f"{type_name} v{version} needs metadata.version "
                         f"{LEVEL_NAMES.get(need, need)} (level {need}) but the log is at "
-                        f"level {level}", offset))
-        problems = self.image.apply(type_name, version, payload.data, offset)
+                        f"level {level}", offset)]
+        problems = self.image.apply(type_name, version, data, offset)
         if problems:
-            out += [p if p.offset is not None else p._replace(offset=offset)
-                    for p in problems]
-        return out
+            # apply is given the offset: a problem without one is about this record
+            problems = [p if p.offset is not None else p._replace(offset=offset)
+                        for p in problems]
+            if out is not None:
+                out += problems
+                return out
+        return problems if out is None else out
 
     def reach(self, offset: int) -> Iterator[Finding]:
         """Compare with every snapshot that ends at or before ``offset``."""

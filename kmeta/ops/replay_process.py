@@ -43,7 +43,8 @@ from kmeta.storage.segments import READING
 #: Logs shorter than this replay in the one process: the fork and the pipe cost more than
 #: a short replay (bytes of segments).
 FORK_ABOVE = 32 << 20
-#: Records sent to the child at a time.
+#: Records sent to the child at a time (a batch's records count one each: the child's
+#: work after the pass's last record is at most one chunk).
 CHUNK = 2048
 #: The pipe's capacity asked for (Linux's default is 64 KiB, less than a chunk).
 PIPE_BYTES = 1 << 20
@@ -51,7 +52,7 @@ PIPE_BYTES = 1 << 20
 _LENGTH = struct.Struct("<Q")
 # what the queue holds: a record decoded by the pass (to apply), one it did not decode,
 # a snapshot comparison
-_APPLY, _RECORD, _REACH = 0, 1, 2
+_APPLY, _RECORD, _REACH, _RECORDS, _BATCH, _CONTROL, _END = 0, 1, 2, 3, 4, 5, 6
 
 
 #: The findings of a record's decoding problem: (position, offset, rule problem, payload,
@@ -94,10 +95,13 @@ class ForkedReplay:
 
     def __init__(self, replay: Replay, sink: list[Finding], report: Report) -> None:
         self.start_offset = replay.start_offset
+        #: the child's replay has a watch: the pass tells it of batches and control records
+        self.watch = replay.watch
         self._ends = [end for end, _ in replay.checks]
         self.next_check = replay.next_check
         self._sink = sink
         self._queue: list[tuple] = []
+        self._extra = 0  # records queued beyond one per item (batches of records)
         import fcntl  # Linux only, as the fork is
 
         down_r, down_w = os.pipe()
@@ -127,23 +131,47 @@ class ForkedReplay:
         self._up = up_r
 
     def apply(self, payload: Any, offset: int, path: str, position: int,
-              value: bytes | None = None) -> tuple[()]:
+              value: bytes | None = None, timestamp: int | None = None) -> tuple[()]:
         """Queue a record for the child (``value``: the bytes ``payload`` was decoded
         from); its findings come with :meth:`finish`."""
-        self._queue.append((_APPLY, value, offset, path, position, len(self._sink)))
-        if len(self._queue) >= CHUNK:
+        self._queue.append((_APPLY, value, offset, path, position, len(self._sink), False,
+                            timestamp))
+        if len(self._queue) + self._extra >= CHUNK:
             self._send()
         return ()
 
     def record(self, value: bytes | None, offset: int, path: str, position: int,
-               flagged: bool) -> None:
+               flagged: bool, timestamp: int | None = None) -> None:
         """Queue a data record the pass has not decoded: the child decodes it, applies it
         unless it is a NoOp, and reports its decoding problem where the pass would have
         (after the pass's own finding for the record, when ``flagged``)."""
         self._queue.append((_RECORD, value, offset, path, position, len(self._sink),
-                            flagged))
-        if len(self._queue) >= CHUNK:
+                            flagged, timestamp))
+        if len(self._queue) + self._extra >= CHUNK:
             self._send()
+
+    def records(self, values: list[bytes], offsets: list[int], path: str,
+                position: int, timestamp: int | None = None) -> None:
+        """Queue the records of one batch, none of which broke a KRaft rule: as many
+        :meth:`record` calls (unflagged), in one item (``timestamp``: every one's)."""
+        self._queue.append((_RECORDS, values, offsets, path, position, len(self._sink),
+                            timestamp))
+        self._extra += len(values) - 1
+        if len(self._queue) + self._extra >= CHUNK:
+            self._send()
+
+    def batch(self, offset: int, last_offset: int, epoch: int, timestamp: int) -> None:
+        """Queue a batch's start for the child's watch (see Replay.batch)."""
+        self._queue.append((_BATCH, offset, last_offset, epoch, timestamp))
+
+    def control(self, offset: int, epoch: int, key: bytes | None, value: bytes | None
+                ) -> None:
+        """Queue a control record for the child's watch (see Replay.control)."""
+        self._queue.append((_CONTROL, offset, epoch, key, value))
+
+    def end(self, offset: int, timestamp: int) -> None:
+        """Queue where the log ends for the child's watch."""
+        self._queue.append((_END, offset, timestamp))
 
     def reach(self, offset: int) -> tuple[()]:
         """Queue the comparison with every snapshot ending at or before ``offset``."""
@@ -167,7 +195,7 @@ class ForkedReplay:
             self.close()
         if isinstance(result, BaseException):
             raise result
-        packed, image, child_seen = result
+        packed, image, child_seen, self.watch = result
         found = marshal.loads(packed) if type(packed) is bytes else packed
         merged: list[Finding] = []
         append, at, sink, new = merged.append, 0, self._sink, object.__new__
@@ -211,6 +239,7 @@ class ForkedReplay:
             data = marshal.dumps(self._queue)
             _write_all(self._down, _LENGTH.pack(len(data)) + data)  # type: ignore[arg-type]
             self._queue = []
+            self._extra = 0
 
 
 def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
@@ -221,6 +250,8 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
     last_value: Any = None
     payload: Any = None
     last_path: Any = None
+    problems = replay.problems
+    watched = _watched(replay)
     try:
         while True:
             head = _read_exactly(down, _LENGTH.size)
@@ -228,27 +259,49 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                 break  # the parent closed the pipe: all is sent
             for item in marshal.loads(_read_exactly(down, _LENGTH.unpack(head)[0])):
                 kind = item[0]
-                if kind != _REACH:
-                    value, offset, path, position, place = item[1:6]
+                if kind == _RECORDS:  # _RECORD's work for each record of a batch
+                    _, values, offsets, path, position, place, timestamp = item
+                    if path != last_path:
+                        last_path = sys.intern(path)
+                    for value, offset in zip(values, offsets, strict=True):
+                        if value is not last_value:
+                            last_value, payload = value, decode_metadata(value)
+                        if payload.type != "NO_OP_RECORD":
+                            for p in (problems(payload, offset) if watched is None else
+                                      watched(payload, offset, timestamp)):
+                                found.append((place, p[0], p[1], last_path, position, p[2],
+                                              None))
+                        if payload.finding:
+                            found += (_row(place, f) for f in
+                                      report(position, offset, None, payload, last_path))
+                elif kind <= _RECORD:
+                    value, offset, path, position, place, flagged, timestamp = item[1:8]
                     if value is not last_value:
                         last_value, payload = value, decode_metadata(value)
                     if path != last_path:  # one object per file in the findings
                         last_path = sys.intern(path)
                     # the problems as plain tuples: the parent makes the Findings
                     if kind == _APPLY or payload.type != "NO_OP_RECORD":
-                        for p in replay.problems(payload, offset):
+                        for p in (problems(payload, offset) if watched is None else
+                                  watched(payload, offset, timestamp)):
                             found.append((place, p[0], p[1], last_path, position, p[2],
                                           None))
                     if kind == _RECORD and payload.finding:
-                        found += (_row(place + item[6], f)
+                        found += (_row(place + flagged, f)
                                   for f in report(position, offset, None, payload, last_path))
-                else:
+                elif kind == _REACH:
                     found += (_row(item[2], f) for f in replay.reach(item[1]))
+                elif kind == _BATCH:
+                    replay.batch(*item[1:])
+                elif kind == _CONTROL:
+                    replay.control(*item[1:])
+                else:
+                    replay.end(*item[1:])
         try:  # marshal writes the findings five times as fast as pickle
             packed: Any = marshal.dumps(found)
         except ValueError:  # a finding's details hold something only pickle writes
             packed = found
-        result = (packed, replay.image, replay.seen)
+        result = (packed, replay.image, replay.seen, replay.watch)
     except Exception as e:  # the parent raises it, as the one process would have
         result = e
     try:
@@ -257,6 +310,25 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
         data = pickle.dumps(RuntimeError(f"the replay process failed: {e!r}"))
     _write_all(up, data)
     os.close(up)
+
+
+def _watched(replay: Replay) -> Callable[[Any, int, int | None], list] | None:
+    """``replay.problems`` with the watch told before and after each record (as
+    Replay.apply tells it), or None when the replay has no watch."""
+    watch = replay.watch
+    if watch is None:
+        return None
+    problems, start = replay.problems, replay.start_offset
+
+    def watched(payload: Any, offset: int, timestamp: int | None) -> list:
+        if offset < start or payload.finding:
+            return problems(payload, offset)
+        watch.before(payload.type, payload.data)
+        found = problems(payload, offset)
+        watch.after(payload.type, payload.data, offset, timestamp)
+        return found
+
+    return watched
 
 
 def _row(place: int, f: Finding) -> tuple:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,14 +33,20 @@ from kmeta.formats.batch import (
     ATTRIBUTES,
     BASE_OFFSET,
     BASE_TIMESTAMP,
+    COMPRESSION_MASK,
+    HEADER_SIZE,
     LAST_OFFSET_DELTA,
     LEADER_EPOCH,
     LONE,
     MAX_TIMESTAMP,
     NOT_PLAIN_FLAGS,
     POSITION,
+    RAW,
+    RECORDS_COUNT,
+    STREAM_ABOVE,
     Batch,
     Record,
+    plain_values,
 )
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -100,6 +107,15 @@ class LogStats:
     model: Any = None
     #: what reading each snapshot file found, by path (each is read once)
     snapshot_findings: SnapshotFindings = field(default_factory=dict)
+    #: the replay's watch after the log, when one was attached (:data:`REPLAY_WATCH`)
+    watch: Any = None
+
+
+#: Makes a watch for the replay of a metadata log verify replays (given its partition
+#: dir and the Replay, before the first record; None: no watch).  ``kmeta report`` sets
+#: it to hear the brokers' lifecycles in verify's own replay, not in a second one.
+REPLAY_WATCH: ContextVar[Callable[[PartitionDir, Replay], Any] | None] = ContextVar(
+    "REPLAY_WATCH", default=None)
 
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
@@ -184,6 +200,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     inline = 0  # batches (each of one record) taken by the inline path
     # The batch slots the inline path reads, as locals: it runs once per batch.
     lone_at, base_at, position_at = LONE, BASE_OFFSET, POSITION
+    # A replay with a watch (kmeta report's lifecycles) hears of batches and control
+    # records too, and of the last intact batch: the last one of each path is kept.
+    watching = replay is not None and replay.watch is not None
+    last_inline: Any = None
+    last_run: Any = None
+    last_full: Any = None
     layout = Layout(stats.layout)
     for seg in segments:
         path = str(seg.path)
@@ -225,6 +247,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                             check_at = _next_check(replay)
                         inline += item[1]
                         expected = last_base + 1
+                        last_run = item
                         continue
                 items.expand(item)
                 continue
@@ -250,8 +273,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 if base >= check_at:
                     yield from replay.reach(base)
                     check_at = _next_check(replay)
+                last_inline = batch
+                if watching and (apply or flagged):  # a NoOp in its epoch is not news
+                    replay.batch(base, base, batch[LEADER_EPOCH], batch[MAX_TIMESTAMP])
                 if apply:
-                    yield from replay.apply(payload, base, path, batch[position_at], lone[3])
+                    yield from replay.apply(payload, base, path, batch[position_at], lone[3],
+                                            batch[MAX_TIMESTAMP])
                 continue
             if expected is not None:
                 span_end = expected - 1
@@ -261,10 +288,19 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 yield from replay.reach(batch.base_offset)
                 check_at = _next_check(replay)
             epoch = batch.leader_epoch if batch.magic == 2 else -1
-            state, broken = judge(LogState(expected, last_epoch), batch.base_offset,
-                                  batch.last_offset, epoch, batch.magic, segment_start, path,
-                                  batch.position)
-            yield from broken
+            if batch.base_offset == expected and batch.magic == 2 and epoch >= last_epoch:
+                # judge's outcome where it has nothing to say (the batch right after the
+                # one before, in its epoch or a later one), without its tuples
+                state = (batch.last_offset + 1, epoch)
+            else:
+                state, broken = judge(LogState(expected, last_epoch), batch.base_offset,
+                                      batch.last_offset, epoch, batch.magic, segment_start,
+                                      path, batch.position)
+                yield from broken
+            if watching and batch.crc_valid:
+                last_full = batch
+                replay.batch(batch.base_offset, batch.last_offset, batch.leader_epoch,
+                             batch.max_timestamp)
             yield from _verify_batch(batch, path, stats, replay)
             if expected is not None:
                 layout.reach(expected - 1)
@@ -287,6 +323,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         stats.last_offset = max(stats.last_offset or -1, span_end)
     if replay is not None and stats.last_offset is not None:
         yield from replay.reach(stats.last_offset + 1)
+    if watching:
+        last = max((b for b in (last_inline, last_full,
+                                None if last_run is None else last_run.last_batch())
+                    if b is not None), key=lambda b: b.last_offset, default=None)
+        if last is not None:
+            replay.end(last.last_offset, last.max_timestamp)
 
 
 def _inline(batch: Batch, lone: tuple, epoch: int | None) -> bool:
@@ -339,10 +381,6 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
     if batch.magic == 2:
         span = stats.epochs.setdefault(epoch, [batch.base_offset, batch.last_offset])
         span[1] = batch.last_offset
-    records, findings = batch_records(batch)
-    yield from findings
-    stats.records += len(records)
-    yield from _check_records(batch, records, path)
     # What the loop needs of the batch, read once: it runs for every record of a
     # multi-record batch (the partition changes of a busy cluster).
     checked = batch.magic == 2  # a legacy message is V010 already
@@ -353,21 +391,60 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
     # A replay in another process decodes the records it is given: they go to it as bytes,
     # and it reports their decoding problems too (decoding each twice cost a fifth).
     forked = replay if apply is not None and type(replay) is ForkedReplay else None
+    if forked is not None and base_ts is not None and not control and type(batch) is Batch \
+            and batch[LONE] is None and not batch[ATTRIBUTES] & COMPRESSION_MASK \
+            and len(batch[RAW]) - HEADER_SIZE <= STREAM_ABOVE:
+        # The fast path below without making the records: the values of a section of
+        # plain records (formats.batch.plain_values), read in one call.
+        values = plain_values(batch[RAW], HEADER_SIZE, batch[RECORDS_COUNT], batch[BASE_OFFSET])
+        base = batch[BASE_OFFSET]
+        if values is not None and base + len(values) - 1 == batch.last_offset and \
+                (base_ts == batch.max_timestamp or batch.timestamp_type != "CreateTime"):
+            stats.records += len(values)
+            forked.records(values, list(range(base, base + len(values))), path, position,
+                           base_ts)
+            return
+    records, findings = batch_records(batch)
+    yield from findings
+    stats.records += len(records)
+    if forked is not None and base_ts is not None and not control and records and \
+            type(records) is list:
+        # The common case, a batch of plain metadata records: their bytes go to the child
+        # as one item.  Every record at the base timestamp, none that breaks a KRaft rule
+        # (_rule_problem's cases), offsets base..lastOffset in order and the newest
+        # timestamp (the base) as maxTimestamp: then neither _check_records nor the loop
+        # below has anything to say.  Any other batch takes them.
+        values, offsets = [], []
+        for r in records:
+            if r[1] != base_ts or r[4] or r[2] is not None or not r[3]:
+                break
+            values.append(r[3])
+            offsets.append(r[0])
+        else:
+            base = batch.base_offset
+            if offsets[-1] == batch.last_offset and \
+                    offsets == list(range(base, base + len(offsets))) and \
+                    (base_ts == batch.max_timestamp or batch.timestamp_type != "CreateTime"):
+                forked.records(values, offsets, path, position, base_ts)
+                return
+    yield from _check_records(batch, records, path)
     for r in records:
         problem = _rule_problem(r, base_ts, control) if checked else None
         if control:
             p = decode_control(r[2], r[3])
             if p.type == "LEADER_CHANGE":
                 stats.leader_changes.add(epoch)
+            if apply is not None and replay.watch is not None:
+                replay.control(r[0], epoch, r[2], r[3])
         elif forked is not None:
-            forked.record(r[3], r[0], path, position, bool(problem))
+            forked.record(r[3], r[0], path, position, bool(problem), r[1])
             if problem:
                 yield from _record_findings(position, r[0], problem, None, path)
             continue
         else:
             p = decode_metadata(r[3])
             if apply is not None and p.type != "NO_OP_RECORD":
-                found = apply(p, r[0], path, position, r[3])
+                found = apply(p, r[0], path, position, r[3], r[1])
                 if found:
                     yield from found
         if problem or p.finding:
@@ -559,6 +636,9 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     indexes = Beside(offset_index_findings, (part,),
                      jobs if size >= INDEXES_BESIDE_FROM else 1)
     replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
+    make_watch = REPLAY_WATCH.get()
+    if make_watch is not None and replay is not None:
+        replay.watch = make_watch(part, replay)
     findings: list[Finding] = []
     # a long log's replay runs beside the pass, in a second process where one pays
     feed = forked_replay(replay, findings, size, _record_findings)
@@ -567,8 +647,10 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
             findings.append(finding)  # one at a time: the forked replay counts them
         if type(feed) is ForkedReplay:
             stats.image = feed.finish(stats.snapshot_findings)
+            stats.watch = feed.watch
         else:
             stats.image = replay.image if replay is not None else None
+            stats.watch = None if replay is None else replay.watch
         findings += verify_model(part, stats)
         findings += verify_indexes(part, stats, indexes.result())
     finally:

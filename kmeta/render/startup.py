@@ -150,12 +150,19 @@ def _n(k: int, one: str, many: str | None = None) -> str:
     return f"{k:,} {one if k == 1 else many or one + 's'}"
 
 
-def _verdict(r: StartupReport) -> Iterator[str]:
+def _refusal(line: str, paths: Paths) -> str:
+    """A refusal ("PATH: why") with its path relative to what the user typed: a long
+    absolute path is a line no terminal width folds."""
+    where, sep, why = line.partition(": ")
+    return f"{paths.show(where)}{sep}{why}" if sep and where.startswith("/") else line
+
+
+def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
     parts = r.partitions
     if r.refusals:
         yield f"Kafka {r.kafka_version} REFUSES TO START on these log dirs:"
         for line in r.refusals[:SHOWN]:
-            yield f"  {line}"
+            yield f"  {_refusal(line, paths)}"
         if len(r.refusals) > SHOWN:
             yield f"  ... and {len(r.refusals) - SHOWN} more (the findings list them)"
     lost = [p for p in parts if p.lost_bytes or p.all_deleted]
@@ -350,7 +357,7 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
     yield (f"Kafka {r.kafka_version} opening {_n(len(r.dirs), 'log dir')}: "
            f"{_n(len(parts), 'log')}, {_n(sum(p.segments for p in parts), 'segment')}, "
            f"{size(sum(p.bytes for p in parts))}")
-    yield from _verdict(r)
+    yield from _verdict(r, paths)
     yield ""
     yield "Log dirs"
     for d in r.dirs:

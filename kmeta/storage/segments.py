@@ -183,6 +183,11 @@ def mapped(path: str | Path) -> Iterator[Any]:
             m: Any = SegmentMap(-1, size, flags=_ANONYMOUS)
             m.fd = fd
             m.path = str(path)
+            # Huge pages where the system gives them on request: loading a long file
+            # faults a 2 MiB page where it faulted 512 small ones (a fifth of a scan's
+            # time went to the faults).
+            with suppress(AttributeError, OSError):
+                m.madvise(mmap.MADV_HUGEPAGE)
         except (OSError, ValueError, OverflowError):
             # Larger than the anonymous memory the system grants (here: more than its
             # RAM); file mappings are not bounded so.

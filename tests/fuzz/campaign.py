@@ -66,6 +66,8 @@ COMMANDS: dict[str, list[str]] = {
     "repair-json": ["repair", "--dry-run", "--json", "{meta}"],
     "startup": ["startup", "--partitions", "{data}"],
     "startup-json": ["startup", "--json", "--kafka-version", "3.6", "{data}"],
+    "report": ["report", "{data}"],
+    "report-json": ["report", "--json", "{data}", "{peer}"],
 }
 #: Commands too slow for every campaign (a Spark start costs a minute here): with
 #: ``heavy`` only, and with a longer time limit.

@@ -266,6 +266,10 @@ EXAMPLES = [
     ("Show SCRAM credentials and sensitive config values instead of [redacted]:",
      "kmeta dump -r --show-secrets --type USER_SCRAM_CREDENTIAL_RECORD \\\n"
      "    --type CONFIG_RECORD /var/lib/kafka/data/__cluster_metadata-0"),
+    ("Everything copied off a cluster's machines in one report, with its pictures in one "
+     "HTML page that opens offline:",
+     "kmeta report --html cluster.html ./controller-1 ./controller-2 ./controller-3 \\\n"
+     "    ./broker-4 ./broker-5"),
     ("Before starting a crashed broker of two log dirs: what Kafka will recover, cut or "
      "refuse, and how long it takes with the broker's own thread count and a measured "
      "disk rate:",

@@ -32,7 +32,6 @@ from kmeta.output_schema import (
     DIFF,
     ENDPOINT,
     EPOCH_CACHE_PLAN,
-    EPOCH_ENTRY,
     EPOCH_START,
     EPOCH_TRUNCATION,
     EXPORT,
@@ -53,6 +52,7 @@ from kmeta.output_schema import (
     MAJORITY,
     METADATA_TRANSACTION,
     MISSING_REPLICA,
+    NEXT_STEP,
     NODE_EVENT,
     NODE_SUMMARY,
     OFFSETS_BACKWARDS,
@@ -68,6 +68,9 @@ from kmeta.output_schema import (
     REMOVED,
     REPAIR,
     REPLICA,
+    REPORT_AREA,
+    REPORT_REPLICA,
+    REPORT_SUMMARY,
     RETENTION_SEGMENT,
     RETENTION_SNAPSHOT,
     RETENTION_SUMMARY,
@@ -199,6 +202,15 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         (REMOTE_SEGMENT, EPOCH_START, TIERED_PARTITION, BOOTSTRAP, TIERING_SUMMARY),
     ),
     CommandJson(
+        "report",
+        "kmeta report --json writes JSON Lines: one object, kind \"report_replica\", per "
+        "metadata log replica found; one, kind \"report_area\", per area (logs, snapshots, "
+        "replicas, brokers, consumers, startup, tiering); a finding object per finding of "
+        "every analysis, each once; then a report_summary object, always the last line. "
+        "report_replica keys:",
+        (REPORT_REPLICA, EPOCH_START, REPORT_AREA, NEXT_STEP, REPORT_SUMMARY),
+    ),
+    CommandJson(
         "startup",
         "kmeta startup --json writes JSON Lines: one object, kind \"startup_dir\", per log "
         "dir given; one, kind \"startup_partition\", per partition dir Kafka loads, in log "
@@ -208,7 +220,7 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "judges them); a finding object per finding; then a startup_summary object, always "
         "the last line. startup_dir keys:",
         (STARTUP_DIR, CHECKPOINT_USE, STARTUP_PARTITION, SEGMENT_WORK, OFFSETS_BACKWARDS,
-         FILE_FATE, SEGMENT_SPLIT, SPLIT_PIECE, EPOCH_CACHE_PLAN, EPOCH_ENTRY, PLACEMENT,
+         FILE_FATE, SEGMENT_SPLIT, SPLIT_PIECE, EPOCH_CACHE_PLAN, EPOCH_START, PLACEMENT,
          MISSING_REPLICA, STARTUP_SUMMARY),
     ),
     CommandJson(

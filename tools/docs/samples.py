@@ -148,6 +148,9 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                        str(data / "consumers" / "node2" / "orders-0"), "--position", "70:2"]],
         # tiering: every kind of remote segment state, an unknown pending offset
         "tiering": [["tiering", "--json", str(data / "tiering" / "broker")]],
+        # report: three replicas of a quorum (every area), an unclean broker
+        "report": [["report", "--json", *(str(quorum3 / r) for r in "abc")],
+                   ["report", "--json", str(data / "startup" / "unclean")]],
         # startup: a crash (recoveries, a cut, an index, a swap), moves, a refusal
         "startup": [["startup", "--json", str(data / "startup" / "unclean")],
                     ["startup", "--json", str(data / "startup" / "moves" / "a"),

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kmeta.findings import Finding
+from kmeta.ops.report.areas import collect, judge
+from kmeta.ops.report.lines import area_lines
 from kmeta.ops.report.model import MetadataReplica, Report, Segment
-from kmeta.storage.discover import Discovery, PartitionDir, discover
+from kmeta.ops.verify import LogStats
+
+if TYPE_CHECKING:
+    from kmeta.ops.diff import DiffReport
+    from kmeta.ops.retention import RetentionResult
+from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
 
 OFFSETS_TOPIC = "__consumer_offsets"
 REMOTE_TOPIC = "__remote_log_metadata"
@@ -25,25 +33,20 @@ def _label(part: PartitionDir, taken: set[str]) -> str:
 
 
 def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
-    from kmeta.ops.diff import open_replica, read_replicas
-
+    """Find everything under ``paths`` and run each analysis that applies to it."""
     found: Discovery = discover(paths)
     report = Report([str(p) for p in paths])
     report.data_dirs = [d.path for d in found.data_dirs]
     for p in found.all_partitions():
+        for f in p.segments:
+            with contextlib.suppress(OSError):  # verify says so
+                report.segment_bytes += f.path.stat().st_size
         if not p.is_metadata:
             report.partitions.setdefault((p.topic, p.partition), []).append(p.path)
-    taken: set[str] = set()
     metas = [p for p in found.all_partitions() if p.is_metadata]
-    replicas = []
-    for part in metas:
-        rep = open_replica(str(part.path))
-        replicas.append(rep)
-    if replicas:
-        read_replicas(replicas)
-    for part, rep in zip(metas, replicas, strict=True):
-        report.metadata.append(_replica_view(part, rep, _label(part, taken)))
     _analyses(report, found, metas)
+    report.findings = collect(report)
+    report.areas = judge(report, area_lines(report))
     from kmeta.ops.report.pictures import add_picture_data
 
     add_picture_data(report)  # what only the HTML pictures need
@@ -52,61 +55,146 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
 
 def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> None:
     """Each analysis that applies, as its command runs it."""
-    from kmeta.ops.verify import verify_discovery
-    from kmeta.ops.verify_jobs import default_jobs
+    from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
+    from kmeta.ops.verify import REPLAY_WATCH, verify_discovery
+    from kmeta.ops.verify_jobs import Beside, default_jobs
 
-    checked = verify_discovery(found, jobs=default_jobs())
+    groups = _replica_groups(found, metas)
+    # retention's and diff's reads of the replicas' batch headers, in a process beside
+    # verify's pass and replay (with one job: here, after it)
+    side = Beside(side_analyses, ([str(p.path) for p in metas],
+                                  [[str(p.path) for p in g] for g in groups if len(g) > 1]),
+                  default_jobs() if metas else 1)
+    lead_dir = _longest(metas)
+    # the brokers' lifecycles heard in verify's replay of the longest log: one replay
+    token = REPLAY_WATCH.set(lambda part, replay: lifecycle_watch(replay)
+                             if part is lead_dir else None)
+    try:
+        checked = verify_discovery(found, jobs=default_jobs())
+    finally:
+        REPLAY_WATCH.reset(token)
     report.verify = checked
-    if metas:
-        from kmeta.ops.brokers import brokers
-        from kmeta.ops.retention import retention
-
-        lead = max(report.metadata, key=lambda m: (m.log_end_offset or -1))
-        report.brokers = brokers(str(lead.path))
-        report.retention = [retention(str(m.path)) for m in report.metadata]
-        clusters: dict[str | None, list[MetadataReplica]] = {}
-        for m in report.metadata:
-            clusters.setdefault(m.cluster_id, []).append(m)
-        group = max(clusters.values(), key=len)
-        if len(group) >= 2:
-            from kmeta.ops.diff import diff_replicas
-
-            report.diff = diff_replicas([str(m.path) for m in group])
+    taken: set[str] = set()
+    for part in metas:
+        stats = checked.logs.get(str(part.path))
+        report.metadata.append(_replica_view(found, part, stats, _label(part, taken)))
+    if lead_dir is not None:
+        stats = checked.logs.get(str(lead_dir.path))
+        heard = None
+        if stats is not None and stats.watch is not None:
+            heard = brokers_heard(lead_dir, stats.watch, stats.records - stats.watch.controls)
+        report.brokers = heard if heard is not None else brokers(str(lead_dir.path))
+    report.retention, diffs = side.result()
+    report.diff = max(diffs, key=lambda d: len(d.replicas), default=None)
     names = {topic for topic, _ in report.partitions}
     if OFFSETS_TOPIC in names:
         from kmeta.ops.consumers import consumers
 
         holders = sorted({d.parent for (t, _), ds in report.partitions.items()
                           if t == OFFSETS_TOPIC for d in ds})
-        report.consumers = consumers(str(holders[0]))
+        report.consumers_dir = holders[0]
+        report.consumers = consumers(str(holders[0]),
+                                     against=_replica_dir(report, holders[0]))
     if REMOTE_TOPIC in names:
         from kmeta.ops.tiering import tiering
 
         holders = sorted({d.parent for (t, _), ds in report.partitions.items()
                           if t == REMOTE_TOPIC for d in ds})
         report.tiering = tiering(str(holders[0]))
+    images = {path: stats.image for path, stats in checked.logs.items()}
     for dirs in _brokers_dirs(found):
-        report.startup.append(_startup(dirs))
+        report.startup.append(_startup(dirs, _image_among(dirs, found, images)))
+
+
+def side_analyses(metadata: list[str], groups: list[list[str]]
+                  ) -> tuple[list[RetentionResult], list[DiffReport]]:
+    """Retention of each metadata replica, and diff of each cluster's replicas."""
+    from kmeta.errors import KmetaError
+    from kmeta.ops.diff import diff_replicas
+    from kmeta.ops.retention import retention
+
+    kept: list[RetentionResult] = []
+    diffs: list[DiffReport] = []
+    for path in metadata:
+        with contextlib.suppress(KmetaError):  # what it cannot judge, verify says
+            kept.append(retention(path))
+    for group in groups:
+        with contextlib.suppress(KmetaError):  # the same replica given twice, say
+            diffs.append(diff_replicas(group))
+    return kept, diffs
+
+
+def _replica_groups(found: Discovery, metas: list[PartitionDir]) -> list[list[PartitionDir]]:
+    """The metadata replicas of each cluster (by the cluster.id of their data dirs)."""
+    groups: dict[str | None, list[PartitionDir]] = {}
+    for part in metas:
+        cluster, _ = next((_identity(d) for d in found.data_dirs if part in d.partitions),
+                          (None, None))
+        groups.setdefault(cluster, []).append(part)
+    return list(groups.values())
+
+
+def _longest(metas: list[PartitionDir]) -> PartitionDir | None:
+    """The metadata replica whose log reaches furthest, by its files' names and sizes
+    (before reading it): the one the brokers' story is told from."""
+    def reach(part: PartitionDir) -> tuple[int, int]:
+        segs = part.segments
+        if not segs:
+            return (-1, 0)
+        size = 0
+        with contextlib.suppress(OSError):
+            size = segs[-1].path.stat().st_size
+        return (segs[-1].kind.base_offset or 0, size)
+
+    return max(metas, key=reach, default=None)
+
+
+def _replica_dir(report: Report, holder: Path) -> str | None:
+    """Another data dir holding replicas of the topics' partitions: the replica the
+    consumers' committed positions are checked against (KIP-320), or None."""
+    others = sorted({d.parent for (t, _), ds in report.partitions.items()
+                     if not t.startswith("__") for d in ds} - {holder})
+    return str(others[0]) if others else None
+
+
+def _identity(d: DataDir) -> tuple[str | None, int | None]:
+    """The cluster id and node id a data dir's meta.properties name."""
+    from kmeta.storage.files import load_checked
+
+    meta = d.meta_properties
+    loaded = None if meta is None else load_checked(meta)[0]
+    if loaded is None:
+        return None, None
+    return loaded.cluster_id, loaded.node_id
 
 
 def _brokers_dirs(found: Discovery) -> list[list[Path]]:
     """The log dirs of each broker: data dirs grouped by the node.id they carry."""
-    from kmeta.ops.replica_dirs import node_and_cluster
-
     groups: dict[object, list[Path]] = {}
     for d in found.data_dirs:
-        node, cluster = node_and_cluster(found, d.path)
+        cluster, node = _identity(d)
         key = (cluster, node) if node is not None else d.path
         groups.setdefault(key, []).append(d.path)
     return list(groups.values())
 
 
-def _startup(dirs: list[Path]):  # noqa: ANN202
+def _image_among(dirs: list[Path], found: Discovery, images: dict[str, object]) -> object:
+    """The image verify replayed from the metadata log among a broker's dirs (None: it
+    has none there, or verify replayed none)."""
+    for d in found.data_dirs:
+        if d.path in dirs:
+            for p in d.partitions:
+                if p.is_metadata and images.get(str(p.path)) is not None:
+                    return images[str(p.path)]
+    return None
+
+
+def _startup(dirs: list[Path], image: object = None):  # noqa: ANN202
     from kmeta.ops.startup import plan_startup
     from kmeta.ops.startup.image import image_judge, with_broker_findings
 
     names = [str(d) for d in dirs]
-    judge, placed = image_judge(names)
+    judge, placed = image_judge(names, image=image)
     plan = plan_startup(names, placement=judge,
                         image=None if placed is None else placed.image,
                         node_id=None if placed is None else placed.node_id)
@@ -114,29 +202,30 @@ def _startup(dirs: list[Path]):  # noqa: ANN202
     return plan
 
 
-def _replica_view(part: PartitionDir, rep, label: str) -> MetadataReplica:  # noqa: ANN001
-    m = rep.model
-    view = MetadataReplica(label, part.path, rep.node_id, rep.cluster_id,
-                           m.log_start_offset if m else None, m.log_end_offset if m else None)
-    if m is not None:
-        view.epochs = [(e.epoch, e.start_offset, None) for e in m.epoch_cache.entries]
-    segs = part.segments
-    for i, f in enumerate(segs):
+def _replica_view(found: Discovery, part: PartitionDir, stats: LogStats | None,
+                  label: str) -> MetadataReplica:
+    """A metadata replica as verify read it: its model (log start and end, epoch cache)
+    and the offsets each segment holds."""
+    cluster, node = next((_identity(d) for d in found.data_dirs if part in d.partitions),
+                         (None, None))
+    model = None if stats is None else stats.model
+    view = MetadataReplica(label, part.path, node, cluster,
+                           None if model is None else model.log_start_offset,
+                           None if model is None else model.log_end_offset)
+    if model is not None:
+        view.epochs = [(e.epoch, e.start_offset, None) for e in model.epoch_cache.entries]
+    ends = {} if stats is None else {base: max((r[1] for r in runs), default=None)
+                                     for base, runs in stats.layout}
+    for f in part.segments:
         base = f.kind.base_offset or 0
-        end = segs[i + 1].kind.base_offset if i + 1 < len(segs) else view.log_end_offset
-        try:
+        last = ends.get(base)
+        size = 0
+        with contextlib.suppress(OSError):
             size = f.path.stat().st_size
-        except OSError:
-            size = 0
-        view.segments.append(Segment(f.path, base, end, size))
+        view.segments.append(Segment(f.path, base, None if last is None else last + 1, size))
     for f in part.snapshots:
-        try:
+        size = 0
+        with contextlib.suppress(OSError):
             size = f.path.stat().st_size
-        except OSError:
-            size = 0
         view.snapshots.append((f.kind.base_offset or 0, f.path, size, None))
     return view
-
-
-def _unused(_: list[Finding], __: Path) -> None:  # pragma: no cover
-    pass

@@ -106,8 +106,17 @@ class Report:
     diff: DiffReport | None = None
     retention: list[RetentionResult] = field(default_factory=list)
     consumers: ConsumersResult | None = None
+    #: the data dir whose __consumer_offsets consumers read
+    consumers_dir: Path | None = None
     startup: list[StartupReport] = field(default_factory=list)
     tiering: TieringResult | None = None
+    #: bytes of every segment found (metadata and ordinary logs)
+    segment_bytes: int = 0
     #: (topic, partition) -> (log start, log end) of the partitions consumers committed
     #: in, as read on the paths (the consumers picture: kmeta.ops.report.pictures)
     partition_bounds: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+
+    def label_of(self, path: str | Path) -> str:
+        """A metadata replica's label, from the path an analysis names it by."""
+        wanted = str(path)
+        return next((m.label for m in self.metadata if str(m.path) == wanted), wanted)

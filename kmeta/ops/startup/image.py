@@ -62,12 +62,13 @@ def kafka_does(kafka: Mapping[str, str], version: str) -> str | None:
 
 def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
                 metadata: str | os.PathLike[str] | None = None,
-                peers: Sequence[str | os.PathLike[str]] = ()
+                peers: Sequence[str | os.PathLike[str]] = (), image: Any = None
                 ) -> tuple[PlacementJudge | None, BrokerPlacement | None]:
     """The judge of each log of the broker whose log dirs are ``log_dirs`` (its image
     from its own metadata log, or ``metadata``), and the whole placement; (None, None)
-    for a ZooKeeper-mode broker, which has no image."""
-    placed = broker_placement(log_dirs, metadata=metadata, peers=peers)
+    for a ZooKeeper-mode broker, which has no image.  ``image``: that image, where the
+    caller already replayed it (kmeta report: verify's replay)."""
+    placed = broker_placement(log_dirs, metadata=metadata, peers=peers, image=image)
     if placed is None or placed.placement is None:
         return None, placed
     verdicts = {os.path.realpath(v.log.path): v for v in placed.placement.verdicts}

@@ -1,0 +1,54 @@
+"""``kmeta report``: every analysis that applies to the paths, one verdict per area, and
+optionally one HTML page with the pictures."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kmeta.cli.app import JsonOpt, close, command, current_env, folded, reading_progress
+
+
+@command
+def report(
+    paths: Annotated[list[str], typer.Argument(
+        help="What was copied off the machines: data dirs, a broker's log dirs, the "
+        "controllers' and brokers' dirs of a cluster, or a folder holding them.",
+        show_default=False, metavar="PATH...")],
+    html: Annotated[str | None, typer.Option(
+        "--html", metavar="FILE", help="Also write the report as one self-contained HTML "
+        "page with its pictures (nothing in it is fetched: it opens offline).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The whole story of a cluster's disks: what is wrong, since when, and what to do.
+
+    Finds every data dir under PATH..., groups the replicas of a partition across them
+    and runs every analysis that applies: verify, the replicas' divergence (diff), the
+    brokers' lifecycles, snapshot retention, startup (per broker: its log dirs by
+    node.id), consumers' truncation risk where __consumer_offsets is present, and tiering
+    where __remote_log_metadata is. One line per area with its verdict, then what to do
+    next, each with the kmeta command that shows more; then the findings, each once.
+    Exit 1 when any finding is an error.
+    """
+    from kmeta.ops.report import build_report
+    from kmeta.render.console import clip_width
+    from kmeta.render.report import report_json, report_lines
+
+    env = current_env()
+    if html is not None:
+        from kmeta.storage.targets import check_target
+
+        check_target(html, paths, what="--html")
+    with reading_progress(env, "report"):
+        result = build_report(paths)
+    if html is not None:
+        from kmeta.render.report_html import report_html
+        from kmeta.storage.writer import atomic_write
+
+        atomic_write(html, report_html(result).encode(), overwrite=True)
+    if json_out:
+        env.write_lines(report_json(result), json=True)
+    else:
+        env.write_lines(folded(report_lines(result), clip_width(env)))
+    close(env, result.findings, paths, json_out=json_out, told=json_out)

@@ -1,0 +1,172 @@
+"""``kmeta report``: every analysis that applies, one verdict per area, the findings each
+once, what to do next as commands that run; on the fixtures and on every real dir."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from kmeta import output_schema as schema
+from kmeta.findings import Severity
+from kmeta.ops.report import build_report
+from kmeta.ops.report.areas import area_of
+from kmeta.ops.report.model import AREAS
+from tests.clirun import run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+CASES = {
+    "diverged": [FIXTURES / "divergent" / "diverged" / r for r in "ab"],
+    "quorum3": [FIXTURES / "divergent" / "quorum3"],
+    "unclean-broker": [FIXTURES / "startup" / "unclean"],
+    "consumers": [FIXTURES / "consumers"],
+    "tiering": [FIXTURES / "tiering" / "broker"],
+    "healthy": [FIXTURES / "healthy"],
+    "torn-metadata": [FIXTURES / "corrupt" / "torn-tail"],
+    "snapshots": [FIXTURES / "verify" / "v026-no-snapshot-below-start"],
+}
+
+
+def _real(real_data: Path) -> list[Path]:
+    return sorted(p for p in real_data.iterdir() if p.is_dir())
+
+
+def _json(paths: list[Path]) -> list[dict]:
+    proc = run("report", "--json", *paths)
+    assert proc.returncode in (0, 1), proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def _every_case(real_data: Path) -> list[list[Path]]:
+    return [*CASES.values(), *([p] for p in _real(real_data))]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_json_is_declared_and_the_exit_is_the_worst_findings(case: str) -> None:
+    paths = CASES[case]
+    objs = _json(paths)
+    problems = [p for o in objs for p in schema.check("report", o)]
+    assert problems == []
+    assert objs[-1]["kind"] == "report_summary"
+    assert [o["area"] for o in objs if o["kind"] == "report_area"] == list(AREAS)
+    findings = [o for o in objs if o["kind"] == "finding"]
+    keys = [json.dumps(f, sort_keys=True) for f in findings]
+    assert len(keys) == len(set(keys)), "a finding told twice"
+    worst_error = any(f["severity"] == "error" for f in findings)
+    assert run("report", *paths).returncode == (1 if worst_error else 0)
+    assert objs[-1]["verdict"] == ("error" if worst_error else "warning" if any(
+        f["severity"] == "warning" for f in findings) else "ok")
+
+
+def test_every_real_dir_reports_within_80_columns(real_data: Path) -> None:
+    for d in _real(real_data):
+        proc = run("report", d, env={"COLUMNS": "80", "NO_COLOR": "1", "PATH": ""})
+        assert proc.returncode in (0, 1), (d, proc.stderr)
+        assert "Traceback" not in proc.stdout + proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines[0].startswith("kmeta report:")
+        too_long = [line for line in lines if len(line) > 80]
+        assert too_long == [], (d, too_long)
+        for name in AREAS:
+            assert any(line.startswith(f"{name} ") for line in lines), (d, name)
+
+
+def test_each_area_has_its_own_findings_and_verify_s_are_all_there(real_data: Path) -> None:
+    """A finding belongs to the area whose analysis says it; every finding verify makes
+    on the same paths is in the report."""
+    for paths in _every_case(real_data):
+        report = build_report([str(p) for p in paths])
+        for area in report.areas:
+            assert all(area_of(f.code) == area.name for f in area.findings)
+            worst = area.worst
+            assert area.verdict == ("error" if worst is Severity.ERROR else "warning"
+                                    if worst is Severity.WARNING else
+                                    "none" if area.verdict == "none" else "ok")
+        verified = run("verify", "--json", *paths)
+        told = {json.dumps(o, sort_keys=True) for o in map(json.loads, verified.stdout.splitlines())
+                if o["kind"] == "finding"}
+        mine = {json.dumps(f.to_json(), sort_keys=True) for f in report.findings}
+        assert told <= mine, (paths, sorted(told - mine)[:3])
+
+
+def test_what_to_do_next_names_commands_that_run(real_data: Path) -> None:
+    """Each command the report suggests is one kmeta accepts: it runs to a verdict (exit 0
+    or 1), never a usage error."""
+    seen = 0
+    for paths in _every_case(real_data):
+        for o in _json(paths):
+            if o["kind"] != "report_area":
+                continue
+            for step in o["next_steps"]:
+                argv = shlex.split(step["command"])
+                assert argv[0] == "kmeta"
+                if "repair" in argv:  # its --out is a new directory: ask for the plan only
+                    argv = [a for a in argv[:argv.index("--out")]] + ["--dry-run"]
+                proc = run(*argv[1:])
+                assert proc.returncode in (0, 1), (step, proc.stderr[-500:])
+                seen += 1
+    assert seen >= 5
+
+
+def test_the_areas_agree_with_their_commands() -> None:
+    """The replicas area's verdict is diff's exit code; the startup area's, startup's."""
+    diverged = CASES["diverged"]
+    report = build_report([str(p) for p in diverged])
+    replicas = next(a for a in report.areas if a.name == "replicas")
+    diffed = run("diff", *(p / "__cluster_metadata-0" for p in diverged))
+    assert (replicas.verdict == "error") == (diffed.returncode == 1) and replicas.verdict == "error"
+    unclean = CASES["unclean-broker"]
+    report = build_report([str(p) for p in unclean])
+    startup = next(a for a in report.areas if a.name == "startup")
+    assert startup.verdict == "error" and run("startup", *unclean).returncode == 1
+    assert "recovery loses records" in startup.line
+
+
+def test_a_report_page_is_not_written_into_an_input(tmp_path: Path) -> None:
+    proc = run("report", FIXTURES / "startup" / "unclean", "--html",
+               FIXTURES / "startup" / "unclean" / "report.html")
+    assert proc.returncode == 2 and "KM005" in proc.stderr
+    assert not (FIXTURES / "startup" / "unclean" / "report.html").exists()
+
+
+def _story(result) -> list[str]:  # noqa: ANN001
+    """brokers --json of a result, the log's own findings left out (verify's, in a report)."""
+    from kmeta.render.brokers import brokers_json
+
+    return [line for line in brokers_json(result)
+            if '"kind":"finding"' not in line or '"code":"V13' in line]
+
+
+@pytest.mark.parametrize("forked", [False, True])
+def test_the_brokers_story_is_heard_in_verify_s_replay(
+        forked: bool, real_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report tells the brokers' lives from verify's one replay of the log (a watch on
+    it, in this process or in the replay's child): the story kmeta brokers tells by its
+    own replay, line for line, on every fixture and real metadata log it can start the
+    same way; where it cannot (a log start no snapshot covers), brokers itself runs."""
+    import kmeta.ops.brokers as brokers_mod
+    from kmeta.ops import replay_process
+
+    if forked:
+        monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
+    heard = []
+    real_heard = brokers_mod.brokers_heard
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        out = real_heard(*args, **kwargs)
+        heard.append(out is not None)
+        return out
+
+    monkeypatch.setattr(brokers_mod, "brokers_heard", spy)
+    dirs = [FIXTURES / "healthy", FIXTURES / "divergent" / "diverged" / "a",
+            *sorted(p for p in (FIXTURES / "lifecycle").iterdir() if p.is_dir()),
+            real_data / "ldi-poc", real_data / "quorum3-boaz" / "data" / "kafka-1",
+            real_data / "kraft32-three" / "data" / "kafka2"]
+    for d in dirs:
+        report = build_report([str(d)])
+        assert report.brokers is not None, d
+        lead = max(report.metadata, key=lambda m: m.log_end_offset or -1)
+        assert _story(report.brokers) == _story(brokers_mod.brokers(str(lead.path))), d
+    assert heard.count(True) >= len(dirs) - 2 and False in heard
