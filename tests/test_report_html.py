@@ -359,6 +359,27 @@ def test_consumers_against_their_partitions(shown_pages: Any, tmp_path: Path) ->
                            "[data-mark=committed]').length") == placed
 
 
+def test_consumers_checked_against_a_replica(shown_pages: Any, tmp_path: Path) -> None:
+    """Positions checked against another data dir's replica (KIP-320): each row's bar is
+    that replica's log, and its verdict is consumers'."""
+    path = FIXTURES / "consumers"
+    s = shown_pages(tmp_path, "consumers-kip320", path)
+    check_all(s, path)
+    result = s.report.consumers
+    assert result.replicas, "the fixture's positions are checked against node2"
+    rows = s.js("[...document.querySelectorAll('table.consumers tbody tr')].map(r => "
+                "[r.dataset.group, r.cells[1].textContent, r.cells[3].textContent, "
+                "r.cells[4].textContent, r.dataset.verdict])")
+    wanted = sorted(
+        [r.commit.group, f"{r.commit.topic}-{r.commit.partition}",
+         f"{result.replicas[(r.commit.topic, r.commit.partition)].log_start:,}",
+         f"{result.replicas[(r.commit.topic, r.commit.partition)].log_end:,}",
+         r.check.verdict if r.check else ""]
+        for r in result.rows)
+    assert sorted(rows) == wanted
+    assert {v for *_, v in rows} >= {"truncated", "out_of_range"}
+
+
 def test_prints_to_pdf(shown_pages: Any, tmp_path: Path) -> None:
     """Printed, the page keeps its pictures (SVG) and hides the filters."""
     s = shown_pages(tmp_path, "print", HEALTHY)

@@ -101,15 +101,20 @@ def _areas(report: Report) -> list[Area]:
 
 
 def _verdicts(report: Report) -> str:
-    cells = []
+    """A card per area, then what to do next (the commands that dig deeper), in the
+    areas' order: the cards stay one size, the commands get the page's width."""
+    cells, steps = [], []
     for a in _areas(report):
-        steps = "".join(f'<li>{escape(why)}: <code>{escape(shlex.join(cmd))}</code></li>'
-                        for why, cmd in a.next_steps)
         cells.append(f'<div class="verdict {attr(a.verdict)}" data-area="{attr(a.name)}" '
                      f'data-verdict="{attr(a.verdict)}"><b>{escape(a.name)}</b>'
-                     f'<em>{escape(a.verdict)}</em><span>{escape(a.line)}</span>'
-                     + (f'<ul class="next">{steps}</ul>' if steps else "") + '</div>')
-    return f'<section id="verdicts"><div class="verdicts">{"".join(cells)}</div></section>'
+                     f'<em>{escape(a.verdict)}</em><span>{escape(a.line)}</span></div>')
+        steps += [f'<li data-area="{attr(a.name)}"><b>{escape(a.name)}</b>: {escape(why)}'
+                  f'<br><code>{escape(shlex.join(cmd))}</code></li>'
+                  for why, cmd in a.next_steps]
+    nexts = (f'<h3>What to do next</h3><ul class="next">{"".join(steps)}</ul>'
+             if steps else "")
+    return (f'<section id="verdicts"><div class="verdicts">{"".join(cells)}</div>{nexts}'
+            '</section>')
 
 
 # -- consumers -----------------------------------------------------------------------------

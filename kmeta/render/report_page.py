@@ -42,7 +42,10 @@ padding:7px 11px;background:var(--panel)}
 .verdict em{float:right;font-style:normal;font-weight:600;font-size:12px}
 .verdict.ok em{color:var(--ok)}.verdict.warning em{color:var(--warn)}
 .verdict.error em{color:var(--err)}.verdict span{display:block;font-size:13px}
-.next{margin:6px 0 0;padding-left:16px;font-size:12px}
+h3{font-size:14px;margin:16px 0 4px}
+.next{margin:0;padding-left:18px;font-size:13px}.next li{margin:3px 0}
+.next b{text-transform:uppercase;font-size:11px;letter-spacing:.05em;color:var(--mute)}
+.next code{overflow-wrap:anywhere}
 code{background:#eef1f5;padding:1px 4px;border-radius:3px;font-size:12px}
 figure.picture{margin:12px 0 24px;break-inside:avoid}
 figcaption{font-weight:600;font-size:14px}

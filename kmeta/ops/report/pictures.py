@@ -123,15 +123,19 @@ def _repair_cut(m: MetadataReplica) -> None:
 
 
 def _consumer_bounds(report: Report) -> None:
-    """Log start and end of each partition consumers committed in, from the first of
-    its copies on the paths."""
+    """Log start and end of each partition consumers committed in: of the replica their
+    positions were checked against (KIP-320) when they were, else of the first of its
+    copies on the paths."""
     if report.consumers is None:
         return
+    for key, view in report.consumers.replicas.items():
+        report.partition_bounds[key] = (view.log_start, view.log_end)
     from kmeta.ops.partition_view import read_partition
     from kmeta.storage.discover import discover
 
     wanted = sorted({(r.commit.topic, r.commit.partition) for r in report.consumers.rows
-                     if (r.commit.topic, r.commit.partition) in report.partitions})
+                     if (r.commit.topic, r.commit.partition) in report.partitions}
+                    - set(report.partition_bounds))
     for key in wanted[:MOST_CONSUMER_PARTITIONS]:
         found = discover([str(report.partitions[key][0])])
         parts = list(found.all_partitions())
