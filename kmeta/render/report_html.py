@@ -68,6 +68,9 @@ def _subtitle(report: Report) -> str:
 # -- verdicts ------------------------------------------------------------------------------
 
 
+_NOTHING = "nothing to judge on these paths"
+
+
 def _areas(report: Report) -> list[Area]:
     """The report's areas, or, before they are judged, one per analysis that ran, judged
     by its worst finding."""
@@ -88,7 +91,7 @@ def _areas(report: Report) -> list[Area]:
     for name in AREAS:
         found = results.get(name)
         if found is None:
-            out.append(Area(name, "none", "nothing to judge on these paths"))
+            out.append(Area(name, "none", _NOTHING))
             continue
         area = Area(name, "ok", "", list(found))
         worst = area.worst
@@ -107,7 +110,7 @@ def _verdicts(report: Report) -> str:
     for a in _areas(report):
         cells.append(f'<div class="verdict {attr(a.verdict)}" data-area="{attr(a.name)}" '
                      f'data-verdict="{attr(a.verdict)}"><b>{escape(a.name)}</b>'
-                     f'<em>{escape(a.verdict)}</em><span>{escape(a.line)}</span></div>')
+                     f'<em>{escape(a.verdict)}</em><span>{escape(a.line or _NOTHING)}</span></div>')
         steps += [f'<li data-area="{attr(a.name)}"><b>{escape(a.name)}</b>: {escape(why)}'
                   f'<br><code>{escape(shlex.join(cmd))}</code></li>'
                   for why, cmd in a.next_steps]
