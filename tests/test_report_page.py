@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from conftest import CORRUPT, HEALTHY
 
 from kmeta.ops.report.build import build_report
@@ -91,3 +92,41 @@ def test_a_report_with_nothing_in_it_is_still_a_page() -> None:
     html = report_html(Report(["nothing"]))
     assert html.count('data-verdict="none"') == 7 and "No findings." in html
     assert "data-picture" not in html
+
+
+@pytest.mark.parametrize("least_step", [1 << 16, 300])
+def test_sampled_headers_give_what_reading_every_batch_gives(
+        monkeypatch: pytest.MonkeyPatch, least_step: int) -> None:
+    """The pictures' times come from a walk that skips over intact batches: each
+    segment's first and newest time and each epoch's first time are those of reading
+    every batch, on every fixture and real segment (damaged, legacy, torn, zero-filled
+    ones too)."""
+    import os
+    from pathlib import Path
+
+    from conftest import FIXTURES, REPO
+
+    from kmeta.ops.report import pictures
+    from kmeta.ops.report.pictures import _headers
+    from kmeta.storage.segments import read_batches
+
+    # a few batches per step: every fixture segment is sampled many times over
+    monkeypatch.setattr(pictures, "LEAST_STEP", least_step)
+
+    def summary(rows: list[tuple[int, int, int, int]]) -> tuple:
+        firsts: dict[int, int] = {}
+        for _, epoch, ts, _top in rows:
+            if ts >= 0:
+                firsts.setdefault(epoch, ts)
+        stamps = [ts for _, _, ts, _ in rows if ts >= 0]
+        tops = [top for *_, top in rows if top >= 0]
+        return (stamps[0] if stamps else None, max(tops, default=None), firsts)
+
+    real = Path(os.environ.get("KMETA_REAL_DATA", REPO.parent / "shared" / "real"))
+    segments = sorted(FIXTURES.rglob("*.log")) + sorted(real.rglob("*.log"))
+    assert len(segments) > 400
+    for seg in segments:
+        every = [(b.base_offset, getattr(b, "leader_epoch", -1),
+                  -1 if getattr(b, "base_timestamp", None) is None else b.base_timestamp,
+                  getattr(b, "max_timestamp", -1)) for b in read_batches(seg, [])]
+        assert summary(list(_headers(seg))) == summary(every), seg
