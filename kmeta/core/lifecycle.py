@@ -273,6 +273,13 @@ class Lifecycles:
         self._before = None
         if not isinstance(data, dict):
             return
+        if type_name == "PARTITION_CHANGE_RECORD":  # most records of a busy log: first
+            if "isr" in data or "leader" in data:  # else neither can change (KIP-631)
+                part = self._partition(data)
+                if part is not None:
+                    self._before = ("partition", part, list(part["isr"]), part["leader"],
+                                    None)
+            return
         key = _BROKER_KEYS.get(type_name)
         if key is not None:
             node = data.get(key)
@@ -288,10 +295,6 @@ class Lifecycles:
             reg = self.image.controllers.get(node)
             self._before = ("controller", node, reg, None, None)
             return
-        if type_name == "PARTITION_CHANGE_RECORD":
-            part = self._partition(data)
-            if part is not None:
-                self._before = ("partition", part, list(part["isr"]), part["leader"], None)
 
     def after(self, type_name: str, data: Any, offset: int, timestamp: int) -> None:
         """The record of the last :meth:`before` was applied, at ``offset``."""
