@@ -47,6 +47,9 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
     _analyses(report, found, metas)
     report.findings = collect(report)
     report.areas = judge(report, area_lines(report))
+    from kmeta.ops.report.pictures import add_picture_data
+
+    add_picture_data(report)  # what only the HTML pictures need
     return report
 
 

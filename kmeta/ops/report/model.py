@@ -68,6 +68,9 @@ class MetadataReplica:
     damage: list[Damage] = field(default_factory=list)
     #: where ``kmeta repair`` cuts this log (None: it keeps every byte)
     repair_cut: int | None = None
+    #: (offset, timestamp) of some batches, in log order, at most a thousand or so: when
+    #: an offset was written, for the pictures' time axes (kmeta.ops.report.pictures)
+    times: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -109,6 +112,9 @@ class Report:
     tiering: TieringResult | None = None
     #: bytes of every segment found (metadata and ordinary logs)
     segment_bytes: int = 0
+    #: (topic, partition) -> (log start, log end) of the partitions consumers committed
+    #: in, as read on the paths (the consumers picture: kmeta.ops.report.pictures)
+    partition_bounds: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
 
     def label_of(self, path: str | Path) -> str:
         """A metadata replica's label, from the path an analysis names it by."""
