@@ -41,7 +41,7 @@ def report(
 
         check_target(html, paths, what="--html")
     with reading_progress(env, "report"):
-        result = build_report(paths)
+        result = build_report(paths, pictures=html is not None)
     if html is not None:
         from kmeta.render.report_html import report_html
         from kmeta.storage.writer import atomic_write

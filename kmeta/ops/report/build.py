@@ -32,8 +32,11 @@ def _label(part: PartitionDir, taken: set[str]) -> str:
     return label
 
 
-def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
-    """Find everything under ``paths`` and run each analysis that applies to it."""
+def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = True
+                 ) -> Report:
+    """Find everything under ``paths`` and run each analysis that applies to it;
+    ``pictures``: also gather what only the HTML page's pictures draw (a second, light
+    read of the metadata logs' batch headers)."""
     found: Discovery = discover(paths)
     report = Report([str(p) for p in paths])
     report.data_dirs = [d.path for d in found.data_dirs]
@@ -47,9 +50,10 @@ def build_report(paths: Sequence[str | os.PathLike[str]]) -> Report:
     _analyses(report, found, metas)
     report.findings = collect(report)
     report.areas = judge(report, area_lines(report))
-    from kmeta.ops.report.pictures import add_picture_data
+    if pictures:
+        from kmeta.ops.report.pictures import add_picture_data
 
-    add_picture_data(report)  # what only the HTML pictures need
+        add_picture_data(report)
     return report
 
 
