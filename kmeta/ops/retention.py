@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from kmeta.core.divergence import Outcome, reconcile, truncation_offset
 from kmeta.core.log_rules import Layout
+from kmeta.core.log_tally import LogTally
 from kmeta.core.replica_log import (
     ReplicaLog,
     SnapshotId,
@@ -383,16 +384,11 @@ def _snapshot_content(f: LogFile, findings: list[Finding]) -> tuple[int | None, 
 
 def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence,
               stats: LogStats, findings: list[Finding]) -> list[SegmentRow]:
-    """One pass over the log's batch headers: each segment's extent, the runs the replica
-    model is built from, and the log between consecutive live snapshots."""
-    ends = sorted({s.id.offset for s in snapshots if s.state == "live"})
-    between: dict[int, list[int]] = {}  # snapshot end -> [bytes, records] before it
-    covered: dict[int, int] = {}  # snapshot end -> the first offset of its stretch read
+    """One pass over the log's batch headers: the runs the replica model is built from,
+    and what :class:`~kmeta.core.log_tally.LogTally` keeps (each segment's extent, the log
+    between consecutive live snapshots)."""
+    tally = LogTally(live_ends(snapshots))
     layout = Layout(stats.layout)
-    rows = []
-    k = 0
-    end = ends[0] if ends else None
-    nbytes = nrecords = 0
     # The header slots as locals: this loop runs once per batch of a long log.
     base_at, delta_at, epoch_at, ts_at = BASE_OFFSET, LAST_OFFSET_DELTA, LEADER_EPOCH, \
         MAX_TIMESTAMP
@@ -402,7 +398,7 @@ def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence
         size = 0
         with contextlib.suppress(OSError):  # an unreadable file says so as it is read
             size = seg.path.stat().st_size
-        last = max_ts = None
+        tally.segment(seg.kind.base_offset or 0, seg.path, size)
         run_epoch, run_last = None, -2
         stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True))
         for b in stream:
@@ -410,16 +406,13 @@ def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence
                 # Batches that repeat the one just read, all before the next snapshot
                 # end: one stretch of the run, their bytes and records counted at once.
                 ref, n, length, _ = b
+                end = tally.end
                 if ref[epoch_at] == run_epoch and b.first_base == run_last + 1 and \
                         (end is None or b.last_offset - ref[delta_at] < end):
-                    run_last = last = b.last_offset
-                    layout.reach(last)
-                    newest = max(run_timestamps(b)[1])
-                    if max_ts is None or newest > max_ts:
-                        max_ts = newest
-                    if end is not None:
-                        nbytes += n * length
-                        nrecords += n * ref[count_at]
+                    run_last = b.last_offset
+                    layout.reach(run_last)
+                    tally.run(b.first_base, n, ref[delta_at], length, ref[count_at],
+                              max(run_timestamps(b)[1]))
                 else:
                     stream.expand(b)
                 continue
@@ -436,27 +429,21 @@ def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence
                 layout.batch(base, last, epoch)
                 run_epoch = epoch
             run_last = last
-            if max_ts is None or ts > max_ts:
-                max_ts = ts
-            if end is None:
-                continue
-            if base >= end:
-                between[end] = [nbytes, nrecords]
-                nbytes = nrecords = 0
-                while k < len(ends) and base >= ends[k]:
-                    k += 1
-                end = ends[k] if k < len(ends) else None
-                if end is None:
-                    continue
-            if end not in covered:
-                covered[end] = base
-            nbytes += length
-            nrecords += count
-        rows.append(SegmentRow(seg.kind.base_offset or 0, seg.path, size, last, max_ts))
-    if end is not None:
-        between[end] = [nbytes, nrecords]
-    _cadence(snapshots, between, covered, cadence)
-    return rows
+            tally.batch(base, last, ts, length, count)
+    return _tallied(tally.finish(), snapshots, cadence)
+
+
+def live_ends(snapshots: list[SnapshotRow]) -> list[int]:
+    """The end offsets the log between snapshots is tallied up to."""
+    return sorted({s.id.offset for s in snapshots if s.state == "live"})
+
+
+def _tallied(tally: LogTally, snapshots: list[SnapshotRow], cadence: Cadence
+             ) -> list[SegmentRow]:
+    """The segment rows of a finished tally, its stretches judged as snapshot cadence."""
+    _cadence(snapshots, tally.between, tally.covered, cadence)
+    return [SegmentRow(s.base_offset, s.path, s.size, s.last_offset, s.max_timestamp)
+            for s in tally.segments]
 
 
 def _cadence(snapshots: list[SnapshotRow], between: dict[int, list[int]],
