@@ -239,10 +239,12 @@ def parse_replica(text: str) -> tuple[str, int | None, int | None]:
 
 def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = None,
               cadence: Cadence | None = None, now: int | None = None,
-              replicas: list[tuple[str, int | None, int | None]] | None = None
-              ) -> RetentionResult:
+              replicas: list[tuple[str, int | None, int | None]] | None = None,
+              heard: tuple[LogTally, LogStats] | None = None) -> RetentionResult:
     """The snapshots of the metadata partition under ``path`` and what Kafka does with
-    them."""
+    them.  ``heard``: the tally and the stats of a verify pass over this log (kmeta
+    report), used instead of reading its batch headers again (what that read finds is
+    verify's to say)."""
     config = config or RetentionConfig()
     cadence = cadence or Cadence()
     found = discover([path])
@@ -256,8 +258,12 @@ def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = 
     missing = missing_log_finding(part)  # a copy without its log: the startup view is moot
     findings: list[Finding] = [] if missing is None else [missing]
     snapshots = _snapshot_rows(part, findings)
-    stats = LogStats()
-    segments = _read_log(part, snapshots, cadence, stats, findings)
+    if heard is not None:
+        tally, stats = heard
+        segments = _tallied(tally, snapshots, cadence)
+    else:
+        stats = LogStats()
+        segments = _read_log(part, snapshots, cadence, stats, findings)
     model, _, found = build_model(part, stats)
     findings += found
     newest = max((s.max_timestamp for s in segments if s.max_timestamp is not None),

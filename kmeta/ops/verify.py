@@ -33,10 +33,12 @@ from kmeta.formats.batch import (
     ATTRIBUTES,
     BASE_OFFSET,
     BASE_TIMESTAMP,
+    BATCH_LENGTH,
     COMPRESSION_MASK,
     HEADER_SIZE,
     LAST_OFFSET_DELTA,
     LEADER_EPOCH,
+    LOG_OVERHEAD,
     LONE,
     MAX_TIMESTAMP,
     NOT_PLAIN_FLAGS,
@@ -50,7 +52,7 @@ from kmeta.formats.batch import (
 )
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
-from kmeta.formats.runs import Expandable, Run
+from kmeta.formats.runs import Expandable, Run, run_timestamps
 from kmeta.ops.placement import discovery_placement
 from kmeta.ops.replay import (
     Replay,
@@ -115,6 +117,8 @@ class LogStats:
     snapshot_findings: SnapshotFindings = field(default_factory=dict)
     #: the replay's watch after the log, when one was attached (:data:`REPLAY_WATCH`)
     watch: Any = None
+    #: a :class:`~kmeta.core.log_tally.LogTally` the pass drives (:data:`LOG_TALLY`)
+    tally: Any = None
     _digest: str | None = field(default=None, repr=False)
 
     def image_digest(self) -> str | None:
@@ -129,6 +133,22 @@ class LogStats:
 #: it to hear the brokers' lifecycles in verify's own replay, not in a second one.
 REPLAY_WATCH: ContextVar[Callable[[PartitionDir, Replay], Any] | None] = ContextVar(
     "REPLAY_WATCH", default=None)
+#: Makes a LogTally for the pass over a metadata log (None: no tally): ``kmeta report``
+#: has verify's pass tally the headers for retention instead of reading them again.
+LOG_TALLY: ContextVar[Callable[[PartitionDir], Any] | None] = ContextVar(
+    "LOG_TALLY", default=None)
+
+
+def tally_batch(tally: Any, batch: Batch | LegacyBatch) -> None:
+    """A batch of the full path into a LogTally, as retention counts it (a legacy
+    message: its size and message count)."""
+    if type(batch) is Batch:
+        tally.batch(batch[BASE_OFFSET], batch[BASE_OFFSET] + batch[LAST_OFFSET_DELTA],
+                    batch[MAX_TIMESTAMP], batch[BATCH_LENGTH] + LOG_OVERHEAD,
+                    batch[RECORDS_COUNT])
+    else:
+        tally.batch(batch.base_offset, batch.last_offset, batch.max_timestamp, batch.size,
+                    batch.records_count or 0)
 
 
 def record_rule_problem(batch: Batch | LegacyBatch, r: Record) -> str | None:
@@ -216,6 +236,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     # A replay with a watch (kmeta report's lifecycles) hears of batches and control
     # records too, and of the last intact batch: the last one of each path is kept.
     watching = replay is not None and replay.watch is not None
+    # retention's reading of the headers (kmeta report), tallied by this pass
+    tally = stats.tally
     last_inline: Any = None
     last_run: Any = None
     last_full: Any = None
@@ -235,8 +257,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         layout.segment(seg.kind.base_offset)
         # A new segment opens a new run: its first batch goes through the full path.
         inline_epoch = None
+        size = 0
         with contextlib.suppress(OSError):  # an unreadable file says so as it is read
-            stats.bytes += seg.path.stat().st_size
+            size = seg.path.stat().st_size
+        stats.bytes += size
+        if tally is not None:
+            tally.segment(seg.kind.base_offset or 0, seg.path, size)
         items = Expandable(read_batches(seg.path, memo=True, runs=True, progress=tell))
         for item in items:
             if type(item) is Finding:
@@ -261,6 +287,10 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                         inline += item[1]
                         expected = last_base + 1
                         last_run = item
+                        if tally is not None:
+                            stamps = run_timestamps(item)[1]
+                            tally.run(first_base, item[1], 0, item[2],
+                                      ref[RECORDS_COUNT], max(stamps), stamps)
                         continue
                 items.expand(item)
                 continue
@@ -287,6 +317,9 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                     yield from replay.reach(base)
                     check_at = _next_check(replay)
                 last_inline = batch
+                if tally is not None:
+                    tally.batch(base, base, batch[MAX_TIMESTAMP],
+                                batch[BATCH_LENGTH] + LOG_OVERHEAD, batch[RECORDS_COUNT])
                 if watching and (apply or flagged):  # a NoOp in its epoch is not news
                     replay.batch(base, base, batch[LEADER_EPOCH], batch[MAX_TIMESTAMP])
                 if apply:
@@ -310,6 +343,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                                       batch.last_offset, epoch, batch.magic, segment_start,
                                       path, batch.position)
                 yield from broken
+            if tally is not None:
+                tally_batch(tally, batch)
             if watching and batch.crc_valid:
                 last_full = batch
                 replay.batch(batch.base_offset, batch.last_offset, batch.leader_epoch,
@@ -649,6 +684,9 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     indexes = Beside(offset_index_findings, (part,),
                      jobs if size >= INDEXES_BESIDE_FROM else 1)
     replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
+    make_tally = LOG_TALLY.get()
+    if make_tally is not None:
+        stats.tally = make_tally(part)
     make_watch = REPLAY_WATCH.get()
     if make_watch is not None and replay is not None:
         replay.watch = make_watch(part, replay)
@@ -664,6 +702,8 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
         else:
             stats.image = replay.image if replay is not None else None
             stats.watch = None if replay is None else replay.watch
+        if stats.tally is not None:
+            stats.tally.finish()
         findings += verify_model(part, stats)
         findings += verify_indexes(part, stats, indexes.result())
     finally:

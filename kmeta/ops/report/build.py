@@ -16,6 +16,7 @@ from kmeta.ops.verify import LogStats
 if TYPE_CHECKING:
     from kmeta.ops.diff import DiffReport
     from kmeta.ops.retention import RetentionResult
+    from kmeta.ops.verify import VerifyReport
 from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -59,24 +60,26 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = Tr
 
 def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> None:
     """Each analysis that applies, as its command runs it."""
+    from kmeta.core.log_tally import LogTally
     from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
-    from kmeta.ops.verify import REPLAY_WATCH, verify_discovery
+    from kmeta.ops.verify import LOG_TALLY, REPLAY_WATCH, verify_discovery
     from kmeta.ops.verify_jobs import Beside, default_jobs
 
-    groups = _replica_groups(found, metas)
-    # retention's and diff's reads of the replicas' batch headers, in a process beside
-    # verify's pass and replay (with one job: here, after it)
-    side = Beside(side_analyses, ([str(p.path) for p in metas],
-                                  [[str(p.path) for p in g] for g in groups if len(g) > 1]),
-                  default_jobs() if metas else 1)
+    groups = [[str(p.path) for p in g] for g in _replica_groups(found, metas) if len(g) > 1]
+    # diff's read of the replicas' batch headers, in a process beside verify's pass and
+    # replay (with one job: here, after it)
+    side = Beside(diff_groups, (groups,), default_jobs() if groups else 1)
     lead_dir = _longest(metas)
     # the brokers' lifecycles heard in verify's replay of the longest log: one replay
     token = REPLAY_WATCH.set(lambda part, replay: lifecycle_watch(replay)
                              if part is lead_dir else None)
+    # and retention's reading of each log's headers, tallied by verify's pass
+    tallying = LOG_TALLY.set(lambda part: LogTally(_live_snapshot_ends(part)))
     try:
         checked = verify_discovery(found, jobs=default_jobs())
     finally:
         REPLAY_WATCH.reset(token)
+        LOG_TALLY.reset(tallying)
     report.verify = checked
     taken: set[str] = set()
     for part in metas:
@@ -88,7 +91,8 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
         if stats is not None and stats.watch is not None:
             heard = brokers_heard(lead_dir, stats.watch, stats.records - stats.watch.controls)
         report.brokers = heard if heard is not None else brokers(str(lead_dir.path))
-    report.retention, diffs = side.result()
+    report.retention = _retentions(metas, checked)
+    diffs = side.result()
     report.diff = max(diffs, key=lambda d: len(d.replicas), default=None)
     names = {topic for topic, _ in report.partitions}
     if OFFSETS_TOPIC in names:
@@ -110,22 +114,37 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
         report.startup.append(_startup(dirs, _image_among(dirs, found, images)))
 
 
-def side_analyses(metadata: list[str], groups: list[list[str]]
-                  ) -> tuple[list[RetentionResult], list[DiffReport]]:
-    """Retention of each metadata replica, and diff of each cluster's replicas."""
+def diff_groups(groups: list[list[str]]) -> list[DiffReport]:
+    """diff of each cluster's metadata replicas."""
     from kmeta.errors import KmetaError
     from kmeta.ops.diff import diff_replicas
-    from kmeta.ops.retention import retention
 
-    kept: list[RetentionResult] = []
     diffs: list[DiffReport] = []
-    for path in metadata:
-        with contextlib.suppress(KmetaError):  # what it cannot judge, verify says
-            kept.append(retention(path))
     for group in groups:
         with contextlib.suppress(KmetaError):  # the same replica given twice, say
             diffs.append(diff_replicas(group))
-    return kept, diffs
+    return diffs
+
+
+def _retentions(metas: list[PartitionDir], checked: VerifyReport) -> list[RetentionResult]:
+    """Retention of each metadata replica, from what verify's pass tallied of it (read
+    anew where verify did not read it)."""
+    from kmeta.errors import KmetaError
+    from kmeta.ops.retention import retention
+
+    out: list[RetentionResult] = []
+    for part in metas:
+        stats = checked.logs.get(str(part.path))
+        heard = None if stats is None or stats.tally is None else (stats.tally, stats)
+        with contextlib.suppress(KmetaError):  # what it cannot judge, verify says
+            out.append(retention(str(part.path), heard=heard))
+    return out
+
+
+def _live_snapshot_ends(part: PartitionDir) -> list[int]:
+    """The end offsets of a metadata partition's live snapshots (retention's stretches)."""
+    return [f.kind.base_offset or 0 for f in part.files
+            if f.kind.kind == "kraft-snapshot" and f.kind.suffix is None]
 
 
 def _replica_groups(found: Discovery, metas: list[PartitionDir]) -> list[list[PartitionDir]]:
