@@ -28,7 +28,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -234,17 +234,19 @@ _COMPARE_CHUNK = 8 << 20
 
 
 def same_bytes(paths: list[Path]) -> bool:
-    """Whether the files hold the same bytes."""
+    """Whether the files hold the same bytes (each read once: a chunk of the first is
+    compared with the same chunk of every other)."""
     sizes = {p.stat().st_size for p in paths}
     if len(sizes) != 1:
         return False
-    with mapped(paths[0]) as first:
-        for other in paths[1:]:
-            with mapped(other) as buf:
-                for pos in range(0, len(first), _COMPARE_CHUNK):
-                    end = pos + _COMPARE_CHUNK
-                    if first.bytes_at(pos, end) != buf.bytes_at(pos, end):
-                        return False
+    with ExitStack() as stack:
+        first, *others = (stack.enter_context(mapped(p)) for p in paths)
+        for pos in range(0, len(first), _COMPARE_CHUNK):
+            end = pos + _COMPARE_CHUNK
+            chunk = first.bytes_at(pos, end)
+            for buf in others:
+                if buf.bytes_at(pos, end) != chunk:
+                    return False
     return True
 
 

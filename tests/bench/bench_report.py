@@ -7,8 +7,9 @@ Two inputs, written by kmeta's writer into fixtures/big/ (git-ignored, reused):
 
 - **one log**: the generated metadata log (``bench_dump.big_log``, 268 MB at 256MiB) in
   its data dir.  Target: report <= 1.5x verify.
-- **three replicas**: three data dirs of that log (hard links of its segments, each with
-  its own meta.properties: node 1, 2, 3).  Target: report <= 1.5x verify of the three.
+- **three replicas**: three data dirs of that log (copies of its files, as replicas on
+  three machines are, each with its own meta.properties: node 1, 2, 3).  Target: report
+  <= 1.5x verify of the three.
 
 Whole processes, interleaved, the best of ``--repeat`` kept; compare the ratios.
 """
@@ -48,7 +49,7 @@ def replicas(data_dir: Path, count: int = 3) -> list[Path]:
     from kmeta.storage.files import load_checked
     from kmeta.storage.writer import write_meta_properties
 
-    out = REPO / "fixtures" / "big" / f"{data_dir.name}-replicas{count}"
+    out = REPO / "fixtures" / "big" / f"{data_dir.name}-copies{count}"
     dirs = [out / f"node-{k}" for k in range(1, count + 1)]
     if all((d / "__cluster_metadata-0").is_dir() for d in dirs):
         return dirs
@@ -57,7 +58,7 @@ def replicas(data_dir: Path, count: int = 3) -> list[Path]:
     for k, d in enumerate(dirs, 1):
         d.mkdir(parents=True)
         for name in ("__cluster_metadata-0",):
-            shutil.copytree(data_dir / name, d / name, copy_function=os.link)
+            shutil.copytree(data_dir / name, d / name)
         write_meta_properties(d, dataclasses.replace(meta, node_id=k), durable=False)
     return dirs
 
