@@ -747,3 +747,5 @@ def test_run_timestamps_are_each_batchs_own(tmp_path: Path, stamps: list) -> Non
         want = [stamps[r[0][BASE_OFFSET_SLOT] + 1 + k] for k in range(r[1])]
         assert tuple(zip(*runs.run_timestamps(r), strict=True)) == tuple(want)
         assert struct.unpack(f"={r[1]}q", runs.run_stamps(r)) == tuple(b for b, _ in want)
+        # the newest alone (what retention's tally needs of a run): the same maximum
+        assert runs.run_newest(r) == max(m for _, m in want)

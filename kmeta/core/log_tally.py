@@ -9,6 +9,7 @@ again.  Pure: numbers in, numbers out.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,25 +76,26 @@ class LogTally:
         self._records += count
 
     def run(self, first_base: int, count: int, delta: int, length: int, records: int,
-            newest: int, timestamps: tuple[int, ...] | None = None) -> None:
+            newest: Callable[[], int], timestamps: Callable[[], Sequence[int]]) -> None:
         """``count`` batches back to back from ``first_base``, each of ``delta`` + 1
-        offsets, ``length`` bytes and ``records`` records; ``newest``: the largest of
-        their maxTimestamps (``timestamps``: each one's, needed only when the run crosses
-        a snapshot end)."""
+        offsets, ``length`` bytes and ``records`` records; ``newest``: gives the largest
+        of their maxTimestamps, ``timestamps``: each one's (asked for only when the run
+        crosses a snapshot end)."""
         last_base = first_base + (count - 1) * (delta + 1)
         end = self.end
         if end is None or last_base < end:
             self._last = last_base + delta
-            if self._newest is None or newest > self._newest:
-                self._newest = newest
+            top = newest()
+            if self._newest is None or top > self._newest:
+                self._newest = top
             if end is not None:  # a run follows the batch it repeats: covered already
                 self._bytes += count * length
                 self._records += count * records
             return
-        assert timestamps is not None
+        stamps = timestamps()
         for i in range(count):
             base = first_base + i * (delta + 1)
-            self.batch(base, base + delta, timestamps[i], length, records)
+            self.batch(base, base + delta, stamps[i], length, records)
 
     def finish(self) -> LogTally:
         self._close()

@@ -423,6 +423,19 @@ def run_stamps(run: Run) -> bytes:
     return gather_int64(raw, _AT_BASE_TS, size, count)
 
 
+def run_newest(run: Run) -> int:
+    """The largest maxTimestamp of a run's batches (what run_timestamps gives, read for
+    its maximum alone)."""
+    ref = run[0]
+    gap = ref[MAX_TIMESTAMP] - ref[BASE_TIMESTAMP]
+    base = array("q", run_stamps(run))
+    if not gap:
+        return max(base)
+    if max(base) + gap <= _INT64_MAX and min(base) + gap >= _INT64_MIN:
+        return max(base) + gap
+    return max(run_timestamps(run)[1])  # a gap that wraps: as run_timestamps reads them
+
+
 def run_timestamps(run: Run) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The baseTimestamp and the maxTimestamp of each batch of a run.  The batches of a
     run keep the gap between the two that the batch before them has (``run_length``), so

@@ -24,6 +24,7 @@ import contextlib
 import copy
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,7 +52,7 @@ from kmeta.formats.batch import (
     Batch,
 )
 from kmeta.formats.payload import decode_control
-from kmeta.formats.runs import Expandable, Run, run_timestamps
+from kmeta.formats.runs import Expandable, Run, run_newest, run_timestamps
 from kmeta.formats.textfiles import parse_properties
 from kmeta.ops.brokers import parse_duration
 from kmeta.ops.image import metadata_source
@@ -418,7 +419,7 @@ def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence
                     run_last = b.last_offset
                     layout.reach(run_last)
                     tally.run(b.first_base, n, ref[delta_at], length, ref[count_at],
-                              max(run_timestamps(b)[1]))
+                              partial(run_newest, b), lambda b=b: run_timestamps(b)[1])
                 else:
                     stream.expand(b)
                 continue

@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kmeta.core.epochs import EpochCache
@@ -52,7 +53,7 @@ from kmeta.formats.batch import (
 )
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
-from kmeta.formats.runs import Expandable, Run, run_timestamps
+from kmeta.formats.runs import Expandable, Run, run_newest, run_timestamps
 from kmeta.ops.placement import discovery_placement
 from kmeta.ops.replay import (
     Replay,
@@ -137,6 +138,10 @@ REPLAY_WATCH: ContextVar[Callable[[PartitionDir, Replay], Any] | None] = Context
 #: has verify's pass tally the headers for retention instead of reading them again.
 LOG_TALLY: ContextVar[Callable[[PartitionDir], Any] | None] = ContextVar(
     "LOG_TALLY", default=None)
+
+
+def _newest_each(run: Run) -> tuple[int, ...]:
+    return run_timestamps(run)[1]
 
 
 def tally_batch(tally: Any, batch: Batch | LegacyBatch) -> None:
@@ -288,9 +293,9 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                         expected = last_base + 1
                         last_run = item
                         if tally is not None:
-                            stamps = run_timestamps(item)[1]
-                            tally.run(first_base, item[1], 0, item[2],
-                                      ref[RECORDS_COUNT], max(stamps), stamps)
+                            tally.run(first_base, item[1], 0, item[2], ref[RECORDS_COUNT],
+                                      partial(run_newest, item),
+                                      partial(_newest_each, item))
                         continue
                 items.expand(item)
                 continue
