@@ -57,7 +57,8 @@ from kmeta.formats.textfiles import parse_properties
 from kmeta.ops.brokers import parse_duration
 from kmeta.ops.image import metadata_source
 from kmeta.ops.replica_dirs import ReplicaDir, node_and_cluster, refuse_unrelated
-from kmeta.ops.verify import LogStats, build_model, missing_log_finding
+from kmeta.ops.verify import LogStats
+from kmeta.ops.verify_model import build_model, missing_log_finding
 from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import batch_records, read_batches

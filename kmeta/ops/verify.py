@@ -25,9 +25,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from kmeta.core.epochs import EpochCache
 from kmeta.core.log_rules import Layout, LogState, judge
-from kmeta.core.replica_log import Observation, ReplicaLog, SnapshotState
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding, finding_counts
 from kmeta.formats.batch import (
@@ -59,7 +57,6 @@ from kmeta.ops.replay import (
     Replay,
     SnapshotFindings,
     plan_replay,
-    snapshot_findings,
     snapshot_image,
 )
 from kmeta.ops.replay_process import ForkedReplay, forked_replay
@@ -76,6 +73,7 @@ from kmeta.ops.verify_dirs import (
 )
 from kmeta.ops.verify_indexes import offset_index_findings, verify_indexes
 from kmeta.ops.verify_jobs import Beside, PartitionScans
+from kmeta.ops.verify_model import verify_model
 from kmeta.ops.verify_paths import Relist, partition_scans
 from kmeta.storage.discover import (
     DeferredPartition,
@@ -502,163 +500,6 @@ def _verify_batch(batch: Batch | LegacyBatch, path: str, stats: LogStats,
                     yield from found
         if problem or p.finding:
             yield from _record_findings(position, r[0], problem, p, path)
-
-
-def _small(part: PartitionDir, kind: str) -> tuple[LogFile | None, Any, list[Finding]]:
-    """A partition's small file of ``kind``: the file, its content (None if absent or
-    unreadable) and the Finding that says why it could not be read."""
-    f = part.live_file(kind)
-    loaded, problem = load_checked(f)
-    return f, loaded, [problem] if problem else []
-
-
-_SNAPSHOT_STATES = {None: SnapshotState.LIVE, "part": SnapshotState.PART,
-                    "deleted": SnapshotState.DELETED}
-
-
-def build_model(part: PartitionDir, stats: LogStats) -> tuple[ReplicaLog, list[Observation],
-                                                              list[Finding]]:
-    """The core model of this replica from what the verify pass read: the segments'
-    batches (as runs of one epoch), the snapshot files, the leader-epoch checkpoint and
-    quorum-state.  Kafka's LogLoader puts the log start offset of the metadata log at
-    its first segment's base offset, which is ``from_observed``'s default."""
-    findings: list[Finding] = []
-    _, checkpoint, problems = _small(part, "leader-epoch-checkpoint")
-    findings += problems
-    _, quorum, problems = _small(part, "quorum-state")
-    findings += problems
-    snapshots = [((f.kind.base_offset, f.kind.epoch), _SNAPSHOT_STATES[f.kind.suffix])
-                 for f in part.files if f.kind.kind == "kraft-snapshot"]
-    model, notes = ReplicaLog.from_observed(
-        Layout(stats.layout).model_segments(),
-        epoch_entries=None if checkpoint is None else
-        [(e.epoch, e.start_offset) for e in checkpoint.entries],
-        snapshots=snapshots,
-        quorum_leader_epoch=None if quorum is None else quorum.leader_epoch)
-    return model, notes, findings
-
-
-# Notes of ``from_observed`` a verifier has nothing to say about: the log start offset
-# is the first segment's base offset here, and a missing checkpoint or a snapshot that
-# ends past the log start are normal.
-_NOTHING_TO_SAY = {"LBO_BEFORE_FIRST_SEGMENT", "LBO_AFTER_LEO", "EPOCH_CHECKPOINT_MISSING",
-                   "NO_SNAPSHOT_AT_LBO"}
-# Notes about the log end offset mean nothing when there is no segment at all (V020).
-_NEED_SEGMENTS = {"EPOCH_CHECKPOINT_BEYOND_LEO", "EPOCH_CHECKPOINT_DISAGREES",
-                  "NO_SNAPSHOT_FOR_LBO", "SNAPSHOT_AHEAD_OF_LOG", "SNAPSHOT_BEFORE_LBO"}
-
-
-def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
-    """Leader epochs and snapshots against the replica model: the epoch cache,
-    quorum-state and the snapshots' places in the log (KIP-595, KIP-630), plus a
-    LeaderChange per epoch."""
-    model, notes, findings = build_model(part, stats)
-    stats.model = model
-    yield from findings
-    no_segments = any(n.code == "NO_SEGMENTS" for n in notes)
-    snap_files = {(f.kind.base_offset, f.kind.epoch, _SNAPSHOT_STATES[f.kind.suffix]): f
-                  for f in part.files if f.kind.kind == "kraft-snapshot"}
-
-    def snap_path(note: Observation) -> str:
-        sid = note.details["snapshot"]
-        state = model.snapshots.get(sid, SnapshotState.LIVE)
-        return str(snap_files[(sid.offset, sid.epoch, state)].path)
-
-    def path_of(kind: str) -> str:
-        return next((str(f.path) for f in part.files if f.kind.kind == kind), str(part.path))
-
-    for note in notes:
-        code = note.code
-        if code in _NOTHING_TO_SAY or (no_segments and code in _NEED_SEGMENTS):
-            continue
-        if code == "NO_SEGMENTS":
-            missing = missing_log_finding(part)
-            if missing is not None:
-                yield missing
-        elif code == "EPOCH_CHECKPOINT_BEYOND_LEO":
-            # LogLoader truncates the epoch cache from the end at the recovered log end
-            # offset: Kafka repairs this on load, nothing is lost
-            yield Finding("V011", f"leader-epoch-checkpoint: {note.message}",
-                          path_of("leader-epoch-checkpoint"), offset=note.offset)
-        elif code.startswith("EPOCH_CHECKPOINT_"):
-            yield Finding("V006", f"leader-epoch-checkpoint: {note.message}",
-                          path_of("leader-epoch-checkpoint"),
-                          details={k: [[e.epoch, e.start_offset] for e in v]
-                                   for k, v in note.details.items()})
-        elif code == "QUORUM_EPOCH_BEHIND_LOG":
-            yield Finding("V007", note.message, path_of("quorum-state"))
-        elif code == "SNAPSHOT_PARTIAL":
-            yield Finding("V024", "a snapshot that was never finished (.checkpoint.part): "
-                          "Kafka deletes it on start", snap_path(note))
-        elif code == "SNAPSHOT_MARKED_DELETED":
-            yield Finding("V025", "a snapshot marked for deletion (.checkpoint.deleted)",
-                          snap_path(note))
-        elif code == "SNAPSHOT_BEFORE_LBO":
-            yield Finding("V025", f"snapshot ends below the log start offset "
-                          f"{model.log_start_offset}: Kafka deletes it on start",
-                          snap_path(note))
-        elif code == "NO_SNAPSHOT_FOR_LBO":
-            lbo = model.log_start_offset
-            yield Finding("V026", f"the log starts at offset {lbo} but no snapshot covers "
-                          f"offsets below it: the state before {lbo} is lost",
-                          str(part.path), offset=lbo)
-        elif code != "SNAPSHOT_AHEAD_OF_LOG":  # V022 and V023 below say which and why
-            raise AssertionError(f"unmapped replica-log note {code}")
-    yield from _snapshots_against_model(part, model, no_segments, snap_files,
-                                        stats.snapshot_findings)
-    for epoch, (start, _end) in sorted(stats.epochs.items()):
-        # The epoch the log starts in may have begun below the log start offset, its
-        # LeaderChange deleted with its segment once a snapshot covered it.
-        opened_earlier = start == model.log_start_offset > 0
-        if epoch not in stats.leader_changes and epoch >= 0 and not opened_earlier:
-            yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
-                          "LeaderChange control record", str(part.path), offset=start)
-
-
-def missing_log_finding(part: PartitionDir) -> Finding | None:
-    """V020 when a metadata partition holds no live log segment (Kafka always keeps its
-    active segment, so the log itself is missing); what is left says how far it went.
-    The one home of this rule: verify, info and image all report it from here."""
-    if not part.is_metadata or part.segments:
-        return None
-    _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
-    last = checkpoint.entries[-1] if checkpoint is not None and checkpoint.entries else None
-    live = [f.kind.base_offset for f in part.snapshots]
-    known = [f"epoch cache up to {last.start_offset}" if last else None,
-             f"snapshots up to {max(live)}" if live else None]
-    return Finding("V020", "no log segment in this metadata partition directory (Kafka "
-                   "always keeps its active segment): the log itself is missing"
-                   + (f"; {', '.join(x for x in known if x)}" if any(known) else ""),
-                   str(part.path))
-
-
-def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
-                             snap_files: dict, seen: SnapshotFindings
-                             ) -> Iterator[Finding]:
-    """Each live snapshot's own batches (V021), its end against the log end (V022) and
-    its epoch against the epoch the log, or else the checkpoint, gives its last offset
-    (V023)."""
-    _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
-    raw_cache = EpochCache() if checkpoint is None else \
-        EpochCache.from_entries((e.epoch, e.start_offset) for e in checkpoint.entries
-                                if e.epoch >= 0 and e.start_offset >= 0)
-    leo = model.log_end_offset
-    for (end, epoch, state), f in sorted(snap_files.items(), key=lambda i: i[0][:2]):
-        if state is not SnapshotState.LIVE:
-            continue
-        path = str(f.path)
-        yield from snapshot_findings(f, seen)
-        if not no_segments and end > leo:
-            yield Finding("V022", f"snapshot ends at offset {end}, past the log end offset "
-                          f"{leo}", path, offset=end)
-        if end > 0:
-            known = model.epoch_at(end - 1)
-            if known is None and not (model.log_start_offset <= end - 1 < leo):
-                known = raw_cache.epoch_for_offset(end - 1)
-            if known is not None and known != epoch:
-                yield Finding("V023", f"snapshot epoch {epoch}, but offset {end - 1} is in "
-                              f"leader epoch {known}", path, offset=end - 1,
-                              details={"known_epoch": known})
 
 
 def _first_offset(part: PartitionDir) -> int | None:
