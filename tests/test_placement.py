@@ -349,3 +349,30 @@ def test_the_fast_topic_id_reader_agrees_with_the_parser(tmp_path: Path,
     (p,) = discover([part]).partitions
     loaded, _ = load_checked(p.live_file("partition-metadata"))
     assert _topic_id(p) == (None if loaded is None else loaded.topic_id)
+
+
+def test_a_broker_s_placement_lists_no_partition_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Placement reads each log's partition.metadata by its name: on a broker of 4,000
+    partitions, listing every dir's files again was a second of kmeta startup.  The
+    judgement is the one a full listing gives."""
+    import kmeta.ops.placement as placement
+    import kmeta.storage.discover as D
+
+    dirs = [str(FIXTURES / "placement" / "jbod" / "logs-a"),
+            str(FIXTURES / "placement" / "jbod" / "logs-b")]
+    with monkeypatch.context() as m:  # every dir listed up front
+        m.setattr(placement, "discover", lambda paths, defer=False: D.discover(paths))
+        listed = broker_placement(dirs)
+    assert listed is not None and listed.findings
+
+    def refuse(path: Path, *args: Any, **kwargs: Any) -> Any:
+        if not path.name.startswith("__cluster_metadata"):
+            raise AssertionError(f"{path} listed")
+        return real(path, *args, **kwargs)
+
+    real = D._scan_partition
+    monkeypatch.setattr(D, "_scan_partition", refuse)
+    unlisted = broker_placement(dirs)
+    assert unlisted is not None
+    assert unlisted.json_objects() == listed.json_objects()
+    assert [f.to_json() for f in unlisted.findings] == [f.to_json() for f in listed.findings]

@@ -441,7 +441,9 @@ def broker_placement(log_dirs: Sequence[str | os.PathLike[str]], *,
     partition elsewhere), or ``image`` when the caller already replayed one.  ``peers``
     are other brokers' data dirs, read only to say how many bytes a missing replica
     fetches.  None for a ZooKeeper-mode broker (no image)."""
-    found = discover(log_dirs)
+    # the partition dirs known by name: a broker's topic ids are read file by file,
+    # without listing the dirs (the judge needs no other file of them)
+    found = discover(log_dirs, defer=True)
     dirs = list(found.data_dirs)
     source: str | None = None
     metadata_parts = [p for d in dirs for p in d.partitions if p.is_metadata]

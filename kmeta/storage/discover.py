@@ -14,12 +14,17 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, file_name, parse_partition_dir
 from kmeta.storage.regular import entry_problem, not_regular, open_regular, read_regular
+
+#: The kinds of partition file that have one fixed name, by kind.
+_NAME_OF = {"partition-metadata": "partition.metadata",
+            "leader-epoch-checkpoint": "leader-epoch-checkpoint"}
 
 #: Told of every Discovery made while it is set: the progress bar sums what will be read
 #: from it (kmeta.render.progress), so storage knows nothing of the bar.
@@ -116,6 +121,20 @@ class DeferredPartition(PartitionDir):
     @files.setter
     def files(self, value: list[LogFile]) -> None:
         self._files = value
+
+    def live_file(self, kind: str) -> LogFile | None:
+        """As a listed partition dir's, but a file of a fixed name (partition.metadata,
+        leader-epoch-checkpoint) is looked up by its name while the dir is not listed:
+        placement reads a broker's topic ids without listing its 136,000 files."""
+        name = _NAME_OF.get(kind)
+        if self._files is not None or name is None:
+            return super().live_file(kind)
+        path = self.path / name
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        return LogFile(path, FileKind(kind), self.topic) if S_ISREG(st.st_mode) else None
 
     def holds_segments(self) -> bool:
         if self.checked is not None:
