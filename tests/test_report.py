@@ -170,3 +170,25 @@ def test_the_brokers_story_is_heard_in_verify_s_replay(
         lead = max(report.metadata, key=lambda m: m.log_end_offset or -1)
         assert _story(report.brokers) == _story(brokers_mod.brokers(str(lead.path))), d
     assert heard.count(True) >= len(dirs) - 2 and False in heard
+
+
+@pytest.mark.parametrize("where", ["missing-dir/report.html", ".", "proc"])
+def test_an_unusable_page_path_is_one_line_and_a_usage_error(where: str, tmp_path: Path
+                                                              ) -> None:
+    """A folder that is not there, a directory, a place that cannot be written: one line
+    naming the path, exit 2, before any analysis runs (it was an internal error)."""
+    target = "/proc/report.html" if where == "proc" else str(tmp_path / where)
+    proc = run("report", FIXTURES / "healthy", "--html", target)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--html" in lines[0] and "internal error" not in lines[0]
+
+
+def test_a_damaged_file_given_alone_is_verified_as_itself(tmp_path: Path) -> None:
+    """What to do next names the file itself when it is in no partition dir."""
+    text = tmp_path / "notes.log"
+    text.write_text("# not a segment\n" * 50)
+    objs = _json([text])
+    commands = [s["command"] for o in objs if o["kind"] == "report_area"
+                for s in o["next_steps"]]
+    assert commands == [f"kmeta verify {text}"]

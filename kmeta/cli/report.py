@@ -8,6 +8,23 @@ from typing import Annotated
 import typer
 
 from kmeta.cli.app import JsonOpt, close, command, current_env, folded, reading_progress
+from kmeta.errors import UsageError
+
+
+def _check_html(html: str, paths: list[str]) -> None:
+    """Refuse an unusable --html before the analyses run: a directory, a folder that is
+    not there, or a place among the inputs or a broker's files (KM005)."""
+    import os
+
+    from kmeta.storage.targets import check_target
+
+    if os.path.isdir(html):
+        raise UsageError("--html names a directory: give the page's file name",
+                         context=html)
+    parent = os.path.dirname(os.path.abspath(html))
+    if not os.path.isdir(parent):
+        raise UsageError("--html: no such directory", context=parent)
+    check_target(html, paths, what="--html")
 
 
 @command
@@ -37,16 +54,18 @@ def report(
 
     env = current_env()
     if html is not None:
-        from kmeta.storage.targets import check_target
-
-        check_target(html, paths, what="--html")
+        _check_html(html, paths)
     with reading_progress(env, "report"):
         result = build_report(paths, pictures=html is not None)
     if html is not None:
         from kmeta.render.report_html import report_html
         from kmeta.storage.writer import atomic_write
 
-        atomic_write(html, report_html(result).encode(), overwrite=True)
+        try:
+            atomic_write(html, report_html(result).encode(), overwrite=True)
+        except OSError as e:  # a full disk, a read-only one: said before the report
+            raise UsageError(f"--html: cannot write the page: {e.strerror or e}",
+                             context=html) from None
     if json_out:
         env.write_lines(report_json(result), json=True)
     else:

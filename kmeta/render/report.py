@@ -32,8 +32,10 @@ def _span(report: Report) -> str | None:
 
 def report_lines(report: Report, width: int | None = None) -> Iterator[str]:
     dirs = len(report.data_dirs)
+    parts = len(report.partitions)
     head = (f"kmeta report: {dirs:,} data dir{'' if dirs == 1 else 's'}, "
-            f"{len(report.partitions):,} partitions, {size(report.segment_bytes)} of segments")
+            f"{parts:,} partition{'' if parts == 1 else 's'}, "
+            f"{size(report.segment_bytes)} of segments")
     if report.metadata:
         head += f", {len(report.metadata)} metadata replica" + \
             ("" if len(report.metadata) == 1 else "s")

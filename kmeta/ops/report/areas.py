@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kmeta.findings import CODES, HINTS, Finding, Severity
+from kmeta.formats.filenames import parse_partition_dir
 from kmeta.ops.report.model import AREAS, Area, Report
 
 #: Codes by the area that says them (the rest are the logs').
@@ -92,12 +93,15 @@ def judge(report: Report, lines: dict[str, str | None]) -> list[Area]:
 
 
 def _partition_dir(f: Finding) -> str | None:
-    """The partition dir a finding's file is in (None: a data dir's own file)."""
+    """The partition dir a finding's file is in, or the file itself where it is in none
+    (a segment given alone); None for a finding of no file."""
     if not f.file:
         return None
     path = Path(f.file)
-    parent = path if path.is_dir() else path.parent
-    return str(parent)
+    for candidate in (path, path.parent):
+        if parse_partition_dir(candidate.name) is not None:
+            return str(candidate)
+    return str(path)
 
 
 def _first_codes(findings: list[Finding], severities: tuple[Severity, ...]) -> list[str]:
