@@ -192,3 +192,18 @@ def test_a_damaged_file_given_alone_is_verified_as_itself(tmp_path: Path) -> Non
     commands = [s["command"] for o in objs if o["kind"] == "report_area"
                 for s in o["next_steps"]]
     assert commands == [f"kmeta verify {text}"]
+
+
+def test_a_long_command_is_broken_where_a_shell_joins_it() -> None:
+    """A suggested command wider than the terminal is continued with a backslash between
+    arguments: pasted, it is the one command (a folded line pasted as two)."""
+    from kmeta.render.report import command_lines
+
+    args = ["diff", "/srv/copies/controller-1/data", "/srv/copies/controller-2/data",
+            "/srv/copies/controller-3/data with space"]
+    lines = list(command_lines(args, 50))
+    assert len(lines) > 1 and all(len(line) <= 50 for line in lines)
+    assert all(line.endswith(" \\") for line in lines[:-1])
+    joined = " ".join(line.removesuffix("\\").strip() for line in lines)
+    assert shlex.split(joined) == ["kmeta", *args]
+    assert list(command_lines(args, None)) == ["    " + shlex.join(["kmeta", *args])]

@@ -69,5 +69,6 @@ def report(
     if json_out:
         env.write_lines(report_json(result), json=True)
     else:
-        env.write_lines(folded(report_lines(result), clip_width(env)))
+        width = clip_width(env)
+        env.write_lines(folded(report_lines(result, width), width))
     close(env, result.findings, paths, json_out=json_out, told=json_out)

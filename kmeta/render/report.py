@@ -30,6 +30,26 @@ def _span(report: Report) -> str | None:
     return f"metadata log {start}..{end} ({lead.label}){when}"
 
 
+def command_lines(args: list[str], width: int | None, indent: str = "    "
+                  ) -> Iterator[str]:
+    """``kmeta ARGS`` as lines to paste: one where it fits ``width``, else broken between
+    arguments with a shell's line continuation (a folded line would paste as two
+    commands)."""
+    line = indent + shell_command(*args)
+    if width is None or len(line) <= width:
+        yield line
+        return
+    words = shell_command(*args).split(" ")  # shell_command quotes any space in an arg
+    current = indent + words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > width and current.strip():
+            yield current + " \\"
+            current = indent + "    " + word
+        else:
+            current += " " + word
+    yield current
+
+
 def report_lines(report: Report, width: int | None = None) -> Iterator[str]:
     dirs = len(report.data_dirs)
     parts = len(report.partitions)
@@ -57,7 +77,7 @@ def report_lines(report: Report, width: int | None = None) -> Iterator[str]:
             if (name, why) != told:  # one why for the commands it leads to
                 yield f"  {name}: {why}"
                 told = (name, why)
-            yield f"    {shell_command(*cmd[1:])}"
+            yield from command_lines(cmd[1:], width)
 
 
 def area_json(report: Report) -> Iterator[dict[str, Any]]:

@@ -133,7 +133,10 @@ def next_steps(report: Report, area: str, findings: list[Finding]
         if not steps:
             steps.append((why, ["kmeta", "verify", *report.paths]))
     elif area == "replicas" and report.diff is not None:
-        paths = [r.path for r in report.diff.replicas]
+        # each replica by its data dir where it has one: the shorter path diff takes
+        data_dirs = {str(d) for d in report.data_dirs}
+        paths = [str(Path(r.path).parent) if str(Path(r.path).parent) in data_dirs
+                 else r.path for r in report.diff.replicas]
         steps.append((why, ["kmeta", "diff", *paths]))
     elif area == "brokers" and report.brokers is not None:
         steps.append((why, ["kmeta", "brokers", _lead(report)]))
