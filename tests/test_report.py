@@ -207,3 +207,11 @@ def test_a_long_command_is_broken_where_a_shell_joins_it() -> None:
     joined = " ".join(line.removesuffix("\\").strip() for line in lines)
     assert shlex.split(joined) == ["kmeta", *args]
     assert list(command_lines(args, None)) == ["    " + shlex.join(["kmeta", *args])]
+
+
+def test_consumers_are_read_where_the_commits_are(real_data: Path) -> None:
+    """kraft32-three's commits are in kafka2's __consumer_offsets (kafka1's and kafka3's
+    hold none): the report reads the dir holding most of them."""
+    report = build_report([str(real_data / "kraft32-three")], pictures=False)
+    assert report.consumers is not None and report.consumers.rows
+    assert report.consumers_dir is not None and report.consumers_dir.name == "kafka2"

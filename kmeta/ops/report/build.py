@@ -100,6 +100,9 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
 
         holders = sorted({d.parent for (t, _), ds in report.partitions.items()
                           if t == OFFSETS_TOPIC for d in ds})
+        # the data dir holding most of the commits (a broker's own replicas are the ones
+        # its coordinator wrote to while it led them)
+        holders.sort(key=lambda h: -_offsets_bytes(found, h))
         report.consumers_dir = holders[0]
         report.consumers = consumers(str(holders[0]),
                                      against=_replica_dir(report, holders[0]))
@@ -170,6 +173,19 @@ def _longest(metas: list[PartitionDir]) -> PartitionDir | None:
         return (segs[-1].kind.base_offset or 0, size)
 
     return max(metas, key=reach, default=None)
+
+
+def _offsets_bytes(found: Discovery, data_dir: Path) -> int:
+    """Bytes of __consumer_offsets segments in a data dir."""
+    total = 0
+    for d in found.data_dirs:
+        if d.path == data_dir:
+            for p in d.partitions:
+                if p.topic == OFFSETS_TOPIC:
+                    for f in p.segments:
+                        with contextlib.suppress(OSError):
+                            total += f.path.stat().st_size
+    return total
 
 
 def _replica_dir(report: Report, holder: Path) -> str | None:
