@@ -23,14 +23,25 @@ OFFSETS_TOPIC = "__consumer_offsets"
 REMOTE_TOPIC = "__remote_log_metadata"
 
 
-def _label(part: PartitionDir, taken: set[str]) -> str:
-    """A short name for a metadata replica: its data dir's name, made unique."""
-    base = part.path.parent.name or str(part.path.parent)
-    label, k = base, 2
-    while label in taken:
-        label, k = f"{base}#{k}", k + 1
-    taken.add(label)
-    return label
+def _labels(metas: list[PartitionDir]) -> list[str]:
+    """A short name for each metadata replica: its data dir's name, with the folder above
+    it where two share a name (diverged/a, quorum3/a), then numbered if still alike."""
+    def name(part: PartitionDir, depth: int) -> str:
+        parts = part.path.parent.parts[-depth:]
+        return "/".join(parts) or str(part.path.parent)
+
+    names = [name(p, 1) for p in metas]
+    if len(set(names)) < len(names):
+        names = [name(p, 2) for p in metas]
+    taken: set[str] = set()
+    out = []
+    for base in names:
+        label, k = base, 2
+        while label in taken:
+            label, k = f"{base}#{k}", k + 1
+        taken.add(label)
+        out.append(label)
+    return out
 
 
 def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = True
@@ -81,10 +92,9 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
         REPLAY_WATCH.reset(token)
         LOG_TALLY.reset(tallying)
     report.verify = checked
-    taken: set[str] = set()
-    for part in metas:
+    for part, label in zip(metas, _labels(metas), strict=True):
         stats = checked.logs.get(str(part.path))
-        report.metadata.append(_replica_view(found, part, stats, _label(part, taken)))
+        report.metadata.append(_replica_view(found, part, stats, label))
     if lead_dir is not None:
         stats = checked.logs.get(str(lead_dir.path))
         heard = None
