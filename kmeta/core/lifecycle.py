@@ -275,10 +275,15 @@ class Lifecycles:
             return
         if type_name == "PARTITION_CHANGE_RECORD":  # most records of a busy log: first
             if "isr" in data or "leader" in data:  # else neither can change (KIP-631)
-                part = self._partition(data)
+                topic = self.image.topics.get(data.get("topicId"))
+                if topic is None:
+                    return
+                # the topic's partitions: the change replaces its partition in them
+                parts, pid = topic["partitions"], data.get("partitionId")
+                part = parts.get(pid)
                 if part is not None:
-                    self._before = ("partition", part, list(part["isr"]), part["leader"],
-                                    None)
+                    self._before = ("partition", (parts, pid), list(part["isr"]),
+                                    part["leader"], None)
             return
         key = _BROKER_KEYS.get(type_name)
         if key is not None:
@@ -332,15 +337,9 @@ class Lifecycles:
 
     # ------------------------------------------------------------------ judging
 
-    def _partition(self, data: dict[str, Any]) -> dict[str, Any] | None:
-        topic = self.image.topics.get(data.get("topicId"))
-        if topic is None:
-            return None
-        return topic["partitions"].get(data.get("partitionId"))
-
     def _partition_changed(self, seen: tuple, data: dict[str, Any]) -> None:
-        _, _, isr_before, leader_before, _ = seen
-        part = self._partition(data)
+        _, (parts, pid), isr_before, leader_before, _ = seen
+        part = parts.get(pid)
         if part is None:
             return
         isr_after, leader_after = part["isr"], part["leader"]
