@@ -116,6 +116,10 @@ class MetadataImage:
 
     #: record type -> handler (set below the class: _FAST_HANDLERS)
     _handlers: dict[str, Any]
+    #: (the partition before, the partition after) of the last PartitionChangeRecord
+    #: applied: what a watch of the replay (kmeta.core.lifecycle) compares, without
+    #: looking the partition up and copying it before each record.  Not state.
+    changed_partition: tuple[dict[str, Any], dict[str, Any]] | None = None
 
     def __init__(self) -> None:
         self.features: dict[str, int] = {}
@@ -442,6 +446,7 @@ class MetadataImage:
         if elected and leader >= 0 and leader not in self.brokers:
             out.append(ImageProblem("V114", f"{_where(t, pid)}: leader {leader} is not a "
                                             "registered broker", off))
+        self.changed_partition = (old, p)
         parts[pid] = p
 
     def _partition_change(self, d: dict, out: list, off: int | None) -> None:
@@ -488,6 +493,7 @@ class MetadataImage:
             p["leaderRecoveryState"] = lrs
         p["partitionEpoch"] = old["partitionEpoch"] + 1
         self._check_partition(t, pid, p, d, out, off)
+        self.changed_partition = (old, p)
         t["partitions"][pid] = p
 
     def _check_partition(self, t: dict, pid: int, p: dict, change: dict | None, out: list,

@@ -80,6 +80,8 @@ FENCE_KINDS = (CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL)
 _BROKER_KEYS = {"REGISTER_BROKER_RECORD": "brokerId", "UNREGISTER_BROKER_RECORD": "brokerId",
                 "BROKER_REGISTRATION_CHANGE_RECORD": "brokerId", "FENCE_BROKER_RECORD": "id",
                 "UNFENCE_BROKER_RECORD": "id"}
+#: what before() keeps of a partition change: the image keeps the rest
+_PARTITION_CHANGE = ("partition",)
 _CONTROLLER_KEYS = {"REGISTER_CONTROLLER_RECORD": "controllerId",
                     "UNREGISTER_CONTROLLER_RECORD": "controllerId"}
 
@@ -275,15 +277,9 @@ class Lifecycles:
             return
         if type_name == "PARTITION_CHANGE_RECORD":  # most records of a busy log: first
             if "isr" in data or "leader" in data:  # else neither can change (KIP-631)
-                topic = self.image.topics.get(data.get("topicId"))
-                if topic is None:
-                    return
-                # the topic's partitions: the change replaces its partition in them
-                parts, pid = topic["partitions"], data.get("partitionId")
-                part = parts.get(pid)
-                if part is not None:
-                    self._before = ("partition", (parts, pid), list(part["isr"]),
-                                    part["leader"], None)
+                # the image says what the record replaced (MetadataImage.changed_partition)
+                self.image.changed_partition = None
+                self._before = _PARTITION_CHANGE
             return
         key = _BROKER_KEYS.get(type_name)
         if key is not None:
@@ -338,11 +334,12 @@ class Lifecycles:
     # ------------------------------------------------------------------ judging
 
     def _partition_changed(self, seen: tuple, data: dict[str, Any]) -> None:
-        _, (parts, pid), isr_before, leader_before, _ = seen
-        part = parts.get(pid)
-        if part is None:
+        change = self.image.changed_partition
+        if change is None:  # not applied (a partition that is not there, a transaction)
             return
-        isr_after, leader_after = part["isr"], part["leader"]
+        old, new = change
+        isr_before, leader_before = old["isr"], old["leader"]
+        isr_after, leader_after = new["isr"], new["leader"]
         for node in isr_before:
             if node not in isr_after:
                 self._effect(node, 0)
