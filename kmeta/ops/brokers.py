@@ -190,20 +190,8 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
                        exact=plan.exact is None)
     watch = _Watch(lives, since, until)
     records, known = _replay(part, plan, lives, watch, findings)
-    exact = plan.exact
-    ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
-    end = max(ends) if ends else None
-    lives.finish()
-    # the anomalies are the partition's: a reader must know where they were found
-    told = [replace(f, file=str(part.path)) for f in lives.findings]
-    result = BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
-                           plan.snapshot, plan.start, None if end is None else end + 1,
-                           watch.first_timestamp, lives.last_timestamp,
-                           metadata_records=records,
-                           control_records=watch.controls, state_known_from=known,
-                           exact_snapshot=None if exact is None or exact.snap is None
-                           else exact.snap.path,
-                           broker=broker, since=since, until=until)
+    result = _told(part, plan, watch, findings, records, known)
+    result.broker, result.since, result.until = broker, since, until
     lo = since.offset if since and since.offset is not None else watch.since_offset
     hi = until.offset if until and until.offset is not None else (
         None if watch.after_until is None else watch.after_until - 1)
@@ -233,18 +221,28 @@ def brokers_heard(part: PartitionDir, watch: _Watch, records: int) -> BrokersRes
     plan = _start(part, None, findings)
     if plan.exact is not None or plan.start != watch.start:
         return None
-    lives = watch.lives
+    result = _told(part, plan, watch, findings, records, plan.start)
+    _keep(result, watch.lives, None, None, None)
+    return result
+
+
+def _told(part: PartitionDir, plan: _Plan, watch: _Watch, findings: list[Finding],
+          records: int, known: int | None) -> BrokersResult:
+    """The result of a replay ``watch`` heard to the log's end, started as ``plan``
+    says: ``records`` metadata records read, the state exact from ``known``."""
+    lives, exact = watch.lives, plan.exact
     ends = [o for o in (lives.last_offset, lives.last_batch) if o is not None]
     end = max(ends) if ends else None
     lives.finish()
+    # the anomalies are the partition's: a reader must know where they were found
     told = [replace(f, file=str(part.path)) for f in lives.findings]
-    result = BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
-                           plan.snapshot, plan.start, None if end is None else end + 1,
-                           watch.first_timestamp, lives.last_timestamp,
-                           metadata_records=records, control_records=watch.controls,
-                           state_known_from=plan.start)
-    _keep(result, lives, None, None, None)
-    return result
+    return BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
+                         plan.snapshot, plan.start, None if end is None else end + 1,
+                         watch.first_timestamp, lives.last_timestamp,
+                         metadata_records=records, control_records=watch.controls,
+                         state_known_from=known,
+                         exact_snapshot=None if exact is None or exact.snap is None
+                         else exact.snap.path)
 
 
 def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
