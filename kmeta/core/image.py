@@ -111,6 +111,13 @@ def _ints(v: Any) -> list[int]:
     return [] if v is None else list(v)
 
 
+def _malformed(type_name: str, version: int | None, e: Exception, offset: int | None
+               ) -> ImageProblem:
+    """V119: a handler met a field that is missing or of the wrong type."""
+    return ImageProblem("V119", f"{type_name} v{version}: field {e} is missing or has the "
+                                "wrong type", offset)
+
+
 class MetadataImage:
     """The cluster image.  Build with :meth:`empty`, change with :meth:`apply`."""
 
@@ -185,9 +192,7 @@ class MetadataImage:
                 except _Skip:
                     pass
                 except (KeyError, TypeError) as e:
-                    problems.append(ImageProblem("V119", f"{type_name} v{version}: field "
-                                                 f"{e} is missing or has the wrong type",
-                                                 offset))
+                    problems.append(_malformed(type_name, version, e, offset))
                 return problems
         if type_name in TRANSACTION_TYPES:
             return self._transaction(type_name, data, offset)
@@ -215,8 +220,7 @@ class MetadataImage:
         except _Skip:
             pass
         except (KeyError, TypeError) as e:
-            problems.append(ImageProblem("V119", f"{type_name} v{version}: field {e} is "
-                                                  "missing or has the wrong type", offset))
+            problems.append(_malformed(type_name, version, e, offset))
         return problems
 
     def _transaction(self, type_name: str, data: Any, offset: int | None

@@ -104,23 +104,20 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
     report.retention = _retentions(metas, checked)
     diffs = side.result()
     report.diff = max(diffs, key=lambda d: len(d.replicas), default=None)
-    names = {topic for topic, _ in report.partitions}
-    if OFFSETS_TOPIC in names:
+    holders = _holders(report, OFFSETS_TOPIC)
+    if holders:
         from kmeta.ops.consumers import consumers
 
-        holders = sorted({d.parent for (t, _), ds in report.partitions.items()
-                          if t == OFFSETS_TOPIC for d in ds})
         # the data dir holding most of the commits (a broker's own replicas are the ones
         # its coordinator wrote to while it led them)
         holders.sort(key=lambda h: -_offsets_bytes(found, h))
         report.consumers_dir = holders[0]
         report.consumers = consumers(str(holders[0]),
                                      against=_replica_dir(report, holders[0]))
-    if REMOTE_TOPIC in names:
+    holders = _holders(report, REMOTE_TOPIC)
+    if holders:
         from kmeta.ops.tiering import tiering
 
-        holders = sorted({d.parent for (t, _), ds in report.partitions.items()
-                          if t == REMOTE_TOPIC for d in ds})
         report.tiering = tiering(str(holders[0]))
     images = {path: stats.image for path, stats in checked.logs.items()}
     for dirs in _brokers_dirs(found):
@@ -183,6 +180,12 @@ def _longest(metas: list[PartitionDir]) -> PartitionDir | None:
         return (segs[-1].kind.base_offset or 0, size)
 
     return max(metas, key=reach, default=None)
+
+
+def _holders(report: Report, topic: str) -> list[Path]:
+    """The data dirs holding partitions of ``topic``, in name order."""
+    return sorted({d.parent for (t, _), dirs in report.partitions.items() if t == topic
+                   for d in dirs})
 
 
 def _offsets_bytes(found: Discovery, data_dir: Path) -> int:

@@ -241,6 +241,14 @@ class _Recovery:
         self.backwards: tuple[int, int, int] | None = None
         self.epochs_seen = -1
 
+    def stop(self, fault: str, position: int, offset: int, text: str, kept: int,
+             next_offset: int | None, valid: int) -> _Recovery:
+        """Recovery stops at a batch it cannot index (``fault``), the ones before kept."""
+        self.fault, self.fault_position, self.fault_offset, self.fault_text = \
+            fault, position, offset, text
+        self.batches, self.next_offset, self.valid_bytes = kept, next_offset, valid
+        return self
+
 
 def _recover(seg: _Segment, interval: int) -> _Recovery:
     """Kafka's recovery of ``seg`` (its bytes from ``seg.start``, ``seg.size`` of them,
@@ -287,27 +295,23 @@ def _recover(seg: _Segment, interval: int) -> _Recovery:
             break
         rel_pos = p - start
         if not 0 <= last - base <= INT_MAX:
-            r.fault, r.fault_position, r.fault_offset = "overflow", rel_pos, last
-            r.fault_text = (f"batch at byte {rel_pos} ends at offset {last}, beyond the "
-                            f"reach of the segment's index ({base} to {base + INT_MAX})")
-            r.batches, r.next_offset, r.valid_bytes = kept, prev_next, valid
-            return r
+            return r.stop("overflow", rel_pos, last,
+                          f"batch at byte {rel_pos} ends at offset {last}, beyond the reach "
+                          f"of the segment's index ({base} to {base + INT_MAX})",
+                          kept, prev_next, valid)
         if ts > max_ts:
             max_ts, max_off = ts, last
         if rel_pos - last_index_pos > interval:
             if index_entries and last <= index_last:
-                r.fault, r.fault_position, r.fault_offset = "invalid_offset", rel_pos, last
-                r.fault_text = (f"the offset index entry for the batch at byte {rel_pos} "
-                                f"(offset {last}) is not above the last one ({index_last})")
-                r.batches, r.next_offset, r.valid_bytes = kept, prev_next, valid
-                return r
+                return r.stop("invalid_offset", rel_pos, last,
+                              f"the offset index entry for the batch at byte {rel_pos} "
+                              f"(offset {last}) is not above the last one ({index_last})",
+                              kept, prev_next, valid)
             index_entries, index_last = index_entries + 1, last
             if time_entries and max_off < time_off:
-                r.fault, r.fault_position, r.fault_offset = "invalid_offset", rel_pos, last
-                r.fault_text = (f"the time index entry at byte {rel_pos} (offset "
-                                f"{max_off}) is below the last one ({time_off})")
-                r.batches, r.next_offset, r.valid_bytes = kept, prev_next, valid
-                return r
+                return r.stop("invalid_offset", rel_pos, last,
+                              f"the time index entry at byte {rel_pos} (offset {max_off}) "
+                              f"is below the last one ({time_off})", kept, prev_next, valid)
             if max_ts > time_ts:
                 time_entries, time_ts, time_off = time_entries + 1, max_ts, max_off
             last_index_pos = rel_pos
@@ -319,12 +323,13 @@ def _recover(seg: _Segment, interval: int) -> _Recovery:
         if magic >= 2 and epoch > top_epoch:
             top_epoch = epoch
             assigns.append((epoch, first))
-    r.batches, r.next_offset, r.valid_bytes, r.epochs_seen = kept, prev_next, valid, top_epoch
+    r.epochs_seen = top_epoch
     # the closing time index entry (LogSegment.recover, after the truncation)
     if time_entries and max_off < time_off:
-        r.fault, r.fault_position, r.fault_offset = "invalid_offset", r.valid_bytes, max_off
-        r.fault_text = (f"the closing time index entry (offset {max_off}) is below the "
-                        f"last one ({time_off})")
+        return r.stop("invalid_offset", valid, max_off,
+                      f"the closing time index entry (offset {max_off}) is below the last "
+                      f"one ({time_off})", kept, prev_next, valid)
+    r.batches, r.next_offset, r.valid_bytes = kept, prev_next, valid
     return r
 
 
