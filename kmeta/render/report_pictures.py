@@ -13,7 +13,8 @@ from pathlib import Path
 from kmeta.core.lifecycle import duration
 from kmeta.findings import Finding
 from kmeta.ops.report.model import MetadataReplica, Report
-from kmeta.render.svg import Chart, Lane, Mark, Span, size, utc
+from kmeta.render.retention import size
+from kmeta.render.svg import Chart, Lane, Mark, Span, utc
 
 __all__ = ["epochs_by_offset", "epochs_by_time", "layout", "lifecycle", "partitions",
            "snapshots"]

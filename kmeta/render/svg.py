@@ -63,16 +63,6 @@ def count(value: float) -> str:
     return f"{value:g}"
 
 
-def size(value: int | None) -> str:
-    """Bytes as people read them: 812 B, 16.0 KiB, 1.2 MiB."""
-    if value is None:
-        return "?"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:.1f} {unit}"
-    return f"{value} B"
-
-
 @dataclass
 class Scale:
     """A linear map from a domain (offsets, ms) onto pixels."""
