@@ -707,6 +707,11 @@ static PyObject *py_plain_span(PyObject *self, PyObject *args) {
     PyObject *values = PyList_New(0), *offsets = PyList_New(0), *positions = PyList_New(0);
     PyObject *out = NULL;
     Py_ssize_t batches = 0, records = 0;
+    /* the records section of the last batch read whose values were all `skip` */
+    const unsigned char *same = NULL;
+    Py_ssize_t same_size = -1;
+    int32_t same_count = -1;
+    int nothing_kept = 0;
     if (!values || !offsets || !positions) goto done;
     const unsigned char *buf = view.buf;
     if (limit > view.len) limit = view.len;
@@ -727,10 +732,19 @@ static PyObject *py_plain_span(PyObject *self, PyObject *args) {
             break;
         if (crc_impl(0, b + AT_ATTRS, (size_t)(size - AT_ATTRS)) != (uint32_t)be32(b + AT_CRC))
             break;
-        if (!section_plain(b + HEADER, b + size, count)) break;
-        if (!keep_values(b + HEADER, b + size, count, next, pos, &skip, values, offsets,
-                         positions))
-            goto done;
+        /* a NoOp heartbeat's section is the one before it, byte for byte: read once */
+        if (!(nothing_kept && size == same_size && count == same_count &&
+              memcmp(b + HEADER, same, (size_t)(size - HEADER)) == 0)) {
+            if (!section_plain(b + HEADER, b + size, count)) break;
+            Py_ssize_t kept = PyList_GET_SIZE(values);
+            if (!keep_values(b + HEADER, b + size, count, next, pos, &skip, values, offsets,
+                             positions))
+                goto done;
+            nothing_kept = PyList_GET_SIZE(values) == kept;
+            same = b + HEADER;
+            same_size = size;
+            same_count = count;
+        }
         next = after;
         batches++;
         records += count;

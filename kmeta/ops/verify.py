@@ -569,6 +569,9 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     try:
         for finding in verify_log(part.segments, stats, feed, progress):
             findings.append(finding)  # one at a time: the forked replay counts them
+        # the indexes need the pass's layout, not the image: checked while the replay
+        # may still run
+        index_findings = list(verify_indexes(part, stats, indexes.result()))
         if type(feed) is ForkedReplay:
             stats.image = feed.finish(stats.snapshot_findings)
             stats.watch = feed.watch
@@ -578,7 +581,7 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
         if stats.tally is not None:
             stats.tally.finish()
         findings += verify_model(part, stats)
-        findings += verify_indexes(part, stats, indexes.result())
+        findings += index_findings
     finally:
         if type(feed) is ForkedReplay:
             feed.close()
