@@ -621,7 +621,7 @@ IMAGE_SECTIONS = ObjectKind(
             "-> its finalized level, from FeatureLevelRecords; a feature set to level 0 is "
             "absent."),
         Key("zkMigrationState", STRING, "The state of the last ZkMigrationStateRecord: NONE, "
-            "PRE_MIGRATION, MIGRATION, POST_MIGRATION or UNINITIALIZED; null when there is "
+            "MIGRATION (1), PRE_MIGRATION (2), POST_MIGRATION or ZK; null when there is "
             "none.", nullable=True),
         Key("brokers", Map(BROKER), "An object: broker id (a string) -> the registered broker "
             "(keys below)."),

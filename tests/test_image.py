@@ -492,3 +492,17 @@ def test_digest_independent_of_creation_order(data: Any) -> None:
     assert a.digest() == b.digest()
     assert a.to_json() == b.to_json()
     assert a.section_digests() == b.section_digests()
+
+
+def test_zk_migration_state_names_follow_kafka() -> None:
+    # ZkMigrationState.java: MIGRATION is 1 and PRE_MIGRATION 2 (swapped in 3.5, because
+    # 3.4 wrote PRE_MIGRATION as 1); ZK is 4; there is no -1.
+    image = MetadataImage.empty()
+    names = {}
+    for state in (0, 1, 2, 3, 4):
+        assert image.apply("ZK_MIGRATION_STATE_RECORD", 0, {"zkMigrationState": state}) == []
+        names[state] = image.to_json()["zkMigrationState"]
+    assert names == {0: "NONE", 1: "MIGRATION", 2: "PRE_MIGRATION", 3: "POST_MIGRATION",
+                     4: "ZK"}
+    assert codes(image.apply("ZK_MIGRATION_STATE_RECORD", 0,
+                             {"zkMigrationState": -1})) == ["V116"]

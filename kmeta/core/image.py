@@ -52,8 +52,10 @@ CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGE
                          16: "CLIENT_METRICS", 32: "GROUP"}
 """Kafka's ``ConfigResource.Type`` ids, as the ConfigRecord's ResourceType holds them."""
 
-ZK_MIGRATION_STATES = {-1: "UNINITIALIZED", 0: "NONE", 1: "PRE_MIGRATION", 2: "MIGRATION",
-                       3: "POST_MIGRATION"}
+#: Kafka's ZkMigrationState ids (ZkMigrationState.java): MIGRATION is 1 and PRE_MIGRATION 2,
+#: because 3.4 wrote PRE_MIGRATION as 1 before MIGRATION existed; ZK (4) is never written.
+ZK_MIGRATION_STATES = {0: "NONE", 1: "MIGRATION", 2: "PRE_MIGRATION", 3: "POST_MIGRATION",
+                       4: "ZK"}
 SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 
 NO_LEADER_CHANGE = -2
