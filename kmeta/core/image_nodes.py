@@ -1,0 +1,810 @@
+"""The metadata image as a node tree: the names and ``cat`` text of Kafka 4.0's
+``kafka-metadata-shell.sh`` (``metadata/.../image/node/*``, ``shell/.../node/*``).
+
+One home for the tree that ``kmeta shell`` walks and ``kmeta image ls|cat`` prints.  Pure:
+a :class:`~kmeta.core.image.MetadataImage` in, :class:`Node` objects out, no I/O.
+
+* ``/`` holds ``image`` and ``local``; ``/local/version`` is **kmeta's** version (Kafka
+  prints its own there; there is no ``commitId``).
+* ``/image/...`` is named as Kafka 4.0 names it: ``acls/byId/<uuid>``,
+  ``clientQuotas/<entity>/<key>``, ``cluster/brokers/<id>``, ``cluster/controllers/<id>``,
+  ``configs/<TYPE>[:<name>]/<key>``, ``delegationToken/<token>``, ``features/...``,
+  ``producerIds/nextProducerId``, ``provenance``, ``scram/<MECHANISM>/<user>``,
+  ``topics/byName|byId/<topic>/{name,id,<partition>}``.  Names sort as Java's
+  ``String.compareTo`` sorts them (UTF-16 code units: ``10`` before ``2``).
+* A leaf's :attr:`Node.text` is Kafka's ``toString`` shape (``BrokerRegistration(...)``,
+  ``PartitionRegistration(...)``, ``Optional[4.0-IV3]``, ``StandardAcl(...)``, a quota as
+  Java's ``Double.toString``); :attr:`Node.json` is kmeta's own JSON for the node (a
+  directory's is ``{child name: child json}``).
+
+Where kmeta departs from Kafka 4.0, on purpose:
+
+* **Secrets stay redacted** unless ``show_secrets``: a sensitive config value (by
+  :data:`~kmeta.formats.metadata_schemas.SENSITIVE_CONFIG`) reads ``[redacted]``; a SCRAM
+  credential reads ``salt=[redacted], storedKey=[redacted], serverKey=[redacted]`` (its
+  iterations stay: kmeta's image shows them anyway, Kafka's redaction hides them too); a
+  delegation token's node is named by kmeta's fingerprint (``xxh3:…``) and its text says
+  ``tokenId=[redacted]`` (owner, renewers and times stay, as in kmeta's image).  Kafka's
+  shell prints every one of them in the clear.  With ``show_secrets`` the raw values come
+  from ``image.secrets``, and a token's node is named by its id, as in Kafka.
+* ``features/zkMigrationState`` is a real leaf holding the state's name (``NONE`` before
+  any ZkMigrationStateRecord, as Kafka 3.x's image defaulted): Kafka 4.0 lists it but
+  cannot read it (``cat`` says no such file, ``find`` crashes).
+* ``features/finalized_kraft.version`` is listed when the log set it (Kafka 4.0 keeps
+  kraft.version out of the image since KAFKA-18979; 3.9 showed it): its records are in the
+  log, and a shell that walks through time should show what they did.
+  ``features/metadataVersion`` keeps 4.0's ``Optional[...]`` wrapping.
+* A client-quota entity's default part (a null name) is written as its type without
+  parentheses (``user``, ``clientId(app)_user``): Kafka leaves it out, which names the
+  default user's node ``""`` and makes ``clientId(app)_user(<default>)`` collide with
+  ``clientId(app)``.
+* ``provenance`` is ``offset <last offset>, epoch <epoch>, time <UTC>`` from the
+  :class:`Provenance` the caller gives (the real offset, also for a snapshot file, where
+  Kafka shows the record's position in the file); without one, Kafka's empty provenance.
+* ``/image/configs/BROKER`` (the cluster-wide default, resource name ``""``) is reachable,
+  as in Kafka.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from kmeta import __version__
+from kmeta.core.image import (
+    CONFIG_RESOURCE_TYPES,
+    METADATA_VERSION,
+    SCRAM_MECHANISMS,
+    ZK_MIGRATION_STATES,
+    MetadataImage,
+    _entity_key,
+    _fingerprint,
+)
+from kmeta.core.versions import LEVEL_NAMES
+from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
+
+__all__ = ["Node", "Provenance", "change_dir", "diff_nodes", "flatten", "image_tree", "java_sorted",
+           "record_paths", "resolve", "split_path"]
+
+REDACTED = "[redacted]"
+SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
+RESOURCE_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "TOPIC", 3: "GROUP", 4: "CLUSTER",
+                  5: "TRANSACTIONAL_ID", 6: "DELEGATION_TOKEN", 7: "USER"}
+PATTERN_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "MATCH", 3: "LITERAL", 4: "PREFIXED"}
+ACL_OPERATIONS = {0: "UNKNOWN", 1: "ANY", 2: "ALL", 3: "READ", 4: "WRITE", 5: "CREATE",
+                  6: "DELETE", 7: "ALTER", 8: "DESCRIBE", 9: "CLUSTER_ACTION",
+                  10: "DESCRIBE_CONFIGS", 11: "ALTER_CONFIGS", 12: "IDEMPOTENT_WRITE",
+                  13: "CREATE_TOKENS", 14: "DESCRIBE_TOKENS"}
+PERMISSION_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
+LEADER_RECOVERY = {0: "RECOVERED", 1: "RECOVERING"}
+#: ClientQuotaEntity types in the order Kafka names them (clientId, ip, user)
+QUOTA_PARTS = (("client-id", "clientId"), ("ip", "ip"), ("user", "user"))
+VERSION_RANGE_MAX = 32767  # Short.MAX_VALUE: VersionRange prints "min+"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the image stands, as Kafka's MetadataProvenance: the last offset applied
+    (the image's offset - 1), the leader epoch and the max timestamp (ms) of the last data
+    batch applied."""
+
+    offset: int
+    epoch: int
+    timestamp: int
+
+
+EMPTY_PROVENANCE = Provenance(-1, -1, -1)
+
+
+# ---------------------------------------------------------------------- the node
+
+_UNSET: Any = object()
+
+
+class Node:
+    """A directory (children by name, built on demand) or a leaf (its ``text``).
+
+    ``value`` is what the node shows is made from (the broker dict, the topic dict …):
+    two nodes of trees built with the same options whose values are equal show the same,
+    which is how :func:`diff_nodes` skips unchanged subtrees without building their text.
+    """
+
+    __slots__ = ("_entries", "_json", "_make", "_names", "_text", "name", "value")
+
+    def __init__(self, name: str, *, entries: Callable[[], dict[str, Any]] | None = None,
+                 make: Callable[[str, Any], Node] | None = None,
+                 text: str | Callable[[], str] | None = None,
+                 json: Any = _UNSET, value: Any = None) -> None:
+        self.name = name
+        self._entries = entries
+        self._make = make
+        self._text = text
+        self._json = json
+        self._names: list[str] | None = None
+        self.value = value
+
+    @property
+    def is_dir(self) -> bool:
+        return self._entries is not None
+
+    def _map(self) -> dict[str, Any]:
+        assert self._entries is not None
+        m = self._entries()
+        self._entries = lambda: m  # computed once
+        return m
+
+    def names(self) -> list[str]:
+        """The children's names, sorted as Java sorts strings ([] for a leaf)."""
+        if self._entries is None:
+            return []
+        if self._names is None:
+            self._names = java_sorted(self._map())
+        return self._names
+
+    def child(self, name: str) -> Node | None:
+        if self._entries is None:
+            return None
+        m = self._map()
+        if name not in m:
+            return None
+        assert self._make is not None
+        return self._make(name, m[name])
+
+    def children(self) -> Iterator[Node]:
+        for n in self.names():
+            c = self.child(n)
+            if c is not None:
+                yield c
+
+    @property
+    def text(self) -> str:
+        """A leaf's text (Kafka's ``cat``); '' for a directory."""
+        t = self._text
+        if t is None:
+            return ""
+        if not isinstance(t, str):
+            t = self._text = t()
+        return t
+
+    @property
+    def json(self) -> Any:
+        j = self._json
+        if j is _UNSET:
+            j = {c.name: c.json for c in self.children()} if self.is_dir else self.text
+            self._json = j
+        elif callable(j):
+            j = self._json = j()
+        return j
+
+    def __repr__(self) -> str:
+        return f"Node({self.name!r}, {'dir' if self.is_dir else 'leaf'})"
+
+
+def _java_key(s: str) -> bytes:
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def java_sorted(names: Any) -> list[str]:
+    """Sorted as Java's String.compareTo (UTF-16 code units)."""
+    names = list(names)
+    if all(c < "\ud800" for n in names for c in n):  # the common case: code points agree
+        return sorted(names)
+    return sorted(names, key=_java_key)
+
+
+def _dir(name: str, entries: Callable[[], dict[str, Any]],
+         make: Callable[[str, Any], Node], value: Any = None, json: Any = _UNSET) -> Node:
+    return Node(name, entries=entries, make=make, value=value, json=json)
+
+
+def _leaf(name: str, text: str | Callable[[], str], json: Any = _UNSET,
+          value: Any = None) -> Node:
+    return Node(name, text=text, json=json, value=value)
+
+
+def _fixed(name: str, children: dict[str, Callable[[], Node]], value: Any = None) -> Node:
+    """A directory whose children are known by name (each made when asked for)."""
+    return _dir(name, lambda: children, lambda n, mk: mk(), value=value)
+
+
+# ---------------------------------------------------------------------- Java's text
+
+def java_double(v: float) -> str:
+    """Java's Double.toString: shortest digits; plain from 10^-3 up to 10^7, else
+    ``d.dddE<n>``; always a digit after the point."""
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if str(v).startswith("-") else "0.0"
+    sign, digits, exp = Decimal(repr(v)).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    e = len(digits) + int(exp) - 1  # the decimal exponent of the first digit
+    neg = "-" if sign else ""
+    if 1e-3 <= abs(v) < 1e7:
+        if e >= 0:
+            whole = ds[:e + 1].ljust(e + 1, "0")
+            frac = ds[e + 1:] or "0"
+        else:
+            whole, frac = "0", "0" * (-e - 1) + ds
+        return f"{neg}{whole}.{frac}"
+    return f"{neg}{ds[0]}.{ds[1:] or '0'}E{e}"
+
+
+def _ints(v: Any) -> str:
+    return "[" + ", ".join(str(x) for x in v or ()) + "]"
+
+
+def _uuid_key(u: str) -> tuple[int, int]:
+    """Kafka's Uuid.compareTo: the most then least significant longs, signed."""
+    try:
+        raw = base64.urlsafe_b64decode(u + "=" * (-len(u) % 4))
+    except (ValueError, TypeError):
+        return (0, 0)
+    if len(raw) != 16:
+        return (0, 0)
+    return (int.from_bytes(raw[:8], "big", signed=True),
+            int.from_bytes(raw[8:], "big", signed=True))
+
+
+def _version_range(r: list[int]) -> str:
+    lo, hi = r
+    if lo == hi:
+        return str(lo)
+    return f"{lo}+" if hi == VERSION_RANGE_MAX else f"{lo}-{hi}"
+
+
+def _endpoint(e: dict[str, Any]) -> str:
+    proto = SECURITY_PROTOCOLS.get(e.get("securityProtocol"), "null")
+    return (f"Endpoint(listenerName='{e['name']}', securityProtocol={proto}, "
+            f"host='{e['host']}', port={e['port']})")
+
+
+def _registration(r: dict[str, Any]) -> str:
+    eps = sorted(r.get("endPoints") or (), key=lambda e: _java_key(e["name"]))
+    feats = r.get("features") or {}
+    return ("listeners=[" + ", ".join(_endpoint(e) for e in eps) + "], supportedFeatures={"
+            + ", ".join(f"{k}: {_version_range(feats[k])}" for k in java_sorted(feats))
+            + "}")
+
+
+def broker_text(b: dict[str, Any]) -> str:
+    rack = "Optional.empty" if b.get("rack") is None else f"Optional[{b['rack']}]"
+    dirs = sorted(b.get("logDirs") or (), key=_uuid_key)
+    return (f"BrokerRegistration(id={b['id']}, epoch={b['epoch']}, "
+            f"incarnationId={b['incarnationId']}, {_registration(b)}, rack={rack}, "
+            f"fenced={_bool(b['fenced'])}, "
+            f"inControlledShutdown={_bool(b['inControlledShutdown'])}, "
+            f"isMigratingZkBroker={_bool(b['isMigratingZkBroker'])}, "
+            f"directories=[{', '.join(dirs)}])")
+
+
+def controller_text(c: dict[str, Any]) -> str:
+    return (f"ControllerRegistration(id={c['id']}, incarnationId={c['incarnationId']}, "
+            f"zkMigrationReady={_bool(c['zkMigrationReady'])}, {_registration(c)})")
+
+
+def partition_text(p: dict[str, Any]) -> str:
+    lrs = LEADER_RECOVERY.get(p["leaderRecoveryState"], str(p["leaderRecoveryState"]))
+    return (f"PartitionRegistration(replicas={_ints(p['replicas'])}, "
+            f"directories=[{', '.join(p['directories'])}], isr={_ints(p['isr'])}, "
+            f"removingReplicas={_ints(p['removingReplicas'])}, "
+            f"addingReplicas={_ints(p['addingReplicas'])}, "
+            f"elr={_ints(p['eligibleLeaderReplicas'])}, "
+            f"lastKnownElr={_ints(p['lastKnownElr'])}, leader={p['leader']}, "
+            f"leaderRecoveryState={lrs}, leaderEpoch={p['leaderEpoch']}, "
+            f"partitionEpoch={p['partitionEpoch']})")
+
+
+def acl_text(a: dict[str, Any]) -> str:
+    def name(table: dict[int, str], v: Any) -> str:
+        return table.get(v, "UNKNOWN")
+
+    return (f"StandardAcl(resourceType={name(RESOURCE_TYPES, a['resourceType'])}, "
+            f"resourceName={a['resourceName']}, "
+            f"patternType={name(PATTERN_TYPES, a['patternType'])}, "
+            f"principal={a['principal']}, host={a['host']}, "
+            f"operation={name(ACL_OPERATIONS, a['operation'])}, "
+            f"permissionType={name(PERMISSION_TYPES, a['permissionType'])})")
+
+
+def provenance_text(p: Provenance) -> str:
+    """``offset N, epoch E, time <ISO_ZONED_DATE_TIME in UTC>`` (Kafka's ProvenanceNode)."""
+    try:
+        t = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=p.timestamp)
+        frac = f"{t.microsecond // 1000:03d}".rstrip("0")
+        when = t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "") + "Z[UTC]"
+    except OverflowError:
+        when = str(p.timestamp)
+    return f"offset {p.offset}, epoch {p.epoch}, time {when}"
+
+
+def metadata_version_text(level: int | None) -> str:
+    if level is None:
+        return "Optional.empty"
+    return f"Optional[{LEVEL_NAMES.get(level, level)}]"
+
+
+def _bool(v: Any) -> str:
+    return "true" if v else "false"
+
+
+# ---------------------------------------------------------------------- names
+
+def config_resource_name(rtype: int, rname: str) -> str:
+    """``TOPIC:orders``; the default resource (an empty name) is the type alone."""
+    t = CONFIG_RESOURCE_TYPES.get(rtype, "UNKNOWN")
+    return t if rname == "" else f"{t}:{rname}"
+
+
+def _escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def quota_entity_name(entity: tuple[tuple[str, str | None], ...]) -> str:
+    """Kafka's ClientQuotasImageNode name: ``clientId(a)_ip(b)_user(c)`` in that order,
+    ``\\``, ``(`` and ``)`` escaped; a default part (null name) is its type alone."""
+    parts = dict(entity)
+    out = []
+    for etype, label in QUOTA_PARTS:
+        if etype in parts:
+            n = parts[etype]
+            out.append(label if n is None else f"{label}({_escape(n)})")
+    out += [f"{t}({_escape(n)})" if n is not None else t
+            for t, n in entity if t not in dict(QUOTA_PARTS)]
+    return "_".join(out)
+
+
+def _token_name(image: MetadataImage, fp: str, show_secrets: bool) -> str:
+    if show_secrets and isinstance(image.secrets.get(fp), str):
+        return image.secrets[fp]
+    return fp
+
+
+# ---------------------------------------------------------------------- the tree
+
+def image_tree(image: MetadataImage, *, show_secrets: bool = False,
+               provenance: Provenance | None = None) -> Node:
+    """The root ``/`` of the node tree of ``image`` (children built as they are asked
+    for; the image must not change while the tree is used)."""
+    return _fixed("/", {
+        "image": lambda: image_node(image, show_secrets=show_secrets, provenance=provenance),
+        "local": lambda: _fixed("local", {
+            "version": lambda: _leaf("version", __version__, value=__version__)}),
+    })
+
+
+def image_node(image: MetadataImage, *, show_secrets: bool = False,
+               provenance: Provenance | None = None) -> Node:
+    """``/image``."""
+    prov = provenance or EMPTY_PROVENANCE
+    im, ss = image, show_secrets
+    return _fixed("image", {
+        "acls": lambda: _fixed("acls", {"byId": lambda: _acls(im)}),
+        "clientQuotas": lambda: _quotas(im),
+        "cluster": lambda: _fixed("cluster", {
+            "brokers": lambda: _registrations("brokers", im.brokers, broker_text),
+            "controllers": lambda: _registrations("controllers", im.controllers,
+                                                  controller_text)}),
+        "configs": lambda: _configs(im, ss),
+        "delegationToken": lambda: _tokens(im, ss),
+        "features": lambda: _features(im),
+        "producerIds": lambda: _fixed("producerIds", {
+            "nextProducerId": lambda: _leaf(
+                "nextProducerId",
+                str(-1 if im.next_producer_id is None else im.next_producer_id),
+                json=im.next_producer_id, value=im.next_producer_id)},
+            value=im.next_producer_id),
+        "provenance": lambda: _leaf("provenance", lambda: provenance_text(prov),
+                                    json=lambda: {"offset": prov.offset,
+                                                  "epoch": prov.epoch,
+                                                  "timestamp": prov.timestamp},
+                                    value=prov),
+        "scram": lambda: _scram(im, ss),
+        "topics": lambda: _fixed("topics", {
+            "byId": lambda: _topics("byId", im, by_id=True),
+            "byName": lambda: _topics("byName", im, by_id=False)}),
+    })
+
+
+def _acls(image: MetadataImage) -> Node:
+    acls = image.acls
+    return _dir("byId", lambda: acls, lambda n, a: _leaf(
+        n, lambda: acl_text(a), json=a, value=a), value=acls)
+
+
+def _quotas(image: MetadataImage) -> Node:
+    quotas = image.client_quotas
+
+    def entries() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for e in sorted(quotas, key=_entity_key):
+            out.setdefault(quota_entity_name(e), quotas[e])
+        return out
+
+    def entity(name: str, q: dict[str, float]) -> Node:
+        return _dir(name, lambda: q, lambda k, v: _leaf(k, lambda: java_double(v), json=v,
+                                                        value=v), value=q)
+
+    return _dir("clientQuotas", entries, entity, value=quotas)
+
+
+def _registrations(name: str, regs: dict[int, dict[str, Any]],
+                   text: Callable[[dict[str, Any]], str]) -> Node:
+    return _dir(name, lambda: {str(i): r for i, r in regs.items()},
+                lambda n, r: _leaf(n, lambda: text(r), json=r, value=r), value=regs)
+
+
+def _configs(image: MetadataImage, show_secrets: bool) -> Node:
+    configs, secrets = image.configs, image.secrets
+
+    def entries() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key in sorted(configs, key=lambda k: (k[0], k[1])):
+            out.setdefault(config_resource_name(*key), configs[key])
+        return out
+
+    def value(k: str, v: str) -> tuple[str, str]:
+        """(text, json): a secret is [redacted], or with show_secrets its raw value
+        (text) and fingerprint (json, as kmeta's image JSON has it)."""
+        if not SENSITIVE_CONFIG.search(k):
+            return v, v
+        if not show_secrets:
+            return REDACTED, REDACTED
+        raw = secrets.get(v, v)
+        return (raw if isinstance(raw, str) else v), v
+
+    def resource(name: str, cfg: dict[str, str]) -> Node:
+        def leaf(k: str, v: str) -> Node:
+            text, j = value(k, v)
+            return _leaf(k, text, json=j, value=v)
+        return _dir(name, lambda: cfg, leaf, value=cfg)
+
+    return _dir("configs", entries, resource, value=configs)
+
+
+def _tokens(image: MetadataImage, show_secrets: bool) -> Node:
+    tokens = image.delegation_tokens
+
+    def entries() -> dict[str, Any]:
+        return {_token_name(image, fp, show_secrets): t for fp, t in tokens.items()}
+
+    def leaf(name: str, t: dict[str, Any]) -> Node:
+        token_id = name if show_secrets else REDACTED
+        text = (f"DelegationTokenDatatokenId={token_id}(owner={t['owner']}"
+                f"(tokenRequester={t['requester']}(renewers={' '.join(t['renewers'])}, "
+                f"issueTimestamp={t['issueTimestamp']}, maxTimestamp={t['maxTimestamp']}), "
+                f"expiryTimestamp={t['expirationTimestamp']}")
+        return _leaf(name, text, json=t, value=t)
+
+    return _dir("delegationToken", entries, leaf, value=tokens)
+
+
+def _features(image: MetadataImage) -> Node:
+    feats, zk = image.features, image.zk_migration_state
+
+    def entries() -> dict[str, Any]:
+        out: dict[str, Any] = {"metadataVersion": feats.get(METADATA_VERSION),
+                               "zkMigrationState": zk}
+        for f, level in feats.items():
+            if f != METADATA_VERSION:
+                out[f"finalized_{f}"] = level
+        return out
+
+    def leaf(name: str, v: Any) -> Node:
+        if name == "metadataVersion":
+            return _leaf(name, metadata_version_text(v), json=v, value=v)
+        if name == "zkMigrationState":
+            state = "NONE" if v is None else ZK_MIGRATION_STATES.get(v, str(v))
+            return _leaf(name, state, json=None if v is None else state, value=v)
+        return _leaf(name, str(v), json=v, value=v)
+
+    return _dir("features", entries, leaf, value=(feats, zk))
+
+
+def _scram(image: MetadataImage, show_secrets: bool) -> Node:
+    scram, secrets = image.scram, image.secrets
+
+    def entries() -> dict[str, Any]:
+        out: dict[str, dict[str, Any]] = {m: {} for m in SCRAM_MECHANISMS.values()}
+        for (user, mech), cred in scram.items():
+            out.setdefault(SCRAM_MECHANISMS.get(mech, str(mech)), {})[user] = cred
+        return out
+
+    def text(cred: dict[str, Any]) -> str:
+        raw = secrets.get(cred["credential"]) if show_secrets else None
+        if isinstance(raw, tuple) and len(raw) == 3:
+            salt, stored, server = (bytes(x).hex() for x in raw)
+        else:
+            salt = stored = server = REDACTED
+        return (f"ScramCredentialData(salt={salt}, storedKey={stored}, serverKey={server}, "
+                f"iterations={cred['iterations']})")
+
+    def mechanism(name: str, users: dict[str, Any]) -> Node:
+        return _dir(name, lambda: users, lambda u, c: _leaf(
+            u, lambda: text(c), json=c, value=c), value=users)
+
+    return _dir("scram", entries, mechanism, value=scram)
+
+
+def _topics(name: str, image: MetadataImage, *, by_id: bool) -> Node:
+    topics = image.topics
+
+    def entries() -> dict[str, Any]:
+        if by_id:
+            return dict(topics)
+        out: dict[str, Any] = {}
+        for tid in sorted(topics):
+            out.setdefault(topics[tid]["name"], topics[tid])
+        return out
+
+    return _dir(name, entries, topic_node, value=topics)
+
+
+def topic_node(name: str, t: dict[str, Any]) -> Node:
+    """One topic: ``name``, ``id`` and a leaf per partition."""
+    parts = t["partitions"]
+
+    def entries() -> dict[str, Any]:
+        out: dict[str, Any] = {str(pid): p for pid, p in parts.items()}
+        out["name"] = _NAME
+        out["id"] = _ID
+        return out
+
+    def child(n: str, v: Any) -> Node:
+        if v is _NAME:
+            return _leaf("name", t["name"], value=t["name"])
+        if v is _ID:
+            return _leaf("id", t["topicId"], value=t["topicId"])
+        return _leaf(n, lambda: partition_text(v), json=v, value=v)
+
+    return _dir(name, entries, child, value=t)
+
+
+_NAME, _ID = object(), object()
+
+
+# ---------------------------------------------------------------------- paths
+
+def split_path(cwd: str, path: str) -> list[str]:
+    """Kafka's path rules: relative to ``cwd``, split on ``/`` with empty components
+    dropped, then ``.`` removed and ``..`` popping one component (lexically, before any
+    lookup; ``..`` at the root stays there)."""
+    full = path if path.startswith("/") else f"{cwd.rstrip('/')}/{path}"
+    out: list[str] = []
+    for c in full.split("/"):
+        if c in ("", "."):
+            continue
+        if c == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(c)
+    return out
+
+
+def glob_regex(component: str) -> re.Pattern[str] | None:
+    """The regular expression of a glob component (``*``, ``?``, ``{a,b}``, ``\\x``), or
+    None when it has no glob syntax.  No ``[...]`` ranges; a nested ``{`` or one left open
+    makes the whole component a literal, as Kafka's GlobComponent does."""
+    if not any(ch in component for ch in "*?{\\"):
+        return None
+    out: list[str] = []
+    in_alt = False
+    i = 0
+    while i < len(component):
+        ch = component[i]
+        if ch == "\\":
+            i += 1
+            if i < len(component):
+                out.append(re.escape(component[i]))
+        elif ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "{":
+            if in_alt:
+                return None
+            in_alt = True
+            out.append("(?:")
+        elif ch == "}" and in_alt:
+            in_alt = False
+            out.append(")")
+        elif ch == "," and in_alt:
+            out.append("|")
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    if in_alt:
+        return None
+    return re.compile("".join(out), re.DOTALL)
+
+
+def resolve(root: Node, cwd: str, path: str) -> list[tuple[str, Node]]:
+    """Every node ``path`` names (globs expanded per component, in sorted order), as
+    (real absolute path, node); [] when nothing matches.  Never raises on any string."""
+    found: list[tuple[str, Node]] = [("", root)]
+    for comp in split_path(cwd, path):
+        rx = glob_regex(comp)
+        nxt: list[tuple[str, Node]] = []
+        for base, node in found:
+            if not node.is_dir:
+                continue
+            if rx is None:
+                c = node.child(comp)
+                if c is not None:
+                    nxt.append((f"{base}/{comp}", c))
+                continue
+            for n in node.names():
+                if rx.fullmatch(n):
+                    c = node.child(n)
+                    if c is not None:
+                        nxt.append((f"{base}/{n}", c))
+        found = nxt
+        if not found:
+            return []
+    return [(p or "/", n) for p, n in found]
+
+
+def change_dir(root: Node, cwd: str, target: str | None) -> tuple[str, list[str]]:
+    """Kafka's ``cd``: (the new working directory, error lines).  No target is ``/``; a
+    glob that matches several directories ends at the last one, and each leaf it matches
+    is an error."""
+    if target is None:
+        return "/", []
+    found = resolve(root, cwd, target)
+    if not found:
+        return cwd, [f"cd: {target}: no such directory."]
+    new, errors = cwd, []
+    for path, node in found:
+        if node.is_dir:
+            new = path
+        else:
+            errors.append(f"cd: {target}: not a directory.")
+    return new, errors
+
+
+def join(path: str, name: str) -> str:
+    return f"{path.rstrip('/')}/{name}"
+
+
+def walk(node: Node, path: str) -> Iterator[tuple[str, Node]]:
+    """``node`` and every node under it, depth first in sorted order, with its path."""
+    yield path, node
+    for c in node.children():
+        yield from walk(c, join(path, c.name))
+
+
+def flatten(node: Node, path: str = "/") -> dict[str, str]:
+    """Every leaf under ``node`` (``node`` itself if a leaf): path -> text."""
+    return {p: n.text for p, n in walk(node, path) if not n.is_dir}
+
+
+# ---------------------------------------------------------------------- diff
+
+Change = tuple[str, str, "str | None", "str | None"]
+
+
+def diff_nodes(before: Node, after: Node, path: str = "/") -> list[Change]:
+    """The leaves added, removed and changed from ``before`` to ``after`` (trees built
+    with the same options), as (path, "added"|"removed"|"changed", old text, new text) in
+    path order.  A subtree whose value is equal on both sides is skipped unread."""
+    out: list[Change] = []
+    _diff(before, after, path, out)
+    return out
+
+
+def _diff(a: Node, b: Node, path: str, out: list[Change]) -> None:
+    if a.value is not None and (a.value is b.value or a.value == b.value) \
+            and a.is_dir == b.is_dir and a.name == b.name:
+        return
+    if not a.is_dir and not b.is_dir:
+        if a.text != b.text:
+            out.append((path, "changed", a.text, b.text))
+        return
+    if a.is_dir != b.is_dir:
+        out.extend((p, "removed", t, None) for p, t in flatten(a, path).items())
+        out.extend((p, "added", None, t) for p, t in flatten(b, path).items())
+        return
+    names_a, names_b = a.names(), b.names()
+    merged = names_a if names_a == names_b else java_sorted(set(names_a) | set(names_b))
+    set_a = set(names_a) if names_a is not names_b else None
+    set_b = set(names_b) if names_a is not names_b else None
+    for n in merged:
+        ca = a.child(n) if set_a is None or n in set_a else None
+        cb = b.child(n) if set_b is None or n in set_b else None
+        p = join(path, n)
+        if ca is None and cb is not None:
+            out.extend((q, "added", None, t) for q, t in flatten(cb, p).items())
+        elif cb is None and ca is not None:
+            out.extend((q, "removed", t, None) for q, t in flatten(ca, p).items())
+        elif ca is not None and cb is not None:
+            _diff(ca, cb, p, out)
+
+
+# ---------------------------------------------------------------------- records
+
+_BROKER_ID = {"REGISTER_BROKER_RECORD": "brokerId", "UNREGISTER_BROKER_RECORD": "brokerId",
+              "BROKER_REGISTRATION_CHANGE_RECORD": "brokerId",
+              "FENCE_BROKER_RECORD": "id", "UNFENCE_BROKER_RECORD": "id"}
+_CONTROLLER_ID = {"REGISTER_CONTROLLER_RECORD": "controllerId",
+                  "UNREGISTER_CONTROLLER_RECORD": "controllerId"}
+
+
+def record_paths(type_name: str, data: Any, image: MetadataImage, *,
+                 show_secrets: bool = False) -> list[str]:
+    """The node paths a metadata record touches, for ``history PATH``.  ``image`` is the
+    image just before the record (a removal names what it removed) or after it (names
+    that only the record carries are taken from the record).  Records that change no
+    node (NoOp, transaction markers) touch none."""
+    if not isinstance(data, dict):
+        return []
+    try:
+        return _record_paths(type_name, data, image, show_secrets)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return []  # a malformed record: the image refused it, it touched nothing
+
+
+def _topic_paths(image: MetadataImage, tid: str, name: str | None, tail: str = ""
+                 ) -> list[str]:
+    if name is None:
+        t = image.topics.get(tid)
+        name = t["name"] if t is not None else None
+    out = [f"/image/topics/byId/{tid}{tail}"]
+    if name is not None:
+        out.append(f"/image/topics/byName/{name}{tail}")
+    return out
+
+
+def _record_paths(t: str, d: dict[str, Any], image: MetadataImage,
+                  show_secrets: bool) -> list[str]:
+    if t in _BROKER_ID:
+        return [f"/image/cluster/brokers/{d[_BROKER_ID[t]]}"]
+    if t in _CONTROLLER_ID:
+        return [f"/image/cluster/controllers/{d[_CONTROLLER_ID[t]]}"]
+    if t == "FEATURE_LEVEL_RECORD":
+        name = d["name"]
+        return ["/image/features/metadataVersion" if name == METADATA_VERSION
+                else f"/image/features/finalized_{name}"]
+    if t == "ZK_MIGRATION_STATE_RECORD":
+        return ["/image/features/zkMigrationState"]
+    if t == "TOPIC_RECORD":
+        return _topic_paths(image, d["topicId"], d["name"])
+    if t in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
+        return _topic_paths(image, d["topicId"], None, f"/{d.get('partitionId', -1)}")
+    if t == "REMOVE_TOPIC_RECORD":
+        out = _topic_paths(image, d["topicId"], None)
+        topic = image.topics.get(d["topicId"])
+        if topic is not None and (2, topic["name"]) in image.configs:
+            out.append(f"/image/configs/{config_resource_name(2, topic['name'])}")
+        return out
+    if t == "CLEAR_ELR_RECORD":
+        name = d.get("topicName")
+        if not name:
+            return ["/image/topics"]
+        tid = image.topic_id(name)
+        return _topic_paths(image, tid, name) if tid is not None else \
+            [f"/image/topics/byName/{name}"]
+    if t == "CONFIG_RECORD":
+        return [f"/image/configs/{config_resource_name(d['resourceType'], d['resourceName'])}"
+                f"/{d['name']}"]
+    if t == "CLIENT_QUOTA_RECORD":
+        entity = tuple(sorted((e["entityType"], e["entityName"]) for e in d["entity"]))
+        return [f"/image/clientQuotas/{quota_entity_name(entity)}/{d['key']}"]
+    if t == "PRODUCER_IDS_RECORD":
+        return ["/image/producerIds/nextProducerId"]
+    if t in ("ACCESS_CONTROL_ENTRY_RECORD", "REMOVE_ACCESS_CONTROL_ENTRY_RECORD"):
+        return [f"/image/acls/byId/{d['id']}"]
+    if t in ("USER_SCRAM_CREDENTIAL_RECORD", "REMOVE_USER_SCRAM_CREDENTIAL_RECORD"):
+        mech = SCRAM_MECHANISMS.get(d["mechanism"], str(d["mechanism"]))
+        return [f"/image/scram/{mech}/{d['name']}"]
+    if t in ("DELEGATION_TOKEN_RECORD", "REMOVE_DELEGATION_TOKEN_RECORD"):
+        name = d["tokenId"] if show_secrets else _fingerprint(d["tokenId"])
+        return [f"/image/delegationToken/{name}"]
+    return []
