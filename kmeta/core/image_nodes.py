@@ -68,8 +68,8 @@ from kmeta.core.image import (
 from kmeta.core.versions import LEVEL_NAMES
 from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
 
-__all__ = ["Node", "Provenance", "change_dir", "diff_nodes", "flatten", "image_tree", "java_sorted",
-           "record_paths", "resolve", "split_path"]
+__all__ = ["Node", "Provenance", "change_dir", "diff_nodes", "flatten", "glob_escape",
+           "image_tree", "java_sorted", "path_of", "record_paths", "resolve", "split_path"]
 
 REDACTED = "[redacted]"
 SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
@@ -624,6 +624,20 @@ def glob_regex(component: str) -> re.Pattern[str] | None:
     if in_alt:
         return None
     return re.compile("".join(out), re.DOTALL)
+
+
+def glob_escape(name: str) -> str:
+    """A node name as a path component that matches only it (``\\`` before each glob
+    character): what completion inserts and what a script should type for a name such as
+    ``clientId(a\\(b)``."""
+    if not any(ch in name for ch in "*?{}\\,"):
+        return name
+    return "".join("\\" + ch if ch in "*?{}\\," else ch for ch in name)
+
+
+def path_of(components: list[str]) -> str:
+    """The path that :func:`resolve` turns back into exactly these node names."""
+    return "/" + "/".join(glob_escape(c) for c in components)
 
 
 def resolve(root: Node, cwd: str, path: str) -> list[tuple[str, Node]]:
