@@ -300,3 +300,14 @@ def test_history_of_a_damaged_log_says_where_it_has_holes(tmp_path: Path) -> Non
     assert rows and [f.code for f in findings] == ["F003"]
     done = clirun.run("history", torn, "--broker", "1", timeout=60)
     assert done.returncode == 1 and "F003" in done.stdout  # closing the report
+
+
+# ------------------------------------------------------------------------- node tree
+
+def test_cluster_default_broker_config_reachable(real_data: Path) -> None:
+    # The BROKER default resource is named "": the old path reaches it through its type,
+    # Kafka's through /image/configs/BROKER.
+    kraft41 = real_data / "kraft41-offsets"
+    assert json.loads(ok("image", kraft41, "cat", "/configs/BROKER/min.insync.replicas")) \
+        == "1"
+    assert ok("image", kraft41, "cat", "/image/configs/BROKER/min.insync.replicas") == "1\n"

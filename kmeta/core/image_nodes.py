@@ -48,8 +48,8 @@ Where kmeta departs from Kafka 4.0, on purpose:
 from __future__ import annotations
 
 import base64
-import re
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -65,11 +65,30 @@ from kmeta.core.image import (
     _entity_key,
     _fingerprint,
 )
+from kmeta.core.nodes import (
+    UNSET,
+    Change,
+    Node,
+    change_dir,
+    diff_nodes,
+    flatten,
+    glob_escape,
+    glob_regex,
+    java_sorted,
+    join,
+    path_of,
+    resolve,
+    split_path,
+    walk,
+)
 from kmeta.core.versions import LEVEL_NAMES
 from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
 
-__all__ = ["Node", "Provenance", "change_dir", "diff_nodes", "flatten", "glob_escape",
-           "image_tree", "java_sorted", "path_of", "record_paths", "resolve", "split_path"]
+# The tree's walks and paths live in kmeta.core.nodes; they are named here too, so that a
+# caller of the image's tree needs this one module.
+__all__ = ["EMPTY_PROVENANCE", "Change", "Node", "Provenance", "change_dir", "diff_nodes",
+           "flatten", "glob_escape", "glob_regex", "image_tree", "is_legacy", "java_sorted",
+           "join", "kafka_path", "path_of", "record_paths", "resolve", "split_path", "walk"]
 
 REDACTED = "[redacted]"
 SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
@@ -101,108 +120,12 @@ class Provenance:
 EMPTY_PROVENANCE = Provenance(-1, -1, -1)
 
 
-# ---------------------------------------------------------------------- the node
-
-_UNSET: Any = object()
-
-
-class Node:
-    """A directory (children by name, built on demand) or a leaf (its ``text``).
-
-    ``value`` is what the node shows is made from (the broker dict, the topic dict …):
-    two nodes of trees built with the same options whose values are equal show the same,
-    which is how :func:`diff_nodes` skips unchanged subtrees without building their text.
-    """
-
-    __slots__ = ("_entries", "_json", "_make", "_names", "_text", "name", "value")
-
-    def __init__(self, name: str, *, entries: Callable[[], dict[str, Any]] | None = None,
-                 make: Callable[[str, Any], Node] | None = None,
-                 text: str | Callable[[], str] | None = None,
-                 json: Any = _UNSET, value: Any = None) -> None:
-        self.name = name
-        self._entries = entries
-        self._make = make
-        self._text = text
-        self._json = json
-        self._names: list[str] | None = None
-        self.value = value
-
-    @property
-    def is_dir(self) -> bool:
-        return self._entries is not None
-
-    def _map(self) -> dict[str, Any]:
-        assert self._entries is not None
-        m = self._entries()
-        self._entries = lambda: m  # computed once
-        return m
-
-    def names(self) -> list[str]:
-        """The children's names, sorted as Java sorts strings ([] for a leaf)."""
-        if self._entries is None:
-            return []
-        if self._names is None:
-            self._names = java_sorted(self._map())
-        return self._names
-
-    def child(self, name: str) -> Node | None:
-        if self._entries is None:
-            return None
-        m = self._map()
-        if name not in m:
-            return None
-        assert self._make is not None
-        return self._make(name, m[name])
-
-    def children(self) -> Iterator[Node]:
-        for n in self.names():
-            c = self.child(n)
-            if c is not None:
-                yield c
-
-    @property
-    def text(self) -> str:
-        """A leaf's text (Kafka's ``cat``); '' for a directory."""
-        t = self._text
-        if t is None:
-            return ""
-        if not isinstance(t, str):
-            t = self._text = t()
-        return t
-
-    @property
-    def json(self) -> Any:
-        j = self._json
-        if j is _UNSET:
-            j = {c.name: c.json for c in self.children()} if self.is_dir else self.text
-            self._json = j
-        elif callable(j):
-            j = self._json = j()
-        return j
-
-    def __repr__(self) -> str:
-        return f"Node({self.name!r}, {'dir' if self.is_dir else 'leaf'})"
-
-
-def _java_key(s: str) -> bytes:
-    return s.encode("utf-16-be", "surrogatepass")
-
-
-def java_sorted(names: Any) -> list[str]:
-    """Sorted as Java's String.compareTo (UTF-16 code units)."""
-    names = list(names)
-    if all(c < "\ud800" for n in names for c in n):  # the common case: code points agree
-        return sorted(names)
-    return sorted(names, key=_java_key)
-
-
 def _dir(name: str, entries: Callable[[], dict[str, Any]],
-         make: Callable[[str, Any], Node], value: Any = None, json: Any = _UNSET) -> Node:
+         make: Callable[[str, Any], Node], value: Any = None, json: Any = UNSET) -> Node:
     return Node(name, entries=entries, make=make, value=value, json=json)
 
 
-def _leaf(name: str, text: str | Callable[[], str], json: Any = _UNSET,
+def _leaf(name: str, text: str | Callable[[], str], json: Any = UNSET,
           value: Any = None) -> Node:
     return Node(name, text=text, json=json, value=value)
 
@@ -210,7 +133,6 @@ def _leaf(name: str, text: str | Callable[[], str], json: Any = _UNSET,
 def _fixed(name: str, children: dict[str, Callable[[], Node]], value: Any = None) -> Node:
     """A directory whose children are known by name (each made when asked for)."""
     return _dir(name, lambda: children, lambda n, mk: mk(), value=value)
-
 
 # ---------------------------------------------------------------------- Java's text
 
@@ -267,7 +189,8 @@ def _endpoint(e: dict[str, Any]) -> str:
 
 
 def _registration(r: dict[str, Any]) -> str:
-    eps = sorted(r.get("endPoints") or (), key=lambda e: _java_key(e["name"]))
+    by_name = {e["name"]: e for e in r.get("endPoints") or ()}
+    eps = [by_name[n] for n in java_sorted(by_name)]
     feats = r.get("features") or {}
     return ("listeners=[" + ", ".join(_endpoint(e) for e in eps) + "], supportedFeatures={"
             + ", ".join(f"{k}: {_version_range(feats[k])}" for k in java_sorted(feats))
@@ -369,10 +292,14 @@ def _token_name(image: MetadataImage, fp: str, show_secrets: bool) -> str:
 
 # ---------------------------------------------------------------------- the tree
 
+ProvenanceArg = Provenance | Callable[[], Provenance] | None
+
+
 def image_tree(image: MetadataImage, *, show_secrets: bool = False,
-               provenance: Provenance | None = None) -> Node:
+               provenance: ProvenanceArg = None) -> Node:
     """The root ``/`` of the node tree of ``image`` (children built as they are asked
-    for; the image must not change while the tree is used)."""
+    for; the image must not change while the tree is used).  ``provenance`` may be a
+    function, called only when ``/image/provenance`` is read."""
     return _fixed("/", {
         "image": lambda: image_node(image, show_secrets=show_secrets, provenance=provenance),
         "local": lambda: _fixed("local", {
@@ -381,9 +308,8 @@ def image_tree(image: MetadataImage, *, show_secrets: bool = False,
 
 
 def image_node(image: MetadataImage, *, show_secrets: bool = False,
-               provenance: Provenance | None = None) -> Node:
+               provenance: ProvenanceArg = None) -> Node:
     """``/image``."""
-    prov = provenance or EMPTY_PROVENANCE
     im, ss = image, show_secrets
     return _fixed("image", {
         "acls": lambda: _fixed("acls", {"byId": lambda: _acls(im)}),
@@ -401,16 +327,19 @@ def image_node(image: MetadataImage, *, show_secrets: bool = False,
                 str(-1 if im.next_producer_id is None else im.next_producer_id),
                 json=im.next_producer_id, value=im.next_producer_id)},
             value=im.next_producer_id),
-        "provenance": lambda: _leaf("provenance", lambda: provenance_text(prov),
-                                    json=lambda: {"offset": prov.offset,
-                                                  "epoch": prov.epoch,
-                                                  "timestamp": prov.timestamp},
-                                    value=prov),
+        "provenance": lambda: _provenance(provenance),
         "scram": lambda: _scram(im, ss),
         "topics": lambda: _fixed("topics", {
             "byId": lambda: _topics("byId", im, by_id=True),
             "byName": lambda: _topics("byName", im, by_id=False)}),
     })
+
+
+def _provenance(provenance: ProvenanceArg) -> Node:
+    prov = provenance() if callable(provenance) else provenance or EMPTY_PROVENANCE
+    return _leaf("provenance", provenance_text(prov),
+                 json={"offset": prov.offset, "epoch": prov.epoch,
+                       "timestamp": prov.timestamp}, value=prov)
 
 
 def _acls(image: MetadataImage) -> Node:
@@ -570,176 +499,86 @@ def topic_node(name: str, t: dict[str, Any]) -> Node:
 _NAME, _ID = object(), object()
 
 
-# ---------------------------------------------------------------------- paths
+# ---------------------------------------------------------------------- old paths
 
-def split_path(cwd: str, path: str) -> list[str]:
-    """Kafka's path rules: relative to ``cwd``, split on ``/`` with empty components
-    dropped, then ``.`` removed and ``..`` popping one component (lexically, before any
-    lookup; ``..`` at the root stays there)."""
-    full = path if path.startswith("/") else f"{cwd.rstrip('/')}/{path}"
-    out: list[str] = []
-    for c in full.split("/"):
-        if c in ("", "."):
-            continue
-        if c == "..":
-            if out:
-                out.pop()
-            continue
-        out.append(c)
-    return out
+#: The top-level names of kmeta's image JSON, which ``kmeta image ls|cat`` took as paths
+#: before the node tree (``/topics/NAME/0``, ``/brokers/1``, ``/configs/TOPIC/NAME`` …).
+LEGACY_SECTIONS = ("features", "zkMigrationState", "brokers", "controllers", "topics",
+                   "configs", "clientQuotas", "producerIds", "acls", "scram",
+                   "delegationTokens", "transaction")
 
 
-def glob_regex(component: str) -> re.Pattern[str] | None:
-    """The regular expression of a glob component (``*``, ``?``, ``{a,b}``, ``\\x``), or
-    None when it has no glob syntax.  No ``[...]`` ranges; a nested ``{`` or one left open
-    makes the whole component a literal, as Kafka's GlobComponent does."""
-    if not any(ch in component for ch in "*?{\\"):
+def legacy_components(path: str) -> list[str]:
+    """An old path's components as kmeta read them: empty ones dropped, JSON Pointer
+    escapes (``~1`` for ``/``) undone."""
+    return [c.replace("~1", "/").replace("~0", "~") for c in path.strip().split("/") if c]
+
+
+def is_legacy(path: str) -> bool:
+    """Whether ``path`` is one of kmeta's old image paths (its first component names a
+    section of the image JSON, where the node tree has only ``image`` and ``local``)."""
+    comps = legacy_components(path)
+    return bool(comps) and path.strip().startswith("/") and comps[0] in LEGACY_SECTIONS
+
+
+def kafka_path(path: str) -> str | None:
+    """The node an old kmeta image path stands for (``/topics/orders/0`` ->
+    ``/image/topics/byName/orders/0``, ``/scram/alice/SCRAM-SHA-256`` ->
+    ``/image/scram/SCRAM-SHA-256/alice``); a path into a leaf's JSON gives the leaf;
+    None for a path with no node (``/transaction``) or not an old one."""
+    if not is_legacy(path):
         return None
-    out: list[str] = []
-    in_alt = False
-    i = 0
-    while i < len(component):
-        ch = component[i]
-        if ch == "\\":
-            i += 1
-            if i < len(component):
-                out.append(re.escape(component[i]))
-        elif ch == "*":
-            out.append(".*")
-        elif ch == "?":
-            out.append(".")
-        elif ch == "{":
-            if in_alt:
-                return None
-            in_alt = True
-            out.append("(?:")
-        elif ch == "}" and in_alt:
-            in_alt = False
-            out.append(")")
-        elif ch == "," and in_alt:
-            out.append("|")
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    if in_alt:
+    c = legacy_components(path)
+    head, rest = c[0], c[1:]
+    try:
+        out = _kafka_components(head, rest)
+    except (ValueError, TypeError, AttributeError, KeyError):
         return None
-    return re.compile("".join(out), re.DOTALL)
+    return None if out is None else path_of(out)
 
 
-def glob_escape(name: str) -> str:
-    """A node name as a path component that matches only it (``\\`` before each glob
-    character): what completion inserts and what a script should type for a name such as
-    ``clientId(a\\(b)``."""
-    if not any(ch in name for ch in "*?{}\\,"):
-        return name
-    return "".join("\\" + ch if ch in "*?{}\\," else ch for ch in name)
-
-
-def path_of(components: list[str]) -> str:
-    """The path that :func:`resolve` turns back into exactly these node names."""
-    return "/" + "/".join(glob_escape(c) for c in components)
-
-
-def resolve(root: Node, cwd: str, path: str) -> list[tuple[str, Node]]:
-    """Every node ``path`` names (globs expanded per component, in sorted order), as
-    (real absolute path, node); [] when nothing matches.  Never raises on any string."""
-    found: list[tuple[str, Node]] = [("", root)]
-    for comp in split_path(cwd, path):
-        rx = glob_regex(comp)
-        nxt: list[tuple[str, Node]] = []
-        for base, node in found:
-            if not node.is_dir:
-                continue
-            if rx is None:
-                c = node.child(comp)
-                if c is not None:
-                    nxt.append((f"{base}/{comp}", c))
-                continue
-            for n in node.names():
-                if rx.fullmatch(n):
-                    c = node.child(n)
-                    if c is not None:
-                        nxt.append((f"{base}/{n}", c))
-        found = nxt
-        if not found:
-            return []
-    return [(p or "/", n) for p, n in found]
-
-
-def change_dir(root: Node, cwd: str, target: str | None) -> tuple[str, list[str]]:
-    """Kafka's ``cd``: (the new working directory, error lines).  No target is ``/``; a
-    glob that matches several directories ends at the last one, and each leaf it matches
-    is an error."""
-    if target is None:
-        return "/", []
-    found = resolve(root, cwd, target)
-    if not found:
-        return cwd, [f"cd: {target}: no such directory."]
-    new, errors = cwd, []
-    for path, node in found:
-        if node.is_dir:
-            new = path
-        else:
-            errors.append(f"cd: {target}: not a directory.")
-    return new, errors
-
-
-def join(path: str, name: str) -> str:
-    return f"{path.rstrip('/')}/{name}"
-
-
-def walk(node: Node, path: str) -> Iterator[tuple[str, Node]]:
-    """``node`` and every node under it, depth first in sorted order, with its path."""
-    yield path, node
-    for c in node.children():
-        yield from walk(c, join(path, c.name))
-
-
-def flatten(node: Node, path: str = "/") -> dict[str, str]:
-    """Every leaf under ``node`` (``node`` itself if a leaf): path -> text."""
-    return {p: n.text for p, n in walk(node, path) if not n.is_dir}
-
-
-# ---------------------------------------------------------------------- diff
-
-Change = tuple[str, str, "str | None", "str | None"]
-
-
-def diff_nodes(before: Node, after: Node, path: str = "/") -> list[Change]:
-    """The leaves added, removed and changed from ``before`` to ``after`` (trees built
-    with the same options), as (path, "added"|"removed"|"changed", old text, new text) in
-    path order.  A subtree whose value is equal on both sides is skipped unread."""
-    out: list[Change] = []
-    _diff(before, after, path, out)
-    return out
-
-
-def _diff(a: Node, b: Node, path: str, out: list[Change]) -> None:
-    if a.value is not None and (a.value is b.value or a.value == b.value) \
-            and a.is_dir == b.is_dir and a.name == b.name:
-        return
-    if not a.is_dir and not b.is_dir:
-        if a.text != b.text:
-            out.append((path, "changed", a.text, b.text))
-        return
-    if a.is_dir != b.is_dir:
-        out.extend((p, "removed", t, None) for p, t in flatten(a, path).items())
-        out.extend((p, "added", None, t) for p, t in flatten(b, path).items())
-        return
-    names_a, names_b = a.names(), b.names()
-    merged = names_a if names_a == names_b else java_sorted(set(names_a) | set(names_b))
-    set_a = set(names_a) if names_a is not names_b else None
-    set_b = set(names_b) if names_a is not names_b else None
-    for n in merged:
-        ca = a.child(n) if set_a is None or n in set_a else None
-        cb = b.child(n) if set_b is None or n in set_b else None
-        p = join(path, n)
-        if ca is None and cb is not None:
-            out.extend((q, "added", None, t) for q, t in flatten(cb, p).items())
-        elif cb is None and ca is not None:
-            out.extend((q, "removed", t, None) for q, t in flatten(ca, p).items())
-        elif ca is not None and cb is not None:
-            _diff(ca, cb, p, out)
+def _kafka_components(head: str, rest: list[str]) -> list[str] | None:
+    if head == "features":
+        if not rest:
+            return ["image", "features"]
+        f = rest[0]
+        return ["image", "features",
+                "metadataVersion" if f == METADATA_VERSION else f"finalized_{f}"]
+    if head == "zkMigrationState":
+        return ["image", "features", "zkMigrationState"]
+    if head in ("brokers", "controllers"):
+        return ["image", "cluster", head] + rest[:1]
+    if head == "producerIds":
+        return ["image", "producerIds"] + rest[:1]
+    if head == "acls":
+        return ["image", "acls", "byId"] + rest[:1]
+    if head == "delegationTokens":
+        return ["image", "delegationToken"] + rest[:1]
+    if head == "scram":
+        return ["image", "scram"] + ([rest[1], rest[0]] if len(rest) >= 2 else [])
+    if head == "configs":
+        if len(rest) < 2:
+            return ["image", "configs"]
+        rtype = {v: k for k, v in CONFIG_RESOURCE_TYPES.items()}.get(rest[0], 0)
+        return ["image", "configs", config_resource_name(rtype, rest[1])] + rest[2:3]
+    if head == "clientQuotas":
+        if not rest:
+            return ["image", "clientQuotas"]
+        pairs = json.loads(rest[0])
+        entity = tuple(sorted((str(k), v) for k, v in pairs.items()))
+        return ["image", "clientQuotas", quota_entity_name(entity)] + rest[1:2]
+    if head == "topics":
+        if not rest:
+            return ["image", "topics", "byName"]
+        name, _, tid = rest[0].partition("#")
+        out = ["image", "topics", "byId", tid] if tid else ["image", "topics", "byName", name]
+        tail = rest[1:]
+        if tail[:1] == ["partitions"]:
+            tail = tail[1:]
+        elif tail[:1] == ["topicId"]:
+            return out + ["id"]
+        return out + tail[:1]
+    return None
 
 
 # ---------------------------------------------------------------------- records

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.core.image import MetadataImage
+from kmeta.core.image_nodes import EMPTY_PROVENANCE, Provenance
 from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.batch import LONE
@@ -41,7 +42,7 @@ from kmeta.storage.segments import (
 )
 
 __all__ = ["HistoryResult", "HistoryRow", "ImageResult", "browse", "build_image", "children",
-           "history", "metadata_source", "public_json"]
+           "history", "image_provenance", "metadata_source", "public_json"]
 
 SNAPSHOT_KINDS = ("kraft-snapshot", "bootstrap-checkpoint")
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
@@ -256,6 +257,38 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
     if stop > start:
         result.records = replay_log(part, Replay(image, start), stop, result.findings)
     return result
+
+
+# ---------------------------------------------------------------------- provenance
+
+def image_provenance(path: str | os.PathLike[str], result: ImageResult) -> Provenance:
+    """Where the image of ``result`` stands, as Kafka's shell shows it at
+    ``/image/provenance``: the last data batch applied (its last offset, leader epoch and
+    max timestamp).  An image that stands at a snapshot's end takes the snapshot's last
+    offset and epoch and the newest time of its batches (Kafka's shell shows the position
+    inside the file instead).  Reads the log again: ask only when it is shown."""
+    last: tuple[int, int, int] | None = None
+    if result.records:
+        source = metadata_source(discover([path]))
+        files = source.segments if isinstance(source, PartitionDir) else []
+        for f in files:
+            if (f.kind.base_offset or 0) >= result.offset:
+                break
+            for b in read_batches(f.path, []):
+                if b.base_offset >= result.offset:
+                    break
+                if not b.is_control:  # a batch cut by --at: its last record applied
+                    last = (min(b.last_offset, result.offset - 1), b.leader_epoch,
+                            b.max_timestamp)
+    if last is None and result.snapshot is not None:
+        kind = classify(result.snapshot.name)
+        newest = -1
+        for b in read_batches(result.snapshot, []):
+            if not b.is_control:
+                newest = max(newest, b.max_timestamp)
+        last = (result.start_offset - 1, kind.epoch if kind.epoch is not None else -1,
+                newest)
+    return Provenance(*last) if last is not None else EMPTY_PROVENANCE
 
 
 # ---------------------------------------------------------------------- browse
