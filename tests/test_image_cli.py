@@ -95,8 +95,9 @@ def test_digest_of_ldi_poc(ldi: Path) -> None:
 def test_ls_topics(ldi: Path) -> None:
     assert ok("image", ldi, "ls", "/topics").splitlines() == LDI_TOPICS
     assert json.loads(ok("image", ldi, "ls", "/topics", "--json")) == LDI_TOPICS
-    top = ok("image", ldi, "ls").splitlines()
-    assert top[:5] == ["features", "zkMigrationState", "brokers", "controllers", "topics"]
+    # / is the root of Kafka's node tree now (the old sections are still read, not listed)
+    assert ok("image", ldi, "ls").splitlines() == ["image", "local"]
+    assert json.loads(ok("image", ldi, "cat", "/"))["topics"]["TestTopicPatient"]
 
 
 def test_cat_partition_both_spellings(ldi: Path) -> None:
@@ -311,3 +312,27 @@ def test_cluster_default_broker_config_reachable(real_data: Path) -> None:
     assert json.loads(ok("image", kraft41, "cat", "/configs/BROKER/min.insync.replicas")) \
         == "1"
     assert ok("image", kraft41, "cat", "/image/configs/BROKER/min.insync.replicas") == "1\n"
+
+
+def test_kafka_paths(ldi: Path) -> None:
+    assert ok("image", ldi, "ls", "/image/topics/byName").splitlines() == sorted(LDI_TOPICS)
+    assert ok("image", ldi, "ls", "/image/topics/byName/TestTopicPatient").splitlines() == [
+        "0", "id", "name"]
+    part = ok("image", ldi, "cat", "/image/topics/byName/TestTopicPatient/0")
+    assert part.startswith("PartitionRegistration(replicas=[1], directories=[")
+    assert part.count("\n") == 1
+    short = json.loads(ok("image", ldi, "cat", "/topics/TestTopicPatient/0"))
+    assert json.loads(ok("image", ldi, "cat", "/image/topics/byName/TestTopicPatient/0",
+                         "--json")) == short
+    # a glob prints every leaf it matches; a directory cats as JSON
+    brokers = ok("image", ldi, "cat", "/image/cluster/*/1").splitlines()
+    assert [b.split("(")[0] for b in brokers] == ["BrokerRegistration", "ControllerRegistration"]
+    assert json.loads(ok("image", ldi, "cat", "/image/cluster/brokers"))["1"]["id"] == 1
+    assert ok("image", ldi, "cat", "/image/features/metadataVersion") == "Optional[3.7-IV4]\n"
+    assert ok("image", ldi, "cat", "/image/provenance").startswith("offset 4928, epoch 1, ")
+    assert ok("image", ldi, "--at", "5", "cat", "/image/provenance").startswith("offset 4, ")
+    assert ok("image", ldi, "cat", "/local/version").strip()
+    assert json.loads(ok("image", ldi, "ls", "/image/cluster/*", "--json")) == {
+        "/image/cluster/brokers": ["1"], "/image/cluster/controllers": ["1"]}
+    err = usage_error("image", ldi, "cat", "/image/nope")
+    assert "cat: /image/nope: no such file or directory" in err

@@ -27,10 +27,12 @@ def image(
     path: PathArg,
     action: Annotated[str | None, typer.Argument(
         autocompletion=complete_actions,
-        help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE as JSON; "
-        "without it, the whole image.", show_default=False, metavar="ACTION")] = None,
+        help="What to show: 'ls' lists the names under NODE, 'cat' prints NODE; without "
+        "it, the whole image.", show_default=False, metavar="ACTION")] = None,
     node: Annotated[str, typer.Argument(
-        help="Where in the image, e.g. /topics, /topics/NAME/0, /brokers/1, "
+        help="Where in the image: a path of Kafka's metadata shell, e.g. "
+        "/image/topics/byName/NAME/0, /image/cluster/brokers/1, /image/configs/TOPIC:NAME "
+        "(globs * ? {a,b}); or one of kmeta's older paths, e.g. /topics/NAME/0, /brokers/1, "
         "/configs/TOPIC/NAME.", metavar="NODE")] = "/",
     at: Annotated[int | None, typer.Option(
         "--at", min=0, metavar="OFFSET", help="The state after every record below this "
@@ -47,11 +49,20 @@ def image(
 ) -> None:
     """The cluster metadata image replayed from the latest snapshot and the log.
 
+    ls and cat walk the node tree of Kafka 4.0's kafka-metadata-shell: / holds image and
+    local (kmeta's version); ls prints the names under NODE one a line, sorted as Kafka
+    sorts them; cat prints a leaf as Kafka's shell does (BrokerRegistration(...),
+    PartitionRegistration(...), Optional[4.0-IV3] ...), except that secrets are [redacted],
+    and a directory as JSON. A glob that matches several nodes prints each. The paths
+    kmeta took before (those under /features, /brokers, /topics, /configs ... and cat /)
+    still print the image JSON as they did; /configs/BROKER/KEY reads the cluster-wide
+    default.
+
     Exit 1 when records that break the image's rules were met while replaying.
     """
     from pathlib import Path
 
-    from kmeta.ops.image import browse, build_image, public_json
+    from kmeta.ops.image import build_image, look_up
     from kmeta.render import image as render
 
     if action is not None and action not in IMAGE_ACTIONS:
@@ -64,13 +75,8 @@ def image(
                              from_snapshot=Path(from_snapshot) if from_snapshot else None)
     data = bool(action) or digest  # what a script reads whole: findings go to stderr
     if action:
-        found = browse(public_json(result.image), node)
-        if action == "ls":
-            names = render.ls_lines(found)
-            env.write_lines([render.dumps(names)] if json_out else names, json=json_out)
-        else:
-            env.write_lines([render.dumps(found) if json_out else render.cat_text(found)],
-                            json=json_out)
+        found = look_up(result, path, node, action)
+        env.write_lines(render.node_lines(found, action, json_out), json=json_out)
     elif digest:
         env.write_lines([result.image.digest()])
     elif json_out:

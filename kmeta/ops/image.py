@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.core.image import MetadataImage
-from kmeta.core.image_nodes import EMPTY_PROVENANCE, Provenance
+from kmeta.core.image_nodes import (
+    EMPTY_PROVENANCE,
+    Node,
+    Provenance,
+    image_tree,
+    is_legacy,
+    resolve,
+    split_path,
+)
 from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.batch import LONE
@@ -41,8 +49,8 @@ from kmeta.storage.segments import (
     unreadable,
 )
 
-__all__ = ["HistoryResult", "HistoryRow", "ImageResult", "browse", "build_image", "children",
-           "history", "image_provenance", "metadata_source", "public_json"]
+__all__ = ["HistoryResult", "HistoryRow", "ImageResult", "NodeLookup", "browse", "build_image", "children",
+           "history", "image_provenance", "look_up", "metadata_source", "public_json"]
 
 SNAPSHOT_KINDS = ("kraft-snapshot", "bootstrap-checkpoint")
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
@@ -308,6 +316,33 @@ def public_json(image: MetadataImage, show_secrets: bool = False) -> dict[str, A
     return j
 
 
+@dataclass
+class NodeLookup:
+    """What ``kmeta image ls|cat NODE`` found: an old path's part of the image JSON
+    (``legacy``), or the nodes of Kafka's tree a new path names (globs expanded)."""
+
+    legacy: bool
+    value: Any = None
+    found: list[tuple[str, Node]] = field(default_factory=list)
+
+
+def look_up(result: ImageResult, path: str | os.PathLike[str], node: str,
+            action: str) -> NodeLookup:
+    """NODE of ``kmeta image``: an old path (``/topics/NAME/0``, ``/brokers/1``: first
+    component a section of the image JSON; and ``cat /``, the whole image) walks the
+    image JSON as before; any other is a path of Kafka's node tree (``/image/...``,
+    globs as in kafka-metadata-shell).  Nothing there is a UsageError."""
+    if is_legacy(node) or (action == "cat" and not split_path("/", node)):
+        return NodeLookup(True, browse(public_json(result.image), node))
+    root = image_tree(result.image, provenance=lambda: image_provenance(path, result))
+    found = resolve(root, "/", node)
+    if not found:
+        raise UsageError(f"{action}: {node}: no such file or directory",
+                         hint="ls / lists Kafka's node tree (/image, /local); the old paths "
+                         "(/topics, /brokers, /configs …) are read too")
+    return NodeLookup(False, found=found)
+
+
 def _unescape(seg: str) -> str:
     return seg.replace("~1", "/").replace("~0", "~")
 
@@ -324,7 +359,9 @@ def children(node: Any) -> list[str]:
 def browse(image_json: dict[str, Any], path: str) -> Any:
     """The node of the image JSON at ``path`` (``/``, ``/topics/NAME/partitions/0``…).
 
-    ``/topics/NAME/N`` is short for ``/topics/NAME/partitions/N``.  Segments may use JSON
+    ``/topics/NAME/N`` is short for ``/topics/NAME/partitions/N``, and
+    ``/configs/TYPE/KEY`` for ``/configs/TYPE/""/KEY`` (the type's default resource) when
+    no resource is named KEY.  Segments may use JSON
     Pointer escapes (``~1`` for ``/``).  A path that does not exist is a UsageError that
     lists what does.
     """
@@ -336,6 +373,11 @@ def browse(image_json: dict[str, Any], path: str) -> Any:
         if isinstance(node, dict):
             if seg in node:
                 nxt = node[seg]
+            elif walked.count("/") == 2 and walked.startswith("/configs/") \
+                    and isinstance(node.get(""), dict) and seg in node[""]:
+                # the default resource of a type (BROKER's cluster-wide configs) is
+                # named "", which a path cannot spell: its keys are read through the type
+                nxt = node[""][seg]
             elif walked.count("/") == 2 and walked.startswith("/topics/") \
                     and isinstance(node.get("partitions"), dict) and seg in node["partitions"]:
                 nxt = node["partitions"][seg]

@@ -14,9 +14,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kmeta.ops.image import HistoryRow, ImageResult, children, public_json
+from kmeta.ops.image import HistoryRow, ImageResult, NodeLookup, children, public_json
 from kmeta.render.console import console_width, fold
 from kmeta.render.jsonl import dumps
+from kmeta.render.nodes import ls_matches
 from kmeta.render.text import human
 
 SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
@@ -146,6 +147,28 @@ def ls_lines(node: Any) -> list[str]:
 
 def cat_text(node: Any) -> str:
     return json.dumps(node, indent=2, ensure_ascii=False)
+
+
+def node_lines(found: NodeLookup, action: str, json_out: bool) -> list[str]:
+    """``kmeta image ls|cat NODE``.  An old path: its names (in the image JSON's order) or
+    its JSON, as before.  A path of Kafka's tree: ``ls`` as kafka-metadata-shell prints
+    it without a terminal (one name a line); ``cat`` a leaf's text as Kafka's, a
+    directory's JSON (Kafka refuses to cat one).  With ``--json``: ls a JSON array of the
+    names (an object path -> names when a glob matched several nodes), cat one JSON value
+    per node."""
+    if found.legacy:
+        if action == "ls":
+            names = ls_lines(found.value)
+            return [dumps(names)] if json_out else names
+        return [dumps(found.value) if json_out else cat_text(found.value)]
+    if action == "ls":
+        if not json_out:
+            return [line.text for line in ls_matches(found.found)]
+        listed = {p: (n.names() if n.is_dir else [n.name]) for p, n in found.found}
+        return [dumps(next(iter(listed.values())) if len(listed) == 1 else listed)]
+    if json_out:
+        return [dumps(n.json) for _, n in found.found]
+    return [cat_text(n.json) if n.is_dir else n.text for _, n in found.found]
 
 
 # ---------------------------------------------------------------------- history

@@ -86,17 +86,20 @@ def ls_lines(root: Node, cwd: str, targets: Sequence[str] = (),
     ``<last component>:`` when there are files or several directories, a blank line
     before each header but the first.  ``width`` is the terminal's (None: one name a
     line, as Kafka prints when it has no terminal)."""
-    files: list[str] = []
-    dirs: list[tuple[str, list[str]]] = []
+    found: list[tuple[str, Node]] = []
     for target in targets or ["."]:
-        found = resolve(root, cwd, target)
-        if not found:
+        matches = resolve(root, cwd, target)
+        if not matches:
             yield Line(f"ls: {target}: no such file or directory.", True)
-        for path, node in found:
-            if node.is_dir:
-                dirs.append((_last(path), node.names()))
-            else:
-                files.append(_last(path))
+        found += matches
+    yield from ls_matches(found, width)
+
+
+def ls_matches(found: Sequence[tuple[str, Node]], width: int | None = None
+               ) -> Iterator[Line]:
+    """``ls`` of nodes already resolved: (real path, node) pairs."""
+    files = [_last(p) for p, n in found if not n.is_dir]
+    dirs = [(_last(p), n.names()) for p, n in found if n.is_dir]
     for text in entry_lines(files, width):
         yield Line(text)
     need_intro = bool(files) or len(dirs) > 1
@@ -168,4 +171,4 @@ def pwd_line(cwd: str) -> str:
 
 
 __all__ = ["Line", "cat_lines", "column_schema", "entry_lines", "find_lines",
-           "ls_lines", "pwd_line", "tree_lines", "tree_of"]
+           "ls_lines", "ls_matches", "pwd_line", "tree_lines", "tree_of"]

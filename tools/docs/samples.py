@@ -224,14 +224,22 @@ def problems(objects_written: list[tuple[str, dict[str, Any]]]) -> list[str]:
 
 def check_image_views(path: Path, whole: dict[str, Any]) -> list[str]:
     """What JSON OUTPUT says of ``image ls``, ``cat`` and ``--digest`` against ``whole``,
-    the ``image --json`` object for ``path``: ls / lists the sections, cat of a broker is
+    the ``image --json`` object for ``path``: ls / lists Kafka's root (image, local), cat /
+    is the image, ls of an old section path lists that section's keys, cat of a broker is
     that broker's object, on one line, and --digest prints the digest alone."""
     image = whole.get("image") or {}
     wrong = []
     ls = run_cli(["image", str(path), "ls", "/", "--json"])
-    if ls.count("\n") != 1 or json.loads(ls) != list(image):
-        wrong.append(f"image ls / --json wrote {ls.strip()!r}, not the list of the "
-                        f"sections {list(image)}")
+    if ls.count("\n") != 1 or json.loads(ls) != ["image", "local"]:
+        wrong.append(f"image ls / --json wrote {ls.strip()!r}, not Kafka's root "
+                     "['image', 'local']")
+    cat = run_cli(["image", str(path), "cat", "/", "--json"])
+    if cat.count("\n") != 1 or json.loads(cat) != image:
+        wrong.append("image cat / --json did not write image --json's image on one line")
+    ls = run_cli(["image", str(path), "ls", "/brokers", "--json"])
+    if ls.count("\n") != 1 or json.loads(ls) != list(image.get("brokers") or {}):
+        wrong.append(f"image ls /brokers --json wrote {ls.strip()!r}, not the keys of "
+                     "image.brokers")
     broker = next(iter(image.get("brokers") or {}), None)
     if broker is None:
         wrong.append(f"{path} has no broker to cat")
