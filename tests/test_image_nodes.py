@@ -584,3 +584,49 @@ def test_healthy_dir_tree_json_is_kmeta_json() -> None:
     assert brokers.json == image.to_json()["brokers"]
     [(_, part)] = resolve(root, "/", "/image/topics/byName/audit/0")
     assert part.json == image.to_json()["topics"]["audit"]["partitions"]["0"]
+
+
+# ------------------------------------------------------------------ old kmeta paths
+
+def _json_paths(j: Any, path: str = "", depth: int = 4) -> list[str]:
+    out = [path or "/"]
+    if isinstance(j, dict) and depth:
+        for k, v in j.items():
+            seg = str(k).replace("~", "~0").replace("/", "~1")
+            out += _json_paths(v, f"{path}/{seg}", depth - 1)
+    return out
+
+
+def test_every_old_path_maps_onto_a_node(every_image: list) -> None:
+    from kmeta.core.image_nodes import is_legacy, kafka_path
+    from kmeta.ops.image import public_json
+
+    for where, image in every_image:
+        root = image_tree(image)
+        j = public_json(image)
+        for old in _json_paths(j):
+            if old == "/" or old.startswith("/transaction"):
+                assert kafka_path(old) is None
+                continue
+            assert is_legacy(old)
+            new = kafka_path(old, image)
+            assert new is not None and resolve(root, "/", new), (where, old, new)
+        # the partition shortcut and the default BROKER resource
+        for name, t in j["topics"].items():
+            for pid in t["partitions"]:
+                assert kafka_path(f"/topics/{name}/{pid}") == \
+                    kafka_path(f"/topics/{name}/partitions/{pid}")
+    assert kafka_path("/configs/BROKER/") == "/image/configs"
+    assert kafka_path("/scram/alice/SCRAM-SHA-256") == "/image/scram/SCRAM-SHA-256/alice"
+    assert kafka_path('/clientQuotas/{"user":null}/x') == "/image/clientQuotas/user/x"
+    assert kafka_path("/clientQuotas/not json") is None
+    assert kafka_path("/image/topics") is None and not is_legacy("topics/x")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=string.printable + "~é", max_size=40))
+def test_kafka_path_never_raises(path: str) -> None:
+    from kmeta.core.image_nodes import kafka_path
+
+    new = kafka_path("/" + path)
+    assert new is None or new.startswith("/image/")

@@ -521,23 +521,26 @@ def is_legacy(path: str) -> bool:
     return bool(comps) and path.strip().startswith("/") and comps[0] in LEGACY_SECTIONS
 
 
-def kafka_path(path: str) -> str | None:
+def kafka_path(path: str, image: MetadataImage | None = None) -> str | None:
     """The node an old kmeta image path stands for (``/topics/orders/0`` ->
     ``/image/topics/byName/orders/0``, ``/scram/alice/SCRAM-SHA-256`` ->
     ``/image/scram/SCRAM-SHA-256/alice``); a path into a leaf's JSON gives the leaf;
-    None for a path with no node (``/transaction``) or not an old one."""
+    None for a path with no node (``/transaction``) or not an old one.  Given the image,
+    ``/configs/TYPE/KEY`` reads the type's default resource when no resource is named KEY,
+    as the old paths do."""
     if not is_legacy(path):
         return None
     c = legacy_components(path)
     head, rest = c[0], c[1:]
     try:
-        out = _kafka_components(head, rest)
+        out = _kafka_components(head, rest, image)
     except (ValueError, TypeError, AttributeError, KeyError):
         return None
     return None if out is None else path_of(out)
 
 
-def _kafka_components(head: str, rest: list[str]) -> list[str] | None:
+def _kafka_components(head: str, rest: list[str], image: MetadataImage | None
+                      ) -> list[str] | None:
     if head == "features":
         if not rest:
             return ["image", "features"]
@@ -560,6 +563,9 @@ def _kafka_components(head: str, rest: list[str]) -> list[str] | None:
         if len(rest) < 2:
             return ["image", "configs"]
         rtype = {v: k for k, v in CONFIG_RESOURCE_TYPES.items()}.get(rest[0], 0)
+        if image is not None and (rtype, rest[1]) not in image.configs \
+                and rest[1] in image.configs.get((rtype, ""), {}):
+            return ["image", "configs", config_resource_name(rtype, ""), rest[1]]
         return ["image", "configs", config_resource_name(rtype, rest[1])] + rest[2:3]
     if head == "clientQuotas":
         if not rest:

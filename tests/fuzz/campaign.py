@@ -49,6 +49,7 @@ COMMANDS: dict[str, list[str]] = {
     "verify-json": ["verify", "--json", "{data}"],
     "image-json": ["image", "{meta}", "--json"],
     "image-cat": ["image", "{meta}", "cat", "/topics"],
+    "image-nodes": ["image", "{meta}", "cat", "/image/*/*/*/*"],
     "history-topic": ["history", "{meta}", "--topic", "orders", "--json"],
     "brokers-json": ["brokers", "{meta}", "--json", "--since", "1", "--broker", "4"],
     "retention-json": ["retention", "{meta}", "--json", "--retention-ms", "1min"],
