@@ -77,6 +77,7 @@ from kmeta.core.nodes import (
     java_sorted,
     join,
     path_of,
+    related,
     resolve,
     split_path,
     walk,
@@ -88,7 +89,8 @@ from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
 # caller of the image's tree needs this one module.
 __all__ = ["EMPTY_PROVENANCE", "Change", "Node", "Provenance", "change_dir", "diff_nodes",
            "flatten", "glob_escape", "glob_regex", "image_tree", "is_legacy", "java_sorted",
-           "join", "kafka_path", "path_of", "record_paths", "resolve", "split_path", "walk"]
+           "join", "kafka_path", "path_of", "record_paths", "related", "resolve",
+           "split_path", "walk"]
 
 REDACTED = "[redacted]"
 SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}

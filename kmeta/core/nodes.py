@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Change", "Node", "change_dir", "diff_nodes", "flatten", "glob_escape",
-           "glob_regex", "java_sorted", "join", "path_of", "resolve", "split_path", "walk"]
+           "glob_regex", "java_sorted", "join", "path_of", "related", "resolve", "split_path",
+           "walk"]
 
 UNSET: Any = object()  # a node whose json is made from its children or text
 
@@ -116,16 +117,24 @@ def split_path(cwd: str, path: str) -> list[str]:
     """Kafka's path rules: relative to ``cwd``, split on ``/`` with empty components
     dropped, then ``.`` removed and ``..`` popping one component (lexically, before any
     lookup; ``..`` at the root stays there)."""
-    full = path if path.startswith("/") else f"{cwd.rstrip('/')}/{path}"
-    out: list[str] = []
-    for c in full.split("/"):
+    return [c for c, _ in _components(cwd, path)]
+
+
+def _components(cwd: str, path: str) -> list[tuple[str, bool]]:
+    """:func:`split_path` with, per component, whether it came from ``cwd``: the working
+    directory is a real path, its names are never read as globs (Kafka reads them so,
+    and cannot ``ls .`` inside a node whose name holds a ``\\`` or ``*``)."""
+    out: list[tuple[str, bool]] = []
+    if not path.startswith("/"):
+        out = [(c, True) for c in cwd.split("/") if c]
+    for c in path.split("/"):
         if c in ("", "."):
             continue
         if c == "..":
             if out:
                 out.pop()
             continue
-        out.append(c)
+        out.append((c, False))
     return out
 
 
@@ -184,8 +193,8 @@ def resolve(root: Node, cwd: str, path: str) -> list[tuple[str, Node]]:
     """Every node ``path`` names (globs expanded per component, in sorted order), as
     (real absolute path, node); [] when nothing matches.  Never raises on any string."""
     found: list[tuple[str, Node]] = [("", root)]
-    for comp in split_path(cwd, path):
-        rx = glob_regex(comp)
+    for comp, literal in _components(cwd, path):
+        rx = None if literal else glob_regex(comp)
         nxt: list[tuple[str, Node]] = []
         for base, node in found:
             if not node.is_dir:
@@ -204,6 +213,14 @@ def resolve(root: Node, cwd: str, path: str) -> list[tuple[str, Node]]:
         if not found:
             return []
     return [(p or "/", n) for p, n in found]
+
+
+def related(a: str, b: str) -> bool:
+    """Whether two real paths are the same node or one is under the other (what
+    ``history PATH`` asks of each path a record touched)."""
+    if a == b or a == "/" or b == "/":
+        return True
+    return b.startswith(a + "/") or a.startswith(b + "/")
 
 
 def change_dir(root: Node, cwd: str, target: str | None) -> tuple[str, list[str]]:
