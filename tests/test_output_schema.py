@@ -191,6 +191,6 @@ def test_image_views_are_checked() -> None:
     changed["image"]["extra"] = {}
     problems = samples.check_image_views(healthy, changed)
     assert len(problems) == 4, problems
-    assert any("ls /" in p for p in problems)
+    assert any("cat / --json" in p for p in problems)  # the extra section
     assert any(f"cat /brokers/{broker}" in p for p in problems)
     assert any("--digest --json wrote" in p for p in problems)
