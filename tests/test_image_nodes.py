@@ -642,3 +642,25 @@ def test_kafka_path_never_raises(path: str) -> None:
 
     new = kafka_path("/" + path)
     assert new is None or new.startswith("/image/")
+
+
+_HEALTHY_RESULT = build_image(HEALTHY)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=string.printable + "~é", max_size=40),
+       st.sampled_from(["ls", "cat"]))
+def test_image_node_argument_is_a_value_or_a_usage_error(node: str, action: str) -> None:
+    """Whatever NODE ``kmeta image`` is given: the nodes and their text, or one clear
+    usage error."""
+    from kmeta.errors import UsageError
+    from kmeta.ops.image import look_up
+    from kmeta.render.image import node_lines
+
+    for path in (node, "/" + node, "/topics/" + node, "/configs/" + node):
+        try:
+            found = look_up(_HEALTHY_RESULT, HEALTHY, path, action)
+        except UsageError:
+            continue
+        for json_out in (False, True):
+            assert all(isinstance(line, str) for line in node_lines(found, action, json_out))

@@ -136,6 +136,7 @@ def _fixed(name: str, children: dict[str, Callable[[], Node]], value: Any = None
     """A directory whose children are known by name (each made when asked for)."""
     return _dir(name, lambda: children, lambda n, mk: mk(), value=value)
 
+
 # ---------------------------------------------------------------------- Java's text
 
 def java_double(v: float) -> str:
