@@ -21,6 +21,7 @@ from kmeta.core.image_nodes import (
     Node,
     Provenance,
     change_dir,
+    complete_path,
     diff_nodes,
     flatten,
     glob_regex,
@@ -419,6 +420,19 @@ def test_paths_and_globs() -> None:
     assert paths(quota, ".") == [quota]
     assert paths(quota, "producer_byte_rate") == [quota + "/producer_byte_rate"]
     assert paths(quota, "../user") == ["/image/clientQuotas/user"]
+    assert complete_path(root, "/", "/image/c") == [
+        ("/image/clientQuotas/", False), ("/image/cluster/", False), ("/image/configs/", False)]
+    assert complete_path(root, "/image", "producerIds/n") == [
+        ("producerIds/nextProducerId", True)]
+    assert complete_path(root, "/image", "") == [(n + "/", False) if n != "provenance" else
+                                                 (n, True) for n in names(root, "/image")]
+    # a name with glob characters completes escaped, and the completion resolves to it
+    [(done, complete)] = complete_path(root, "/image", "clientQuotas/cl")
+    assert not complete
+    assert [p for p, _ in resolve(root, "/image", done)] == [
+        "/image/clientQuotas/clientId(a\\(p\\)p)_user(alice)"]
+    assert complete_path(root, "/", "/nope/x") == []
+    assert complete_path(root, "/", "/image/provenance/") == []
     assert related("/image/topics", "/image/topics/byName/a/0")
     assert related("/image/topics/byName/a/0", "/image/topics")
     assert related("/", "/image") and related("/image", "/image")

@@ -70,6 +70,7 @@ from kmeta.core.nodes import (
     Change,
     Node,
     change_dir,
+    complete_path,
     diff_nodes,
     flatten,
     glob_escape,
@@ -87,7 +88,8 @@ from kmeta.formats.metadata_schemas import SENSITIVE_CONFIG
 
 # The tree's walks and paths live in kmeta.core.nodes; they are named here too, so that a
 # caller of the image's tree needs this one module.
-__all__ = ["EMPTY_PROVENANCE", "Change", "Node", "Provenance", "change_dir", "diff_nodes",
+__all__ = ["EMPTY_PROVENANCE", "Change", "Node", "Provenance", "change_dir", "complete_path",
+           "diff_nodes",
            "flatten", "glob_escape", "glob_regex", "image_tree", "is_legacy", "java_sorted",
            "join", "kafka_path", "path_of", "record_paths", "related", "resolve",
            "split_path", "walk"]

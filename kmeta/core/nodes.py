@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Change", "Node", "change_dir", "diff_nodes", "flatten", "glob_escape",
+__all__ = ["Change", "Node", "change_dir", "complete_path", "diff_nodes", "flatten", "glob_escape",
            "glob_regex", "java_sorted", "join", "path_of", "related", "resolve", "split_path",
            "walk"]
 
@@ -213,6 +213,31 @@ def resolve(root: Node, cwd: str, path: str) -> list[tuple[str, Node]]:
         if not found:
             return []
     return [(p or "/", n) for p, n in found]
+
+
+def complete_path(root: Node, cwd: str, prefix: str) -> list[tuple[str, bool]]:
+    """Tab completion of a path as Kafka's shell completes it (CommandUtils.completePath):
+    the names of the directory ``prefix`` ends in that start with its last part, each
+    after the text typed up to the last ``/``; a directory gets a trailing ``/`` and is
+    not complete (False).  Names are glob-escaped, so that the completed path resolves
+    to the node (Kafka inserts them raw)."""
+    head, _, partial = prefix.rpartition("/")
+    typed = prefix[:len(head) + 1] if "/" in prefix else ""
+    if "/" in prefix:
+        found = resolve(root, cwd, (head or "/") if prefix.startswith("/") else head or ".")
+    else:
+        found = resolve(root, cwd, ".")
+    if len(found) != 1 or not found[0][1].is_dir:
+        return []
+    directory = found[0][1]
+    want = re.sub(r"\\(.)", r"\1", partial)
+    out = []
+    for name in directory.names():
+        if name.startswith(want):
+            child = directory.child(name)
+            is_dir = child is not None and child.is_dir
+            out.append((typed + glob_escape(name) + ("/" if is_dir else ""), not is_dir))
+    return out
 
 
 def related(a: str, b: str) -> bool:
