@@ -44,8 +44,10 @@ def image(
                                          "(xxh3-128), on one line.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="JSON Lines: the image object "
                                            "(kind, offset, digest, image), then a finding "
-                                           "object per finding; with ls, a JSON array; with "
-                                           "cat, the node.")] = False,
+                                           "object per finding; with ls, a JSON array of "
+                                           "the names (an object path -> names when a glob "
+                                           "matched several nodes); with cat, the node's "
+                                           "JSON, one line per node.")] = False,
 ) -> None:
     """The cluster metadata image replayed from the latest snapshot and the log.
 
@@ -53,10 +55,13 @@ def image(
     local (kmeta's version); ls prints the names under NODE one a line, sorted as Kafka
     sorts them; cat prints a leaf as Kafka's shell does (BrokerRegistration(...),
     PartitionRegistration(...), Optional[4.0-IV3] ...), except that secrets are [redacted],
-    and a directory as JSON. A glob that matches several nodes prints each. The paths
-    kmeta took before (those under /features, /brokers, /topics, /configs ... and cat /)
-    still print the image JSON as they did; /configs/BROKER/KEY reads the cluster-wide
-    default.
+    and a directory as JSON. Unlike Kafka 4.0, /image/features/zkMigrationState reads the
+    state, finalized_kraft.version is shown, a quota entity's default part is its type
+    alone (user, clientId(app)_user), a delegation token is named by its fingerprint and
+    /image/provenance gives the log's offset. A glob that matches several nodes prints
+    each. The paths kmeta took before (those under /features, /brokers, /topics,
+    /configs ... and cat /) still print the image JSON as they did; /configs/BROKER/KEY
+    reads the cluster-wide default.
 
     Exit 1 when records that break the image's rules were met while replaying.
     """
