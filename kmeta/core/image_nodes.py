@@ -380,7 +380,7 @@ def _configs(image: MetadataImage, show_secrets: bool) -> Node:
 
     def entries() -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key in sorted(configs, key=lambda k: (k[0], k[1])):
+        for key in sorted(configs, key=lambda k: (k[0], str(k[1]))):
             out.setdefault(config_resource_name(*key), configs[key])
         return out
 
