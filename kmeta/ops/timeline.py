@@ -77,6 +77,8 @@ CHECKPOINT_RECORDS = 4000
 #: Offsets between two checkpoints at most (a stretch of heartbeats is cheap to replay
 #: but not free: the scan still walks its bytes).
 CHECKPOINT_OFFSETS = 400_000
+#: What replaying a record costs, about (measured on the generated logs).
+RECORD_SECONDS = 5e-6
 
 #: progress(bytes read, bytes to read): what :meth:`Timeline.open` tells as it reads.
 Progress = Callable[[int, int], None]
@@ -152,8 +154,8 @@ class _Checkpointer:
             began = time.perf_counter()
             self.timeline._keep(offset, self.replay.image.copy(), self.snapshot)
             took = time.perf_counter() - began
-            # a copy should cost a tenth of the replay it saves at most (~5 µs a record)
-            self.every = max(CHECKPOINT_RECORDS, int(took / 5e-7))
+            # a copy should cost a tenth of the replay it saves at most
+            self.every = max(CHECKPOINT_RECORDS, int(10 * took / RECORD_SECONDS))
             self.since = 0
             self.last = offset
 
