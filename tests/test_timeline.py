@@ -47,7 +47,6 @@ def small_checkpoints(monkeypatch: pytest.MonkeyPatch) -> None:
     inside segments (and inside metadata transactions) as a long log does."""
     monkeypatch.setattr(timeline_mod, "CHECKPOINT_RECORDS", 7)
     monkeypatch.setattr(timeline_mod, "CHECKPOINT_OFFSETS", 50)
-    monkeypatch.setattr(timeline_mod, "RECORD_SECONDS", 1.0)  # copies seem free
 
 
 def _outcome(fn, *args, **kw) -> str:
@@ -121,14 +120,31 @@ def test_checkpoints_are_kept_inside_the_log_and_images_are_independent() -> Non
 def test_image_at_from_a_checkpoint_inside_a_transaction(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
     monkeypatch.setattr(timeline_mod, "CHECKPOINT_RECORDS", 1)
-    monkeypatch.setattr(timeline_mod, "RECORD_SECONDS", 1.0)
     tl = Timeline.open(HEALTHY_META)
-    inside = [c.offset for c in tl._checkpoints if c.image.in_transaction]
+    inside = [c.offset for c in tl._checkpoints if c.image().in_transaction]
     assert inside, "the healthy log holds metadata transactions"
     for offset in inside[:5]:
         for at in (offset, offset + 1, offset + 3):
             assert tl.image_at(at)[0].digest() == \
                 build_image(HEALTHY_META, at=at).image.digest()
+
+
+def test_checkpoints_are_thinned_to_their_byte_budget(monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    monkeypatch.setattr(timeline_mod, "CHECKPOINT_RECORDS", 2)
+    monkeypatch.setattr(timeline_mod, "CHECKPOINT_OFFSETS", 20)
+    roomy = Timeline.open(HEALTHY_META)
+    each = max(len(c.pickled) for c in roomy._checkpoints)
+    monkeypatch.setattr(timeline_mod, "CHECKPOINT_BYTES", 12 * each)
+    tight = Timeline.open(HEALTHY_META)
+    assert tight._every > 2
+    assert 4 <= tight.checkpoints < roomy.checkpoints
+    assert tight._kept == sum(len(c.pickled) for c in tight._checkpoints) <= 12 * each
+    # where replays start stays: offset 0 and every snapshot the log holds
+    assert {c.offset for c in roomy._checkpoints if c.starts_span} <= \
+        {c.offset for c in tight._checkpoints}
+    for offset in random.Random(9).sample(range(tight.start, tight.end + 1), 12):
+        assert tight.image_at(offset)[0].digest() == roomy.image_at(offset)[0].digest()
 
 
 # ---------------------------------------------------------------------- provenance
@@ -169,6 +185,31 @@ def test_provenance_of_an_image_loaded_from_a_snapshot() -> None:
     header = next(item for item in read_records(snap.path, decode_metadata, decode_control))
     assert prov == (snap.end_offset - 1, snap.epoch,
                     header[2].data["lastContainedLogTimestamp"], True)
+
+
+def test_batches_are_every_batch_of_the_log_by_its_header() -> None:
+    tl = Timeline.open(HEALTHY_META)
+    plain = _plain_batches(HEALTHY_META)
+    got = list(tl.batches(tl.start, tl.end))
+    assert [(b.base_offset, b.last_offset, b.leader_epoch, b.max_timestamp, b.file,
+             b.position, b.is_control) for b in got] == \
+        [(b.base_offset, b.last_offset, b.leader_epoch, b.max_timestamp, b.file, b.position,
+          b.is_control) for b in plain]
+    for b in plain[::97]:
+        assert tl.batch_at(b.last_offset) == next(g for g in got
+                                                  if g.base_offset == b.base_offset)
+    assert tl.batch_at(tl.end) is None
+
+
+def test_snapshots_by_name() -> None:
+    tl = Timeline.open(HEALTHY_META)
+    snaps = tl.snapshots()
+    assert snaps and [s.end_offset for s in snaps] == sorted(s.end_offset for s in snaps)
+    last = snaps[-1]
+    for name in (last.name, last.path.stem, str(last.end_offset)):
+        assert tl.snapshot(name) == last
+    with pytest.raises(UsageError, match="the snapshots are"):
+        tl.snapshot("nope")
 
 
 # ---------------------------------------------------------------------- time
@@ -377,11 +418,19 @@ def test_offsets_outside_the_timeline() -> None:
         tl.image_at(tl.end + 1)
 
 
+def test_a_log_with_nothing_to_start_an_image_from() -> None:
+    log = FIXTURES / "verify" / "v026-no-snapshot-below-start" / "__cluster_metadata-0"
+    with pytest.raises(UsageError, match="the log starts at offset [1-9].* no usable "
+                                         "snapshot ends inside it"):
+        Timeline.open(log)
+
+
 def test_progress_is_told() -> None:
     told: list[tuple[int, int]] = []
     Timeline.open(HEALTHY_META, progress=lambda done, total: told.append((done, total)))
     assert told and told[-1][0] == told[-1][1] > 0
     assert [d for d, _ in told] == sorted(d for d, _ in told)
+    assert len(told) > 2  # heard along the way, not only at the end
 
 
 # ---------------------------------------------------------------------- replay_log

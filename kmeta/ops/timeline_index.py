@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -121,15 +121,16 @@ class BatchIndex:
     #: the entries the image contains (NOOP or DATA), for the provenance: entry numbers
     applied: array
     applied_base: array
+    #: the DATA entries: entry numbers, for a reader of records that skips heartbeats
+    data_entries: array
 
     @classmethod
-    def build(cls, segments: list[LogFile], findings: list[Finding],
-              progress: Callable[[str, int], None] | None = None) -> BatchIndex:
+    def build(cls, segments: list[LogFile], findings: list[Finding]) -> BatchIndex:
         """Read every segment once (with runs), keeping one entry per lone batch or run.
         What cannot be read goes into ``findings``."""
         index = cls([], array("q"), array("q"), array("i"), array("i"), array("i"),
                     array("q"), array("i"), array("i"), array("b"), array("q"), array("q"),
-                    array("q"), array("q"), array("q"), array("q"))
+                    array("q"), array("q"), array("q"), array("q"), array("q"))
         noop_values: dict[bytes, bool] = {}
         most = -(1 << 63)
         for seg in segments:
@@ -157,8 +158,6 @@ class BatchIndex:
                 index._add(item[BASE_OFFSET], item[BASE_OFFSET] + item[LAST_OFFSET_DELTA], 1,
                            item[LAST_OFFSET_DELTA] + 1, 0, item[POSITION], file_no,
                            item[LEADER_EPOCH], kind, ts, most)
-            if progress is not None:
-                progress(str(seg.path), -1)
         return index
 
     def _add(self, base: int, last: int, count: int, step: int, size: int, position: int,
@@ -180,6 +179,7 @@ class BatchIndex:
         self.first_ts.append(first_ts)
         self.most_ts.append(most)
         if kind == DATA:
+            self.data_entries.append(n)
             for k in range(count):
                 self.data_base.append(base + k * step)
                 self.data_last.append(base + k * step + step - 1)
@@ -228,21 +228,28 @@ class BatchIndex:
             return None
         return self._batch(i, (offset - self.base[i]) // self.step[i])
 
-    def batches_between(self, start: int, stop: int) -> Iterator[BatchInfo]:
-        """The batches that hold an offset in ``[start, stop)``, in order."""
-        i = max(0, bisect_right(self.base, start) - 1)
-        while i < len(self.base) and self.base[i] < stop:
-            if self.last[i] >= start:
-                stamps = self._stamps(i) if self.count[i] > 1 else None
-                step = self.step[i]
-                for k in range(self.count[i]):
-                    b = self.base[i] + k * step
-                    if b + step - 1 < start:
-                        continue
-                    if b >= stop:
-                        break
-                    yield self._batch(i, k, None if stamps is None else stamps[k])
-            i += 1
+    def batches_between(self, start: int, stop: int, data_only: bool = False
+                        ) -> Iterator[BatchInfo]:
+        """The batches that hold an offset in ``[start, stop)``, in order; with
+        ``data_only``, the DATA batches only (the heartbeats are not even looked at)."""
+        first = max(0, bisect_right(self.base, start) - 1)
+        entries: Any = range(first, len(self.base))
+        if data_only:
+            entries = self.data_entries[bisect_left(self.data_entries, first):]
+        for i in entries:
+            if self.base[i] >= stop:
+                break
+            if self.last[i] < start:
+                continue
+            stamps = self._stamps(i) if self.count[i] > 1 else None
+            step = self.step[i]
+            for k in range(self.count[i]):
+                b = self.base[i] + k * step
+                if b + step - 1 < start:
+                    continue
+                if b >= stop:
+                    break
+                yield self._batch(i, k, None if stamps is None else stamps[k])
 
     def last_applied(self, offset: int) -> BatchInfo | None:
         """The last batch of metadata records (NoOps too) with records below ``offset``:
