@@ -278,6 +278,33 @@ def test_steps_skip_heartbeats_and_control_batches() -> None:
         tl.next_batch(x, 0)
 
 
+@pytest.mark.parametrize("span", [(0, 400), (4003, 4600), (6001, 6050), (11900, 12704),
+                                  (8000, 8000)])
+def test_walk_gives_the_image_after_each_step(span: tuple[int, int]) -> None:
+    tl = Timeline.open(HEALTHY_META)
+    lo, hi = span
+    data = [b for b in _plain_batches(HEALTHY_META)
+            if not b.is_control and not _is_noop_only(b)]
+    want = [lo] + [b.last_offset + 1 for b in data if lo < b.last_offset + 1 <= hi]
+    want += [hi for b in data if b.base_offset < hi <= b.last_offset and hi > lo]
+    walked = list(tl.walk(lo, hi))
+    assert [w[0] for w in walked] == want
+    for offset, image, prov in walked:
+        assert (image.digest(), prov) == (tl.image_at(offset)[0].digest(),
+                                          tl.image_at(offset)[1])
+
+
+def test_walk_cut_inside_a_batch() -> None:
+    tl = Timeline.open(HEALTHY_META)
+    multi = next(b for b in _plain_batches(HEALTHY_META)
+                 if b.last_offset > b.base_offset + 2 and not b.is_control
+                 and b.base_offset > 100)
+    lo, hi = multi.base_offset - 30, multi.base_offset + 2
+    walked = list(tl.walk(lo, hi))
+    assert walked[-1][0] == hi
+    assert walked[-1][1].digest() == build_image(HEALTHY_META, at=hi).image.digest()
+
+
 # ---------------------------------------------------------------------- records
 
 def _dump_lines(log: Path, lo: int, hi: int) -> list[str]:

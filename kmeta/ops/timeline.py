@@ -46,7 +46,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,7 +152,49 @@ class HistoryRecord(NamedTuple):
     data: Any
 
 
-class _Checkpointer:
+class _Watch:
+    """A replay watch (:class:`kmeta.ops.replay.ReplayWatch`) that hears nothing."""
+
+    def batch(self, offset: int, epoch: int, timestamp: int) -> None:
+        return None
+
+    def after(self, type_name: str, data: Any, offset: int, timestamp: int) -> None:
+        return None
+
+    def before(self, type_name: str, data: Any) -> None:
+        return None
+
+    def control(self, epoch: int, payload: Any) -> None:
+        return None
+
+    def end(self, offset: int, timestamp: int) -> None:
+        return None
+
+
+class _Stepper(_Watch):
+    """The replay watch of :meth:`Timeline.walk`: the image after each data batch,
+    pickled when the next batch begins (the batches between change nothing)."""
+
+    def __init__(self, index: BatchIndex, image: MetadataImage, stop: int) -> None:
+        self.index, self.image, self.stop = index, image, stop
+        self.pending: int | None = None  # the end of the data batch being applied
+        self.images: list[tuple[int, bytes]] = []
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            self.images.append((self.pending, pickle.dumps(self.image,
+                                                           pickle.HIGHEST_PROTOCOL)))
+            self.pending = None
+
+    def batch(self, offset: int, epoch: int, timestamp: int) -> None:
+        self.flush()
+        bases = self.index.data_base
+        j = bisect_left(bases, offset)
+        if j < len(bases) and bases[j] == offset:
+            self.pending = min(self.index.data_last[j] + 1, self.stop)
+
+
+class _Checkpointer(_Watch):
     """The replay watch of :meth:`Timeline.open`: copies the image at a batch start
     every so many records."""
 
@@ -173,15 +215,6 @@ class _Checkpointer:
 
     def after(self, type_name: str, data: Any, offset: int, timestamp: int) -> None:
         self.since += 1
-
-    def before(self, type_name: str, data: Any) -> None:
-        return None
-
-    def control(self, epoch: int, payload: Any) -> None:
-        return None
-
-    def end(self, offset: int, timestamp: int) -> None:
-        return None
 
 
 class Timeline:
@@ -453,6 +486,27 @@ class Timeline:
             return self.start
         found = self.index.prev_step(offset, n)
         return self.start if found is None else max(found, self.start)
+
+    def walk(self, from_offset: int, to_offset: int
+             ) -> Iterator[tuple[int, MetadataImage, Provenance]]:
+        """The image at ``from_offset``, then the image after each data batch (each
+        step) that ends by ``to_offset`` (one that ``to_offset`` cuts: up to it), with
+        the offset and provenance of each: what ``next N`` and ``prev N`` show, from one
+        replay instead of one per step.  The images are those of :meth:`image_at`."""
+        image, prov = self.image_at(from_offset)
+        if to_offset <= from_offset or self.index is None:
+            yield from_offset, image, prov
+            return
+        self._check(to_offset)
+        first = pickle.dumps(image, pickle.HIGHEST_PROTOCOL)
+        stepper = _Stepper(self.index, image, to_offset)
+        assert isinstance(self.source, PartitionDir)
+        replay_log(self.source, Replay(image, from_offset), to_offset, [], stepper)
+        stepper.flush()
+        yield from_offset, pickle.loads(first), prov
+        for offset, pickled in stepper.images:
+            if offset > from_offset:
+                yield offset, pickle.loads(pickled), self.provenance(offset)
 
     def batch_at(self, offset: int) -> BatchInfo | None:
         """The batch that holds ``offset`` (None past the log or in a gap)."""
