@@ -110,9 +110,8 @@ EMPTY_PROVENANCE = Provenance(-1, -1, -1, False)
 
 @dataclass(frozen=True)
 class SnapshotPoint:
-    """A snapshot of the replica: where it ends, its name, its file, and whether a
-    replay may start from it (one with an error finding is passed over, as by
-    ``kmeta image``)."""
+    """A snapshot of the replica: where it ends, its name, its file, and whether it is
+    usable (one with an error finding is passed over, as by ``kmeta image``)."""
 
     end_offset: int
     epoch: int
@@ -207,8 +206,9 @@ class _Checkpointer(_Watch):
     def batch(self, offset: int, epoch: int, timestamp: int) -> None:
         if offset < self.replay.start_offset or offset >= self.stop:
             return
-        if self.since >= self.timeline._every or (offset - self.last >= CHECKPOINT_OFFSETS
-                                                  and self.since):
+        # a long quiet stretch gets one too: its records change nothing, but a replay
+        # from the checkpoint before it would still walk all its bytes
+        if self.since >= self.timeline._every or offset - self.last >= CHECKPOINT_OFFSETS:
             self.timeline._keep(offset, self.replay.image, self.snapshot)
             self.since = 0
             self.last = offset
@@ -296,15 +296,12 @@ class Timeline:
         for snap in sorted(part.snapshots, key=lambda s: s.kind.base_offset or 0,
                            reverse=True):
             end = snap.kind.base_offset or 0
-            if end in chosen:
-                self._snapshots.append(self._snapshot_point(snap, False))
-                continue
             image, found = snapshot_image(snap)
             ok = not any(f.severity is Severity.ERROR for f in found)
             point = self._snapshot_point(snap, ok)
             self._snapshots.append(point)
             self.findings += found
-            if ok:
+            if ok and end not in chosen:  # of two at one offset, the one tried first
                 chosen[end] = (image, point)
         self._snapshots.sort(key=lambda s: (s.end_offset, s.epoch))
         starts: list[tuple[int, MetadataImage, SnapshotPoint | None]] = []
