@@ -11,7 +11,10 @@
   same offsets, each replaying from the latest snapshot below it or from offset 0, and
   whether its digest is the timeline's;
 - a copy of the image (``MetadataImage.copy``) and how many checkpoints were kept;
-- the peak RSS of this process (``resource.getrusage``), which holds the timeline
+- with ``--replicas DIR`` (by default the ``<size>-copies3`` dir beside the log's data
+  dir, where ``bench_diff.py`` made three copies of it): every replica under DIR opened
+  as :class:`kmeta.ops.timeline.Replicas`, as ``kmeta shell`` opens several;
+- the peak RSS of this process (``resource.getrusage``), which holds the timelines
   (target: < 300 MB).
 
 The log is made once by ``fixtures/generate.py`` into fixtures/big/ (git-ignored) and
@@ -38,7 +41,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_dump import big_log  # noqa: E402
 
-from kmeta.ops.timeline import Timeline  # noqa: E402
+from kmeta.ops.timeline import Replicas, Timeline  # noqa: E402
 
 KMETA = [sys.executable, "-m", "kmeta"]
 
@@ -67,6 +70,7 @@ def main() -> None:
     ap.add_argument("--peers", type=int, default=4)
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--log", type=Path, help="a metadata log to use instead of --size's")
+    ap.add_argument("--replicas", type=Path, help="a dir of replicas' data dirs to open too")
     args = ap.parse_args()
     log = args.log.resolve() if args.log else big_log(args.size)
     size = sum(f.stat().st_size for f in log.glob("*.log"))
@@ -107,6 +111,19 @@ def main() -> None:
             f"DIGEST DIFFERS ({digest[:12]} vs {digests[offset][:12]})"
         print(f"  kmeta image --at {offset:>9,} (process) {peer_s:6.2f} s; image_at "
               f"{took[offset]:.3f} s: {peer_s / max(took[offset], 1e-9):5.0f}x, {same}")
+
+    copies = args.replicas or log.parent.parent / f"{log.parent.name}-copies3"
+    if copies.is_dir():
+        homes = sorted(p for p in copies.iterdir() if p.is_dir())
+        t = time.perf_counter()
+        reps = Replicas.open(homes)
+        both = time.perf_counter() - t
+        t = time.perf_counter()
+        for name in reps:
+            reps[name].image_at(offsets[0])
+        at = (time.perf_counter() - t) / len(reps)
+        print(f"  Replicas.open of {len(reps)} ({', '.join(reps.names())}) {both:6.2f} s; "
+              f"image_at on each {at:.3f} s")
 
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  peak RSS of this process       {rss:7.0f} MB (target < 300)")
