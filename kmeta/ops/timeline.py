@@ -75,7 +75,8 @@ from kmeta.storage.segments import (
     unreadable,
 )
 
-__all__ = ["Checkpoint", "HistoryRecord", "Provenance", "Replicas", "SnapshotPoint",
+__all__ = ["EMPTY_PROVENANCE", "Checkpoint", "HistoryRecord", "Provenance", "Replicas",
+           "SnapshotPoint",
            "Timeline"]
 
 #: Records applied between two checkpoints at least (doubled each time the checkpoints
