@@ -76,8 +76,7 @@ from kmeta.storage.segments import (
 )
 
 __all__ = ["EMPTY_PROVENANCE", "Checkpoint", "HistoryRecord", "Provenance", "Replicas",
-           "SnapshotPoint",
-           "Timeline"]
+           "SnapshotPoint", "Timeline"]
 
 #: Records applied between two checkpoints at least (doubled each time the checkpoints
 #: outgrow CHECKPOINT_BYTES).
