@@ -243,6 +243,14 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     return chain((head,), _dump_batches(items, path, decoder, opts, segment_base, compacted))
 
 
+def dump_batches(items: Iterable[Batch | LegacyBatch | Finding], f: LogFile,
+                 opts: DumpOptions) -> Iterator[Event]:
+    """The events of batches a caller read from ``f`` itself, as :func:`dump_file` makes
+    them (no FileEvent, no check of the segment's name): for a reader that knows which
+    batches it wants (``kmeta.ops.timeline``'s records of an offset range)."""
+    return _dump_batches(iter(items), str(f.path), decoder_for(f, opts.decoder), opts, None)
+
+
 def _dump_batches(items: Iterator[Batch | LegacyBatch | Finding], path: str, decoder: str,
                   opts: DumpOptions, segment_base: int | None, compacted: bool = False
                   ) -> Iterator[Event]:

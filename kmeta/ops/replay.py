@@ -270,6 +270,10 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
         stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True))
         for batch in stream:
             if type(batch) is Run:
+                if batch.last_offset < start:
+                    # wholly below the start (a replay from a snapshot or a checkpoint
+                    # inside the segment): intact repeats, nothing to apply or report
+                    continue
                 # NoOps that repeat the one just read, all inside [start, stop) and in
                 # the epoch a watch has heard of: counted at once.
                 if batch[0][LONE] is noop and batch.first_base >= start and \

@@ -19,7 +19,8 @@ from kmeta.errors import UsageError
 from kmeta.storage.discover import Discovery, meta_properties_at
 from kmeta.storage.files import load_checked
 
-__all__ = ["ReplicaDir", "node_and_cluster", "refuse_two_clusters", "refuse_unrelated"]
+__all__ = ["ReplicaDir", "node_and_cluster", "refuse_two_clusters", "refuse_unrelated",
+           "replica_labels"]
 
 
 class ReplicaDir(NamedTuple):
@@ -67,3 +68,24 @@ def refuse_two_clusters(dirs: Sequence[ReplicaDir], hint: str) -> None:
     if len(clusters) > 1:
         raise UsageError("not replicas of one cluster: " + ", ".join(
             f"{label} has cluster id {cid}" for cid, label in clusters.items()), hint=hint)
+
+
+def replica_labels(homes: Sequence[Path]) -> list[str]:
+    """A short name for each replica, from the data dir that holds it: the dir's name,
+    with the folder above it where two share a name (diverged/a, quorum3/a), then
+    numbered if still alike.  ``report`` and ``shell`` name replicas so."""
+    def name(home: Path, depth: int) -> str:
+        return "/".join(home.parts[-depth:]) or str(home)
+
+    names = [name(h, 1) for h in homes]
+    if len(set(names)) < len(names):
+        names = [name(h, 2) for h in homes]
+    taken: set[str] = set()
+    out = []
+    for base in names:
+        label, k = base, 2
+        while label in taken:
+            label, k = f"{base}#{k}", k + 1
+        taken.add(label)
+        out.append(label)
+    return out

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kmeta.ops.replica_dirs import replica_labels
 from kmeta.ops.report.areas import collect, judge
 from kmeta.ops.report.lines import area_lines
 from kmeta.ops.report.model import MetadataReplica, Report, Segment
@@ -24,24 +25,8 @@ REMOTE_TOPIC = "__remote_log_metadata"
 
 
 def _labels(metas: list[PartitionDir]) -> list[str]:
-    """A short name for each metadata replica: its data dir's name, with the folder above
-    it where two share a name (diverged/a, quorum3/a), then numbered if still alike."""
-    def name(part: PartitionDir, depth: int) -> str:
-        parts = part.path.parent.parts[-depth:]
-        return "/".join(parts) or str(part.path.parent)
-
-    names = [name(p, 1) for p in metas]
-    if len(set(names)) < len(names):
-        names = [name(p, 2) for p in metas]
-    taken: set[str] = set()
-    out = []
-    for base in names:
-        label, k = base, 2
-        while label in taken:
-            label, k = f"{base}#{k}", k + 1
-        taken.add(label)
-        out.append(label)
-    return out
+    """A short name for each metadata replica, by its data dir (see replica_labels)."""
+    return replica_labels([p.path.parent for p in metas])
 
 
 def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = True
