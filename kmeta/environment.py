@@ -36,6 +36,8 @@ class Environment:
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     #: ``--traceback``: a failure re-raises instead of being one line.
     traceback: bool = False
+    #: where ``kmeta shell`` reads commands when it is not at a terminal (None: closed)
+    stdin: TextIO | None = field(default_factory=lambda: sys.stdin)
 
     @property
     def no_color(self) -> bool:

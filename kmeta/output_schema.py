@@ -1903,6 +1903,129 @@ REPORT_SUMMARY = ObjectKind(
     ),
 )
 
+SHELL_AT = ObjectKind(
+    "shell_at",
+    keys=(
+        Key("kind", STRING, "\"shell_at\": where the shell stands (at, replica, and at "
+            "alone)."),
+        Key("replica", STRING, "The replica's name."),
+        Key("offset", BIGINT, "The image is the state after every record below it."),
+        Key("last_offset", BIGINT, "The last offset applied (the provenance's); null "
+            "before any record.", nullable=True),
+        Key("leader_epoch", INT, "The leader epoch of the last batch applied; null "
+            "before any record.", nullable=True),
+        Key("timestamp", BIGINT, "Its maxTimestamp (ms); null before any record.",
+            nullable=True),
+        Key("log_start_offset", BIGINT, "Where the replica's image can start."),
+        Key("log_end_offset", BIGINT, "The replica's log end offset."),
+    ),
+)
+
+SHELL_CD = ObjectKind(
+    "shell_cd",
+    keys=(Key("kind", STRING, "\"shell_cd\": cd and pwd."),
+          Key("path", STRING, "The working directory.")),
+)
+
+SHELL_ERROR = ObjectKind(
+    "shell_error",
+    keys=(Key("kind", STRING, "\"shell_error\": a command that could not run as typed "
+              "(the status is then 2)."),
+          Key("message", STRING, "The one line a person would read."),
+          Key("hint", STRING, "What to type instead; null when there is nothing to add.",
+              nullable=True)),
+)
+
+SHELL_HELP = ObjectKind(
+    "shell_help",
+    keys=(Key("kind", STRING, "\"shell_help\": help, one per command."),
+          Key("command", STRING, "Its name."),
+          Key("usage", STRING, "How it is typed."),
+          Key("summary", STRING, "What it does, in a line.")),
+)
+
+SHELL_COMMAND = ObjectKind(
+    "shell_command",
+    keys=(Key("kind", STRING, "\"shell_command\": history N, one per line typed."),
+          Key("number", INT, "Its number in the session."),
+          Key("line", STRING, "The line as typed.")),
+)
+
+SHELL_CHANGE = ObjectKind(
+    "shell_change",
+    doc="Each element of node_changes:",
+    keys=(Key("path", STRING, "The node."),
+          Key("change", STRING, "added, removed or changed."),
+          Key("old_text", STRING, "Its text before; null when added.", nullable=True),
+          Key("new_text", STRING, "Its text after; null when removed.", nullable=True)),
+)
+
+SHELL_STEP = ObjectKind(
+    "shell_step",
+    keys=(Key("kind", STRING, "\"shell_step\": one step of next or prev."),
+          Key("replica", STRING, "The replica."),
+          Key("from_offset", BIGINT, "Where the step started."),
+          Key("to_offset", BIGINT, "Where it ended."),
+          Key("node_changes", Array(SHELL_CHANGE), "The nodes it changed, in path order "
+              "(partitions by their topic's name; /image/provenance left out).")),
+)
+
+SHELL_DIFF = ObjectKind(
+    "shell_diff",
+    keys=(Key("kind", STRING, "\"shell_diff\": diff."),
+          Key("path", STRING, "The node compared under."),
+          Key("from_replica", STRING, "The first point's replica."),
+          Key("from_offset", BIGINT, "The first point's offset."),
+          Key("to_replica", STRING, "The second point's replica."),
+          Key("to_offset", BIGINT, "The second point's offset."),
+          Key("node_changes", Array(SHELL_CHANGE), "As shell_step's.")),
+)
+
+SHELL_RECORD = ObjectKind(
+    "shell_record",
+    keys=(Key("kind", STRING, "\"shell_record\": history PATH, one per record that "
+              "touched the node."),
+          Key("offset", BIGINT, "The record's offset."),
+          Key("timestamp", BIGINT, "Its batch's maxTimestamp (ms)."),
+          Key("leader_epoch", INT, "Its batch's leader epoch."),
+          Key("type", STRING, "Kafka's name of its type."),
+          Key("version", INT, "Its version.", nullable=True),
+          Key("data", JSON, "Its fields, secrets redacted.", nullable=True)),
+)
+
+SHELL_MATCH = ObjectKind(
+    "shell_match",
+    keys=(Key("kind", STRING, "\"shell_match\": grep, one per leaf that matched."),
+          Key("path", STRING, "The leaf."),
+          Key("text", STRING, "Its text.")),
+)
+
+SHELL_REPLICA = ObjectKind(
+    "shell_replica",
+    keys=(Key("kind", STRING, "\"shell_replica\": replica, one per replica."),
+          Key("name", STRING, "Its name in the shell."),
+          Key("path", STRING, "The path given."),
+          Key("log_start_offset", BIGINT, "Where its image can start."),
+          Key("log_end_offset", BIGINT, "Its log end offset."),
+          Key("snapshot_names", Array(STRING), "Its snapshots' names."),
+          Key("current", BOOLEAN, "Whether the shell stands on it.")),
+)
+
+SHELL_NODE = ObjectKind(
+    "shell_node",
+    keys=(Key("kind", STRING, "\"shell_node\": ls, cat, tree and find, one per node "
+              "(find: per node under each path too)."),
+          Key("path", STRING, "The node's absolute path."),
+          Key("directory", BOOLEAN, "Whether it has children."),
+          Key("names", Array(STRING), "ls: the names under it (null for a leaf).",
+              nullable=True, optional=True),
+          Key("text", STRING, "cat and tree: a leaf's text as Kafka's shell prints it "
+              "(null for a directory).", nullable=True, optional=True),
+          Key("value", JSON, "cat and tree: the node as kmeta's JSON (a directory's: its "
+              "children's by name).", nullable=True, optional=True)),
+)
+
+
 #: The kinds of object each command writes at the top level, one per line of its output
 #: (truncate --apply writes repair's).
 WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
@@ -1918,6 +2041,9 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "startup": (STARTUP_DIR, STARTUP_PARTITION, PLACEMENT, MISSING_REPLICA, FINDING,
                 STARTUP_SUMMARY),
     "report": (REPORT_REPLICA, REPORT_AREA, FINDING, REPORT_SUMMARY),
+    "shell": (SHELL_AT, SHELL_CD, SHELL_ERROR, SHELL_HELP, SHELL_COMMAND, SHELL_STEP,
+              SHELL_DIFF, SHELL_RECORD, SHELL_MATCH, SHELL_REPLICA, SHELL_NODE, RECORD,
+              FINDING),
     "compact": (COMPACT_STRATEGY, COMPACT_BATCH, COMPACT_DISAGREEMENT, COMPACT_KEY_RECORD,
                 COMPACT_SUMMARY, FINDING),
     "diff": (DIFF, FINDING),

@@ -54,18 +54,20 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def run(*args: Any, env: Mapping[str, str] | None = None, timeout: float | None = None,
-        text: bool = True, cwd: str | os.PathLike[str] | None = None
-        ) -> subprocess.CompletedProcess[Any]:
+        text: bool = True, cwd: str | os.PathLike[str] | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[Any]:
     """``kmeta ARGS`` with the variables ``env`` (default: this process's, as a child
     would inherit them); ``timeout`` raises subprocess.TimeoutExpired, as
-    ``subprocess.run`` does; ``text``: the streams decoded (else bytes)."""
+    ``subprocess.run`` does; ``text``: the streams decoded (else bytes); ``input``: what
+    standard input holds (default: nothing, as ``< /dev/null``)."""
     argv = [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args]
     out, err = io.BytesIO(), io.BytesIO()
     stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace",
                               write_through=True)
     environment = Environment(stdout=stdout, stderr=stderr,
-                              environ=dict(os.environ if env is None else env))
+                              environ=dict(os.environ if env is None else env),
+                              stdin=io.StringIO(input or ""))
     code = _call(argv, environment, timeout, cwd)
     for stream in (stdout, stderr):
         stream.flush()

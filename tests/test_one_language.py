@@ -29,7 +29,7 @@ ARGS: dict[str, list[str]] = {
     "image": ["{missing}"], "history": ["{missing}", "--topic", "orders"],
     "brokers": ["{missing}"], "retention": ["{missing}"], "consumers": ["{missing}"],
     "tiering": ["{missing}"], "compact": ["{missing}"], "startup": ["{missing}"],
-    "report": ["{missing}"],
+    "report": ["{missing}"], "shell": ["{missing}", "-c", "ls"],
     "diff": ["{missing}", str(HEALTHY)],
     "snapshot": ["{missing}", "--out", "{out}"],
     "truncate": ["{missing}", "--to", "1"],

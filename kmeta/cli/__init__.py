@@ -13,7 +13,7 @@ from importlib import import_module
 from kmeta.cli.app import _click_app, app, main
 
 #: The families, in the order ``kmeta --help`` lists their commands.
-FAMILIES = ("inspect", "report", "startup", "metadata", "topics", "replicas", "export")
+FAMILIES = ("inspect", "report", "startup", "metadata", "shell", "topics", "replicas", "export")
 for _family in FAMILIES:
     import_module(f"kmeta.cli.{_family}")
 

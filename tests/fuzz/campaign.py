@@ -69,6 +69,12 @@ COMMANDS: dict[str, list[str]] = {
     "startup-json": ["startup", "--json", "--kafka-version", "3.6", "{data}"],
     "report": ["report", "{data}"],
     "report-json": ["report", "--json", "{data}", "{peer}"],
+    # the shell: every command over a damaged log, and two replicas at once
+    "shell": ["shell", "{meta}", "-c", "ls /image; cat /image/*/*/*; tree /image/features; "
+              "find /image/cluster; at 0; next 3; prev; at end; diff 0 end; history "
+              "/image/topics; grep . /image/features; records 0 5; at snapshot x"],
+    "shell-json": ["shell", "--json", "{meta}", "{peer}", "-c", "replica; diff 0 end; "
+                   "at start; next 2; cat /image/provenance; history 3"],
 }
 #: Commands too slow for every campaign (a Spark start costs a minute here): with
 #: ``heavy`` only, and with a longer time limit.

@@ -77,6 +77,18 @@ from kmeta.output_schema import (
     SCRAM_CREDENTIAL,
     SEGMENT_SPLIT,
     SEGMENT_WORK,
+    SHELL_AT,
+    SHELL_CD,
+    SHELL_CHANGE,
+    SHELL_COMMAND,
+    SHELL_DIFF,
+    SHELL_ERROR,
+    SHELL_HELP,
+    SHELL_MATCH,
+    SHELL_NODE,
+    SHELL_RECORD,
+    SHELL_REPLICA,
+    SHELL_STEP,
     SIDE_ONLY,
     SMALL_FILE,
     SNAPSHOT,
@@ -209,6 +221,19 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "every analysis, each once; then a report_summary object, always the last line. "
         "report_replica keys:",
         (REPORT_REPLICA, EPOCH_START, REPORT_AREA, NEXT_STEP, REPORT_SUMMARY),
+    ),
+    CommandJson(
+        "shell",
+        "kmeta shell --json (with -c or commands on standard input) writes JSON Lines, the "
+        "objects of each command in turn: ls, cat, tree and find a \"shell_node\" per node; "
+        "at and replica NAME a \"shell_at\"; cd and pwd a \"shell_cd\"; next and prev a "
+        "\"shell_step\" per step; diff a \"shell_diff\"; history PATH a \"shell_record\" "
+        "per record, history N a \"shell_command\" per line; grep a \"shell_match\" per "
+        "leaf; records dump's record objects; replica a \"shell_replica\" per replica; help "
+        "a \"shell_help\" per command; and a command that cannot run a \"shell_error\". "
+        "shell_node keys:",
+        (SHELL_NODE, SHELL_AT, SHELL_CD, SHELL_STEP, SHELL_CHANGE, SHELL_DIFF, SHELL_RECORD,
+         SHELL_COMMAND, SHELL_MATCH, SHELL_REPLICA, SHELL_HELP, SHELL_ERROR),
     ),
     CommandJson(
         "startup",

@@ -161,6 +161,14 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                     # the image against the disk: placement and missing_replica objects
                     ["startup", "--json", str(data / "placement" / "jbod" / "logs-a"),
                      str(data / "placement" / "jbod" / "logs-b")]],
+        # shell: every command, two replicas (replica, diff across them), a refusal
+        "shell": [["shell", "--json", str(healthy), "-c",
+                   "ls /image; cat /image/cluster/brokers/4; tree /image/features; find "
+                   "/image/producerIds; cd /image/topics; pwd; at 12000; prev; next 2; diff "
+                   "0 end /image/features; history /image/features; history 5; grep orders "
+                   "/image/topics/byName/orders; records 5 7; replica; help; at nowhere"],
+                  ["shell", "--json", str(quorum3 / "a"), str(quorum3 / "b"), "-c",
+                   "replica b; diff a@end b@end"]],
         # compact: every strategy, every batch, a key, the disagreements
         "compact": [["compact", "--json", "--compare", "--header", "version", "--batches",
                      "--key", "K1", str(data / "compaction" / "two-producers" / "orders-0")],

@@ -1,0 +1,374 @@
+"""The state of a ``kmeta shell`` and what its commands do to it.
+
+A session stands at a point of one replica's log (its *position*: the image after every
+record below an offset) and in a node of that image (its *working directory*, as
+``kafka-metadata-shell.sh`` has one).  Commands move it through the node tree (``cd``),
+through time (``at``, ``next``, ``prev``) and across replicas (``replica``), or read
+what is there (``ls``, ``cat``, ``tree``, ``find``, ``grep``, ``diff``, ``history``,
+``records``).  Each returns a :class:`~kmeta.shell.replies.Reply`; nothing here
+prints or reads a terminal.
+
+The images come from each replica's :class:`~kmeta.ops.timeline.Timeline` (checkpoints
+at intervals: any point in well under a second), the node tree and its texts from
+:mod:`kmeta.core.image_nodes` (Kafka 4.0's names), the record texts from ``kmeta dump``'s
+own renderers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kmeta.core import image_nodes as nodes
+from kmeta.core.image import MetadataImage
+from kmeta.errors import ExitCode, UsageError
+from kmeta.ops.timeline import Provenance, Replicas, Timeline
+from kmeta.render import nodes as node_text
+from kmeta.render import shell as text
+from kmeta.shell.points import Point, on_day_of, parse_point
+from kmeta.shell.replies import Reply, refused
+
+
+@dataclass
+class Here:
+    """Where the session stands: the replica, the offset, the image there and its tree
+    (built when first asked for), and the working directory."""
+
+    replica: str
+    offset: int
+    image: Any
+    provenance: Any
+    cwd: str = "/"
+    _tree: Any = None
+
+    @property
+    def tree(self) -> Any:
+        if self._tree is None:
+            self._tree = tree_of(self.image, self.provenance)
+        return self._tree
+
+
+def tree_of(image: MetadataImage, provenance: Provenance) -> Any:
+    """The node tree of an image, with where it stands at /image/provenance."""
+    return nodes.image_tree(image, provenance=nodes.Provenance(
+        provenance.last_contained_offset, provenance.last_contained_epoch,
+        provenance.last_contained_log_time_ms))
+
+
+def absolute(cwd: str, path: str) -> str:
+    """``path`` (relative to ``cwd``, with . and ..) as an absolute node path."""
+    return nodes.path_of(nodes.split_path(cwd, path))
+
+
+class Session:
+    """One shell over ``replicas``, standing at the end of the first one's log."""
+
+    def __init__(self, replicas: Replicas) -> None:
+        self.replicas = replicas
+        first = replicas.names()[0]
+        self.here = self._stand(first, replicas[first].end, "/")
+        #: command lines typed, for ``history N`` (the front end appends to it)
+        self.typed: list[str] = []
+        #: the screen's width where a person reads (ls then lays names out in columns,
+        #: as Kafka's shell does at a terminal); None: one name a line
+        self.width: int | None = None
+
+    # ------------------------------------------------------------------ positions
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.replicas[self.here.replica]
+
+    def _stand(self, replica: str, offset: int, cwd: str) -> Here:
+        image, provenance = self.replicas[replica].image_at(offset)
+        return Here(replica, offset, image, provenance, cwd)
+
+    def resolve_point(self, point: Point) -> tuple[str, int]:
+        """The replica and offset ``point`` names, from where the session stands."""
+        replica = self.here.replica if point.replica is None else self.replica_name(
+            point.replica)
+        timeline = self.replicas[replica]
+        if point.kind == "here":
+            offset = self.here.offset if replica == self.here.replica else timeline.end
+        elif point.kind == "start":
+            offset = timeline.start
+        elif point.kind == "end":
+            offset = timeline.end
+        elif point.kind == "offset":
+            offset = point.value  # type: ignore[assignment]
+        elif point.kind == "snapshot":
+            if point.value not in [s.end_offset for s in timeline.snapshots()]:
+                raise UsageError(f"{point.text}: no such snapshot in {replica}",
+                                 hint="snapshots: " + snapshot_names(timeline))
+            offset = point.value  # type: ignore[assignment]
+        else:
+            ms = point.value if point.kind == "time" else on_day_of(
+                point.value, self._time_here(timeline))  # type: ignore[arg-type]
+            offset = timeline.offset_at(ms)  # type: ignore[arg-type]
+        if not timeline.start <= offset <= timeline.end:
+            raise UsageError(f"{point.text}: offset {offset} is outside {replica}'s log "
+                             f"({timeline.start}..{timeline.end})")
+        return replica, offset
+
+    def _time_here(self, timeline: Timeline) -> int:
+        stamp = self.here.provenance.last_contained_log_time_ms
+        if stamp < 0:
+            stamp = timeline.provenance(timeline.end).last_contained_log_time_ms
+        return max(stamp, 0)
+
+    def replica_name(self, name: str) -> str:
+        """The replica called ``name`` (or the one name it starts), else a UsageError."""
+        names = self.replicas.names()
+        if name in names:
+            return name
+        matches = [n for n in names if n.startswith(name)]
+        if len(matches) == 1:
+            return matches[0]
+        raise UsageError(f"no replica {name!r}", hint="replicas: " + ", ".join(names))
+
+    def move(self, replica: str, offset: int) -> None:
+        """Stand at ``offset`` of ``replica``, keeping the working directory where it
+        still exists (else its nearest parent that does)."""
+        here = self._stand(replica, offset, self.here.cwd)
+        cwd = here.cwd
+        while cwd != "/" and not _is_dir(here.tree, cwd):
+            cwd = cwd.rsplit("/", 1)[0] or "/"
+        here.cwd = cwd
+        self.here = here
+
+    # ------------------------------------------------------------------ commands
+
+    def run(self, line: str) -> Reply:
+        """Run one command line; a Reply always (a wrong command is a refused Reply)."""
+        from kmeta.shell.commands import run_line
+
+        return run_line(self, line)
+
+    def ls(self, targets: list[str]) -> Reply:
+        h = self.here
+        return Reply(node_text.ls_lines(h.tree, h.cwd, targets or ["."], self.width),
+                     text.node_objects("ls", h.tree, h.cwd, targets))
+
+    def cat(self, targets: list[str]) -> Reply:
+        return self._nodes("cat", targets, node_text.cat_lines)
+
+    def tree(self, targets: list[str]) -> Reply:
+        return self._nodes("tree", targets or ["."], node_text.tree_lines)
+
+    def find(self, targets: list[str]) -> Reply:
+        return self._nodes("find", targets or ["."], node_text.find_lines)
+
+    def _nodes(self, command: str, targets: list[str],
+               lines: Callable[..., Iterator[node_text.Line]]) -> Reply:
+        h = self.here
+        return Reply(lines(h.tree, h.cwd, targets),
+                     text.node_objects(command, h.tree, h.cwd, targets))
+
+    def cd(self, target: str | None) -> Reply:
+        cwd, errors = nodes.change_dir(self.here.tree, self.here.cwd, target)
+        self.here.cwd = cwd
+        if errors:
+            return refused(errors[0])
+        return Reply(objects=[{"kind": "shell_cd", "path": cwd}])
+
+    def pwd(self) -> Reply:
+        return Reply([self.here.cwd], [{"kind": "shell_cd", "path": self.here.cwd}])
+
+    def at(self, words: list[str]) -> Reply:
+        if not words:
+            return self.where()
+        if words[0].lower() == "snapshot":
+            if len(words) != 2:
+                return refused("at snapshot: name one snapshot",
+                               "snapshots: " + self._snapshot_names())
+            words = ["snapshot:" + words[1]]
+        if len(words) != 1:
+            return refused("at: one point", "at OFFSET | at TIME | at snapshot NAME | at end")
+        replica, offset = self.resolve_point(parse_point(words[0]))
+        self.move(replica, offset)
+        return self.where()
+
+    def _snapshot_names(self) -> str:
+        return snapshot_names(self.timeline)
+
+    def where(self) -> Reply:
+        """Where the session stands, in a line and an object."""
+        h = self.here
+        return Reply(text.where_lines(h.replica, h.offset, h.provenance, self.timeline),
+                     [text.where_object(h.replica, h.offset, h.provenance, self.timeline)])
+
+    def step(self, forward: bool, count: int) -> Reply:
+        """``next``/``prev``: move ``count`` record batches, each step printed as the
+        nodes it changed."""
+        if count < 1:
+            return refused(f"{'next' if forward else 'prev'}: {count}: a count is 1 or more")
+        out = Reply()
+        timeline = self.timeline
+        for _ in range(count):
+            before_offset = self.here.offset
+            to = timeline.next_batch(before_offset) if forward else \
+                timeline.prev_batch(before_offset)
+            if to == before_offset:
+                out.lines.append(f"({'end' if forward else 'start'} of {self.here.replica}'s "
+                                 f"log: offset {before_offset})")
+                break
+            before = self.here
+            self.move(before.replica, to)
+            changes = changes_under(before.tree, self.here.tree, "/image")
+            low, high = sorted((before_offset, to))
+            records = list(timeline.history_records(low, high))
+            out.lines += text.step_lines(low, high, records, changes, forward)
+            out.objects.append(text.step_object(self.here.replica, before_offset, to, changes))
+        return out
+
+    def diff(self, words: list[str]) -> Reply:
+        """``diff A [B] [PATH]``: the nodes added, removed and changed from point A to
+        point B (default: where the session stands), under PATH (default: /image)."""
+        from kmeta.shell.points import looks_like_point
+
+        points = []
+        while words and len(points) < 2 and looks_like_point(words[0]):
+            points.append(parse_point(words.pop(0)))
+        if not points or len(words) > 1:
+            return refused("diff: diff POINT [POINT] [PATH]",
+                           "e.g. diff 4000 end /image/topics, diff ctrl-1@end ctrl-2@end")
+        if len(points) == 1:
+            points.append(Point("here", None, "."))
+        (ra, oa), (rb, ob) = (self.resolve_point(p) for p in points)
+        path = absolute(self.here.cwd, words[0]) if words else "/image"
+        changes = changes_under(self._tree_at(ra, oa), self._tree_at(rb, ob), path)
+        return Reply(text.diff_lines(changes, f"{ra}@{oa}", f"{rb}@{ob}", path),
+                     [text.diff_object(ra, oa, rb, ob, path, changes)])
+
+    def _tree_at(self, replica: str, offset: int) -> Any:
+        if replica == self.here.replica and offset == self.here.offset:
+            return self.here.tree
+        return tree_of(*self.replicas[replica].image_at(offset))
+
+    def history(self, words: list[str]) -> Reply:
+        """``history [PATH]``: every record up to here that touched the node at PATH (or
+        under it, or above it); ``history N``: the last N command lines (as Kafka's shell
+        has it)."""
+        if words and words[0].isdigit():
+            n = int(words[0])
+            shown = self.typed[-n:] if n else []
+            start = len(self.typed) - len(shown) + 1
+            return Reply([f"{start + i:5d}  {line}" for i, line in enumerate(shown)],
+                         [{"kind": "shell_command", "number": start + i, "line": line}
+                          for i, line in enumerate(shown)])
+        if len(words) > 1:
+            return refused("history: one path at most", "history [PATH] | history N")
+        path = absolute(self.here.cwd, words[0] if words else ".")
+        rows = list(self._touching(path))
+        return Reply(text.history_lines(rows, path), [text.history_object(r) for r in rows])
+
+    def _touching(self, path: str) -> Iterator[Any]:
+        """The records up to where the session stands that touched ``path``.  A record's
+        paths name topics by the names they had then: a small image follows the records
+        that give and take names (topics, their configs) alongside."""
+        timeline = self.timeline
+        names, _ = timeline.image_at(timeline.start)
+        for row in timeline.history_records(timeline.start, self.here.offset):
+            touched = nodes.record_paths(row.type_name, row.data, names)
+            if row.type_name in _NAMING:
+                names.apply(row.type_name, row.version, row.data, row.offset)
+            if any(nodes.related(path, p) for p in touched):
+                yield row
+
+    def grep(self, words: list[str]) -> Reply:
+        """``grep PATTERN [PATH]``: the leaves under PATH (default: the working directory)
+        whose text matches the regular expression, a line each."""
+        if not words or len(words) > 2:
+            return refused("grep: grep PATTERN [PATH]", "e.g. grep 'leader=-1' /image/topics")
+        try:
+            pattern = re.compile(words[0])
+        except re.error as e:
+            return refused(f"grep: {words[0]!r} is not a regular expression: {e}")
+        root = words[1] if len(words) > 1 else "."
+        matches = nodes.resolve(self.here.tree, self.here.cwd, root)
+        if not matches:
+            return refused(f"grep: {root}: no such file or directory.")
+        out = Reply()
+        for base, node in matches:
+            for path, leaf in nodes.flatten(node, base).items():
+                if pattern.search(leaf):
+                    out.lines.append(f"{path}: {leaf}")
+                    out.objects.append({"kind": "shell_match", "path": path, "text": leaf})
+        if not out.lines:
+            out.status = ExitCode.FINDINGS  # as grep(1): 1 when nothing matched
+        return out
+
+    def records(self, words: list[str], json_out: bool) -> Reply:
+        """``records FROM [TO]``: the records of offsets FROM up to (not including) TO,
+        as ``kmeta dump -r`` prints them (``--json``: its record objects)."""
+        if not words or len(words) > 2:
+            return refused("records: records FROM [TO]", "e.g. records 4000 4100")
+        points = [parse_point(w) for w in words]
+        (ra, oa), *rest = (self.resolve_point(p) for p in points)
+        rb, ob = rest[0] if rest else (ra, oa + 1)
+        if ra != rb:
+            return refused("records: both points on one replica")
+        if ob <= oa:
+            return refused(f"records: {words[-1]} is not after {words[0]}")
+        from kmeta.render.jsonl import render as render_json
+        from kmeta.render.text import render as render_text
+
+        events = list(self.replicas[ra].records(oa, ob - 1))
+        objects = [json.loads(line) for line in render_json(events, records_only=True)]
+        return Reply(list(render_text(events, records=True)), objects)
+
+    def replica(self, words: list[str]) -> Reply:
+        if not words:
+            names = self.replicas.names()
+            return Reply([("* " if n == self.here.replica else "  ") + text.replica_line(
+                n, self.replicas[n]) for n in names],
+                [text.replica_object(n, self.replicas[n], n == self.here.replica)
+                 for n in names])
+        if len(words) != 1:
+            return refused("replica: replica [NAME]")
+        name = self.replica_name(words[0])
+        timeline = self.replicas[name]
+        offset = min(max(self.here.offset, timeline.start), timeline.end)
+        self.move(name, offset)
+        return self.where()
+
+
+def changes_under(before: Any, after: Any, path: str) -> list[Any]:
+    """The leaves added, removed and changed under ``path`` from one tree to the other,
+    as a person reads them: a partition once (by its topic's name; by id only under
+    /image/topics/byId), and not /image/provenance, which every step changes (unless
+    ``path`` is it)."""
+    a = nodes.resolve(before, "/", path)
+    b = nodes.resolve(after, "/", path)
+    if a and b:
+        changes = nodes.diff_nodes(a[0][1], b[0][1], path)
+    else:
+        changes = [(p, "added", None, t) for p, t in nodes.flatten(b[0][1], path).items()] \
+            if b else [(p, "removed", t, None) for p, t in nodes.flatten(
+                a[0][1], path).items()] if a else []
+    by_id = path.startswith("/image/topics/byId")
+    return [c for c in changes if (by_id or not c[0].startswith("/image/topics/byId/"))
+            and (c[0] != "/image/provenance" or path == c[0])]
+
+
+#: the records that give or take a topic's name or its configs: what history's small
+#: image of names follows
+_NAMING = frozenset(("TOPIC_RECORD", "REMOVE_TOPIC_RECORD", "CONFIG_RECORD"))
+
+
+def snapshot_names(timeline: Timeline) -> str:
+    return ", ".join(s.name for s in timeline.snapshots()) or "none"
+
+
+def _is_dir(tree: Any, path: str) -> bool:
+    found = nodes.resolve(tree, "/", path)
+    return bool(found) and found[0][1].is_dir
+
+
+def open_session(paths: list[str]) -> Session:
+    """A session over the metadata replicas under ``paths``; a KmetaError (one line)
+    when one holds no metadata log."""
+    return Session(Replicas.open(list(paths)))

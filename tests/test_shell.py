@@ -1,0 +1,252 @@
+"""``kmeta shell`` in scripts (-c and standard input): every command on the fixtures and
+on every real metadata dir, each command's answer against what kmeta's other commands
+and a brute force say, the --json objects against their declaration, and wrong input as
+one line and a documented status.  tests/test_shell_tty.py drives the prompt itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kmeta import output_schema
+from kmeta.core import image_nodes as nodes
+from kmeta.ops.timeline import Timeline
+from kmeta.shell.session import changes_under, tree_of
+from tests.clirun import run
+from tests.conftest import DIVERGENT, FIXTURES, HEALTHY
+
+EVERY_COMMAND = ("pwd; ls; ls /image; cd /image/topics/byName; ls; cd ..; pwd; "
+                 "cat /image/cluster/brokers/*; tree /image/features; find /image/cluster; "
+                 "at start; next 2; prev; at end; diff start end; history /image/features; "
+                 "history 3; grep . /image/features; records start; replica; help; help at; "
+                 "man ls; at snapshot nope; bogus; cat /nope")
+
+
+def _shell(*args: object, commands: str | None = None, stdin: str | None = None,
+           env: dict[str, str] | None = None) -> object:
+    argv = ["shell", *map(str, args)]
+    if commands is not None:
+        argv += ["-c", commands]
+    return run(*argv, env=env if env is not None else {"COLUMNS": "80"}, input=stdin)
+
+
+def _objects(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def _metadata_dirs(root: Path) -> list[Path]:
+    return sorted({p.parent for p in root.rglob("__cluster_metadata-0/*.log")})
+
+
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_every_command_on_every_metadata_dir(root: str, real_data: Path) -> None:
+    """No traceback, a status of the documented ones, JSON as declared, on every log."""
+    dirs = _metadata_dirs(FIXTURES if root == "fixtures" else real_data)
+    assert len(dirs) > (20 if root == "fixtures" else 5)
+    opened = 0
+    for d in dirs:
+        text = _shell(d, commands=EVERY_COMMAND)
+        assert "Traceback" not in text.stderr + text.stdout, d
+        if text.returncode in (2, 3) and "bogus" not in text.stderr:
+            # a log no image can be built from: one line, as kmeta image says it
+            (line,) = text.stderr.strip().splitlines()
+            assert line.startswith("kmeta: error[KM00"), (d, line)
+            continue
+        opened += 1
+        assert text.returncode == 2, (d, text.stderr)  # the last command: cat /nope
+        assert "cat: /nope: No such file or directory." in text.stderr
+        assert "bogus: unknown command" in text.stderr
+        js = _shell("--json", d, commands=EVERY_COMMAND)
+        for obj in _objects(js.stdout):
+            assert output_schema.check("shell", obj) == [], (d, obj)
+        kinds = {o["kind"] for o in _objects(js.stdout)}
+        assert {"shell_node", "shell_at", "shell_cd", "shell_help", "shell_error",
+                "shell_replica"} <= kinds, (d, kinds)
+    assert opened >= len(dirs) // 2
+
+
+def test_ls_cat_tree_find_are_kafka_s() -> None:
+    out = _shell(HEALTHY, commands="ls /; ls /image; cat /image/producerIds/nextProducerId; "
+                 "tree /image/producerIds; find /image/producerIds").stdout.splitlines()
+    assert out[:2] == ["image", "local"]
+    assert out[2:12] == ["acls", "clientQuotas", "cluster", "configs", "delegationToken",
+                         "features", "producerIds", "provenance", "scram", "topics"]
+    assert out[12] == "13000"
+    assert out[13:15] == ["nextProducerId:", "  13000"]
+    assert out[15:] == ["/image/producerIds", "/image/producerIds/nextProducerId"]
+
+
+def test_cd_pwd_and_relative_paths() -> None:
+    out = _shell(HEALTHY, commands="cd /image/topics/byName/orders; pwd; cat name; cd ../..; "
+                 "pwd; cd nowhere; pwd")
+    assert out.stdout.splitlines() == ["/image/topics/byName/orders", "orders", "/image/topics"
+                                       , "/image/topics"]
+    assert out.stderr.strip() == "cd: nowhere: no such directory."
+    assert out.returncode == 0  # the last command, pwd, ran
+
+
+def test_at_lands_on_the_image_kmeta_image_builds() -> None:
+    timeline = Timeline.open(HEALTHY)
+    for offset in (0, 1, 1830, 5000, 12000, timeline.end):
+        js = _objects(_shell("--json", HEALTHY, commands=f"at {offset}; cat "
+                             "/image/producerIds/nextProducerId").stdout)
+        assert js[0]["kind"] == "shell_at" and js[0]["offset"] == offset
+        image = run("image", "--json", "--at", offset, HEALTHY, env={}).stdout
+        pid = json.loads(image.splitlines()[0])["image"]["producerIds"]["nextProducerId"]
+        assert js[1]["text"] == str(-1 if pid is None else pid)
+
+
+def test_at_a_time_a_snapshot_start_and_end() -> None:
+    timeline = Timeline.open(HEALTHY)
+    snap = timeline.snapshots()[0]
+    js = _objects(_shell("--json", HEALTHY, commands=(
+        f"at 2023-11-14T23:00:00Z; at 23:00; at snapshot {snap.name}; at {snap.name}; "
+        "at start; at end")).stdout)
+    at = [o["offset"] for o in js]
+    stamp = 1699_999_200_000 + 3600_000 * 24 * 0  # 2023-11-14T22:00Z
+    stamp = (stamp // 86_400_000) * 86_400_000 + 23 * 3_600_000
+    assert at[0] == at[1] == timeline.offset_at(stamp)
+    assert at[2] == at[3] == snap.end_offset
+    assert at[4:] == [timeline.start, timeline.end]
+
+
+def test_next_and_prev_print_what_each_batch_changed() -> None:
+    timeline = Timeline.open(HEALTHY)
+    js = _objects(_shell("--json", HEALTHY, commands="at 12000; next; next 3; prev 3"
+                         ).stdout)
+    steps = [o for o in js if o["kind"] == "shell_step"]
+    assert len(steps) == 7
+    start = steps[0]["to_offset"]  # the end of a batch: where steps land
+    assert [s["from_offset"] for s in steps[1:4]] == [start, steps[1]["to_offset"],
+                                                      steps[2]["to_offset"]]
+    assert steps[-1]["to_offset"] == start  # three back undo three forward
+    for s in steps:
+        a = tree_of(*timeline.image_at(s["from_offset"]))
+        b = tree_of(*timeline.image_at(s["to_offset"]))
+        want = changes_under(a, b, "/image")
+        assert want, s  # a step is a batch that changes a node
+        assert [(c["path"], c["change"], c["old_text"], c["new_text"])
+                for c in s["node_changes"]] == [tuple(w) for w in want]
+    text = _shell(HEALTHY, commands="at 12000; next").stdout.splitlines()
+    assert text[2].startswith(">> offsets 12000..")
+    assert all(len(line) <= 80 for line in text), text
+
+
+def test_diff_is_every_leaf_that_differs() -> None:
+    timeline = Timeline.open(HEALTHY)
+    (obj,) = _objects(_shell("--json", HEALTHY, commands="diff 3000 9000 /image").stdout)
+    a = nodes.flatten(tree_of(*timeline.image_at(3000)), "/")
+    b = nodes.flatten(tree_of(*timeline.image_at(9000)), "/")
+    shown = lambda p: p.startswith("/image/") and not p.startswith(  # noqa: E731
+        "/image/topics/byId/") and p != "/image/provenance"
+    want = sorted([(p, "added") for p in b if p not in a and shown(p)]
+                  + [(p, "removed") for p in a if p not in b and shown(p)]
+                  + [(p, "changed") for p in a if p in b and a[p] != b[p] and shown(p)])
+    assert sorted((c["path"], c["change"]) for c in obj["node_changes"]) == want
+    same = _shell(HEALTHY, commands="diff end end").stdout
+    assert same.strip() == "/image: the same at healthy@12704 and healthy@12704"
+
+
+def test_diff_compares_replicas_at_one_offset() -> None:
+    quorum = DIVERGENT / "quorum3"
+    js = _objects(_shell("--json", quorum / "a", quorum / "c", commands=(
+        "replica; diff a@end c@end; replica c; at")).stdout)
+    replicas = [o for o in js if o["kind"] == "shell_replica"]
+    assert [r["name"] for r in replicas] == ["a", "c"] and replicas[0]["current"]
+    (d,) = [o for o in js if o["kind"] == "shell_diff"]
+    assert (d["from_replica"], d["to_replica"]) == ("a", "c")
+    assert js[-1]["kind"] == "shell_at" and js[-1]["replica"] == "c"
+
+
+def test_history_lists_the_records_that_touched_a_node() -> None:
+    js = _objects(_shell("--json", HEALTHY, commands="history /image/topics/byName/orders/0"
+                         ).stdout)
+    assert js and all(o["kind"] == "shell_record" for o in js)
+    assert js[0]["type"] == "TOPIC_RECORD"  # the topic above the partition
+    assert {o["type"] for o in js} >= {"PARTITION_RECORD", "PARTITION_CHANGE_RECORD"}
+    assert all(o["data"].get("partitionId", 0) == 0 for o in js)
+    offsets = [o["offset"] for o in js]
+    assert offsets == sorted(offsets)
+    # the same as history --topic says of partition 0
+    other = [json.loads(line) for line in run("history", "--json", "--topic", "orders",
+                                              HEALTHY, env={}).stdout.splitlines()]
+    want = [o["offset"] for o in other if o["kind"] == "history" and (
+        o["type"] == "TOPIC_RECORD" or o["data"].get("partitionId") == 0)
+        and o["type"] != "CONFIG_RECORD"]
+    assert offsets == want
+    # only what stood before the shell's point
+    early = _objects(_shell("--json", HEALTHY, commands="at 3000; history "
+                            "/image/topics/byName/orders/0").stdout)
+    assert all(o["offset"] < 3000 for o in early[1:])
+
+
+def test_grep_searches_leaves_and_says_when_nothing_matched() -> None:
+    out = _shell(HEALTHY, commands="grep 'leader=-1' /image/topics/byName")
+    assert out.returncode in (0, 1)
+    for line in out.stdout.splitlines():
+        path, _, text = line.partition(": ")
+        assert "leader=-1" in text and path.startswith("/image/topics/byName/")
+    none = _shell(HEALTHY, commands="grep no-such-text-anywhere /image")
+    assert none.returncode == 1 and none.stdout == ""
+    bad = _shell(HEALTHY, commands="grep '(' /image")
+    assert bad.returncode == 2 and "not a regular expression" in bad.stderr
+
+
+def test_records_are_dump_s() -> None:
+    out = _shell(HEALTHY, commands="records 5 8").stdout.splitlines()
+    dump = run("dump", "-r", "--from-offset", "5", "--to-offset", "7",
+               HEALTHY / "__cluster_metadata-0" / "00000000000000000000.log",
+               env={}).stdout.splitlines()
+    assert out == [line for line in dump if line.startswith(("baseOffset:", "| offset:"))]
+    js = _objects(_shell("--json", HEALTHY, commands="records 5 8").stdout)
+    assert [o["offset"] for o in js if o["kind"] == "record"] == [5, 6, 7]
+
+
+def test_scripts_from_standard_input_and_their_status() -> None:
+    ok = _shell(HEALTHY, stdin="pwd\n# a comment\n\ncd /image\npwd\n")
+    assert ok.stdout.splitlines() == ["/", "/image"] and ok.returncode == 0
+    last_bad = _shell(HEALTHY, stdin="pwd\ncat /nope\n")
+    assert last_bad.returncode == 2
+    last_good = _shell(HEALTHY, stdin="cat /nope\npwd\n")
+    assert last_good.returncode == 0
+    left = _shell(HEALTHY, commands="pwd; exit; cat /nope")
+    assert left.returncode == 0 and left.stderr == ""
+    open_quote = _shell(HEALTHY, commands="cat 'unclosed")
+    assert open_quote.returncode == 2 and "close the quote" in open_quote.stderr
+
+
+def test_a_wrong_command_gets_one_line_and_a_suggestion() -> None:
+    out = _shell(HEALTHY, commands="histroy")
+    assert out.returncode == 2
+    assert out.stderr.splitlines() == ["histroy: unknown command",
+                                       "  did you mean 'history'? (help lists every command)"]
+    far = _shell(HEALTHY, commands="at 99999999")
+    assert far.returncode == 2 and "outside healthy's log (0..12704)" in far.stderr
+    nope = _shell(HEALTHY, commands="replica zzz")
+    assert nope.returncode == 2 and "replicas: healthy" in nope.stderr
+
+
+@pytest.mark.parametrize("target, code", [("/etc", 3), ("{missing}", 3), ("{text}", 3)])
+def test_wrong_input_is_one_line(target: str, code: int, tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not kafka\n")
+    path = target.format(missing=tmp_path / "nope", text=text)
+    out = _shell(path, commands="ls")
+    assert out.returncode in (2, 3), out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("kmeta: error[KM00") and "Traceback" not in out.stderr
+
+
+def test_secrets_stay_redacted() -> None:
+    out = _shell(HEALTHY, commands="cat /image/scram/*/*; tree /image/delegationToken; "
+                 "grep . /image/configs").stdout
+    assert "salt=[redacted]" in out and "tokenId=[redacted]" in out
+    from kmeta.ops.image import build_image
+
+    image = build_image(HEALTHY).image
+    for secret in image.secrets.values():
+        for value in (secret if isinstance(secret, (list, tuple)) else [secret]):
+            if isinstance(value, str) and len(value) > 6:
+                assert value not in out
