@@ -453,6 +453,49 @@ class MetadataImage:
         self.changed_partition = (old, p)
         parts[pid] = p
 
+    def apply_quiet(self, d: Any) -> bool:
+        """Apply the fields ``d`` of a PartitionChangeRecord that
+        :meth:`_partition_change_fast` takes and that raise no problem (the topic and the
+        partition exist, the leader is in the ISR, the ISR within the replicas, an elected
+        leader registered): True.  False for any other, the image untouched: :meth:`apply`
+        says what is wrong with it.  The reference of the loop of verify's replay process
+        that the compiled core runs (kmeta.ops.replay.apply_changes_py)."""
+        if type(d) is not dict or len(d) > 4 or not d.keys() <= _SIMPLE_CHANGE:
+            return False
+        try:
+            t = self.topics.get(d["topicId"])
+            parts = None if t is None else t["partitions"]
+            pid = d["partitionId"]
+            old = None if parts is None else parts.get(pid)
+            if type(old) is not dict:
+                return False
+            isr = d.get("isr")
+            changed_isr = isr is not None
+            if not changed_isr:
+                isr = old["isr"]
+            leader = d.get("leader", NO_LEADER_CHANGE)
+            elected = leader != NO_LEADER_CHANGE
+            if not elected:
+                leader = old["leader"]
+            replicas = old["replicas"]
+            if not (_int_list(isr) and _int_list(replicas) and type(leader) is int) or \
+                    leader >= 0 and leader not in isr or \
+                    any(r not in replicas for r in isr) or \
+                    elected and leader >= 0 and leader not in self.brokers:
+                return False
+            p = old.copy()
+            if changed_isr:
+                p["isr"] = list(isr)
+            if elected:
+                p["leader"] = leader
+                p["leaderEpoch"] = old["leaderEpoch"] + 1
+            p["partitionEpoch"] = old["partitionEpoch"] + 1
+        except (KeyError, TypeError):  # the full path's V119
+            return False
+        self.changed_partition = (old, p)
+        parts[pid] = p
+        return True
+
     def _partition_change(self, d: dict, out: list, off: int | None) -> None:
         t = self.topics.get(d["topicId"])  # the common case, without a call
         if t is None:
@@ -698,6 +741,11 @@ _SIMPLE_CHANGE = frozenset(("topicId", "partitionId", "isr", "leader"))
 #: The lists a PartitionChangeRecord replaces when it carries them.
 _CHANGED_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas",
                   "eligibleLeaderReplicas", "lastKnownElr")
+
+
+def _int_list(v: Any) -> bool:
+    """A list of ints (no bools): what :meth:`MetadataImage.apply_quiet` compares."""
+    return type(v) is list and all(type(x) is int for x in v)
 
 
 def _where(topic: dict, pid: int) -> str:

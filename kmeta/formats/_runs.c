@@ -910,6 +910,307 @@ static PyObject *py_decode_body(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ------------------------------------------------------------------ quiet changes */
+
+/* The compiled twin of kmeta.ops.replay.apply_changes_py: the records of a batch that
+ * verify's replay process applies, decoded (kmeta.formats.payload.decode_metadata, whose
+ * memo it shares) and applied to the image in one loop, as long as each is a NoOp or a
+ * PartitionChangeRecord that MetadataImage.apply_quiet takes.  At the first other record
+ * it stops, the image untouched by that record, and returns its index and payload: the
+ * Python path applies it and says what is wrong, the one home of every problem's text.
+ * Whatever this code does not expect (a type, a missing key, an error) is such a record. */
+
+static PyObject *S_NO_OP, *S_CHANGE, *S_TOPIC_ID, *S_PARTITION_ID, *S_ISR, *S_LEADER,
+    *S_LEADER_EPOCH, *S_PARTITION_EPOCH, *S_REPLICAS, *S_PARTITIONS, *S_TOPICS, *S_BROKERS,
+    *S_CHANGED, *ONE;
+
+static int quiet_init(void) {
+    const char *names[] = {"NO_OP_RECORD", "PARTITION_CHANGE_RECORD", "topicId",
+                           "partitionId", "isr", "leader", "leaderEpoch", "partitionEpoch",
+                           "replicas", "partitions", "topics", "brokers",
+                           "changed_partition"};
+    PyObject **slots[] = {&S_NO_OP, &S_CHANGE, &S_TOPIC_ID, &S_PARTITION_ID, &S_ISR,
+                          &S_LEADER, &S_LEADER_EPOCH, &S_PARTITION_EPOCH, &S_REPLICAS,
+                          &S_PARTITIONS, &S_TOPICS, &S_BROKERS, &S_CHANGED};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(*slots[i] = PyUnicode_InternFromString(names[i]))) return -1;
+    return (ONE = PyLong_FromLong(1)) ? 0 : -1;
+}
+
+/* d[key] (borrowed), or NULL for a missing key and for any error (cleared): a lookup
+ * that fails sends the record to the Python path, which meets the same failure. */
+static PyObject *lookup(PyObject *d, PyObject *key) {
+    if (!PyDict_CheckExact(d)) return NULL;
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (!v) PyErr_Clear();
+    return v;
+}
+
+/* An exact int's value in *out, 0 for anything else (a bool, a big int, another type). */
+static int small_int(PyObject *v, long *out) {
+    if (!v || !PyLong_CheckExact(v)) return 0;
+    int overflow;
+    *out = PyLong_AsLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+    return 1;
+}
+
+/* A list of exact ints, its values in a buffer of *n (grown when needed): 0 otherwise. */
+static int int_list(PyObject *list, long **buf, Py_ssize_t *cap, Py_ssize_t *n) {
+    if (!list || !PyList_CheckExact(list)) return 0;
+    *n = PyList_GET_SIZE(list);
+    if (*n > *cap) {
+        long *grown = PyMem_Realloc(*buf, (size_t)*n * sizeof(long));
+        if (!grown) { PyErr_Clear(); return 0; }
+        *buf = grown;
+        *cap = *n;
+    }
+    for (Py_ssize_t i = 0; i < *n; i++)
+        if (!small_int(PyList_GET_ITEM(list, i), *buf + i)) return 0;
+    return 1;
+}
+
+static int has(const long *xs, Py_ssize_t n, long x) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (xs[i] == x) return 1;
+    return 0;
+}
+
+typedef struct {
+    long *isr, *replicas;
+    Py_ssize_t isr_cap, replicas_cap;
+} Scratch;
+
+/* MetadataImage.apply_quiet: 1 applied, 0 not taken (the image untouched), -1 error. */
+static int quiet_change(PyObject *image, PyObject *topics, PyObject *brokers, PyObject *d,
+                        Scratch *s) {
+    if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) > 4) return 0;
+    PyObject *tid = lookup(d, S_TOPIC_ID), *pid = lookup(d, S_PARTITION_ID);
+    if (!tid || !pid) return 0;
+    PyObject *isr = lookup(d, S_ISR), *leader = lookup(d, S_LEADER);
+    if (2 + (isr != NULL) + (leader != NULL) != PyDict_GET_SIZE(d)) return 0;
+    PyObject *topic = lookup(topics, tid);
+    PyObject *parts = topic ? lookup(topic, S_PARTITIONS) : NULL;
+    PyObject *old = parts ? lookup(parts, pid) : NULL;
+    if (!old || !PyDict_CheckExact(old)) return 0;
+    int new_isr = isr != NULL && isr != Py_None;
+    if (!new_isr) isr = lookup(old, S_ISR);
+    Py_ssize_t n_isr, n_replicas;
+    if (!int_list(isr, &s->isr, &s->isr_cap, &n_isr)) return 0;
+    long lead, no_change = -2;
+    int elected = 0;
+    PyObject *leader_epoch = NULL;
+    if (leader) {
+        if (!small_int(leader, &lead)) return 0;
+        elected = lead != no_change;
+    }
+    if (elected) {
+        leader_epoch = lookup(old, S_LEADER_EPOCH);
+        if (!leader_epoch || !PyLong_CheckExact(leader_epoch)) return 0;
+    } else if (!small_int(lookup(old, S_LEADER), &lead)) {
+        return 0;
+    }
+    PyObject *partition_epoch = lookup(old, S_PARTITION_EPOCH);
+    if (!partition_epoch || !PyLong_CheckExact(partition_epoch)) return 0;
+    /* the checks of _partition_change_fast, each of which would raise a problem */
+    if (lead >= 0 && !has(s->isr, n_isr, lead)) return 0;
+    if (!int_list(lookup(old, S_REPLICAS), &s->replicas, &s->replicas_cap, &n_replicas))
+        return 0;
+    for (Py_ssize_t i = 0; i < n_isr; i++)
+        if (!has(s->replicas, n_replicas, s->isr[i])) return 0;
+    if (elected && lead >= 0) {
+        int known = PyDict_CheckExact(brokers) ? PyDict_Contains(brokers, leader) : -1;
+        if (known <= 0) { PyErr_Clear(); return 0; }
+    }
+    /* taken: the partition after the record, made as the Python path makes it */
+    PyObject *p = PyDict_Copy(old), *copy = NULL, *epoch = NULL, *changed = NULL;
+    if (!p) return -1;
+    if (new_isr && (!(copy = PyList_GetSlice(isr, 0, n_isr)) ||
+                    PyDict_SetItem(p, S_ISR, copy) < 0))
+        goto fail;
+    if (elected) {
+        if (PyDict_SetItem(p, S_LEADER, leader) < 0 ||
+            !(epoch = PyNumber_Add(leader_epoch, ONE)) ||
+            PyDict_SetItem(p, S_LEADER_EPOCH, epoch) < 0)
+            goto fail;
+        Py_CLEAR(epoch);
+    }
+    if (!(epoch = PyNumber_Add(partition_epoch, ONE)) ||
+        PyDict_SetItem(p, S_PARTITION_EPOCH, epoch) < 0 ||
+        !(changed = PyTuple_Pack(2, old, p)) ||
+        PyObject_SetAttr(image, S_CHANGED, changed) < 0 ||
+        PyDict_SetItem(parts, pid, p) < 0)
+        goto fail;
+    Py_XDECREF(copy);
+    Py_DECREF(epoch);
+    Py_DECREF(changed);
+    Py_DECREF(p);
+    return 1;
+fail:
+    Py_XDECREF(copy);
+    Py_XDECREF(epoch);
+    Py_XDECREF(changed);
+    Py_DECREF(p);
+    return -1;
+}
+
+/* decode_metadata(value) (a new reference), the memo ``memo`` and ``decoder`` its state:
+ * (decode_metadata, NOOP_VALUE, the NoOp payload, the programs by apiKey * 256 + version,
+ * what fills that table, Payload, the memo's limit, the longest value memoised).  Values
+ * in the one layout Kafka writes are read here; the others by decode_metadata itself. */
+static PyObject *decode_value(PyObject *value, PyObject *memo, PyObject *decoder) {
+    PyObject *decode = PyTuple_GET_ITEM(decoder, 0);
+    if (!PyBytes_CheckExact(value) || !PyDict_CheckExact(memo))
+        return PyObject_CallOneArg(decode, value);
+    PyObject *noop = PyTuple_GET_ITEM(decoder, 1);
+    Py_ssize_t len = PyBytes_GET_SIZE(value);
+    const unsigned char *buf = (const unsigned char *)PyBytes_AS_STRING(value);
+    if (PyBytes_CheckExact(noop) && len == PyBytes_GET_SIZE(noop) &&
+        memcmp(buf, PyBytes_AS_STRING(noop), (size_t)len) == 0)
+        return Py_NewRef(PyTuple_GET_ITEM(decoder, 2));
+    PyObject *payload = PyDict_GetItemWithError(memo, value);
+    if (payload) return Py_NewRef(payload);
+    if (PyErr_Occurred()) return NULL;
+    if (len <= 3 || buf[0] != 1 || buf[1] >= 0x80 || buf[2] >= 0x80)
+        return PyObject_CallOneArg(decode, value);
+    PyObject *key = PyLong_FromLong(buf[1] * 256 + buf[2]);
+    if (!key) return NULL;
+    PyObject *entry = PyDict_GetItemWithError(PyTuple_GET_ITEM(decoder, 3), key);
+    Py_DECREF(key);
+    if (entry) {
+        Py_INCREF(entry);
+    } else {
+        if (PyErr_Occurred()) return NULL;
+        entry = PyObject_CallFunction(PyTuple_GET_ITEM(decoder, 4), "ii", buf[1], buf[2]);
+        if (!entry) return NULL;
+    }
+    PyObject *data = NULL;
+    if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 2) {
+        Body b = {buf, len};
+        Py_ssize_t pos = 3;
+        data = read_struct(&b, &pos, PyTuple_GET_ITEM(entry, 1));
+        if (data && pos != len) Py_CLEAR(data);
+    }
+    if (!data) {  /* a value the Python reader decodes or says what is wrong with */
+        Py_DECREF(entry);
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(decode, value);
+    }
+    /* Payload(type name, version, data, None, apiKey), redacted False: a NamedTuple made
+     * as tuple.__new__ makes one of a tuple subclass */
+    PyTypeObject *type = (PyTypeObject *)PyTuple_GET_ITEM(decoder, 5);
+    payload = type->tp_alloc(type, 6);
+    PyObject *api = PyLong_FromLong(buf[1]), *version = PyLong_FromLong(buf[2]);
+    if (!payload || !api || !version) {
+        Py_XDECREF(payload);
+        Py_XDECREF(api);
+        Py_XDECREF(version);
+        Py_DECREF(data);
+        Py_DECREF(entry);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(payload, 0, Py_NewRef(PyTuple_GET_ITEM(entry, 0)));
+    PyTuple_SET_ITEM(payload, 1, version);
+    PyTuple_SET_ITEM(payload, 2, data);
+    PyTuple_SET_ITEM(payload, 3, Py_NewRef(Py_None));
+    PyTuple_SET_ITEM(payload, 4, api);
+    PyTuple_SET_ITEM(payload, 5, Py_NewRef(Py_False));
+    Py_DECREF(entry);
+    if (len <= PyLong_AsSsize_t(PyTuple_GET_ITEM(decoder, 7))) {
+        if (PyDict_GET_SIZE(memo) >= PyLong_AsSsize_t(PyTuple_GET_ITEM(decoder, 6)))
+            PyDict_Clear(memo);
+        if (PyErr_Occurred() || PyDict_SetItem(memo, value, payload) < 0) {
+            Py_DECREF(payload);
+            return NULL;
+        }
+    }
+    return payload;
+}
+
+static int same_name(PyObject *a, PyObject *b) {
+    return a == b || (PyUnicode_CheckExact(a) && PyUnicode_Compare(a, b) == 0);
+}
+
+/* apply_changes(values, offsets, i, image, start, blocked, skip_noops, memo, decoder) ->
+ * (index of the first record not applied, its payload), (len(values), None) at the end.
+ * blocked: the PartitionChangeRecord versions the log's metadata.version does not allow. */
+static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
+        !PyAnySet_Check(args[5]) || !PyTuple_Check(args[8]) ||
+        PyTuple_GET_SIZE(args[8]) != 8 || !PyType_Check(PyTuple_GET_ITEM(args[8], 5)) ||
+        !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(args[8], 5), &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "apply_changes(values: list, offsets: list, i, "
+                        "image, start, blocked: set, skip_noops, memo, decoder: tuple)");
+        return NULL;
+    }
+    PyObject *values = args[0], *offsets = args[1], *image = args[3];
+    PyObject *memo = args[7], *decoder = args[8], *blocked = args[5];
+    Py_ssize_t i = PyLong_AsSsize_t(args[2]), n = PyList_GET_SIZE(values);
+    long long start = PyLong_AsLongLong(args[4]);
+    int skip_noops = PyObject_IsTrue(args[6]);
+    if (PyErr_Occurred() || skip_noops < 0) return NULL;
+    if (PyList_GET_SIZE(offsets) != n || i < 0) {
+        PyErr_SetString(PyExc_ValueError, "apply_changes: as many offsets as values");
+        return NULL;
+    }
+    PyObject *topics = PyObject_GetAttr(image, S_TOPICS);
+    PyObject *brokers = topics ? PyObject_GetAttr(image, S_BROKERS) : NULL;
+    PyObject *last = NULL, *payload = NULL, *result = NULL;
+    Scratch s = {NULL, NULL, 0, 0};
+    if (!brokers) goto done;
+    for (; i < n; i++) {
+        PyObject *value = PyList_GET_ITEM(values, i);
+        if (value != last || !payload) {
+            Py_XDECREF(payload);
+            last = value;
+            if (!(payload = decode_value(value, memo, decoder))) goto done;
+        }
+        if (!PyTuple_Check(payload) || PyTuple_GET_SIZE(payload) < 4 ||
+            PyTuple_GET_ITEM(payload, 3) != Py_None)
+            break;
+        PyObject *type = PyTuple_GET_ITEM(payload, 0);
+        if (same_name(type, S_NO_OP)) {
+            if (skip_noops) continue;
+            break;
+        }
+        if (!same_name(type, S_CHANGE)) break;
+        PyObject *offset = PyList_GET_ITEM(offsets, i);
+        if (!PyLong_CheckExact(offset)) break;
+        int overflow;
+        long long at = PyLong_AsLongLongAndOverflow(offset, &overflow);
+        if (overflow || at < start) { PyErr_Clear(); break; }
+        int refused = PySet_Contains(blocked, PyTuple_GET_ITEM(payload, 1));
+        if (refused != 0) { PyErr_Clear(); break; }
+        int r = quiet_change(image, topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
+        if (r < 0) goto done;
+        if (r == 0) break;
+    }
+    if (i >= n) {
+        Py_CLEAR(payload);
+        result = Py_BuildValue("nO", n, Py_None);
+    } else {
+        result = Py_BuildValue("nO", i, payload);
+    }
+done:
+    Py_XDECREF(payload);
+    Py_XDECREF(topics);
+    Py_XDECREF(brokers);
+    PyMem_Free(s.isr);
+    PyMem_Free(s.replicas);
+    return result;
+}
+
+/* The decoding of apply_changes alone, for the tests: decode_value(value, memo, decoder). */
+static PyObject *py_metadata_payload(PyObject *self, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[2]) || PyTuple_GET_SIZE(args[2]) != 8 ||
+        !PyType_Check(PyTuple_GET_ITEM(args[2], 5)) ||
+        !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(args[2], 5), &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "metadata_payload(value, memo, decoder: tuple)");
+        return NULL;
+    }
+    return decode_value(args[0], args[1], args[2]);
+}
+
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
@@ -933,6 +1234,12 @@ static PyMethodDef methods[] = {
     {"decode_body", py_decode_body, METH_VARARGS,
      "A message body read by its program, or None for the Python reader: see "
      "kmeta.formats.readergen.body_program."},
+    {"apply_changes", (PyCFunction)(void (*)(void))py_apply_changes, METH_FASTCALL,
+     "Decode and apply the records of a batch that need no word of the Python path: see "
+     "kmeta.ops.replay.apply_changes_py."},
+    {"metadata_payload", (PyCFunction)(void (*)(void))py_metadata_payload, METH_FASTCALL,
+     "decode_metadata's compiled twin as apply_changes decodes: see "
+     "kmeta.formats.payload.DECODER."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -940,6 +1247,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_runs", NULL, -1, me
 
 PyMODINIT_FUNC PyInit__runs(void) {
     crc_init();
+    if (quiet_init() < 0) return NULL;
 #ifdef HAVE_HW_CRC
     __builtin_cpu_init();
     if (__builtin_cpu_supports("sse4.2")) {

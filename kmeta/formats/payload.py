@@ -227,6 +227,27 @@ NOOP_VALUE = encode_metadata("NO_OP_RECORD", 0, {})
 _NOOP_PAYLOAD = Payload("NO_OP_RECORD", 0, {}, None, metadata_message("NO_OP_RECORD").api_key)
 
 
+def _metadata_program(api_key: int, version: int) -> tuple[str, Any] | None:
+    """The type name and body program of a metadata value at ``api_key`` and ``version``
+    (None: not one kmeta knows), remembered in _PROGRAMS for the compiled decoding."""
+    message = METADATA_MESSAGES.get(api_key)
+    entry = None
+    if message is not None and message.supports(version):
+        entry = (message.type_name, body_program(message, version))
+    _PROGRAMS[api_key * 256 + version] = entry
+    return entry
+
+
+#: What :func:`_metadata_program` has found, by ``apiKey * 256 + version``.
+_PROGRAMS: dict[int, tuple[str, Any] | None] = {}
+#: How the compiled core decodes metadata values as :func:`decode_metadata` does, into
+#: the same memo (``_DECODED``, given with each call: the tests replace it): the function
+#: itself (for the values it leaves to it), the NoOp's value and payload, the programs and
+#: what finds one, the payload's class, the memo's limit and its longest value.
+DECODER = (decode_metadata, NOOP_VALUE, _NOOP_PAYLOAD, _PROGRAMS, _metadata_program,
+           Payload, _DECODED_LIMIT, _DECODED_VALUE)
+
+
 def encode_control(type_name: str, data: dict[str, Any]) -> tuple[bytes, bytes]:
     """Key and value of a control record; ``data`` holds the message's own fields."""
     from kmeta.formats.schema import message_construct
