@@ -292,7 +292,12 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                                       report(position, offset, None, payload, last_path))
                 elif kind <= _RECORD:
                     value, offset, path, position, place, flagged, timestamp = item[1:8]
-                    if value is not last_value:
+                    if quiet is not None:  # a NoOp is passed over only where not decoded
+                        payload = quiet([value], [offset], 0, kind == _RECORD)[1]
+                        if payload is None:
+                            continue
+                        last_value = value
+                    elif value is not last_value:
                         last_value, payload = value, decode_metadata(value)
                     if path != last_path:  # one object per file in the findings
                         last_path = sys.intern(path)
