@@ -979,16 +979,15 @@ static int has(const long *xs, Py_ssize_t n, long x) {
 typedef struct {
     long *isr, *replicas;
     Py_ssize_t isr_cap, replicas_cap;
+    /* the partition before and after the last change applied: the image's
+     * changed_partition, set once a call (nothing reads it between two records) */
+    PyObject *old, *p;
 } Scratch;
 
-/* MetadataImage.apply_quiet: 1 applied, 0 not taken (the image untouched), -1 error. */
-static int quiet_change(PyObject *image, PyObject *topics, PyObject *brokers, PyObject *d,
-                        Scratch *s) {
-    if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) > 4) return 0;
-    PyObject *tid = lookup(d, S_TOPIC_ID), *pid = lookup(d, S_PARTITION_ID);
-    if (!tid || !pid) return 0;
-    PyObject *isr = lookup(d, S_ISR), *leader = lookup(d, S_LEADER);
-    if (2 + (isr != NULL) + (leader != NULL) != PyDict_GET_SIZE(d)) return 0;
+/* MetadataImage.apply_quiet on a record's fields (NULL: absent): 1 applied, 0 not taken
+ * (the image untouched), -1 error.  ``fresh``: isr is a list of this call's own, kept. */
+static int quiet_change(PyObject *topics, PyObject *brokers, PyObject *tid, PyObject *pid,
+                        PyObject *isr, PyObject *leader, int fresh, Scratch *s) {
     PyObject *topic = lookup(topics, tid);
     PyObject *parts = topic ? lookup(topic, S_PARTITIONS) : NULL;
     PyObject *old = parts ? lookup(parts, pid) : NULL;
@@ -1023,9 +1022,9 @@ static int quiet_change(PyObject *image, PyObject *topics, PyObject *brokers, Py
         if (known <= 0) { PyErr_Clear(); return 0; }
     }
     /* taken: the partition after the record, made as the Python path makes it */
-    PyObject *p = PyDict_Copy(old), *copy = NULL, *epoch = NULL, *changed = NULL;
+    PyObject *p = PyDict_Copy(old), *copy = NULL, *epoch = NULL;
     if (!p) return -1;
-    if (new_isr && (!(copy = PyList_GetSlice(isr, 0, n_isr)) ||
+    if (new_isr && (!(copy = fresh ? Py_NewRef(isr) : PyList_GetSlice(isr, 0, n_isr)) ||
                     PyDict_SetItem(p, S_ISR, copy) < 0))
         goto fail;
     if (elected) {
@@ -1036,21 +1035,83 @@ static int quiet_change(PyObject *image, PyObject *topics, PyObject *brokers, Py
         Py_CLEAR(epoch);
     }
     if (!(epoch = PyNumber_Add(partition_epoch, ONE)) ||
-        PyDict_SetItem(p, S_PARTITION_EPOCH, epoch) < 0 ||
-        !(changed = PyTuple_Pack(2, old, p)) ||
-        PyObject_SetAttr(image, S_CHANGED, changed) < 0 ||
-        PyDict_SetItem(parts, pid, p) < 0)
+        PyDict_SetItem(p, S_PARTITION_EPOCH, epoch) < 0)
         goto fail;
+    Py_XSETREF(s->old, Py_NewRef(old));  /* before the image lets go of it */
+    if (PyDict_SetItem(parts, pid, p) < 0) goto fail;
     Py_XDECREF(copy);
     Py_DECREF(epoch);
-    Py_DECREF(changed);
-    Py_DECREF(p);
+    Py_XSETREF(s->p, p);
     return 1;
 fail:
     Py_XDECREF(copy);
     Py_XDECREF(epoch);
-    Py_XDECREF(changed);
     Py_DECREF(p);
+    return -1;
+}
+
+/* quiet_change on a decoded record's data: only topicId, partitionId, isr and leader. */
+static int quiet_data(PyObject *topics, PyObject *brokers, PyObject *d, Scratch *s) {
+    if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) > 4) return 0;
+    PyObject *tid = lookup(d, S_TOPIC_ID), *pid = lookup(d, S_PARTITION_ID);
+    if (!tid || !pid) return 0;
+    PyObject *isr = lookup(d, S_ISR), *leader = lookup(d, S_LEADER);
+    if (2 + (isr != NULL) + (leader != NULL) != PyDict_GET_SIZE(d)) return 0;
+    return quiet_change(topics, brokers, tid, pid, isr, leader, 0, s);
+}
+
+/* The fields of a PartitionChangeRecord value read straight from its bytes, where the
+ * body is partitionId, topicId and at most the tagged isr (tag 0) and leader (tag 1), in
+ * that order, each once: the layout of the versions kmeta.formats.payload.DECODER names
+ * (derived from the same body programs).  The values are the ones decode_metadata's
+ * data would hold (a leader of -2, the default, absent; a null ISR absent), without the
+ * dict, the payload and the memo of a decoding: most of the records of a busy log are
+ * these, each met once.  1 read (new references), 0 for anything else (the general
+ * decoding reads it), -1 error. */
+static int change_fields(const unsigned char *buf, Py_ssize_t len, PyObject **tid,
+                         PyObject **pid, PyObject **isr, PyObject **leader) {
+    Body b = {buf, len};
+    Py_ssize_t pos = 23, isr_at = 0;
+    uint64_t count, tag, size;
+    int64_t n_isr = -1;
+    long lead = -2, last = -1;
+    if (len < 24 || !uvarint(&b, &pos, &count) || count > 2) return 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (!uvarint(&b, &pos, &tag) || !uvarint(&b, &pos, &size) || tag > 1 ||
+            (long)tag <= last || (int64_t)size > len - pos)
+            return 0;
+        last = (long)tag;
+        Py_ssize_t end = pos + (Py_ssize_t)size;
+        if (tag == 0) {
+            uint64_t u;
+            if (!uvarint(&b, &pos, &u) || u > (uint64_t)(end - pos) / 4 + 1 ||
+                (u > 0 && (int64_t)(u - 1) * 4 != end - pos) || (u == 0 && pos != end))
+                return 0;
+            n_isr = (int64_t)u - 1;
+            isr_at = pos;
+        } else {
+            if (size != 4) return 0;
+            lead = be32(buf + pos);
+        }
+        pos = end;
+    }
+    if (pos != len) return 0;
+    Py_ssize_t at = 7;
+    *tid = uuid(&b, &at);
+    *pid = PyLong_FromLong(be32(buf + 3));
+    *isr = NULL;
+    *leader = lead == -2 ? NULL : PyLong_FromLong(lead);
+    if (*tid && *pid && (lead == -2 || *leader) && n_isr >= 0 && (*isr = PyList_New(n_isr)))
+        for (int64_t i = 0; i < n_isr; i++) {
+            PyObject *r = PyLong_FromLong(be32(buf + isr_at + 4 * i));
+            if (!r) { Py_CLEAR(*isr); break; }
+            PyList_SET_ITEM(*isr, i, r);
+        }
+    if (*tid && *pid && (lead == -2 || *leader) && (n_isr < 0 || *isr)) return 1;
+    Py_CLEAR(*tid);
+    Py_CLEAR(*pid);
+    Py_CLEAR(*isr);
+    Py_CLEAR(*leader);
     return -1;
 }
 
@@ -1130,14 +1191,33 @@ static int same_name(PyObject *a, PyObject *b) {
     return a == b || (PyUnicode_CheckExact(a) && PyUnicode_Compare(a, b) == 0);
 }
 
+/* A record at ``offset`` the quick path may take: at or after ``start``, of a version
+ * the log's metadata.version allows (not in ``blocked``).  Errors are cleared: no. */
+static int allowed(PyObject *offset, long long start, PyObject *blocked, PyObject *version) {
+    int overflow;
+    if (!PyLong_CheckExact(offset)) return 0;
+    long long at = PyLong_AsLongLongAndOverflow(offset, &overflow);
+    if (overflow || at < start) { PyErr_Clear(); return 0; }
+    int refused = PySet_Contains(blocked, version);
+    if (refused != 0) { PyErr_Clear(); return 0; }
+    return 1;
+}
+
+#define DECODER_SIZE 10
+
+static int decoder_ok(PyObject *d) {
+    return PyTuple_Check(d) && PyTuple_GET_SIZE(d) == DECODER_SIZE &&
+           PyType_Check(PyTuple_GET_ITEM(d, 5)) &&
+           PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(d, 5), &PyTuple_Type) &&
+           PyLong_Check(PyTuple_GET_ITEM(d, 8)) && PyLong_Check(PyTuple_GET_ITEM(d, 9));
+}
+
 /* apply_changes(values, offsets, i, image, start, blocked, skip_noops, memo, decoder) ->
  * (index of the first record not applied, its payload), (len(values), None) at the end.
  * blocked: the PartitionChangeRecord versions the log's metadata.version does not allow. */
 static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 9 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
-        !PyAnySet_Check(args[5]) || !PyTuple_Check(args[8]) ||
-        PyTuple_GET_SIZE(args[8]) != 8 || !PyType_Check(PyTuple_GET_ITEM(args[8], 5)) ||
-        !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(args[8], 5), &PyTuple_Type)) {
+        !PyAnySet_Check(args[5]) || !decoder_ok(args[8])) {
         PyErr_SetString(PyExc_TypeError, "apply_changes(values: list, offsets: list, i, "
                         "image, start, blocked: set, skip_noops, memo, decoder: tuple)");
         return NULL;
@@ -1147,6 +1227,8 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
     Py_ssize_t i = PyLong_AsSsize_t(args[2]), n = PyList_GET_SIZE(values);
     long long start = PyLong_AsLongLong(args[4]);
     int skip_noops = PyObject_IsTrue(args[6]);
+    long change_api = PyLong_AsLong(PyTuple_GET_ITEM(decoder, 8));
+    unsigned long long readable = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(decoder, 9));
     if (PyErr_Occurred() || skip_noops < 0) return NULL;
     if (PyList_GET_SIZE(offsets) != n || i < 0) {
         PyErr_SetString(PyExc_ValueError, "apply_changes: as many offsets as values");
@@ -1155,10 +1237,33 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
     PyObject *topics = PyObject_GetAttr(image, S_TOPICS);
     PyObject *brokers = topics ? PyObject_GetAttr(image, S_BROKERS) : NULL;
     PyObject *last = NULL, *payload = NULL, *result = NULL;
-    Scratch s = {NULL, NULL, 0, 0};
+    Scratch s = {NULL, NULL, 0, 0, NULL, NULL};
     if (!brokers) goto done;
     for (; i < n; i++) {
-        PyObject *value = PyList_GET_ITEM(values, i);
+        PyObject *value = PyList_GET_ITEM(values, i), *offset = PyList_GET_ITEM(offsets, i);
+        if (PyBytes_CheckExact(value) && PyBytes_GET_SIZE(value) >= 24) {
+            const unsigned char *buf = (const unsigned char *)PyBytes_AS_STRING(value);
+            PyObject *version = NULL;
+            int quick = buf[0] == 1 && buf[1] == change_api && buf[2] < 64 &&
+                        (readable >> buf[2]) & 1 && (version = PyLong_FromLong(buf[2])) &&
+                        allowed(offset, start, blocked, version);
+            Py_XDECREF(version);
+            if (PyErr_Occurred()) goto done;
+            if (quick) {
+                PyObject *tid, *pid, *isr, *leader;
+                int r = change_fields(buf, PyBytes_GET_SIZE(value), &tid, &pid, &isr, &leader);
+                if (r < 0) goto done;
+                if (r > 0) {
+                    r = quiet_change(topics, brokers, tid, pid, isr, leader, 1, &s);
+                    Py_DECREF(tid);
+                    Py_DECREF(pid);
+                    Py_XDECREF(isr);
+                    Py_XDECREF(leader);
+                    if (r < 0) goto done;
+                    if (r > 0) continue;
+                }
+            }
+        }
         if (value != last || !payload) {
             Py_XDECREF(payload);
             last = value;
@@ -1172,15 +1277,10 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
             if (skip_noops) continue;
             break;
         }
-        if (!same_name(type, S_CHANGE)) break;
-        PyObject *offset = PyList_GET_ITEM(offsets, i);
-        if (!PyLong_CheckExact(offset)) break;
-        int overflow;
-        long long at = PyLong_AsLongLongAndOverflow(offset, &overflow);
-        if (overflow || at < start) { PyErr_Clear(); break; }
-        int refused = PySet_Contains(blocked, PyTuple_GET_ITEM(payload, 1));
-        if (refused != 0) { PyErr_Clear(); break; }
-        int r = quiet_change(image, topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
+        if (!same_name(type, S_CHANGE) ||
+            !allowed(offset, start, blocked, PyTuple_GET_ITEM(payload, 1)))
+            break;
+        int r = quiet_data(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
         if (r < 0) goto done;
         if (r == 0) break;
     }
@@ -1191,6 +1291,13 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
         result = Py_BuildValue("nO", i, payload);
     }
 done:
+    if (s.p && result) {  /* as the Python path leaves it: the last change applied */
+        PyObject *changed = PyTuple_Pack(2, s.old, s.p);
+        if (!changed || PyObject_SetAttr(image, S_CHANGED, changed) < 0) Py_CLEAR(result);
+        Py_XDECREF(changed);
+    }
+    Py_XDECREF(s.old);
+    Py_XDECREF(s.p);
     Py_XDECREF(payload);
     Py_XDECREF(topics);
     Py_XDECREF(brokers);
@@ -1202,9 +1309,7 @@ done:
 /* The decoding of apply_changes alone, for the tests: decode_value(value, memo, decoder). */
 static PyObject *py_metadata_payload(PyObject *self, PyObject *const *args,
                                      Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_Check(args[2]) || PyTuple_GET_SIZE(args[2]) != 8 ||
-        !PyType_Check(PyTuple_GET_ITEM(args[2], 5)) ||
-        !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(args[2], 5), &PyTuple_Type)) {
+    if (nargs != 3 || !decoder_ok(args[2])) {
         PyErr_SetString(PyExc_TypeError, "metadata_payload(value, memo, decoder: tuple)");
         return NULL;
     }
