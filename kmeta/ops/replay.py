@@ -18,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from kmeta.core.image import PROBLEM_CODES, ImageProblem, MetadataImage, diff_images
+from kmeta.core.image import (
+    METADATA_VERSION,
+    PROBLEM_CODES,
+    ImageProblem,
+    MetadataImage,
+    diff_images,
+)
 from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
 from kmeta.findings import Finding
 from kmeta.formats import payload as payload_module
@@ -134,7 +140,9 @@ class Replay:
         image = self.image
         if self.watch is not None or image._txn is not None:
             return (i, decode_metadata(values[i])) if i < len(values) else (len(values), None)
-        level = image.metadata_version if self.log else None
+        # image.metadata_version without the property's call: once per record a long log
+        # sends that the quick way does not take
+        level = image.features.get(METADATA_VERSION) if self.log else None
         blocked = _BLOCKED.get(level)
         if blocked is None:
             blocked = _BLOCKED[level] = frozenset(
