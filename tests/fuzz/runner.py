@@ -195,10 +195,10 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     path kmeta took before runs), and verify's replay in a second process whatever the
     log's size (kmeta.ops.replay_process: cases are far below the size that forks)."""
     from kmeta.formats import batch, payload, runs
-    from kmeta.ops import chunks, replay_process
+    from kmeta.ops import chunks, replay, replay_process
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-             payload._compiled_body, runs.walk, runs.walk_file)
+             payload._compiled_body, runs.walk, runs.walk_file, replay._compiled_changes)
     fork_above, alone = replay_process.FORK_ABOVE, replay_process.no_other_thread
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     # walks are runs of a kind: the reference's, or none (each batch read by the scan)
@@ -208,6 +208,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         (lambda fd, scratch, pos, n, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
+    replay._compiled_changes = None  # the replay's loop: apply_changes_py
     if not runs_too:
         # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
         replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
@@ -218,7 +219,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         yield
     finally:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-         payload._compiled_body, runs.walk, runs.walk_file) = saved
+         payload._compiled_body, runs.walk, runs.walk_file, replay._compiled_changes) = saved
         replay_process.FORK_ABOVE, replay_process.no_other_thread = fork_above, alone
         payload._DECODED.clear()
         chunks._COLUMNS.clear()
