@@ -230,6 +230,8 @@ def _image(level: int | None = None) -> MetadataImage:
 
 
 GONE = "AAAAAAAAAAAAAAAAAAAAAQ"
+DIR = "ZGlyLWEtMDAwMDAwMDAwMQ"
+MIGRATING = image_module.MIGRATING_DIR
 
 #: PartitionChangeRecords the quick way takes (they raise no problem).
 TAKEN = [
@@ -244,6 +246,16 @@ TAKEN = [
     change(T1, pid=1, leader=1, isr=[1, 3]),
     ("PARTITION_CHANGE_RECORD", 1, {"partitionId": 0, "topicId": T1, "isr": [1]}),
     ("PARTITION_CHANGE_RECORD", 2, {"partitionId": 0, "topicId": T1, "leader": 2}),
+    partition(T1, pid=2),
+    partition(T1, pid=0, replicas=[2, 1], isr=[2], leader=2, leader_epoch=1,
+              partition_epoch=1),
+    partition(T1, pid=0, leader=-1, isr=[]),
+    partition(T1, pid=3, replicas=[1, 2, 3], isr=[3, 1], leader=3),
+    ("PARTITION_RECORD", 1, partition(T1, pid=2, directories=[DIR, DIR])[2]),
+    ("PARTITION_RECORD", 1, partition(T1, pid=2, directories=[MIGRATING, MIGRATING])[2]),
+    ("PARTITION_RECORD", 1, partition(T1, pid=2, directories=[MIGRATING, DIR])[2]),
+    ("PARTITION_RECORD", 2, partition(T1, pid=2, eligibleLeaderReplicas=[2],
+                                      lastKnownElr=[1], leaderRecoveryState=1)[2]),
 ]
 
 #: Records it leaves to Replay.problems, each for a reason of its own.
@@ -262,10 +274,19 @@ LEFT = [
                                     "directories": [GONE, GONE]}),
     ("PARTITION_CHANGE_RECORD", 2, {"partitionId": 0, "topicId": T1,
                                     "eligibleLeaderReplicas": [2], "lastKnownElr": []}),
-    ("PARTITION_RECORD", 0, partition(T1, pid=2)[2]),
+    partition("dW5rbm93bi10b3BpYy1pZA"),    # no such topic
+    partition(GONE),                          # a removed topic
+    partition(T1, leader=3, isr=[1, 2]),      # leader not in the ISR
+    partition(T1, isr=[1, 2, 7]),             # ISR outside the replicas
+    partition(T1, pid=4, replicas=[7], isr=[7], leader=7),  # an unregistered leader
+    partition(T1, leader_epoch=-1),           # the leader epoch goes back (from 0)
+    partition(T1, partition_epoch=-1),        # the partition epoch goes back
+    ("PARTITION_RECORD", 1, partition(T1, directories=[DIR])[2]),  # 1 dir, 2 replicas
+    ("PARTITION_RECORD", 0, partition(T1, leaderRecoveryState=2)[2]),
     ("CONFIG_RECORD", 0, {"resourceType": 2, "resourceName": "orders", "name": "x",
                           "value": "1"}),
 ]
+assert MIGRATING == "A" * 22  # as _runs.c has it
 
 
 def _unregistered() -> tuple:
@@ -309,12 +330,13 @@ def test_the_quick_way_takes_a_plain_change(record: tuple, way: str,
     assert i == 1
     assert image.to_json() == reference.to_json()
     assert image.changed_partition == reference.changed_partition
-    assert image.changed_partition is not None
-    old, new = image.changed_partition
-    pid = record[2]["partitionId"]
-    assert image.topics[T1]["partitions"][pid] is new
-    # the new ISR is the partition's own list, not the decoded payload's
-    assert new["isr"] is not decode_metadata(_value(record)).data.get("isr")
+    new = image.topics[T1]["partitions"][record[2]["partitionId"]]
+    if record[0] == "PARTITION_CHANGE_RECORD":
+        assert image.changed_partition is not None
+        assert image.changed_partition[1] is new
+    # the partition's lists are its own, not the decoded payload's
+    data = decode_metadata(_value(record)).data
+    assert all(new[k] is not data.get(k) for k in new if type(new[k]) is list)
 
 
 @pytest.mark.parametrize("way", WAYS)
@@ -327,7 +349,7 @@ def test_the_quick_way_leaves_a_change_with_a_problem(record: tuple, way: str,
         image.apply("UNREGISTER_BROKER_RECORD", 0, {"brokerId": 3, "brokerEpoch": 10})
     i, _, want, _ = _one_record(way, image, _value(record))
     assert i == 0
-    if record[0] == "PARTITION_CHANGE_RECORD" and \
+    if record[0] == "PARTITION_RECORD" or \
             record[2].keys() <= {"topicId", "partitionId", "isr", "leader"}:
         assert want  # left for its problem, not for its fields
 
@@ -374,19 +396,34 @@ def test_the_quick_way_leaves_what_the_replay_must_say(way: str,
     {"partitionId": 0, "isr": [1]},
     {"topicId": T1, "partitionId": 0, "isr": [1], "extra": 1},
     None,
-], ids=repr)
+] + [("PARTITION_RECORD", {**partition(T1, pid=2)[2], **change}) for change in [
+    {"replicas": (1, 2)}, {"replicas": None}, {"isr": [1, 2.0]}, {"leader": True},
+    {"leaderEpoch": "0"}, {"partitionEpoch": None}, {"leaderRecoveryState": 1.0},
+    {"directories": (DIR, DIR)}, {"removingReplicas": (1,)}, {"addingReplicas": "1"},
+    {"eligibleLeaderReplicas": 1}, {"lastKnownElr": {1}}, {"partitionId": [2]},
+    {"topicId": None}]] + [("PARTITION_RECORD", None), ("PARTITION_RECORD", [])],
+    ids=lambda d: repr(d)[-70:])
 def test_the_quick_way_leaves_malformed_data(data: Any, way: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A payload whose data no decoding makes (put in the memo under bytes the quick
-    reading does not take): left to the full path, the image untouched."""
+    reading does not take): left to the full path, the image untouched; and the same
+    data with one field made right is taken."""
     _way(way, monkeypatch)
+    type_name = "PARTITION_CHANGE_RECORD"
+    if type(data) is tuple:
+        type_name, data = data
+    api_key = payload_module.metadata_message(type_name).api_key
     value = b"\x00not a value the quick way reads"
-    payload_module._DECODED[value] = Payload("PARTITION_CHANGE_RECORD", 0, data)
+    payload_module._DECODED[value] = Payload(type_name, 0, data, None, api_key)
     image = _image()
     before = image.to_json()
     i, payload = Replay(image).apply_quiet([value], [9])
     assert (i, payload) == (0, payload_module._DECODED[value])
     assert image.to_json() == before
+    good = {"topicId": T1, "partitionId": 0, "isr": [1]} \
+        if type_name == "PARTITION_CHANGE_RECORD" else partition(T1, pid=2)[2]
+    payload_module._DECODED[value] = Payload(type_name, 0, good, None, api_key)
+    assert Replay(image).apply_quiet([value], [9]) == (1, None)  # the test can fail
 
 
 @pytest.mark.parametrize("way", WAYS)

@@ -920,21 +920,31 @@ static PyObject *py_decode_body(PyObject *self, PyObject *args) {
  * Python path applies it and says what is wrong, the one home of every problem's text.
  * Whatever this code does not expect (a type, a missing key, an error) is such a record. */
 
-static PyObject *S_NO_OP, *S_CHANGE, *S_TOPIC_ID, *S_PARTITION_ID, *S_ISR, *S_LEADER,
-    *S_LEADER_EPOCH, *S_PARTITION_EPOCH, *S_REPLICAS, *S_PARTITIONS, *S_TOPICS, *S_BROKERS,
-    *S_CHANGED, *ONE;
+static PyObject *S_NO_OP, *S_CHANGE, *S_PARTITION, *S_TOPIC_ID, *S_PARTITION_ID, *S_ISR,
+    *S_LEADER, *S_LEADER_EPOCH, *S_PARTITION_EPOCH, *S_REPLICAS, *S_PARTITIONS, *S_TOPICS,
+    *S_BROKERS, *S_CHANGED, *S_REMOVING, *S_ADDING, *S_RECOVERY, *S_DIRECTORIES, *S_ELR,
+    *S_LAST_ELR, *MIGRATING, *ONE, *ZERO, *MINUS_ONE;
 
 static int quiet_init(void) {
-    const char *names[] = {"NO_OP_RECORD", "PARTITION_CHANGE_RECORD", "topicId",
-                           "partitionId", "isr", "leader", "leaderEpoch", "partitionEpoch",
-                           "replicas", "partitions", "topics", "brokers",
-                           "changed_partition"};
-    PyObject **slots[] = {&S_NO_OP, &S_CHANGE, &S_TOPIC_ID, &S_PARTITION_ID, &S_ISR,
-                          &S_LEADER, &S_LEADER_EPOCH, &S_PARTITION_EPOCH, &S_REPLICAS,
-                          &S_PARTITIONS, &S_TOPICS, &S_BROKERS, &S_CHANGED};
+    const char *names[] = {"NO_OP_RECORD", "PARTITION_CHANGE_RECORD", "PARTITION_RECORD",
+                           "topicId", "partitionId", "isr", "leader", "leaderEpoch",
+                           "partitionEpoch", "replicas", "partitions", "topics", "brokers",
+                           "changed_partition", "removingReplicas", "addingReplicas",
+                           "leaderRecoveryState", "directories", "eligibleLeaderReplicas",
+                           "lastKnownElr",
+                           /* kmeta.core.image.MIGRATING_DIR: Kafka's DirectoryId.MIGRATING */
+                           "AAAAAAAAAAAAAAAAAAAAAA"};
+    PyObject **slots[] = {&S_NO_OP, &S_CHANGE, &S_PARTITION, &S_TOPIC_ID, &S_PARTITION_ID,
+                          &S_ISR, &S_LEADER, &S_LEADER_EPOCH, &S_PARTITION_EPOCH,
+                          &S_REPLICAS, &S_PARTITIONS, &S_TOPICS, &S_BROKERS, &S_CHANGED,
+                          &S_REMOVING, &S_ADDING, &S_RECOVERY, &S_DIRECTORIES, &S_ELR,
+                          &S_LAST_ELR, &MIGRATING};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(*slots[i] = PyUnicode_InternFromString(names[i]))) return -1;
-    return (ONE = PyLong_FromLong(1)) ? 0 : -1;
+    ONE = PyLong_FromLong(1);
+    ZERO = PyLong_FromLong(0);
+    MINUS_ONE = PyLong_FromLong(-1);
+    return ONE && ZERO && MINUS_ONE ? 0 : -1;
 }
 
 /* d[key] (borrowed), or NULL for a missing key and for any error (cleared): a lookup
@@ -1058,6 +1068,104 @@ static int quiet_data(PyObject *topics, PyObject *brokers, PyObject *d, Scratch 
     PyObject *isr = lookup(d, S_ISR), *leader = lookup(d, S_LEADER);
     if (2 + (isr != NULL) + (leader != NULL) != PyDict_GET_SIZE(d)) return 0;
     return quiet_change(topics, brokers, tid, pid, isr, leader, 0, s);
+}
+
+/* d.get(key) (borrowed; ``fallback`` when absent), NULL with no error for an error. */
+static PyObject *get(PyObject *d, PyObject *key, PyObject *fallback) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (v) return v;
+    if (PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+    return fallback;
+}
+
+/* _ints(v): a copy of a list, [] for None; NULL (no error) for anything else. */
+static PyObject *ints_copy(PyObject *v) {
+    if (v == Py_None) return PyList_New(0);
+    if (!v || !PyList_CheckExact(v)) return NULL;
+    return PyList_GetSlice(v, 0, PyList_GET_SIZE(v));
+}
+
+/* MetadataImage._quiet_partition: a PartitionRecord's fields ``d`` applied where they
+ * raise no problem (kmeta.core.image._partition otherwise).  1, 0 or -1 as quiet_change. */
+static int quiet_partition(PyObject *topics, PyObject *brokers, PyObject *d, Scratch *s) {
+    if (!PyDict_CheckExact(d)) return 0;
+    PyObject *tid = lookup(d, S_TOPIC_ID), *pid = lookup(d, S_PARTITION_ID);
+    PyObject *replicas = lookup(d, S_REPLICAS), *isr = lookup(d, S_ISR);
+    PyObject *topic = tid ? lookup(topics, tid) : NULL;
+    PyObject *parts = topic ? lookup(topic, S_PARTITIONS) : NULL;
+    if (!parts || !pid || !PyDict_CheckExact(parts)) return 0;
+    Py_ssize_t n_isr, n_replicas;
+    if (!int_list(isr, &s->isr, &s->isr_cap, &n_isr) ||
+        !int_list(replicas, &s->replicas, &s->replicas_cap, &n_replicas))
+        return 0;
+    PyObject *lists[4], *keys[4] = {S_REMOVING, S_ADDING, S_ELR, S_LAST_ELR};
+    for (int k = 0; k < 4; k++) {
+        lists[k] = get(d, keys[k], Py_None);
+        if (!lists[k] || (lists[k] != Py_None && !PyList_CheckExact(lists[k]))) return 0;
+    }
+    PyObject *dirs = get(d, S_DIRECTORIES, Py_None);
+    if (!dirs || (dirs != Py_None && !PyList_CheckExact(dirs))) return 0;
+    Py_ssize_t n_dirs = dirs == Py_None ? 0 : PyList_GET_SIZE(dirs);
+    if (n_dirs && n_dirs != n_replicas) return 0;
+    PyObject *recovery = get(d, S_RECOVERY, ZERO), *leader = get(d, S_LEADER, MINUS_ONE);
+    PyObject *epoch = get(d, S_LEADER_EPOCH, MINUS_ONE);
+    PyObject *partition_epoch = get(d, S_PARTITION_EPOCH, MINUS_ONE);
+    long lrs, lead, e, pe, old_e, old_pe;
+    if (!small_int(recovery, &lrs) || (lrs != 0 && lrs != 1) || !small_int(leader, &lead) ||
+        !small_int(epoch, &e) || !small_int(partition_epoch, &pe))
+        return 0;
+    PyObject *old = PyDict_GetItemWithError(parts, pid);
+    if (!old && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    if (old && (!PyDict_CheckExact(old) || !small_int(lookup(old, S_LEADER_EPOCH), &old_e) ||
+                !small_int(lookup(old, S_PARTITION_EPOCH), &old_pe) || e < old_e ||
+                pe < old_pe))
+        return 0;
+    if (lead >= 0 && !has(s->isr, n_isr, lead)) return 0;
+    for (Py_ssize_t i = 0; i < n_isr; i++)
+        if (!has(s->replicas, n_replicas, s->isr[i])) return 0;
+    if (lead >= 0) {
+        int known = PyDict_CheckExact(brokers) ? PyDict_Contains(brokers, leader) : -1;
+        if (known <= 0) { PyErr_Clear(); return 0; }
+    }
+    /* _default_to_migrating: no directories, or only MIGRATING ones, is MIGRATING each */
+    Py_ssize_t migrating = 0;
+    for (Py_ssize_t i = 0; i < n_dirs; i++) {
+        int same = PyObject_RichCompareBool(PyList_GET_ITEM(dirs, i), MIGRATING, Py_EQ);
+        if (same < 0) return -1;
+        migrating += same;
+    }
+    /* taken: the partition as _partition makes it, its keys in the same order */
+    PyObject *values[11] = {NULL};
+    PyObject *names[11] = {S_REPLICAS, S_ISR, S_REMOVING, S_ADDING, S_LEADER, S_RECOVERY,
+                           S_LEADER_EPOCH, S_PARTITION_EPOCH, S_DIRECTORIES, S_ELR,
+                           S_LAST_ELR};
+    int r = -1;
+    PyObject *p = PyDict_New();
+    if (!p) return -1;
+    values[0] = PyList_GetSlice(replicas, 0, n_replicas);
+    values[1] = PyList_GetSlice(isr, 0, n_isr);
+    values[2] = ints_copy(lists[0]);
+    values[3] = ints_copy(lists[1]);
+    values[4] = Py_NewRef(leader);
+    values[5] = Py_NewRef(recovery);
+    values[6] = Py_NewRef(epoch);
+    values[7] = Py_NewRef(partition_epoch);
+    if (n_dirs == 0 || migrating == n_dirs) {
+        if ((values[8] = PyList_New(n_replicas)))
+            for (Py_ssize_t i = 0; i < n_replicas; i++)
+                PyList_SET_ITEM(values[8], i, Py_NewRef(MIGRATING));
+    } else {
+        values[8] = PyList_GetSlice(dirs, 0, n_dirs);
+    }
+    values[9] = ints_copy(lists[2]);
+    values[10] = ints_copy(lists[3]);
+    for (int k = 0; k < 11; k++)
+        if (!values[k] || PyDict_SetItem(p, names[k], values[k]) < 0) goto out;
+    r = PyDict_SetItem(parts, pid, p) < 0 ? -1 : 1;
+out:
+    for (int k = 0; k < 11; k++) Py_XDECREF(values[k]);
+    Py_DECREF(p);
+    return r;
 }
 
 /* The fields of a PartitionChangeRecord value read straight from its bytes, where the
@@ -1192,13 +1300,19 @@ static int same_name(PyObject *a, PyObject *b) {
 }
 
 /* A record at ``offset`` the quick path may take: at or after ``start``, of a version
- * the log's metadata.version allows (not in ``blocked``).  Errors are cleared: no. */
-static int allowed(PyObject *offset, long long start, PyObject *blocked, PyObject *version) {
+ * the log's metadata.version allows (apiKey * 256 + version not in ``blocked``).  -1 for
+ * an error of memory, else errors are cleared: no. */
+static int allowed(PyObject *offset, long long start, PyObject *blocked, long api,
+                   PyObject *version_obj) {
     int overflow;
-    if (!PyLong_CheckExact(offset)) return 0;
+    long version;
+    if (!PyLong_CheckExact(offset) || !small_int(version_obj, &version)) return 0;
     long long at = PyLong_AsLongLongAndOverflow(offset, &overflow);
     if (overflow || at < start) { PyErr_Clear(); return 0; }
-    int refused = PySet_Contains(blocked, version);
+    PyObject *key = PyLong_FromLong(api * 256 + version);
+    if (!key) return -1;
+    int refused = PySet_Contains(blocked, key);
+    Py_DECREF(key);
     if (refused != 0) { PyErr_Clear(); return 0; }
     return 1;
 }
@@ -1245,10 +1359,10 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
             const unsigned char *buf = (const unsigned char *)PyBytes_AS_STRING(value);
             PyObject *version = NULL;
             int quick = buf[0] == 1 && buf[1] == change_api && buf[2] < 64 &&
-                        (readable >> buf[2]) & 1 && (version = PyLong_FromLong(buf[2])) &&
-                        allowed(offset, start, blocked, version);
+                        (readable >> buf[2]) & 1 && (version = PyLong_FromLong(buf[2]));
+            if (quick) quick = allowed(offset, start, blocked, change_api, version);
             Py_XDECREF(version);
-            if (PyErr_Occurred()) goto done;
+            if (quick < 0 || PyErr_Occurred()) goto done;
             if (quick) {
                 PyObject *tid, *pid, *isr, *leader;
                 int r = change_fields(buf, PyBytes_GET_SIZE(value), &tid, &pid, &isr, &leader);
@@ -1277,10 +1391,16 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
             if (skip_noops) continue;
             break;
         }
-        if (!same_name(type, S_CHANGE) ||
-            !allowed(offset, start, blocked, PyTuple_GET_ITEM(payload, 1)))
+        int change = same_name(type, S_CHANGE);
+        long api;
+        if ((!change && !same_name(type, S_PARTITION)) || PyTuple_GET_SIZE(payload) < 5 ||
+            !small_int(PyTuple_GET_ITEM(payload, 4), &api))
             break;
-        int r = quiet_data(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
+        int r = allowed(offset, start, blocked, api, PyTuple_GET_ITEM(payload, 1));
+        if (r < 0) goto done;
+        if (r == 0) break;
+        r = change ? quiet_data(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s)
+                   : quiet_partition(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
         if (r < 0) goto done;
         if (r == 0) break;
     }

@@ -30,7 +30,7 @@ from kmeta.findings import Finding
 from kmeta.formats import payload as payload_module
 from kmeta.formats.batch import BASE_OFFSET, CRC_VALID, LEADER_EPOCH, LONE, MAX_TIMESTAMP, Batch
 from kmeta.formats.compiled import CORE
-from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.payload import decode_control, decode_metadata, metadata_message
 from kmeta.formats.runs import Expandable, Run
 from kmeta.storage.discover import LogFile, PartitionDir, segments_from
 from kmeta.storage.segments import batch_records, read_batches, read_records
@@ -146,8 +146,9 @@ class Replay:
         blocked = _BLOCKED.get(level)
         if blocked is None:
             blocked = _BLOCKED[level] = frozenset(
-                v for _, v in RECORD_VERSIONS[_CHANGE]
-                if level is not None and (need := required_level(_CHANGE, v)) is not None
+                metadata_message(t).api_key * 256 + v
+                for t in _QUIET for _, v in RECORD_VERSIONS[t]
+                if level is not None and (need := required_level(t, v)) is not None
                 and level < need)
         if _compiled_changes is not None:
             return _compiled_changes(values, offsets, i, image, self.start_offset, blocked,
@@ -166,8 +167,10 @@ class Replay:
             yield from _compare(self.image, end, snap, self.seen)
 
 
-_CHANGE = "PARTITION_CHANGE_RECORD"
-#: The PartitionChangeRecord versions newer than each metadata.version allows (V120).
+#: The record types :meth:`MetadataImage.apply_quiet` takes.
+_QUIET = ("PARTITION_CHANGE_RECORD", "PARTITION_RECORD")
+#: Their versions newer than each metadata.version allows (V120), as
+#: ``apiKey * 256 + version``.
 _BLOCKED: dict[int | None, frozenset[int]] = {}
 
 
@@ -176,8 +179,8 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
                      skip_noops: bool) -> tuple[int, Any]:
     """From ``values[i]`` on, each record decoded and, while it needs no word of
     :meth:`Replay.problems`, taken: a NoOp passed over (when ``skip_noops``), a
-    PartitionChangeRecord at or after ``start``, of a version not in ``blocked``, that
-    :meth:`MetadataImage.apply_quiet` applies.  The index of the first other record and
+    PartitionChangeRecord or PartitionRecord at or after ``start``, not ``blocked``
+    (``apiKey * 256 + version``), that :meth:`MetadataImage.apply_quiet` applies.  The index of the first other record and
     its payload, the image untouched by it; ``(len(values), None)`` when there is none.
     The reference of the compiled core's ``apply_changes`` (tests/test_image_fast.py)."""
     for i in range(i, len(values)):  # noqa: B020 - from the given index on
@@ -188,8 +191,10 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
             if skip_noops:
                 continue
             return i, payload
-        if payload.type != _CHANGE or offsets[i] < start or payload.version in blocked \
-                or not image.apply_quiet(payload.data):
+        api_key, version = payload.api_key, payload.version
+        if payload.type not in _QUIET or offsets[i] < start or type(api_key) is not int \
+                or type(version) is not int or api_key * 256 + version in blocked \
+                or not image.apply_quiet(payload.type, payload.data):
             return i, payload
     return len(values), None
 
