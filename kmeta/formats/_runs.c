@@ -4,7 +4,10 @@
  *
  * Only what a scan does once per batch or record lives here: CRC-32C, finding how many
  * batches after one repeat it, filling a text template once per batch of such a run, and
- * the records of a plain records section (kmeta/formats/batch.py's _decode_records).
+ * the records of a plain records section (kmeta/formats/batch.py's _decode_records);
+ * and, for verify's replay process, the partition records of a batch that raise no
+ * problem, applied to the image (kmeta/ops/replay.py's apply_changes_py is the reference:
+ * tests/test_image_fast.py and the fuzz campaign compare them).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
