@@ -1171,6 +1171,30 @@ out:
     return r;
 }
 
+/* The text of the topic id at ``at`` (Kafka's Uuid.toString, as uuid() makes it), from
+ * a small cache of the ids met last: a log's changes name a few hundred topics over and
+ * over, and a text met before has its hash made already for the topics' lookup. */
+#define TOPIC_CACHE 256
+static unsigned char topic_ids[TOPIC_CACHE][16];
+static PyObject *topic_texts[TOPIC_CACHE];
+
+static PyObject *topic_text(const Body *b, Py_ssize_t at) {
+    const unsigned char *id = b->buf + at;
+    uint64_t h;
+    memcpy(&h, id, 8);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    unsigned slot = (unsigned)(h >> 56) % TOPIC_CACHE;
+    if (topic_texts[slot] && memcmp(topic_ids[slot], id, 16) == 0)
+        return Py_NewRef(topic_texts[slot]);
+    PyObject *text = uuid(b, &at);
+    if (text) {
+        Py_XSETREF(topic_texts[slot], Py_NewRef(text));
+        memcpy(topic_ids[slot], id, 16);
+    }
+    return text;
+}
+
 /* The fields of a PartitionChangeRecord value read straight from its bytes, where the
  * body is partitionId, topicId and at most the tagged isr (tag 0) and leader (tag 1), in
  * that order, each once: the layout of the versions kmeta.formats.payload.DECODER names
@@ -1207,8 +1231,7 @@ static int change_fields(const unsigned char *buf, Py_ssize_t len, PyObject **ti
         pos = end;
     }
     if (pos != len) return 0;
-    Py_ssize_t at = 7;
-    *tid = uuid(&b, &at);
+    *tid = topic_text(&b, 7);
     *pid = PyLong_FromLong(be32(buf + 3));
     *isr = NULL;
     *leader = lead == -2 ? NULL : PyLong_FromLong(lead);
