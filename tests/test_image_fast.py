@@ -5,6 +5,7 @@ same image."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -496,3 +497,25 @@ def test_the_compiled_reading_of_damaged_changes_is_the_reference(
         finally:
             payload_module._DECODED, replay_module._compiled_changes = saved
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_topic_ids_alike_in_their_first_bytes_stay_apart(
+        way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled reading keeps the text of the topic ids met last by their first
+    bytes: two ids that share them must each find their own topic."""
+    _way(way, monkeypatch)
+    ids = [base64.urlsafe_b64encode(b"same-8by" + tail).rstrip(b"=").decode()
+           for tail in (b"-topic-1", b"-topic-2")]
+    image = _image()
+    for n, tid in enumerate(ids):
+        image.apply_all([topic(f"t{n}", tid), partition(tid, replicas=[1, 2, 3])])
+    values = [_value(change(tid, isr=[1, 2, 3][:k + 1], leader=1))
+              for k in range(3) for tid in ids]
+    reference = Replay(image.copy())
+    replay = Replay(image)
+    assert replay.apply_quiet(values, list(range(len(values)))) == (len(values), None)
+    for n, value in enumerate(values):
+        assert reference.problems(decode_metadata(value), n) == []
+    assert image.to_json() == reference.image.to_json()
+    assert [image.topics[t]["partitions"][0]["isr"] for t in ids] == [[1, 2, 3]] * 2
