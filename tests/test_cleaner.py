@@ -486,7 +486,7 @@ def test_kip280_timestamp_ties_go_to_the_offset() -> None:
 ])
 def test_batch_out_of_segment(base: int, last: int, segment: int, following: int | None,
                               bad: bool) -> None:
-    from kmeta.core.cleaner import batch_out_of_segment
+    from kmeta.core.log_rules import batch_out_of_segment
 
     got = batch_out_of_segment("x.log", 0, base, last, segment, following)
     assert (got is not None) is bad

@@ -41,34 +41,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kmeta.findings import Finding
-
 __all__ = ["CBatch", "CRecord", "CSegment", "CleanerConfig", "OffsetMap", "Round",
-           "RoundResult", "Strategy", "TxnEntry", "batch_out_of_segment", "build_offset_map",
+           "RoundResult", "Strategy", "TxnEntry", "build_offset_map",
            "clean_round", "producer_states"]
 
 DAY_MS = 86_400_000
-#: The largest offset a segment's indexes hold relative to its base (a 4-byte int):
-#: Kafka's LogSegment refuses a batch past it (LogSegmentOffsetOverflowException), and
-#: the cleaner groups segments so that no cleaned one spans more (groupSegmentsBySize).
-MAX_RELATIVE_OFFSET = (1 << 31) - 1
-
-
-def batch_out_of_segment(file: str, position: int, base_offset: int, last_offset: int,
-                         segment_base: int, next_base: int | None) -> Finding | None:
-    """An S005 Finding when a batch's offsets cannot belong to its segment: past what its
-    index can address from the segment's base, or at or past the next segment's base (the
-    next segment's batches then go backwards).  A round that reads such a batch cannot
-    place it in a cleaned segment."""
-    if last_offset - segment_base > MAX_RELATIVE_OFFSET or last_offset < base_offset:
-        why = (f"batch at offset {base_offset} is {last_offset - segment_base:,} offsets past "
-               f"its segment's base {segment_base}: more than a segment's index can address")
-    elif next_base is not None and last_offset >= next_base:
-        why = (f"batch at offset {base_offset} ends at {last_offset}, at or past the next "
-               f"segment's base {next_base}")
-    else:
-        return None
-    return Finding("S005", why, file, position, base_offset)
 
 
 @dataclass(frozen=True)

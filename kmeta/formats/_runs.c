@@ -636,6 +636,133 @@ done:
     return out;
 }
 
+/* plain_span_py's twin (kmeta/formats/spans.py): the batches from `pos` on that a
+ * metadata log's verify pass has nothing to say of, walked in one call.  Each is a v2
+ * batch of `epoch` at offset `next`, with attributes 0, lastOffsetDelta count - 1,
+ * maxTimestamp its baseTimestamp, a matching CRC-32C and a records section of at most
+ * `most_section` bytes holding exactly `count` plain records (plain_values' reading).
+ * The walk stops before any other batch, at a batch that would end past `limit` or whose
+ * base offset is `before` or above, once `pos` reaches `stop`, and after the batch that
+ * brings the values to `most_values`.
+ * The values other than `skip` are kept, with their offsets and their batch's
+ * position. */
+static int section_plain(const unsigned char *p, const unsigned char *n, Py_ssize_t count) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t length, ts_delta, off_delta, len;
+        if (!zigzag(&p, n, 4, &length) || length < 6 || length > n - p) return 0;
+        const unsigned char *end = p + length;
+        p++;
+        if (!zigzag(&p, end, 9, &ts_delta) || ts_delta != 0 ||
+            !zigzag(&p, end, 4, &off_delta) || off_delta != i)
+            return 0;
+        if (p >= end || *p != 1) return 0;
+        p++;
+        if (!zigzag(&p, end, 4, &len) || len <= 0 || len > end - p) return 0;
+        p += len;
+        if (p >= end || *p != 0 || p + 1 != end) return 0;
+        p = end;
+    }
+    return p == n;
+}
+
+static int keep_values(const unsigned char *p, const unsigned char *n, Py_ssize_t count,
+                       long long base, Py_ssize_t position, Py_buffer *skip, PyObject *values,
+                       PyObject *offsets, PyObject *positions) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t length, skipped, len;
+        /* section_plain has read this section: every varint is whole */
+        zigzag(&p, n, 4, &length);
+        const unsigned char *end = p + length;
+        p++;
+        zigzag(&p, end, 9, &skipped);
+        zigzag(&p, end, 4, &skipped);
+        p++;
+        zigzag(&p, end, 4, &len);
+        if (len != skip->len || memcmp(p, skip->buf, (size_t)len) != 0) {
+            PyObject *v = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)len);
+            if (!v) return 0;
+            int bad = PyList_Append(values, v);
+            Py_DECREF(v);
+            if (bad) return 0;
+            PyObject *o = PyLong_FromLongLong(base + i);
+            if (!o) return 0;
+            bad = PyList_Append(offsets, o);
+            Py_DECREF(o);
+            if (bad) return 0;
+            PyObject *at = PyLong_FromSsize_t(position);
+            if (!at) return 0;
+            bad = PyList_Append(positions, at);
+            Py_DECREF(at);
+            if (bad) return 0;
+        }
+        p = end;
+    }
+    return 1;
+}
+
+static PyObject *py_plain_span(PyObject *self, PyObject *args) {
+    Py_buffer view, skip;
+    Py_ssize_t pos, limit, stop, most_section, most_values;
+    long long next, epoch, before;
+    if (!PyArg_ParseTuple(args, "y*nnnLLLy*nn", &view, &pos, &limit, &stop, &next, &epoch,
+                          &before, &skip, &most_section, &most_values))
+        return NULL;
+    PyObject *values = PyList_New(0), *offsets = PyList_New(0), *positions = PyList_New(0);
+    PyObject *out = NULL;
+    Py_ssize_t batches = 0, records = 0;
+    /* the records section of the last batch read whose values were all `skip` */
+    const unsigned char *same = NULL;
+    Py_ssize_t same_size = -1;
+    int32_t same_count = -1;
+    int nothing_kept = 0;
+    if (!values || !offsets || !positions) goto done;
+    const unsigned char *buf = view.buf;
+    if (limit > view.len) limit = view.len;
+    while (pos >= 0 && pos < stop && pos + HEADER <= limit &&
+           next < before && PyList_GET_SIZE(values) < most_values) {
+        const unsigned char *b = buf + pos;
+        int32_t length = be32(b + AT_LENGTH);
+        Py_ssize_t size = (Py_ssize_t)length + OVERHEAD;
+        if (length < HEADER - OVERHEAD || pos + size > limit || b[AT_MAGIC] != 2 ||
+            be64(b + AT_BASE) != next || be32(b + AT_EPOCH) != epoch ||
+            b[AT_ATTRS] != 0 || b[AT_ATTRS + 1] != 0 ||
+            be64(b + AT_MAX_TS) != be64(b + AT_BASE_TS) || size - HEADER > most_section)
+            break;
+        int32_t delta = be32(b + AT_DELTA), count = be32(b + HEADER - 4);
+        long long after;
+        if (count < 1 || delta != count - 1 ||
+            __builtin_add_overflow(next, (long long)count, &after))
+            break;
+        if (crc_impl(0, b + AT_ATTRS, (size_t)(size - AT_ATTRS)) != (uint32_t)be32(b + AT_CRC))
+            break;
+        /* a NoOp heartbeat's section is the one before it, byte for byte: read once */
+        if (!(nothing_kept && size == same_size && count == same_count &&
+              memcmp(b + HEADER, same, (size_t)(size - HEADER)) == 0)) {
+            if (!section_plain(b + HEADER, b + size, count)) break;
+            Py_ssize_t kept = PyList_GET_SIZE(values);
+            if (!keep_values(b + HEADER, b + size, count, next, pos, &skip, values, offsets,
+                             positions))
+                goto done;
+            nothing_kept = PyList_GET_SIZE(values) == kept;
+            same = b + HEADER;
+            same_size = size;
+            same_count = count;
+        }
+        next = after;
+        batches++;
+        records += count;
+        pos += size;
+    }
+    out = Py_BuildValue("nnnLOOO", pos, batches, records, next, values, offsets, positions);
+done:
+    Py_XDECREF(values);
+    Py_XDECREF(offsets);
+    Py_XDECREF(positions);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&skip);
+    return out;
+}
+
 /* ------------------------------------------------------------------ bodies */
 
 /* A message body read by a program kmeta.formats.readergen.body_program derives from the
@@ -1356,7 +1483,8 @@ static int decoder_ok(PyObject *d) {
  * (index of the first record not applied, its payload), (len(values), None) at the end.
  * blocked: the PartitionChangeRecord versions the log's metadata.version does not allow. */
 static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
+    if (nargs != 9 || !(PyList_Check(args[0]) || PyTuple_Check(args[0])) ||
+        !(PyList_Check(args[1]) || PyTuple_Check(args[1])) ||
         !PyAnySet_Check(args[5]) || !decoder_ok(args[8])) {
         PyErr_SetString(PyExc_TypeError, "apply_changes(values: list, offsets: list, i, "
                         "image, start, blocked: set, skip_noops, memo, decoder: tuple)");
@@ -1364,13 +1492,13 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
     }
     PyObject *values = args[0], *offsets = args[1], *image = args[3];
     PyObject *memo = args[7], *decoder = args[8], *blocked = args[5];
-    Py_ssize_t i = PyLong_AsSsize_t(args[2]), n = PyList_GET_SIZE(values);
+    Py_ssize_t i = PyLong_AsSsize_t(args[2]), n = PySequence_Fast_GET_SIZE(values);
     long long start = PyLong_AsLongLong(args[4]);
     int skip_noops = PyObject_IsTrue(args[6]);
     long change_api = PyLong_AsLong(PyTuple_GET_ITEM(decoder, 8));
     unsigned long long readable = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(decoder, 9));
     if (PyErr_Occurred() || skip_noops < 0) return NULL;
-    if (PyList_GET_SIZE(offsets) != n || i < 0) {
+    if (PySequence_Fast_GET_SIZE(offsets) != n || i < 0) {
         PyErr_SetString(PyExc_ValueError, "apply_changes: as many offsets as values");
         return NULL;
     }
@@ -1380,7 +1508,8 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
     Scratch s = {NULL, NULL, 0, 0, NULL, NULL};
     if (!brokers) goto done;
     for (; i < n; i++) {
-        PyObject *value = PyList_GET_ITEM(values, i), *offset = PyList_GET_ITEM(offsets, i);
+        PyObject *value = PySequence_Fast_GET_ITEM(values, i);
+        PyObject *offset = PySequence_Fast_GET_ITEM(offsets, i);
         if (PyBytes_CheckExact(value) && PyBytes_GET_SIZE(value) >= 24) {
             const unsigned char *buf = (const unsigned char *)PyBytes_AS_STRING(value);
             PyObject *version = NULL;
@@ -1482,6 +1611,9 @@ static PyMethodDef methods[] = {
     {"plain_values", py_plain_values, METH_VARARGS,
      "The values of a section of plain metadata records, or None: see "
      "kmeta.formats.runs.plain_values_py."},
+    {"plain_span", py_plain_span, METH_VARARGS,
+     "The batches a metadata log's verify pass has nothing to say of, walked at once: "
+     "see kmeta.formats.spans.plain_span_py."},
     {"decode_body", py_decode_body, METH_VARARGS,
      "A message body read by its program, or None for the Python reader: see "
      "kmeta.formats.readergen.body_program."},

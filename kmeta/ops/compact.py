@@ -26,12 +26,12 @@ from kmeta.core.cleaner import (
     Round,
     Strategy,
     TxnEntry,
-    batch_out_of_segment,
     digest,
     header_long,
     note_producer,
     sort_key,
 )
+from kmeta.core.log_rules import batch_out_of_segment
 from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.legacy import build_message

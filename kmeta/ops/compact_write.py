@@ -20,7 +20,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from kmeta.core.cleaner import MAX_RELATIVE_OFFSET, BatchOutcome, CBatch, CSegment, TxnEntry
+from kmeta.core.cleaner import BatchOutcome, CBatch, CSegment, TxnEntry
+from kmeta.core.log_rules import MAX_RELATIVE_OFFSET
 from kmeta.errors import UsageError
 from kmeta.formats.batch import build_batch
 from kmeta.formats.indexes import AbortedTxn

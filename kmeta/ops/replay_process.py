@@ -55,8 +55,8 @@ CHILD_GC_THRESHOLD = 20_000
 
 _LENGTH = struct.Struct("<Q")
 # what the queue holds: a record decoded by the pass (to apply), one it did not decode,
-# a snapshot comparison
-_APPLY, _RECORD, _REACH, _RECORDS, _BATCH, _CONTROL, _END = 0, 1, 2, 3, 4, 5, 6
+# a snapshot comparison, a plain span's values
+_APPLY, _RECORD, _REACH, _RECORDS, _BATCH, _CONTROL, _END, _SPAN = 0, 1, 2, 3, 4, 5, 6, 7
 
 
 #: The findings of a record's decoding problem: (position, offset, rule problem, payload,
@@ -166,6 +166,16 @@ class ForkedReplay:
         :meth:`record` calls (unflagged), in one item (``timestamp``: every one's)."""
         self._queue.append((_RECORDS, values, offsets, path, position, len(self._sink),
                             timestamp))
+        self._extra += len(values) - 1
+        if len(self._queue) + self._extra >= CHUNK:
+            self._send()
+
+    def section(self, values: list[bytes], offsets: list[int], positions: list[int],
+                path: str) -> None:
+        """Queue the values of a plain span (formats.spans), none of which broke a KRaft
+        rule: as many :meth:`record` calls (unflagged), each at its own offset and
+        batch position, in one item.  Never with a watch: a span has no timestamps."""
+        self._queue.append((_SPAN, values, offsets, positions, path, len(self._sink)))
         self._extra += len(values) - 1
         if len(self._queue) + self._extra >= CHUNK:
             self._send()
@@ -291,6 +301,29 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                         if payload.type != "NO_OP_RECORD":
                             for p in (problems(payload, offset) if watched is None else
                                       watched(payload, offset, timestamp)):
+                                found.append((place, p[0], p[1], last_path, position, p[2],
+                                              None))
+                        if payload.finding:
+                            found += (_row(place, f) for f in
+                                      report(position, offset, None, payload, last_path))
+                elif kind == _SPAN:  # _RECORDS' work, each record at its own position
+                    _, values, offsets, positions, path, place = item
+                    if path != last_path:
+                        last_path = sys.intern(path)
+                    i, n = 0, len(values)
+                    while i < n:
+                        if quiet is not None:  # as _RECORDS: the others in one call
+                            i, payload = quiet(values, offsets, i)
+                            last_value = values[i] if payload is not None else None
+                            if payload is None:
+                                break
+                        elif values[i] is not last_value:
+                            last_value = values[i]
+                            payload = decode_metadata(last_value)
+                        offset, position = offsets[i], positions[i]
+                        i += 1
+                        if payload.type != "NO_OP_RECORD":
+                            for p in problems(payload, offset):
                                 found.append((place, p[0], p[1], last_path, position, p[2],
                                               None))
                         if payload.finding:

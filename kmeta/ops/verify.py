@@ -50,8 +50,9 @@ from kmeta.formats.batch import (
     plain_values,
 )
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.payload import NOOP_VALUE, decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run, run_newest, run_timestamps
+from kmeta.formats.spans import NO_OFFSET, PlainSpan, Spans
 from kmeta.ops.placement import discovery_placement
 from kmeta.ops.replay import (
     Replay,
@@ -234,6 +235,12 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     # The next offset at which the replay has a snapshot to compare (never, without one).
     check_at = _next_check(replay)
     inline = 0  # batches (each of one record) taken by the inline path
+    # Plain spans (formats.spans): asked for where the replay runs beside the pass and
+    # nothing else hears of each batch; their batches and records.
+    plain = Spans(NOOP_VALUE, partial(_span_before, replay)) \
+        if type(replay) is ForkedReplay and replay.watch is None and stats.tally is None \
+        else None
+    span_batches = span_records = 0
     # The batch slots the inline path reads, as locals: it runs once per batch.
     lone_at, base_at, position_at = LONE, BASE_OFFSET, POSITION
     # A replay with a watch (kmeta report's lifecycles) hears of batches and control
@@ -266,10 +273,24 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         stats.bytes += size
         if tally is not None:
             tally.segment(seg.kind.base_offset or 0, seg.path, size)
-        items = Expandable(read_batches(seg.path, memo=True, runs=True, progress=tell))
+        items = Expandable(read_batches(seg.path, memo=True, runs=True, progress=tell,
+                                        plain=plain))
         for item in items:
             if type(item) is Finding:
                 yield item
+                continue
+            if type(item) is PlainSpan:
+                # Batches right after the one before, in its epoch, each of which the
+                # inline or the full path would pass: taken at once (they end before the
+                # next snapshot comparison: _span_before).
+                if item[4] == expected and item[6] == inline_epoch and check_at >= item[5]:
+                    span_batches += item[2]
+                    span_records += item[3]
+                    expected = item[5]
+                    if item[7]:
+                        replay.section(item[7], item[8], item[9], path)
+                    continue
+                items.expand(item)
                 continue
             if type(item) is Run:
                 # Batches that repeat the one just read (NoOp heartbeats, mostly): each
@@ -366,8 +387,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 progress(path, seg.path.stat().st_size - told[0])
     if expected is not None:
         layout.reach(expected - 1)
-    stats.batches += inline
-    stats.records += inline
+    stats.batches += inline + span_batches
+    stats.records += inline + span_records
     if span_epoch is not None:
         # Inline batches advance only ``expected``: the epoch's last offset is before it.
         stats.epochs[span_epoch][1] = span_end = expected - 1
@@ -400,6 +421,12 @@ def _judge_lone(batch: Batch, lone: tuple, replay: Replay | None
     payload = decode_metadata(lone[3])
     apply = replay is not None and payload.type != "NO_OP_RECORD"
     return problem, payload, apply, bool(problem or payload.finding)
+
+
+def _span_before(replay: ForkedReplay) -> int:
+    """Where a plain span must end: before the batch at which the next snapshot is
+    compared."""
+    return NO_OFFSET if replay.next_check is None else replay.next_check
 
 
 def _next_check(replay: Replay | None) -> float:
@@ -542,6 +569,9 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     try:
         for finding in verify_log(part.segments, stats, feed, progress):
             findings.append(finding)  # one at a time: the forked replay counts them
+        # the indexes need the pass's layout, not the image: checked while the replay
+        # may still run
+        index_findings = list(verify_indexes(part, stats, indexes.result()))
         if type(feed) is ForkedReplay:
             stats.image = feed.finish(stats.snapshot_findings)
             stats.watch = feed.watch
@@ -551,7 +581,7 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
         if stats.tally is not None:
             stats.tally.finish()
         findings += verify_model(part, stats)
-        findings += verify_indexes(part, stats, indexes.result())
+        findings += index_findings
     finally:
         if type(feed) is ForkedReplay:
             feed.close()

@@ -32,7 +32,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kmeta.core.cleaner import MAX_RELATIVE_OFFSET, batch_out_of_segment
+from kmeta.core.log_rules import MAX_RELATIVE_OFFSET, batch_out_of_segment
 from kmeta.findings import Finding
 from kmeta.formats.runs import Walked
 from kmeta.storage.segments import read_batches

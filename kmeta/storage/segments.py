@@ -36,6 +36,7 @@ from typing import Any
 from kmeta.errors import FormatError, KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats import runs as _runs
+from kmeta.formats import spans as _spans
 from kmeta.formats.batch import (
     COMPRESSION_MASK,
     CONTROL_FLAG,
@@ -57,6 +58,7 @@ from kmeta.formats.checksum import crc32c
 from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import MIN_MESSAGE, LegacyBatch
 from kmeta.formats.runs import MAX_RUN, Run, Walked
+from kmeta.formats.spans import MOST_SECTION, MOST_VALUES, PlainSpan, Spans
 from kmeta.storage.regular import open_regular
 
 _PREFIX = struct.Struct(">qi")
@@ -436,7 +438,8 @@ _NOTHING_YET = object()
 def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
                  first_offset: int | None = None, memo: bool = False, runs: bool = False,
                  progress: Callable[[int], None] | None = None, walk: bool = False,
-                 ) -> Iterator[Batch | LegacyBatch | Run | Walked | Finding]:
+                 plain: Spans | None = None,
+                 ) -> Iterator[Batch | LegacyBatch | Run | Walked | PlainSpan | Finding]:
     """Every batch of a segment-format buffer, and a Finding for every problem, in file
     order.
 
@@ -452,9 +455,13 @@ def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
     reports nothing of come as ``formats.runs.Walked`` spans instead, walked by header
     and CRC in the compiled core: for a reader that wants only the findings and where
     the log ends.
+    With ``plain`` (``formats.spans.Spans``), the stretches of plain batches that
+    follow a batch read by the fast path in its epoch come as ``formats.spans.PlainSpan``
+    items, walked in one call: for verify's pass over a metadata log, which has nothing
+    to say of them but their values.
     """
     return _scan(buf, file, max_bytes, first_offset, memo, None, None, progress,
-                 memo and runs, walk and not memo)
+                 memo and runs, walk and not memo, plain)
 
 
 def scan_records(buf: Any, file: str, decode: Callable[[Any], Any],
@@ -515,7 +522,9 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
           records: bool, decode: Callable[[Any], Any] | None,
           decode_control: Callable[[Any, Any], Any] | None,
           progress: Callable[[int], None] | None, runs: bool, walk: bool = False,
-          ) -> Iterator[Batch | LegacyBatch | Run | Walked | Finding | tuple[Any, Record, Any]]:
+          plain: Spans | None = None,
+          ) -> Iterator[Batch | LegacyBatch | Run | Walked | PlainSpan | Finding
+                        | tuple[Any, Record, Any]]:
     """The one loop behind :func:`scan_batches` and :func:`scan_records`."""
     if progress is None:
         progress = _reading_hook(file)
@@ -534,6 +543,10 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
     memo_get = SMALL_RECORDS.get
     run_length = _runs.run_length  # read per scan: the tests swap in the reference
     walker = _runs.walk if walk else None
+    spanner = _spans.plain_span if plain is not None else None
+    # The epoch of the batch the fast path read last, where a plain span may follow it
+    # (None: no such batch just before).
+    span_epoch = None
     remember_small = remember_small_record
     small_length = SMALL_BATCH - 12
     last_header = n - HEADER_SIZE
@@ -614,6 +627,15 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                 yield Walked(count, pos, to, high)
                 pos, next_offset, last_epoch = to, after, epoch
                 continue
+        if span_epoch is not None and pos <= last_header:
+            to, count, records_in, after, values, offsets, positions = spanner(
+                buf, pos, hi, event_at, next_offset, span_epoch, plain[1](), plain[0],
+                MOST_SECTION, MOST_VALUES)
+            if count:
+                yield PlainSpan(pos, to, count, records_in, next_offset, after, span_epoch,
+                                values, offsets, positions, buf, file)
+                pos, next_offset = to, after
+                continue
         if pos <= last_header:
             # Fast path: an intact v2 batch where one is expected.
             fields = unpack(buf, pos)
@@ -660,6 +682,8 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                         yield batch
                     else:
                         yield from decoded_records(batch, decode, decode_control)
+                    if spanner is not None:
+                        span_epoch = epoch
                     next_offset = base + last_delta + 1
                     if epoch > last_epoch:
                         last_epoch = epoch
@@ -673,6 +697,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                             continue
                     pos = end
                     continue
+        span_epoch = None  # what follows a batch read here is read here too
         if hi < n:  # damage and tails are judged on all the bytes that remain
             hi = load(hi, n)
             if hi < n:

@@ -192,13 +192,15 @@ def export_tasks(argv: list[str], env: Any) -> None:
 def pure_core(runs_too: bool = True) -> Iterator[None]:
     """kmeta's pure-Python reference in place of its compiled scan core, for as long as
     the block runs; without ``runs_too``, no runs at all (every batch read alone, the
-    path kmeta took before runs), and verify's replay in a second process whatever the
-    log's size (kmeta.ops.replay_process: cases are far below the size that forks)."""
-    from kmeta.formats import batch, payload, runs
+    path kmeta took before runs).  Either way verify's replay runs in a second process
+    whatever the log's size (kmeta.ops.replay_process: cases are far below the size that
+    forks), where its pass takes plain spans (formats.spans: the reference's, or none)."""
+    from kmeta.formats import batch, payload, runs, spans
     from kmeta.ops import chunks, replay, replay_process
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-             payload._compiled_body, runs.walk, runs.walk_file, replay._compiled_changes)
+             payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
+             replay._compiled_changes)
     fork_above, alone = replay_process.FORK_ABOVE, replay_process.no_other_thread
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     # walks are runs of a kind: the reference's, or none (each batch read by the scan)
@@ -206,12 +208,13 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         (lambda buf, pos, limit, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
     runs.walk_file = runs.walk_file_py if runs_too else \
         (lambda fd, scratch, pos, n, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
+    spans.plain_span = spans.plain_span_py if runs_too else \
+        (lambda buf, pos, *rest: (pos, 0, 0, rest[2], [], [], []))
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
     replay._compiled_changes = None  # the replay's loop: apply_changes_py
-    if not runs_too:
-        # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
-        replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
+    # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
+    replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
     # payloads the compiled reader decoded must not be reused
     payload._DECODED.clear()
     chunks._COLUMNS.clear()
@@ -219,7 +222,8 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         yield
     finally:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-         payload._compiled_body, runs.walk, runs.walk_file, replay._compiled_changes) = saved
+         payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
+         replay._compiled_changes) = saved
         replay_process.FORK_ABOVE, replay_process.no_other_thread = fork_above, alone
         payload._DECODED.clear()
         chunks._COLUMNS.clear()
