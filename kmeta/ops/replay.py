@@ -180,9 +180,10 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
     """From ``values[i]`` on, each record decoded and, while it needs no word of
     :meth:`Replay.problems`, taken: a NoOp passed over (when ``skip_noops``), a
     PartitionChangeRecord or PartitionRecord at or after ``start``, not ``blocked``
-    (``apiKey * 256 + version``), that :meth:`MetadataImage.apply_quiet` applies.  The index of the first other record and
-    its payload, the image untouched by it; ``(len(values), None)`` when there is none.
-    The reference of the compiled core's ``apply_changes`` (tests/test_image_fast.py)."""
+    (``apiKey * 256 + version``), that :meth:`MetadataImage.apply_quiet` applies.  The
+    index of the first other record and its payload, the image untouched by it;
+    ``(len(values), None)`` when there is none.  The reference of the compiled core's
+    ``apply_changes`` (tests/test_image_fast.py, tests/fuzz/test_properties.py)."""
     for i in range(i, len(values)):  # noqa: B020 - from the given index on
         payload = decode_metadata(values[i])
         if payload.finding:

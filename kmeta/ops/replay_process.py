@@ -331,7 +331,9 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                                       report(position, offset, None, payload, last_path))
                 elif kind <= _RECORD:
                     value, offset, path, position, place, flagged, timestamp = item[1:8]
-                    if quiet is not None:  # a NoOp is passed over only where not decoded
+                    if quiet is not None:
+                        # a NoOp is passed over as a batch's are (_RECORD), but applied
+                        # where the pass decoded it (_APPLY: its V120 is the replay's)
                         payload = quiet([value], [offset], 0, kind == _RECORD)[1]
                         if payload is None:
                             continue
