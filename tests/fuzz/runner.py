@@ -229,6 +229,22 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         chunks._COLUMNS.clear()
 
 
+@contextlib.contextmanager
+def forked_replay() -> Iterator[None]:
+    """verify's replay in a second process whatever the log's size, on the compiled
+    core, for as long as the block runs: there the replay applies a batch's records
+    through the compiled loop (kmeta.ops.replay's apply_changes), which the campaign's
+    cases, far below the size that forks, never reach otherwise."""
+    from kmeta.ops import replay_process
+
+    saved = replay_process.FORK_ABOVE, replay_process.no_other_thread
+    replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
+    try:
+        yield
+    finally:
+        replay_process.FORK_ABOVE, replay_process.no_other_thread = saved
+
+
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
                    stdout: str | None = None,
                    python: Sequence[str] = ()) -> Outcome:
