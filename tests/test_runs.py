@@ -32,6 +32,7 @@ from kmeta.formats.checksum import crc32c as package_crc32c
 from kmeta.formats.payload import encode_control, encode_metadata
 from kmeta.formats.schema import body_program, message_reader
 from kmeta.ops import chunks as chunks_module
+from kmeta.ops import replay as replay_module
 from kmeta.storage.segments import read_batches, scan_batches
 from tests.clirun import run
 
@@ -510,6 +511,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
         monkeypatch.setattr(runs, "walk_file", runs.walk_file_py)
         monkeypatch.setattr(batch_module, "_compiled_records", None)
         monkeypatch.setattr(payload_module, "_compiled_body", None)
+        monkeypatch.setattr(replay_module, "_compiled_changes", None)
     else:
         _no_runs(monkeypatch)
     # decoded payloads are kept by their bytes: a mode must not see another mode's

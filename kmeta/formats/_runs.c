@@ -4,7 +4,10 @@
  *
  * Only what a scan does once per batch or record lives here: CRC-32C, finding how many
  * batches after one repeat it, filling a text template once per batch of such a run, and
- * the records of a plain records section (kmeta/formats/batch.py's _decode_records).
+ * the records of a plain records section (kmeta/formats/batch.py's _decode_records);
+ * and, for verify's replay process, the partition records of a batch that raise no
+ * problem, applied to the image (kmeta/ops/replay.py's apply_changes_py is the reference:
+ * tests/test_image_fast.py and the fuzz campaign compare them).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1037,6 +1040,557 @@ static PyObject *py_decode_body(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ------------------------------------------------------------------ quiet changes */
+
+/* The compiled twin of kmeta.ops.replay.apply_changes_py: the records of a batch that
+ * verify's replay process applies, decoded (kmeta.formats.payload.decode_metadata, whose
+ * memo it shares) and applied to the image in one loop, as long as each is a NoOp or a
+ * PartitionChangeRecord that MetadataImage.apply_quiet takes.  At the first other record
+ * it stops, the image untouched by that record, and returns its index and payload: the
+ * Python path applies it and says what is wrong, the one home of every problem's text.
+ * Whatever this code does not expect (a type, a missing key, an error) is such a record. */
+
+static PyObject *S_NO_OP, *S_CHANGE, *S_PARTITION, *S_TOPIC_ID, *S_PARTITION_ID, *S_ISR,
+    *S_LEADER, *S_LEADER_EPOCH, *S_PARTITION_EPOCH, *S_REPLICAS, *S_PARTITIONS, *S_TOPICS,
+    *S_BROKERS, *S_CHANGED, *S_REMOVING, *S_ADDING, *S_RECOVERY, *S_DIRECTORIES, *S_ELR,
+    *S_LAST_ELR, *MIGRATING, *ONE, *ZERO, *MINUS_ONE;
+
+static int quiet_init(void) {
+    const char *names[] = {"NO_OP_RECORD", "PARTITION_CHANGE_RECORD", "PARTITION_RECORD",
+                           "topicId", "partitionId", "isr", "leader", "leaderEpoch",
+                           "partitionEpoch", "replicas", "partitions", "topics", "brokers",
+                           "changed_partition", "removingReplicas", "addingReplicas",
+                           "leaderRecoveryState", "directories", "eligibleLeaderReplicas",
+                           "lastKnownElr",
+                           /* kmeta.core.image.MIGRATING_DIR: Kafka's DirectoryId.MIGRATING */
+                           "AAAAAAAAAAAAAAAAAAAAAA"};
+    PyObject **slots[] = {&S_NO_OP, &S_CHANGE, &S_PARTITION, &S_TOPIC_ID, &S_PARTITION_ID,
+                          &S_ISR, &S_LEADER, &S_LEADER_EPOCH, &S_PARTITION_EPOCH,
+                          &S_REPLICAS, &S_PARTITIONS, &S_TOPICS, &S_BROKERS, &S_CHANGED,
+                          &S_REMOVING, &S_ADDING, &S_RECOVERY, &S_DIRECTORIES, &S_ELR,
+                          &S_LAST_ELR, &MIGRATING};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(*slots[i] = PyUnicode_InternFromString(names[i]))) return -1;
+    ONE = PyLong_FromLong(1);
+    ZERO = PyLong_FromLong(0);
+    MINUS_ONE = PyLong_FromLong(-1);
+    return ONE && ZERO && MINUS_ONE ? 0 : -1;
+}
+
+/* d[key] (borrowed), or NULL for a missing key and for any error (cleared): a lookup
+ * that fails sends the record to the Python path, which meets the same failure. */
+static PyObject *lookup(PyObject *d, PyObject *key) {
+    if (!PyDict_CheckExact(d)) return NULL;
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (!v) PyErr_Clear();
+    return v;
+}
+
+/* An exact int's value in *out, 0 for anything else (a bool, a big int, another type). */
+static int small_int(PyObject *v, long *out) {
+    if (!v || !PyLong_CheckExact(v)) return 0;
+    int overflow;
+    *out = PyLong_AsLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+    return 1;
+}
+
+/* A list of exact ints, its values in a buffer of *n (grown when needed): 0 otherwise. */
+static int int_list(PyObject *list, long **buf, Py_ssize_t *cap, Py_ssize_t *n) {
+    if (!list || !PyList_CheckExact(list)) return 0;
+    *n = PyList_GET_SIZE(list);
+    if (*n > *cap) {
+        long *grown = PyMem_Realloc(*buf, (size_t)*n * sizeof(long));
+        if (!grown) { PyErr_Clear(); return 0; }
+        *buf = grown;
+        *cap = *n;
+    }
+    for (Py_ssize_t i = 0; i < *n; i++)
+        if (!small_int(PyList_GET_ITEM(list, i), *buf + i)) return 0;
+    return 1;
+}
+
+static int has(const long *xs, Py_ssize_t n, long x) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (xs[i] == x) return 1;
+    return 0;
+}
+
+typedef struct {
+    long *isr, *replicas;
+    Py_ssize_t isr_cap, replicas_cap;
+    /* the partition before and after the last change applied: the image's
+     * changed_partition, set once a call (nothing reads it between two records) */
+    PyObject *old, *p;
+} Scratch;
+
+/* MetadataImage.apply_quiet on a record's fields (NULL: absent): 1 applied, 0 not taken
+ * (the image untouched), -1 error.  ``fresh``: isr is a list of this call's own, kept. */
+static int quiet_change(PyObject *topics, PyObject *brokers, PyObject *tid, PyObject *pid,
+                        PyObject *isr, PyObject *leader, int fresh, Scratch *s) {
+    PyObject *topic = lookup(topics, tid);
+    PyObject *parts = topic ? lookup(topic, S_PARTITIONS) : NULL;
+    PyObject *old = parts ? lookup(parts, pid) : NULL;
+    if (!old || !PyDict_CheckExact(old)) return 0;
+    int new_isr = isr != NULL && isr != Py_None;
+    if (!new_isr) isr = lookup(old, S_ISR);
+    Py_ssize_t n_isr, n_replicas;
+    if (!int_list(isr, &s->isr, &s->isr_cap, &n_isr)) return 0;
+    long lead, no_change = -2;
+    int elected = 0;
+    PyObject *leader_epoch = NULL;
+    if (leader) {
+        if (!small_int(leader, &lead)) return 0;
+        elected = lead != no_change;
+    }
+    if (elected) {
+        leader_epoch = lookup(old, S_LEADER_EPOCH);
+        if (!leader_epoch || !PyLong_CheckExact(leader_epoch)) return 0;
+    } else if (!small_int(lookup(old, S_LEADER), &lead)) {
+        return 0;
+    }
+    PyObject *partition_epoch = lookup(old, S_PARTITION_EPOCH);
+    if (!partition_epoch || !PyLong_CheckExact(partition_epoch)) return 0;
+    /* the checks of _partition_change_fast, each of which would raise a problem */
+    if (lead >= 0 && !has(s->isr, n_isr, lead)) return 0;
+    if (!int_list(lookup(old, S_REPLICAS), &s->replicas, &s->replicas_cap, &n_replicas))
+        return 0;
+    for (Py_ssize_t i = 0; i < n_isr; i++)
+        if (!has(s->replicas, n_replicas, s->isr[i])) return 0;
+    if (elected && lead >= 0) {
+        int known = PyDict_CheckExact(brokers) ? PyDict_Contains(brokers, leader) : -1;
+        if (known <= 0) { PyErr_Clear(); return 0; }
+    }
+    /* taken: the partition after the record, made as the Python path makes it */
+    PyObject *p = PyDict_Copy(old), *copy = NULL, *epoch = NULL;
+    if (!p) return -1;
+    if (new_isr && (!(copy = fresh ? Py_NewRef(isr) : PyList_GetSlice(isr, 0, n_isr)) ||
+                    PyDict_SetItem(p, S_ISR, copy) < 0))
+        goto fail;
+    if (elected) {
+        if (PyDict_SetItem(p, S_LEADER, leader) < 0 ||
+            !(epoch = PyNumber_Add(leader_epoch, ONE)) ||
+            PyDict_SetItem(p, S_LEADER_EPOCH, epoch) < 0)
+            goto fail;
+        Py_CLEAR(epoch);
+    }
+    if (!(epoch = PyNumber_Add(partition_epoch, ONE)) ||
+        PyDict_SetItem(p, S_PARTITION_EPOCH, epoch) < 0)
+        goto fail;
+    Py_XSETREF(s->old, Py_NewRef(old));  /* before the image lets go of it */
+    if (PyDict_SetItem(parts, pid, p) < 0) goto fail;
+    Py_XDECREF(copy);
+    Py_DECREF(epoch);
+    Py_XSETREF(s->p, p);
+    return 1;
+fail:
+    Py_XDECREF(copy);
+    Py_XDECREF(epoch);
+    Py_DECREF(p);
+    return -1;
+}
+
+/* quiet_change on a decoded record's data: only topicId, partitionId, isr and leader. */
+static int quiet_data(PyObject *topics, PyObject *brokers, PyObject *d, Scratch *s) {
+    if (!PyDict_CheckExact(d) || PyDict_GET_SIZE(d) > 4) return 0;
+    PyObject *tid = lookup(d, S_TOPIC_ID), *pid = lookup(d, S_PARTITION_ID);
+    if (!tid || !pid) return 0;
+    PyObject *isr = lookup(d, S_ISR), *leader = lookup(d, S_LEADER);
+    if (2 + (isr != NULL) + (leader != NULL) != PyDict_GET_SIZE(d)) return 0;
+    return quiet_change(topics, brokers, tid, pid, isr, leader, 0, s);
+}
+
+/* d.get(key) (borrowed; ``fallback`` when absent), NULL with no error for an error. */
+static PyObject *get(PyObject *d, PyObject *key, PyObject *fallback) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (v) return v;
+    if (PyErr_Occurred()) { PyErr_Clear(); return NULL; }
+    return fallback;
+}
+
+/* _ints(v): a copy of a list, [] for None; NULL (no error) for anything else. */
+static PyObject *ints_copy(PyObject *v) {
+    if (v == Py_None) return PyList_New(0);
+    if (!v || !PyList_CheckExact(v)) return NULL;
+    return PyList_GetSlice(v, 0, PyList_GET_SIZE(v));
+}
+
+/* MetadataImage._quiet_partition: a PartitionRecord's fields ``d`` applied where they
+ * raise no problem (kmeta.core.image._partition otherwise).  1, 0 or -1 as quiet_change. */
+static int quiet_partition(PyObject *topics, PyObject *brokers, PyObject *d, Scratch *s) {
+    if (!PyDict_CheckExact(d)) return 0;
+    PyObject *tid = lookup(d, S_TOPIC_ID), *pid = lookup(d, S_PARTITION_ID);
+    PyObject *replicas = lookup(d, S_REPLICAS), *isr = lookup(d, S_ISR);
+    PyObject *topic = tid ? lookup(topics, tid) : NULL;
+    PyObject *parts = topic ? lookup(topic, S_PARTITIONS) : NULL;
+    if (!parts || !pid || !PyDict_CheckExact(parts)) return 0;
+    Py_ssize_t n_isr, n_replicas;
+    if (!int_list(isr, &s->isr, &s->isr_cap, &n_isr) ||
+        !int_list(replicas, &s->replicas, &s->replicas_cap, &n_replicas))
+        return 0;
+    PyObject *lists[4], *keys[4] = {S_REMOVING, S_ADDING, S_ELR, S_LAST_ELR};
+    for (int k = 0; k < 4; k++) {
+        lists[k] = get(d, keys[k], Py_None);
+        if (!lists[k] || (lists[k] != Py_None && !PyList_CheckExact(lists[k]))) return 0;
+    }
+    PyObject *dirs = get(d, S_DIRECTORIES, Py_None);
+    if (!dirs || (dirs != Py_None && !PyList_CheckExact(dirs))) return 0;
+    Py_ssize_t n_dirs = dirs == Py_None ? 0 : PyList_GET_SIZE(dirs);
+    if (n_dirs && n_dirs != n_replicas) return 0;
+    PyObject *recovery = get(d, S_RECOVERY, ZERO), *leader = get(d, S_LEADER, MINUS_ONE);
+    PyObject *epoch = get(d, S_LEADER_EPOCH, MINUS_ONE);
+    PyObject *partition_epoch = get(d, S_PARTITION_EPOCH, MINUS_ONE);
+    long lrs, lead, e, pe, old_e, old_pe;
+    if (!small_int(recovery, &lrs) || (lrs != 0 && lrs != 1) || !small_int(leader, &lead) ||
+        !small_int(epoch, &e) || !small_int(partition_epoch, &pe))
+        return 0;
+    PyObject *old = PyDict_GetItemWithError(parts, pid);
+    if (!old && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    if (old && (!PyDict_CheckExact(old) || !small_int(lookup(old, S_LEADER_EPOCH), &old_e) ||
+                !small_int(lookup(old, S_PARTITION_EPOCH), &old_pe) || e < old_e ||
+                pe < old_pe))
+        return 0;
+    if (lead >= 0 && !has(s->isr, n_isr, lead)) return 0;
+    for (Py_ssize_t i = 0; i < n_isr; i++)
+        if (!has(s->replicas, n_replicas, s->isr[i])) return 0;
+    if (lead >= 0) {
+        int known = PyDict_CheckExact(brokers) ? PyDict_Contains(brokers, leader) : -1;
+        if (known <= 0) { PyErr_Clear(); return 0; }
+    }
+    /* _default_to_migrating: no directories, or only MIGRATING ones, is MIGRATING each */
+    Py_ssize_t migrating = 0;
+    for (Py_ssize_t i = 0; i < n_dirs; i++) {
+        int same = PyObject_RichCompareBool(PyList_GET_ITEM(dirs, i), MIGRATING, Py_EQ);
+        if (same < 0) return -1;
+        migrating += same;
+    }
+    /* taken: the partition as _partition makes it, its keys in the same order */
+    PyObject *values[11] = {NULL};
+    PyObject *names[11] = {S_REPLICAS, S_ISR, S_REMOVING, S_ADDING, S_LEADER, S_RECOVERY,
+                           S_LEADER_EPOCH, S_PARTITION_EPOCH, S_DIRECTORIES, S_ELR,
+                           S_LAST_ELR};
+    int r = -1;
+    PyObject *p = PyDict_New();
+    if (!p) return -1;
+    values[0] = PyList_GetSlice(replicas, 0, n_replicas);
+    values[1] = PyList_GetSlice(isr, 0, n_isr);
+    values[2] = ints_copy(lists[0]);
+    values[3] = ints_copy(lists[1]);
+    values[4] = Py_NewRef(leader);
+    values[5] = Py_NewRef(recovery);
+    values[6] = Py_NewRef(epoch);
+    values[7] = Py_NewRef(partition_epoch);
+    if (n_dirs == 0 || migrating == n_dirs) {
+        if ((values[8] = PyList_New(n_replicas)))
+            for (Py_ssize_t i = 0; i < n_replicas; i++)
+                PyList_SET_ITEM(values[8], i, Py_NewRef(MIGRATING));
+    } else {
+        values[8] = PyList_GetSlice(dirs, 0, n_dirs);
+    }
+    values[9] = ints_copy(lists[2]);
+    values[10] = ints_copy(lists[3]);
+    for (int k = 0; k < 11; k++)
+        if (!values[k] || PyDict_SetItem(p, names[k], values[k]) < 0) goto out;
+    r = PyDict_SetItem(parts, pid, p) < 0 ? -1 : 1;
+out:
+    for (int k = 0; k < 11; k++) Py_XDECREF(values[k]);
+    Py_DECREF(p);
+    return r;
+}
+
+/* The text of the topic id at ``at`` (Kafka's Uuid.toString, as uuid() makes it), from
+ * a small cache of the ids met last: a log's changes name a few hundred topics over and
+ * over, and a text met before has its hash made already for the topics' lookup. */
+#define TOPIC_CACHE 256
+static unsigned char topic_ids[TOPIC_CACHE][16];
+static PyObject *topic_texts[TOPIC_CACHE];
+
+static PyObject *topic_text(const Body *b, Py_ssize_t at) {
+    const unsigned char *id = b->buf + at;
+    uint64_t h;
+    memcpy(&h, id, 8);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    unsigned slot = (unsigned)(h >> 56) % TOPIC_CACHE;
+    if (topic_texts[slot] && memcmp(topic_ids[slot], id, 16) == 0)
+        return Py_NewRef(topic_texts[slot]);
+    PyObject *text = uuid(b, &at);
+    if (text) {
+        Py_XSETREF(topic_texts[slot], Py_NewRef(text));
+        memcpy(topic_ids[slot], id, 16);
+    }
+    return text;
+}
+
+/* The fields of a PartitionChangeRecord value read straight from its bytes, where the
+ * body is partitionId, topicId and at most the tagged isr (tag 0) and leader (tag 1), in
+ * that order, each once: the layout of the versions kmeta.formats.payload.DECODER names
+ * (derived from the same body programs).  The values are the ones decode_metadata's
+ * data would hold (a leader of -2, the default, absent; a null ISR absent), without the
+ * dict, the payload and the memo of a decoding: most of the records of a busy log are
+ * these, each met once.  1 read (new references), 0 for anything else (the general
+ * decoding reads it), -1 error. */
+static int change_fields(const unsigned char *buf, Py_ssize_t len, PyObject **tid,
+                         PyObject **pid, PyObject **isr, PyObject **leader) {
+    Body b = {buf, len};
+    Py_ssize_t pos = 23, isr_at = 0;
+    uint64_t count, tag, size;
+    int64_t n_isr = -1;
+    long lead = -2, last = -1;
+    if (len < 24 || !uvarint(&b, &pos, &count) || count > 2) return 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (!uvarint(&b, &pos, &tag) || !uvarint(&b, &pos, &size) || tag > 1 ||
+            (long)tag <= last || (int64_t)size > len - pos)
+            return 0;
+        last = (long)tag;
+        Py_ssize_t end = pos + (Py_ssize_t)size;
+        if (tag == 0) {
+            uint64_t u;
+            if (!uvarint(&b, &pos, &u) || u > (uint64_t)(end - pos) / 4 + 1 ||
+                (u > 0 && (int64_t)(u - 1) * 4 != end - pos) || (u == 0 && pos != end))
+                return 0;
+            n_isr = (int64_t)u - 1;
+            isr_at = pos;
+        } else {
+            if (size != 4) return 0;
+            lead = be32(buf + pos);
+        }
+        pos = end;
+    }
+    if (pos != len) return 0;
+    *tid = topic_text(&b, 7);
+    *pid = PyLong_FromLong(be32(buf + 3));
+    *isr = NULL;
+    *leader = lead == -2 ? NULL : PyLong_FromLong(lead);
+    if (*tid && *pid && (lead == -2 || *leader) && n_isr >= 0 && (*isr = PyList_New(n_isr)))
+        for (int64_t i = 0; i < n_isr; i++) {
+            PyObject *r = PyLong_FromLong(be32(buf + isr_at + 4 * i));
+            if (!r) { Py_CLEAR(*isr); break; }
+            PyList_SET_ITEM(*isr, i, r);
+        }
+    if (*tid && *pid && (lead == -2 || *leader) && (n_isr < 0 || *isr)) return 1;
+    Py_CLEAR(*tid);
+    Py_CLEAR(*pid);
+    Py_CLEAR(*isr);
+    Py_CLEAR(*leader);
+    return -1;
+}
+
+/* decode_metadata(value) (a new reference), the memo ``memo`` and ``decoder`` its state:
+ * (decode_metadata, NOOP_VALUE, the NoOp payload, the programs by apiKey * 256 + version,
+ * what fills that table, Payload, the memo's limit, the longest value memoised).  Values
+ * in the one layout Kafka writes are read here; the others by decode_metadata itself. */
+static PyObject *decode_value(PyObject *value, PyObject *memo, PyObject *decoder) {
+    PyObject *decode = PyTuple_GET_ITEM(decoder, 0);
+    if (!PyBytes_CheckExact(value) || !PyDict_CheckExact(memo))
+        return PyObject_CallOneArg(decode, value);
+    PyObject *noop = PyTuple_GET_ITEM(decoder, 1);
+    Py_ssize_t len = PyBytes_GET_SIZE(value);
+    const unsigned char *buf = (const unsigned char *)PyBytes_AS_STRING(value);
+    if (PyBytes_CheckExact(noop) && len == PyBytes_GET_SIZE(noop) &&
+        memcmp(buf, PyBytes_AS_STRING(noop), (size_t)len) == 0)
+        return Py_NewRef(PyTuple_GET_ITEM(decoder, 2));
+    PyObject *payload = PyDict_GetItemWithError(memo, value);
+    if (payload) return Py_NewRef(payload);
+    if (PyErr_Occurred()) return NULL;
+    if (len <= 3 || buf[0] != 1 || buf[1] >= 0x80 || buf[2] >= 0x80)
+        return PyObject_CallOneArg(decode, value);
+    PyObject *key = PyLong_FromLong(buf[1] * 256 + buf[2]);
+    if (!key) return NULL;
+    PyObject *entry = PyDict_GetItemWithError(PyTuple_GET_ITEM(decoder, 3), key);
+    Py_DECREF(key);
+    if (entry) {
+        Py_INCREF(entry);
+    } else {
+        if (PyErr_Occurred()) return NULL;
+        entry = PyObject_CallFunction(PyTuple_GET_ITEM(decoder, 4), "ii", buf[1], buf[2]);
+        if (!entry) return NULL;
+    }
+    PyObject *data = NULL;
+    if (PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 2) {
+        Body b = {buf, len};
+        Py_ssize_t pos = 3;
+        data = read_struct(&b, &pos, PyTuple_GET_ITEM(entry, 1));
+        if (data && pos != len) Py_CLEAR(data);
+    }
+    if (!data) {  /* a value the Python reader decodes or says what is wrong with */
+        Py_DECREF(entry);
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(decode, value);
+    }
+    /* Payload(type name, version, data, None, apiKey), redacted False: a NamedTuple made
+     * as tuple.__new__ makes one of a tuple subclass */
+    PyTypeObject *type = (PyTypeObject *)PyTuple_GET_ITEM(decoder, 5);
+    payload = type->tp_alloc(type, 6);
+    PyObject *api = PyLong_FromLong(buf[1]), *version = PyLong_FromLong(buf[2]);
+    if (!payload || !api || !version) {
+        Py_XDECREF(payload);
+        Py_XDECREF(api);
+        Py_XDECREF(version);
+        Py_DECREF(data);
+        Py_DECREF(entry);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(payload, 0, Py_NewRef(PyTuple_GET_ITEM(entry, 0)));
+    PyTuple_SET_ITEM(payload, 1, version);
+    PyTuple_SET_ITEM(payload, 2, data);
+    PyTuple_SET_ITEM(payload, 3, Py_NewRef(Py_None));
+    PyTuple_SET_ITEM(payload, 4, api);
+    PyTuple_SET_ITEM(payload, 5, Py_NewRef(Py_False));
+    Py_DECREF(entry);
+    if (len <= PyLong_AsSsize_t(PyTuple_GET_ITEM(decoder, 7))) {
+        if (PyDict_GET_SIZE(memo) >= PyLong_AsSsize_t(PyTuple_GET_ITEM(decoder, 6)))
+            PyDict_Clear(memo);
+        if (PyErr_Occurred() || PyDict_SetItem(memo, value, payload) < 0) {
+            Py_DECREF(payload);
+            return NULL;
+        }
+    }
+    return payload;
+}
+
+static int same_name(PyObject *a, PyObject *b) {
+    return a == b || (PyUnicode_CheckExact(a) && PyUnicode_Compare(a, b) == 0);
+}
+
+/* A record at ``offset`` the quick path may take: at or after ``start``, of a version
+ * the log's metadata.version allows (apiKey * 256 + version not in ``blocked``).  -1 for
+ * an error of memory, else errors are cleared: no. */
+static int allowed(PyObject *offset, long long start, PyObject *blocked, long api,
+                   PyObject *version_obj) {
+    int overflow;
+    long version;
+    if (!PyLong_CheckExact(offset) || !small_int(version_obj, &version)) return 0;
+    long long at = PyLong_AsLongLongAndOverflow(offset, &overflow);
+    if (overflow || at < start) { PyErr_Clear(); return 0; }
+    PyObject *key = PyLong_FromLong(api * 256 + version);
+    if (!key) return -1;
+    int refused = PySet_Contains(blocked, key);
+    Py_DECREF(key);
+    if (refused != 0) { PyErr_Clear(); return 0; }
+    return 1;
+}
+
+#define DECODER_SIZE 10
+
+static int decoder_ok(PyObject *d) {
+    return PyTuple_Check(d) && PyTuple_GET_SIZE(d) == DECODER_SIZE &&
+           PyType_Check(PyTuple_GET_ITEM(d, 5)) &&
+           PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(d, 5), &PyTuple_Type) &&
+           PyLong_Check(PyTuple_GET_ITEM(d, 8)) && PyLong_Check(PyTuple_GET_ITEM(d, 9));
+}
+
+/* apply_changes(values, offsets, i, image, start, blocked, skip_noops, memo, decoder) ->
+ * (index of the first record not applied, its payload), (len(values), None) at the end.
+ * blocked: the PartitionChangeRecord versions the log's metadata.version does not allow. */
+static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9 || !(PyList_Check(args[0]) || PyTuple_Check(args[0])) ||
+        !(PyList_Check(args[1]) || PyTuple_Check(args[1])) ||
+        !PyAnySet_Check(args[5]) || !decoder_ok(args[8])) {
+        PyErr_SetString(PyExc_TypeError, "apply_changes(values: list, offsets: list, i, "
+                        "image, start, blocked: set, skip_noops, memo, decoder: tuple)");
+        return NULL;
+    }
+    PyObject *values = args[0], *offsets = args[1], *image = args[3];
+    PyObject *memo = args[7], *decoder = args[8], *blocked = args[5];
+    Py_ssize_t i = PyLong_AsSsize_t(args[2]), n = PySequence_Fast_GET_SIZE(values);
+    long long start = PyLong_AsLongLong(args[4]);
+    int skip_noops = PyObject_IsTrue(args[6]);
+    long change_api = PyLong_AsLong(PyTuple_GET_ITEM(decoder, 8));
+    unsigned long long readable = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(decoder, 9));
+    if (PyErr_Occurred() || skip_noops < 0) return NULL;
+    if (PySequence_Fast_GET_SIZE(offsets) != n || i < 0) {
+        PyErr_SetString(PyExc_ValueError, "apply_changes: as many offsets as values");
+        return NULL;
+    }
+    PyObject *topics = PyObject_GetAttr(image, S_TOPICS);
+    PyObject *brokers = topics ? PyObject_GetAttr(image, S_BROKERS) : NULL;
+    PyObject *last = NULL, *payload = NULL, *result = NULL;
+    Scratch s = {NULL, NULL, 0, 0, NULL, NULL};
+    if (!brokers) goto done;
+    for (; i < n; i++) {
+        PyObject *value = PySequence_Fast_GET_ITEM(values, i);
+        PyObject *offset = PySequence_Fast_GET_ITEM(offsets, i);
+        if (PyBytes_CheckExact(value) && PyBytes_GET_SIZE(value) >= 24) {
+            const unsigned char *buf = (const unsigned char *)PyBytes_AS_STRING(value);
+            PyObject *version = NULL;
+            int quick = buf[0] == 1 && buf[1] == change_api && buf[2] < 64 &&
+                        (readable >> buf[2]) & 1 && (version = PyLong_FromLong(buf[2]));
+            if (quick) quick = allowed(offset, start, blocked, change_api, version);
+            Py_XDECREF(version);
+            if (quick < 0 || PyErr_Occurred()) goto done;
+            if (quick) {
+                PyObject *tid, *pid, *isr, *leader;
+                int r = change_fields(buf, PyBytes_GET_SIZE(value), &tid, &pid, &isr, &leader);
+                if (r < 0) goto done;
+                if (r > 0) {
+                    r = quiet_change(topics, brokers, tid, pid, isr, leader, 1, &s);
+                    Py_DECREF(tid);
+                    Py_DECREF(pid);
+                    Py_XDECREF(isr);
+                    Py_XDECREF(leader);
+                    if (r < 0) goto done;
+                    if (r > 0) continue;
+                }
+            }
+        }
+        if (value != last || !payload) {
+            Py_XDECREF(payload);
+            last = value;
+            if (!(payload = decode_value(value, memo, decoder))) goto done;
+        }
+        if (!PyTuple_Check(payload) || PyTuple_GET_SIZE(payload) < 4 ||
+            PyTuple_GET_ITEM(payload, 3) != Py_None)
+            break;
+        PyObject *type = PyTuple_GET_ITEM(payload, 0);
+        if (same_name(type, S_NO_OP)) {
+            if (skip_noops) continue;
+            break;
+        }
+        int change = same_name(type, S_CHANGE);
+        long api;
+        if ((!change && !same_name(type, S_PARTITION)) || PyTuple_GET_SIZE(payload) < 5 ||
+            !small_int(PyTuple_GET_ITEM(payload, 4), &api))
+            break;
+        int r = allowed(offset, start, blocked, api, PyTuple_GET_ITEM(payload, 1));
+        if (r < 0) goto done;
+        if (r == 0) break;
+        r = change ? quiet_data(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s)
+                   : quiet_partition(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
+        if (r < 0) goto done;
+        if (r == 0) break;
+    }
+    if (i >= n) {
+        Py_CLEAR(payload);
+        result = Py_BuildValue("nO", n, Py_None);
+    } else {
+        result = Py_BuildValue("nO", i, payload);
+    }
+done:
+    if (s.p && result) {  /* as the Python path leaves it: the last change applied */
+        PyObject *changed = PyTuple_Pack(2, s.old, s.p);
+        if (!changed || PyObject_SetAttr(image, S_CHANGED, changed) < 0) Py_CLEAR(result);
+        Py_XDECREF(changed);
+    }
+    Py_XDECREF(s.old);
+    Py_XDECREF(s.p);
+    Py_XDECREF(payload);
+    Py_XDECREF(topics);
+    Py_XDECREF(brokers);
+    PyMem_Free(s.isr);
+    PyMem_Free(s.replicas);
+    return result;
+}
+
+/* The decoding of apply_changes alone, for the tests: decode_value(value, memo, decoder). */
+static PyObject *py_metadata_payload(PyObject *self, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    if (nargs != 3 || !decoder_ok(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "metadata_payload(value, memo, decoder: tuple)");
+        return NULL;
+    }
+    return decode_value(args[0], args[1], args[2]);
+}
+
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
@@ -1063,6 +1617,12 @@ static PyMethodDef methods[] = {
     {"decode_body", py_decode_body, METH_VARARGS,
      "A message body read by its program, or None for the Python reader: see "
      "kmeta.formats.readergen.body_program."},
+    {"apply_changes", (PyCFunction)(void (*)(void))py_apply_changes, METH_FASTCALL,
+     "Decode and apply the records of a batch that need no word of the Python path: see "
+     "kmeta.ops.replay.apply_changes_py."},
+    {"metadata_payload", (PyCFunction)(void (*)(void))py_metadata_payload, METH_FASTCALL,
+     "decode_metadata's compiled twin as apply_changes decodes: see "
+     "kmeta.formats.payload.DECODER."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1070,6 +1630,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_runs", NULL, -1, me
 
 PyMODINIT_FUNC PyInit__runs(void) {
     crc_init();
+    if (quiet_init() < 0) return NULL;
 #ifdef HAVE_HW_CRC
     __builtin_cpu_init();
     if (__builtin_cpu_supports("sse4.2")) {

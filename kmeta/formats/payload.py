@@ -227,6 +227,51 @@ NOOP_VALUE = encode_metadata("NO_OP_RECORD", 0, {})
 _NOOP_PAYLOAD = Payload("NO_OP_RECORD", 0, {}, None, metadata_message("NO_OP_RECORD").api_key)
 
 
+def _metadata_program(api_key: int, version: int) -> tuple[str, Any] | None:
+    """The type name and body program of a metadata value at ``api_key`` and ``version``
+    (None: not one kmeta knows), remembered in _PROGRAMS for the compiled decoding."""
+    message = METADATA_MESSAGES.get(api_key)
+    entry = None
+    if message is not None and message.supports(version):
+        entry = (message.type_name, body_program(message, version))
+    _PROGRAMS[api_key * 256 + version] = entry
+    return entry
+
+
+def _plain_change_versions() -> int:
+    """A bit for each PartitionChangeRecord version whose body is partitionId (int32),
+    topicId (uuid), then tagged fields among which isr (tag 0, a nullable array of int32,
+    default null) and leader (tag 1, int32, default -2): the values the compiled replay
+    reads straight from their bytes when they carry no other (see ``change_fields`` in
+    _runs.c).  Read from the body programs, so that a schema that differs reads none."""
+    from kmeta.formats.readergen import OP_ARRAY, OP_FIXED, OP_UUID
+
+    message = metadata_message("PARTITION_CHANGE_RECORD")
+    int32 = (OP_FIXED, ord("i"))
+    bits = 0
+    for version in range(64):
+        if not message.supports(version):
+            continue
+        fields, tags, flexible = body_program(message, version)
+        if flexible and fields == (("partitionId", int32), ("topicId", (OP_UUID,))) and \
+                (tags or {}).get(0) == ("isr", (OP_ARRAY, True, True, int32), None) and \
+                (tags or {}).get(1) == ("leader", int32, -2):
+            bits |= 1 << version
+    return bits
+
+
+#: What :func:`_metadata_program` has found, by ``apiKey * 256 + version``.
+_PROGRAMS: dict[int, tuple[str, Any] | None] = {}
+#: How the compiled core decodes metadata values as :func:`decode_metadata` does, into
+#: the same memo (``_DECODED``, given with each call: the tests replace it): the function
+#: itself (for the values it leaves to it), the NoOp's value and payload, the programs and
+#: what finds one, the payload's class, the memo's limit and its longest value; then the
+#: PartitionChangeRecord's apiKey and the versions it reads from their bytes.
+DECODER = (decode_metadata, NOOP_VALUE, _NOOP_PAYLOAD, _PROGRAMS, _metadata_program,
+           Payload, _DECODED_LIMIT, _DECODED_VALUE,
+           metadata_message("PARTITION_CHANGE_RECORD").api_key, _plain_change_versions())
+
+
 def encode_control(type_name: str, data: dict[str, Any]) -> tuple[bytes, bytes]:
     """Key and value of a control record; ``data`` holds the message's own fields."""
     from kmeta.formats.schema import message_construct

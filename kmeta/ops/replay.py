@@ -18,11 +18,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from kmeta.core.image import PROBLEM_CODES, ImageProblem, MetadataImage, diff_images
-from kmeta.core.versions import LEVEL_NAMES, required_level
+from kmeta.core.image import (
+    METADATA_VERSION,
+    PROBLEM_CODES,
+    ImageProblem,
+    MetadataImage,
+    diff_images,
+)
+from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
 from kmeta.findings import Finding
+from kmeta.formats import payload as payload_module
 from kmeta.formats.batch import BASE_OFFSET, CRC_VALID, LEADER_EPOCH, LONE, MAX_TIMESTAMP, Batch
-from kmeta.formats.payload import decode_control, decode_metadata
+from kmeta.formats.compiled import CORE
+from kmeta.formats.payload import decode_control, decode_metadata, metadata_message
 from kmeta.formats.runs import Expandable, Run
 from kmeta.storage.discover import LogFile, PartitionDir, segments_from
 from kmeta.storage.segments import batch_records, read_batches, read_records
@@ -122,6 +130,33 @@ class Replay:
                 return out
         return problems if out is None else out
 
+    def apply_quiet(self, values: list[bytes | None], offsets: list[int], i: int = 0,
+                    skip_noops: bool = True) -> tuple[int, Any]:
+        """Apply, from ``values[i]`` on, the records that raise no problem the quick way
+        (see :func:`apply_changes_py`; NoOps passed over when ``skip_noops``); the index of
+        the first other record and its payload, for :meth:`problems` (``len(values)`` and
+        None when there is none).  With a watch, or inside a metadata transaction, every
+        record is another."""
+        image = self.image
+        if self.watch is not None or image._txn is not None:
+            return (i, decode_metadata(values[i])) if i < len(values) else (len(values), None)
+        # image.metadata_version without the property's call: once per record a long log
+        # sends that the quick way does not take
+        level = image.features.get(METADATA_VERSION) if self.log else None
+        blocked = _BLOCKED.get(level)
+        if blocked is None:
+            blocked = _BLOCKED[level] = frozenset(
+                metadata_message(t).api_key * 256 + v
+                for t in _QUIET for _, v in RECORD_VERSIONS[t]
+                if level is not None and (need := required_level(t, v)) is not None
+                and level < need)
+        if _compiled_changes is not None:
+            return _compiled_changes(values, offsets, i, image, self.start_offset, blocked,
+                                     skip_noops, payload_module._DECODED,
+                                     payload_module.DECODER)
+        return apply_changes_py(values, offsets, i, image, self.start_offset, blocked,
+                                skip_noops)
+
     def reach(self, offset: int) -> Iterator[Finding]:
         """Compare with every snapshot that ends at or before ``offset``."""
         while self.next_check is not None and self.next_check <= offset:
@@ -130,6 +165,43 @@ class Replay:
             if end < self.start_offset:
                 continue
             yield from _compare(self.image, end, snap, self.seen)
+
+
+#: The record types :meth:`MetadataImage.apply_quiet` takes.
+_QUIET = ("PARTITION_CHANGE_RECORD", "PARTITION_RECORD")
+#: Their versions newer than each metadata.version allows (V120), as
+#: ``apiKey * 256 + version``.
+_BLOCKED: dict[int | None, frozenset[int]] = {}
+
+
+def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
+                     image: MetadataImage, start: int, blocked: frozenset[int],
+                     skip_noops: bool) -> tuple[int, Any]:
+    """From ``values[i]`` on, each record decoded and, while it needs no word of
+    :meth:`Replay.problems`, taken: a NoOp passed over (when ``skip_noops``), a
+    PartitionChangeRecord or PartitionRecord at or after ``start``, not ``blocked``
+    (``apiKey * 256 + version``), that :meth:`MetadataImage.apply_quiet` applies.  The
+    index of the first other record and its payload, the image untouched by it;
+    ``(len(values), None)`` when there is none.  The reference of the compiled core's
+    ``apply_changes`` (tests/test_image_fast.py, tests/fuzz/test_properties.py)."""
+    for i in range(i, len(values)):  # noqa: B020 - from the given index on
+        payload = decode_metadata(values[i])
+        if payload.finding:
+            return i, payload
+        if payload.type == "NO_OP_RECORD":
+            if skip_noops:
+                continue
+            return i, payload
+        api_key, version = payload.api_key, payload.version
+        if payload.type not in _QUIET or offsets[i] < start or type(api_key) is not int \
+                or type(version) is not int or api_key * 256 + version in blocked \
+                or not image.apply_quiet(payload.type, payload.data):
+            return i, payload
+    return len(values), None
+
+
+#: The compiled twin of apply_changes_py (formats.compiled), or None.
+_compiled_changes = CORE.apply_changes if CORE is not None else None
 
 
 def _compare(image: MetadataImage, end: int, snap: LogFile,

@@ -20,7 +20,14 @@ from pathlib import Path
 
 from . import mutators as mu
 from .oracle import batches, segment_files, tree_changes, tree_fingerprint, valid_prefix
-from .runner import Outcome, export_tasks, pure_core, run_inprocess, run_subprocess
+from .runner import (
+    Outcome,
+    export_tasks,
+    forked_replay,
+    pure_core,
+    run_inprocess,
+    run_subprocess,
+)
 from .seeds import METADATA_DIR, Seed, all_seeds, copy_tree, make_writable, metadata_partition
 
 #: Commands every case may run; placeholders: {data} the case's root, {meta} its metadata
@@ -93,6 +100,9 @@ STRICT_READERS = ("verify", "dump", "dump-json", "dump-records", "verify-json")
 #: Commands whose in-process runs are repeated on the pure-Python core (formats.compiled):
 #: the twin must print the same bytes and exit the same way.
 TWIN_CHECKED = ("verify", "dump", "dump-json", "dump-records", "verify-json", "diff")
+#: Commands run once more with the replay in a second process on the compiled core (its
+#: compiled loop, kmeta.ops.replay's apply_changes): the same bytes again.
+FORK_CHECKED = ("verify", "verify-json")
 
 
 @dataclass
@@ -313,6 +323,14 @@ class Campaign:
                 outcome.kind = "twin-mismatch"
                 outcome.detail = f"exit {outcome.exit_code} vs {twin.exit_code} on the " \
                     f"pure-Python core; output {len(outcome.stdout)} vs {len(twin.stdout)} bytes"
+        if not outcome.failed and not subprocess and command in FORK_CHECKED:
+            with forked_replay():
+                forked = run_inprocess(argv, self.timeout, size)
+            if (forked.exit_code, forked.stdout) != (outcome.exit_code, outcome.stdout):
+                outcome.kind = "twin-mismatch"
+                outcome.detail = f"exit {outcome.exit_code} vs {forked.exit_code} with the " \
+                    f"compiled replay in a second process; output {len(outcome.stdout)} vs " \
+                    f"{len(forked.stdout)} bytes"
         if not outcome.failed and case.crc_damage and command in STRICT_READERS and \
                 outcome.exit_code == 0:
             outcome.kind, outcome.detail = "missed-damage", \

@@ -196,10 +196,11 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     whatever the log's size (kmeta.ops.replay_process: cases are far below the size that
     forks), where its pass takes plain spans (formats.spans: the reference's, or none)."""
     from kmeta.formats import batch, payload, runs, spans
-    from kmeta.ops import chunks, replay_process
+    from kmeta.ops import chunks, replay, replay_process
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-             payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span)
+             payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
+             replay._compiled_changes)
     fork_above, alone = replay_process.FORK_ABOVE, replay_process.no_other_thread
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     # walks are runs of a kind: the reference's, or none (each batch read by the scan)
@@ -211,6 +212,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         (lambda buf, pos, *rest: (pos, 0, 0, rest[2], [], [], []))
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
+    replay._compiled_changes = None  # the replay's loop: apply_changes_py
     # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
     replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
     # payloads the compiled reader decoded must not be reused
@@ -220,10 +222,27 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         yield
     finally:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
-         payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span) = saved
+         payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
+         replay._compiled_changes) = saved
         replay_process.FORK_ABOVE, replay_process.no_other_thread = fork_above, alone
         payload._DECODED.clear()
         chunks._COLUMNS.clear()
+
+
+@contextlib.contextmanager
+def forked_replay() -> Iterator[None]:
+    """verify's replay in a second process whatever the log's size, on the compiled
+    core, for as long as the block runs: there the replay applies a batch's records
+    through the compiled loop (kmeta.ops.replay's apply_changes), which the campaign's
+    cases, far below the size that forks, never reach otherwise."""
+    from kmeta.ops import replay_process
+
+    saved = replay_process.FORK_ABOVE, replay_process.no_other_thread
+    replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
+    try:
+        yield
+    finally:
+        replay_process.FORK_ABOVE, replay_process.no_other_thread = saved
 
 
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,

@@ -160,6 +160,33 @@ def test_a_compiled_core_that_prints_other_bytes_is_a_twin_mismatch(
     assert failure is not None and failure.outcome.kind == "twin-mismatch"
 
 
+def test_a_compiled_replay_loop_that_applies_otherwise_is_a_twin_mismatch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kmeta.ops import replay
+
+    if replay._compiled_changes is None:
+        pytest.skip("the compiled core is not built")
+    camp = Campaign(1, tmp_path / "work", None, seeds=[HEALTHY], minimise=False)
+    root = tmp_path / "case"
+    copy_tree(HEALTHY.path, root)
+    case = cp.Case(0, HEALTHY, "x", [], ["verify-json"])
+    assert camp.run_command(case, root, "verify-json", 0) is None
+    real = replay._compiled_changes
+
+    def wrong(values: list, offsets: list, i: int, image: object, *rest: object) -> tuple:
+        # every partition change taken, the leader's epoch left behind
+        got = real(values, offsets, i, image, *rest)
+        for topic in image.topics.values():  # type: ignore[attr-defined]
+            for p in topic["partitions"].values():
+                p["leaderEpoch"] = -7
+        return got
+
+    monkeypatch.setattr(replay, "_compiled_changes", wrong)
+    failure = camp.run_command(case, root, "verify-json", 0)
+    assert failure is not None and failure.outcome.kind == "twin-mismatch"
+    assert "second process" in failure.outcome.detail
+
+
 # -- classes the campaign found, fixed: each repro must stay a documented outcome ----------
 
 def _diff_legacy(tmp_path: Path) -> Outcome:

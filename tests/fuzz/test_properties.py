@@ -177,3 +177,99 @@ def test_legacy_wrapper_without_messages_is_a_finding(value: bytes) -> None:
     data = _legacy_message(0, b"\x00\x01\x00\x00\x00\x00" + value)
     items = list(scan_records(data, "f", decode_metadata, decode_control))
     assert any(isinstance(i, Finding) and i.position == 0 for i in items)
+
+
+def _tag(tag: int, body: bytes, size_skew: int) -> bytes:
+    return encode_uvarint(tag) + encode_uvarint(max(0, len(body) + size_skew)) + body
+
+
+_int32s = st.one_of(st.sampled_from([[1, 2], [1, 2, 3], [2, 3], [3], [2, 1], []]),
+                    st.lists(st.integers(-3, 4), max_size=4))
+#: The tagged fields of a PartitionChangeRecord: isr (0) as a compact array (or null),
+#: leader (1), and others; sizes sometimes wrong.
+_change_tags = st.lists(st.tuples(
+    st.sampled_from([0, 0, 1, 1, 2, 5, 9]),
+    st.one_of(_int32s.map(lambda xs: encode_uvarint(len(xs) + 1)
+                          + b"".join(struct.pack(">i", x) for x in xs)),
+              st.just(b"\x00"),
+              st.sampled_from([1, 2, 3, -1, -2]).map(lambda x: struct.pack(">i", x)),
+              st.integers(-3, 4).map(lambda x: struct.pack(">i", x)),
+              st.binary(max_size=6)),
+    st.sampled_from([0, 0, 0, -1, 1])), max_size=3)
+
+
+def _raw_change(version, pid, topic, tags, count_skew, tail) -> bytes:
+    return b"\x01\x05" + bytes([version]) + struct.pack(">i", pid) + topic \
+        + encode_uvarint(max(0, len(tags) + count_skew)) \
+        + b"".join(_tag(t, body, skew) for t, body, skew in tags) + tail
+
+
+def _edited_change(version, pid, isr, leader, extra, edits) -> bytes:
+    from kmeta.formats.payload import encode_metadata
+
+    data = {"partitionId": pid, "topicId": "dG9waWMtb25lLWlkLTAwMQ", "leader": leader}
+    if isr is not None:
+        data["isr"] = isr
+    if extra:
+        data[extra] = 1 if extra == "leaderRecoveryState" else [1, 2, 3]
+    value = bytearray(encode_metadata("PARTITION_CHANGE_RECORD", version, data))
+    for at, byte, how in edits:
+        at = 3 + at % (len(value) - 3)
+        if how == "s":
+            value[at] = byte
+        elif how == "i":
+            value.insert(at, byte)
+        else:
+            del value[at]
+    return bytes(value)
+
+
+_change_values = st.one_of(
+    st.builds(_raw_change, st.integers(0, 3), st.sampled_from([0, 1, 5, -1]),
+              st.sampled_from([b"topic-one-id-001", bytes(16)]), _change_tags,
+              st.sampled_from([0, 0, 0, 1, -1]), st.binary(max_size=2)),
+    st.builds(_edited_change, st.integers(0, 2), st.sampled_from([0, 1, 5]),
+              st.one_of(st.none(), _int32s), st.sampled_from([1, 2, 3, -1, -2, 7]),
+              st.sampled_from([None, None, "replicas", "leaderRecoveryState"]),
+              st.lists(st.tuples(st.integers(0, 60), st.integers(0, 255),
+                                 st.sampled_from("sid")), max_size=2)))
+
+
+@settings(max_examples=800, deadline=None)
+@given(value=_change_values)
+def test_any_partition_change_value_is_applied_alike_compiled_and_pure(value):
+    """The replay process's loop (kmeta.ops.replay.apply_changes_py and the compiled
+    apply_changes, which reads such values straight from their bytes): the same records
+    taken, the same payload left, the same image, whatever the tagged section holds."""
+    from kmeta.core.image import MetadataImage
+    from kmeta.formats import payload as payload_module
+    from kmeta.formats.compiled import CORE
+    from kmeta.ops import replay as replay_module
+
+    if CORE is None:
+        pytest.skip("the compiled core is not built")
+    t1 = "dG9waWMtb25lLWlkLTAwMQ"
+    records = [
+        ("REGISTER_BROKER_RECORD", 1, {
+            "brokerId": b, "isMigratingZkBroker": False, "incarnationId": t1,
+            "brokerEpoch": 1, "endPoints": [], "features": [], "rack": None,
+            "fenced": False, "inControlledShutdown": False}) for b in (1, 2, 3)]
+    records += [("TOPIC_RECORD", 0, {"name": "orders", "topicId": t1})]
+    records += [("PARTITION_RECORD", 0, {
+        "partitionId": p, "topicId": t1, "replicas": [1, 2, 3], "isr": [1, 2],
+        "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+        "partitionEpoch": 0}) for p in (0, 1)]
+    results = []
+    for way in (CORE.apply_changes, None):
+        saved = payload_module._DECODED, replay_module._compiled_changes
+        payload_module._DECODED, replay_module._compiled_changes = {}, way
+        try:
+            image = MetadataImage.empty()
+            image.apply_all(records)
+            replay = replay_module.Replay(image)
+            got = replay.apply_quiet([value, value], [7, 8])
+            results.append((got, image.to_json(), image.changed_partition))
+        finally:
+            payload_module._DECODED, replay_module._compiled_changes = saved
+    assert results[0] == results[1]
+    assert CORE.metadata_payload(value, {}, payload_module.DECODER) == decode_metadata(value)
