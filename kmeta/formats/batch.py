@@ -383,6 +383,20 @@ def remember_small_record(section: bytes) -> tuple | bool:
     return hit
 
 
+def memo_entry(raw: Any, fields: tuple) -> tuple | None:
+    """The memo entry a memoising scan gives the intact batch ``raw`` (its header
+    ``fields``): one small uncompressed record's, else None (the scan's fast path
+    inlines this test: its hottest loop)."""
+    if fields[RECORDS_COUNT] != 1 or fields[ATTRIBUTES] & COMPRESSION_MASK or \
+            fields[BATCH_LENGTH] > SMALL_BATCH - 12:
+        return None
+    section = bytes(raw[HEADER_SIZE:])
+    hit = SMALL_RECORDS.get(section)
+    if hit is None:
+        hit = remember_small_record(section)
+    return None if hit is False else hit  # type: ignore[return-value]
+
+
 def record_from_memo(header: tuple, hit: tuple) -> Record:
     """The record a memo entry stands for, in the batch whose header fields are given."""
     seq = header[BASE_SEQUENCE]

@@ -25,6 +25,7 @@ from kmeta.formats.batch import (
     HEADER_SIZE,
     LOG_OVERHEAD,
     Batch,
+    memo_entry,
     plain_values_py,
 )
 from kmeta.formats.checksum import crc32c
@@ -92,13 +93,13 @@ NO_OFFSET = (1 << 63) - 1
 
 class Spans(tuple):
     """What a scan that gives plain spans needs of its reader: ``skip``, the value to
-    leave out (the NoOp's), and ``before``, which tells the offset at or after which
-    a span must end, read before each span (the reader has something to do there:
-    verify compares a snapshot)."""
+    leave out (the NoOp's), and ``before(epoch)``, asked before each span of that leader
+    epoch: the offset at or after which it must end (the reader has something to do
+    there: verify compares a snapshot), or -1 for no span now."""
 
     __slots__ = ()
 
-    def __new__(cls, skip: bytes, before: Callable[[], int]) -> Spans:
+    def __new__(cls, skip: bytes, before: Callable[[int], int]) -> Spans:
         return tuple.__new__(cls, (skip, before))
 
     skip = property(itemgetter(0))
@@ -143,5 +144,6 @@ class PlainSpan(tuple):
         while pos < end:
             fields = unpack(buf, pos)
             after = pos + LOG_OVERHEAD + fields[1]
-            yield new(Batch, fields + (True, pos, buf[pos:after], file, None))
+            raw = buf[pos:after]
+            yield new(Batch, fields + (True, pos, raw, file, memo_entry(raw, fields)))
             pos = after

@@ -237,9 +237,9 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     inline = 0  # batches (each of one record) taken by the inline path
     # Plain spans (formats.spans): asked for where the replay runs beside the pass and
     # nothing else hears of each batch; their batches and records.
-    plain = Spans(NOOP_VALUE, partial(_span_before, replay)) \
-        if type(replay) is ForkedReplay and replay.watch is None and stats.tally is None \
-        else None
+    gate = _SpanGate(replay) if type(replay) is ForkedReplay and replay.watch is None \
+        and stats.tally is None else None
+    plain = Spans(NOOP_VALUE, gate) if gate is not None else None
     span_batches = span_records = 0
     # The batch slots the inline path reads, as locals: it runs once per batch.
     lone_at, base_at, position_at = LONE, BASE_OFFSET, POSITION
@@ -282,7 +282,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
             if type(item) is PlainSpan:
                 # Batches right after the one before, in its epoch, each of which the
                 # inline or the full path would pass: taken at once (they end before the
-                # next snapshot comparison: _span_before).
+                # next snapshot comparison, and come only in the log's epoch: _SpanGate).
                 if item[4] == expected and item[6] == inline_epoch and check_at >= item[5]:
                     span_batches += item[2]
                     span_records += item[3]
@@ -378,6 +378,8 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 layout.reach(expected - 1)
             layout.batch(batch.base_offset, batch.last_offset, epoch)
             expected, last_epoch = state
+            if gate is not None:
+                gate.last_epoch = last_epoch
             if batch.magic == 2:
                 span_epoch, span_end = batch.leader_epoch, batch.last_offset
             inline_epoch = span_epoch if batch.magic == 2 else None
@@ -423,10 +425,23 @@ def _judge_lone(batch: Batch, lone: tuple, replay: Replay | None
     return problem, payload, apply, bool(problem or payload.finding)
 
 
-def _span_before(replay: ForkedReplay) -> int:
-    """Where a plain span must end: before the batch at which the next snapshot is
-    compared."""
-    return NO_OFFSET if replay.next_check is None else replay.next_check
+class _SpanGate:
+    """Where a plain span of ``epoch`` must end: before the batch at which the next
+    snapshot is compared; and before its first batch when the log has been in a later
+    epoch (the full path judges such a batch again, V005: a span is taken only where the
+    paths it stands for say nothing)."""
+
+    __slots__ = ("last_epoch", "replay")
+
+    def __init__(self, replay: ForkedReplay) -> None:
+        self.replay = replay
+        self.last_epoch = -1
+
+    def __call__(self, epoch: int) -> int:
+        if epoch < self.last_epoch:
+            return -1
+        check = self.replay.next_check
+        return NO_OFFSET if check is None else check
 
 
 def _next_check(replay: Replay | None) -> float:

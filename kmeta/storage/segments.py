@@ -629,7 +629,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                 continue
         if span_epoch is not None and pos <= last_header:
             to, count, records_in, after, values, offsets, positions = spanner(
-                buf, pos, hi, event_at, next_offset, span_epoch, plain[1](), plain[0],
+                buf, pos, hi, event_at, next_offset, span_epoch, plain[1](span_epoch), plain[0],
                 MOST_SECTION, MOST_VALUES)
             if count:
                 yield PlainSpan(pos, to, count, records_in, next_offset, after, span_epoch,
