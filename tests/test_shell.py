@@ -250,3 +250,17 @@ def test_secrets_stay_redacted() -> None:
         for value in (secret if isinstance(secret, (list, tuple)) else [secret]):
             if isinstance(value, str) and len(value) > 6:
                 assert value not in out
+
+
+def test_opening_shows_its_progress_on_a_terminal() -> None:
+    """The opening reads the metadata log twice (its index, then the replay that keeps
+    the checkpoints): the bar counts both, and the snapshots, and nothing else."""
+    from rich.filesize import decimal
+
+    from tests.test_cli_edges import _on_a_terminal
+
+    meta = HEALTHY / "__cluster_metadata-0"
+    read = [*meta.glob("*.log"), *meta.glob("*.checkpoint"), HEALTHY / "bootstrap.checkpoint"]
+    total = decimal(2 * sum(p.stat().st_size for p in read))
+    seen = _on_a_terminal(("shell", HEALTHY, "-c", "pwd"), "stderr", {})
+    assert "shell " in seen and f"/{total}" in seen, (total, seen[-400:])

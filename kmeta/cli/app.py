@@ -205,16 +205,17 @@ PathArg = Annotated[str, typer.Argument(
 
 #: Commands that read only the metadata log and snapshots of what they are given.
 _METADATA_ONLY = frozenset({"image", "history", "brokers", "retention", "diff", "snapshot",
-                            "truncate", "repair"})
+                            "shell", "truncate", "repair"})
 
 
-def reading_progress(env: Environment, label: str, streams_stdout: bool = False) -> Any:
+def reading_progress(env: Environment, label: str, streams_stdout: bool = False,
+                     passes: int = 1) -> Any:
     """The progress bar of every long command (kmeta.render.progress), imported late:
     ``kmeta --help`` imports no renderer."""
     from kmeta.render.progress import reading
 
     return reading(env, label, metadata_only=label in _METADATA_ONLY,
-                   streams_stdout=streams_stdout)
+                   streams_stdout=streams_stdout, passes=passes)
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ def shell(
     from kmeta.shell.session import open_session
 
     env = current_env()
-    with reading_progress(env, "shell"):
+    with reading_progress(env, "shell", passes=2):  # an index of the log, then a replay
         session = open_session(paths)
     if commands is not None:
         _script(env, session, [commands], json_out)

@@ -38,12 +38,14 @@ def _sizes(found: Discovery, metadata_only: bool, into: dict[str, int]) -> None:
 
 @contextlib.contextmanager
 def reading(env: Environment, label: str, *, metadata_only: bool = False,
-            streams_stdout: bool = False) -> Iterator[None]:
+            streams_stdout: bool = False, passes: int = 1) -> Iterator[None]:
     """Show the bar on ``env``'s stderr while the block runs.  Its total is the segments
     and snapshots of every discovery made inside the block (only the metadata log's and
     snapshots with ``metadata_only``: what image, history, diff and repair read), each
     file counted once.  ``streams_stdout``: the command writes to stdout as it reads
-    (dump), so a terminal on stdout gets no bar to garble it."""
+    (dump), so a terminal on stdout gets no bar to garble it.  ``passes``: how many
+    times the command reads each file (the shell's opening indexes the log, then replays
+    it): a file read again from its start counts again, up to that many times."""
     assert env.stdout is not None  # kmeta.cli refuses to run with stdout closed
     if not env.stderr.isatty() or (streams_stdout and env.stdout.isatty()):
         yield
@@ -66,15 +68,20 @@ def reading(env: Environment, label: str, *, metadata_only: bool = False,
     with Progress(label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   TimeRemainingColumn(), console=make_console(env, stderr=True),
                   transient=True, auto_refresh=False) as bar:
-        task = bar.add_task(label, total=sum(sizes.values()) or None)
+        task = bar.add_task(label, total=passes * sum(sizes.values()) or None)
+        rounds: dict[str, int] = {}  # the passes over a file begun after its first
 
         def discovered(more: Discovery) -> None:
             _sizes(more, metadata_only, sizes)
-            bar.update(task, total=sum(sizes.values()) or None)
+            bar.update(task, total=passes * sum(sizes.values()) or None)
 
         def tell(path: str, position: int) -> None:
-            # positions, not deltas: a file read twice (a replay after a scan) counts once
+            # positions, not deltas: a file read again (a replay after a scan) counts once
+            # more than its passes
             before = seen.get(path, 0)
+            if position < before and rounds.get(path, 0) < passes - 1:
+                rounds[path] = rounds.get(path, 0) + 1
+                seen[path] = before = 0
             if position > before:
                 seen[path] = position
                 bar.advance(task, position - before)

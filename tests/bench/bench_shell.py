@@ -11,6 +11,10 @@
   same offsets, each replaying from the latest snapshot below it or from offset 0, and
   whether its digest is the timeline's;
 - a copy of the image (``MetadataImage.copy``) and how many checkpoints were kept;
+- the shell's own commands over the same timeline (``kmeta.shell.session.Session``, what
+  a prompt or ``-c`` runs, their replies taken whole): ``at`` to each of the offsets,
+  then ``diff`` between ``--points`` random pairs (targets: any ``at`` < 1 s, any
+  ``diff`` < 2 s); and ``kmeta shell -c 'at OFFSET'`` as a process (opening included);
 - with ``--replicas DIR`` (by default the ``<size>-copies3`` dir beside the log's data
   dir, where ``bench_diff.py`` made three copies of it): every replica under DIR opened
   as :class:`kmeta.ops.timeline.Replicas`, as ``kmeta shell`` opens several;
@@ -42,6 +46,9 @@ sys.path.insert(0, str(HERE))
 from bench_dump import big_log  # noqa: E402
 
 from kmeta.ops.timeline import Replicas, Timeline  # noqa: E402
+from kmeta.shell.commands import run_line  # noqa: E402
+from kmeta.shell.replies import texts  # noqa: E402
+from kmeta.shell.session import Session  # noqa: E402
 
 KMETA = [sys.executable, "-m", "kmeta"]
 
@@ -111,6 +118,33 @@ def main() -> None:
             f"DIGEST DIFFERS ({digest[:12]} vs {digests[offset][:12]})"
         print(f"  kmeta image --at {offset:>9,} (process) {peer_s:6.2f} s; image_at "
               f"{took[offset]:.3f} s: {peer_s / max(took[offset], 1e-9):5.0f}x, {same}")
+
+    session = Session(Replicas({"log": tl}))
+
+    def command(line: str) -> float:
+        """Seconds to run a line and take its replies whole, as a script's loop does."""
+        t = time.perf_counter()
+        for reply in run_line(session, line):
+            status = [0]
+            for _ in texts(reply, False, status):
+                pass
+            if status[0] not in (0, 1):
+                raise SystemExit(f"{line}: status {status[0]}")
+        return time.perf_counter() - t
+
+    ats = [command(f"at {offset}") for offset in offsets]
+    print(f"  shell: at, {len(ats)} offsets            max {max(ats):.3f} s, median "
+          f"{statistics.median(ats):.3f} s (target: any < 1 s)")
+    pairs = [(rng.randint(tl.start, tl.end), rng.randint(tl.start, tl.end))
+             for _ in range(args.points)]
+    diffs = [command(f"diff {a} {b}") for a, b in pairs]
+    print(f"  shell: diff, {len(diffs)} pairs           max {max(diffs):.3f} s, median "
+          f"{statistics.median(diffs):.3f} s (target: any < 2 s)")
+    t = time.perf_counter()
+    subprocess.run(KMETA + ["shell", str(log), "-c", f"at {offsets[0]}; ls /image/topics"],
+                   capture_output=True, check=True)
+    print(f"  kmeta shell -c 'at …' (process, opening included) "
+          f"{time.perf_counter() - t:6.2f} s")
 
     copies = args.replicas or log.parent.parent / f"{log.parent.name}-copies3"
     if copies.is_dir():
