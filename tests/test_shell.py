@@ -264,3 +264,9 @@ def test_opening_shows_its_progress_on_a_terminal() -> None:
     total = decimal(2 * sum(p.stat().st_size for p in read))
     seen = _on_a_terminal(("shell", HEALTHY, "-c", "pwd"), "stderr", {})
     assert "shell " in seen and f"/{total}" in seen, (total, seen[-400:])
+
+
+def test_a_folder_of_several_replicas_opens_each() -> None:
+    js = _objects(_shell("--json", DIVERGENT / "quorum3", commands="replica").stdout)
+    assert [o["name"] for o in js] == ["a", "b", "c"]
+    assert [o["current"] for o in js] == [True, False, False]

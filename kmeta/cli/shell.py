@@ -23,14 +23,27 @@ def shell(
 ) -> None:
     """A shell over the cluster's metadata, at any point of its log.
 
-    Opens each replica's image at the end of its log; ls, cd, cat, tree and find walk it
-    as kafka-metadata-shell.sh does (its node names and texts, secrets redacted).  at
-    moves to an offset, a time or a snapshot; next and prev step record batch by batch
-    and print what changed; diff compares two points (or two replicas), history lists the
-    records that touched a node, grep searches the nodes, records prints a range of
-    records.  help lists every command.  Commands also come from -c or, when standard
-    input is not a terminal, one per line from it: no prompt, --json objects per command,
-    and the exit status of the last command.
+    Opens each replica's image at the end of its log (a bar shows the opening of a long
+    one) and prompts with where it stands: [REPLICA @OFFSET TIME] PATH>. ls [PATH...],
+    cd [PATH], pwd, cat PATH..., tree [PATH...] and find [PATH...] walk the node tree of
+    Kafka 4.0's kafka-metadata-shell (/image/cluster/brokers/ID,
+    /image/topics/byName/TOPIC/PARTITION, /image/configs/TOPIC:NAME ...) with its texts
+    and globs (* ? {a,b}), as kmeta image ls|cat does; secrets stay redacted. at POINT
+    stands at another point: an offset, a time (2024-05-01T03:12Z, or 03:12 on the
+    current day; UTC unless a zone is given; the image after every record stamped before
+    it), start, end, a snapshot's name or at snapshot NAME, REPLICA@POINT for another
+    replica. next [N] and prev [N] step record batch by record batch (NoOp heartbeats and
+    control batches are not steps) and print the nodes each added (+), removed (-) and
+    changed (~). diff POINT [POINT] [PATH] compares two points, or two replicas at one;
+    history [PATH] lists the records up to here that touched a node (history N, the last
+    N lines typed); grep PATTERN [PATH] prints the leaves whose text matches; records
+    FROM [TO] prints records as dump -r does; replica [NAME] lists the replicas or
+    switches; help [COMMAND]. Tab completes commands, paths, snapshots and replicas; the
+    history is kept in $XDG_STATE_HOME/kmeta/history or ~/.kmeta_history; Ctrl-C stops a
+    command, Ctrl-D or exit leaves; a reply taller than the screen goes through $PAGER
+    (less -FRX). Commands also come from -c or, when standard input is not a terminal,
+    one per line from it: no prompt, --json objects per command, and the exit status of
+    the last command (2: it could not run as typed; 1: grep matched nothing).
     """
     from kmeta.shell.session import open_session
 

@@ -121,6 +121,11 @@ def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
     snaps = [f for f in discovery.files if f.kind.kind in SNAPSHOT_KINDS]
     if len(snaps) == 1 and len(discovery.files) == 1:
         return snaps[0]
+    if discovery.files and all(f.kind.base_offset is None for f in discovery.files):
+        # no Kafka file name: a file of something else, or the wrong path given
+        raise UsageError("not a metadata log or snapshot: give a data dir, a "
+                         "__cluster_metadata-0 directory or one .checkpoint file",
+                         context=str(discovery.files[0].path))
     if discovery.files:
         raise UsageError("give a data dir, a __cluster_metadata-0 directory or one "
                          ".checkpoint file, not loose segment files",

@@ -24,7 +24,7 @@ from typing import Any
 
 from kmeta.core import image_nodes as nodes
 from kmeta.core.image import MetadataImage
-from kmeta.errors import ExitCode, UsageError
+from kmeta.errors import ExitCode, KmetaError, UsageError
 from kmeta.ops.timeline import Provenance, Replicas, Timeline
 from kmeta.render import nodes as node_text
 from kmeta.render import shell as text
@@ -369,6 +369,22 @@ def _is_dir(tree: Any, path: str) -> bool:
 
 
 def open_session(paths: list[str]) -> Session:
-    """A session over the metadata replicas under ``paths``; a KmetaError (one line)
-    when one holds no metadata log."""
-    return Session(Replicas.open(list(paths)))
+    """A session over the metadata replicas under ``paths``: each path one, or each
+    ``__cluster_metadata`` partition under it where it holds several (a cluster's copies
+    in one folder); a KmetaError (one line) when one holds no metadata log."""
+    return Session(Replicas.open(replica_paths(paths)))
+
+
+def replica_paths(paths: list[str]) -> list[str]:
+    """``paths``, with a folder that holds several metadata partitions given as each of
+    them (their data dirs, which name the replicas)."""
+    from kmeta.storage.discover import discover
+
+    out: list[str] = []
+    for path in paths:
+        try:
+            parts = [p for p in discover([path]).all_partitions() if p.is_metadata]
+        except KmetaError:  # said again, in its one line, when it is opened
+            parts = []
+        out += [str(p.path.parent) for p in parts] if len(parts) > 1 else [path]
+    return out

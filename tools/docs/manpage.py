@@ -238,6 +238,12 @@ ENVIRONMENT = [
                         "files (ldi-poc, data-store, quorum3-boaz) the tests read. .ci/run "
                         "sets it; tests that need it are skipped when the directory is "
                         "absent."),
+    ("PAGER", "The pager kmeta shell runs for a reply taller than the screen, at its "
+              "prompt only; when it is unset, less -FRX where it is installed, else none."),
+    ("XDG_STATE_HOME", "Where kmeta shell keeps the lines typed at its prompt, across "
+                       "sessions: $XDG_STATE_HOME/kmeta/history; when it is unset, "
+                       "~/.kmeta_history (HOME). A history that cannot be written is kept "
+                       "for the session only."),
     (COMPLETE_VAR, "Set by the shell completion scripts when they run kmeta to ask for "
                    "completions; not for interactive use."),
 ]
@@ -270,6 +276,11 @@ EXAMPLES = [
      "HTML page that opens offline:",
      "kmeta report --html cluster.html ./controller-1 ./controller-2 ./controller-3 \\\n"
      "    ./broker-4 ./broker-5"),
+    ("Walk the metadata through time at a prompt; or, in a script, what partition 0 of "
+     "orders looked like at 03:12 UTC and what changed since, as JSON:",
+     "kmeta shell /var/lib/kafka/data\n"
+     "kmeta shell --json /var/lib/kafka/data \\\n"
+     "    -c 'at 2024-05-01T03:12Z; cat /image/topics/byName/orders/0; diff . end'"),
     ("Before starting a crashed broker of two log dirs: what Kafka will recover, cut or "
      "refuse, and how long it takes with the broker's own thread count and a measured "
      "disk rate:",
