@@ -453,3 +453,25 @@ def test_workers_start_once_this_process_has_read_enough(
     with PartitionScans(tasks, jobs=2, check=check_task) as scans:
         assert [scans.take() for _ in tasks] == [check_task(t) for t, _ in tasks]
         assert scans.processes == 0
+
+
+def test_a_time_index_past_its_segment_is_judged_by_the_pass(tmp_path: Path,
+                                                             parallel: list[int]) -> None:
+    """A segment cut at a batch, its indexes left whole: the offset index, checked beside
+    the pass, and the time index, checked against where the pass found the segment's
+    end, say what one process says (V032 past the segment's last offset)."""
+    import shutil
+
+    from kmeta.storage.segments import read_batches
+
+    data = tmp_path / "healthy"
+    shutil.copytree(FIXTURES / "healthy", data)
+    meta = data / "__cluster_metadata-0"
+    last = sorted(meta.glob("*.log"))[-1]
+    starts = [b.position for b in read_batches(last) if hasattr(b, "position")]
+    with open(last, "r+b") as f:
+        f.truncate(starts[len(starts) // 2])
+    _same_for_any_jobs(data)
+    assert BESIDE
+    found = run("verify", "--json", "--jobs", "2", str(data), env=ENV).stdout
+    assert "past the segment's last offset" in found
