@@ -149,8 +149,9 @@ def test_the_brokers_story_is_heard_in_verify_s_replay(
     import kmeta.ops.brokers as brokers_mod
     from kmeta.ops import replay_process
 
-    if forked:
+    if forked:  # whatever threads pytest runs: the replay forks, its pass takes spans
         monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
+        monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
     heard = []
     real_heard = brokers_mod.brokers_heard
 
@@ -215,3 +216,33 @@ def test_consumers_are_read_where_the_commits_are(real_data: Path) -> None:
     report = build_report([str(real_data / "kraft32-three")], pictures=False)
     assert report.consumers is not None and report.consumers.rows
     assert report.consumers_dir is not None and report.consumers_dir.name == "kafka2"
+
+
+@pytest.mark.parametrize("forked", [False, True])
+def test_retention_is_tallied_by_verify_s_pass(forked: bool, real_data: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's retention reads the headers through verify's pass (a LogTally it
+    drives, whole spans at once where the replay is forked): what kmeta retention reads
+    by its own pass, on every fixture and real metadata log."""
+    from kmeta.ops import replay_process
+    from kmeta.ops.retention import retention
+
+    if forked:
+        monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
+        monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+    dirs = sorted({p.parent.parent for root in (FIXTURES, real_data)
+                   for p in root.rglob("__cluster_metadata-0/*.log")})
+    compared = 0
+    for d in dirs:
+        for got in build_report([str(d)]).retention:
+            want = retention(str(got.partition))
+            assert _retention_facts(got) == _retention_facts(want), got.partition
+            compared += 1
+    assert compared > 20
+
+
+def _retention_facts(r) -> tuple:  # noqa: ANN001
+    plan = r.plan and (r.plan.segment_bytes, r.plan.snapshot_facts, r.plan.steps,
+                       r.plan.stopped)
+    return (r.snapshots, r.segments, r.log_start, r.log_end, r.now, r.startup, r.refusal,
+            plan)

@@ -32,13 +32,15 @@ BIG = (1 << 63) - 1
 def _both(buf: bytes, pos: int, nxt: int, epoch: int, before: int = BIG,
           stop: int | None = None, most_values: int = spans.MOST_VALUES) -> tuple:
     stop = len(buf) if stop is None else stop
-    want = spans.plain_span_py(buf, pos, len(buf), stop, nxt, epoch, before, NOOP_VALUE,
-                               spans.MOST_SECTION, most_values)
-    if compiled is not None:
-        got = compiled.plain_span(buf, pos, len(buf), stop, nxt, epoch, before, NOOP_VALUE,
-                                  spans.MOST_SECTION, most_values)
-        assert got == want, (pos, nxt, epoch, before, stop, most_values)
-    return want
+    for tell in (False, True):
+        want = spans.plain_span_py(buf, pos, len(buf), stop, nxt, epoch, before, NOOP_VALUE,
+                                   spans.MOST_SECTION, most_values, tell)
+        if compiled is not None:
+            got = compiled.plain_span(buf, pos, len(buf), stop, nxt, epoch, before,
+                                      NOOP_VALUE, spans.MOST_SECTION, most_values, tell)
+            assert got == want, (pos, nxt, epoch, before, stop, most_values, tell)
+        assert bool(want[9]) == (tell and bool(want[4]))
+    return want[:7]
 
 
 def _walk(buf: bytes, rng: random.Random) -> int:
@@ -226,7 +228,7 @@ def test_verify_says_the_same_with_spans(tmp_path: Path,
                 m.delenv("KMETA_ONE_PROCESS", raising=False)
             if mode == "no spans":
                 m.setattr(spans, "plain_span",
-                          lambda buf, pos, *rest: (pos, 0, 0, rest[2], [], [], []))
+                          lambda buf, pos, *rest: (pos, 0, 0, rest[2], [], [], [], 0, 0, []))
             taken = []
             if mode == "spans":
                 real = spans.plain_span

@@ -645,7 +645,8 @@ done:
  * base offset is `before` or above, once `pos` reaches `stop`, and after the batch that
  * brings the values to `most_values`.
  * The values other than `skip` are kept, with their offsets and their batch's
- * position. */
+ * position; with `tell`, each batch that has values kept is told as (position, base
+ * offset, last offset, timestamp). */
 static int section_plain(const unsigned char *p, const unsigned char *n, Py_ssize_t count) {
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t length, ts_delta, off_delta, len;
@@ -704,18 +705,21 @@ static PyObject *py_plain_span(PyObject *self, PyObject *args) {
     Py_buffer view, skip;
     Py_ssize_t pos, limit, stop, most_section, most_values;
     long long next, epoch, before;
-    if (!PyArg_ParseTuple(args, "y*nnnLLLy*nn", &view, &pos, &limit, &stop, &next, &epoch,
-                          &before, &skip, &most_section, &most_values))
+    int tell;
+    if (!PyArg_ParseTuple(args, "y*nnnLLLy*nnp", &view, &pos, &limit, &stop, &next, &epoch,
+                          &before, &skip, &most_section, &most_values, &tell))
         return NULL;
     PyObject *values = PyList_New(0), *offsets = PyList_New(0), *positions = PyList_New(0);
+    PyObject *told = PyList_New(0);
     PyObject *out = NULL;
+    long long newest = 0, last_ts = 0;
     Py_ssize_t batches = 0, records = 0;
     /* the records section of the last batch read whose values were all `skip` */
     const unsigned char *same = NULL;
     Py_ssize_t same_size = -1;
     int32_t same_count = -1;
     int nothing_kept = 0;
-    if (!values || !offsets || !positions) goto done;
+    if (!values || !offsets || !positions || !told) goto done;
     const unsigned char *buf = view.buf;
     if (limit > view.len) limit = view.len;
     while (pos >= 0 && pos < stop && pos + HEADER <= limit &&
@@ -735,6 +739,8 @@ static PyObject *py_plain_span(PyObject *self, PyObject *args) {
             break;
         if (crc_impl(0, b + AT_ATTRS, (size_t)(size - AT_ATTRS)) != (uint32_t)be32(b + AT_CRC))
             break;
+        long long stamp = be64(b + AT_BASE_TS);
+        Py_ssize_t before_kept = PyList_GET_SIZE(values);
         /* a NoOp heartbeat's section is the one before it, byte for byte: read once */
         if (!(nothing_kept && size == same_size && count == same_count &&
               memcmp(b + HEADER, same, (size_t)(size - HEADER)) == 0)) {
@@ -748,16 +754,28 @@ static PyObject *py_plain_span(PyObject *self, PyObject *args) {
             same_size = size;
             same_count = count;
         }
+        if (tell && PyList_GET_SIZE(values) > before_kept) {
+            PyObject *t = Py_BuildValue("(nLLL)", pos, next, after - 1, stamp);
+            if (!t || PyList_Append(told, t) < 0) {
+                Py_XDECREF(t);
+                goto done;
+            }
+            Py_DECREF(t);
+        }
+        if (batches == 0 || stamp > newest) newest = stamp;
+        last_ts = stamp;
         next = after;
         batches++;
         records += count;
         pos += size;
     }
-    out = Py_BuildValue("nnnLOOO", pos, batches, records, next, values, offsets, positions);
+    out = Py_BuildValue("nnnLOOOLLO", pos, batches, records, next, values, offsets, positions,
+                        newest, last_ts, told);
 done:
     Py_XDECREF(values);
     Py_XDECREF(offsets);
     Py_XDECREF(positions);
+    Py_XDECREF(told);
     PyBuffer_Release(&view);
     PyBuffer_Release(&skip);
     return out;

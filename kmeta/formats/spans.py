@@ -41,8 +41,7 @@ MOST_SECTION = 1 << 20
 
 def plain_span_py(buf: Any, pos: int, limit: int, stop: int, next_offset: int, epoch: int,
                   before: int, skip: bytes, most_section: int = MOST_SECTION,
-                  most_values: int = MOST_VALUES,
-                  ) -> tuple[int, int, int, int, list[bytes], list[int], list[int]]:
+                  most_values: int = MOST_VALUES, tell: bool = False) -> tuple:
     """The plain batches from ``pos`` on: each a v2 batch of leader epoch ``epoch`` at
     base offset ``next_offset`` (then the one after it), attributes 0, lastOffsetDelta
     its record count - 1, maxTimestamp equal to baseTimestamp, a matching CRC-32C and a
@@ -52,13 +51,17 @@ def plain_span_py(buf: Any, pos: int, limit: int, stop: int, next_offset: int, e
     or above, once ``pos`` reaches ``stop``, and after the batch that brings the values
     kept to ``most_values``.
 
-    Returns (position reached, batches, records, the offset after them, and the values
-    other than ``skip`` with their offsets and their batch's position)."""
+    Returns (position reached, batches, records, the offset after them, the values other
+    than ``skip`` with their offsets and their batch's position, the newest batch
+    timestamp and the last batch's (0 without batches), and with ``tell`` (position, base
+    offset, last offset, timestamp) of each batch that has values kept)."""
     limit = min(limit, len(buf))
     batches = records = 0
     values: list[bytes] = []
     offsets: list[int] = []
     positions: list[int] = []
+    told: list[tuple[int, int, int, int]] = []
+    newest = last_ts = 0
     while pos < stop and pos + HEADER_SIZE <= limit and next_offset < before \
             and len(values) < most_values:
         fields = HEADER.unpack_from(buf, pos)
@@ -75,16 +78,23 @@ def plain_span_py(buf: Any, pos: int, limit: int, stop: int, next_offset: int, e
         found = plain_values_py(buf[pos + HEADER_SIZE:end], 0, count, base)
         if found is None:
             break
+        kept = len(values)
         for i, value in enumerate(found):
             if value != skip:
                 values.append(value)
                 offsets.append(base + i)
                 positions.append(pos)
+        if tell and len(values) > kept:
+            told.append((pos, base, base + count - 1, base_ts))
+        if not batches or base_ts > newest:
+            newest = base_ts
+        last_ts = base_ts
         next_offset = base + count
         batches += 1
         records += count
         pos = end
-    return pos, batches, records, next_offset, values, offsets, positions
+    return pos, batches, records, next_offset, values, offsets, positions, newest, last_ts, \
+        told
 
 
 #: ``before`` where nothing stops a span: the highest offset a batch can have.
@@ -93,17 +103,20 @@ NO_OFFSET = (1 << 63) - 1
 
 class Spans(tuple):
     """What a scan that gives plain spans needs of its reader: ``skip``, the value to
-    leave out (the NoOp's), and ``before(epoch)``, asked before each span of that leader
+    leave out (the NoOp's), ``before(epoch)``, asked before each span of that leader
     epoch: the offset at or after which it must end (the reader has something to do
-    there: verify compares a snapshot), or -1 for no span now."""
+    there: verify compares a snapshot), or -1 for no span now; and ``tell``: whether the
+    reader hears of each batch that has values kept (a replay with a watch)."""
 
     __slots__ = ()
 
-    def __new__(cls, skip: bytes, before: Callable[[int], int]) -> Spans:
-        return tuple.__new__(cls, (skip, before))
+    def __new__(cls, skip: bytes, before: Callable[[int], int], tell: bool = False
+                ) -> Spans:
+        return tuple.__new__(cls, (skip, before, tell))
 
     skip = property(itemgetter(0))
     before = property(itemgetter(1))
+    tell = property(itemgetter(2))
 
 
 #: :func:`plain_span_py`, compiled where it is built.
@@ -114,16 +127,19 @@ class PlainSpan(tuple):
     """What a scan with ``plain`` gives for a span (see the module docstring): its
     ``batches`` and ``records`` from byte ``start`` to ``end`` of ``file``, base offsets
     ``first`` to ``next`` - 1, all of leader epoch ``epoch``; the ``values`` to replay,
-    with their ``offsets`` and ``positions``.  A reader that cannot take the span whole
+    with their ``offsets`` and ``positions``; the ``newest`` batch timestamp, the last
+    batch's, and the batches ``told`` (see :func:`plain_span_py`).  A reader that cannot take the span whole
     in the state it is in reads its batches one by one (:meth:`batches`)."""
 
     __slots__ = ()
 
     def __new__(cls, start: int, end: int, batches: int, records: int, first: int,
                 next_offset: int, epoch: int, values: list[bytes], offsets: list[int],
-                positions: list[int], buf: Any, file: str) -> PlainSpan:
+                positions: list[int], buf: Any, file: str, newest: int = 0,
+                last_timestamp: int = 0, told: list | None = None) -> PlainSpan:
         return tuple.__new__(cls, (start, end, batches, records, first, next_offset, epoch,
-                                   values, offsets, positions, buf, file))
+                                   values, offsets, positions, buf, file, newest,
+                                   last_timestamp, told or []))
 
     start = property(itemgetter(0))
     end = property(itemgetter(1))
@@ -135,6 +151,9 @@ class PlainSpan(tuple):
     values = property(itemgetter(7))
     offsets = property(itemgetter(8))
     positions = property(itemgetter(9))
+    newest = property(itemgetter(12))
+    last_timestamp = property(itemgetter(13))
+    told = property(itemgetter(14))
 
     def batches(self) -> Iterator[Batch]:
         """The span's batches, as the scan would have given them one by one (read while

@@ -171,11 +171,15 @@ class ForkedReplay:
             self._send()
 
     def section(self, values: list[bytes], offsets: list[int], positions: list[int],
-                path: str) -> None:
+                path: str, told: list[tuple[int, int, int, int]] | None = None,
+                epoch: int | None = None) -> None:
         """Queue the values of a plain span (formats.spans), none of which broke a KRaft
         rule: as many :meth:`record` calls (unflagged), each at its own offset and
-        batch position, in one item.  Never with a watch: a span has no timestamps."""
-        self._queue.append((_SPAN, values, offsets, positions, path, len(self._sink)))
+        batch position, in one item.  ``told``: for a watch, each batch of them as
+        (position, base offset, last offset, timestamp), of leader ``epoch``: the watch
+        hears of it (:meth:`batch`) before its records."""
+        self._queue.append((_SPAN, values, offsets, positions, path, len(self._sink),
+                            told if self.watch is not None else None, epoch))
         self._extra += len(values) - 1
         if len(self._queue) + self._extra >= CHUNK:
             self._send()
@@ -306,8 +310,29 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                         if payload.finding:
                             found += (_row(place, f) for f in
                                       report(position, offset, None, payload, last_path))
+                elif kind == _SPAN and item[6] is not None:  # a watch hears each batch
+                    _, values, offsets, positions, path, place, told, epoch = item
+                    if path != last_path:
+                        last_path = sys.intern(path)
+                    batches = {t[0]: t for t in told}
+                    at = None
+                    for value, offset, position in zip(values, offsets, positions,
+                                                       strict=True):
+                        if position != at:
+                            at = position
+                            _, base, last, stamp = batches[position]
+                            replay.batch(base, last, epoch, stamp)
+                        if value is not last_value:
+                            last_value, payload = value, decode_metadata(value)
+                        if payload.type != "NO_OP_RECORD":
+                            for p in watched(payload, offset, stamp):  # type: ignore[misc]
+                                found.append((place, p[0], p[1], last_path, position, p[2],
+                                              None))
+                        if payload.finding:
+                            found += (_row(place, f) for f in
+                                      report(position, offset, None, payload, last_path))
                 elif kind == _SPAN:  # _RECORDS' work, each record at its own position
-                    _, values, offsets, positions, path, place = item
+                    _, values, offsets, positions, path, place = item[:6]
                     if path != last_path:
                         last_path = sys.intern(path)
                     i, n = 0, len(values)

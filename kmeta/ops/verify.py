@@ -26,6 +26,7 @@ from functools import partial
 from typing import Any
 
 from kmeta.core.log_rules import Layout, LogState, judge
+from kmeta.core.log_tally import LogTally
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding, finding_counts
 from kmeta.formats.batch import (
@@ -235,12 +236,13 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     # The next offset at which the replay has a snapshot to compare (never, without one).
     check_at = _next_check(replay)
     inline = 0  # batches (each of one record) taken by the inline path
-    # Plain spans (formats.spans): asked for where the replay runs beside the pass and
-    # nothing else hears of each batch; their batches and records.
-    gate = _SpanGate(replay) if type(replay) is ForkedReplay and replay.watch is None \
-        and stats.tally is None else None
-    plain = Spans(NOOP_VALUE, gate) if gate is not None else None
+    # Plain spans (formats.spans): asked for where the replay runs beside the pass; their
+    # batches and records.  A watch hears of each batch of a span that holds records to
+    # replay (as of an inline one), the tally of each span at once.
+    gate = _SpanGate(replay, stats.tally) if type(replay) is ForkedReplay else None
+    plain = Spans(NOOP_VALUE, gate, replay.watch is not None) if gate is not None else None
     span_batches = span_records = 0
+    last_span: tuple[int, int] | None = None  # (last offset, its batch's timestamp)
     # The batch slots the inline path reads, as locals: it runs once per batch.
     lone_at, base_at, position_at = LONE, BASE_OFFSET, POSITION
     # A replay with a watch (kmeta report's lifecycles) hears of batches and control
@@ -287,8 +289,11 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                     span_batches += item[2]
                     span_records += item[3]
                     expected = item[5]
+                    if tally is not None:
+                        tally.span(item[4], item[5] - 1, item[12], item[1] - item[0], item[3])
                     if item[7]:
-                        replay.section(item[7], item[8], item[9], path)
+                        replay.section(item[7], item[8], item[9], path, item[14], item[6])
+                    last_span = (item[5] - 1, item[13])
                     continue
                 items.expand(item)
                 continue
@@ -398,11 +403,11 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     if replay is not None and stats.last_offset is not None:
         yield from replay.reach(stats.last_offset + 1)
     if watching:
-        last = max((b for b in (last_inline, last_full,
-                                None if last_run is None else last_run.last_batch())
-                    if b is not None), key=lambda b: b.last_offset, default=None)
-        if last is not None:
-            replay.end(last.last_offset, last.max_timestamp)
+        ends = [(b.last_offset, b.max_timestamp) for b in (
+            last_inline, last_full, None if last_run is None else last_run.last_batch())
+            if b is not None] + ([last_span] if last_span is not None else [])
+        if ends:
+            replay.end(*max(ends, key=lambda e: e[0]))
 
 
 def _inline(batch: Batch, lone: tuple, epoch: int | None) -> bool:
@@ -427,21 +432,25 @@ def _judge_lone(batch: Batch, lone: tuple, replay: Replay | None
 
 class _SpanGate:
     """Where a plain span of ``epoch`` must end: before the batch at which the next
-    snapshot is compared; and before its first batch when the log has been in a later
-    epoch (the full path judges such a batch again, V005: a span is taken only where the
-    paths it stands for say nothing)."""
+    snapshot is compared, and before the next snapshot end the tally counts to (it
+    takes a span whole only inside one stretch); and before its first batch when the log
+    has been in a later epoch (the full path judges such a batch again, V005: a span is
+    taken only where the paths it stands for say nothing)."""
 
-    __slots__ = ("last_epoch", "replay")
+    __slots__ = ("last_epoch", "replay", "tally")
 
-    def __init__(self, replay: ForkedReplay) -> None:
+    def __init__(self, replay: ForkedReplay, tally: LogTally | None) -> None:
         self.replay = replay
+        self.tally = tally
         self.last_epoch = -1
 
     def __call__(self, epoch: int) -> int:
         if epoch < self.last_epoch:
             return -1
         check = self.replay.next_check
-        return NO_OFFSET if check is None else check
+        before = NO_OFFSET if check is None else check
+        end = self.tally.end if self.tally is not None else None
+        return before if end is None else min(before, end)
 
 
 def _next_check(replay: Replay | None) -> float:

@@ -628,12 +628,13 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                 pos, next_offset, last_epoch = to, after, epoch
                 continue
         if span_epoch is not None and pos <= last_header:
-            to, count, records_in, after, values, offsets, positions = spanner(
-                buf, pos, hi, event_at, next_offset, span_epoch, plain[1](span_epoch), plain[0],
-                MOST_SECTION, MOST_VALUES)
+            (to, count, records_in, after, values, offsets, positions, newest, last_ts,
+             told) = spanner(buf, pos, hi, event_at, next_offset, span_epoch,
+                             plain[1](span_epoch), plain[0], MOST_SECTION, MOST_VALUES,
+                             plain[2])
             if count:
                 yield PlainSpan(pos, to, count, records_in, next_offset, after, span_epoch,
-                                values, offsets, positions, buf, file)
+                                values, offsets, positions, buf, file, newest, last_ts, told)
                 pos, next_offset = to, after
                 continue
         if pos <= last_header:

@@ -209,7 +209,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     runs.walk_file = runs.walk_file_py if runs_too else \
         (lambda fd, scratch, pos, n, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
     spans.plain_span = spans.plain_span_py if runs_too else \
-        (lambda buf, pos, *rest: (pos, 0, 0, rest[2], [], [], []))
+        (lambda buf, pos, *rest: (pos, 0, 0, rest[2], [], [], [], 0, 0, []))
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
     batch._compiled_records, payload._compiled_body = None, None
     replay._compiled_changes = None  # the replay's loop: apply_changes_py
