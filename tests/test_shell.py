@@ -270,3 +270,21 @@ def test_a_folder_of_several_replicas_opens_each() -> None:
     js = _objects(_shell("--json", DIVERGENT / "quorum3", commands="replica").stdout)
     assert [o["name"] for o in js] == ["a", "b", "c"]
     assert [o["current"] for o in js] == [True, False, False]
+
+
+def test_completion_offers_commands_paths_points_and_replicas() -> None:
+    from kmeta.shell.repl import ShellCompleter
+    from kmeta.shell.session import open_session
+
+    quorum = DIVERGENT / "quorum3"
+    session = open_session([str(quorum / "a"), str(quorum / "b")])
+    complete = ShellCompleter(session).candidates
+    assert [c[0] for c in complete("hi")] == ["history"]
+    assert [c[0] for c in complete("replica ")] == ["a", "b"]
+    assert {"start", "end", "snapshot", "a@", "b@"} <= {c[0] for c in complete("at ")}
+    names = [s.name for s in session.timeline.snapshots()]
+    if names:
+        assert [c[0] for c in complete("at snapshot ")] == names
+    assert ("/image/", -3, "image/") in complete("ls /im")
+    assert [c[0] for c in complete("cat /image/cluster/b")] == ["/image/cluster/brokers/"]
+    assert [c[0] for c in complete("man l")] == ["ls"]
