@@ -519,3 +519,56 @@ def test_topic_ids_alike_in_their_first_bytes_stay_apart(
         assert reference.problems(decode_metadata(value), n) == []
     assert image.to_json() == reference.image.to_json()
     assert [image.topics[t]["partitions"][0]["isr"] for t in ids] == [[1, 2, 3]] * 2
+
+
+class _Heard:
+    """A watch that writes down what it hears of each applied record: its offset, and
+    the partition before and after for a change (None, None for any other record)."""
+
+    def __init__(self, image: MetadataImage) -> None:
+        self.image = image
+        self.heard: list[tuple] = []
+
+    def before(self, type_name: str, data: Any) -> None:
+        self.image.changed_partition = None
+
+    def after(self, type_name: str, data: Any, offset: int, timestamp: int | None) -> None:
+        change = self.image.changed_partition if type_name == "PARTITION_CHANGE_RECORD" \
+            else None
+        self.heard.append((offset, *(change or (None, None))))
+
+    def applied(self, told: list[tuple]) -> None:
+        self.heard += told
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("root", ["fixtures", "real"])
+def test_a_watch_hears_the_quick_way_as_the_plain_one(
+        root: str, way: str, real_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a watch that takes records applied in bulk (kmeta report's lifecycles), the
+    quick way tells it what the plain way's before and after do, record by record."""
+    from kmeta.ops.replay_process import _watched
+
+    _way(way, monkeypatch)
+    told = 0
+    for files in _metadata_files(FIXTURES if root == "fixtures" else real_data):
+        log = files[0].suffix == ".log"
+        quick = Replay(MetadataImage.empty(), log=log)
+        plain = Replay(straightforward(MetadataImage.empty()), log=log)
+        quick.watch, plain.watch = _Heard(quick.image), _Heard(plain.image)
+        for values, offsets in _batches(files):
+            i = 0
+            while i < len(values):
+                j, payload = quick.apply_quiet(values, offsets, i)
+                if payload is None:
+                    break
+                if payload.type != "NO_OP_RECORD":
+                    _watched(quick)(payload, offsets[j], 0)
+                i = j + 1
+            for value, offset in zip(values, offsets, strict=True):
+                payload = decode_metadata(value)
+                if payload.type != "NO_OP_RECORD":
+                    _watched(plain)(payload, offset, 0)
+        assert quick.watch.heard == plain.watch.heard, files
+        told += len(quick.watch.heard)
+    assert told > 1000

@@ -333,11 +333,24 @@ class Lifecycles:
 
     # ------------------------------------------------------------------ judging
 
+    def applied(self, told: list[tuple[int, Any, Any]]) -> None:
+        """Records the replay applied in bulk, none with a word to say (the replay's
+        quiet path): (offset, the partition before, after) of each PartitionChangeRecord,
+        (offset, None, None) of each PartitionRecord.  What :meth:`before` and
+        :meth:`after` hear of each."""
+        for offset, old, new in told:
+            self.last_offset = offset
+            if old is not None:
+                self._moved(old, new)
+
     def _partition_changed(self, seen: tuple, data: dict[str, Any]) -> None:
         change = self.image.changed_partition
         if change is None:  # not applied (a partition that is not there, a transaction)
             return
-        old, new = change
+        self._moved(*change)
+
+    def _moved(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """The ISR departures and leadership moves of one partition change."""
         isr_before, leader_before = old["isr"], old["leader"]
         isr_after, leader_after = new["isr"], new["leader"]
         for node in isr_before:

@@ -1500,12 +1500,30 @@ static int decoder_ok(PyObject *d) {
 /* apply_changes(values, offsets, i, image, start, blocked, skip_noops, memo, decoder) ->
  * (index of the first record not applied, its payload), (len(values), None) at the end.
  * blocked: the PartitionChangeRecord versions the log's metadata.version does not allow. */
+/* (offset, old, new) appended to `applied` (None, None for a record that is not a
+ * change); -1 with an exception set when it cannot be. */
+static int tell_applied(PyObject *applied, PyObject *offset, PyObject *old, PyObject *new) {
+    PyObject *t = PyTuple_Pack(3, offset, old ? old : Py_None, new ? new : Py_None);
+    if (!t) return -1;
+    int r = PyList_Append(applied, t);
+    Py_DECREF(t);
+    return r;
+}
+
 static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 9 || !(PyList_Check(args[0]) || PyTuple_Check(args[0])) ||
+    if ((nargs != 9 && nargs != 10) || !(PyList_Check(args[0]) || PyTuple_Check(args[0])) ||
         !(PyList_Check(args[1]) || PyTuple_Check(args[1])) ||
         !PyAnySet_Check(args[5]) || !decoder_ok(args[8])) {
         PyErr_SetString(PyExc_TypeError, "apply_changes(values: list, offsets: list, i, "
-                        "image, start, blocked: set, skip_noops, memo, decoder: tuple)");
+                        "image, start, blocked: set, skip_noops, memo, decoder: tuple"
+                        "[, applied: list])");
+        return NULL;
+    }
+    /* applied: given, gets (offset, old, new) of each PartitionChangeRecord applied and
+     * (offset, None, None) of each PartitionRecord, for a watch */
+    PyObject *applied = nargs == 10 && args[9] != Py_None ? args[9] : NULL;
+    if (applied && !PyList_Check(applied)) {
+        PyErr_SetString(PyExc_TypeError, "apply_changes: applied is a list");
         return NULL;
     }
     PyObject *values = args[0], *offsets = args[1], *image = args[3];
@@ -1547,7 +1565,11 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
                     Py_XDECREF(isr);
                     Py_XDECREF(leader);
                     if (r < 0) goto done;
-                    if (r > 0) continue;
+                    if (r > 0) {
+                        if (applied && tell_applied(applied, offset, s.old, s.p) < 0)
+                            goto done;
+                        continue;
+                    }
                 }
             }
         }
@@ -1576,6 +1598,9 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
                    : quiet_partition(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
         if (r < 0) goto done;
         if (r == 0) break;
+        if (applied && tell_applied(applied, offset, change ? s.old : NULL,
+                                    change ? s.p : NULL) < 0)
+            goto done;
     }
     if (i >= n) {
         Py_CLEAR(payload);

@@ -135,6 +135,7 @@ class _Watch:
         self.controls = 0
         self.before = lives.before
         self.after = lives.after
+        self.applied = lives.applied
         self.end = lives.end
         self.since_ms = since.time_ms if since else None
         self.until_ms = until.time_ms if until else None

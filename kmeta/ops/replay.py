@@ -135,10 +135,14 @@ class Replay:
         """Apply, from ``values[i]`` on, the records that raise no problem the quick way
         (see :func:`apply_changes_py`; NoOps passed over when ``skip_noops``); the index of
         the first other record and its payload, for :meth:`problems` (``len(values)`` and
-        None when there is none).  With a watch, or inside a metadata transaction, every
-        record is another."""
+        None when there is none).  Inside a metadata transaction, or with a watch that
+        does not take the records applied in bulk (``applied``: see
+        :func:`apply_changes_py`), every record is another; a watch that does hears them
+        after the call."""
         image = self.image
-        if self.watch is not None or image._txn is not None:
+        watch = self.watch
+        applied = None if watch is None else getattr(watch, "applied", None)
+        if (watch is not None and applied is None) or image._txn is not None:
             return (i, decode_metadata(values[i])) if i < len(values) else (len(values), None)
         # image.metadata_version without the property's call: once per record a long log
         # sends that the quick way does not take
@@ -150,12 +154,17 @@ class Replay:
                 for t in _QUIET for _, v in RECORD_VERSIONS[t]
                 if level is not None and (need := required_level(t, v)) is not None
                 and level < need)
+        told: list[tuple[int, Any, Any]] | None = None if applied is None else []
         if _compiled_changes is not None:
-            return _compiled_changes(values, offsets, i, image, self.start_offset, blocked,
-                                     skip_noops, payload_module._DECODED,
-                                     payload_module.DECODER)
-        return apply_changes_py(values, offsets, i, image, self.start_offset, blocked,
-                                skip_noops)
+            out = _compiled_changes(values, offsets, i, image, self.start_offset, blocked,
+                                    skip_noops, payload_module._DECODED,
+                                    payload_module.DECODER, told)
+        else:
+            out = apply_changes_py(values, offsets, i, image, self.start_offset, blocked,
+                                   skip_noops, told)
+        if told:
+            applied(told)  # type: ignore[misc]
+        return out
 
     def reach(self, offset: int) -> Iterator[Finding]:
         """Compare with every snapshot that ends at or before ``offset``."""
@@ -176,13 +185,15 @@ _BLOCKED: dict[int | None, frozenset[int]] = {}
 
 def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
                      image: MetadataImage, start: int, blocked: frozenset[int],
-                     skip_noops: bool) -> tuple[int, Any]:
+                     skip_noops: bool, applied: list | None = None) -> tuple[int, Any]:
     """From ``values[i]`` on, each record decoded and, while it needs no word of
     :meth:`Replay.problems`, taken: a NoOp passed over (when ``skip_noops``), a
     PartitionChangeRecord or PartitionRecord at or after ``start``, not ``blocked``
     (``apiKey * 256 + version``), that :meth:`MetadataImage.apply_quiet` applies.  The
     index of the first other record and its payload, the image untouched by it;
-    ``(len(values), None)`` when there is none.  The reference of the compiled core's
+    ``(len(values), None)`` when there is none.  ``applied``: given, gets (offset, the
+    partition before, after) of each PartitionChangeRecord taken and (offset, None, None)
+    of each PartitionRecord, for a watch.  The reference of the compiled core's
     ``apply_changes`` (tests/test_image_fast.py, tests/fuzz/test_properties.py)."""
     for i in range(i, len(values)):  # noqa: B020 - from the given index on
         payload = decode_metadata(values[i])
@@ -197,6 +208,9 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
                 or type(version) is not int or api_key * 256 + version in blocked \
                 or not image.apply_quiet(payload.type, payload.data):
             return i, payload
+        if applied is not None:
+            change = image.changed_partition if payload.type == _QUIET[0] else (None, None)
+            applied.append((offsets[i], *change))
     return len(values), None
 
 

@@ -315,22 +315,32 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                     if path != last_path:
                         last_path = sys.intern(path)
                     batches = {t[0]: t for t in told}
-                    at = None
-                    for value, offset, position in zip(values, offsets, positions,
-                                                       strict=True):
-                        if position != at:
-                            at = position
-                            _, base, last, stamp = batches[position]
-                            replay.batch(base, last, epoch, stamp)
-                        if value is not last_value:
-                            last_value, payload = value, decode_metadata(value)
-                        if payload.type != "NO_OP_RECORD":
-                            for p in watched(payload, offset, stamp):  # type: ignore[misc]
-                                found.append((place, p[0], p[1], last_path, position, p[2],
-                                              None))
-                        if payload.finding:
-                            found += (_row(place, f) for f in
-                                      report(position, offset, None, payload, last_path))
+                    a, n = 0, len(values)
+                    while a < n:  # batch by batch: the watch hears each before its records
+                        position = positions[a]
+                        b = a + 1
+                        while b < n and positions[b] == position:
+                            b += 1
+                        _, base, last, stamp = batches[position]
+                        replay.batch(base, last, epoch, stamp)
+                        vs, os_ = values[a:b], offsets[a:b]
+                        k = 0
+                        while k < len(vs):
+                            # the records with no word to say in one call, the watch told
+                            # of them in bulk (Replay.apply_quiet); the others one by one
+                            k, other = replay.apply_quiet(vs, os_, k)
+                            if other is None:
+                                break
+                            offset = os_[k]
+                            k += 1
+                            if other.type != "NO_OP_RECORD":
+                                for p in watched(other, offset, stamp):  # type: ignore[misc]
+                                    found.append((place, p[0], p[1], last_path, position,
+                                                  p[2], None))
+                            if other.finding:
+                                found += (_row(place, f) for f in
+                                          report(position, offset, None, other, last_path))
+                        a = b
                 elif kind == _SPAN:  # _RECORDS' work, each record at its own position
                     _, values, offsets, positions, path, place = item[:6]
                     if path != last_path:
