@@ -17,6 +17,21 @@ MARKS = {"added": "+", "removed": "-", "changed": "~"}
 WIDTH = 80
 
 
+def fold_items(head: str, items: list[str], width: int = WIDTH) -> list[str]:
+    """``head`` and ``items`` joined by ", ", folded between items (an item is never cut:
+    ``isr [1] -> []`` stays on one line), continuations indented four spaces."""
+    lines, line = [], head
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if line.strip() and line != head and len(line) + 1 + len(piece) > width:
+            lines.append(line)
+            line = "    " + piece
+        else:
+            line += ("" if line == head else " ") + piece
+    lines.append(line)
+    return lines
+
+
 def fold(line: str, width: int = WIDTH) -> list[str]:
     """A long line folded at spaces, its continuations indented four spaces (a word
     longer than a line stays whole)."""
@@ -76,8 +91,8 @@ def change_lines(changes: list[tuple[str, str, str | None, str | None]]) -> list
         if kind == "changed":
             fields = changed_fields(old or "", new or "")
             if fields is not None:
-                out.append(f"{mark} {path}: " + ", ".join(
-                    f"{k} {a} -> {b}" for k, a, b in fields))
+                out += fold_items(f"{mark} {path}: ", [f"{k} {a} -> {b}" for k, a, b in fields])
+                continue
             elif len(path) + len(old or "") + len(new or "") < 70:
                 out.append(f"{mark} {path}: {old} -> {new}")
             else:
