@@ -323,8 +323,9 @@ class Session:
     def replica(self, words: list[str]) -> Reply:
         if not words:
             names = self.replicas.names()
-            return Reply([("* " if n == self.here.replica else "  ") + text.replica_line(
-                n, self.replicas[n]) for n in names],
+            return Reply([line for n in names for line in text.fold(
+                ("* " if n == self.here.replica else "  ")
+                + text.replica_line(n, self.replicas[n]))],
                 [text.replica_object(n, self.replicas[n], n == self.here.replica)
                  for n in names])
         if len(words) != 1:
