@@ -226,6 +226,12 @@ def test_a_wrong_command_gets_one_line_and_a_suggestion() -> None:
     assert far.returncode == 2 and "outside healthy's log (0..12704)" in far.stderr
     nope = _shell(HEALTHY, commands="replica zzz")
     assert nope.returncode == 2 and "replicas: healthy" in nope.stderr
+    path = _shell(HEALTHY, commands="cat /image/cluster/broker/4; cd /image/topic")
+    assert path.returncode == 2
+    assert path.stderr.splitlines() == [
+        "cat: /image/cluster/broker/4: No such file or directory.",
+        "  did you mean /image/cluster/brokers/4?",
+        "cd: /image/topic: no such directory.", "  did you mean /image/topics?"]
 
 
 @pytest.mark.parametrize("target, code", [("/etc", 3), ("{missing}", 3), ("{text}", 3)])

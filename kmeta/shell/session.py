@@ -149,7 +149,8 @@ class Session:
 
     def ls(self, targets: list[str]) -> Reply:
         h = self.here
-        return Reply(node_text.ls_lines(h.tree, h.cwd, targets or ["."], self.width),
+        return Reply(_hinted(node_text.ls_lines(h.tree, h.cwd, targets or ["."], self.width),
+                             h.tree, h.cwd, targets),
                      text.node_objects("ls", h.tree, h.cwd, targets))
 
     def cat(self, targets: list[str]) -> Reply:
@@ -164,14 +165,15 @@ class Session:
     def _nodes(self, command: str, targets: list[str],
                lines: Callable[..., Iterator[node_text.Line]]) -> Reply:
         h = self.here
-        return Reply(lines(h.tree, h.cwd, targets),
+        return Reply(_hinted(lines(h.tree, h.cwd, targets), h.tree, h.cwd, targets),
                      text.node_objects(command, h.tree, h.cwd, targets))
 
     def cd(self, target: str | None) -> Reply:
-        cwd, errors = nodes.change_dir(self.here.tree, self.here.cwd, target)
+        before = self.here.cwd
+        cwd, errors = nodes.change_dir(self.here.tree, before, target)
         self.here.cwd = cwd
         if errors:
-            return refused(errors[0])
+            return refused(errors[0], path_hint(self.here.tree, before, target or "/"))
         return Reply(objects=[{"kind": "shell_cd", "path": cwd}])
 
     def pwd(self) -> Reply:
@@ -353,6 +355,37 @@ def changes_under(before: Any, after: Any, path: str) -> list[Any]:
     by_id = path.startswith("/image/topics/byId")
     return [c for c in changes if (by_id or not c[0].startswith("/image/topics/byId/"))
             and (c[0] != "/image/provenance" or path == c[0])]
+
+
+def path_hint(tree: Any, cwd: str, target: str) -> str | None:
+    """A suggestion for a path that names nothing: the path with its first missing part
+    replaced by the nearest name where it points ("did you mean
+    /image/cluster/brokers/1?"), or None."""
+    import difflib
+
+    parts = nodes.split_path(cwd, target)
+    node = tree
+    for i, part in enumerate(parts):
+        child = node.child(part) if node.is_dir else None
+        if child is not None:
+            node = child
+            continue
+        close = difflib.get_close_matches(part, node.names(), n=1) if node.is_dir else []
+        if not close:
+            return None
+        return f"did you mean {nodes.path_of([*parts[:i], close[0], *parts[i + 1:]])}?"
+    return None
+
+
+def _hinted(lines: Iterator[Any], tree: Any, cwd: str, targets: list[str]) -> Iterator[Any]:
+    """Kafka's lines, each "no such" line followed by a suggestion where one is near."""
+    for line in lines:
+        yield line
+        if isinstance(line, node_text.Line) and line.error:
+            target = next((t for t in targets if f": {t}: " in line.text), None)
+            hint = path_hint(tree, cwd, target) if target is not None else None
+            if hint is not None:
+                yield node_text.Line(f"  {hint}", True)
 
 
 #: the records that give or take a topic's name or its configs: what history's small
