@@ -276,7 +276,35 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
     last_path: Any = None
     problems = replay.problems
     watched = _watched(replay)
-    quiet = replay.apply_quiet if watched is None else None
+    # a watch that does not take records in bulk hears each through watched
+    quiet = replay.apply_quiet if watched is None or hasattr(replay.watch, "applied") \
+        else None
+
+    def take(values: list, offsets: list, at: Any, place: int, path: str,
+             timestamp: int | None) -> None:
+        """The records of a batch (or of a span: ``at``, each one's position), none of
+        which broke a KRaft rule: those with no word to say applied in one call
+        (Replay.apply_quiet), the others one by one, their problems and decoding
+        problems found where the pass would have had them."""
+        i, n = 0, len(values)
+        each = type(at) is list
+        while i < n:
+            if quiet is not None:
+                i, payload = quiet(values, offsets, i)
+                if payload is None:
+                    break
+            else:
+                payload = decode_metadata(values[i])
+            offset, position = offsets[i], at[i] if each else at
+            i += 1
+            if payload.type != "NO_OP_RECORD":
+                for p in (problems(payload, offset) if watched is None else
+                          watched(payload, offset, timestamp)):
+                    found.append((place, p[0], p[1], path, position, p[2], None))
+            if payload.finding:
+                found.extend(_row(place, f) for f in
+                             report(position, offset, None, payload, path))
+
     try:
         while True:
             head = _read_exactly(down, _LENGTH.size)
@@ -288,28 +316,7 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                     _, values, offsets, path, position, place, timestamp = item
                     if path != last_path:
                         last_path = sys.intern(path)
-                    i, n = 0, len(values)
-                    while i < n:
-                        if quiet is not None:
-                            # the records that need no word applied in one call, up to
-                            # the first other: this loop's
-                            i, payload = quiet(values, offsets, i)
-                            last_value = values[i] if payload is not None else None
-                            if payload is None:
-                                break
-                        elif values[i] is not last_value:
-                            last_value = values[i]
-                            payload = decode_metadata(last_value)
-                        offset = offsets[i]
-                        i += 1
-                        if payload.type != "NO_OP_RECORD":
-                            for p in (problems(payload, offset) if watched is None else
-                                      watched(payload, offset, timestamp)):
-                                found.append((place, p[0], p[1], last_path, position, p[2],
-                                              None))
-                        if payload.finding:
-                            found += (_row(place, f) for f in
-                                      report(position, offset, None, payload, last_path))
+                    take(values, offsets, position, place, last_path, timestamp)
                 elif kind == _SPAN and item[6] is not None:  # a watch hears each batch
                     _, values, offsets, positions, path, place, told, epoch = item
                     if path != last_path:
@@ -323,47 +330,13 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
                             b += 1
                         _, base, last, stamp = batches[position]
                         replay.batch(base, last, epoch, stamp)
-                        vs, os_ = values[a:b], offsets[a:b]
-                        k = 0
-                        while k < len(vs):
-                            # the records with no word to say in one call, the watch told
-                            # of them in bulk (Replay.apply_quiet); the others one by one
-                            k, other = replay.apply_quiet(vs, os_, k)
-                            if other is None:
-                                break
-                            offset = os_[k]
-                            k += 1
-                            if other.type != "NO_OP_RECORD":
-                                for p in watched(other, offset, stamp):  # type: ignore[misc]
-                                    found.append((place, p[0], p[1], last_path, position,
-                                                  p[2], None))
-                            if other.finding:
-                                found += (_row(place, f) for f in
-                                          report(position, offset, None, other, last_path))
+                        take(values[a:b], offsets[a:b], position, place, last_path, stamp)
                         a = b
                 elif kind == _SPAN:  # _RECORDS' work, each record at its own position
                     _, values, offsets, positions, path, place = item[:6]
                     if path != last_path:
                         last_path = sys.intern(path)
-                    i, n = 0, len(values)
-                    while i < n:
-                        if quiet is not None:  # as _RECORDS: the others in one call
-                            i, payload = quiet(values, offsets, i)
-                            last_value = values[i] if payload is not None else None
-                            if payload is None:
-                                break
-                        elif values[i] is not last_value:
-                            last_value = values[i]
-                            payload = decode_metadata(last_value)
-                        offset, position = offsets[i], positions[i]
-                        i += 1
-                        if payload.type != "NO_OP_RECORD":
-                            for p in problems(payload, offset):
-                                found.append((place, p[0], p[1], last_path, position, p[2],
-                                              None))
-                        if payload.finding:
-                            found += (_row(place, f) for f in
-                                      report(position, offset, None, payload, last_path))
+                    take(values, offsets, positions, place, last_path, None)
                 elif kind <= _RECORD:
                     value, offset, path, position, place, flagged, timestamp = item[1:8]
                     if quiet is not None:
