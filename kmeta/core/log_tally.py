@@ -97,24 +97,6 @@ class LogTally:
             base = first_base + i * (delta + 1)
             self.batch(base, base + delta, stamps[i], length, records)
 
-    def span(self, first_base: int, last: int, newest: int, length: int, records: int
-             ) -> None:
-        """Batches back to back from ``first_base`` to offset ``last``, ``length`` bytes
-        and ``records`` records in all, ``newest`` the largest of their maxTimestamps:
-        as many :meth:`batch` calls, where none of them reaches the next snapshot end
-        (the caller stops a span before it)."""
-        self._last = last
-        if self._newest is None or newest > self._newest:
-            self._newest = newest
-        end = self.end
-        if end is None:
-            return
-        assert last < end or first_base < end, "a span crosses a snapshot end"
-        if end not in self.covered:
-            self.covered[end] = first_base
-        self._bytes += length
-        self._records += records
-
     def finish(self) -> LogTally:
         self._close()
         if self.end is not None:

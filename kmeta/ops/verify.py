@@ -238,7 +238,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
     inline = 0  # batches (each of one record) taken by the inline path
     # Plain spans (formats.spans): asked for where the replay runs beside the pass; their
     # batches and records.  A watch hears of each batch of a span that holds records to
-    # replay (as of an inline one), the tally of each span at once.
+    # replay (as of an inline one), the tally of each span as of one batch.
     gate = _SpanGate(replay, stats.tally) if type(replay) is ForkedReplay else None
     plain = Spans(NOOP_VALUE, gate, replay.watch is not None) if gate is not None else None
     span_batches = span_records = 0
@@ -289,8 +289,9 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                     span_batches += item[2]
                     span_records += item[3]
                     expected = item[5]
-                    if tally is not None:
-                        tally.span(item[4], item[5] - 1, item[12], item[1] - item[0], item[3])
+                    if tally is not None:  # as one batch: it ends before a snapshot's end
+                        tally.batch(item[4], item[5] - 1, item[12], item[1] - item[0],
+                                    item[3])
                     if item[7]:
                         replay.section(item[7], item[8], item[9], path, item[14], item[6])
                     last_span = (item[5] - 1, item[13])
