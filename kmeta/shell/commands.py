@@ -10,6 +10,7 @@ walk through time and across replicas.  A line is split as a POSIX shell splits 
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ class Command:
 def _count(words: list[str], name: str) -> int:
     if not words:
         return 1
-    if len(words) > 1 or not words[0].lstrip("-").isdigit():
+    if len(words) > 1 or not re.fullmatch(r"-?[0-9]+", words[0]):
         raise _Refusal(f"{name}: {' '.join(words)}: a number of record batches",
                        f"{name} [N]")
     return int(words[0])

@@ -24,11 +24,15 @@ from datetime import UTC, datetime, timedelta
 
 from kmeta.errors import UsageError
 
-_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})(?:\.checkpoint)?$")
-_TIME_OF_DAY = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$")
+# ASCII digits only ([0-9], not \d or str.isdigit: '²' is a digit to both, not to int)
+_OFFSET = re.compile(r"[0-9]+")
+_SNAPSHOT = re.compile(r"^([0-9]{20})-([0-9]{10})(?:\.checkpoint)?$")
+_TIME_OF_DAY = re.compile(
+    r"^([0-9]{1,2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$")
 _DATE_TIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"
-    r"(Z|[+-]\d{2}:?\d{2})?$")
+    r"^([0-9]{4})-([0-9]{2})-([0-9]{2})"
+    r"(?:[T ]([0-9]{1,2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,9}))?)?)?"
+    r"(Z|[+-][0-9]{2}:?[0-9]{2})?$")
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,7 @@ def _point(spec: str, text: str) -> Point | None:
         return Point(low, None, text)
     if spec == ".":
         return Point("here", None, text)
-    if spec.isdigit():
+    if _OFFSET.fullmatch(spec):
         return Point("offset", int(spec), text)
     if low.startswith("snapshot:"):
         spec = spec[len("snapshot:"):]

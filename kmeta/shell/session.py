@@ -254,7 +254,7 @@ class Session:
         """``history [PATH]``: every record up to here that touched the node at PATH (or
         under it, or above it); ``history N``: the last N command lines (as Kafka's shell
         has it)."""
-        if words and words[0].isdigit():
+        if words and re.fullmatch(r"[0-9]+", words[0]):
             n = int(words[0])
             shown = self.typed[-n:] if n else []
             start = len(self.typed) - len(shown) + 1
