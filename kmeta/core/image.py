@@ -455,99 +455,6 @@ class MetadataImage:
         self.changed_partition = (old, p)
         parts[pid] = p
 
-    def apply_quiet(self, type_name: str, d: Any) -> bool:
-        """Apply a PartitionChangeRecord that :meth:`_partition_change_fast` takes, or a
-        PartitionRecord, when it raises no problem (the topic and the partition exist, the
-        leader is in the ISR and registered where the record elects it, the ISR within the
-        replicas, no epoch going back, directories that match): True.  False for any
-        other, the image untouched: :meth:`apply` says what is wrong with it.  The
-        reference of the loop of verify's replay process that the compiled core runs
-        (kmeta.ops.replay.apply_changes_py); ``d``: the record's fields."""
-        if type_name == "PARTITION_RECORD":
-            return self._quiet_partition(d)
-        if type_name != "PARTITION_CHANGE_RECORD" or type(d) is not dict or len(d) > 4 or not d.keys() <= _SIMPLE_CHANGE:
-            return False
-        try:
-            t = self.topics.get(d["topicId"])
-            parts = None if t is None else t["partitions"]
-            pid = d["partitionId"]
-            old = None if parts is None else parts.get(pid)
-            if type(old) is not dict:
-                return False
-            isr = d.get("isr")
-            changed_isr = isr is not None
-            if not changed_isr:
-                isr = old["isr"]
-            leader = d.get("leader", NO_LEADER_CHANGE)
-            elected = leader != NO_LEADER_CHANGE
-            if not elected:
-                leader = old["leader"]
-            replicas = old["replicas"]
-            if not (_int_list(isr) and _int_list(replicas) and type(leader) is int) or \
-                    leader >= 0 and leader not in isr or \
-                    any(r not in replicas for r in isr) or \
-                    elected and leader >= 0 and leader not in self.brokers:
-                return False
-            p = old.copy()
-            if changed_isr:
-                p["isr"] = list(isr)
-            if elected:
-                p["leader"] = leader
-                p["leaderEpoch"] = old["leaderEpoch"] + 1
-            p["partitionEpoch"] = old["partitionEpoch"] + 1
-        except (KeyError, TypeError):  # the full path's V119
-            return False
-        self.changed_partition = (old, p)
-        parts[pid] = p
-        return True
-
-    def _quiet_partition(self, d: Any) -> bool:
-        """:meth:`apply_quiet` for a PartitionRecord: :meth:`_partition` where it raises
-        no problem."""
-        if type(d) is not dict:
-            return False
-        try:
-            t = self.topics.get(d["topicId"])
-            pid = d["partitionId"]
-            replicas, isr = d["replicas"], d["isr"]
-            dirs = d.get("directories")
-            lrs = d.get("leaderRecoveryState", 0)
-            leader = d.get("leader", NO_LEADER)
-            epoch, partition_epoch = d.get("leaderEpoch", -1), d.get("partitionEpoch", -1)
-            lists = [d.get(k) for k in ("removingReplicas", "addingReplicas",
-                                        "eligibleLeaderReplicas", "lastKnownElr")]
-            if t is None or not (_int_list(replicas) and _int_list(isr)) or \
-                    any(v is not None and type(v) is not list for v in lists) or \
-                    dirs is not None and type(dirs) is not list or \
-                    dirs and len(dirs) != len(replicas) or \
-                    type(lrs) is not int or lrs not in (0, 1) or \
-                    not all(type(v) is int for v in (leader, epoch, partition_epoch)):
-                return False
-            old = t["partitions"].get(pid)
-            if old is not None and (type(old) is not dict or epoch < old["leaderEpoch"] or
-                                    partition_epoch < old["partitionEpoch"]):
-                return False
-            if leader >= 0 and (leader not in isr or leader not in self.brokers) or \
-                    any(r not in replicas for r in isr):
-                return False
-        except (KeyError, TypeError):  # the full path's V119
-            return False
-        removing, adding, elr, last_elr = lists
-        t["partitions"][pid] = {
-            "replicas": list(replicas),
-            "isr": list(isr),
-            "removingReplicas": _ints(removing),
-            "addingReplicas": _ints(adding),
-            "leader": leader,
-            "leaderRecoveryState": lrs,
-            "leaderEpoch": epoch,
-            "partitionEpoch": partition_epoch,
-            "directories": _default_to_migrating(list(dirs or ()), len(replicas)),
-            "eligibleLeaderReplicas": _ints(elr),
-            "lastKnownElr": _ints(last_elr),
-        }
-        return True
-
     def _partition_change(self, d: dict, out: list, off: int | None) -> None:
         t = self.topics.get(d["topicId"])  # the common case, without a call
         if t is None:
@@ -793,11 +700,6 @@ _SIMPLE_CHANGE = frozenset(("topicId", "partitionId", "isr", "leader"))
 #: The lists a PartitionChangeRecord replaces when it carries them.
 _CHANGED_LISTS = ("replicas", "isr", "removingReplicas", "addingReplicas",
                   "eligibleLeaderReplicas", "lastKnownElr")
-
-
-def _int_list(v: Any) -> bool:
-    """A list of ints (no bools): what :meth:`MetadataImage.apply_quiet` compares."""
-    return type(v) is list and all(type(x) is int for x in v)
 
 
 def _where(topic: dict, pid: int) -> str:

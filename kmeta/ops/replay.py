@@ -25,6 +25,7 @@ from kmeta.core.image import (
     MetadataImage,
     diff_images,
 )
+from kmeta.core.image_quiet import apply_quiet
 from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
 from kmeta.findings import Finding
 from kmeta.formats import payload as payload_module
@@ -176,7 +177,7 @@ class Replay:
             yield from _compare(self.image, end, snap, self.seen)
 
 
-#: The record types :meth:`MetadataImage.apply_quiet` takes.
+#: The record types :func:`kmeta.core.image_quiet.apply_quiet` takes.
 _QUIET = ("PARTITION_CHANGE_RECORD", "PARTITION_RECORD")
 #: Their versions newer than each metadata.version allows (V120), as
 #: ``apiKey * 256 + version``.
@@ -189,7 +190,7 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
     """From ``values[i]`` on, each record decoded and, while it needs no word of
     :meth:`Replay.problems`, taken: a NoOp passed over (when ``skip_noops``), a
     PartitionChangeRecord or PartitionRecord at or after ``start``, not ``blocked``
-    (``apiKey * 256 + version``), that :meth:`MetadataImage.apply_quiet` applies.  The
+    (``apiKey * 256 + version``), that :func:`~kmeta.core.image_quiet.apply_quiet` applies.  The
     index of the first other record and its payload, the image untouched by it;
     ``(len(values), None)`` when there is none.  ``applied``: given, gets (offset, the
     partition before, after) of each PartitionChangeRecord taken and (offset, None, None)
@@ -206,7 +207,7 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
         api_key, version = payload.api_key, payload.version
         if payload.type not in _QUIET or offsets[i] < start or type(api_key) is not int \
                 or type(version) is not int or api_key * 256 + version in blocked \
-                or not image.apply_quiet(payload.type, payload.data):
+                or not apply_quiet(image, payload.type, payload.data):
             return i, payload
         if applied is not None:
             change = image.changed_partition if payload.type == _QUIET[0] else (None, None)

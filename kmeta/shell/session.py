@@ -141,12 +141,6 @@ class Session:
 
     # ------------------------------------------------------------------ commands
 
-    def run(self, line: str) -> Reply:
-        """Run one command line; a Reply always (a wrong command is a refused Reply)."""
-        from kmeta.shell.commands import run_line
-
-        return run_line(self, line)
-
     def ls(self, targets: list[str]) -> Reply:
         h = self.here
         return Reply(_hinted(node_text.ls_lines(h.tree, h.cwd, targets or ["."], self.width),
