@@ -586,6 +586,29 @@ done:
     return out;
 }
 
+/* The record at *p (before n) when it is plain, the `i`-th of its batch: offset delta
+ * `i`, timestamp delta 0, a null key, a value that is not empty, no header.  Then its
+ * value is `*value` (`*len` bytes) and *p moves past the record: 1; else 0. */
+static int plain_record(const unsigned char **p, const unsigned char *n, Py_ssize_t i,
+                        const unsigned char **value, Py_ssize_t *len) {
+    int64_t length, ts_delta, off_delta, size;
+    const unsigned char *q = *p;
+    if (!zigzag(&q, n, 4, &length) || length < 6 || length > n - q) return 0;
+    const unsigned char *end = q + length;
+    q++;  /* attributes: unused, as the reader leaves them */
+    if (!zigzag(&q, end, 9, &ts_delta) || ts_delta != 0 ||
+        !zigzag(&q, end, 4, &off_delta) || off_delta != i)
+        return 0;
+    if (q >= end || *q != 1) return 0;  /* a key: -1 in one byte, null */
+    q++;
+    if (!zigzag(&q, end, 4, &size) || size <= 0 || size > end - q) return 0;
+    if (q + size >= end || q[size] != 0 || q + size + 1 != end) return 0;  /* no header */
+    *value = q;
+    *len = (Py_ssize_t)size;
+    *p = end;
+    return 1;
+}
+
 /* plain_values_py's twin: the values of a section of `count` plain metadata records
  * (each at the batch's base timestamp and offset, in order, with a null key, a value
  * that is not empty and no header), or None where any record is otherwise or the
@@ -605,22 +628,12 @@ static PyObject *py_plain_values(PyObject *self, PyObject *args) {
     out = PyList_New(count);
     if (!out) goto done;
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t length, ts_delta, off_delta, len;
-        if (!zigzag(&p, n, 4, &length) || length < 6 || length > n - p) goto fallback;
-        const unsigned char *end = p + length;
-        p++;  /* attributes: unused, as the reader leaves them */
-        if (!zigzag(&p, end, 9, &ts_delta) || ts_delta != 0 ||
-            !zigzag(&p, end, 4, &off_delta) || off_delta != i)
-            goto fallback;
-        if (p >= end || *p != 1) goto fallback;  /* a key: -1 in one byte, null */
-        p++;
-        if (!zigzag(&p, end, 4, &len) || len <= 0 || len > end - p) goto fallback;
-        PyObject *value = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)len);
+        const unsigned char *at;
+        Py_ssize_t len;
+        if (!plain_record(&p, n, i, &at, &len)) goto fallback;
+        PyObject *value = PyBytes_FromStringAndSize((const char *)at, len);
         if (!value) goto error;
         PyList_SET_ITEM(out, i, value);
-        p += len;
-        if (p >= end || *p != 0 || p + 1 != end) goto fallback;  /* no header, no more */
-        p = end;
     }
     if (p != n) goto fallback;
     goto done;
@@ -648,21 +661,10 @@ done:
  * position; with `tell`, each batch that has values kept is told as (position, base
  * offset, last offset, timestamp). */
 static int section_plain(const unsigned char *p, const unsigned char *n, Py_ssize_t count) {
-    for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t length, ts_delta, off_delta, len;
-        if (!zigzag(&p, n, 4, &length) || length < 6 || length > n - p) return 0;
-        const unsigned char *end = p + length;
-        p++;
-        if (!zigzag(&p, end, 9, &ts_delta) || ts_delta != 0 ||
-            !zigzag(&p, end, 4, &off_delta) || off_delta != i)
-            return 0;
-        if (p >= end || *p != 1) return 0;
-        p++;
-        if (!zigzag(&p, end, 4, &len) || len <= 0 || len > end - p) return 0;
-        p += len;
-        if (p >= end || *p != 0 || p + 1 != end) return 0;
-        p = end;
-    }
+    const unsigned char *value;
+    Py_ssize_t len;
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (!plain_record(&p, n, i, &value, &len)) return 0;
     return p == n;
 }
 
@@ -670,17 +672,11 @@ static int keep_values(const unsigned char *p, const unsigned char *n, Py_ssize_
                        long long base, Py_ssize_t position, Py_buffer *skip, PyObject *values,
                        PyObject *offsets, PyObject *positions) {
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t length, skipped, len;
-        /* section_plain has read this section: every varint is whole */
-        zigzag(&p, n, 4, &length);
-        const unsigned char *end = p + length;
-        p++;
-        zigzag(&p, end, 9, &skipped);
-        zigzag(&p, end, 4, &skipped);
-        p++;
-        zigzag(&p, end, 4, &len);
-        if (len != skip->len || memcmp(p, skip->buf, (size_t)len) != 0) {
-            PyObject *v = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)len);
+        const unsigned char *at;
+        Py_ssize_t len;
+        plain_record(&p, n, i, &at, &len);  /* section_plain has found each plain */
+        if (len != skip->len || memcmp(at, skip->buf, (size_t)len) != 0) {
+            PyObject *v = PyBytes_FromStringAndSize((const char *)at, len);
             if (!v) return 0;
             int bad = PyList_Append(values, v);
             Py_DECREF(v);
@@ -690,13 +686,12 @@ static int keep_values(const unsigned char *p, const unsigned char *n, Py_ssize_
             bad = PyList_Append(offsets, o);
             Py_DECREF(o);
             if (bad) return 0;
-            PyObject *at = PyLong_FromSsize_t(position);
-            if (!at) return 0;
-            bad = PyList_Append(positions, at);
-            Py_DECREF(at);
+            PyObject *where = PyLong_FromSsize_t(position);
+            if (!where) return 0;
+            bad = PyList_Append(positions, where);
+            Py_DECREF(where);
             if (bad) return 0;
         }
-        p = end;
     }
     return 1;
 }
