@@ -23,11 +23,12 @@ def fold_items(head: str, items: list[str], width: int = WIDTH) -> list[str]:
     lines, line = [], head
     for i, item in enumerate(items):
         piece = item + ("," if i < len(items) - 1 else "")
-        if line.strip() and line != head and len(line) + 1 + len(piece) > width:
-            lines.append(line)
+        sep = "" if line == head else " "
+        if len(line) + len(sep) + len(piece) > width and line.strip():
+            lines.append(line.rstrip())
             line = "    " + piece
         else:
-            line += ("" if line == head else " ") + piece
+            line += sep + piece
     lines.append(line)
     return lines
 
