@@ -10,7 +10,7 @@ absent, and a one-line doc.  This is the one home of that schema:
   tools.docs``);
 * :mod:`kmeta.spark.json_schemas` derives the Spark schemas of ``dump`` and ``verify``
   --json from it;
-* the export tables (:mod:`kmeta.ops.rows`) take from it the columns that hold the same
+* the export tables (:mod:`kmeta.ops.export.rows`) take from it the columns that hold the same
   facts, so a fact has one name and one type in JSON and in Parquet;
 * ``tests/test_output_schema.py`` checks every object the commands write on the
   repository's fixtures against it (:func:`check`), so a renderer cannot drift from it.

@@ -79,8 +79,8 @@ def test_traceback_after_the_command(meta_dir: Path) -> None:
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_traceback_shows_the_traceback(meta_dir: Path, where: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import kmeta.ops.verify as verify_paths  # the command's entry
     from kmeta import cli
-    from kmeta.ops import verify_paths  # the command's entry (kmeta.ops.verify.verify's)
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("stand-in bug")

@@ -1,7 +1,7 @@
 """``kmeta image`` and ``kmeta history``: the replayed cluster image and per-entity history.
 
 Runs of the command line (in-process through ``tests/clirun.py``; a real subprocess for
-``| head``) check exit codes and output; calls of :mod:`kmeta.ops.image` check the replay
+``| head``) check exit codes and output; calls of :mod:`kmeta.ops.replay.image` check the replay
 rules against an independent replay here.
 """
 
@@ -22,7 +22,7 @@ from kmeta.errors import UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import build_batch
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
-from kmeta.ops.image import browse, build_image, history
+from kmeta.ops.replay import browse, build_image, history
 from kmeta.storage.segments import mapped, scan_records
 
 KMETA = [sys.executable, "-m", "kmeta"]

@@ -19,8 +19,8 @@ from kmeta.core.image import MetadataImage
 from kmeta.findings import Finding
 from kmeta.formats import payload as payload_module
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, encode_metadata
-from kmeta.ops import replay as replay_module
 from kmeta.ops.replay import Replay
+from kmeta.ops.replay import engine as replay_module
 from kmeta.storage.segments import read_records
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -547,7 +547,7 @@ def test_a_watch_hears_the_quick_way_as_the_plain_one(
         root: str, way: str, real_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a watch that takes records applied in bulk (kmeta report's lifecycles), the
     quick way tells it what the plain way's before and after do, record by record."""
-    from kmeta.ops.replay_process import _watched
+    from kmeta.ops.replay.process import _watched
 
     _way(way, monkeypatch)
     told = 0

@@ -36,7 +36,7 @@ from kmeta.core.image_nodes import (
     walk,
 )
 from kmeta.errors import KmetaError
-from kmeta.ops.image import build_image
+from kmeta.ops.replay import build_image
 from kmeta.render.nodes import (
     cat_lines,
     column_schema,
@@ -625,7 +625,7 @@ def _json_paths(j: Any, path: str = "", depth: int = 4) -> list[str]:
 
 def test_every_old_path_maps_onto_a_node(every_image: list) -> None:
     from kmeta.core.image_nodes import is_legacy, kafka_path
-    from kmeta.ops.image import public_json
+    from kmeta.ops.replay import public_json
 
     for where, image in every_image:
         root = image_tree(image)
@@ -668,7 +668,7 @@ def test_image_node_argument_is_a_value_or_a_usage_error(node: str, action: str)
     """Whatever NODE ``kmeta image`` is given: the nodes and their text, or one clear
     usage error."""
     from kmeta.errors import UsageError
-    from kmeta.ops.image import look_up
+    from kmeta.ops.replay import look_up
     from kmeta.render.image import node_lines
 
     for path in (node, "/" + node, "/topics/" + node, "/configs/" + node):

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from kmeta import output_schema as schema
-from kmeta.ops.rows import COMMON, TABLES
+from kmeta.ops.export import COMMON, TABLES
 from kmeta.output_schema import JSON, WRITTEN_BY, Array, ObjectKind, check, nested_kinds
 from tools.docs import ROOT, reference, samples
 

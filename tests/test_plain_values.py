@@ -20,7 +20,7 @@ from kmeta.formats.batch import (
     build_batch,
     plain_values_py,
 )
-from kmeta.ops.verify_records import _rule_problem
+from kmeta.ops.verify.records import _rule_problem
 from kmeta.storage.segments import batch_records, scan_batches
 
 

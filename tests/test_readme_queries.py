@@ -18,7 +18,7 @@ from conftest import FIXTURES, REPO
 
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
-from kmeta.ops.image import build_image
+from kmeta.ops.replay import build_image
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import mapped, scan_records
 
@@ -177,7 +177,7 @@ def results(spark, fleet: list[Path], pipe_input: Path, tmp_path_factory):
 
 
 def test_records_table(results) -> None:
-    from kmeta.ops.rows import COMMON, TABLES
+    from kmeta.ops.export import COMMON, TABLES
 
     assert results["records"].columns == [c.name for c in COMMON + TABLES["records"]]
 

@@ -19,7 +19,7 @@ from conftest import HEALTHY
 
 from kmeta.cli import main
 from kmeta.environment import Environment
-from kmeta.ops import replay_process
+from kmeta.ops.replay import process as replay_process
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
                                 reason="the replay forks only on a machine with two CPUs")
@@ -44,7 +44,7 @@ def test_verify_on_a_terminal_forks_with_no_other_thread(tmp_path: Path) -> None
     threads = tmp_path / "threads"
     script = f"""if True:
         import os, sys, threading
-        from kmeta.ops import replay_process
+        from kmeta.ops.replay import process as replay_process
         replay_process.FORK_ABOVE = 0
         real = os.fork
         def fork():

@@ -1,4 +1,4 @@
-"""The replay in a second process (kmeta/ops/replay_process.py) writes the report one
+"""The replay in a second process (kmeta/ops/replay/process.py) writes the report one
 process writes: the same findings in the same places, the same image, the same snapshots
 counted; and a child that fails or a pass that fails leaves no process behind."""
 
@@ -11,8 +11,9 @@ import pytest
 
 from kmeta.formats.batch import Header, build_batch
 from kmeta.formats.payload import encode_metadata
-from kmeta.ops import replay_process
+from kmeta.ops import processes
 from kmeta.ops.replay import Replay
+from kmeta.ops.replay import process as replay_process
 from tests.clirun import run
 from tests.test_runs import FIXTURES, _dirs, disturbed_log
 
@@ -27,7 +28,7 @@ def _fork_here(m: pytest.MonkeyPatch) -> None:
     threads kmeta's command line never has (pytest-xdist's, a Spark session's): the fork
     is what these tests compare (tests/test_replay_fork_threads.py tests the threads)."""
     m.setattr(replay_process, "FORK_ABOVE", 0)
-    m.setattr(replay_process, "no_other_thread", lambda: True)
+    m.setattr(processes, "no_other_thread", lambda: True)
     m.delenv("KMETA_ONE_PROCESS", raising=False)
 
 
@@ -146,7 +147,7 @@ def test_a_failing_pass_leaves_no_child(tmp_path: Path, monkeypatch: pytest.Monk
         return pid
 
     monkeypatch.setattr(replay_process.os, "fork", fork)
-    from kmeta.ops import verify as verify_module
+    from kmeta.ops.verify import metadata_log as verify_module
 
     def failing(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise RuntimeError("the pass broke")

@@ -11,9 +11,9 @@ import pytest
 
 from kmeta import output_schema as schema
 from kmeta.findings import Severity
-from kmeta.ops.report import build_report
+from kmeta.ops import processes
+from kmeta.ops.report import AREAS, build_report
 from kmeta.ops.report.areas import area_of
-from kmeta.ops.report.model import AREAS
 from tests.clirun import run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
@@ -147,11 +147,11 @@ def test_the_brokers_story_is_heard_in_verify_s_replay(
     own replay, line for line, on every fixture and real metadata log it can start the
     same way; where it cannot (a log start no snapshot covers), brokers itself runs."""
     import kmeta.ops.brokers as brokers_mod
-    from kmeta.ops import replay_process
+    from kmeta.ops.replay import process as replay_process
 
     if forked:  # whatever threads pytest runs: the replay forks, its pass takes spans
         monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
-        monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+        monkeypatch.setattr(processes, "no_other_thread", lambda: True)
     heard = []
     real_heard = brokers_mod.brokers_heard
 
@@ -198,7 +198,7 @@ def test_a_damaged_file_given_alone_is_verified_as_itself(tmp_path: Path) -> Non
 def test_a_long_command_is_broken_where_a_shell_joins_it() -> None:
     """A suggested command wider than the terminal is continued with a backslash between
     arguments: pasted, it is the one command (a folded line pasted as two)."""
-    from kmeta.render.report import command_lines
+    from kmeta.render.report.text import command_lines
 
     args = ["diff", "/srv/copies/controller-1/data", "/srv/copies/controller-2/data",
             "/srv/copies/controller-3/data with space"]
@@ -224,12 +224,12 @@ def test_retention_is_tallied_by_verify_s_pass(forked: bool, real_data: Path,
     """The report's retention reads the headers through verify's pass (a LogTally it
     drives, whole spans at once where the replay is forked): what kmeta retention reads
     by its own pass, on every fixture and real metadata log."""
-    from kmeta.ops import replay_process
+    from kmeta.ops.replay import process as replay_process
     from kmeta.ops.retention import retention
 
     if forked:
         monkeypatch.setattr(replay_process, "FORK_ABOVE", 0)
-        monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+        monkeypatch.setattr(processes, "no_other_thread", lambda: True)
     dirs = sorted({p.parent.parent for root in (FIXTURES, real_data)
                    for p in root.rglob("__cluster_metadata-0/*.log")})
     compared = 0

@@ -23,9 +23,8 @@ from browser import Browser, Page
 from clirun import run
 from conftest import CORRUPT, DIVERGENT, FIXTURES, HEALTHY, REPO
 
-from kmeta.ops.report.build import build_report
-from kmeta.ops.report.model import Report
-from kmeta.render.report_html import findings_of, report_html
+from kmeta.ops.report import Report, build_report
+from kmeta.render.report.html import findings_of, report_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # one worker runs them all (pytest-xdist --dist loadgroup): one Chromium, not one per worker
@@ -188,7 +187,7 @@ def check_layout(s: Shown) -> None:
 def check_partitions(s: Shown) -> None:
     """One lane per topic; a partition with findings is a shape of its own, coloured by
     its worst."""
-    from kmeta.render.report_pictures import MOST_TOPICS
+    from kmeta.render.report.pictures import MOST_TOPICS
 
     parts = s.report.partitions
     if not parts:
@@ -462,7 +461,7 @@ def test_4000_damaged_partitions_page_is_small_and_quick(shown_pages: Any,
     check_big(s)
     found = findings_of(s.report)
     assert len(found) > 4000
-    from kmeta.render.report_html import MOST_FINDING_ROWS
+    from kmeta.render.report.html import MOST_FINDING_ROWS
 
     assert len(s.table()) == MOST_FINDING_ROWS
     counted = s.js("[...document.querySelectorAll('.codes .chip b')]"

@@ -8,9 +8,9 @@ import re
 import pytest
 from conftest import CORRUPT, HEALTHY
 
-from kmeta.ops.report.build import build_report
-from kmeta.render.report_html import report_html
-from kmeta.render.svg import Chart, Lane, Mark, Span
+from kmeta.ops.report import build_report
+from kmeta.render.report import report_html
+from kmeta.render.report.svg import Chart, Lane, Mark, Span
 
 
 def test_nothing_in_the_page_is_fetched() -> None:
@@ -72,7 +72,7 @@ def test_copies_of_one_log_are_read_once_and_agree() -> None:
 
 
 def test_verdicts_are_the_report_areas_when_it_has_them() -> None:
-    from kmeta.ops.report.model import Area
+    from kmeta.ops.report import Area
 
     report = build_report([str(HEALTHY)])
     fallback = report_html(report)
@@ -87,7 +87,7 @@ def test_verdicts_are_the_report_areas_when_it_has_them() -> None:
 
 
 def test_a_report_with_nothing_in_it_is_still_a_page() -> None:
-    from kmeta.ops.report.model import Report
+    from kmeta.ops.report import Report
 
     html = report_html(Report(["nothing"]))
     assert html.count('data-verdict="none"') == 7 and "No findings." in html

@@ -244,9 +244,10 @@ def test_the_replica_model_is_verifys(real_data) -> None:
     both say the same of the directory (gaps, epochs going back, legacy messages)."""
     from conftest import CORRUPT, HEALTHY
 
-    from kmeta.ops.image import metadata_source
+    from kmeta.ops.replay import metadata_source
+    from kmeta.ops.replica import LogStats
     from kmeta.ops.retention import Cadence, _read_log, _snapshot_rows
-    from kmeta.ops.verify import LogStats, verify_log
+    from kmeta.ops.verify import verify_log
     from kmeta.storage.discover import discover
 
     dirs = [HEALTHY, real_data / "quorum3-boaz" / "data" / "kafka-3",

@@ -1,4 +1,4 @@
-"""What the records table holds (kmeta.ops.rows.Scope) and whose node a row names, without
+"""What the records table holds (kmeta.ops.export.rows.Scope) and whose node a row names, without
 Spark: the data source and ``kmeta export`` plan their work with the same functions."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import pytest
 from conftest import HEALTHY
 
 from kmeta.errors import UsageError
-from kmeta.ops.chunks import file_chunks
-from kmeta.ops.rows import Scope, Unit, plan_units, unit_rows
+from kmeta.ops.export import Scope, Unit, file_chunks, plan_units, unit_rows
 
 ORDERS = "orders-0"  # the healthy fixture's data topic: 11 records, 2 of them control
 
@@ -122,7 +121,7 @@ def test_empty_files_are_no_work(tmp_path: Path) -> None:
 
 
 def test_export_tasks_share_the_files_out_by_size() -> None:
-    from kmeta.ops.chunks import task_groups
+    from kmeta.ops.export import task_groups
 
     units, _ = plan_units([str(HEALTHY)], "batches")
     groups = task_groups(units, 2)

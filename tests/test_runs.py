@@ -30,9 +30,9 @@ from kmeta.formats.batch import BASE_OFFSET as BASE_OFFSET_SLOT
 from kmeta.formats.batch import Batch, Header, Record, build_batch
 from kmeta.formats.checksum import crc32c as package_crc32c
 from kmeta.formats.payload import encode_control, encode_metadata
-from kmeta.formats.schema import body_program, message_reader
-from kmeta.ops import chunks as chunks_module
-from kmeta.ops import replay as replay_module
+from kmeta.formats.readergen import body_program, message_reader
+from kmeta.ops.export import chunks as chunks_module
+from kmeta.ops.replay import engine as replay_module
 from kmeta.storage.segments import read_batches, scan_batches
 from tests.clirun import run
 
@@ -590,8 +590,7 @@ def test_pure_python_is_chosen_on_request() -> None:
 
 
 def _export_rows(paths: list[Path]) -> dict[str, list[tuple]]:
-    from kmeta.ops.chunks import file_chunks
-    from kmeta.ops.rows import plan_units
+    from kmeta.ops.export import file_chunks, plan_units
 
     rows: dict[str, list[tuple]] = {"batches": [], "records": []}
     units, _ = plan_units([str(p) for p in paths], "batches")
@@ -634,8 +633,7 @@ def test_export_arrow_columns_are_the_rows(tmp_path: Path, mode: str,
     legacy messages, corrupt files and real data."""
     from dataclasses import replace
 
-    from kmeta.ops.chunks import file_chunks, unit_chunks
-    from kmeta.ops.rows import Scope, plan_units, unit_rows
+    from kmeta.ops.export import Scope, file_chunks, plan_units, unit_chunks, unit_rows
     from kmeta.spark.source import arrow_schema, to_arrow
 
     paths = [disturbed_log(tmp_path), _wrapping_log(tmp_path), FIXTURES / "healthy",
@@ -713,8 +711,7 @@ def test_export_chunks_hold_their_rows_after_a_run(tmp_path: Path) -> None:
     """A chunk of ``file_chunks`` holds at least ``size`` rows (a run goes in whole)
     whatever runs it took: a run's batch length once took the place of the chunk size,
     and an export wrote chunks of 74 rows, at half the speed."""
-    from kmeta.ops.chunks import file_chunks
-    from kmeta.ops.rows import plan_units
+    from kmeta.ops.export import file_chunks, plan_units
 
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()

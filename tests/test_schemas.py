@@ -32,13 +32,12 @@ from kmeta.formats.metadata_schemas import (
     UNASSIGNED_API_KEYS,
 )
 from kmeta.formats.primitives import ZERO_UUID, uuid_to_str
+from kmeta.formats.readergen import body_program, message_reader
 from kmeta.formats.remote_log_metadata import REMOTE_LOG_MESSAGES
 from kmeta.formats.schema import (
     Field,
     Message,
-    body_program,
     message_construct,
-    message_reader,
     sensitive_paths,
     to_upper_snake,
     versions,
@@ -624,7 +623,8 @@ def test_control_key_and_end_txn_marker() -> None:
 
 
 def test_nullable_struct_builds_and_parses_both_ways():
-    from kmeta.formats.schema import F, M, message_construct, message_reader
+    from kmeta.formats.readergen import message_reader
+    from kmeta.formats.schema import F, M, message_construct
 
     m = M("Probe", None, "0", "0+", F("S", "Inner", nullable="0+", fields=[F("A", "int32")]),
           F("T", "int8"))
@@ -642,7 +642,8 @@ def test_stray_bytes_inside_a_tagged_field_are_rejected_by_both_codecs():
 
     from kmeta.errors import FormatError
     from kmeta.formats.metadata_schemas import METADATA_MESSAGES
-    from kmeta.formats.schema import message_construct, message_reader
+    from kmeta.formats.readergen import message_reader
+    from kmeta.formats.schema import message_construct
 
     partition = METADATA_MESSAGES[3]
     good = message_construct(partition, 0).build(

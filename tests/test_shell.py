@@ -12,7 +12,7 @@ import pytest
 
 from kmeta import output_schema
 from kmeta.core import image_nodes as nodes
-from kmeta.ops.timeline import Timeline
+from kmeta.ops.replay import Timeline
 from kmeta.shell.session import changes_under, tree_of
 from tests.clirun import run
 from tests.conftest import DIVERGENT, FIXTURES, HEALTHY
@@ -249,7 +249,7 @@ def test_secrets_stay_redacted() -> None:
     out = _shell(HEALTHY, commands="cat /image/scram/*/*; tree /image/delegationToken; "
                  "grep . /image/configs").stdout
     assert "salt=[redacted]" in out and "tokenId=[redacted]" in out
-    from kmeta.ops.image import build_image
+    from kmeta.ops.replay import build_image
 
     image = build_image(HEALTHY).image
     for secret in image.secrets.values():

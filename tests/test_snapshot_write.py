@@ -25,8 +25,7 @@ from kmeta.core.image_records import (
 )
 from kmeta.errors import UsageError
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
-from kmeta.ops.image import build_image
-from kmeta.ops.replay import snapshot_image
+from kmeta.ops.replay import build_image, snapshot_image
 from kmeta.ops.snapshot import SnapshotWritten, write_snapshot_at
 from kmeta.render.snapshot import snapshot_json, snapshot_lines
 from kmeta.storage.discover import LogFile, discover

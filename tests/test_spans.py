@@ -18,8 +18,9 @@ from kmeta.core.image_records import image_records
 from kmeta.formats import spans
 from kmeta.formats.batch import HEADER, HEADER_SIZE, Header, build_batch
 from kmeta.formats.payload import NOOP_VALUE, encode_metadata
-from kmeta.ops import replay_process
-from kmeta.ops.image import build_image
+from kmeta.ops import processes
+from kmeta.ops.replay import build_image
+from kmeta.ops.replay import process as replay_process
 from kmeta.storage.writer import write_snapshot
 from tests.clirun import run
 from tests.test_image import broker, partition, topic
@@ -224,7 +225,7 @@ def test_verify_says_the_same_with_spans(tmp_path: Path,
                 m.setenv("KMETA_ONE_PROCESS", "1")
             else:
                 m.setattr(replay_process, "FORK_ABOVE", 0)
-                m.setattr(replay_process, "no_other_thread", lambda: True)
+                m.setattr(processes, "no_other_thread", lambda: True)
                 m.delenv("KMETA_ONE_PROCESS", raising=False)
             if mode == "no spans":
                 m.setattr(spans, "plain_span",

@@ -44,8 +44,7 @@ def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
     # files shared out over a few tasks per core, not a task per file or directory
     import os
 
-    from kmeta.ops.chunks import task_groups
-    from kmeta.ops.rows import plan_units
+    from kmeta.ops.export import plan_units, task_groups
 
     for table, df in (("batches", batches), ("epochs", read.option("table", "epochs")
                                               .load(paths))):
@@ -56,7 +55,7 @@ def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
 
 
 def test_tables_have_their_documented_schema(spark) -> None:
-    from kmeta.ops.rows import COMMON, TABLES
+    from kmeta.ops.export import COMMON, TABLES
 
     for table, columns in TABLES.items():
         df = spark.read.format("kmeta").option("table", table).load(str(HEALTHY))
@@ -137,8 +136,7 @@ def test_file_chunks_give_the_same_rows_as_each_table(real_data: Path) -> None:
     """export's single read of a file gives exactly the rows of the two tables."""
     from dataclasses import replace
 
-    from kmeta.ops.chunks import file_chunks
-    from kmeta.ops.rows import Scope, plan_units, unit_rows
+    from kmeta.ops.export import Scope, file_chunks, plan_units, unit_rows
 
     paths = [str(HEALTHY), str(real_data / "ldi-poc"),
              str(REPO / "fixtures" / "data" / "corrupt"),
@@ -199,8 +197,8 @@ def test_timeline_table_is_the_brokers_story(spark, real_data: Path) -> None:
 
 
 def test_snapshots_table_is_retentions_view() -> None:
+    from kmeta.ops.export import plan_units, unit_rows
     from kmeta.ops.retention import retention
-    from kmeta.ops.rows import plan_units, unit_rows
 
     units, _ = plan_units([str(HEALTHY)], "snapshots")
     rows = [row for u in units for row in unit_rows(u)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import HEALTHY
 
-from kmeta.ops.rows import TABLES, Scope
+from kmeta.ops.export import TABLES, Scope
 
 
 def test_partition_dir_names_are_the_ones_spark_writes(spark, tmp_path: Path) -> None:
@@ -28,7 +28,7 @@ def test_partition_dir_names_are_the_ones_spark_writes(spark, tmp_path: Path) ->
 
 
 def ddl_columns(table: str) -> list[str]:
-    from kmeta.ops.rows import COMMON
+    from kmeta.ops.export import COMMON
 
     return [c.name for c in COMMON + TABLES[table]]
 
@@ -60,7 +60,7 @@ def no_cluster_id(tmp_path_factory) -> list[str]:
 
 def test_export_without_cluster_id_reads_back(spark, tmp_path: Path,
                                               no_cluster_id: list[str]) -> None:
-    from kmeta.ops.rows import ddl
+    from kmeta.ops.export import ddl
     from kmeta.spark.export import run_export
 
     out = tmp_path / "out"
@@ -134,7 +134,7 @@ def test_each_finding_is_one_row_of_the_findings_table(tmp_path: Path) -> None:
     files: every S007 inside a data dir, a partition dir or a file given came twice."""
     from collections import Counter
 
-    from kmeta.ops.rows import plan_units, unit_rows
+    from kmeta.ops.export import plan_units, unit_rows
 
     paths = _s007_case(tmp_path)
     units, problems = plan_units(paths, "findings")
@@ -214,7 +214,7 @@ def test_embedded_export_runs_its_own_daemon(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kmeta.ops.rows import COMMON, plan_units, unit_rows
+    from kmeta.ops.export import COMMON, plan_units, unit_rows
 
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "kmeta", "export", "--json", "--master",

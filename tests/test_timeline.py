@@ -1,4 +1,4 @@
-"""``kmeta.ops.timeline``: the image at any offset from checkpoints, and moving in time.
+"""``kmeta.ops.replay.timeline``: the image at any offset from checkpoints, and moving in time.
 
 Every answer is checked against an independent reading: ``build_image(at=…)`` (what
 ``kmeta image --at`` prints) for images, a plain batch-by-batch scan of the log for times,
@@ -17,15 +17,13 @@ import clirun
 import pytest
 from conftest import DEFAULT_REAL_DATA, FIXTURES, HEALTHY, HEALTHY_META
 
-import kmeta.ops.timeline as timeline_mod
+import kmeta.ops.replay.timeline as timeline_mod
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Run
-from kmeta.ops.image import build_image
 from kmeta.ops.redact import SECRET_TYPES, redact
-from kmeta.ops.replay import Replay, replay_log
-from kmeta.ops.timeline import EMPTY_PROVENANCE, Replicas, Timeline
+from kmeta.ops.replay import EMPTY_PROVENANCE, Replay, Replicas, Timeline, build_image, replay_log
 from kmeta.render.jsonl import render
 from kmeta.storage.discover import discover
 from kmeta.storage.segments import read_batches, read_records

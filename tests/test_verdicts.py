@@ -150,7 +150,7 @@ def test_verify_gives_one_finding_for_an_unreadable_segment(
 def test_image_refuses_a_log_with_an_unreadable_segment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from kmeta.errors import UnreadableInput
-    from kmeta.ops.image import build_image
+    from kmeta.ops.replay import build_image
 
     _deny(monkeypatch, UNREADABLE_SEGMENT)
     with pytest.raises(UnreadableInput, match="Permission denied"):

@@ -1,4 +1,4 @@
-"""``verify --jobs N`` (kmeta/ops/verify_jobs.py): the ordinary partitions scanned in worker
+"""``verify --jobs N`` (kmeta/ops/verify/jobs.py): the ordinary partitions scanned in worker
 processes give the report of one process, byte for byte, on every fixture and real data
 dir and on a broker of damaged partitions; a worker that dies leaves its share to the
 caller; and the scan of an ordinary partition by walks is the scan batch by batch.
@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from kmeta.formats.batch import build_batch
-from kmeta.ops import verify as verify_module
-from kmeta.ops import verify_jobs
-from kmeta.ops.verify_jobs import Beside, PartitionScans, partitions_in, scan_partition
+from kmeta.ops import processes
+from kmeta.ops.verify import Beside
+from kmeta.ops.verify import jobs as verify_jobs
+from kmeta.ops.verify import metadata_log as verify_module
+from kmeta.ops.verify.jobs import PartitionScans, partitions_in, scan_partition
 from kmeta.storage import writer as W
 from kmeta.storage.discover import discover
 from tests.clirun import run
@@ -174,9 +176,8 @@ def test_a_worker_that_dies_leaves_its_share_to_the_caller(
 
     monkeypatch.setattr(verify_jobs, "scan_partition", dying)
     # forked (so they have the patch), even beside pytest-xdist's thread
-    from kmeta.ops import replay_process
 
-    monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+    monkeypatch.setattr(processes, "no_other_thread", lambda: True)
     assert verify_jobs._context().get_start_method() == "fork"
     with PartitionScans(parts, jobs=3) as scans:
         assert scans.processes == 2
@@ -343,7 +344,7 @@ def test_partition_dirs_are_listed_and_checked_where_they_are_claimed(
     import os
     import time
 
-    from kmeta.ops import replay_process, verify_dirs
+    from kmeta.ops.verify import partitions as verify_dirs
     from kmeta.storage import discover as discover_module
 
     data = damaged_broker(tmp_path)
@@ -357,7 +358,7 @@ def test_partition_dirs_are_listed_and_checked_where_they_are_claimed(
         return real_list(path, topic, partition)
 
     monkeypatch.setattr(verify_dirs, "list_deferred", spy)
-    monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+    monkeypatch.setattr(processes, "no_other_thread", lambda: True)
     from kmeta.ops.verify import verify
 
     report = verify([data], jobs=2)
@@ -380,7 +381,7 @@ def test_a_worker_that_dies_leaves_its_partition_dirs_to_the_caller(
     import os
     import signal
 
-    from kmeta.ops import replay_process, verify_dirs
+    from kmeta.ops.verify import partitions as verify_dirs
 
     tasks = _deferred_tasks(hostile_broker(tmp_path))
     want = [verify_dirs.check_task(t) for t, _ in tasks]
@@ -393,7 +394,7 @@ def test_a_worker_that_dies_leaves_its_partition_dirs_to_the_caller(
         return real_check(task)
 
     monkeypatch.setattr(verify_dirs, "check_deferred", dying)
-    monkeypatch.setattr(replay_process, "no_other_thread", lambda: True)
+    monkeypatch.setattr(processes, "no_other_thread", lambda: True)
     with PartitionScans(tasks, jobs=3, check=verify_dirs.check_task) as scans:
         assert scans.processes == 2
         got = [scans.take() for _ in tasks]
@@ -405,8 +406,8 @@ def test_with_a_thread_alive_partition_dirs_are_checked_by_the_forkserver(
     import threading
     import time
 
-    from kmeta.ops import verify_dirs
-    from kmeta.ops.verify_dirs import check_task
+    from kmeta.ops.verify import partitions as verify_dirs
+    from kmeta.ops.verify.partitions import check_task
 
     tasks = _deferred_tasks(hostile_broker(tmp_path))
     want = [check_task(t) for t, _ in tasks]
@@ -438,7 +439,7 @@ def test_workers_start_once_this_process_has_read_enough(
     """Partition dirs of unknown size: this process checks them until those it checked
     say that all of them reach PARALLEL_FROM bytes, then the workers take their share of
     the rest."""
-    from kmeta.ops.verify_dirs import check_task
+    from kmeta.ops.verify.partitions import check_task
 
     tasks = _deferred_tasks(damaged_broker(tmp_path))
     first = check_task(tasks[0][0])

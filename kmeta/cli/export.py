@@ -49,11 +49,11 @@ def export(
     bootstrap.checkpoint) unless --data-topics is given; the batches table holds the batch
     headers of every topic (no record bytes).
     """
-    from kmeta.ops.rows import TABLES, Scope
+    from kmeta.ops.export import TABLES, Scope
 
     scope = Scope(data_topics=data_topics, payloads=payloads)
     if "://" not in to:  # before Spark starts: never into what it reads, nor a broker's dirs
-        from kmeta.ops.rows import expand_globs
+        from kmeta.ops.export import expand_globs
         from kmeta.storage.targets import check_target
 
         check_target(to, expand_globs(paths), what="--to")

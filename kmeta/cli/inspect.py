@@ -148,8 +148,8 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
 
     Exit 0 when nothing of severity error was found, 1 otherwise.
     """
-    from kmeta.ops.verify_jobs import default_jobs
-    from kmeta.ops.verify_paths import verify as run_verify
+    from kmeta.ops.processes import default_jobs
+    from kmeta.ops.verify import verify as run_verify
 
     env = current_env()
     gc.disable()  # as for dump: millions of short-lived objects, no reference cycles

@@ -67,7 +67,7 @@ def image(
     """
     from pathlib import Path
 
-    from kmeta.ops.image import build_image, look_up
+    from kmeta.ops.replay import build_image, look_up
     from kmeta.render import image as render
 
     if action is not None and action not in IMAGE_ACTIONS:
@@ -110,7 +110,7 @@ def history(
     json_out: JsonOpt = False,
 ) -> None:
     """Every metadata record that touched one topic or one broker, in offset order."""
-    from kmeta.ops.image import history as run_history
+    from kmeta.ops.replay import history as run_history
     from kmeta.render.image import history_json, history_lines
 
     env = current_env()

@@ -58,7 +58,7 @@ def report(
     with reading_progress(env, "report"):
         result = build_report(paths, pictures=html is not None)
     if html is not None:
-        from kmeta.render.report_html import report_html
+        from kmeta.render.report import report_html
         from kmeta.storage.writer import atomic_write
 
         try:

@@ -100,8 +100,7 @@ def startup(
     measure the broker's disk (dd, fio) and pass --recovery-rate. The thread count's
     default is the Kafka version's: 1 up to 3.9, 2 from 4.0 (KIP-1030).
     """
-    from kmeta.ops.startup import plan_startup
-    from kmeta.ops.startup.image import image_judge, with_broker_findings
+    from kmeta.ops.startup import image_judge, plan_startup, with_broker_findings
     from kmeta.render.console import clip_width
     from kmeta.render.startup import startup_json, startup_lines
 

@@ -3,7 +3,7 @@ mostly made of, applied where they raise no problem and left to
 :meth:`~kmeta.core.image.MetadataImage.apply` (which says what is wrong) otherwise.
 
 The reference of the loop verify's replay process runs compiled
-(:func:`kmeta.ops.replay.apply_changes_py`, ``apply_changes`` in kmeta/formats/_runs.c):
+(:func:`kmeta.ops.replay.engine.apply_changes_py`, ``apply_changes`` in kmeta/formats/_runs.c):
 the same image, record for record, as the full handlers build.
 """
 
@@ -28,7 +28,7 @@ def apply_quiet(image: MetadataImage, type_name: str, d: Any) -> bool:
     replicas, no epoch going back, directories that match): True.  False for any
     other, the image untouched: :meth:`MetadataImage.apply` says what is wrong with it.  The
     reference of the loop of verify's replay process that the compiled core runs
-    (kmeta.ops.replay.apply_changes_py); ``d``: the record's fields."""
+    (kmeta.ops.replay.engine.apply_changes_py); ``d``: the record's fields."""
     if type_name == "PARTITION_RECORD":
         return _quiet_partition(image, d)
     if type_name != "PARTITION_CHANGE_RECORD" or type(d) is not dict or len(d) > 4 \

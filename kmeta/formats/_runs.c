@@ -6,7 +6,7 @@
  * batches after one repeat it, filling a text template once per batch of such a run, and
  * the records of a plain records section (kmeta/formats/batch.py's _decode_records);
  * and, for verify's replay process, the partition records of a batch that raise no
- * problem, applied to the image (kmeta/ops/replay.py's apply_changes_py is the reference:
+ * problem, applied to the image (kmeta/ops/replay/engine.py's apply_changes_py is the reference:
  * tests/test_image_fast.py and the fuzz campaign compare them).
  */
 #define PY_SSIZE_T_CLEAN
@@ -1055,7 +1055,7 @@ static PyObject *py_decode_body(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ quiet changes */
 
-/* The compiled twin of kmeta.ops.replay.apply_changes_py: the records of a batch that
+/* The compiled twin of kmeta.ops.replay.engine.apply_changes_py: the records of a batch that
  * verify's replay process applies, decoded (kmeta.formats.payload.decode_metadata, whose
  * memo it shares) and applied to the image in one loop, as long as each is a NoOp or a
  * PartitionChangeRecord that MetadataImage.apply_quiet takes.  At the first other record
@@ -1657,7 +1657,7 @@ static PyMethodDef methods[] = {
      "kmeta.formats.readergen.body_program."},
     {"apply_changes", (PyCFunction)(void (*)(void))py_apply_changes, METH_FASTCALL,
      "Decode and apply the records of a batch that need no word of the Python path: see "
-     "kmeta.ops.replay.apply_changes_py."},
+     "kmeta.ops.replay.engine.apply_changes_py."},
     {"metadata_payload", (PyCFunction)(void (*)(void))py_metadata_payload, METH_FASTCALL,
      "decode_metadata's compiled twin as apply_changes decodes: see "
      "kmeta.formats.payload.DECODER."},

@@ -26,7 +26,8 @@ from kmeta.formats.control_schemas import (
 )
 from kmeta.formats.metadata_schemas import METADATA_MESSAGES
 from kmeta.formats.primitives import derive_struct, read_uvarint
-from kmeta.formats.schema import Message, body_program, message_reader
+from kmeta.formats.readergen import body_program, message_reader
+from kmeta.formats.schema import Message
 
 
 class Payload(NamedTuple):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from kmeta.errors import FormatError
@@ -252,8 +253,10 @@ class _Generator:
         return self.ns[entry]
 
 
-def generate_reader(message: Message, version: int) -> Reader:
-    """Compile the reader of ``message`` at ``version``: (buf, pos) -> (fields, end)."""
+@cache
+def message_reader(message: Message, version: int) -> Reader:
+    """The fast decoder of ``message`` at ``version``, compiled once from its declaration:
+    (buf, pos) -> (fields, end position)."""
     gen = _Generator()
     entry = gen.struct(message.fields, version, message.flexible(version))
     read = gen.compile(entry, f"{message.name} v{version}")
@@ -276,6 +279,7 @@ OP_FIXED, OP_UUID, OP_STRING, OP_BYTES, OP_ARRAY, OP_STRUCT = range(6)
 Program = tuple[tuple[tuple[str, tuple], ...], dict[int, tuple[str, tuple, Any]] | None, bool]
 
 
+@cache
 def body_program(message: Message, version: int) -> Program:
     """What the compiled core reads for ``message`` at ``version``: the layout the
     generated reader has, as data: ``(fields, tags, flexible)`` with ``fields`` a tuple of

@@ -6,7 +6,7 @@ same facts once, as :class:`Message` objects (see ``metadata_schemas.py`` and
 ``control_schemas.py``), and derives from each (message, version):
 
 * a construct ``Construct`` that parses *and* builds the body (the definition), and
-* a fast decoder (Python source generated from the declaration, see ``readergen.py``)
+* a fast decoder (Python source generated from the declaration: ``readergen.py``)
   used on hot paths; tests prove both agree.
 
 Encoding rules (Kafka's ``MessageGenerator``): in flexible versions strings, bytes and
@@ -375,29 +375,6 @@ class _NullableStruct(cs.Construct):
 def message_construct(message: Message, version: int) -> cs.Construct:
     """The construct that parses and builds ``message`` at ``version`` (body only)."""
     return StructBody(message.fields, version, message.flexible(version))
-
-
-# ---------------------------------------------------------------------------- fast decoder
-
-Reader = Callable[[bytes, int], tuple[Any, int]]
-
-
-@cache
-def message_reader(message: Message, version: int) -> Reader:
-    """Fast decoder of ``message`` at ``version``, generated from the same declaration
-    (see :mod:`kmeta.formats.readergen`): (buf, pos) -> (fields, end position)."""
-    from kmeta.formats.readergen import generate_reader
-
-    return generate_reader(message, version)
-
-
-@cache
-def body_program(message: Message, version: int) -> Any:
-    """The same reader as data, for the compiled core (:func:`kmeta.formats.readergen.
-    body_program`)."""
-    from kmeta.formats.readergen import body_program as derive
-
-    return derive(message, version)
 
 
 def sensitive_paths(message: Message) -> tuple[tuple[str, ...], ...]:

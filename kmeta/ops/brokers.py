@@ -24,8 +24,7 @@ from kmeta.core.image import PROBLEM_CODES, MetadataImage
 from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
 from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
-from kmeta.ops.image import metadata_source
-from kmeta.ops.replay import Replay, replay_log, snapshot_image
+from kmeta.ops.replay import Replay, metadata_source, replay_log, snapshot_image
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 
 __all__ = ["DEFAULT_FENCED_LONGER_THAN_MS", "Bound", "BrokersResult", "brokers",

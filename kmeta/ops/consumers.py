@@ -23,8 +23,13 @@ from kmeta.core.consumer_position import (
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Record
-from kmeta.ops.partition_view import PartitionView, read_partition
-from kmeta.ops.replica_dirs import ReplicaDir, node_and_cluster, refuse_two_clusters
+from kmeta.ops.replica import (
+    PartitionView,
+    ReplicaDir,
+    node_and_cluster,
+    read_partition,
+    refuse_two_clusters,
+)
 from kmeta.storage.discover import PartitionDir, discover
 from kmeta.storage.segments import batch_records, read_batches
 

@@ -36,10 +36,8 @@ from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Run
-from kmeta.ops.image import build_image
-from kmeta.ops.replica_dirs import ReplicaDir, node_and_cluster, refuse_unrelated
-from kmeta.ops.verify import LogStats
-from kmeta.ops.verify_model import build_model
+from kmeta.ops.replay import build_image
+from kmeta.ops.replica import LogStats, ReplicaDir, build_model, node_and_cluster, refuse_unrelated
 from kmeta.storage.discover import (
     Discovery,
     LogFile,

@@ -247,7 +247,7 @@ def dump_batches(items: Iterable[Batch | LegacyBatch | Finding], f: LogFile,
                  opts: DumpOptions) -> Iterator[Event]:
     """The events of batches a caller read from ``f`` itself, as :func:`dump_file` makes
     them (no FileEvent, no check of the segment's name): for a reader that knows which
-    batches it wants (``kmeta.ops.timeline``'s records of an offset range)."""
+    batches it wants (``kmeta.ops.replay.timeline``'s records of an offset range)."""
     return _dump_batches(iter(items), str(f.path), decoder_for(f, opts.decoder), opts, None)
 
 

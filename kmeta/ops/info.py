@@ -23,7 +23,7 @@ from kmeta.formats.batch import LONE, Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run, run_timestamps
-from kmeta.ops.verify_model import missing_log_finding
+from kmeta.ops.replica import missing_log_finding
 from kmeta.storage.discover import DataDir, LogFile, PartitionDir, discover
 from kmeta.storage.ends import segment_ends
 from kmeta.storage.files import load_checked

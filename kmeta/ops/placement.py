@@ -424,7 +424,7 @@ def _shared(a: Any, b: Any) -> int:
 def _image_of(part: PartitionDir | str) -> tuple[Any, str | None]:
     """The image at the log end of a metadata partition (or of ``--metadata DIR``), and
     why there is none."""
-    from kmeta.ops.image import build_image
+    from kmeta.ops.replay import build_image
 
     try:
         return build_image(part.path if isinstance(part, PartitionDir) else part).image, None

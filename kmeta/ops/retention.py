@@ -14,7 +14,7 @@ retention and startup would do with the directory (KIP-630 as Kafka implements i
 * Followers: what the leader answers a fetch from each replica given
   (``validateOffsetAndEpoch``): go on, truncate (DIVERGING), or fetch the snapshot.
 
-The replica model is verify's (:func:`kmeta.ops.verify.build_model`), so what this
+The replica model is verify's (:func:`kmeta.ops.replica.build_model`), so what this
 says of the directory agrees with ``kmeta verify``.  Nothing here prints or exits.
 """
 
@@ -55,10 +55,15 @@ from kmeta.formats.payload import decode_control
 from kmeta.formats.runs import Expandable, Run, run_newest, run_timestamps
 from kmeta.formats.textfiles import parse_properties
 from kmeta.ops.brokers import parse_duration
-from kmeta.ops.image import metadata_source
-from kmeta.ops.replica_dirs import ReplicaDir, node_and_cluster, refuse_unrelated
-from kmeta.ops.verify import LogStats
-from kmeta.ops.verify_model import build_model, missing_log_finding
+from kmeta.ops.replay import metadata_source
+from kmeta.ops.replica import (
+    LogStats,
+    ReplicaDir,
+    build_model,
+    missing_log_finding,
+    node_and_cluster,
+    refuse_unrelated,
+)
 from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import batch_records, read_batches

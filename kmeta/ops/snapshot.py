@@ -1,6 +1,6 @@
 """``kmeta snapshot``: write a KRaft snapshot of the cluster image at an offset.
 
-The image comes from :func:`kmeta.ops.image.build_image` (latest snapshot at or below the
+The image comes from :func:`kmeta.ops.replay.image.build_image` (latest snapshot at or below the
 offset, then the log); :func:`kmeta.core.image_records.image_records` turns it into
 records; :class:`kmeta.storage.writer.SnapshotWriter` writes the file.  Facts from Kafka
 (``core/.../raft/KafkaMetadataLog.createNewSnapshot``, ``raft/.../RecordsIterator``,
@@ -35,8 +35,7 @@ from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import FileKind, classify, snapshot_file_name, snapshot_stem
 from kmeta.formats.payload import decode_control, encode_metadata
 from kmeta.formats.runs import Expandable, Run
-from kmeta.ops.image import build_image, metadata_source
-from kmeta.ops.replay import snapshot_image
+from kmeta.ops.replay import build_image, metadata_source, snapshot_image
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.segments import batch_records, read_batches
 from kmeta.storage.targets import INTO_PARTITION, Landing, Role, check_target

@@ -20,7 +20,7 @@ from kmeta.core.tiering import (
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
 from kmeta.formats.remote_log_metadata import decode_remote_log_metadata, metadata_partition
-from kmeta.ops.partition_view import PartitionView, read_partition
+from kmeta.ops.replica import PartitionView, read_partition
 from kmeta.storage.discover import PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches

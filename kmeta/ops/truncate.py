@@ -25,8 +25,8 @@ from kmeta.ops.diff import (
     open_replica,
     read_replicas,
 )
-from kmeta.ops.image import build_image
 from kmeta.ops.repair import Removed, RepairResult, apply_repair, plan_repair
+from kmeta.ops.replay import build_image
 from kmeta.storage.discover import segments_from
 from kmeta.storage.segments import read_batches
 from kmeta.storage.targets import INTO_DATA_DIR, check_target

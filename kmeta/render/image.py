@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kmeta.ops.image import HistoryRow, ImageResult, NodeLookup, children, public_json
+from kmeta.ops.replay import HistoryRow, ImageResult, NodeLookup, children, public_json
 from kmeta.render.console import console_width, fold
 from kmeta.render.jsonl import dumps
 from kmeta.render.nodes import ls_matches

@@ -7,7 +7,7 @@ know nothing of it.
 
 The bar is drawn by the reads themselves, at most :data:`REDRAWS` times a second, not by a
 thread of rich's own: verify forks its replay while the bar shows
-(:mod:`kmeta.ops.replay_process`), and a fork beside a thread that holds a lock (rich's,
+(:mod:`kmeta.ops.replay.process`), and a fork beside a thread that holds a lock (rich's,
 while it draws) leaves the child a lock nobody will release.
 """
 

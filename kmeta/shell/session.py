@@ -8,7 +8,7 @@ what is there (``ls``, ``cat``, ``tree``, ``find``, ``grep``, ``diff``, ``histor
 ``records``).  Each returns a :class:`~kmeta.shell.replies.Reply`; nothing here
 prints or reads a terminal.
 
-The images come from each replica's :class:`~kmeta.ops.timeline.Timeline` (checkpoints
+The images come from each replica's :class:`~kmeta.ops.replay.timeline.Timeline` (checkpoints
 at intervals: any point in well under a second), the node tree and its texts from
 :mod:`kmeta.core.image_nodes` (Kafka 4.0's names), the record texts from ``kmeta dump``'s
 own renderers.
@@ -25,7 +25,7 @@ from typing import Any
 from kmeta.core import image_nodes as nodes
 from kmeta.core.image import MetadataImage
 from kmeta.errors import ExitCode, KmetaError, UsageError
-from kmeta.ops.timeline import Provenance, Replicas, Timeline
+from kmeta.ops.replay import Provenance, Replicas, Timeline
 from kmeta.render import nodes as node_text
 from kmeta.render import shell as text
 from kmeta.shell.points import Point, on_day_of, parse_point

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.errors import UnreadableInput, UsageError
-from kmeta.ops.chunks import task_groups
-from kmeta.ops.rows import TABLES, Scope, ddl, expand_globs
+from kmeta.ops.export import TABLES, Scope, ddl, expand_globs, task_groups
 
 __all__ = ["ExportResult", "run_export", "session"]
 
@@ -182,7 +181,7 @@ def partition_dir(column: str, value: Any) -> str:
 
 def _export_files(spark: Any, paths: list[str], out: Path, tables: Sequence[str],
                   scope: Scope) -> tuple[dict[str, int], int]:
-    from kmeta.ops.rows import plan_units
+    from kmeta.ops.export import plan_units
 
     # every segment and snapshot file (the batches table covers all topics); each unit
     # says whether its records belong in the records table too
@@ -298,7 +297,7 @@ def _encodings(schema: Any) -> dict[str, Any]:
 
 def _write_unit(unit: Any, out: str, schemas: dict[str, Any], keep: dict[str, list[int]]
                 ) -> dict[str, int]:
-    from kmeta.ops.chunks import file_chunks
+    from kmeta.ops.export import file_chunks
     from kmeta.spark.source import to_arrow
 
     files = _UnitFiles(unit, out)

@@ -3,9 +3,9 @@
 Options: ``table`` (batches, records, findings, epochs, timeline, snapshots, image; default
 records),
 ``data_topics`` and ``payloads`` ("true" or "false", default false: what the records table
-holds, see ``kmeta.ops.rows.Scope``) and the paths given to ``load`` (data dirs, partition
+holds, see ``kmeta.ops.export.rows.Scope``) and the paths given to ``load`` (data dirs, partition
 dirs, files or globs, from many brokers).
-Planning expands the paths into units (``kmeta.ops.rows``): one Spark input partition per
+Planning expands the paths into units (``kmeta.ops.export.rows``): one Spark input partition per
 segment or snapshot file (per partition or data dir for the other tables), so reading
 spreads over the executors; each executor parses with kmeta's own storage and formats
 code.  Inputs that cannot be read become rows of the ``findings`` table, never a failed
@@ -21,8 +21,22 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kmeta.ops.chunks import CHUNK_ROWS, Chunk, Spans, Stamps, row_chunks, task_groups, unit_chunks
-from kmeta.ops.rows import COMMON, TABLES, Scope, Unit, ddl, expand_globs, plan_units
+from kmeta.ops.export import (
+    CHUNK_ROWS,
+    COMMON,
+    TABLES,
+    Chunk,
+    Scope,
+    Spans,
+    Stamps,
+    Unit,
+    ddl,
+    expand_globs,
+    plan_units,
+    row_chunks,
+    task_groups,
+    unit_chunks,
+)
 
 __all__ = ["KmetaDataSource", "input_paths"]
 

@@ -99,7 +99,7 @@ class PartitionDir:
 
 class DeferredPartition(PartitionDir):
     """A partition dir of a data dir, known by its name, whose files are listed where it
-    is checked (``kmeta verify``'s workers, :mod:`kmeta.ops.verify_jobs`): listing and
+    is checked (``kmeta verify``'s workers, :mod:`kmeta.ops.verify.jobs`): listing and
     classifying a broker's 136,000 files was most of what one process did alone.  What
     the check found is set in :attr:`checked`; :attr:`listed` gets the findings of its
     listing, in their place in :meth:`Discovery.settled_findings`.  Its files are listed
@@ -109,7 +109,7 @@ class DeferredPartition(PartitionDir):
         self.path, self.topic, self.partition = path, topic, partition
         self._files: list[LogFile] | None = None
         self.listed: list[Finding] = []
-        #: what the check of the partition reported (kmeta.ops.verify_dirs.Checked)
+        #: what the check of the partition reported (kmeta.ops.verify.partitions.Checked)
         self.checked: Any = None
 
     @property  # type: ignore[override]

@@ -3,7 +3,7 @@
     python tests/bench/bench_shell.py [--size 256MiB | --log DIR] [--points 20] [--peers 4]
                                       [--seed 26]
 
-- ``Timeline.open`` of the log (``kmeta.ops.timeline``): the index pass and the replay
+- ``Timeline.open`` of the log (``kmeta.ops.replay.timeline``): the index pass and the replay
   that keeps checkpoints, in process;
 - ``image_at`` of ``--points`` random offsets (and the log end): max and median
   (target: any < 1 s);
@@ -17,7 +17,7 @@
   ``diff`` < 2 s); and ``kmeta shell -c 'at OFFSET'`` as a process (opening included);
 - with ``--replicas DIR`` (by default the ``<size>-copies3`` dir beside the log's data
   dir, where ``bench_diff.py`` made three copies of it): every replica under DIR opened
-  as :class:`kmeta.ops.timeline.Replicas`, as ``kmeta shell`` opens several;
+  as :class:`kmeta.ops.replay.timeline.Replicas`, as ``kmeta shell`` opens several;
 - the peak RSS of this process (``resource.getrusage``), which holds the timelines
   (target: < 300 MB).
 
@@ -45,7 +45,7 @@ sys.path.insert(0, str(HERE))
 
 from bench_dump import big_log  # noqa: E402
 
-from kmeta.ops.timeline import Replicas, Timeline  # noqa: E402
+from kmeta.ops.replay import Replicas, Timeline  # noqa: E402
 from kmeta.shell.commands import run_line  # noqa: E402
 from kmeta.shell.replies import texts  # noqa: E402
 from kmeta.shell.session import Session  # noqa: E402

@@ -91,7 +91,7 @@ def crc_seconds(files: list[Path]) -> float:
 
 
 def scan_seconds(part: Path) -> float:
-    from kmeta.ops.verify_jobs import scan_partition
+    from kmeta.ops.verify.jobs import scan_partition
 
     segs = [(str(f), int(f.stem)) for f in segments_of(part)]
     t = time.perf_counter()
@@ -155,7 +155,7 @@ def broker(total: int, partitions: int) -> Path:
 def scans_seconds(data: Path, jobs: int) -> float:
     """The scans of every partition of ``data`` in process, with ``jobs`` processes: what
     --jobs spreads, without the start-up and the rest of verify."""
-    from kmeta.ops.verify_jobs import PartitionScans, partitions_in
+    from kmeta.ops.verify.jobs import PartitionScans, partitions_in
     from kmeta.storage.discover import discover
 
     parts = partitions_in([p.segments for p in discover([data]).all_partitions()])

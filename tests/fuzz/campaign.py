@@ -101,7 +101,7 @@ STRICT_READERS = ("verify", "dump", "dump-json", "dump-records", "verify-json")
 #: the twin must print the same bytes and exit the same way.
 TWIN_CHECKED = ("verify", "dump", "dump-json", "dump-records", "verify-json", "diff")
 #: Commands run once more with the replay in a second process on the compiled core (its
-#: compiled loop, kmeta.ops.replay's apply_changes): the same bytes again.
+#: compiled loop, kmeta.ops.replay.engine's apply_changes): the same bytes again.
 FORK_CHECKED = ("verify", "verify-json")
 
 

@@ -160,7 +160,7 @@ def export_tasks(argv: list[str], env: Any) -> None:
     path) under ``argv[-2]``.  A KmetaError exits as the command would; the rows read are
     counted on stdout."""
     from kmeta.errors import KmetaError
-    from kmeta.ops.rows import TABLES, Scope, plan_units
+    from kmeta.ops.export import TABLES, Scope, plan_units
 
     out, path = argv[-2], argv[-1]
     scope = Scope(data_topics=True, payloads=True)
@@ -168,7 +168,7 @@ def export_tasks(argv: list[str], env: Any) -> None:
         from kmeta.spark.export import write_unit_files
         from kmeta.spark.source import KmetaReader
     except ImportError:  # no spark extra: the rows alone
-        from kmeta.ops.rows import unit_chunks
+        from kmeta.ops.export import unit_chunks
 
         for table in TABLES:
             units, _ = plan_units([path], table, scope)
@@ -193,15 +193,18 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     """kmeta's pure-Python reference in place of its compiled scan core, for as long as
     the block runs; without ``runs_too``, no runs at all (every batch read alone, the
     path kmeta took before runs).  Either way verify's replay runs in a second process
-    whatever the log's size (kmeta.ops.replay_process: cases are far below the size that
+    whatever the log's size (kmeta.ops.replay.process: cases are far below the size that
     forks), where its pass takes plain spans (formats.spans: the reference's, or none)."""
     from kmeta.formats import batch, payload, runs, spans
-    from kmeta.ops import chunks, replay, replay_process
+    from kmeta.ops import processes
+    from kmeta.ops.export import chunks
+    from kmeta.ops.replay import engine as replay
+    from kmeta.ops.replay import process as replay_process
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
              payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
              replay._compiled_changes)
-    fork_above, alone = replay_process.FORK_ABOVE, replay_process.no_other_thread
+    fork_above, alone = replay_process.FORK_ABOVE, processes.no_other_thread
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     # walks are runs of a kind: the reference's, or none (each batch read by the scan)
     runs.walk = runs.walk_py if runs_too else \
@@ -214,7 +217,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     batch._compiled_records, payload._compiled_body = None, None
     replay._compiled_changes = None  # the replay's loop: apply_changes_py
     # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
-    replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
+    replay_process.FORK_ABOVE, processes.no_other_thread = 0, lambda: True
     # payloads the compiled reader decoded must not be reused
     payload._DECODED.clear()
     chunks._COLUMNS.clear()
@@ -224,7 +227,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
          payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
          replay._compiled_changes) = saved
-        replay_process.FORK_ABOVE, replay_process.no_other_thread = fork_above, alone
+        replay_process.FORK_ABOVE, processes.no_other_thread = fork_above, alone
         payload._DECODED.clear()
         chunks._COLUMNS.clear()
 
@@ -233,16 +236,17 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
 def forked_replay() -> Iterator[None]:
     """verify's replay in a second process whatever the log's size, on the compiled
     core, for as long as the block runs: there the replay applies a batch's records
-    through the compiled loop (kmeta.ops.replay's apply_changes), which the campaign's
+    through the compiled loop (kmeta.ops.replay.engine's apply_changes), which the campaign's
     cases, far below the size that forks, never reach otherwise."""
-    from kmeta.ops import replay_process
+    from kmeta.ops import processes
+    from kmeta.ops.replay import process as replay_process
 
-    saved = replay_process.FORK_ABOVE, replay_process.no_other_thread
-    replay_process.FORK_ABOVE, replay_process.no_other_thread = 0, lambda: True
+    saved = replay_process.FORK_ABOVE, processes.no_other_thread
+    replay_process.FORK_ABOVE, processes.no_other_thread = 0, lambda: True
     try:
         yield
     finally:
-        replay_process.FORK_ABOVE, replay_process.no_other_thread = saved
+        replay_process.FORK_ABOVE, processes.no_other_thread = saved
 
 
 def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,

@@ -162,7 +162,7 @@ def test_a_compiled_core_that_prints_other_bytes_is_a_twin_mismatch(
 
 def test_a_compiled_replay_loop_that_applies_otherwise_is_a_twin_mismatch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kmeta.ops import replay
+    from kmeta.ops.replay import engine as replay
 
     if replay._compiled_changes is None:
         pytest.skip("the compiled core is not built")
@@ -326,7 +326,7 @@ def test_an_output_verify_rejects_is_a_bad_output(tmp_path: Path) -> None:
 
 
 def test_export_tasks_read_every_table(tmp_path: Path) -> None:
-    from kmeta.ops.rows import TABLES
+    from kmeta.ops.export import TABLES
 
     from .runner import export_tasks
 

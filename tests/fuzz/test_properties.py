@@ -238,13 +238,13 @@ _change_values = st.one_of(
 @settings(max_examples=800, deadline=None)
 @given(value=_change_values)
 def test_any_partition_change_value_is_applied_alike_compiled_and_pure(value):
-    """The replay process's loop (kmeta.ops.replay.apply_changes_py and the compiled
+    """The replay process's loop (kmeta.ops.replay.engine.apply_changes_py and the compiled
     apply_changes, which reads such values straight from their bytes): the same records
     taken, the same payload left, the same image, whatever the tagged section holds."""
     from kmeta.core.image import MetadataImage
     from kmeta.formats import payload as payload_module
     from kmeta.formats.compiled import CORE
-    from kmeta.ops import replay as replay_module
+    from kmeta.ops.replay import engine as replay_module
 
     if CORE is None:
         pytest.skip("the compiled core is not built")

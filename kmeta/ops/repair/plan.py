@@ -60,7 +60,7 @@ from kmeta.formats.runs import Expandable, Run
 from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
 from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
 from kmeta.ops.replay import snapshot_image
-from kmeta.ops.verify_indexes import verify_indexes
+from kmeta.ops.verify import verify_indexes
 from kmeta.storage import tree
 from kmeta.storage.discover import QUARANTINE, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked

@@ -8,11 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kmeta.ops.replica_dirs import replica_labels
+from kmeta.ops.replica import LogStats, replica_labels
 from kmeta.ops.report.areas import collect, judge
 from kmeta.ops.report.lines import area_lines
 from kmeta.ops.report.model import MetadataReplica, Report, Segment
-from kmeta.ops.verify import LogStats
 
 if TYPE_CHECKING:
     from kmeta.ops.diff import DiffReport
@@ -58,8 +57,8 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> No
     """Each analysis that applies, as its command runs it."""
     from kmeta.core.log_tally import LogTally
     from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
-    from kmeta.ops.verify import LOG_TALLY, REPLAY_WATCH, verify_discovery
-    from kmeta.ops.verify_jobs import Beside, default_jobs
+    from kmeta.ops.processes import default_jobs
+    from kmeta.ops.verify import LOG_TALLY, REPLAY_WATCH, Beside, verify_discovery
 
     groups = [[str(p.path) for p in g] for g in _replica_groups(found, metas) if len(g) > 1]
     # diff's read of the replicas' batch headers, in a process beside verify's pass and
@@ -227,8 +226,7 @@ def _image_among(dirs: list[Path], found: Discovery, images: dict[str, object]) 
 
 
 def _startup(dirs: list[Path], image: object = None):  # noqa: ANN202
-    from kmeta.ops.startup import plan_startup
-    from kmeta.ops.startup.image import image_judge, with_broker_findings
+    from kmeta.ops.startup import image_judge, plan_startup, with_broker_findings
 
     names = [str(d) for d in dirs]
     judge, placed = image_judge(names, image=image)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from kmeta.ops.consumers import ConsumersResult
     from kmeta.ops.diff import DiffReport
     from kmeta.ops.retention import RetentionResult
-    from kmeta.ops.startup.model import StartupReport
+    from kmeta.ops.startup import StartupReport
     from kmeta.ops.tiering import TieringResult
     from kmeta.ops.verify import VerifyReport
 

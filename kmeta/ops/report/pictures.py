@@ -224,7 +224,7 @@ def _consumer_bounds(report: Report) -> None:
         return
     for key, view in report.consumers.replicas.items():
         report.partition_bounds[key] = (view.log_start, view.log_end)
-    from kmeta.ops.partition_view import read_partition
+    from kmeta.ops.replica import read_partition
     from kmeta.storage.discover import discover
 
     wanted = sorted({(r.commit.topic, r.commit.partition) for r in report.consumers.rows

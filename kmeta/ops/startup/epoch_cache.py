@@ -8,15 +8,11 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kmeta.errors import FormatError, KmetaError
 from kmeta.formats.textfiles import parse_leader_epoch_checkpoint
-from kmeta.ops.startup.model import EpochCachePlan, PartitionStartup
+from kmeta.ops.startup.model import EpochCachePlan, PartitionStartup, Recovery
 from kmeta.storage.regular import read_regular
-
-if TYPE_CHECKING:  # the loader imports this module: the type only, for the hint
-    from kmeta.ops.startup.loader import _Recovery as Recovery
 
 #: The most bytes of a leader-epoch-checkpoint read (Kafka's hold a line per epoch).
 CHECKPOINT_MOST = 16 << 20

@@ -77,6 +77,7 @@ from kmeta.ops.startup.model import (
     EpochCachePlan,
     FileFate,
     PartitionStartup,
+    Recovery,
     SegmentSplit,
     SegmentWork,
 )
@@ -215,48 +216,13 @@ def _txn_index_rejected(seg: _Segment) -> str | None:
     return None
 
 
-class _Recovery:
-    """``LogSegment.recover`` over one segment's bytes: the batches it keeps, where it
-    truncates, and the exception that stops it (``fault``: "overflow", a batch whose last
-    offset the segment cannot index, or "invalid_offset", an index entry not above the
-    one before)."""
-
-    __slots__ = ("batches", "next_offset", "valid_bytes", "cut", "fault", "fault_position",
-                 "fault_offset", "fault_text", "assigns", "backwards", "epochs_seen")
-
-    def __init__(self) -> None:
-        self.batches = 0
-        self.next_offset: int | None = None
-        self.valid_bytes = 0
-        #: (position, finding code, reason) of the first batch it rejects
-        self.cut: tuple[int, str, str] | None = None
-        self.fault: str | None = None
-        self.fault_position = 0
-        self.fault_offset = 0
-        self.fault_text = ""
-        #: (epoch, base offset) of each batch whose epoch is above every earlier one's:
-        #: those the epoch cache may assign (LogSegment.recover)
-        self.assigns: list[tuple[int, int]] = []
-        #: (position, offset, least expected offset) where offsets first go backwards
-        self.backwards: tuple[int, int, int] | None = None
-        self.epochs_seen = -1
-
-    def stop(self, fault: str, position: int, offset: int, text: str, kept: int,
-             next_offset: int | None, valid: int) -> _Recovery:
-        """Recovery stops at a batch it cannot index (``fault``), the ones before kept."""
-        self.fault, self.fault_position, self.fault_offset, self.fault_text = \
-            fault, position, offset, text
-        self.batches, self.next_offset, self.valid_bytes = kept, next_offset, valid
-        return self
-
-
-def _recover(seg: _Segment, interval: int) -> _Recovery:
+def _recover(seg: _Segment, interval: int) -> Recovery:
     """Kafka's recovery of ``seg`` (its bytes from ``seg.start``, ``seg.size`` of them,
     indexed from ``seg.base``): CRC and length checks (the table of the cut), the offset
     range check (``ensureOffsetInRange``), and the offset and time index entries it
     rebuilds every ``interval`` bytes (``OffsetIndex.append`` refuses an offset not above
     the last, ``TimeIndex.maybeAppend`` one below the last)."""
-    r = _Recovery()
+    r = Recovery()
     start, end, base = seg.start, seg.start + seg.size, seg.base
     last_index_pos = 0
     index_entries, index_last = 0, -1
@@ -472,14 +438,14 @@ class _Simulation:
         self.rebuild: dict[int, str] = {}
         self.work: dict[str, SegmentWork] = {}
         self.order: list[str] = []
-        self.results: dict[str, _Recovery] = {}
+        self.results: dict[str, Recovery] = {}
         self.segs: list[_Segment] = []
 
     def works(self) -> list[SegmentWork]:
         by_base = sorted(self.order, key=lambda n: self.work[n].base_offset)
         return [self.work[n] for n in by_base]
 
-    def _recover(self, seg: _Segment, why: str) -> _Recovery:
+    def _recover(self, seg: _Segment, why: str) -> Recovery:
         r = _recover(seg, self.interval)
         w = self.work.get(seg.name)
         if w is None:
@@ -533,7 +499,7 @@ class _Simulation:
             else:
                 return segs
 
-    def _cut(self, seg: _Segment, r: _Recovery, keep: int) -> None:
+    def _cut(self, seg: _Segment, r: Recovery, keep: int) -> None:
         w = self.work[seg.name]
         if w.truncated_at is None:
             w.truncated_at = keep

@@ -120,6 +120,41 @@ class SegmentSplit:
     failure: str | None = None
 
 
+class Recovery:
+    """``LogSegment.recover`` over one segment's bytes: the batches it keeps, where it
+    truncates, and the exception that stops it (``fault``: "overflow", a batch whose last
+    offset the segment cannot index, or "invalid_offset", an index entry not above the
+    one before)."""
+
+    __slots__ = ("batches", "next_offset", "valid_bytes", "cut", "fault", "fault_position",
+                 "fault_offset", "fault_text", "assigns", "backwards", "epochs_seen")
+
+    def __init__(self) -> None:
+        self.batches = 0
+        self.next_offset: int | None = None
+        self.valid_bytes = 0
+        #: (position, finding code, reason) of the first batch it rejects
+        self.cut: tuple[int, str, str] | None = None
+        self.fault: str | None = None
+        self.fault_position = 0
+        self.fault_offset = 0
+        self.fault_text = ""
+        #: (epoch, base offset) of each batch whose epoch is above every earlier one's:
+        #: those the epoch cache may assign (LogSegment.recover)
+        self.assigns: list[tuple[int, int]] = []
+        #: (position, offset, least expected offset) where offsets first go backwards
+        self.backwards: tuple[int, int, int] | None = None
+        self.epochs_seen = -1
+
+    def stop(self, fault: str, position: int, offset: int, text: str, kept: int,
+             next_offset: int | None, valid: int) -> Recovery:
+        """Recovery stops at a batch it cannot index (``fault``), the ones before kept."""
+        self.fault, self.fault_position, self.fault_offset, self.fault_text = \
+            fault, position, offset, text
+        self.batches, self.next_offset, self.valid_bytes = kept, next_offset, valid
+        return self
+
+
 @dataclass
 class EpochCachePlan:
     """The leader-epoch cache as loading leaves it: read from leader-epoch-checkpoint,

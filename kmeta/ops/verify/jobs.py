@@ -4,7 +4,7 @@ An ordinary partition's check is independent of every other partition: its segme
 batch scan (framing, CRC, damage, where the log ends: :func:`scan_partition`), most of a
 broker's bytes, and, for a data dir's partition dirs (``verify`` of paths), its listing,
 the classifying of its files and the reading of its small files too
-(:func:`kmeta.ops.verify_dirs.check_deferred`): on a broker of 4,000 small partitions
+(:func:`kmeta.ops.verify.partitions.check_deferred`): on a broker of 4,000 small partitions
 that was more than half the time, spent in the caller alone.  The caller then only lists
 the data dirs and judges across partitions from the small results it gets back.
 :class:`PartitionScans` hands out those checks: with one job it runs each when the
@@ -26,7 +26,6 @@ partitions it had claimed and not reported to the caller.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from kmeta.core.log_rules import MAX_RELATIVE_OFFSET, batch_out_of_segment
 from kmeta.findings import Finding
 from kmeta.formats.runs import Walked
+from kmeta.ops import processes
 from kmeta.storage.segments import read_batches
 
 if TYPE_CHECKING:
@@ -57,14 +57,6 @@ PARALLEL_FROM = 64 << 20
 PARALLEL_PARTITIONS = 512
 #: A worker sends its results this many partitions at a time (and the rest at its end).
 SEND_EVERY = 32
-
-
-def default_jobs() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def scan_partition(segments: Segments) -> Scanned:
@@ -148,19 +140,7 @@ def _claim(claims: Any, owner: Any, me: int, count: int) -> int | None:
 
 
 def _context(preload: Sequence[str] = ()) -> Any:
-    import multiprocessing  # only where workers are started: it costs start-up
-
-    from kmeta.ops.replay_process import no_other_thread  # the one count of threads
-
-    methods = multiprocessing.get_all_start_methods()
-    # fork only on Linux (macOS's system libraries are not safe across one)
-    if sys.platform.startswith("linux") and no_other_thread():
-        return multiprocessing.get_context("fork")
-    method = "forkserver" if "forkserver" in methods else "spawn"
-    ctx = multiprocessing.get_context(method)
-    if method == "forkserver":
-        ctx.set_forkserver_preload([__name__, *preload])
-    return ctx
+    return processes.worker_context([__name__, *preload])
 
 
 class PartitionScans:

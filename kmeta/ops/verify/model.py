@@ -1,58 +1,25 @@
-"""The replica model verify builds from its pass over a metadata log, and what verify
-says of it: leader epochs against ``leader-epoch-checkpoint`` and ``quorum-state``, the
-snapshots' places in the log (KIP-595, KIP-630), a LeaderChange per epoch; and a
-partition dir without any segment (V020)."""
+"""What verify says of the replica model built from its pass over a metadata log
+(:mod:`kmeta.ops.replica`): leader epochs against ``leader-epoch-checkpoint`` and
+``quorum-state``, the snapshots' places in the log (KIP-595, KIP-630), a LeaderChange per
+epoch; and a partition dir without any segment (V020)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from kmeta.core.epochs import EpochCache
-from kmeta.core.log_rules import Layout
 from kmeta.core.replica_log import Observation, ReplicaLog, SnapshotState
 from kmeta.findings import Finding
-from kmeta.ops.replay import SnapshotFindings, snapshot_findings
-from kmeta.storage.discover import LogFile, PartitionDir
-from kmeta.storage.files import load_checked
-
-if TYPE_CHECKING:
-    from kmeta.ops.verify import LogStats
-
-
-def _small(part: PartitionDir, kind: str) -> tuple[LogFile | None, Any, list[Finding]]:
-    """A partition's small file of ``kind``: the file, its content (None if absent or
-    unreadable) and the Finding that says why it could not be read."""
-    f = part.live_file(kind)
-    loaded, problem = load_checked(f)
-    return f, loaded, [problem] if problem else []
-
-
-_SNAPSHOT_STATES = {None: SnapshotState.LIVE, "part": SnapshotState.PART,
-                    "deleted": SnapshotState.DELETED}
-
-
-def build_model(part: PartitionDir, stats: LogStats) -> tuple[ReplicaLog, list[Observation],
-                                                              list[Finding]]:
-    """The core model of this replica from what the verify pass read: the segments'
-    batches (as runs of one epoch), the snapshot files, the leader-epoch checkpoint and
-    quorum-state.  Kafka's LogLoader puts the log start offset of the metadata log at
-    its first segment's base offset, which is ``from_observed``'s default."""
-    findings: list[Finding] = []
-    _, checkpoint, problems = _small(part, "leader-epoch-checkpoint")
-    findings += problems
-    _, quorum, problems = _small(part, "quorum-state")
-    findings += problems
-    snapshots = [((f.kind.base_offset, f.kind.epoch), _SNAPSHOT_STATES[f.kind.suffix])
-                 for f in part.files if f.kind.kind == "kraft-snapshot"]
-    model, notes = ReplicaLog.from_observed(
-        Layout(stats.layout).model_segments(),
-        epoch_entries=None if checkpoint is None else
-        [(e.epoch, e.start_offset) for e in checkpoint.entries],
-        snapshots=snapshots,
-        quorum_leader_epoch=None if quorum is None else quorum.leader_epoch)
-    return model, notes, findings
-
+from kmeta.ops.replay import snapshot_findings
+from kmeta.ops.replica import (
+    SNAPSHOT_STATES,
+    LogStats,
+    SnapshotFindings,
+    build_model,
+    missing_log_finding,
+    small_file,
+)
+from kmeta.storage.discover import PartitionDir
 
 # Notes of ``from_observed`` a verifier has nothing to say about: the log start offset
 # is the first segment's base offset here, and a missing checkpoint or a snapshot that
@@ -72,7 +39,7 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
     stats.model = model
     yield from findings
     no_segments = any(n.code == "NO_SEGMENTS" for n in notes)
-    snap_files = {(f.kind.base_offset, f.kind.epoch, _SNAPSHOT_STATES[f.kind.suffix]): f
+    snap_files = {(f.kind.base_offset, f.kind.epoch, SNAPSHOT_STATES[f.kind.suffix]): f
                   for f in part.files if f.kind.kind == "kraft-snapshot"}
 
     def snap_path(note: Observation) -> str:
@@ -131,30 +98,13 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
                           "LeaderChange control record", str(part.path), offset=start)
 
 
-def missing_log_finding(part: PartitionDir) -> Finding | None:
-    """V020 when a metadata partition holds no live log segment (Kafka always keeps its
-    active segment, so the log itself is missing); what is left says how far it went.
-    The one home of this rule: verify, info and image all report it from here."""
-    if not part.is_metadata or part.segments:
-        return None
-    _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
-    last = checkpoint.entries[-1] if checkpoint is not None and checkpoint.entries else None
-    live = [f.kind.base_offset for f in part.snapshots]
-    known = [f"epoch cache up to {last.start_offset}" if last else None,
-             f"snapshots up to {max(live)}" if live else None]
-    return Finding("V020", "no log segment in this metadata partition directory (Kafka "
-                   "always keeps its active segment): the log itself is missing"
-                   + (f"; {', '.join(x for x in known if x)}" if any(known) else ""),
-                   str(part.path))
-
-
 def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
                              snap_files: dict, seen: SnapshotFindings
                              ) -> Iterator[Finding]:
     """Each live snapshot's own batches (V021), its end against the log end (V022) and
     its epoch against the epoch the log, or else the checkpoint, gives its last offset
     (V023)."""
-    _, checkpoint, _ = _small(part, "leader-epoch-checkpoint")
+    _, checkpoint, _ = small_file(part, "leader-epoch-checkpoint")
     raw_cache = EpochCache() if checkpoint is None else \
         EpochCache.from_entries((e.epoch, e.start_offset) for e in checkpoint.entries
                                 if e.epoch >= 0 and e.start_offset >= 0)

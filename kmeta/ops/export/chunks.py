@@ -1,4 +1,4 @@
-"""The rows of kmeta's tables as columnar chunks (:mod:`kmeta.ops.rows` declares the
+"""The rows of kmeta's tables as columnar chunks (:mod:`kmeta.ops.export.rows` declares the
 tables and gives their rows one by one, the reference these chunks equal).
 
 The batches and records tables of a big log are millions of rows; building a tuple per
@@ -41,11 +41,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.compression import CODEC_NAMES
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run, run_stamps, wrap64
-from kmeta.ops.rows import (
-    Unit,
-    _payload_columns,
-    unit_rows,
-)
+from kmeta.ops.export.rows import Unit, _payload_columns, unit_rows
 from kmeta.storage.segments import batch_records, read_batches
 
 

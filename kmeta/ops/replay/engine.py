@@ -33,13 +33,9 @@ from kmeta.formats.batch import BASE_OFFSET, CRC_VALID, LEADER_EPOCH, LONE, MAX_
 from kmeta.formats.compiled import CORE
 from kmeta.formats.payload import decode_control, decode_metadata, metadata_message
 from kmeta.formats.runs import Expandable, Run
+from kmeta.ops.replica import SnapshotFindings
 from kmeta.storage.discover import LogFile, PartitionDir, segments_from
 from kmeta.storage.segments import batch_records, read_batches, read_records
-
-#: What reading each snapshot file found, by path: a run that needs a snapshot's image
-#: and its findings at different times reads it once.
-SnapshotFindings = dict[str, list[Finding]]
-
 
 _NEEDS: dict[tuple[str, int | None], int | None] = {}
 _UNKNOWN = object()
@@ -73,7 +69,7 @@ class Replay:
         """Apply one decoded metadata record; the problems it raised, as Findings at
         ``path`` and ``position`` (see :meth:`problems`).  ``value``: the bytes
         ``payload`` was decoded from, for a replay that decodes them itself in another
-        process (:class:`kmeta.ops.replay_process.ForkedReplay`); ``timestamp``: the
+        process (:class:`kmeta.ops.replay.process.ForkedReplay`); ``timestamp``: the
         record's, for the watch."""
         watch = self.watch
         if watch is not None and offset >= self.start_offset and not payload.finding:

@@ -37,8 +37,8 @@ from kmeta.formats.filenames import classify
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.redact import REDACTED, SECRET_TYPES, SENSITIVE_CONFIG, redact
-from kmeta.ops.replay import Replay, replay_log, snapshot_image
-from kmeta.ops.verify_model import missing_log_finding
+from kmeta.ops.replay.engine import Replay, replay_log, snapshot_image
+from kmeta.ops.replica import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import (

@@ -580,7 +580,7 @@ def _snapshots(unit: Unit) -> Iterator[tuple]:
 
 
 def _image(unit: Unit) -> Iterator[tuple]:
-    from kmeta.ops.image import build_image, public_json
+    from kmeta.ops.replay import build_image, public_json
 
     ctx = unit.context
     try:

@@ -1,4 +1,4 @@
-"""The report's pictures, each a :class:`~kmeta.render.svg.Chart` of the results the
+"""The report's pictures, each a :class:`~kmeta.render.report.svg.Chart` of the results the
 report holds: leader epochs (over offsets and over time), the lives of brokers and
 controllers, snapshots and retention, and each replica's log layout.
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from kmeta.core.lifecycle import duration
 from kmeta.findings import Finding
-from kmeta.ops.report.model import MetadataReplica, Report
+from kmeta.ops.report import MetadataReplica, Report
+from kmeta.render.report.svg import Chart, Lane, Mark, Span, utc
 from kmeta.render.retention import size
-from kmeta.render.svg import Chart, Lane, Mark, Span, utc
 
 __all__ = ["epochs_by_offset", "epochs_by_time", "layout", "lifecycle", "partitions",
            "snapshots"]

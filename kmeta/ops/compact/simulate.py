@@ -36,8 +36,8 @@ from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.legacy import build_message
 from kmeta.formats.payload import decode_control
-from kmeta.ops.compact_write import encode_batch
-from kmeta.ops.partition_view import checkpoint_entry
+from kmeta.ops.compact.write import encode_batch
+from kmeta.ops.replica import checkpoint_entry
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.segments import batch_records, read_batches
@@ -235,7 +235,7 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
         config = CleanerConfig(retention, lag, strategy)
         writer = None
         if options.write is not None and result.refused is None:
-            from kmeta.ops.compact_write import CompactWriter
+            from kmeta.ops.compact.write import CompactWriter
 
             writer = CompactWriter(Path(part.path), options.write,
                                    int(configs.get("segment.bytes", 1 << 30)),
@@ -430,7 +430,7 @@ def _topic_configs(part: PartitionDir, findings: list[Finding]) -> tuple[dict[st
     if not meta.is_dir():
         return internal, "defaults (no metadata log beside the partition)"
     from kmeta.errors import KmetaError
-    from kmeta.ops.image import build_image
+    from kmeta.ops.replay import build_image
 
     try:
         result = build_image(meta)

@@ -2,7 +2,7 @@
 
 Styles and the small script are inline and the Content-Security-Policy forbids fetching
 anything, so the file opens the same on an air-gapped laptop.  The pictures are SVG drawn
-here (:mod:`kmeta.render.report_pictures`): they print sharp, need no plotting library,
+here (:mod:`kmeta.render.report.pictures`): they print sharp, need no plotting library,
 and show offsets and times on hover through SVG ``<title>``, which needs no script."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections import Counter
 from html import escape
 
 from kmeta.findings import Finding, Severity
-from kmeta.ops.report.model import AREAS, Area, Report
-from kmeta.render import report_pictures as pictures
-from kmeta.render.report_page import page
-from kmeta.render.svg import attr, count, utc
+from kmeta.ops.report import AREAS, Area, Report
+from kmeta.render.report import pictures
+from kmeta.render.report.page import page
+from kmeta.render.report.svg import attr, count, utc
 
 __all__ = ["report_html"]
 

@@ -1,5 +1,5 @@
 """Where each record batch of a metadata log is, when it was written and what kind it is:
-the index under :mod:`kmeta.ops.timeline`, built in one read of the log.
+the index under :mod:`kmeta.ops.replay.timeline`, built in one read of the log.
 
 A KRaft log is mostly NoOp heartbeats, and the scan hands those over as runs
 (``formats.runs.Run``: batches that repeat one batch but for offsets, timestamps and

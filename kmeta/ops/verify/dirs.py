@@ -5,21 +5,18 @@ across the dirs given, partition.metadata, segments given alone."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
-from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.textfiles import METADATA_TOPIC_ID
-from kmeta.formats.textfiles.partition_metadata import topic_id_in
-from kmeta.ops.verify_jobs import scan_partition
+from kmeta.ops.verify.jobs import scan_partition
 from kmeta.storage.discover import (
     METADATA_TOPIC,
     DeferredPartition,
     LogFile,
     PartitionDir,
-    list_deferred,
 )
-from kmeta.storage.files import load_checked, read_small
+from kmeta.storage.files import load_checked
 
 
 def scan_only(files: Iterable[LogFile]) -> list[Finding]:
@@ -179,78 +176,3 @@ def partition_topic_id(part: PartitionDir) -> tuple[str, str] | None:
     f = next((f for f in part.files if f.kind.kind == "partition-metadata"), None)
     loaded, _ = load_checked(f)
     return None if loaded is None else (str(f.path), loaded.topic_id)
-
-
-class Checked(NamedTuple):
-    """What checking a deferred ordinary partition dir found, in the order verify reports
-    it, and what the checks across partitions need of it (all of it small)."""
-
-    #: the findings of its listing (S007, S008), as discovery reports them
-    listed: list[Finding]
-    #: its scan's findings, then its small files'
-    found: list[Finding]
-    #: its log end offset (None: unknown)
-    end: int | None
-    files: int
-    segments: int
-    #: the bytes of its segments
-    bytes: int
-    #: partition.metadata: (path, topic id), as :func:`partition_topic_id` reads it
-    topic_id: tuple[str, str] | None
-    #: the topic id placement gives it (kmeta.ops.placement)
-    placement_id: str | None
-
-
-def check_deferred(task: tuple[str, str, int]) -> Checked | None:
-    """Everything verify checks of one ordinary partition dir of a data dir, from its
-    listing on: its files classified, its segments scanned, its small files read.  None
-    when the dir is not the ordinary partition its name says (see
-    :func:`kmeta.storage.discover.list_deferred`)."""
-    import contextlib
-
-    listed = list_deferred(*task)
-    if listed is None:
-        return None
-    part, findings = listed
-    segments = part.segments
-    found, end = scan_partition([(str(f.path), f.kind.base_offset) for f in segments])
-    # partition.metadata read once for all three (small_files, topic_ids, placement)
-    named: tuple[str, str] | None = None
-    placed: str | None = None
-    first = True
-    for f in part.files:
-        kind = f.kind.kind
-        if kind not in ("partition-metadata", "txn-index", "producer-snapshot"):
-            continue
-        if kind != "partition-metadata" or not first:
-            found.extend(small_files([f]))
-            continue
-        first = False  # what topic_ids and placement read: the first one
-        try:
-            data = read_small(f)
-        except KmetaError as e:
-            found.append(e.finding(str(f.path)))
-            continue
-        loaded, problem = load_checked(f, data)
-        if problem:
-            found.append(problem)
-        if loaded is not None:
-            named = (str(f.path), loaded.topic_id)
-        if f.kind.live:
-            placed = topic_id_in(data, lambda loaded=loaded: loaded)
-    if placed is None and not first:  # a partition.metadata that is not live came first
-        from kmeta.ops.placement import partition_topic_id as placement_id
-
-        placed = placement_id(part)
-    size = 0
-    for f in segments:
-        with contextlib.suppress(OSError):
-            size += f.path.stat().st_size
-    return Checked(findings, found, end, len(part.files), len(segments), size, named, placed)
-
-
-def check_task(task: Any) -> Any:
-    """One task of verify's ordinary partitions: a deferred partition dir's
-    (:func:`check_deferred`), or the segments of one listed already
-    (:func:`kmeta.ops.verify_jobs.scan_partition`)."""
-    return check_deferred(task) if isinstance(task, tuple) else scan_partition(task)

@@ -1,5 +1,5 @@
 """``kmeta compact --write NEWDIR``: the partition as the simulated round leaves it, written
-as Kafka's cleaner writes it (:mod:`kmeta.ops.compact` decides, this writes).
+as Kafka's cleaner writes it (:mod:`.simulate` decides, this writes).
 
 A batch the round keeps whole is copied byte for byte; a rewritten one is built again
 with its base offset, last offset (``overrideLastOffset``), producer id, epoch and base

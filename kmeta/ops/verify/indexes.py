@@ -17,7 +17,7 @@ from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans
 
 if TYPE_CHECKING:  # verify.py imports this module: the type only, for the hints
-    from kmeta.ops.verify import LogStats
+    from kmeta.ops.replica import LogStats
 
 
 def verify_indexes(part: PartitionDir, stats: LogStats | None = None,

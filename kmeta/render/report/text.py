@@ -7,8 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kmeta.findings import finding_counts
-from kmeta.ops.report.lines import size
-from kmeta.ops.report.model import Report
+from kmeta.ops.report import Report, size
 from kmeta.render.brokers import utc
 from kmeta.render.jsonl import dumps
 from kmeta.render.text import shell_command

@@ -1,9 +1,7 @@
-"""``kmeta verify``: every check kmeta knows, over a data dir, a partition dir or files.
-
-This module holds the checks of the metadata log's batches and records, of its leader
-epochs, snapshots, indexes and small files.  Each check yields Findings; nothing
-here prints or exits.  What storage and the format layer already report (bad CRCs, torn
-tails, undecodable records …) is passed through unchanged.
+"""``kmeta verify``'s pass over one metadata log: its batches and records, its leader
+epochs, snapshots and indexes, and the image replayed beside it.  Each check yields
+Findings; nothing here prints or exits.  What storage and the format layer already
+report (bad CRCs, torn tails, undecodable records …) is passed through unchanged.
 
 Kafka facts behind the rules:
 * the metadata log is never compacted, so batches are contiguous within and across
@@ -18,17 +16,15 @@ Kafka facts behind the rules:
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from kmeta.core.log_rules import Layout, LogState, judge
 from kmeta.core.log_tally import LogTally
-from kmeta.errors import KmetaError, UnreadableInput
-from kmeta.findings import Finding, finding_counts
+from kmeta.errors import KmetaError
+from kmeta.findings import Finding
 from kmeta.formats.batch import (
     ATTRIBUTES,
     BASE_OFFSET,
@@ -53,81 +49,15 @@ from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import NOOP_VALUE, decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run, run_newest, run_timestamps
 from kmeta.formats.spans import NO_OFFSET, PlainSpan, Spans
-from kmeta.ops.placement import discovery_placement
-from kmeta.ops.replay import (
-    Replay,
-    SnapshotFindings,
-    plan_replay,
-    snapshot_image,
-)
-from kmeta.ops.replay_process import ForkedReplay, forked_replay
-from kmeta.ops.verify_dirs import (
-    check_partition_metadata,
-    checkpoints_agree,
-    cluster_ids,
-    directory_ids,
-    offset_checkpoints,
-    partitions_without_segments,
-    scan_only,
-    small_files,
-    topic_ids,
-)
-from kmeta.ops.verify_indexes import offset_index_findings, verify_indexes
-from kmeta.ops.verify_jobs import Beside, PartitionScans
-from kmeta.ops.verify_model import verify_model
-from kmeta.ops.verify_paths import Relist, partition_scans
-from kmeta.ops.verify_records import _check_records, _rule_problem, record_rule_problem
-from kmeta.storage.discover import (
-    DeferredPartition,
-    Discovery,
-    LogFile,
-    PartitionDir,
-)
-from kmeta.storage.files import load_checked
+from kmeta.ops.replay import ForkedReplay, Replay, forked_replay, plan_replay
+from kmeta.ops.replica import LogStats
+from kmeta.ops.verify.indexes import offset_index_findings, verify_indexes
+from kmeta.ops.verify.jobs import Beside
+from kmeta.ops.verify.model import verify_model
+from kmeta.ops.verify.records import _check_records, _rule_problem, record_rule_problem
+from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.headers import first_base_offset
-from kmeta.storage.segments import (
-    batch_records,
-    read_batches,
-    segment_name_finding,
-    unreadable,
-)
-
-
-@dataclass
-class LogStats:
-    """What a verify pass over one metadata log read."""
-
-    segments: int = 0
-    batches: int = 0
-    records: int = 0
-    bytes: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
-    #: leader epoch -> (first offset, last offset) seen in the batches
-    epochs: dict[int, list[int]] = field(default_factory=dict)
-    #: leader epochs that hold a LeaderChange control record
-    leader_changes: set[int] = field(default_factory=set)
-    #: the cluster image at the log end, when the log was replayed
-    image: Any = None
-    #: per segment file: its base offset and the runs of batches of one epoch it holds,
-    #: as [base offset, last offset, epoch] (legacy messages: epoch -1)
-    layout: list[tuple[int, list[list[int]]]] = field(default_factory=list)
-    #: the core model of the replica built from all of it (kmeta.core.replica_log)
-    model: Any = None
-    #: what reading each snapshot file found, by path (each is read once)
-    snapshot_findings: SnapshotFindings = field(default_factory=dict)
-    #: the replay's watch after the log, when one was attached (:data:`REPLAY_WATCH`)
-    watch: Any = None
-    #: a :class:`~kmeta.core.log_tally.LogTally` the pass drives (:data:`LOG_TALLY`)
-    tally: Any = None
-    _digest: str | None = field(default=None, repr=False)
-
-    def image_digest(self) -> str | None:
-        """The image's digest (None: not replayed), computed once."""
-        if self._digest is None and self.image is not None:
-            self._digest = self.image.digest()
-        return self._digest
-
+from kmeta.storage.segments import batch_records, read_batches, segment_name_finding
 
 #: Makes a watch for the replay of a metadata log verify replays (given its partition
 #: dir and the Replay, before the first record; None: no watch).  ``kmeta report`` sets
@@ -563,182 +493,3 @@ def _size(files: list[LogFile]) -> int:
         with contextlib.suppress(OSError):
             size += f.path.stat().st_size
     return size
-
-
-@dataclass
-class VerifyReport:
-    """Everything a verify run found, with what it read."""
-
-    findings: list[Finding] = field(default_factory=list)
-    logs: dict[str, LogStats] = field(default_factory=dict)  # partition dir -> stats
-    files: int = 0
-    #: record-batch files actually read: log segments and snapshots (bootstrap included)
-    segments: int = 0
-    snapshots: int = 0
-    #: checks that could not run, one line each, so that silence never means "checked"
-    not_run: list[str] = field(default_factory=list)
-
-    @property
-    def checked_logs(self) -> bool:
-        """Whether any segment or snapshot was read: without one, nothing says "clean"."""
-        return bool(self.segments or self.snapshots)
-
-    def counts(self) -> dict[str, int]:
-        return finding_counts(self.findings)
-
-    def summary_json(self) -> dict[str, Any]:
-        return {
-            "kind": "summary",
-            "files": self.files,
-            "segments": self.segments,
-            "snapshots": self.snapshots,
-            "not_run": self.not_run,
-            "finding_counts": self.counts(),
-            "logs": {path: {"segments": s.segments, "batches": s.batches,
-                            "records": s.records, "bytes": s.bytes,
-                            "first_offset": s.first_offset, "last_offset": s.last_offset,
-                            "epochs": sorted(s.epochs)}
-                     for path, s in self.logs.items()},
-        }
-
-
-def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, *,
-           metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
-    """Run every check on the files under ``paths``; ``jobs``: how many processes may check
-    the ordinary topics' partitions (the report is the same for any); ``metadata``: the
-    broker's metadata log when it is not among them (then every data dir given is that
-    broker's).  See :func:`kmeta.ops.verify_paths.verify`."""
-    from kmeta.ops.verify_paths import verify as verify_paths
-
-    return verify_paths(paths, jobs, metadata=metadata)
-
-
-def verify_discovery(discovery: Discovery, progress: Progress | None = None,
-                     jobs: int = 1, *,
-                     metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
-    """Run every check on what discovery found (also one made by hand: a repaired copy
-    under a name of the user's); ``progress`` hears of each segment read."""
-    with partition_scans(discovery, jobs) as scans:
-        return verify_with(discovery, scans, progress, metadata)
-
-
-def verify_with(discovery: Discovery, scans: PartitionScans, progress: Progress | None,
-                metadata: str | os.PathLike[str] | None) -> VerifyReport:
-    """:func:`verify_discovery`, its ordinary partitions checked by ``scans``
-    (:func:`kmeta.ops.verify_paths.partition_scans`); raises
-    :class:`~kmeta.ops.verify_paths.Relist` when a deferred partition dir is none."""
-    if scans.processes:
-        # parsed while the workers check partitions, not after: the offset
-        # checkpoints of 4,000 partitions take a few hundredths of a second
-        for d in discovery.data_dirs:
-            for f in d.files:
-                if not f.is_batches:
-                    load_checked(f)
-    return _verify_discovery(discovery, progress, scans, metadata)
-
-
-def _verify_discovery(discovery: Discovery, progress: Progress | None,
-                      scans: PartitionScans,
-                      metadata: str | os.PathLike[str] | None) -> VerifyReport:
-    report = VerifyReport()
-    add = report.findings.extend
-    # partition dir -> its log end offset (two data dirs given together may each hold a
-    # replica of one partition: each checkpoint is judged against its own dir's)
-    log_ends: dict[str, int] = {}
-    for part in discovery.all_partitions():
-        if isinstance(part, DeferredPartition):
-            checked = scans.take()
-            if checked is None:
-                raise Relist
-            part.checked = checked
-            part.listed.extend(checked.listed)
-            report.files += checked.files
-            add(checked.found)
-            if checked.end is not None:
-                log_ends[str(part.path)] = checked.end
-            report.segments += checked.segments
-            if progress is not None:
-                _told(progress, part.segments)
-            continue
-        report.files += len(part.files)
-        blocked = unreadable(part.segments) if part.is_metadata else []
-        if blocked:
-            add(blocked)
-            report.not_run.append(f"{part.path}: log, epoch, snapshot, index and replay "
-                                  "checks not run: a segment cannot be read")
-        elif part.is_metadata:
-            findings, stats = verify_metadata_partition(part, progress, scans.jobs)
-            add(findings)
-            report.segments += stats.segments
-            report.snapshots += len(stats.snapshot_findings)
-            if stats.segments and stats.image is None:
-                report.not_run.append(f"{part.path}: image not replayed (no usable snapshot "
-                                      "where the log starts), so the snapshots were not "
-                                      "compared with the log")
-            log_ends[str(part.path)] = (stats.last_offset or -1) + 1
-            report.logs[str(part.path)] = stats
-            if scans.processes:  # the text report's, while the workers check partitions
-                stats.image_digest()
-            add(check_partition_metadata(part))
-        else:
-            found, end = scans.take()
-            add(found)
-            if end is not None:
-                log_ends[str(part.path)] = end
-            report.segments += len(part.segments)
-            if progress is not None:
-                _told(progress, part.segments)
-        add(small_files(f for f in part.files if f.kind.kind in
-                         ("partition-metadata", "txn-index", "producer-snapshot")))
-    for d in discovery.data_dirs:
-        report.files += len(d.files)
-        add(small_files(f for f in d.files if not f.is_batches))
-        own = {(p.topic, p.partition): log_ends[str(p.path)] for p in d.partitions
-               if str(p.path) in log_ends}
-        add(partitions_without_segments(d))
-        add(offset_checkpoints(d.files, own))
-        add(checkpoints_agree(d))
-        for f in d.files:
-            if f.kind.kind == "bootstrap-checkpoint":
-                add(snapshot_image(f)[1])
-                report.snapshots += 1
-    add(cluster_ids(discovery))
-    add(directory_ids(discovery))
-    add(topic_ids(discovery))
-    loose = 0
-    for f in discovery.files:
-        report.files += 1
-        if f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint"):
-            add(snapshot_image(f)[1])
-            report.snapshots += 1
-        elif f.is_batches:
-            add(scan_only([f]))
-            report.segments += 1
-            loose += 1
-        else:
-            add(small_files([f]))
-    if loose:
-        report.not_run.append(f"{loose} segment(s) outside a __cluster_metadata-N partition "
-                              "directory: checked as batches only (framing, CRC); KRaft "
-                              "record rules, leader epochs, snapshots and the replay need "
-                              "the partition directory")
-    if not report.files:
-        raise UnreadableInput("no Kafka file to check", hint="point kmeta at a data dir, a "
-                              "partition dir or a file")
-    # the image against the disk: each broker's partition dirs against its own image
-    for placed in discovery_placement(discovery, {path: s.image for path, s in
-                                                  report.logs.items()}, metadata=metadata):
-        add(placed.findings)
-        report.not_run += placed.not_run
-    # discovery's findings first, those of the partition dirs the checks listed included
-    report.findings[:0] = discovery.settled_findings()
-    return report
-
-
-def _told(progress: Progress, segments: list[LogFile]) -> None:
-    """``progress`` hears of segments read elsewhere (a worker) as read whole."""
-    for f in segments:
-        with contextlib.suppress(OSError):
-            progress(str(f.path), f.path.stat().st_size)
-
-

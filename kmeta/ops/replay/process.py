@@ -32,13 +32,13 @@ import pickle
 import signal
 import struct
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from kmeta.findings import SLOT_SETTERS, Finding
 from kmeta.formats.payload import decode_metadata
-from kmeta.ops.replay import Replay
+from kmeta.ops import processes
+from kmeta.ops.replay.engine import Replay
 from kmeta.storage.segments import READING
 
 #: Logs shorter than this replay in the one process: the fork and the pipe cost more than
@@ -72,24 +72,12 @@ def forked_replay(replay: Replay | None, sink: list[Finding], log_bytes: int,
     ``report``: what says the decoding problem of a record the child decodes for the
     pass (:meth:`record`)."""
     if replay is None or log_bytes < FORK_ABOVE or os.environ.get("KMETA_ONE_PROCESS") \
-            or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2 \
-            or not no_other_thread():
+            or processes.default_jobs() < 2 or not processes.may_fork():
         return replay
     try:
         return ForkedReplay(replay, sink, report)
     except OSError:  # no pipe or process to spare: the replay stays in this process
         return replay
-
-
-def no_other_thread() -> bool:
-    """This process runs no thread but the one calling: where a fork leaves the child no
-    lock held.  Counted by the kernel, as Python's own warning counts them: a thread that
-    ``threading`` does not know (a C library's, one started by ``_thread``) holds locks
-    too."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:  # no /proc: the threads Python started
-        return threading.active_count() == 1
 
 
 class ForkedReplay:

@@ -2,7 +2,7 @@
 
 :meth:`Timeline.open` reads one replica's metadata log once (a data dir, a
 ``__cluster_metadata-0`` dir or a lone snapshot file): an index of every record batch
-(:mod:`kmeta.ops.timeline_index`), then the replay ``kmeta image`` does, keeping a copy
+(:mod:`kmeta.ops.replay.timeline_index`), then the replay ``kmeta image`` does, keeping a copy
 of the image every few thousand records (a *checkpoint*).  :meth:`Timeline.image_at`
 then copies the nearest checkpoint at or below the target and replays forward from it
 with :func:`kmeta.ops.replay.replay_log`, so any point costs a copy and at most a few
@@ -59,11 +59,11 @@ from kmeta.formats.batch import Batch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.dump import DumpOptions, Event, dump_batches
-from kmeta.ops.image import _log_end, metadata_source
 from kmeta.ops.redact import SECRET_TYPES, redact
-from kmeta.ops.replay import Replay, replay_log, snapshot_image
-from kmeta.ops.replica_dirs import replica_labels
-from kmeta.ops.timeline_index import NOOP_TYPE, BatchIndex, BatchInfo
+from kmeta.ops.replay.engine import Replay, replay_log, snapshot_image
+from kmeta.ops.replay.image import _log_end, metadata_source
+from kmeta.ops.replay.timeline_index import NOOP_TYPE, BatchIndex, BatchInfo
+from kmeta.ops.replica import replica_labels
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.regular import open_regular
 from kmeta.storage.segments import (
@@ -666,7 +666,7 @@ def _telling(source: PartitionDir | LogFile, progress: Progress | None) -> Itera
 
 @dataclass
 class Replicas:
-    """Several replicas' timelines, each by a short name (see :func:`kmeta.ops.replica_dirs.replica_labels`)."""
+    """Several replicas' timelines, each by a short name (see :func:`kmeta.ops.replica.dirs.replica_labels`)."""
 
     timelines: dict[str, Timeline] = field(default_factory=dict)
 

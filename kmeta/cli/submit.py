@@ -1,7 +1,7 @@
 """``kmeta export`` under spark-submit, on a real cluster:
 
     spark-submit --master yarn --py-files kmeta.zip "$(python -c \\
-        'import kmeta.spark.submit as s; print(s.__file__)')" PATHS... --to OUTDIR
+        'import kmeta.cli.submit as s; print(s.__file__)')" PATHS... --to OUTDIR
 
 The arguments are those of ``kmeta export``; the session is the one spark-submit
 configures (its master, executors and Python).  The executors need kmeta and its

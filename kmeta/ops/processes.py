@@ -1,0 +1,57 @@
+"""The processes a run may start beside itself: how many CPUs it may use, whether this
+process may be forked, and how a worker is started.  The one home of these judgements for
+verify's workers (:mod:`kmeta.ops.verify.jobs`) and the replay's child
+(:mod:`kmeta.ops.replay.process`).
+
+A fork copies every lock a thread of the parent holds, and nothing in the child will
+release it: so a fork happens only in a process that runs one thread, and only on Linux
+(macOS's system libraries are not safe across one).  Elsewhere a worker is started by
+multiprocessing's ``forkserver``, or ``spawn`` where there is none.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def no_other_thread() -> bool:
+    """This process runs no thread but the one calling: where a fork leaves the child no
+    lock held.  Counted by the kernel, as Python's own warning counts them: a thread that
+    ``threading`` does not know (a C library's, one started by ``_thread``) holds locks
+    too."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc: the threads Python started
+        return threading.active_count() == 1
+
+
+def may_fork() -> bool:
+    """Whether this process may fork a child now (Linux, and no other thread)."""
+    return sys.platform.startswith("linux") and no_other_thread()
+
+
+def worker_context(preload: Sequence[str] = ()) -> Any:
+    """The multiprocessing context a worker is started with: fork where :func:`may_fork`,
+    else the forkserver (its server imports ``preload`` once) or spawn."""
+    import multiprocessing  # only where workers are started: it costs start-up
+
+    if may_fork():
+        return multiprocessing.get_context("fork")
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
+        else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(list(preload))
+    return ctx

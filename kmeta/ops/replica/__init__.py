@@ -1,0 +1,54 @@
+"""One replica, below every command that reads one: the model of a metadata replica
+and what builds it, which directories are replicas of one log, and one user partition as
+its leader would answer from it.
+
+- :mod:`.stats`: what a pass over a metadata log read (:class:`LogStats`);
+- :mod:`.model`: the replica model built from it and the small files, and V020;
+- :mod:`.dirs`: which directories may be compared as replicas, and their labels;
+- :mod:`.partition`: a user partition's epochs, log start and log end.
+"""
+
+from typing import TYPE_CHECKING
+
+from kmeta.face import face
+
+#: The names the rest of kmeta may use, each with the module that holds it.
+PUBLIC = {
+    "ReplicaDir": "dirs",
+    "node_and_cluster": "dirs",
+    "refuse_two_clusters": "dirs",
+    "refuse_unrelated": "dirs",
+    "replica_labels": "dirs",
+    "SNAPSHOT_STATES": "model",
+    "build_model": "model",
+    "missing_log_finding": "model",
+    "small_file": "model",
+    "PartitionView": "partition",
+    "checkpoint_entry": "partition",
+    "read_partition": "partition",
+    "LogStats": "stats",
+    "SnapshotFindings": "stats",
+}
+__getattr__, __dir__ = face(__name__, PUBLIC)
+__all__ = [
+    "SNAPSHOT_STATES", "LogStats", "PartitionView", "ReplicaDir", "SnapshotFindings",
+    "build_model", "checkpoint_entry", "missing_log_finding", "node_and_cluster",
+    "read_partition", "refuse_two_clusters", "refuse_unrelated", "replica_labels", "small_file"
+]
+
+if TYPE_CHECKING:
+    from kmeta.ops.replica.dirs import (
+        ReplicaDir,
+        node_and_cluster,
+        refuse_two_clusters,
+        refuse_unrelated,
+        replica_labels,
+    )
+    from kmeta.ops.replica.model import (
+        SNAPSHOT_STATES,
+        build_model,
+        missing_log_finding,
+        small_file,
+    )
+    from kmeta.ops.replica.partition import PartitionView, checkpoint_entry, read_partition
+    from kmeta.ops.replica.stats import LogStats, SnapshotFindings

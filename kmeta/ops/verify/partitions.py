@@ -1,0 +1,107 @@
+"""The ordinary topics' partitions of a verify run, each checked whole where it is
+claimed (:mod:`.jobs`): a partition dir of a data dir left unlisted by discovery
+(``discover(defer=True)``) is listed, classified, scanned and its small files read there
+(:func:`check_deferred`); one listed already has its segments scanned."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, NamedTuple
+
+from kmeta.errors import KmetaError
+from kmeta.findings import Finding
+from kmeta.formats.textfiles.partition_metadata import topic_id_in
+from kmeta.ops.verify.dirs import small_files
+from kmeta.ops.verify.jobs import PartitionScans, partitions_in, scan_partition
+from kmeta.storage.discover import DeferredPartition, Discovery, list_deferred
+from kmeta.storage.files import load_checked, read_small
+
+
+class Relist(Exception):
+    """A deferred partition dir was no ordinary partition (or could not be listed): the
+    input is discovered again, at once, as discover judges it."""
+
+
+class Checked(NamedTuple):
+    """What checking a deferred ordinary partition dir found, in the order verify reports
+    it, and what the checks across partitions need of it (all of it small)."""
+
+    #: the findings of its listing (S007, S008), as discovery reports them
+    listed: list[Finding]
+    #: its scan's findings, then its small files'
+    found: list[Finding]
+    #: its log end offset (None: unknown)
+    end: int | None
+    files: int
+    segments: int
+    #: the bytes of its segments
+    bytes: int
+    #: partition.metadata: (path, topic id), as :func:`partition_topic_id` reads it
+    topic_id: tuple[str, str] | None
+    #: the topic id placement gives it (kmeta.ops.placement)
+    placement_id: str | None
+
+
+def check_deferred(task: tuple[str, str, int]) -> Checked | None:
+    """Everything verify checks of one ordinary partition dir of a data dir, from its
+    listing on: its files classified, its segments scanned, its small files read.  None
+    when the dir is not the ordinary partition its name says (see
+    :func:`kmeta.storage.discover.list_deferred`)."""
+    listed = list_deferred(*task)
+    if listed is None:
+        return None
+    part, findings = listed
+    segments = part.segments
+    found, end = scan_partition([(str(f.path), f.kind.base_offset) for f in segments])
+    # partition.metadata read once for all three (small_files, topic_ids, placement)
+    named: tuple[str, str] | None = None
+    placed: str | None = None
+    first = True
+    for f in part.files:
+        kind = f.kind.kind
+        if kind not in ("partition-metadata", "txn-index", "producer-snapshot"):
+            continue
+        if kind != "partition-metadata" or not first:
+            found.extend(small_files([f]))
+            continue
+        first = False  # what topic_ids and placement read: the first one
+        try:
+            data = read_small(f)
+        except KmetaError as e:
+            found.append(e.finding(str(f.path)))
+            continue
+        loaded, problem = load_checked(f, data)
+        if problem:
+            found.append(problem)
+        if loaded is not None:
+            named = (str(f.path), loaded.topic_id)
+        if f.kind.live:
+            placed = topic_id_in(data, lambda loaded=loaded: loaded)
+    if placed is None and not first:  # a partition.metadata that is not live came first
+        from kmeta.ops.placement import partition_topic_id as placement_id
+
+        placed = placement_id(part)
+    size = 0
+    for f in segments:
+        with contextlib.suppress(OSError):
+            size += f.path.stat().st_size
+    return Checked(findings, found, end, len(part.files), len(segments), size, named, placed)
+
+
+def check_task(task: Any) -> Any:
+    """One task of verify's ordinary partitions: a deferred partition dir's
+    (:func:`check_deferred`), or the segments of one listed already
+    (:func:`.jobs.scan_partition`)."""
+    return check_deferred(task) if isinstance(task, tuple) else scan_partition(task)
+
+
+def partition_scans(discovery: Discovery, jobs: int) -> PartitionScans:
+    """The checks of the ordinary partitions ``discovery`` found, in its order, with
+    ``jobs`` processes: a deferred partition dir's whole check, a listed one's scan."""
+    ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
+    if not any(isinstance(p, DeferredPartition) for p in ordinary):
+        return PartitionScans(partitions_in([p.segments for p in ordinary]), jobs)
+    tasks: list[tuple[Any, int | None]] = [
+        ((str(p.path), p.topic, p.partition), None) if isinstance(p, DeferredPartition)
+        else partitions_in([p.segments])[0] for p in ordinary]
+    return PartitionScans(tasks, jobs, check_task)
