@@ -361,7 +361,8 @@ def test_a_broker_s_placement_lists_no_partition_dir(monkeypatch: pytest.MonkeyP
     dirs = [str(FIXTURES / "placement" / "jbod" / "logs-a"),
             str(FIXTURES / "placement" / "jbod" / "logs-b")]
     with monkeypatch.context() as m:  # every dir listed up front
-        m.setattr(placement, "discover", lambda paths, defer=False: D.discover(paths))
+        m.setattr(placement, "discover",
+                  lambda paths, defer=False, progress=None: D.discover(paths))
         listed = broker_placement(dirs)
     assert listed is not None and listed.findings
 

@@ -96,7 +96,7 @@ def test_a_report_with_nothing_in_it_is_still_a_page() -> None:
 
 @pytest.mark.parametrize("least_step", [1 << 16, 300])
 def test_sampled_headers_give_what_reading_every_batch_gives(
-        monkeypatch: pytest.MonkeyPatch, least_step: int) -> None:
+        least_step: int) -> None:
     """The pictures' times come from a walk that skips over intact batches: each
     segment's first and newest time and each epoch's first time are those of reading
     every batch, on every fixture and real segment (damaged, legacy, torn, zero-filled
@@ -106,12 +106,9 @@ def test_sampled_headers_give_what_reading_every_batch_gives(
 
     from conftest import FIXTURES, REPO
 
-    from kmeta.ops.report import pictures
-    from kmeta.ops.report.pictures import _headers
+    from kmeta.ops.report.pictures import SAMPLES_PER_SEGMENT
+    from kmeta.storage.headers import sampled_headers
     from kmeta.storage.segments import read_batches
-
-    # a few batches per step: every fixture segment is sampled many times over
-    monkeypatch.setattr(pictures, "LEAST_STEP", least_step)
 
     def summary(rows: list[tuple[int, int, int, int]]) -> tuple:
         firsts: dict[int, int] = {}
@@ -129,4 +126,6 @@ def test_sampled_headers_give_what_reading_every_batch_gives(
         every = [(b.base_offset, getattr(b, "leader_epoch", -1),
                   -1 if getattr(b, "base_timestamp", None) is None else b.base_timestamp,
                   getattr(b, "max_timestamp", -1)) for b in read_batches(seg, [])]
-        assert summary(list(_headers(seg))) == summary(every), seg
+        # a few batches per step: every fixture segment is sampled many times over
+        assert summary(list(sampled_headers(seg, SAMPLES_PER_SEGMENT, least_step))) == \
+            summary(every), seg

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kmeta.core.replica_log import BatchMeta, ReplicaLog, Segment, SnapshotId
 from kmeta.core.retention import RetentionConfig, SnapshotFacts, plan_retention
+from kmeta.storage.progress import QUIET
 
 
 def _replica(records: int, per_segment: int, batch_bytes: int,
@@ -258,7 +259,7 @@ def test_the_replica_model_is_verifys(real_data) -> None:
         theirs = LogStats()
         list(verify_log(part.segments, theirs))
         ours, found = LogStats(), []
-        _read_log(part, _snapshot_rows(part, found), Cadence(), ours, found)
+        _read_log(part, _snapshot_rows(part, found), Cadence(), ours, found, QUIET)
         assert ours.layout == theirs.layout, d
 
 

@@ -16,6 +16,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from heard import Heard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,7 @@ from kmeta.formats.payload import encode_control, encode_metadata
 from kmeta.formats.readergen import body_program, message_reader
 from kmeta.ops.export import chunks as chunks_module
 from kmeta.ops.replay import engine as replay_module
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import read_batches, scan_batches
 from tests.clirun import run
 
@@ -304,10 +306,11 @@ def test_walks_agree_on_damaged_logs(tmp_path_factory: pytest.TempPathFactory,
     _both_walks(data, [0, *starts[start:start + 2]], tmp_path_factory.mktemp("walk"))
 
 
-def _scan_outcome(path: Path, walk: bool) -> tuple[list, int | None, int]:
+def _scan_outcome(path: Path, walk: bool, progress: Progress = QUIET
+                  ) -> tuple[list, int | None, int]:
     """The findings of a scan of ``path``, where its log ends and the batches read."""
     findings, end, batches = [], None, 0
-    for item in read_batches(path, walk=walk):
+    for item in read_batches(path, walk=walk, progress=progress):
         if type(item) is Finding:
             findings.append(item)
         elif type(item) is runs.Walked:
@@ -348,19 +351,15 @@ def test_a_walk_finds_what_the_scan_finds(walker: str, tmp_path: Path, real_data
             bad[at] = value
         files.append(tmp_path / f"{k:020d}.log")
         files[-1].write_bytes(bytes(bad) + (b"\0" * 100 if k == 2 else b""))
-    told: list[tuple[str, int]] = []
-    token = segments.READING.set(lambda f, n: told.append((f, n)))
+    told = Heard()
     walked = 0
-    try:
-        for f in files:
-            want = _scan_outcome(f, walk=False)
-            got = _scan_outcome(f, walk=True)
-            assert got == want, f
-            walked += got[2]
-    finally:
-        segments.READING.reset(token)
+    for f in files:
+        want = _scan_outcome(f, walk=False, progress=told)
+        got = _scan_outcome(f, walk=True, progress=told)
+        assert got == want, f
+        walked += got[2]
     assert walked > 1000
-    assert told
+    assert told.reads
 
 
 @pytest.mark.parametrize("walker", ["compiled", "pure"])
@@ -402,15 +401,11 @@ def test_a_file_that_shrinks_under_a_walk_is_reported(walk: bool, tmp_path: Path
     f.write_bytes(log)
     starts = [b.position for b in scan_batches(log, "x")]
     cut = next(p for p in starts if p > len(log) // 2)
-    token = segments.READING.set(lambda *_: None)
-    try:
-        items = []
-        for item in read_batches(f, walk=walk):
-            items.append(item)
-            if len(items) == 1:
-                os.truncate(f, cut)
-    finally:
-        segments.READING.reset(token)
+    items = []
+    for item in read_batches(f, walk=walk):
+        items.append(item)
+        if len(items) == 1:
+            os.truncate(f, cut)
     last = items[-1]
     assert type(last) is Finding and last.code == "S008"
     assert f"shrank while it was read (from {len(log)} to {cut} bytes)" in last.message

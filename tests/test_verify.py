@@ -6,6 +6,7 @@ from pathlib import Path
 
 import clirun
 import pytest
+from heard import Heard
 
 from kmeta.formats.batch import Header, build_batch
 from kmeta.formats.payload import encode_control, encode_metadata
@@ -416,12 +417,15 @@ def test_progress_is_told_every_few_bytes_and_adds_up(monkeypatch):
     monkeypatch.setattr(segments, "PROGRESS_EVERY", 2000)
     root = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "healthy"
     (part,) = [p for p in discover([root]).all_partitions() if p.is_metadata]
-    heard: list[tuple[str, int]] = []
-    verify_metadata_partition(part, lambda path, n: heard.append((path, n)))
-    total = sum(f.path.stat().st_size for f in part.segments)
-    assert sum(n for _, n in heard) == total
-    assert len(heard) > 3 * len(part.segments)
-    assert all(n >= 0 for _, n in heard)
+    heard = Heard()
+    verify_metadata_partition(part, heard)
+    furthest = heard.furthest()  # the snapshots the pass compares are heard of too
+    assert {str(f.path): furthest.get(str(f.path)) for f in part.segments} == \
+        {str(f.path): f.path.stat().st_size for f in part.segments}
+    assert len(heard.reads) > 3 * len(part.segments)
+    for f in part.segments:  # each file's positions only grow
+        told = [n for path, n in heard.reads if path == str(f.path)]
+        assert told == sorted(told)
 
 
 def test_leader_change_of_the_first_epoch_may_lie_below_the_log_start(tmp_path):

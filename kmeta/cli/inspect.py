@@ -70,7 +70,7 @@ def dump(
         to_offset=to_offset, types=parse_types(types or []),
         batches_only=batches_only, skip_control=skip_control, max_bytes=max_bytes,
         show_hex=show_hex, show_secrets=show_secrets, on_finding=verdict.count, runs=True)
-    with reading_progress(env, "dump", streams_stdout=True):
+    with reading_progress(env, "dump", streams_stdout=True) as opts.progress:
         events = dump(paths, opts)
         # A dump allocates millions of short-lived tuples and no reference cycles: the
         # cyclic collector would only spend time (a few percent) finding nothing.
@@ -109,8 +109,8 @@ def info(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
     from kmeta.ops.info import info as run_info
 
     env = current_env()
-    with reading_progress(env, "info"):
-        report = run_info(paths)
+    with reading_progress(env, "info") as progress:
+        report = run_info(paths, progress=progress)
     if json_out:
         from kmeta.render.jsonl import dumps
 
@@ -153,8 +153,9 @@ def verify(paths: PathsArg, json_out: JsonOpt = False, show_all: AllOpt = False,
 
     env = current_env()
     gc.disable()  # as for dump: millions of short-lived objects, no reference cycles
-    with reading_progress(env, "verify"):
-        report = run_verify(paths, jobs=jobs or default_jobs(), metadata=metadata)
+    with reading_progress(env, "verify") as progress:
+        report = run_verify(paths, jobs=jobs or default_jobs(), metadata=metadata,
+                            progress=progress)
     if json_out:
         from kmeta.render.verify import render_json
 

@@ -75,9 +75,10 @@ def image(
     if digest and action:
         raise UsageError(f"--digest cannot be combined with {action}")
     env = current_env()
-    with reading_progress(env, "image"):
+    with reading_progress(env, "image") as progress:
         result = build_image(path, at=at,
-                             from_snapshot=Path(from_snapshot) if from_snapshot else None)
+                             from_snapshot=Path(from_snapshot) if from_snapshot else None,
+                             progress=progress)
     data = bool(action) or digest  # what a script reads whole: findings go to stderr
     if action:
         found = look_up(result, path, node, action)
@@ -114,8 +115,9 @@ def history(
     from kmeta.render.image import history_json, history_lines
 
     env = current_env()
-    with reading_progress(env, "history"):
-        found = run_history(path, topic=topic, partition=partition, broker=broker)
+    with reading_progress(env, "history") as progress:
+        found = run_history(path, topic=topic, partition=partition, broker=broker,
+                            progress=progress)
     env.write_lines(history_json(found.rows) if json_out else history_lines(found.rows),
                     json=json_out)
     if not found.rows:  # a misspelt name must not look like a quiet history
@@ -172,9 +174,9 @@ def brokers(
     lo = parse_bound(since, "--since") if since is not None else None
     hi = parse_bound(until, "--until") if until is not None else None
     longer = parse_duration(fenced_longer_than, "--fenced-longer-than")
-    with reading_progress(env, "brokers"):
+    with reading_progress(env, "brokers") as progress:
         result = run_brokers(path, broker=broker, since=lo, until=hi, from_offset=from_offset,
-                             fenced_longer_than_ms=longer)
+                             fenced_longer_than_ms=longer, progress=progress)
     if json_out:
         env.write_lines(brokers_json(result), json=True)
     else:
@@ -244,9 +246,10 @@ def retention(
     if at is not None and at.time_ms is None:
         raise UsageError(f"--now {now}: give a time (2024-05-01T12:00:00Z), not an offset")
     followers = [parse_replica(r) for r in replica or ()]
-    with reading_progress(env, "retention"):
+    with reading_progress(env, "retention") as progress:
         result = run_retention(path, config=config, cadence=cadence,
-                               now=None if at is None else at.time_ms, replicas=followers)
+                               now=None if at is None else at.time_ms, replicas=followers,
+                               progress=progress)
     if json_out:
         env.write_lines(retention_json(result), json=True)
     else:

@@ -43,8 +43,8 @@ def diff(
     from kmeta.render.diff import diff_json, diff_lines
 
     env = current_env()
-    with reading_progress(env, "diff"):
-        report = diff_replicas(replicas, images=not no_images)
+    with reading_progress(env, "diff") as progress:
+        report = diff_replicas(replicas, images=not no_images, progress=progress)
     width = clip_width(env)
     env.write_lines(diff_json(report) if json_out else folded(diff_lines(
         report, colour=env.colour(env.stdout), width=width), width), json=json_out)
@@ -84,8 +84,9 @@ def snapshot(
     from kmeta.render.snapshot import snapshot_json, snapshot_lines
 
     env = current_env()
-    with reading_progress(env, "snapshot"):
-        result = write_snapshot_at(path, out, at=at, into_partition=into_partition)
+    with reading_progress(env, "snapshot") as progress:
+        result = write_snapshot_at(path, out, at=at, into_partition=into_partition,
+                                   progress=progress)
     env.write_lines([snapshot_json(result)] if json_out else folded(
         snapshot_lines(result), clip_width(env)), json=json_out)
     close(env, result.findings, [path], json_out=json_out)
@@ -129,14 +130,16 @@ def truncate(
     env = current_env()
     width = clip_width(env)
     if out is not None:
-        with reading_progress(env, "truncate"):
-            result = write_truncated(path, out, to, peer=peer, into_data_dir=into_data_dir)
+        with reading_progress(env, "truncate") as progress:
+            result = write_truncated(path, out, to, peer=peer, into_data_dir=into_data_dir,
+                                     progress=progress)
         env.write_lines([repair_json(result)] if json_out else folded(
             repair_lines(result), width), json=json_out)
         # what verify finds in the copy it wrote (the report shows the first of them)
         close(env, result.findings or [], [out], json_out=json_out, told=not json_out)
-    with reading_progress(env, "truncate"):
-        plan = simulate_truncate(path, to, peer=peer, images=not no_images)
+    with reading_progress(env, "truncate") as progress:
+        plan = simulate_truncate(path, to, peer=peer, images=not no_images,
+                                 progress=progress)
     env.write_lines(truncate_json(plan) if json_out else folded(
         truncate_lines(plan, width), width), json=json_out)
     close(env, [], [path], json_out=json_out)
@@ -192,8 +195,9 @@ def repair(
         raise UsageError("--into-data-dir goes with --out")
     env = current_env()
     result: RepairPlan | RepairResult
-    with reading_progress(env, "repair"):
-        result = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot)
+    with reading_progress(env, "repair") as progress:
+        result = plan_repair(path, truncate_to=truncate_to, follow_snapshot=follow_snapshot,
+                             progress=progress)
         if dry_run:
             pass
         elif in_place:

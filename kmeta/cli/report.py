@@ -55,8 +55,8 @@ def report(
     env = current_env()
     if html is not None:
         _check_html(html, paths)
-    with reading_progress(env, "report"):
-        result = build_report(paths, pictures=html is not None)
+    with reading_progress(env, "report") as progress:
+        result = build_report(paths, pictures=html is not None, progress=progress)
     if html is not None:
         from kmeta.render.report import report_html
         from kmeta.storage.writer import atomic_write

@@ -48,8 +48,9 @@ def shell(
     from kmeta.shell.session import open_session
 
     env = current_env()
-    with reading_progress(env, "shell", passes=2):  # an index of the log, then a replay
-        session = open_session(paths)
+    # an index of the log, then a replay: each file read twice
+    with reading_progress(env, "shell", passes=2) as progress:
+        session = open_session(paths, progress)
     if commands is not None:
         _script(env, session, [commands], json_out)
     if not _interactive(env):

@@ -109,13 +109,15 @@ def startup(
                          f"{', '.join(KAFKA_VERSIONS)}")
     rate = _rate(recovery_rate)
     env = current_env()
-    with reading_progress(env, "startup"):
+    with reading_progress(env, "startup") as progress:
         # the image against the disk: stray logs, missing replicas (kmeta.ops.placement)
-        judge, placed = image_judge(dirs, metadata=metadata, peers=peer or ())
+        judge, placed = image_judge(dirs, metadata=metadata, peers=peer or (),
+                                    progress=progress)
         report = plan_startup(dirs, kafka_version=kafka_version, config=config,
                               recovery_rate=rate, placement=judge,
                               image=None if placed is None else placed.image,
-                              node_id=None if placed is None else placed.node_id)
+                              node_id=None if placed is None else placed.node_id,
+                              progress=progress)
         report.placement_objects = with_broker_findings(report, placed)
     if json_out:
         env.write_lines(startup_json(report), json=True)

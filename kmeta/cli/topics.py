@@ -60,8 +60,9 @@ def consumers(
     if at is None and path is None:
         raise UsageError("give PATH (a data dir with __consumer_offsets), or --position with "
                          "--against")
-    with reading_progress(env, "consumers"):
-        result = run_consumers(path, group=group, against=against, position=at)
+    with reading_progress(env, "consumers") as progress:
+        result = run_consumers(path, group=group, against=against, position=at,
+                               progress=progress)
     if json_out:
         env.write_lines(consumers_json(result), json=True)
     else:
@@ -117,10 +118,10 @@ def tiering(
     at = parse_bound(now, "--now") if now is not None else None
     if at is not None and at.time_ms is None:
         raise UsageError(f"--now {now}: give a time (2024-05-01T12:00:00Z), not an offset")
-    with reading_progress(env, "tiering"):
+    with reading_progress(env, "tiering") as progress:
         result = run_tiering(path, metadata_dir=metadata_dir,
                              metadata_partitions=metadata_partitions, local_retention_ms=keep,
-                             now=None if at is None else at.time_ms)
+                             now=None if at is None else at.time_ms, progress=progress)
     if json_out:
         env.write_lines(tiering_json(result), json=True)
     else:
@@ -232,8 +233,8 @@ def compact(
     if write is not None:  # before the round: where the partition dir would go
         check_target(write, [path], what="--write", name=Path(path).resolve().name,
                      permit=INTO_DATA_DIR, permitted=into_data_dir)
-    with reading_progress(env, "compact"):
-        result = run_compact(path, options)
+    with reading_progress(env, "compact") as progress:
+        result = run_compact(path, options, progress=progress)
     if json_out:
         env.write_lines(compact_json(result), json=True)
     else:

@@ -26,6 +26,7 @@ from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.ops.replay import Replay, metadata_source, replay_log, snapshot_image
 from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["DEFAULT_FENCED_LONGER_THAN_MS", "Bound", "BrokersResult", "brokers",
            "parse_bound", "parse_duration"]
@@ -164,32 +165,34 @@ class _Watch:
 def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
             since: Bound | None = None, until: Bound | None = None,
             from_offset: int | None = None,
-            fenced_longer_than_ms: int = DEFAULT_FENCED_LONGER_THAN_MS) -> BrokersResult:
-    """The lifecycle of every broker and controller in the metadata log under ``path``."""
+            fenced_longer_than_ms: int = DEFAULT_FENCED_LONGER_THAN_MS,
+            progress: Progress = QUIET) -> BrokersResult:
+    """The lifecycle of every broker and controller in the metadata log under ``path``;
+    ``progress`` hears of the reading."""
     if fenced_longer_than_ms < 0:
         raise UsageError("--fenced-longer-than: a duration is 0 or more")
     if from_offset is not None and from_offset < 0:
         raise UsageError(f"--from {from_offset}: an offset is 0 or more")
-    source = metadata_source(discover([path]))
+    source = metadata_source(discover([path], progress=progress))
     if isinstance(source, LogFile):
         if from_offset is not None:
             raise UsageError("--from needs a data dir or a __cluster_metadata-0 directory, "
                              "not a snapshot file")
-        image, found = snapshot_image(source)
+        image, found = snapshot_image(source, progress)
         return _snapshot_only(source, image, found, broker, fenced_longer_than_ms)
     part = source
     findings: list[Finding] = []
     if not part.segments:
-        snap, image, found = _first_usable(_newest_first(part.snapshots))
+        snap, image, found = _first_usable(_newest_first(part.snapshots), progress)
         if snap is None:
             raise UsageError("no log segment and no usable snapshot to tell the brokers from",
                              context=str(part.path))
         return _snapshot_only(snap, image, found, broker, fenced_longer_than_ms)
-    plan = _start(part, from_offset, findings)
+    plan = _start(part, from_offset, findings, progress)
     lives = Lifecycles(plan.image, fenced_longer_than_ms=fenced_longer_than_ms,
                        exact=plan.exact is None)
     watch = _Watch(lives, since, until)
-    records, known = _replay(part, plan, lives, watch, findings)
+    records, known = _replay(part, plan, lives, watch, findings, progress)
     result = _told(part, plan, watch, findings, records, known)
     result.broker, result.since, result.until = broker, since, until
     lo = since.offset if since and since.offset is not None else watch.since_offset
@@ -246,7 +249,7 @@ def _told(part: PartitionDir, plan: _Plan, watch: _Watch, findings: list[Finding
 
 
 def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
-            findings: list[Finding]) -> tuple[int, int | None]:
+            findings: list[Finding], progress: Progress) -> tuple[int, int | None]:
     """Replay the log as ``plan`` says; the metadata records read, and the offset from
     which the state is exact (None: never)."""
     records, exact = 0, plan.exact
@@ -258,13 +261,14 @@ def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
         early: list[Finding] = []
         records = replay_log(part, Replay(image, plan.start),
                              sys.maxsize if exact.offset is None else exact.offset, early,
-                             watch)
+                             watch, progress)
         findings += [f for f in early if f.code not in PROBLEM_CODES and f.code != "V120"]
         begin, image = exact.offset, exact.image
         if begin is not None:
             lives.exact_from(image)
     if begin is not None:
-        records += replay_log(part, Replay(image, begin), sys.maxsize, findings, watch)
+        records += replay_log(part, Replay(image, begin), sys.maxsize, findings, watch,
+                              progress)
     return records, begin
 
 
@@ -289,7 +293,8 @@ class _Plan:
     exact: _Exact | None = None
 
 
-def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding]) -> _Plan:
+def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding],
+           progress: Progress = QUIET) -> _Plan:
     """Where the replay starts: empty at offset 0 when the log starts there (and ``--from``
     is not past it); else the snapshot that starts the story latest at or below ``--from``;
     else, without ``--from`` or below every snapshot, the log start itself, though no
@@ -306,19 +311,19 @@ def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding])
         return _Plan(MetadataImage.empty(), 0, None)
     if from_offset is not None and ends:
         # --from: the latest snapshot below it that reads
-        snap, image, found = _first_usable([s for _, s in ends][::-1])
+        snap, image, found = _first_usable([s for _, s in ends][::-1], progress)
         findings += found
         if snap is not None:
             return _Plan(image, snap.kind.base_offset or 0, snap.path)
     elif from_offset is None and ends and ends[0][0] == log_start:
-        snap, image, found = _first_usable([ends[0][1]])
+        snap, image, found = _first_usable([ends[0][1]], progress)
         findings += found
         if snap is not None:
             return _Plan(image, log_start, snap.path)
     # nothing covers the log start: tell it from there, exact from the first snapshot on
     later = sorted((s for s in part.snapshots if (s.kind.base_offset or 0) >= log_start),
                    key=lambda s: (s.kind.base_offset or 0, s.kind.epoch or 0))
-    snap, image, found = _first_usable(later)
+    snap, image, found = _first_usable(later, progress)
     findings += found
     return _Plan(MetadataImage.empty(), log_start, None,
                  _Exact(snap, image, None if snap is None else snap.kind.base_offset or 0))
@@ -336,13 +341,13 @@ def _unique(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _first_usable(snapshots: list[LogFile]
+def _first_usable(snapshots: list[LogFile], progress: Progress
                   ) -> tuple[LogFile | None, MetadataImage, list[Finding]]:
     """The first of ``snapshots`` that reads without an error, its image, and what
     reading it and the ones passed over found."""
     passed: list[Finding] = []
     for snap in snapshots:
-        image, found = snapshot_image(snap)
+        image, found = snapshot_image(snap, progress)
         passed += found
         if not any(f.severity is Severity.ERROR for f in found):
             return snap, image, passed

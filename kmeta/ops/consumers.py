@@ -31,6 +31,7 @@ from kmeta.ops.replica import (
     refuse_two_clusters,
 )
 from kmeta.storage.discover import PartitionDir, discover
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches
 
 __all__ = ["ConsumerRow", "ConsumersResult", "consumers", "parse_position"]
@@ -87,15 +88,17 @@ def parse_position(text: str) -> tuple[int, int]:
 
 def consumers(path: str | os.PathLike[str] | None, *, group: str | None = None,
               against: str | os.PathLike[str] | None = None,
-              position: tuple[int, int] | None = None) -> ConsumersResult:
+              position: tuple[int, int] | None = None,
+              progress: Progress = QUIET) -> ConsumersResult:
     result = ConsumersResult(against=None if against is None else str(against), group=group)
     replica_cluster = None
     if against is not None:
-        result.replicas, replica_cluster = _replica_partitions(against, result.findings)
+        result.replicas, replica_cluster = _replica_partitions(against, result.findings,
+                                                               progress)
     if position is not None:
         return _by_hand(result, position)
     assert path is not None
-    found = discover([path])
+    found = discover([path], progress=progress)
     result.findings.extend(found.findings)
     parts = sorted((p for p in found.all_partitions() if p.topic == OFFSETS_TOPIC),
                    key=lambda p: (str(p.path.parent), p.partition))
@@ -111,7 +114,8 @@ def consumers(path: str | os.PathLike[str] | None, *, group: str | None = None,
             hint="--against names a replica of the partitions these offsets were "
                  "committed for")
     result.bare = sum(1 for p in parts if not p.segments)
-    log = replay_offsets(((str(p.path), _batches(p, result.findings)) for p in parts),
+    log = replay_offsets(((str(p.path), _batches(p, result.findings, progress))
+                          for p in parts),
                          result.findings)
     result.log = log
     for key in sorted(log.commits):
@@ -161,16 +165,17 @@ def _report(result: ConsumersResult, row: ConsumerRow) -> None:
         f"{check.why}", row.against))
 
 
-def _replica_partitions(against: str | os.PathLike[str], findings: list[Finding]
+def _replica_partitions(against: str | os.PathLike[str], findings: list[Finding],
+                        progress: Progress
                         ) -> tuple[dict[tuple[str, int], PartitionView], str | None]:
     """The replica's topic partitions, and its cluster id where its meta.properties says."""
-    found = discover([against])
+    found = discover([against], progress=progress)
     findings.extend(found.findings)
     views = {}
     for p in found.all_partitions():
         if p.is_metadata or p.topic.startswith("__"):
             continue
-        view = read_partition(p)
+        view = read_partition(p, progress)
         findings.extend(view.findings)
         views[p.topic, p.partition] = view
     if not views:
@@ -181,11 +186,11 @@ def _replica_partitions(against: str | os.PathLike[str], findings: list[Finding]
     return views, node_and_cluster(found, Path(held))[1]
 
 
-def _batches(p: PartitionDir, findings: list[Finding]
+def _batches(p: PartitionDir, findings: list[Finding], progress: Progress
              ) -> Iterator[tuple[Any, list[Record], str]]:
     for seg in p.segments:
         file = str(seg.path)
-        for b in read_batches(seg.path, findings):
+        for b in read_batches(seg.path, findings, progress=progress):
             records, problems = batch_records(b)
             findings.extend(problems)
             yield b, list(records), file

@@ -19,6 +19,7 @@ replicas are read batch by batch, in step.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 from collections import Counter
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ from kmeta.storage.discover import (
     discover,
     segments_from,
 )
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import read_batches, read_records, same_bytes
 
 __all__ = ["DiffReport", "PairDiff", "Replica", "SideOnly", "diff_replicas", "open_replica",
@@ -65,6 +67,8 @@ class Replica:
     findings: list[Finding] = field(default_factory=list)
     model: ReplicaLog | None = None
     notes: list[str] = field(default_factory=list)
+    #: hears of the reads of this replica's files
+    progress: Progress = field(default=QUIET, repr=False, compare=False)
 
     @property
     def path(self) -> str:
@@ -223,8 +227,8 @@ class DiffReport:
 # ----------------------------------------------------------------------- reading
 
 
-def open_replica(label: str) -> Replica:
-    found: Discovery = discover([label])
+def open_replica(label: str, progress: Progress = QUIET) -> Replica:
+    found: Discovery = discover([label], progress=progress)
     parts = [p for p in found.all_partitions() if p.is_metadata]
     if len(parts) != 1:
         hint = "give one data dir or __cluster_metadata-0 directory per replica"
@@ -234,7 +238,7 @@ def open_replica(label: str) -> Replica:
                     f"{Path(label).parent / '__cluster_metadata-0'}")
         raise UsageError(f"{label}: {len(parts)} __cluster_metadata partitions found",
                          hint=hint)
-    rep = Replica(label, parts[0])
+    rep = Replica(label, parts[0], progress=progress)
     rep.node_id, rep.cluster_id = node_and_cluster(found, parts[0].path)
     return rep
 
@@ -262,13 +266,14 @@ class _Layout:
         st.last_offset = last
 
 
-def _batches(seg: LogFile, layout: _Layout, findings: list[Finding], *, hashed: bool = True
-             ) -> Iterator[tuple[int, int, int, int, int]]:
+def _batches(seg: LogFile, layout: _Layout, findings: list[Finding], progress: Progress, *,
+             hashed: bool = True) -> Iterator[tuple[int, int, int, int, int]]:
     """(base, last, epoch, hash, position) of every batch of a segment; without
     ``hashed`` only the layout is kept (a segment compared as a whole file needs no
     hashes), and the batches that repeat one before them are taken as one run."""
     layout.segment(seg.kind.base_offset)
-    for b in read_batches(seg.path, findings, memo=not hashed, runs=not hashed):
+    for b in read_batches(seg.path, findings, memo=not hashed, runs=not hashed,
+                          progress=progress):
         if type(b) is Run:
             ref = b.ref
             layout.batch(b.first_base, b.last_offset, ref.leader_epoch,
@@ -292,7 +297,8 @@ def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
             same_bytes([s[k].path for s in segs]):
         lead_path = str(segs[0][k].path)
         before = len(reps[0].findings)
-        for _ in _batches(segs[0][k], layouts[0], reps[0].findings, hashed=False):
+        for _ in _batches(segs[0][k], layouts[0], reps[0].findings, reps[0].progress,
+                          hashed=False):
             pass
         runs = reps[0].stats.layout[-1][1]
         for r, s in zip(reps[1:], segs[1:], strict=True):
@@ -304,6 +310,8 @@ def _read_all(reps: list[Replica]) -> dict[tuple[int, int], Split]:
             st.first_offset, st.last_offset = src.first_offset, src.last_offset
             r.findings += [replace(f, file=str(s[k].path)) if f.file == lead_path else f
                            for f in reps[0].findings[before:]]
+            with contextlib.suppress(OSError):  # read whole by the comparison
+                r.progress.read(str(s[k].path), s[k].path.stat().st_size)
         k += 1
     return _in_step(reps, layouts, [s[k:] for s in segs])
 
@@ -331,7 +339,7 @@ def read_replicas(reps: list[Replica]) -> dict[tuple[int, int], Split]:
 def _stream(rep: Replica, layout: _Layout, segs: list[LogFile]
             ) -> Iterator[tuple[int, int, int, int, str]]:
     for seg in segs:
-        for base, last, epoch, h, pos in _batches(seg, layout, rep.findings):
+        for base, last, epoch, h, pos in _batches(seg, layout, rep.findings, rep.progress):
             yield base, last, epoch, h, f"{seg.path.name}@{pos}"
 
 
@@ -596,11 +604,13 @@ def _majority(reps: list[Replica], splits: dict[tuple[int, int], Split]) -> dict
             "majority_of": need}
 
 
-def diff_replicas(paths: list[str], *, images: bool = True) -> DiffReport:
-    """Compare the first replica (LOCAL) with each of the others."""
+def diff_replicas(paths: list[str], *, images: bool = True,
+                  progress: Progress = QUIET) -> DiffReport:
+    """Compare the first replica (LOCAL) with each of the others; ``progress`` hears of
+    the reading."""
     if len(paths) < 2:
         raise UsageError("diff needs two replicas or more", hint="kmeta diff LOCAL PEER")
-    reps = [open_replica(p) for p in paths]
+    reps = [open_replica(p, progress) for p in paths]
     refuse_unrelated([ReplicaDir(r.label, r.path, r.cluster_id) for r in reps],
                      hint="diff compares replicas of one metadata log")
     splits = read_replicas(reps)

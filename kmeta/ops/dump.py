@@ -23,6 +23,7 @@ from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches, segment_name_finding
 
 
@@ -45,6 +46,8 @@ class DumpOptions:
     #: Batches that repeat a OneRecord's batch come as one RecordRun (the renderers write
     #: them from one template); else each is its own OneRecord.
     runs: bool = False
+    #: hears of the dump's discovery and reads
+    progress: Progress = QUIET
 
     def note(self, finding: Finding) -> Finding:
         if self.on_finding is not None:
@@ -198,7 +201,7 @@ def dump(paths: Iterable[str | os.PathLike[str]], opts: DumpOptions) -> Iterator
     Built from ``itertools.chain`` rather than nested generators: every event of a
     multi-gigabyte dump would otherwise pass through two more Python frames.
     """
-    discovery = discover(paths)
+    discovery = discover(paths, progress=opts.progress)
     return chain(map(opts.note, discovery.findings),
                  chain.from_iterable(dump_file(f, opts) for f in discovery.all_files()))
 
@@ -237,7 +240,7 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
         opts.to_offset is None and not (opts.types or opts.skip_control or opts.batches_only
                                         or opts.show_hex)
     items: Any = read_batches(f.path, max_bytes=opts.max_bytes, memo=not opts.batches_only,
-                              runs=runs)
+                              runs=runs, progress=opts.progress)
     if runs:
         items = Expandable(items)
     return chain((head,), _dump_batches(items, path, decoder, opts, segment_base, compacted))

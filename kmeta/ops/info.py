@@ -27,6 +27,7 @@ from kmeta.ops.replica import missing_log_finding
 from kmeta.storage.discover import DataDir, LogFile, PartitionDir, discover
 from kmeta.storage.ends import segment_ends
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches
 
 
@@ -234,7 +235,8 @@ def topic_summaries(partitions: Iterable[PartitionSummary],
     return sorted(topics.values(), key=lambda t: (not t.troubled, -t.size, t.topic))
 
 
-def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:
+def summarise_file(f: LogFile, findings: list[Finding], progress: Progress = QUIET
+                   ) -> FileSummary:
     """Scan one segment or snapshot: counts, offsets, times, epochs, record types."""
     path = str(f.path)
     k = f.kind
@@ -247,7 +249,8 @@ def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:
     if size == 0:
         return s
     epochs: set[int] = set()
-    stream = Expandable(read_batches(f.path, findings, memo=True, runs=True))
+    stream = Expandable(read_batches(f.path, findings, memo=True, runs=True,
+                                     progress=progress))
     for batch in stream:
         if type(batch) is Run:
             if not _count_run(s, batch, f.is_metadata):
@@ -258,7 +261,8 @@ def summarise_file(f: LogFile, findings: list[Finding]) -> FileSummary:
     return s
 
 
-def summarise_ends(f: LogFile, findings: list[Finding]) -> FileSummary:
+def summarise_ends(f: LogFile, findings: list[Finding], progress: Progress = QUIET
+                   ) -> FileSummary:
     """A data topic's segment from its first and last batch headers (the last found
     through its offset index), as ``summarise_file`` would give its offsets, times and
     size; the segment decoded whole where it does not read cleanly so."""
@@ -266,8 +270,9 @@ def summarise_ends(f: LogFile, findings: list[Finding]) -> FileSummary:
     path = str(f.path)
     read = segment_ends(path, k.base_offset) if k.base_offset is not None else None
     if read is None or read[1] is None:  # decoded whole: it says what it meets
-        return summarise_file(f, findings)
+        return summarise_file(f, findings, progress)
     size, ends = read
+    progress.read(path, size)  # what info reads of it
     return FileSummary(path, k.kind, size, k.base_offset, k.epoch, k.suffix,
                        batches=None, records=None, first_offset=ends.first_offset,
                        last_offset=ends.last_offset, first_timestamp=ends.first_timestamp,
@@ -335,7 +340,7 @@ def _small(f: LogFile, findings: list[Finding]) -> Any:
 
 
 def summarise_partition(p: PartitionDir, findings: list[Finding],
-                        decode: bool = False) -> PartitionSummary:
+                        decode: bool = False, progress: Progress = QUIET) -> PartitionSummary:
     """``decode``: read every batch of a data topic's segments too (the metadata log's
     always are: its record types are what info shows of it)."""
     ps = PartitionSummary(p.name, p.topic, p.partition, str(p.path), p.is_metadata)
@@ -343,10 +348,10 @@ def summarise_partition(p: PartitionDir, findings: list[Finding],
     for f in p.files:
         kind = f.kind.kind
         if kind == "segment" and f.kind.live:
-            ps.segments.append(summarise_file(f, findings) if whole
-                               else summarise_ends(f, findings))
+            ps.segments.append(summarise_file(f, findings, progress) if whole
+                               else summarise_ends(f, findings, progress))
         elif kind == "kraft-snapshot":
-            ps.snapshots.append(summarise_file(f, findings))
+            ps.snapshots.append(summarise_file(f, findings, progress))
         elif kind in ("leader-epoch-checkpoint", "quorum-state", "partition-metadata"):
             ps.files[kind] = _small(f, findings)
         else:
@@ -357,33 +362,35 @@ def summarise_partition(p: PartitionDir, findings: list[Finding],
     return ps
 
 
-def summarise_data_dir(d: DataDir, findings: list[Finding],
-                       decode: bool = False) -> DataDirSummary:
+def summarise_data_dir(d: DataDir, findings: list[Finding], decode: bool = False,
+                       progress: Progress = QUIET) -> DataDirSummary:
     ds = DataDirSummary(str(d.path))
     for f in d.files:
         if f.is_batches:
-            ds.files[f.path.name] = summarise_file(f, findings).to_json()
+            ds.files[f.path.name] = summarise_file(f, findings, progress).to_json()
         else:
             ds.files[f.path.name] = _small(f, findings)
     # The metadata log first: it is what an SRE came for.
     ordered = sorted(d.partitions, key=lambda p: (not p.is_metadata, p.name))
-    ds.partitions = [summarise_partition(p, findings, decode) for p in ordered]
+    ds.partitions = [summarise_partition(p, findings, decode, progress) for p in ordered]
     return ds
 
 
-def info(paths: Iterable[str | os.PathLike[str]], decode: bool = False) -> InfoReport:
+def info(paths: Iterable[str | os.PathLike[str]], decode: bool = False, *,
+         progress: Progress = QUIET) -> InfoReport:
     """What the files under ``paths`` hold, and every finding met reading them.
     ``decode``: every batch of every segment read, data topics' too (by default their
-    segments are read at their ends: see ``summarise_ends``)."""
-    discovery = discover(paths)
+    segments are read at their ends: see ``summarise_ends``).  ``progress`` hears of the
+    reading."""
+    discovery = discover(paths, progress=progress)
     report = InfoReport(findings=list(discovery.findings))
     for d in discovery.data_dirs:
-        report.data_dirs.append(summarise_data_dir(d, report.findings, decode))
+        report.data_dirs.append(summarise_data_dir(d, report.findings, decode, progress))
     for p in discovery.partitions:
-        report.partitions.append(summarise_partition(p, report.findings, decode))
+        report.partitions.append(summarise_partition(p, report.findings, decode, progress))
     for f in discovery.files:
         if f.is_batches:
-            report.files.append(summarise_file(f, report.findings))
+            report.files.append(summarise_file(f, report.findings, progress))
         else:
             report.small_files[str(f.path)] = _small(f, report.findings)
     return report

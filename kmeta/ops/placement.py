@@ -34,6 +34,7 @@ from kmeta.storage.discover import (
     discover,
 )
 from kmeta.storage.files import load_checked, read_small
+from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["BrokerPlacement", "broker_placement", "discovery_placement"]
 
@@ -421,13 +422,14 @@ def _shared(a: Any, b: Any) -> int:
     return n
 
 
-def _image_of(part: PartitionDir | str) -> tuple[Any, str | None]:
+def _image_of(part: PartitionDir | str, progress: Progress = QUIET) -> tuple[Any, str | None]:
     """The image at the log end of a metadata partition (or of ``--metadata DIR``), and
     why there is none."""
     from kmeta.ops.replay import build_image
 
     try:
-        return build_image(part.path if isinstance(part, PartitionDir) else part).image, None
+        return build_image(part.path if isinstance(part, PartitionDir) else part,
+                           progress=progress).image, None
     except KmetaError as e:
         return None, str(e)
 
@@ -435,15 +437,16 @@ def _image_of(part: PartitionDir | str) -> tuple[Any, str | None]:
 def broker_placement(log_dirs: Sequence[str | os.PathLike[str]], *,
                      metadata: str | os.PathLike[str] | None = None,
                      peers: Sequence[str | os.PathLike[str]] = (),
-                     image: Any = None) -> BrokerPlacement | None:
+                     image: Any = None, progress: Progress = QUIET) -> BrokerPlacement | None:
     """Every log dir of ONE broker (and its metadata.log.dir) against the image at the end
     of its own ``__cluster_metadata-0`` — or of ``metadata`` (a data dir or metadata
     partition elsewhere), or ``image`` when the caller already replayed one.  ``peers``
     are other brokers' data dirs, read only to say how many bytes a missing replica
-    fetches.  None for a ZooKeeper-mode broker (no image)."""
+    fetches.  None for a ZooKeeper-mode broker (no image).  ``progress`` hears of the
+    reading."""
     # the partition dirs known by name: a broker's topic ids are read file by file,
     # without listing the dirs (the judge needs no other file of them)
-    found = discover(log_dirs, defer=True)
+    found = discover(log_dirs, defer=True, progress=progress)
     dirs = list(found.data_dirs)
     source: str | None = None
     metadata_parts = [p for d in dirs for p in d.partitions if p.is_metadata]
@@ -454,7 +457,7 @@ def broker_placement(log_dirs: Sequence[str | os.PathLike[str]], *,
         # the image's source is named alike whether it is replayed here or was given
         source = str(target.path) if isinstance(target, PartitionDir) else target
     if image is None and target is not None:
-        image, problem = _image_of(target)
+        image, problem = _image_of(target, progress)
         if image is None:
             return judge(dirs, None, metadata=source, no_image=problem)
     peer_dirs = list(discover(peers).data_dirs) if peers else []

@@ -65,6 +65,7 @@ from kmeta.ops.replica import (
     refuse_unrelated,
 )
 from kmeta.storage.discover import Discovery, LogFile, PartitionDir, discover
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import batch_records, read_batches
 
@@ -247,14 +248,15 @@ def parse_replica(text: str) -> tuple[str, int | None, int | None]:
 def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = None,
               cadence: Cadence | None = None, now: int | None = None,
               replicas: list[tuple[str, int | None, int | None]] | None = None,
-              heard: tuple[LogTally, LogStats] | None = None) -> RetentionResult:
+              heard: tuple[LogTally, LogStats] | None = None,
+              progress: Progress = QUIET) -> RetentionResult:
     """The snapshots of the metadata partition under ``path`` and what Kafka does with
     them.  ``heard``: the tally and the stats of a verify pass over this log (kmeta
     report), used instead of reading its batch headers again (what that read finds is
-    verify's to say)."""
+    verify's to say).  ``progress`` hears of the reading."""
     config = config or RetentionConfig()
     cadence = cadence or Cadence()
-    found = discover([path])
+    found = discover([path], progress=progress)
     source = metadata_source(found)
     if isinstance(source, LogFile):
         raise UsageError("retention needs a data dir or a __cluster_metadata-0 directory, not "
@@ -264,13 +266,13 @@ def retention(path: str | os.PathLike[str], *, config: RetentionConfig | None = 
     followers = _follower_dirs(str(path), found, part, replicas)
     missing = missing_log_finding(part)  # a copy without its log: the startup view is moot
     findings: list[Finding] = [] if missing is None else [missing]
-    snapshots = _snapshot_rows(part, findings)
+    snapshots = _snapshot_rows(part, findings, progress)
     if heard is not None:
         tally, stats = heard
         segments = _tallied(tally, snapshots, cadence)
     else:
         stats = LogStats()
-        segments = _read_log(part, snapshots, cadence, stats, findings)
+        segments = _read_log(part, snapshots, cadence, stats, findings, progress)
     model, _, found = build_model(part, stats)
     findings += found
     newest = max((s.max_timestamp for s in segments if s.max_timestamp is not None),
@@ -330,7 +332,7 @@ def _follower_at(rep: Replica) -> tuple[str, ReplicaLog]:
     """A follower's name (its node id, else the path) and its log as Kafka opens it, read
     from its directory as the replica model sees it."""
     stats, found = LogStats(), []
-    _read_log(rep.part, _snapshot_rows(rep.part, found), Cadence(), stats, found)
+    _read_log(rep.part, _snapshot_rows(rep.part, found), Cadence(), stats, found, QUIET)
     model, _, _ = build_model(rep.part, stats)
     model.truncate_to_latest_snapshot()  # as Kafka opens it: a snapshot past the log wins
     name = str(rep.node_id) if rep.node_id is not None else rep.label
@@ -362,7 +364,8 @@ def _truncation(leader: ReplicaLog, answer: ValidOffsetAndEpoch, end: int, epoch
     return truncation_offset(follower, diverging), True, None
 
 
-def _snapshot_rows(part: PartitionDir, findings: list[Finding]) -> list[SnapshotRow]:
+def _snapshot_rows(part: PartitionDir, findings: list[Finding], progress: Progress = QUIET
+                   ) -> list[SnapshotRow]:
     rows = []
     for f in part.files:
         if f.kind.kind != "kraft-snapshot":
@@ -373,16 +376,17 @@ def _snapshot_rows(part: PartitionDir, findings: list[Finding]) -> list[Snapshot
         with contextlib.suppress(OSError):  # unreadable: its S008 comes from the reading
             size = f.path.stat().st_size
         if state == "live":
-            records, timestamp = _snapshot_content(f, findings)
+            records, timestamp = _snapshot_content(f, findings, progress)
         rows.append(SnapshotRow(sid, f.path, state, size, records, timestamp))
     rows.sort(key=lambda r: (r.id.offset, r.id.epoch))
     return rows
 
 
-def _snapshot_content(f: LogFile, findings: list[Finding]) -> tuple[int | None, int | None]:
+def _snapshot_content(f: LogFile, findings: list[Finding], progress: Progress
+                      ) -> tuple[int | None, int | None]:
     """The records of a snapshot file and its header's lastContainedLogTimestamp."""
     records, timestamp, first = 0, None, True
-    for b in read_batches(f.path, findings):
+    for b in read_batches(f.path, findings, progress=progress):
         records += b.records_count or 0
         if first:
             first = False
@@ -396,7 +400,8 @@ def _snapshot_content(f: LogFile, findings: list[Finding]) -> tuple[int | None, 
 
 
 def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence,
-              stats: LogStats, findings: list[Finding]) -> list[SegmentRow]:
+              stats: LogStats, findings: list[Finding], progress: Progress
+              ) -> list[SegmentRow]:
     """One pass over the log's batch headers: the runs the replica model is built from,
     and what :class:`~kmeta.core.log_tally.LogTally` keeps (each segment's extent, the log
     between consecutive live snapshots)."""
@@ -413,7 +418,8 @@ def _read_log(part: PartitionDir, snapshots: list[SnapshotRow], cadence: Cadence
             size = seg.path.stat().st_size
         tally.segment(seg.kind.base_offset or 0, seg.path, size)
         run_epoch, run_last = None, -2
-        stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True))
+        stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True,
+                                         progress=progress))
         for b in stream:
             if type(b) is Run:
                 # Batches that repeat the one just read, all before the next snapshot

@@ -37,6 +37,7 @@ from kmeta.formats.payload import decode_control, encode_metadata
 from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.replay import build_image, metadata_source, snapshot_image
 from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches
 from kmeta.storage.targets import INTO_PARTITION, Landing, Role, check_target
 from kmeta.storage.writer import SnapshotWriter
@@ -111,7 +112,8 @@ class _LogFacts:
 
 def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = None,
                       timestamp_ms: int | None = None, allow_errors: bool = False,
-                      durable: bool = True, into_partition: bool = False) -> SnapshotWritten:
+                      durable: bool = True, into_partition: bool = False,
+                      progress: Progress = QUIET) -> SnapshotWritten:
     """Write the image of the metadata partition at ``path``, replayed up to offset ``at``
     (default: the log end), as a KRaft snapshot.
 
@@ -121,9 +123,10 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
     next start: a note says how).  ``timestamp_ms`` stamps the batches (default: now).
     A replay that met error findings (damaged batches, records Kafka would refuse) is
     refused unless ``allow_errors``: the snapshot would make the damage permanent.
+    ``progress`` hears of the reading.
     """
     out = Path(out)
-    source = metadata_source(discover([path]))
+    source = metadata_source(discover([path], progress=progress))
     if not isinstance(source, PartitionDir):
         raise UsageError("a snapshot is written from a metadata log: give a data dir or "
                          "its __cluster_metadata-0 directory, not a snapshot file",
@@ -138,7 +141,7 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
                          f"{log_start}", context=str(part.path))
     where = _check_out(out, path, into_partition)
 
-    result = build_image(path, at=at)  # checks --at against the log end
+    result = build_image(path, at=at, progress=progress)  # checks --at against the log end
     target = result.offset
     if result.log_end is None or target <= log_start:
         raise UsageError(f"the log holds no record after its start offset {log_start}",

@@ -23,6 +23,7 @@ from kmeta.formats.remote_log_metadata import decode_remote_log_metadata, metada
 from kmeta.ops.replica import PartitionView, read_partition
 from kmeta.storage.discover import PartitionDir, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches
 
 __all__ = ["LocalSegment", "TieringResult", "TieredPartition", "tiering"]
@@ -83,10 +84,11 @@ class TieringResult:
 
 def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str] | None = None,
             metadata_partitions: int = DEFAULT_METADATA_PARTITIONS,
-            local_retention_ms: int = 7 * DAY_MS, now: int | None = None) -> TieringResult:
+            local_retention_ms: int = 7 * DAY_MS, now: int | None = None,
+            progress: Progress = QUIET) -> TieringResult:
     result = TieringResult(metadata_partitions=metadata_partitions,
                            local_retention_ms=local_retention_ms, now=now)
-    found = discover([path])
+    found = discover([path], progress=progress)
     result.findings.extend(found.findings)
     users = [p for p in found.all_partitions() if not p.topic.startswith("__")]
     if not users:
@@ -102,7 +104,8 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
         meta_root = given.parent
     else:
         meta_root = given
-    metas = [p for p in discover([meta_root]).all_partitions() if p.topic == METADATA_TOPIC] \
+    metas = [p for p in discover([meta_root], progress=progress).all_partitions()
+             if p.topic == METADATA_TOPIC] \
         if meta_root.exists() else []
     if not metas:
         if metadata_dir is not None:
@@ -118,11 +121,11 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
     result.metadata_dirs = [str(p.path) for p in sorted(metas, key=lambda p: p.partition)]
     parts = {}
     for p in sorted(users, key=lambda p: (p.topic, p.partition)):
-        tp = _partition(p, metadata_partitions, result.findings)
+        tp = _partition(p, metadata_partitions, result.findings, progress)
         parts[(tp.topic_id, p.partition)] = tp
         result.partitions.append(tp)
     for meta in sorted(metas, key=lambda p: p.partition):
-        _replay(meta, parts, result)
+        _replay(meta, parts, result, progress)
     newest = max((s.max_timestamp or -1 for tp in result.partitions for s in tp.segments),
                  default=-1)
     if result.now is None and newest >= 0:
@@ -132,8 +135,9 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
     return result
 
 
-def _partition(p: PartitionDir, count: int, findings: list[Finding]) -> TieredPartition:
-    view = read_partition(p)
+def _partition(p: PartitionDir, count: int, findings: list[Finding], progress: Progress
+               ) -> TieredPartition:
+    view = read_partition(p, progress)
     findings.extend(view.findings)
     meta, problem = load_checked(p.live_file("partition-metadata"))
     if problem is not None:
@@ -146,10 +150,11 @@ def _partition(p: PartitionDir, count: int, findings: list[Finding]) -> TieredPa
     return tp
 
 
-def _replay(meta: PartitionDir, parts: dict, result: TieringResult) -> None:
+def _replay(meta: PartitionDir, parts: dict, result: TieringResult, progress: Progress
+            ) -> None:
     for seg in meta.segments:
         file = str(seg.path)
-        for b in read_batches(seg.path, result.findings):
+        for b in read_batches(seg.path, result.findings, progress=progress):
             records, problems = batch_records(b)
             result.findings.extend(problems)
             if b.is_control:

@@ -28,6 +28,7 @@ from kmeta.ops.diff import (
 from kmeta.ops.repair import Removed, RepairResult, apply_repair, plan_repair
 from kmeta.ops.replay import build_image
 from kmeta.storage.discover import segments_from
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import read_batches
 from kmeta.storage.targets import INTO_DATA_DIR, check_target
 
@@ -88,14 +89,14 @@ def _removed(tally: Removed, cut: int) -> SideOnly:
 
 
 def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = None,
-                      images: bool = True) -> TruncatePlan:
+                      images: bool = True, progress: Progress = QUIET) -> TruncatePlan:
     """What truncating ``path``'s metadata log to ``to`` (or to where it diverges from
-    ``peer``) would remove and change."""
+    ``peer``) would remove and change; ``progress`` hears of the reading."""
     if (to is None) == (peer is None):
         raise UsageError("give exactly one of --to and --to-divergence-with")
     reason = ""
     if peer is not None:
-        report = diff_replicas([path, peer], images=False)
+        report = diff_replicas([path, peer], images=False, progress=progress)
         pair = report.pairs[0]
         rep = report.replicas[0]
         if pair.divergence_offset is None:
@@ -107,7 +108,7 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
             if pair.local_follows.truncate_to is not None and pair.content_split is None:
                 reason += " (where Kafka's fetch would truncate it)"
     else:
-        rep = open_replica(path)
+        rep = open_replica(path, progress)
         read_replicas([rep])
     assert to is not None and rep.model is not None
     if not rep.part.segments:  # as repair says: the model's start would be a snapshot's
@@ -160,7 +161,8 @@ def simulate_truncate(path: str, to: int | None = None, *, peer: str | None = No
 
 
 def write_truncated(path: str, out: str | os.PathLike[str], to: int | None = None, *,
-                    peer: str | None = None, into_data_dir: bool = False) -> RepairResult:
+                    peer: str | None = None, into_data_dir: bool = False,
+                    progress: Progress = QUIET) -> RepairResult:
     """Write ``path``'s metadata partition truncated as :func:`simulate_truncate` says to
     ``out``, with repair's writer (``into_data_dir`` as there).  What was written is
     counted once, by repair (the simulation would count a damaged batch differently); its
@@ -168,7 +170,7 @@ def write_truncated(path: str, out: str | os.PathLike[str], to: int | None = Non
     # Judged against what is read (a data dir, the peer too) before the simulation reads it.
     check_target(out, [p for p in (path, peer) if p is not None], what="the output directory",
                  permit=INTO_DATA_DIR, permitted=into_data_dir)
-    plan = simulate_truncate(path, to, peer=peer, images=False)
+    plan = simulate_truncate(path, to, peer=peer, images=False, progress=progress)
     result = apply_repair(plan_repair(plan.replica.path, truncate_to=plan.cut), out,
                           into_data_dir=into_data_dir)
     result.notes += [n for n in (plan.reason, *plan.notes) if n]

@@ -1,99 +1,143 @@
 """The progress bar every long command shows on standard error while it reads logs.
 
 One bar for all commands: bytes read of the segments and snapshots the command reads,
-rate and time left.  Shown only when stderr is a terminal; the storage layer reports how
-far it has read each file through :data:`kmeta.storage.segments.READING`, so the ops
-know nothing of it.
+rate and time left.  It is a :class:`kmeta.storage.progress.Progress`, the observer every
+run is given and every read tells: a command gets this one where stderr is a terminal,
+the quiet one elsewhere, and runs the same code either way.
 
 The bar is drawn by the reads themselves, at most :data:`REDRAWS` times a second, not by a
 thread of rich's own: verify forks its replay while the bar shows
 (:mod:`kmeta.ops.replay.process`), and a fork beside a thread that holds a lock (rich's,
-while it draws) leaves the child a lock nobody will release.
+while it draws) leaves the child a lock nobody will release.  A forked child that is told
+anything draws nothing: the bar belongs to the process that made it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from kmeta.storage.progress import QUIET, Progress
 
 if TYPE_CHECKING:
     from kmeta.environment import Environment
-    from kmeta.storage.discover import Discovery
+    from kmeta.storage.progress import Found
 
 #: Redraws of the bar a second at most (rich's own thread draws ten).
 REDRAWS = 10
 
 
-def _sizes(found: Discovery, metadata_only: bool, into: dict[str, int]) -> None:
-    """Add the size of every segment and snapshot ``found`` holds that the command reads."""
-    for f in found.all_files():
-        if f.is_batches and (f.is_metadata or not metadata_only) and str(f.path) not in into:
-            try:
-                into[str(f.path)] = f.path.stat().st_size
-            except OSError:
-                into[str(f.path)] = 0  # reported by whoever reads it
+class Bar(Progress):
+    """A rich progress bar whose total is the segments and snapshots of every discovery
+    it hears of (only the metadata log's and snapshots with ``metadata_only``: what
+    image, history, diff and repair read), each file counted once, plus what other
+    processes read.  ``passes``: how many times the command reads each file (the shell's
+    opening indexes the log, then replays it): a file read again from its start counts
+    again, up to that many times.
+
+    The partition dirs a discovery left to other processes (verify's workers list them)
+    are counted in the total by what those read so far: each as large as the average of
+    those heard of, until all are."""
+
+    __slots__ = ("_bar", "_task", "_metadata_only", "_passes", "_sizes", "_seen", "_rounds",
+                 "_next_draw", "_pid", "_unlisted", "_elsewhere", "_elsewhere_told",
+                 "_outside")
+
+    def __init__(self, bar: Any, label: str, metadata_only: bool, passes: int) -> None:
+        self._bar = bar
+        self._task = bar.add_task(label, total=None)
+        self._metadata_only = metadata_only
+        self._passes = passes
+        self._sizes: dict[str, int] = {}
+        self._seen: dict[str, int] = {}
+        self._rounds: dict[str, int] = {}  # the passes over a file begun after its first
+        self._next_draw = 0.0  # when the reads may redraw the bar again (monotonic seconds)
+        self._pid = os.getpid()
+        self._unlisted = 0  # partition dirs left to other processes
+        self._elsewhere = self._elsewhere_told = 0  # bytes they read, and in how many calls
+        self._outside = 0  # bytes read of files no discovery listed
+
+    def found(self, discovery: Found) -> None:
+        if os.getpid() != self._pid:
+            return
+        sizes = self._sizes
+        for f in discovery.listed_files():
+            path = str(f.path)
+            if f.is_batches and (f.is_metadata or not self._metadata_only) \
+                    and path not in sizes:
+                try:
+                    sizes[path] = f.path.stat().st_size
+                except OSError:
+                    sizes[path] = 0  # reported by whoever reads it
+        self._unlisted += discovery.unlisted()
+        self._total()
+
+    def read(self, path: str, position: int) -> None:
+        # positions, not deltas: a file read again (a replay after a scan) counts once
+        # more than its passes
+        if os.getpid() != self._pid:
+            return
+        seen = self._seen
+        before = seen.get(path, 0)
+        if position < before and self._rounds.get(path, 0) < self._passes - 1:
+            self._rounds[path] = self._rounds.get(path, 0) + 1
+            seen[path] = before = 0
+        if position > before:
+            seen[path] = position
+            if path not in self._sizes:  # a file no discovery listed: the total grows too
+                self._outside += position - before
+                self._total()
+            self._advance(position - before)
+
+    def read_elsewhere(self, size: int) -> None:
+        if os.getpid() != self._pid:
+            return
+        self._elsewhere += size
+        self._elsewhere_told += 1
+        self._total()
+        self._advance(size)
+
+    def _total(self) -> None:
+        """What the command reads, as far as it is known now."""
+        elsewhere = self._elsewhere
+        if self._elsewhere_told:
+            elsewhere = max(elsewhere, elsewhere * self._unlisted // self._elsewhere_told)
+        total = self._passes * sum(self._sizes.values()) + self._outside + elsewhere
+        self._bar.update(self._task, total=total or None)
+
+    def _advance(self, size: int) -> None:
+        self._bar.advance(self._task, size)
+        now = time.monotonic()
+        if now >= self._next_draw:
+            self._next_draw = now + 1 / REDRAWS
+            self._bar.refresh()
 
 
 @contextlib.contextmanager
 def reading(env: Environment, label: str, *, metadata_only: bool = False,
-            streams_stdout: bool = False, passes: int = 1) -> Iterator[None]:
-    """Show the bar on ``env``'s stderr while the block runs.  Its total is the segments
-    and snapshots of every discovery made inside the block (only the metadata log's and
-    snapshots with ``metadata_only``: what image, history, diff and repair read), each
-    file counted once.  ``streams_stdout``: the command writes to stdout as it reads
-    (dump), so a terminal on stdout gets no bar to garble it.  ``passes``: how many
-    times the command reads each file (the shell's opening indexes the log, then replays
-    it): a file read again from its start counts again, up to that many times."""
+            streams_stdout: bool = False, passes: int = 1) -> Iterator[Progress]:
+    """The observer to give the command's op: a :class:`Bar` on ``env``'s stderr while
+    the block runs where stderr is a terminal, else the quiet one.  ``streams_stdout``:
+    the command writes to stdout as it reads (dump), so a terminal on stdout gets no bar
+    to garble it."""
     assert env.stdout is not None  # kmeta.cli refuses to run with stdout closed
     if not env.stderr.isatty() or (streams_stdout and env.stdout.isatty()):
-        yield
+        yield QUIET
         return
     from rich.progress import (
         BarColumn,
         DownloadColumn,
-        Progress,
         TimeRemainingColumn,
         TransferSpeedColumn,
     )
+    from rich.progress import Progress as RichProgress
 
     from kmeta.render.console import make_console
-    from kmeta.storage.discover import DISCOVERED
-    from kmeta.storage.segments import READING
 
-    sizes: dict[str, int] = {}
-    seen: dict[str, int] = {}
-    next_draw = [0.0]  # when the reads may redraw the bar again (monotonic seconds)
-    with Progress(label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  TimeRemainingColumn(), console=make_console(env, stderr=True),
-                  transient=True, auto_refresh=False) as bar:
-        task = bar.add_task(label, total=passes * sum(sizes.values()) or None)
-        rounds: dict[str, int] = {}  # the passes over a file begun after its first
-
-        def discovered(more: Discovery) -> None:
-            _sizes(more, metadata_only, sizes)
-            bar.update(task, total=passes * sum(sizes.values()) or None)
-
-        def tell(path: str, position: int) -> None:
-            # positions, not deltas: a file read again (a replay after a scan) counts once
-            # more than its passes
-            before = seen.get(path, 0)
-            if position < before and rounds.get(path, 0) < passes - 1:
-                rounds[path] = rounds.get(path, 0) + 1
-                seen[path] = before = 0
-            if position > before:
-                seen[path] = position
-                bar.advance(task, position - before)
-                now = time.monotonic()
-                if now >= next_draw[0]:
-                    next_draw[0] = now + 1 / REDRAWS
-                    bar.refresh()
-
-        token = READING.set(tell)
-        found_token = DISCOVERED.set(discovered)
-        try:
-            yield
-        finally:
-            DISCOVERED.reset(found_token)
-            READING.reset(token)
+    with RichProgress(label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                      TimeRemainingColumn(), console=make_console(env, stderr=True),
+                      transient=True, auto_refresh=False) as bar:
+        yield Bar(bar, label, metadata_only, passes)

@@ -30,6 +30,7 @@ from kmeta.render import nodes as node_text
 from kmeta.render import shell as text
 from kmeta.shell.points import Point, on_day_of, parse_point
 from kmeta.shell.replies import Reply, refused
+from kmeta.storage.progress import QUIET, Progress
 
 
 @dataclass
@@ -396,11 +397,12 @@ def _is_dir(tree: Any, path: str) -> bool:
     return bool(found) and found[0][1].is_dir
 
 
-def open_session(paths: list[str]) -> Session:
+def open_session(paths: list[str], progress: Progress = QUIET) -> Session:
     """A session over the metadata replicas under ``paths``: each path one, or each
     ``__cluster_metadata`` partition under it where it holds several (a cluster's copies
-    in one folder); a KmetaError (one line) when one holds no metadata log."""
-    return Session(Replicas.open(replica_paths(paths)))
+    in one folder); a KmetaError (one line) when one holds no metadata log.  ``progress``
+    hears of the opening's reads."""
+    return Session(Replicas.open(replica_paths(paths), progress))
 
 
 def replica_paths(paths: list[str]) -> list[str]:

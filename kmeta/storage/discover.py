@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable
-from contextvars import ContextVar
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
@@ -20,16 +19,13 @@ from typing import Any, NamedTuple
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, file_name, parse_partition_dir
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import entry_problem, not_regular, open_regular, read_regular
 
 #: The kinds of partition file that have one fixed name, by kind.
 _NAME_OF = {"partition-metadata": "partition.metadata",
             "leader-epoch-checkpoint": "leader-epoch-checkpoint"}
 
-#: Told of every Discovery made while it is set: the progress bar sums what will be read
-#: from it (kmeta.render.progress), so storage knows nothing of the bar.
-DISCOVERED: ContextVar[Callable[[Discovery], None] | None] = ContextVar("DISCOVERED",
-                                                                       default=None)
 METADATA_TOPIC = "__cluster_metadata"
 MAX_DEPTH = 4  # how far below the given path to look for data directories
 #: where kmeta repair puts the files a repaired partition no longer uses
@@ -112,6 +108,11 @@ class DeferredPartition(PartitionDir):
         #: what the check of the partition reported (kmeta.ops.verify.partitions.Checked)
         self.checked: Any = None
 
+    @property
+    def is_listed(self) -> bool:
+        """Whether its files were listed here (something asked for them)."""
+        return self._files is not None
+
     @property  # type: ignore[override]
     def files(self) -> list[LogFile]:
         if self._files is None:
@@ -182,14 +183,26 @@ class Discovery:
             out[at:at] = [f for found in lists for f in found]
         return out
 
-    def all_files(self) -> Iterable[LogFile]:
+    def listed_files(self) -> Iterable[LogFile]:
+        """:meth:`all_files` but those of the partition dirs left unlisted (deferred)."""
+        return self.all_files(listed_only=True)
+
+    def unlisted(self) -> int:
+        """How many partition dirs were left unlisted (deferred) and are still so."""
+        return sum(1 for d in self.data_dirs for p in d.partitions
+                   if isinstance(p, DeferredPartition) and not p.is_listed)
+
+    def all_files(self, *, listed_only: bool = False) -> Iterable[LogFile]:
+        """Every file found; a deferred partition dir's are listed now, unless
+        ``listed_only``, which passes over those not listed yet."""
         yield from self.files
         for p in self.partitions:
             yield from p.files
         for d in self.data_dirs:
             yield from d.files
             for p in d.partitions:
-                yield from p.files
+                if not listed_only or not isinstance(p, DeferredPartition) or p.is_listed:
+                    yield from p.files
 
     def all_partitions(self) -> Iterable[PartitionDir]:
         yield from self.partitions
@@ -435,11 +448,13 @@ def _scan_dir(path: Path, out: Discovery, depth: int, defer: bool = False) -> No
             _scan_dir(d, out, depth + 1, defer)
 
 
-def discover(paths: Iterable[str | Path], *, defer: bool = False) -> Discovery:
+def discover(paths: Iterable[str | Path], *, defer: bool = False,
+             progress: Progress = QUIET) -> Discovery:
     """Find every Kafka file under ``paths``; raises UnreadableInput if a path has none.
     ``defer``: a data dir's ``topic-N`` dirs (not the metadata partition's) are not listed
     but left to whoever checks them, as :class:`DeferredPartition`; they count as
-    partition dirs, so the caller must list each (:func:`list_deferred`)."""
+    partition dirs, so the caller must list each (:func:`list_deferred`).  ``progress`` is
+    told what was found."""
     out = Discovery()
     for raw in paths:
         path = Path(raw)
@@ -465,9 +480,7 @@ def discover(paths: Iterable[str | Path], *, defer: bool = False) -> Discovery:
         if after == before:
             raise UnreadableInput("no Kafka files found", context=str(path),
                                   hint="point kmeta at a data dir, a partition dir or a file")
-    hook = DISCOVERED.get()
-    if hook is not None:
-        hook(out)
+    progress.found(out)
     return out
 
 

@@ -29,7 +29,6 @@ import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,7 @@ from kmeta.formats.compression import CompressionError
 from kmeta.formats.legacy import MIN_MESSAGE, LegacyBatch
 from kmeta.formats.runs import MAX_RUN, Run, Walked
 from kmeta.formats.spans import MOST_SECTION, MOST_VALUES, PlainSpan, Spans
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import open_regular
 
 _PREFIX = struct.Struct(">qi")
@@ -147,33 +147,10 @@ class FileMap(mmap.mmap):
     def bytes_at(self, start: int, stop: int) -> bytes:
         return self[start:stop]
 
-#: Who hears how far each file has been read, as ``(path, byte position)``: the command
-#: line's progress bar.  Set for the duration of a command; the ops never see it.
-READING: ContextVar[Callable[[str, int], None] | None] = ContextVar("READING", default=None)
-
-
-def _reading_hook(file: str) -> Callable[[int], None] | None:
-    """A ``scan`` progress callback (byte deltas) feeding :data:`READING`, if it is set."""
-    hook = READING.get()
-    if hook is None:
-        return None
-    done = [0]
-
-    def tell(n: int) -> None:
-        done[0] += n
-        hook(file, done[0])
-    return tell
-
-
-def _read_whole(path: str | Path, size: int) -> None:
-    hook = READING.get()
-    if hook is not None:
-        hook(str(path), size)
-
-
 @contextmanager
-def mapped(path: str | Path) -> Iterator[Any]:
-    """A file's :class:`SegmentMap` (``b""`` for an empty file).  Raises UnreadableInput."""
+def mapped(path: str | Path, progress: Progress = QUIET) -> Iterator[Any]:
+    """A file's :class:`SegmentMap` (``b""`` for an empty file), ``progress`` told when it
+    has been read whole.  Raises UnreadableInput."""
     fd = open_regular(path)  # a FIFO or a link to /dev/zero is refused, never read
     try:
         size = os.fstat(fd).st_size
@@ -203,9 +180,9 @@ def mapped(path: str | Path) -> Iterator[Any]:
             except GeneratorExit:
                 # A reader that stops early (the batch it looked for is found) is done
                 # with the file as much as one that read to the end.
-                _read_whole(path, size)
+                progress.read(str(path), size)
                 raise
-            _read_whole(path, size)
+            progress.read(str(path), size)
         finally:
             # A caller may still hold a view; the map is then freed with it.
             with suppress(BufferError):
@@ -437,8 +414,7 @@ _NOTHING_YET = object()
 
 def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
                  first_offset: int | None = None, memo: bool = False, runs: bool = False,
-                 progress: Callable[[int], None] | None = None, walk: bool = False,
-                 plain: Spans | None = None,
+                 progress: Progress = QUIET, walk: bool = False, plain: Spans | None = None,
                  ) -> Iterator[Batch | LegacyBatch | Run | Walked | PlainSpan | Finding]:
     """Every batch of a segment-format buffer, and a Finding for every problem, in file
     order.
@@ -450,7 +426,8 @@ def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
     ``formats.runs.Run`` (up to MAX_RUN of them): a reader that has judged the batch has
     judged them all.
     ``max_bytes`` stops reading early (a batch it cuts is no finding); ``first_offset`` is
-    the least base offset the first batch may have; ``progress`` hears of bytes read.
+    the least base offset the first batch may have; ``progress`` hears how far the
+    buffer has been read, every :data:`PROGRESS_EVERY` bytes.
     With ``walk`` (and neither ``memo`` nor ``runs``), the intact batches that a scan
     reports nothing of come as ``formats.runs.Walked`` spans instead, walked by header
     and CRC in the compiled core: for a reader that wants only the findings and where
@@ -467,7 +444,7 @@ def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
 def scan_records(buf: Any, file: str, decode: Callable[[Any], Any],
                  decode_control: Callable[[Any, Any], Any], *,
                  max_bytes: int | None = None, first_offset: int | None = None,
-                 progress: Callable[[int], None] | None = None,
+                 progress: Progress = QUIET,
                  ) -> Iterator[tuple[Batch | LegacyBatch, Record, Any] | Finding]:
     """A ``(batch, record, payload)`` triple per record of a segment-format buffer, and a
     Finding for every problem: the fastest way to read every record of a log, as one loop.
@@ -501,7 +478,7 @@ def _read(path: str | Path, scanner: Callable[..., Iterator[Any]], args: tuple,
           options: dict[str, Any], findings: list[Finding] | None) -> Iterator[Any]:
     file = str(path)
     try:
-        with mapped(path) as buf:
+        with mapped(path, options.get("progress", QUIET)) as buf:
             items = scanner(buf, file, *args, **options)
             if findings is None:
                 yield from items
@@ -521,13 +498,12 @@ def _read(path: str | Path, scanner: Callable[..., Iterator[Any]], args: tuple,
 def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
           records: bool, decode: Callable[[Any], Any] | None,
           decode_control: Callable[[Any, Any], Any] | None,
-          progress: Callable[[int], None] | None, runs: bool, walk: bool = False,
+          progress: Progress, runs: bool, walk: bool = False,
           plain: Spans | None = None,
           ) -> Iterator[Batch | LegacyBatch | Run | Walked | PlainSpan | Finding
                         | tuple[Any, Record, Any]]:
     """The one loop behind :func:`scan_batches` and :func:`scan_records`."""
-    if progress is None:
-        progress = _reading_hook(file)
+    tell = progress.read
     n = len(buf) if max_bytes is None else min(len(buf), max_bytes)
     cut = n < len(buf)  # --max-bytes stops reading early: a cut batch is not a finding
     pos = 0
@@ -558,10 +534,9 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
     release = getattr(buf, "madvise", None)
     released = 0
     release_at = RELEASE_EVERY if release is not None else n + 1
-    # ``progress`` hears of the bytes read every PROGRESS_EVERY, at the same one check
-    # per batch as the page release.
-    told = 0
-    tell_at = PROGRESS_EVERY if progress is not None else n + 1
+    # ``progress`` hears how far the scan has read every PROGRESS_EVERY, at the same one
+    # check per batch as the page release.
+    tell_at = PROGRESS_EVERY
     # A SegmentMap holds the file's bytes only up to ``hi``: the next FILL_EVERY bytes are
     # loaded when a header would reach past it (the same one check per batch), a longer
     # batch before its bytes are sliced.  A load that comes up short means the file
@@ -584,8 +559,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                 yield Walked(count, pos, to, high)
                 pos, next_offset, last_epoch = to, after, epoch
                 if pos >= tell_at:
-                    progress(pos - told)
-                    told = pos
+                    tell(file, pos)
                     tell_at = pos + PROGRESS_EVERY
                 continue
             claimed = _batch_size_at(fd, pos)
@@ -612,8 +586,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                 released += chunk
                 release_at = released + RELEASE_EVERY
             if pos >= tell_at:
-                progress(pos - told)
-                told = pos
+                tell(file, pos)
                 tell_at = pos + PROGRESS_EVERY
             event_at = min(release_at, tell_at, fill_at)
             if pos >= n:
@@ -629,12 +602,12 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                 continue
         if span_epoch is not None and pos <= last_header:
             (to, count, records_in, after, values, offsets, positions, newest, last_ts,
-             told) = spanner(buf, pos, hi, event_at, next_offset, span_epoch,
+             sent) = spanner(buf, pos, hi, event_at, next_offset, span_epoch,
                              plain[1](span_epoch), plain[0], MOST_SECTION, MOST_VALUES,
                              plain[2])
             if count:
                 yield PlainSpan(pos, to, count, records_in, next_offset, after, span_epoch,
-                                values, offsets, positions, buf, file, newest, last_ts, told)
+                                values, offsets, positions, buf, file, newest, last_ts, sent)
                 pos, next_offset = to, after
                 continue
         if pos <= last_header:

@@ -6,21 +6,9 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "CompactOptions": "simulate",
-    "CompactResult": "simulate",
-    "StrategyReport": "simulate",
-    "compact": "simulate",
-    "show_key": "simulate",
-    "CompactWriter": "write",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = [
-    "CompactOptions", "CompactResult", "CompactWriter", "StrategyReport", "compact", "show_key"
-]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.compact.simulate import (
         CompactOptions,
         CompactResult,

@@ -40,6 +40,7 @@ from kmeta.ops.compact.write import encode_batch
 from kmeta.ops.replica import checkpoint_entry
 from kmeta.storage.discover import LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches
 
 __all__ = ["CompactOptions", "CompactResult", "StrategyReport", "compact"]
@@ -171,8 +172,11 @@ class CompactResult:
     findings: list[Finding] = field(default_factory=list)
 
 
-def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactResult:
-    found = discover([path])
+def compact(path: str | os.PathLike[str], options: CompactOptions, *,
+            progress: Progress = QUIET) -> CompactResult:
+    """One round of the cleaner on the partition dir at ``path``, as ``options`` say;
+    ``progress`` hears of the discovery and the first read of every segment."""
+    found = discover([path], progress=progress)
     parts = [p for p in found.all_partitions() if not p.is_metadata]
     if len(parts) != 1:
         names = ", ".join(p.name for p in parts[:6]) or "none"
@@ -183,7 +187,7 @@ def compact(path: str | os.PathLike[str], options: CompactOptions) -> CompactRes
         raise UsageError(f"{part.path}: no log segment to compact")
     findings = list(found.findings)
     configs, config_source = _topic_configs(part, findings)
-    layout = _header_pass(part, findings)
+    layout = _header_pass(part, findings, progress)
     if options.first_dirty is not None and not 0 <= options.first_dirty <= layout.log_end:
         raise UsageError(f"--from {options.first_dirty}: outside the log (its end offset is "
                          f"{layout.log_end})")
@@ -351,7 +355,7 @@ def _views(part: PartitionDir, layout: Layout, findings: list[Finding]) -> list[
                    strict=True)]
 
 
-def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
+def _header_pass(part: PartitionDir, findings: list[Finding], progress: Progress) -> Layout:
     segs = part.segments
     bases, ends, mtimes, largest, aborted = [], [], [], [], []
     producers: dict[int, ProducerState] = {}
@@ -369,7 +373,7 @@ def _header_pass(part: PartitionDir, findings: list[Finding]) -> Layout:
         top = -1
         records = size = 0
         seen = len(findings)
-        for b in read_batches(f.path, findings):
+        for b in read_batches(f.path, findings, progress=progress):
             if damage is None:
                 damage = batch_out_of_segment(str(f.path), b.position, b.base_offset,
                                               b.last_offset, base,

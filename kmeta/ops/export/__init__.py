@@ -7,33 +7,9 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "CHUNK_ROWS": "chunks",
-    "Chunk": "chunks",
-    "Spans": "chunks",
-    "Stamps": "chunks",
-    "file_chunks": "chunks",
-    "row_chunks": "chunks",
-    "task_groups": "chunks",
-    "unit_chunks": "chunks",
-    "COMMON": "rows",
-    "Scope": "rows",
-    "TABLES": "rows",
-    "Unit": "rows",
-    "ddl": "rows",
-    "expand_globs": "rows",
-    "plan_units": "rows",
-    "unit_rows": "rows",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = [
-    "CHUNK_ROWS", "COMMON", "TABLES", "Chunk", "Scope", "Spans", "Stamps", "Unit", "ddl",
-    "expand_globs", "file_chunks", "plan_units", "row_chunks", "task_groups", "unit_chunks",
-    "unit_rows"
-]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.export.chunks import (
         CHUNK_ROWS,
         Chunk,

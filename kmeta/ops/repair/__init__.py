@@ -10,27 +10,9 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "RepairResult": "apply",
-    "apply_repair": "apply",
-    "apply_repair_in_place": "apply",
-    "Action": "plan",
-    "CUT_CODES": "plan",
-    "Cut": "plan",
-    "FileChange": "plan",
-    "QUARANTINE": "plan",
-    "Removed": "plan",
-    "RepairPlan": "plan",
-    "plan_repair": "plan",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = [
-    "CUT_CODES", "QUARANTINE", "Action", "Cut", "FileChange", "Removed", "RepairPlan",
-    "RepairResult", "apply_repair", "apply_repair_in_place", "plan_repair"
-]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.repair.apply import RepairResult, apply_repair, apply_repair_in_place
     from kmeta.ops.repair.plan import (
         CUT_CODES,

@@ -64,6 +64,7 @@ from kmeta.ops.verify import verify_indexes
 from kmeta.storage import tree
 from kmeta.storage.discover import QUARANTINE, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import entry_problem
 from kmeta.storage.segments import RECOVERY_CUTS, batch_records, mapped, scan_batches
 
@@ -286,7 +287,8 @@ class RepairPlan:
 # ----------------------------------------------------------------------------- planning
 
 
-def metadata_partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
+def metadata_partition(part_dir: str | os.PathLike[str], progress: Progress = QUIET
+                       ) -> PartitionDir:
     """The metadata partition directory ``part_dir``; UsageError or UnreadableInput when
     it is not one repair can read."""
     path = Path(part_dir)
@@ -295,7 +297,7 @@ def metadata_partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
     if not path.is_dir():
         raise UsageError("not a directory", context=str(path),
                          hint="give the partition directory, e.g. __cluster_metadata-0")
-    found = discover([path])
+    found = discover([path], progress=progress)
     if found.data_dirs or found.files or len(found.partitions) != 1:
         raise UsageError("not a partition directory", context=str(path),
                          hint="give the partition directory (__cluster_metadata-0), not "
@@ -313,8 +315,9 @@ def metadata_partition(part_dir: str | os.PathLike[str]) -> PartitionDir:
 class _LogReader:
     """Reads the segments in order and finds where the repaired log ends."""
 
-    def __init__(self, truncate_to: int | None) -> None:
+    def __init__(self, truncate_to: int | None, progress: Progress = QUIET) -> None:
         self.truncate_to = truncate_to
+        self.progress = progress
         #: the KRaft log rules' view of the batches kept
         self.state = LogState()
         self.cut: Cut | None = None
@@ -380,9 +383,10 @@ class _LogReader:
         runs = self.layout.segments[-1][1]
         valid = 0
         cut_before = self.cut is not None
-        with mapped(seg.path) as buf:
+        with mapped(seg.path, self.progress) as buf:
             size = len(buf)
-            stream = Expandable(scan_batches(buf, path, memo=True, runs=True))
+            stream = Expandable(scan_batches(buf, path, memo=True, runs=True,
+                                             progress=self.progress))
             for item in stream:
                 if type(item) is Run:
                     kept = self._take_run(item, valid)
@@ -488,7 +492,7 @@ def _snapshot_ahead(snap_changes: list[FileChange], log: ReplicaLog) -> Snapshot
 
 
 def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None, *,
-                follow_snapshot: bool = False) -> RepairPlan:
+                follow_snapshot: bool = False, progress: Progress = QUIET) -> RepairPlan:
     """Decide what a repaired copy of the metadata partition ``part_dir`` holds.
 
     The log ends at the first damage (:data:`CUT_CODES`) or, with ``truncate_to``, before
@@ -498,13 +502,13 @@ def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None
     the plan does what Kafka does on start instead (``truncateToLatestSnapshot``): every
     segment goes, the log starts empty at the snapshot's end offset and older snapshots
     are quarantined.  Raises UsageError for a bad ``truncate_to`` or a path that is not a
-    metadata partition directory; never writes.
+    metadata partition directory; never writes.  ``progress`` hears of the reading.
     """
     if follow_snapshot and truncate_to is not None:
         raise UsageError("truncating and following a snapshot contradict each other",
                          hint="truncating keeps the log below the snapshots; following a "
                          "snapshot drops the whole log")
-    part = metadata_partition(part_dir)
+    part = metadata_partition(part_dir, progress)
     path = part.path
     fingerprint = tree.fingerprint(path)
     segments = sorted(part.segments, key=lambda f: f.kind.base_offset)
@@ -512,7 +516,7 @@ def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None
     if truncate_to is not None and truncate_to < lbo:
         raise UsageError(f"cannot truncate to {truncate_to}: below the log start offset {lbo}",
                          hint="Kafka cannot truncate below the log start offset")
-    reader = _LogReader(truncate_to)
+    reader = _LogReader(truncate_to, progress)
     changes, touched = _read_log(segments, reader, "a segment after the cut (Kafka deletes "
                                  "the segments after a truncated one)")
     kept_segments = reader.layout.model_segments()

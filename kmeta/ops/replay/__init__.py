@@ -13,40 +13,9 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "Replay": "engine",
-    "apply_changes_py": "engine",
-    "plan_replay": "engine",
-    "replay_log": "engine",
-    "snapshot_findings": "engine",
-    "snapshot_image": "engine",
-    "HistoryRow": "image",
-    "ImageResult": "image",
-    "NodeLookup": "image",
-    "browse": "image",
-    "build_image": "image",
-    "children": "image",
-    "history": "image",
-    "look_up": "image",
-    "metadata_source": "image",
-    "public_json": "image",
-    "ForkedReplay": "process",
-    "forked_replay": "process",
-    "EMPTY_PROVENANCE": "timeline",
-    "Provenance": "timeline",
-    "Replicas": "timeline",
-    "Timeline": "timeline",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = [
-    "EMPTY_PROVENANCE", "ForkedReplay", "HistoryRow", "ImageResult", "NodeLookup", "Provenance",
-    "Replay", "Replicas", "Timeline", "apply_changes_py", "browse", "build_image", "children",
-    "forked_replay", "history", "look_up", "metadata_source", "plan_replay", "public_json",
-    "replay_log", "snapshot_findings", "snapshot_image"
-]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.replay.engine import (
         Replay,
         apply_changes_py,

@@ -35,6 +35,7 @@ from kmeta.formats.payload import decode_control, decode_metadata, metadata_mess
 from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.replica import SnapshotFindings
 from kmeta.storage.discover import LogFile, PartitionDir, segments_from
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches, read_records
 
 _NEEDS: dict[tuple[str, int | None], int | None] = {}
@@ -53,8 +54,11 @@ class Replay:
 
     def __init__(self, start: MetadataImage, start_offset: int = 0,
                  checks: list[tuple[int, LogFile]] | None = None,
-                 seen: SnapshotFindings | None = None, *, log: bool = True):
+                 seen: SnapshotFindings | None = None, *, log: bool = True,
+                 progress: Progress = QUIET):
         self.log = log
+        #: told of the snapshots read to compare
+        self.progress = progress
         #: what hears the replay besides the image (a :class:`ReplayWatch`), or None: the
         #: pass that drives the replay tells it of batches and control records too
         self.watch: Any = None
@@ -170,7 +174,7 @@ class Replay:
             self.next_check = self.checks[0][0] if self.checks else None
             if end < self.start_offset:
                 continue
-            yield from _compare(self.image, end, snap, self.seen)
+            yield from _compare(self.image, end, snap, self.seen, self.progress)
 
 
 #: The record types :func:`kmeta.core.image_quiet.apply_quiet` takes.
@@ -216,8 +220,8 @@ _compiled_changes = CORE.apply_changes if CORE is not None else None
 
 
 def _compare(image: MetadataImage, end: int, snap: LogFile,
-             seen: SnapshotFindings) -> Iterator[Finding]:
-    snapshot, findings = read_snapshot(snap, seen)
+             seen: SnapshotFindings, progress: Progress) -> Iterator[Finding]:
+    snapshot, findings = read_snapshot(snap, seen, progress)
     if not usable(findings):
         return  # the snapshot's own findings are reported by the snapshot checks
     if image.in_transaction:
@@ -231,7 +235,8 @@ def _compare(image: MetadataImage, end: int, snap: LogFile,
                       str(snap.path), offset=end, details={"diff": diff[:50]})
 
 
-def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
+def snapshot_image(f: LogFile, progress: Progress = QUIET
+                   ) -> tuple[MetadataImage, list[Finding]]:
     """The image a snapshot (or bootstrap.checkpoint) holds, and every problem met in one
     read: damaged batches, records that do not decode, a first record that is not a
     SnapshotHeader or a last that is not a SnapshotFooter (V021), and image problems."""
@@ -240,7 +245,7 @@ def snapshot_image(f: LogFile) -> tuple[MetadataImage, list[Finding]]:
     path = str(f.path)
     first: tuple[Any, Any, str] | None = None
     last: tuple[Any, Any, str] | None = None
-    for item in read_records(f.path, decode_metadata, decode_control):
+    for item in read_records(f.path, decode_metadata, decode_control, progress=progress):
         if type(item) is Finding:
             findings.append(item)
             if item.code == "S008":
@@ -284,21 +289,23 @@ def usable(findings: list[Finding]) -> bool:
     return all(f.code in PROBLEM_CODES for f in findings)
 
 
-def read_snapshot(f: LogFile, seen: SnapshotFindings) -> tuple[MetadataImage, list[Finding]]:
+def read_snapshot(f: LogFile, seen: SnapshotFindings, progress: Progress = QUIET
+                  ) -> tuple[MetadataImage, list[Finding]]:
     """``snapshot_image``, remembering the findings in ``seen``."""
-    image, findings = snapshot_image(f)
+    image, findings = snapshot_image(f, progress)
     seen[str(f.path)] = findings
     return image, findings
 
 
-def snapshot_findings(f: LogFile, seen: SnapshotFindings) -> list[Finding]:
+def snapshot_findings(f: LogFile, seen: SnapshotFindings, progress: Progress = QUIET
+                      ) -> list[Finding]:
     """What reading ``f`` finds, read now unless ``seen`` holds it already."""
     found = seen.get(str(f.path))
-    return read_snapshot(f, seen)[1] if found is None else found
+    return read_snapshot(f, seen, progress)[1] if found is None else found
 
 
 def plan_replay(part: PartitionDir, first_offset: int | None,
-                seen: SnapshotFindings) -> Replay | None:
+                seen: SnapshotFindings, progress: Progress = QUIET) -> Replay | None:
     """Where the replay of a partition's log that starts at ``first_offset`` starts, and
     the snapshots it will be compared with; None when nothing can start it."""
     # by end offset, then epoch: two snapshots may end at one offset (different epochs)
@@ -307,15 +314,16 @@ def plan_replay(part: PartitionDir, first_offset: int | None,
     if first_offset is None:
         return None
     if first_offset == 0:
-        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0], seen)
+        return Replay(MetadataImage.empty(), 0, [s for s in snaps if s[0] > 0], seen,
+                      progress=progress)
     starts = [s for s in snaps if s[0] >= first_offset]
     if not starts:
         return None  # nothing to start from: V026 says so
     end, snap = starts[0]
-    image, findings = read_snapshot(snap, seen)
+    image, findings = read_snapshot(snap, seen, progress)
     if not usable(findings):
         return None
-    return Replay(image, end, starts[1:], seen)
+    return Replay(image, end, starts[1:], seen, progress=progress)
 
 
 class ReplayWatch(Protocol):
@@ -335,7 +343,7 @@ class ReplayWatch(Protocol):
 
 
 def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Finding],
-               watch: ReplayWatch | None = None) -> int:
+               watch: ReplayWatch | None = None, progress: Progress = QUIET) -> int:
     """Apply the records of ``part``'s log from the replay's start up to, not including,
     ``stop``; what could not be read and what the records raised go into ``findings``.
     The number of metadata records read (NoOps included, control records not).  A batch
@@ -350,7 +358,8 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
         if (seg.kind.base_offset or 0) >= stop:
             break
         path = str(seg.path)
-        stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True))
+        stream = Expandable(read_batches(seg.path, findings, memo=True, runs=True,
+                                         progress=progress))
         for batch in stream:
             if type(batch) is Run:
                 if batch.last_offset < start:

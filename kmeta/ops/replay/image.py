@@ -41,6 +41,7 @@ from kmeta.ops.replay.engine import Replay, replay_log, snapshot_image
 from kmeta.ops.replica import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import (
     decoded_records,
     mapped,
@@ -166,14 +167,15 @@ def _end_offset(snap: LogFile) -> int:
     return snap.kind.base_offset or 0
 
 
-def _log_end(part: PartitionDir) -> int | None:
+def _log_end(part: PartitionDir, progress: Progress = QUIET) -> int | None:
     """The offset after the last batch of the last non-empty segment, or None."""
     for seg in reversed(part.segments):
         last = None
         # Every segment opened before (``unreadable``): an error now is a file changed
         # under the reader, and an earlier segment's end would be a wrong log end.
-        with mapped(seg.path) as buf:
-            for item in scan_batches(buf, str(seg.path), memo=True, runs=True):
+        with mapped(seg.path, progress) as buf:
+            for item in scan_batches(buf, str(seg.path), memo=True, runs=True,
+                                     progress=progress):
                 if type(item) is not Finding:
                     last = item.last_offset
         if last is not None:
@@ -185,16 +187,16 @@ def _log_end(part: PartitionDir) -> int | None:
 # ---------------------------------------------------------------------- build_image
 
 def build_image(path: str | os.PathLike[str], *, at: int | None = None,
-                from_snapshot: Path | None = None,
-                use_snapshots: bool = True) -> ImageResult:
+                from_snapshot: Path | None = None, use_snapshots: bool = True,
+                progress: Progress = QUIET) -> ImageResult:
     """Replay the metadata log under ``path`` up to (not including) offset ``at``.
 
     ``use_snapshots=False`` replays from an empty image at offset 0 even when snapshots
-    exist (the log must then start at 0).
+    exist (the log must then start at 0).  ``progress`` hears of the reading.
     """
     if at is not None and at < 0:
         raise UsageError(f"--at {at}: an offset is 0 or more")
-    source = metadata_source(discover([path]))
+    source = metadata_source(discover([path], progress=progress))
     if isinstance(source, LogFile):
         if from_snapshot is not None:
             raise UsageError("--from-snapshot needs a data dir or a __cluster_metadata-0 "
@@ -204,7 +206,7 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
             raise UsageError(f"--at {at}: a lone snapshot file holds only the state at "
                              f"offset {end}", context=str(source.path),
                              hint="give the data dir to replay the log")
-        image, findings = snapshot_image(source)
+        image, findings = snapshot_image(source, progress)
         return ImageResult(image, end, source.path, end, findings=findings)
 
     part = source
@@ -215,7 +217,7 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
                               hint="the image needs every segment of the log")
     missing = missing_log_finding(part)  # an image from snapshots alone: say the log is gone
     log_start = segments[0].kind.base_offset if segments else None
-    log_end = _log_end(part) if segments else None
+    log_end = _log_end(part, progress) if segments else None
     if log_end is None:
         log_start = None
     target = at if at is not None else log_end
@@ -227,7 +229,7 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
         if at is not None and start > at:
             raise UsageError(f"--from-snapshot ends at offset {start}, after --at {at}",
                              context=str(snap.path))
-        image, found = snapshot_image(snap)
+        image, found = snapshot_image(snap, progress)
         findings += found
         snapshot: Path | None = snap.path
     else:
@@ -237,7 +239,7 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
         for end, snap in candidates:
             if target is not None and end > target:
                 continue
-            loaded, found = snapshot_image(snap)
+            loaded, found = snapshot_image(snap, progress)
             if any(f.severity is Severity.ERROR for f in found):
                 findings += found  # damaged: say so and fall back to an older one
                 continue
@@ -268,7 +270,8 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
     result = ImageResult(image, max(start, min(stop, log_end)), snapshot, start,
                          log_end=log_end, findings=findings)
     if stop > start:
-        result.records = replay_log(part, Replay(image, start), stop, result.findings)
+        result.records = replay_log(part, Replay(image, start), stop, result.findings,
+                                    progress=progress)
     return result
 
 
@@ -407,13 +410,14 @@ _MISSING = object()
 
 # ---------------------------------------------------------------------- history
 
-def _records(files: list[LogFile], findings: list[Finding]
+def _records(files: list[LogFile], findings: list[Finding], progress: Progress
              ) -> Iterator[tuple[Any, Any, Any, str]]:
     """The metadata records worth a history row; what could not be read goes into
     ``findings`` (a history with a hole must say so)."""
     for f in files:
         path = str(f.path)
-        stream = Expandable(read_batches(f.path, findings, memo=True, runs=True))
+        stream = Expandable(read_batches(f.path, findings, memo=True, runs=True,
+                                         progress=progress))
         for batch in stream:
             if type(batch) is Run:
                 # NoOp heartbeats repeated: nothing a history shows
@@ -463,7 +467,8 @@ def _touches_broker(type_name: str, d: dict, broker: int) -> bool:
 
 
 def history(path: str | os.PathLike[str], *, topic: str | None = None,
-            partition: int | None = None, broker: int | None = None) -> HistoryResult:
+            partition: int | None = None, broker: int | None = None,
+            progress: Progress = QUIET) -> HistoryResult:
     """Every metadata record of the log (or of a lone snapshot file) that touched a topic
     (by name, then by its topic ids) or a broker (by node id, in broker and controller
     registration records, or as a partition's leader or replica), in offset order.
@@ -476,7 +481,7 @@ def history(path: str | os.PathLike[str], *, topic: str | None = None,
         raise UsageError("give exactly one of --topic and --broker")
     if partition is not None and topic is None:
         raise UsageError("--partition needs --topic")
-    source = metadata_source(discover([path]))
+    source = metadata_source(discover([path], progress=progress))
     topic_ids: set[str] = set()
     if isinstance(source, LogFile):
         files = [source]
@@ -491,12 +496,12 @@ def history(path: str | os.PathLike[str], *, topic: str | None = None,
             # The TopicRecord may be below the log start: learn the ids from the snapshot.
             snaps = [s for s in source.snapshots if _end_offset(s) <= start]
             if snaps:
-                image, _ = snapshot_image(max(snaps, key=_end_offset))
+                image, _ = snapshot_image(max(snaps, key=_end_offset), progress)
                 tid = image.topic_id(topic)
                 if tid is not None:
                     topic_ids.add(tid)
     result = HistoryResult([], [])
-    for batch, r, p, file in _records(files, result.findings):
+    for batch, r, p, file in _records(files, result.findings, progress):
         d = p.data if isinstance(p.data, dict) else {}
         t = p.type
         if topic is not None:

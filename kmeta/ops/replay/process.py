@@ -39,7 +39,6 @@ from kmeta.findings import SLOT_SETTERS, Finding
 from kmeta.formats.payload import decode_metadata
 from kmeta.ops import processes
 from kmeta.ops.replay.engine import Replay
-from kmeta.storage.segments import READING
 
 #: Logs shorter than this replay in the one process: the fork and the pipe cost more than
 #: a short replay (bytes of segments).
@@ -255,7 +254,6 @@ class ForkedReplay:
 
 
 def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
-    READING.set(None)  # a progress bar belongs to the parent
     # (place, code, message, file, position, offset, details or None) of each finding
     found: list[tuple] = []
     result: Any

@@ -43,11 +43,10 @@ Nothing here prints or exits: bad input is a UsageError or UnreadableInput with 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -65,9 +64,9 @@ from kmeta.ops.replay.image import _log_end, metadata_source
 from kmeta.ops.replay.timeline_index import NOOP_TYPE, BatchIndex, BatchInfo
 from kmeta.ops.replica import replica_labels
 from kmeta.storage.discover import LogFile, PartitionDir, discover
-from kmeta.storage.regular import open_regular
+from kmeta.storage.headers import BatchesByPosition
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import (
-    READING,
     decoded_records,
     read_batches,
     read_records,
@@ -86,10 +85,6 @@ CHECKPOINT_RECORDS = 4000
 CHECKPOINT_OFFSETS = 400_000
 #: The most bytes the pickled checkpoints of one replica may take.
 CHECKPOINT_BYTES = 96 << 20
-
-#: progress(bytes read, bytes to read): what :meth:`Timeline.open` tells as it reads.
-Progress = Callable[[int, int], None]
-
 
 class Provenance(NamedTuple):
     """Where an image comes from, as Kafka's ``MetadataProvenance``: the last offset it
@@ -240,23 +235,21 @@ class Timeline:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], progress: Progress | None = None
-             ) -> Timeline:
-        """Read the metadata log (or the snapshot file) at ``path`` once.  A path that
-        holds no metadata log is a UsageError; a segment that cannot be read, an
-        UnreadableInput."""
-        source = metadata_source(discover([path]))
+    def open(cls, path: str | os.PathLike[str], progress: Progress = QUIET) -> Timeline:
+        """Read the metadata log (or the snapshot file) at ``path``: an index of its
+        batches, then the replay (``progress`` hears of both).  A path that holds no
+        metadata log is a UsageError; a segment that cannot be read, an UnreadableInput."""
+        source = metadata_source(discover([path], progress=progress))
         timeline = cls(Path(path), source)
-        with _telling(source, progress):
-            timeline._open()
+        timeline._open(progress)
         return timeline
 
-    def _open(self) -> None:
+    def _open(self, progress: Progress) -> None:
         source = self.source
         if isinstance(source, LogFile):
             end = source.kind.base_offset or 0
             point = self._snapshot_point(source, True)
-            image, found = snapshot_image(source)
+            image, found = snapshot_image(source, progress)
             self.findings += found
             self._snapshots = [point]
             self._keep(end, image, point)
@@ -267,11 +260,11 @@ class Timeline:
             raise UnreadableInput(blocked[0].message, context=blocked[0].file,
                                   hint="the timeline needs every segment of the log")
         if segments:
-            self.index = BatchIndex.build(segments, self.findings)
-            self.log_end = _log_end(source)
+            self.index = BatchIndex.build(segments, self.findings, progress)
+            self.log_end = _log_end(source, progress)
             if self.log_end is not None:
                 self.log_start = segments[0].kind.base_offset or 0
-        starts = self._starts(source)
+        starts = self._starts(source, progress)
         if not starts:
             why = "no log segment and no usable snapshot" if self.log_start is None else \
                 f"the log starts at offset {self.log_start} and no usable snapshot ends " \
@@ -284,9 +277,9 @@ class Timeline:
             if stop > offset:
                 replay = Replay(image, offset)
                 watch = _Checkpointer(self, replay, snap, stop)
-                replay_log(source, replay, stop, self.findings, watch)
+                replay_log(source, replay, stop, self.findings, watch, progress)
 
-    def _starts(self, part: PartitionDir
+    def _starts(self, part: PartitionDir, progress: Progress
                 ) -> list[tuple[int, MetadataImage, SnapshotPoint | None]]:
         """Where the replays start, in order: offset 0 (when the log starts there) and
         each snapshot ``kmeta image`` would start from, as it picks them."""
@@ -296,7 +289,7 @@ class Timeline:
         for snap in sorted(part.snapshots, key=lambda s: s.kind.base_offset or 0,
                            reverse=True):
             end = snap.kind.base_offset or 0
-            image, found = snapshot_image(snap)
+            image, found = snapshot_image(snap, progress)
             ok = not any(f.severity is Severity.ERROR for f in found)
             point = self._snapshot_point(snap, ok)
             self._snapshots.append(point)
@@ -551,16 +544,10 @@ class Timeline:
         if isinstance(self.source, LogFile) or self.index is None:
             yield from self._snapshot_records(lo, hi, show_secrets)
             return
-        fds: dict[str, int] = {}
-        try:
+        with BatchesByPosition() as files:
             for info in self.index.batches_between(lo, hi, data_only=True):
-                fd = fds.get(info.file)
-                if fd is None:
-                    fd = fds[info.file] = open_regular(info.file)
-                yield from _batch_history(fd, info, lo, hi, show_secrets)
-        finally:
-            for fd in fds.values():
-                os.close(fd)
+                yield from _batch_history(files.batch(info.file, info.position), info, lo,
+                                          hi, show_secrets)
 
     def _snapshot_records(self, lo: int, hi: int, show_secrets: bool
                           ) -> Iterator[HistoryRecord]:
@@ -582,14 +569,9 @@ def _history(offset: int, timestamp: int, epoch: int, p: Any, show_secrets: bool
     return HistoryRecord(offset, timestamp, epoch, p.type, p.version, data)
 
 
-def _batch_history(fd: int, info: BatchInfo, lo: int, hi: int, show_secrets: bool
+def _batch_history(raw: bytes, info: BatchInfo, lo: int, hi: int, show_secrets: bool
                    ) -> Iterator[HistoryRecord]:
-    """The records of one data batch, read at its position."""
-    head = os.pread(fd, 12, info.position)
-    if len(head) < 12:
-        return
-    size = int.from_bytes(head[8:12], "big", signed=True) + 12
-    raw = os.pread(fd, size, info.position)
+    """The records of one data batch (its bytes, read at its position)."""
     for batch in scan_batches(raw, info.file):
         if type(batch) is not Batch or not batch.crc_valid:
             continue
@@ -620,48 +602,6 @@ def _in_range(seg: LogFile, lo: int, hi: int) -> Iterator[Any]:
             yield item
 
 
-@contextlib.contextmanager
-def _telling(source: PartitionDir | LogFile, progress: Progress | None) -> Iterator[None]:
-    """Tell ``progress`` how far the opening read has gone, in bytes: the index pass and
-    the replay each read the log once, so the total is twice its size."""
-    if progress is None:
-        yield
-        return
-    files = source.segments if isinstance(source, PartitionDir) else [source]
-    sizes = {}
-    for f in files:
-        with contextlib.suppress(OSError):
-            sizes[str(f.path)] = f.path.stat().st_size
-    total = 2 * sum(sizes.values())
-    seen: dict[str, int] = {}
-    passes: dict[str, int] = {}
-    told = [0]
-    outer = READING.get()
-
-    def tell(path: str, position: int) -> None:
-        if outer is not None:
-            outer(path, position)
-        if path not in sizes:
-            return
-        before = seen.get(path, 0)
-        if position < before:  # the file read again: the next pass
-            passes[path] = passes.get(path, 0) + 1
-        seen[path] = position
-        done = sum(min(2, passes.get(p, 0)) * sizes[p] for p in sizes) + \
-            sum(seen.values())
-        # a segment the replay reads a third time (after a snapshot inside it) counts
-        # no more: the figure only grows
-        told[0] = max(told[0], min(done, total))
-        progress(told[0], total)
-
-    token = READING.set(tell)
-    try:
-        yield
-    finally:
-        READING.reset(token)
-        progress(total, total)
-
-
 # ---------------------------------------------------------------------- several replicas
 
 @dataclass
@@ -671,7 +611,7 @@ class Replicas:
     timelines: dict[str, Timeline] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, paths: list[str | os.PathLike[str]], progress: Progress | None = None
+    def open(cls, paths: list[str | os.PathLike[str]], progress: Progress = QUIET
              ) -> Replicas:
         opened = [Timeline.open(p, progress) for p in paths]
         homes = [_home(t) for t in opened]

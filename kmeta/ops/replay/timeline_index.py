@@ -23,7 +23,6 @@ Each entry has a kind:
 
 from __future__ import annotations
 
-import os
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
@@ -45,7 +44,8 @@ from kmeta.formats.batch import (
 from kmeta.formats.payload import decode_metadata
 from kmeta.formats.runs import Run, gather_int64
 from kmeta.storage.discover import LogFile
-from kmeta.storage.regular import open_regular
+from kmeta.storage.headers import read_at
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches
 
 DATA, NOOP, CONTROL, BAD = 0, 1, 2, 3
@@ -125,7 +125,8 @@ class BatchIndex:
     data_entries: array
 
     @classmethod
-    def build(cls, segments: list[LogFile], findings: list[Finding]) -> BatchIndex:
+    def build(cls, segments: list[LogFile], findings: list[Finding],
+              progress: Progress = QUIET) -> BatchIndex:
         """Read every segment once (with runs), keeping one entry per lone batch or run.
         What cannot be read goes into ``findings``."""
         index = cls([], array("q"), array("q"), array("i"), array("i"), array("i"),
@@ -136,7 +137,8 @@ class BatchIndex:
         for seg in segments:
             file_no = len(index.files)
             index.files.append(str(seg.path))
-            for item in read_batches(seg.path, findings, memo=True, runs=True):
+            for item in read_batches(seg.path, findings, memo=True, runs=True,
+                                     progress=progress):
                 if type(item) is Run:
                     ref, count, size, raw = item
                     stamps = array("q", gather_int64(raw, _AT_MAX_TS, size, count))
@@ -203,11 +205,7 @@ class BatchIndex:
         if n == 1:
             return array("q", [self.first_ts[i]])
         size = self.size[i]
-        fd = open_regular(self.files[self.file_index[i]])
-        try:
-            raw = os.pread(fd, n * size, self.position[i])
-        finally:
-            os.close(fd)
+        raw = read_at(self.files[self.file_index[i]], self.position[i], n * size)
         if len(raw) < n * size:  # the file shrank since it was indexed
             return array("q", [self.first_ts[i]] * n)
         return array("q", gather_int64(raw, _AT_MAX_TS, size, n))

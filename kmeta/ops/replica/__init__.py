@@ -12,31 +12,9 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "ReplicaDir": "dirs",
-    "node_and_cluster": "dirs",
-    "refuse_two_clusters": "dirs",
-    "refuse_unrelated": "dirs",
-    "replica_labels": "dirs",
-    "SNAPSHOT_STATES": "model",
-    "build_model": "model",
-    "missing_log_finding": "model",
-    "small_file": "model",
-    "PartitionView": "partition",
-    "checkpoint_entry": "partition",
-    "read_partition": "partition",
-    "LogStats": "stats",
-    "SnapshotFindings": "stats",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = [
-    "SNAPSHOT_STATES", "LogStats", "PartitionView", "ReplicaDir", "SnapshotFindings",
-    "build_model", "checkpoint_entry", "missing_log_finding", "node_and_cluster",
-    "read_partition", "refuse_two_clusters", "refuse_unrelated", "replica_labels", "small_file"
-]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.replica.dirs import (
         ReplicaDir,
         node_and_cluster,

@@ -21,6 +21,7 @@ from kmeta.findings import Finding
 from kmeta.formats.filenames import classify
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import read_batches
 
 __all__ = ["PartitionView", "SegmentSpan", "checkpoint_entry", "read_partition"]
@@ -60,7 +61,7 @@ class SegmentSpan:
     max_timestamp: int | None
 
 
-def read_partition(p: PartitionDir) -> PartitionView:
+def read_partition(p: PartitionDir, progress: Progress = QUIET) -> PartitionView:
     """Read one partition dir, once: every batch header (not the records' payloads)."""
     findings: list[Finding] = []
     entries: list[tuple[int, int]] = []
@@ -74,7 +75,7 @@ def read_partition(p: PartitionDir) -> PartitionView:
             first_base = seg.kind.base_offset
         last = newest = None
         seg_size = 0
-        for b in read_batches(seg.path, findings):
+        for b in read_batches(seg.path, findings, progress=progress):
             batches += 1
             records += b.last_offset - b.base_offset + 1
             size += b.size

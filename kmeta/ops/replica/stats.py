@@ -36,9 +36,9 @@ class LogStats:
     model: Any = None
     #: what reading each snapshot file found, by path (each is read once)
     snapshot_findings: SnapshotFindings = field(default_factory=dict)
-    #: the replay's watch after the log, when one was attached (:data:`REPLAY_WATCH`)
+    #: the replay's watch after the log, when one was attached (verify's ``Listeners``)
     watch: Any = None
-    #: a :class:`~kmeta.core.log_tally.LogTally` the pass drives (:data:`LOG_TALLY`)
+    #: a :class:`~kmeta.core.log_tally.LogTally` the pass drives (verify's ``Listeners``)
     tally: Any = None
     _digest: str | None = field(default=None, repr=False)
 

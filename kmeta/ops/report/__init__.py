@@ -8,19 +8,9 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "build_report": "build",
-    "size": "lines",
-    "AREAS": "model",
-    "Area": "model",
-    "MetadataReplica": "model",
-    "Report": "model",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = ["AREAS", "Area", "MetadataReplica", "Report", "build_report", "size"]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.report.build import build_report
     from kmeta.ops.report.lines import size
     from kmeta.ops.report.model import AREAS, Area, MetadataReplica, Report

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from kmeta.ops.retention import RetentionResult
     from kmeta.ops.verify import VerifyReport
 from kmeta.storage.discover import DataDir, Discovery, PartitionDir, discover
+from kmeta.storage.progress import QUIET, Progress
 
 OFFSETS_TOPIC = "__consumer_offsets"
 REMOTE_TOPIC = "__remote_log_metadata"
@@ -28,12 +29,13 @@ def _labels(metas: list[PartitionDir]) -> list[str]:
     return replica_labels([p.path.parent for p in metas])
 
 
-def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = True
-                 ) -> Report:
+def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = True,
+                 progress: Progress = QUIET) -> Report:
     """Find everything under ``paths`` and run each analysis that applies to it;
     ``pictures``: also gather what only the HTML page's pictures draw (a second, light
-    read of the metadata logs' batch headers)."""
-    found: Discovery = discover(paths)
+    read of the metadata logs' batch headers); ``progress`` hears of the reading (verify's
+    pass over everything: the other analyses listen to it or read headers again)."""
+    found: Discovery = discover(paths, progress=progress)
     report = Report([str(p) for p in paths])
     report.data_dirs = [d.path for d in found.data_dirs]
     for p in found.all_partitions():
@@ -43,7 +45,7 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = Tr
         if not p.is_metadata:
             report.partitions.setdefault((p.topic, p.partition), []).append(p.path)
     metas = [p for p in found.all_partitions() if p.is_metadata]
-    _analyses(report, found, metas)
+    _analyses(report, found, metas, progress)
     report.findings = collect(report)
     report.areas = judge(report, area_lines(report))
     if pictures:
@@ -53,28 +55,25 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = Tr
     return report
 
 
-def _analyses(report: Report, found: Discovery, metas: list[PartitionDir]) -> None:
+def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
+              progress: Progress) -> None:
     """Each analysis that applies, as its command runs it."""
     from kmeta.core.log_tally import LogTally
     from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
     from kmeta.ops.processes import default_jobs
-    from kmeta.ops.verify import LOG_TALLY, REPLAY_WATCH, Beside, verify_discovery
+    from kmeta.ops.verify import Beside, Listeners, verify_discovery
 
     groups = [[str(p.path) for p in g] for g in _replica_groups(found, metas) if len(g) > 1]
     # diff's read of the replicas' batch headers, in a process beside verify's pass and
     # replay (with one job: here, after it)
     side = Beside(diff_groups, (groups,), default_jobs() if groups else 1)
     lead_dir = _longest(metas)
-    # the brokers' lifecycles heard in verify's replay of the longest log: one replay
-    token = REPLAY_WATCH.set(lambda part, replay: lifecycle_watch(replay)
-                             if part is lead_dir else None)
-    # and retention's reading of each log's headers, tallied by verify's pass
-    tallying = LOG_TALLY.set(lambda part: LogTally(_live_snapshot_ends(part)))
-    try:
-        checked = verify_discovery(found, jobs=default_jobs())
-    finally:
-        REPLAY_WATCH.reset(token)
-        LOG_TALLY.reset(tallying)
+    listeners = Listeners(
+        # the brokers' lifecycles heard in verify's replay of the longest log: one replay
+        watch=lambda part, replay: lifecycle_watch(replay) if part is lead_dir else None,
+        # and retention's reading of each log's headers, tallied by verify's pass
+        tally=lambda part: LogTally(_live_snapshot_ends(part)))
+    checked = verify_discovery(found, progress, default_jobs(), listeners=listeners)
     report.verify = checked
     for part, label in zip(metas, _labels(metas), strict=True):
         stats = checked.logs.get(str(part.path))

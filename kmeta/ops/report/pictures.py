@@ -8,26 +8,13 @@ the analyses ran: the text and JSON views need none of this."""
 
 from __future__ import annotations
 
-import mmap
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
-from kmeta.formats.batch import (
-    BASE_OFFSET,
-    BASE_TIMESTAMP,
-    BATCH_LENGTH,
-    HEADER,
-    HEADER_SIZE,
-    LEADER_EPOCH,
-    LOG_OVERHEAD,
-    MAX_TIMESTAMP,
-)
-from kmeta.formats.runs import walk
 from kmeta.ops.report.model import Damage, MetadataReplica, Report
-from kmeta.storage.segments import RELEASE_EVERY, mapped, read_batches, same_bytes
+from kmeta.storage.headers import sampled_headers
+from kmeta.storage.segments import same_bytes
 
 #: Consumer positions checked against partitions on the paths; past this many the bounds
 #: of the rest are not read (the picture says so): a page stays small and quick to build.
@@ -90,7 +77,8 @@ def _times(m: MetadataReplica) -> None:
     stride, seen = 1, 0
     for seg in m.segments:
         first = newest = None
-        for base, epoch, ts, top in _headers(seg.path):
+        for base, epoch, ts, top in sampled_headers(seg.path, SAMPLES_PER_SEGMENT,
+                                                    LEAST_STEP):
             if ts >= 0:
                 if first is None:
                     first = ts
@@ -106,84 +94,6 @@ def _times(m: MetadataReplica) -> None:
         seg.first_timestamp, seg.max_timestamp = first, newest
     m.epochs = [(e, start, first_of.get(e, ts)) for e, start, ts in m.epochs]
     m.times = samples
-
-
-def _headers(path: Path) -> Iterator[tuple[int, int, int, int]]:
-    """(base offset, leader epoch, base timestamp, max timestamp) of some batches of a
-    segment, in file order: one every 1/:data:`SAMPLES_PER_SEGMENT` of the file, every
-    batch of a stretch where the leader epoch changes (so each epoch's first batch is
-    there) and every batch of the last stretch (so is the newest).
-
-    A report reads every batch already (verify); this second look skips over intact
-    batches with the scan's compiled walk (header and CRC, nothing built) and unpacks
-    only the headers it keeps (``HEADER``, derived from the batch declaration).  From the
-    first batch the walk will not take (damage, a legacy message set, a zero-filled
-    tail) on, :func:`read_batches` reads every batch, as a scan does."""
-    stop = 0
-    try:
-        with mapped(path) as buf:
-            window = _Window(buf)
-            n, pos, next_offset, unpack = len(buf), 0, 0, HEADER.unpack_from
-            step = max(n // SAMPLES_PER_SEGMENT, LEAST_STEP)
-            while n - pos >= HEADER_SIZE:
-                window.need(pos, pos + HEADER_SIZE)
-                f = unpack(buf, pos)
-                window.need(pos, min(n, pos + LOG_OVERHEAD + max(f[BATCH_LENGTH], 0)))
-                window.need(pos, min(n, pos + step + HEADER_SIZE))
-                reached, walked, next_offset, top, _ = walk(
-                    buf, pos, window.loaded, pos + step, next_offset, f[LEADER_EPOCH])
-                if not walked:
-                    break
-                yield f[BASE_OFFSET], f[LEADER_EPOCH], f[BASE_TIMESTAMP], f[MAX_TIMESTAMP]
-                if n - reached >= HEADER_SIZE:
-                    window.need(pos, reached + HEADER_SIZE)
-                # the walk stopped short: the end, or what it will not take, follows
-                last = reached < pos + step or n - reached < HEADER_SIZE
-                if last or top != f[LEADER_EPOCH] \
-                        or unpack(buf, reached)[LEADER_EPOCH] != f[LEADER_EPOCH]:
-                    # an epoch begins in this stretch, or it is the last intact one
-                    at = pos + LOG_OVERHEAD + f[BATCH_LENGTH]
-                    while at < reached:
-                        g = unpack(buf, at)
-                        yield (g[BASE_OFFSET], g[LEADER_EPOCH], g[BASE_TIMESTAMP],
-                               g[MAX_TIMESTAMP])
-                        at += LOG_OVERHEAD + g[BATCH_LENGTH]
-                pos = reached
-            if pos >= n:
-                return
-            stop = pos
-    except (KmetaError, OSError):
-        pass  # read_batches says what is wrong with the file (or skips it)
-    for b in read_batches(path, []):
-        if getattr(b, "position", 0) < stop:
-            continue
-        ts = getattr(b, "base_timestamp", None)  # legacy messages have none
-        yield (b.base_offset, getattr(b, "leader_epoch", -1), -1 if ts is None else ts,
-               getattr(b, "max_timestamp", -1))
-
-
-class _Window:
-    """The bytes of a mapped segment that are there to read: a :class:`SegmentMap` holds
-    only what was loaded into it (zeros elsewhere), so bytes are loaded ahead of the
-    reader, and given back behind it every ``RELEASE_EVERY`` bytes (a long segment does
-    not stay resident); a plain file map holds them all."""
-
-    def __init__(self, buf: Any) -> None:
-        self.buf = buf
-        self._load = getattr(buf, "load", None)
-        self.loaded = 0 if self._load is not None else len(buf)
-        self._released = 0
-
-    def need(self, cursor: int, stop: int) -> None:
-        """Bytes up to ``stop`` loaded; those before ``cursor`` may go."""
-        if self._load is None or stop <= self.loaded:
-            return
-        self.loaded = self._load(self.loaded, min(len(self.buf), max(stop, self.loaded
-                                                                      + (4 << 20))))
-        behind = (cursor - self._released) // mmap.PAGESIZE * mmap.PAGESIZE
-        if behind >= RELEASE_EVERY:
-            self.buf.madvise(mmap.MADV_DONTNEED, self._released, behind)
-            self._released += behind
 
 
 def _damage(m: MetadataReplica, findings: list[Finding]) -> None:

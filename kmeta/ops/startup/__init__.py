@@ -9,30 +9,9 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "image_judge": "image",
-    "with_broker_findings": "image",
-    "plan_startup": "manager",
-    "server_threads": "manager",
-    "DEFAULT_RECOVERY_RATE": "model",
-    "KAFKA_VERSIONS": "model",
-    "LogDirStartup": "model",
-    "LogView": "model",
-    "NEWEST": "model",
-    "PartitionStartup": "model",
-    "Placement": "model",
-    "PlacementJudge": "model",
-    "StartupReport": "model",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = [
-    "DEFAULT_RECOVERY_RATE", "KAFKA_VERSIONS", "NEWEST", "LogDirStartup", "LogView",
-    "PartitionStartup", "Placement", "PlacementJudge", "StartupReport", "image_judge",
-    "plan_startup", "server_threads", "with_broker_findings"
-]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.startup.image import image_judge, with_broker_findings
     from kmeta.ops.startup.manager import plan_startup, server_threads
     from kmeta.ops.startup.model import (

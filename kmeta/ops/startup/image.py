@@ -15,6 +15,7 @@ from kmeta.core.kafka_releases import version_key
 from kmeta.findings import Finding
 from kmeta.ops.placement import BrokerPlacement, broker_placement
 from kmeta.ops.startup.model import LogView, Placement, PlacementJudge, StartupReport
+from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["image_judge", "with_broker_findings"]
 
@@ -62,13 +63,15 @@ def kafka_does(kafka: Mapping[str, str], version: str) -> str | None:
 
 def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
                 metadata: str | os.PathLike[str] | None = None,
-                peers: Sequence[str | os.PathLike[str]] = (), image: Any = None
+                peers: Sequence[str | os.PathLike[str]] = (), image: Any = None,
+                progress: Progress = QUIET
                 ) -> tuple[PlacementJudge | None, BrokerPlacement | None]:
     """The judge of each log of the broker whose log dirs are ``log_dirs`` (its image
     from its own metadata log, or ``metadata``), and the whole placement; (None, None)
     for a ZooKeeper-mode broker, which has no image.  ``image``: that image, where the
     caller already replayed it (kmeta report: verify's replay)."""
-    placed = broker_placement(log_dirs, metadata=metadata, peers=peers, image=image)
+    placed = broker_placement(log_dirs, metadata=metadata, peers=peers, image=image,
+                              progress=progress)
     if placed is None or placed.placement is None:
         return None, placed
     verdicts = {os.path.realpath(v.log.path): v for v in placed.placement.verdicts}

@@ -82,6 +82,7 @@ from kmeta.ops.startup.model import (
     SegmentWork,
 )
 from kmeta.storage.headers import next_offset_from
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import RECOVERY_CUTS, read_batches
 
@@ -216,7 +217,7 @@ def _txn_index_rejected(seg: _Segment) -> str | None:
     return None
 
 
-def _recover(seg: _Segment, interval: int) -> Recovery:
+def _recover(seg: _Segment, interval: int, progress: Progress = QUIET) -> Recovery:
     """Kafka's recovery of ``seg`` (its bytes from ``seg.start``, ``seg.size`` of them,
     indexed from ``seg.base``): CRC and length checks (the table of the cut), the offset
     range check (``ensureOffsetInRange``), and the offset and time index entries it
@@ -236,7 +237,7 @@ def _recover(seg: _Segment, interval: int) -> Recovery:
     v2, i_pos, i_base, i_delta = _B.Batch, _B.POSITION, _B.BASE_OFFSET, _B.LAST_OFFSET_DELTA
     i_ts, i_epoch, i_length = _B.MAX_TIMESTAMP, _B.LEADER_EPOCH, _B.BATCH_LENGTH
     overhead = _B.LOG_OVERHEAD
-    for item in read_batches(seg.log):
+    for item in read_batches(seg.log, progress=progress):
         if type(item) is v2:
             p = item[i_pos]
             first = item[i_base]
@@ -384,10 +385,12 @@ def _topic_id(path: Path) -> str | None:
 
 def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: bool,
                    recovery_point: int, log_start: int, *, topic_id: bool = False,
-                   config: TopicLoadConfig | None = None) -> PartitionStartup:
+                   config: TopicLoadConfig | None = None,
+                   progress: Progress = QUIET) -> PartitionStartup:
     """What LogLoader does to the partition dir ``path`` (see the module docstring);
     ``topic_id``: read partition.metadata too (what the placement judge needs);
-    ``config``: the topic's log config (remote storage, index interval, record format)."""
+    ``config``: the topic's log config (remote storage, index interval, record format);
+    ``progress``: hears of the segments recovered."""
     config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
     part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
                             _topic_id(path) if topic_id else None, 0, 0, recovery_point,
@@ -400,7 +403,7 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     part.segments = len(segs)
     part.bytes = sum(s.size for s in segs)
     cache = _EpochCache(path, config.epochs_cleared, part)
-    sim = _Simulation(part, config.index_interval, cache)
+    sim = _Simulation(part, config.index_interval, cache, progress)
     for seg in segs:  # loadSegmentFiles, clean or not
         why = "its offset index is missing" if "offset-index" not in seg.indexes else \
             _txn_index_rejected(seg)
@@ -431,9 +434,11 @@ class _Simulation:
     """The segments through loadSegmentFiles and recoverLog, each with its retry after a
     split (LogLoader.retryOnOffsetOverflow)."""
 
-    def __init__(self, part: PartitionStartup, interval: int, cache: _EpochCache) -> None:
+    def __init__(self, part: PartitionStartup, interval: int, cache: _EpochCache,
+                 progress: Progress) -> None:
         self.part = part
         self.interval = interval
+        self.progress = progress
         self.cache = cache
         self.rebuild: dict[int, str] = {}
         self.work: dict[str, SegmentWork] = {}
@@ -446,7 +451,7 @@ class _Simulation:
         return [self.work[n] for n in by_base]
 
     def _recover(self, seg: _Segment, why: str) -> Recovery:
-        r = _recover(seg, self.interval)
+        r = _recover(seg, self.interval, self.progress)
         w = self.work.get(seg.name)
         if w is None:
             w = self.work[seg.name] = SegmentWork(seg.name, seg.base, seg.size, why)

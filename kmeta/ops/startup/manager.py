@@ -23,7 +23,6 @@ through ``placement`` (:data:`kmeta.ops.startup.model.PlacementJudge`).
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
@@ -50,6 +49,8 @@ from kmeta.ops.startup.model import (
     knows_stray_dirs,
     version_key,
 )
+from kmeta.storage.locks import lock_holder
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
 
 _CHECKPOINT_CAP = 256 << 20
@@ -82,31 +83,6 @@ def _marker(log_dir: Path) -> tuple[bool, int | None]:
         return True, parse_clean_shutdown(read_regular(path, 1 << 16, path.name)).broker_epoch
     except KmetaError:
         return True, None  # the file's presence is the verdict; its epoch unread
-
-
-def lock_holder(log_dir: Path) -> int | None:
-    """The pid of another process holding ``<log_dir>/.lock`` as Kafka holds it while it
-    runs (``LogManager.lockLogDirs``: ``FileChannel.tryLock``, a POSIX record lock), or
-    None: no such lock, no ``.lock``, or a platform that cannot tell.  Asked with F_GETLK
-    on a read-only descriptor: nothing is locked or written."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on POSIX
-        return None
-    try:
-        fd = os.open(log_dir / ".lock", os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        # struct flock: l_type, l_whence, l_start, l_len (0: the whole file), l_pid
-        query = struct.pack("hhqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    kind, _, _, _, pid = struct.unpack("hhqqixxxx", answer)
-    return pid if kind != fcntl.F_UNLCK else None
 
 
 def _server_properties(config: str) -> dict[str, str]:
@@ -187,7 +163,8 @@ def _log_dirs_below(path: Path, depth: int = 3) -> list[Path]:
 
 
 def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
-              placement: PlacementJudge | None, configs: LogConfigs) -> LogDirStartup:
+              placement: PlacementJudge | None, configs: LogConfigs,
+              progress: Progress) -> LogDirStartup:
     clean, epoch = _marker(path)
     rp_use, rps = _checkpoint(path, "recovery-point-offset-checkpoint")
     ls_use, lss = _checkpoint(path, "log-start-offset-checkpoint")
@@ -235,7 +212,7 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         try:
             part = load_partition(path, ppath, parsed, clean, rps.get(tp, 0),
                                   lss.get(tp, 0), topic_id=placement is not None,
-                                  config=configs.for_topic(parsed.topic))
+                                  config=configs.for_topic(parsed.topic), progress=progress)
         except (OSError, KmetaError) as e:
             # LogManager.loadLogs: an IOException while loading a log takes its dir offline
             d.offline = True
@@ -318,7 +295,8 @@ def _broker_epoch(dirs: list[LogDirStartup]) -> int | None:
 def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str | None = None,
                  recovery_rate: float | None = None,
                  placement: PlacementJudge | None = None,
-                 image: object | None = None, node_id: int | None = None) -> StartupReport:
+                 image: object | None = None, node_id: int | None = None,
+                 progress: Progress = QUIET) -> StartupReport:
     """What Kafka ``kafka_version`` does when it opens the log dirs ``paths`` of one broker.
 
     ``config``: a server.properties for ``num.recovery.threads.per.data.dir`` and the log
@@ -326,7 +304,8 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
     (default :data:`~kmeta.ops.startup.model.DEFAULT_RECOVERY_RATE`); ``placement``: judges
     each current log against the metadata image (None: stray logs are not judged);
     ``image``: that MetadataImage (node ``node_id``'s), for the topics' configs (remote
-    storage, index interval; :mod:`kmeta.ops.startup.configs`).
+    storage, index interval; :mod:`kmeta.ops.startup.configs`); ``progress`` hears of the
+    segments recovered.
     """
     dirs = [_check_log_dir(p) for p in paths]
     seen: dict[Path, str] = {}
@@ -346,7 +325,8 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
     configs = log_configs(kafka_version, image=image, node_id=node_id,
                           server=None if config is None else _server_properties(config))
     for d in dirs:
-        report.dirs.append(_load_dir(d, kafka_version, threads, report, placement, configs))
+        report.dirs.append(_load_dir(d, kafka_version, threads, report, placement, configs,
+                                     progress))
     _duplicates(report)
     for p in report.partitions:
         report.findings.extend(p.findings)

@@ -14,31 +14,13 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "verify_indexes": "indexes",
-    "Beside": "jobs",
-    "LOG_TALLY": "metadata_log",
-    "LogStats": "metadata_log",
-    "REPLAY_WATCH": "metadata_log",
-    "verify_log": "metadata_log",
-    "verify_metadata_partition": "metadata_log",
-    "verify": "paths",
-    "VerifyReport": "run",
-    "verify_discovery": "run",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = [
-    "LOG_TALLY", "REPLAY_WATCH", "Beside", "LogStats", "VerifyReport", "verify",
-    "verify_discovery", "verify_indexes", "verify_log", "verify_metadata_partition"
-]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.verify.indexes import verify_indexes
     from kmeta.ops.verify.jobs import Beside
     from kmeta.ops.verify.metadata_log import (
-        LOG_TALLY,
-        REPLAY_WATCH,
+        Listeners,
         LogStats,
         verify_log,
         verify_metadata_partition,

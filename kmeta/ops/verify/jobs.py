@@ -106,9 +106,6 @@ def _serve(conn: Connection, tasks: list[Any], claims: Any, owner: Any, me: int,
     """A worker: claims partitions until none is left, sending their results
     :data:`SEND_EVERY` at a time (a message per small partition cost the caller more
     than a tenth of its time)."""
-    from kmeta.storage.segments import READING
-
-    READING.set(None)  # a forked worker must not draw its parent's progress bar
     check = check or scan_partition
     done: list[tuple[int, Any]] = []
     try:
@@ -282,9 +279,6 @@ class PartitionScans:
 
 def _call(conn: Connection, fn: Any, args: tuple) -> None:
     """A worker for :class:`Beside`: ``fn(*args)``, sent back."""
-    from kmeta.storage.segments import READING
-
-    READING.set(None)
     try:
         try:
             result: Any = (fn(*args), None)

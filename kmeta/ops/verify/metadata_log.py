@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
-from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -57,17 +57,26 @@ from kmeta.ops.verify.model import verify_model
 from kmeta.ops.verify.records import _check_records, _rule_problem, record_rule_problem
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.headers import first_base_offset
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches, segment_name_finding
 
-#: Makes a watch for the replay of a metadata log verify replays (given its partition
-#: dir and the Replay, before the first record; None: no watch).  ``kmeta report`` sets
-#: it to hear the brokers' lifecycles in verify's own replay, not in a second one.
-REPLAY_WATCH: ContextVar[Callable[[PartitionDir, Replay], Any] | None] = ContextVar(
-    "REPLAY_WATCH", default=None)
-#: Makes a LogTally for the pass over a metadata log (None: no tally): ``kmeta report``
-#: has verify's pass tally the headers for retention instead of reading them again.
-LOG_TALLY: ContextVar[Callable[[PartitionDir], Any] | None] = ContextVar(
-    "LOG_TALLY", default=None)
+
+@dataclass(frozen=True)
+class Listeners:
+    """Who hears the pass over each metadata log besides its findings, passed in by the
+    caller (``kmeta report`` hears the other analyses in verify's one read):
+
+    ``watch`` makes a watch for the log's replay (given its partition dir and the Replay,
+    before the first record; None from it: no watch): the brokers' lifecycles heard in
+    verify's own replay, not in a second one; ``tally`` makes a LogTally the pass drives:
+    retention's reading of the batch headers, not a second read."""
+
+    watch: Callable[[PartitionDir, Replay], Any] | None = None
+    tally: Callable[[PartitionDir], Any] | None = None
+
+
+#: Nobody listens: a verify run of its own.
+NOBODY = Listeners()
 
 
 def _newest_each(run: Run) -> tuple[int, ...]:
@@ -86,11 +95,8 @@ def tally_batch(tally: Any, batch: Batch | LegacyBatch) -> None:
                     batch.records_count or 0)
 
 
-Progress = Callable[[str, int], None]  # (file done, its bytes)
-
-
 def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
-               replay: Replay | ForkedReplay | None = None, progress: Progress | None = None
+               replay: Replay | ForkedReplay | None = None, progress: Progress = QUIET
                ) -> Iterator[Finding]:
     """Checks of one metadata log's segments, in offset order: batches, records, epochs;
     with ``replay``, every record also goes into the image and the snapshots are checked."""
@@ -133,12 +139,6 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         first = True
         if expected is not None:
             layout.reach(expected - 1)
-        told = [0]  # bytes of this segment progress has heard of
-        tell = None
-        if progress is not None:
-            def tell(k: int, path: str = path, told: list[int] = told) -> None:
-                told[0] += k
-                progress(path, k)
         layout.segment(seg.kind.base_offset)
         # A new segment opens a new run: its first batch goes through the full path.
         inline_epoch = None
@@ -148,7 +148,7 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
         stats.bytes += size
         if tally is not None:
             tally.segment(seg.kind.base_offset or 0, seg.path, size)
-        items = Expandable(read_batches(seg.path, memo=True, runs=True, progress=tell,
+        items = Expandable(read_batches(seg.path, memo=True, runs=True, progress=progress,
                                         plain=plain))
         for item in items:
             if type(item) is Finding:
@@ -263,9 +263,6 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 span_epoch, span_end = batch.leader_epoch, batch.last_offset
             inline_epoch = span_epoch if batch.magic == 2 else None
             stats.last_offset = batch.last_offset
-        if progress is not None:
-            with contextlib.suppress(OSError):
-                progress(path, seg.path.stat().st_size - told[0])
     if expected is not None:
         layout.reach(expected - 1)
     stats.batches += inline + span_batches
@@ -444,8 +441,9 @@ def _first_offset(part: PartitionDir) -> int | None:
 INDEXES_BESIDE_FROM = 32 << 20
 
 
-def verify_metadata_partition(part: PartitionDir, progress: Progress | None = None,
-                              jobs: int = 1) -> tuple[list[Finding], LogStats]:
+def verify_metadata_partition(part: PartitionDir, progress: Progress = QUIET,
+                              jobs: int = 1, listeners: Listeners = NOBODY
+                              ) -> tuple[list[Finding], LogStats]:
     """Batches, records, leader epochs, snapshots and indexes of one ``__cluster_metadata``
     directory (see :func:`unreadable` first); with ``jobs`` > 1, the offset indexes are
     checked by another process meanwhile (the findings are the same)."""
@@ -454,13 +452,11 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
     # started first: the replay's fork below must not be copied into it
     indexes = Beside(offset_index_findings, (part,),
                      jobs if size >= INDEXES_BESIDE_FROM else 1)
-    replay = plan_replay(part, _first_offset(part), stats.snapshot_findings)
-    make_tally = LOG_TALLY.get()
-    if make_tally is not None:
-        stats.tally = make_tally(part)
-    make_watch = REPLAY_WATCH.get()
-    if make_watch is not None and replay is not None:
-        replay.watch = make_watch(part, replay)
+    replay = plan_replay(part, _first_offset(part), stats.snapshot_findings, progress)
+    if listeners.tally is not None:
+        stats.tally = listeners.tally(part)
+    if listeners.watch is not None and replay is not None:
+        replay.watch = listeners.watch(part, replay)
     findings: list[Finding] = []
     # a long log's replay runs beside the pass, in a second process where one pays
     feed = forked_replay(replay, findings, size, _record_findings)
@@ -478,7 +474,7 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress | None = No
             stats.watch = None if replay is None else replay.watch
         if stats.tally is not None:
             stats.tally.finish()
-        findings += verify_model(part, stats)
+        findings += verify_model(part, stats, progress)
         findings += index_findings
     finally:
         if type(feed) is ForkedReplay:

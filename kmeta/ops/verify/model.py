@@ -20,6 +20,7 @@ from kmeta.ops.replica import (
     small_file,
 )
 from kmeta.storage.discover import PartitionDir
+from kmeta.storage.progress import QUIET, Progress
 
 # Notes of ``from_observed`` a verifier has nothing to say about: the log start offset
 # is the first segment's base offset here, and a missing checkpoint or a snapshot that
@@ -31,7 +32,8 @@ _NEED_SEGMENTS = {"EPOCH_CHECKPOINT_BEYOND_LEO", "EPOCH_CHECKPOINT_DISAGREES",
                   "NO_SNAPSHOT_FOR_LBO", "SNAPSHOT_AHEAD_OF_LOG", "SNAPSHOT_BEFORE_LBO"}
 
 
-def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
+def verify_model(part: PartitionDir, stats: LogStats, progress: Progress = QUIET
+                 ) -> Iterator[Finding]:
     """Leader epochs and snapshots against the replica model: the epoch cache,
     quorum-state and the snapshots' places in the log (KIP-595, KIP-630), plus a
     LeaderChange per epoch."""
@@ -88,7 +90,7 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
         elif code != "SNAPSHOT_AHEAD_OF_LOG":  # V022 and V023 below say which and why
             raise AssertionError(f"unmapped replica-log note {code}")
     yield from _snapshots_against_model(part, model, no_segments, snap_files,
-                                        stats.snapshot_findings)
+                                        stats.snapshot_findings, progress)
     for epoch, (start, _end) in sorted(stats.epochs.items()):
         # The epoch the log starts in may have begun below the log start offset, its
         # LeaderChange deleted with its segment once a snapshot covered it.
@@ -99,8 +101,8 @@ def verify_model(part: PartitionDir, stats: LogStats) -> Iterator[Finding]:
 
 
 def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
-                             snap_files: dict, seen: SnapshotFindings
-                             ) -> Iterator[Finding]:
+                             snap_files: dict, seen: SnapshotFindings,
+                             progress: Progress) -> Iterator[Finding]:
     """Each live snapshot's own batches (V021), its end against the log end (V022) and
     its epoch against the epoch the log, or else the checkpoint, gives its last offset
     (V023)."""
@@ -113,7 +115,7 @@ def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments:
         if state is not SnapshotState.LIVE:
             continue
         path = str(f.path)
-        yield from snapshot_findings(f, seen)
+        yield from snapshot_findings(f, seen, progress)
         if not no_segments and end > leo:
             yield Finding("V022", f"snapshot ends at offset {end}, past the log end offset "
                           f"{leo}", path, offset=end)

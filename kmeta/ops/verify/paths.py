@@ -17,26 +17,29 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from kmeta.ops.verify.partitions import Relist, partition_scans
-from kmeta.storage.discover import DISCOVERED, discover
+from kmeta.storage.discover import discover
+from kmeta.storage.progress import QUIET, Progress
 
 if TYPE_CHECKING:
     from kmeta.ops.verify.run import VerifyReport
 
 
 def verify(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, *,
-           metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
+           metadata: str | os.PathLike[str] | None = None,
+           progress: Progress = QUIET) -> VerifyReport:
     """Run every check on the files under ``paths``; ``jobs``: how many processes may check
     the ordinary topics' partitions (the report is the same for any); ``metadata``: the
     broker's metadata log when it is not among them (then every data dir given is that
-    broker's)."""
+    broker's); ``progress`` hears of the reading."""
     paths = list(paths)
-    if DISCOVERED.get() is None:  # no progress bar sums every file up front
-        discovery = discover(paths, defer=True)
-        with partition_scans(discovery, jobs) as scans:
-            from kmeta.ops.verify.run import verify_with  # while the workers check partitions
+    discovery = discover(paths, defer=True, progress=progress)
+    with partition_scans(discovery, jobs) as scans:
+        from kmeta.ops.verify.run import verify_with  # while the workers check partitions
 
-            with contextlib.suppress(Relist):
-                return verify_with(discovery, scans, None, metadata)
+        with contextlib.suppress(Relist):
+            return verify_with(discovery, scans, progress, metadata)
+    # a partition dir was not what its name said: discovered again, as discover judges it
     from kmeta.ops.verify.run import verify_discovery
 
-    return verify_discovery(discover(paths), jobs=jobs, metadata=metadata)
+    return verify_discovery(discover(paths, progress=progress), progress, jobs,
+                            metadata=metadata)

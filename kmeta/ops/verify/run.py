@@ -28,10 +28,11 @@ from kmeta.ops.verify.dirs import (
     topic_ids,
 )
 from kmeta.ops.verify.jobs import PartitionScans
-from kmeta.ops.verify.metadata_log import Progress, verify_metadata_partition
+from kmeta.ops.verify.metadata_log import NOBODY, Listeners, verify_metadata_partition
 from kmeta.ops.verify.partitions import Relist, partition_scans
 from kmeta.storage.discover import DeferredPartition, Discovery, LogFile
 from kmeta.storage.files import load_checked
+from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import unreadable
 
 
@@ -72,17 +73,20 @@ class VerifyReport:
         }
 
 
-def verify_discovery(discovery: Discovery, progress: Progress | None = None,
+def verify_discovery(discovery: Discovery, progress: Progress = QUIET,
                      jobs: int = 1, *,
-                     metadata: str | os.PathLike[str] | None = None) -> VerifyReport:
+                     metadata: str | os.PathLike[str] | None = None,
+                     listeners: Listeners = NOBODY) -> VerifyReport:
     """Run every check on what discovery found (also one made by hand: a repaired copy
-    under a name of the user's); ``progress`` hears of each segment read."""
+    under a name of the user's); ``progress`` hears of each segment read, ``listeners``
+    of each metadata log's pass."""
     with partition_scans(discovery, jobs) as scans:
-        return verify_with(discovery, scans, progress, metadata)
+        return verify_with(discovery, scans, progress, metadata, listeners)
 
 
-def verify_with(discovery: Discovery, scans: PartitionScans, progress: Progress | None,
-                metadata: str | os.PathLike[str] | None) -> VerifyReport:
+def verify_with(discovery: Discovery, scans: PartitionScans, progress: Progress,
+                metadata: str | os.PathLike[str] | None,
+                listeners: Listeners = NOBODY) -> VerifyReport:
     """:func:`verify_discovery`, its ordinary partitions checked by ``scans``
     (:func:`.partitions.partition_scans`); raises
     :class:`~.partitions.Relist` when a deferred partition dir is none."""
@@ -93,12 +97,13 @@ def verify_with(discovery: Discovery, scans: PartitionScans, progress: Progress 
             for f in d.files:
                 if not f.is_batches:
                     load_checked(f)
-    return _verify_discovery(discovery, progress, scans, metadata)
+    return _verify_discovery(discovery, progress, scans, metadata, listeners)
 
 
-def _verify_discovery(discovery: Discovery, progress: Progress | None,
+def _verify_discovery(discovery: Discovery, progress: Progress,
                       scans: PartitionScans,
-                      metadata: str | os.PathLike[str] | None) -> VerifyReport:
+                      metadata: str | os.PathLike[str] | None,
+                      listeners: Listeners) -> VerifyReport:
     report = VerifyReport()
     add = report.findings.extend
     # partition dir -> its log end offset (two data dirs given together may each hold a
@@ -116,8 +121,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
             if checked.end is not None:
                 log_ends[str(part.path)] = checked.end
             report.segments += checked.segments
-            if progress is not None:
-                _told(progress, part.segments)
+            progress.read_elsewhere(checked.bytes)  # listed and read where it was claimed
             continue
         report.files += len(part.files)
         blocked = unreadable(part.segments) if part.is_metadata else []
@@ -126,7 +130,8 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
             report.not_run.append(f"{part.path}: log, epoch, snapshot, index and replay "
                                   "checks not run: a segment cannot be read")
         elif part.is_metadata:
-            findings, stats = verify_metadata_partition(part, progress, scans.jobs)
+            findings, stats = verify_metadata_partition(part, progress, scans.jobs,
+                                                        listeners)
             add(findings)
             report.segments += stats.segments
             report.snapshots += len(stats.snapshot_findings)
@@ -145,8 +150,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
             if end is not None:
                 log_ends[str(part.path)] = end
             report.segments += len(part.segments)
-            if progress is not None:
-                _told(progress, part.segments)
+            _told(progress, part.segments)
         add(small_files(f for f in part.files if f.kind.kind in
                          ("partition-metadata", "txn-index", "producer-snapshot")))
     for d in discovery.data_dirs:
@@ -195,9 +199,10 @@ def _verify_discovery(discovery: Discovery, progress: Progress | None,
 
 
 def _told(progress: Progress, segments: list[LogFile]) -> None:
-    """``progress`` hears of segments read elsewhere (a worker) as read whole."""
+    """``progress`` hears of segments scanned beside the pass (by a worker, or by this
+    process for a worker) as read whole."""
     for f in segments:
         with contextlib.suppress(OSError):
-            progress(str(f.path), f.path.stat().st_size)
+            progress.read(str(f.path), f.path.stat().st_size)
 
 

@@ -7,15 +7,8 @@ from typing import TYPE_CHECKING
 
 from kmeta.face import face
 
-#: The names the rest of kmeta may use, each with the module that holds it.
-PUBLIC = {
-    "report_html": "html",
-    "report_json": "text",
-    "report_lines": "text",
-}
-__getattr__, __dir__ = face(__name__, PUBLIC)
-__all__ = ["report_html", "report_json", "report_lines"]
+__getattr__, __dir__, __all__ = face(__name__)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.render.report.html import report_html
     from kmeta.render.report.text import report_json, report_lines
