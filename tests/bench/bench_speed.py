@@ -79,10 +79,15 @@ class Kmeta:
 
 
 def before_tree(rev: str) -> Path:
+    """A checkout of ``rev`` with its compiled core built in place, as ``pip install``
+    builds it (without it "before" would be the pure-Python reference)."""
     tree = Path(tempfile.gettempdir()) / f"kmeta-before-{rev}"
     if not (tree / "kmeta").is_dir():
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--force", "--detach",
                         str(tree), rev], check=True, capture_output=True)
+    if (tree / "setup.py").is_file() and not list((tree / "kmeta" / "formats").glob("_runs*.so")):
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree,
+                       check=True, capture_output=True)
     return tree
 
 
