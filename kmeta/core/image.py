@@ -183,19 +183,6 @@ class MetadataImage:
     def apply(self, type_name: str, version: int | None, data: Any,
               offset: int | None = None) -> list[ImageProblem]:
         """Apply one metadata record in place; return the problems it raised."""
-        if self._txn is None:
-            # outside a transaction, a modelled record: _apply_now, inlined (a log
-            # replays millions)
-            handler = self._handlers.get(type_name)
-            if handler is not None:
-                problems: list[ImageProblem] = []
-                try:
-                    handler(self, data, problems, offset)
-                except _Skip:
-                    pass
-                except (KeyError, TypeError) as e:
-                    problems.append(_malformed(type_name, version, e, offset))
-                return problems
         if type_name in TRANSACTION_TYPES:
             return self._transaction(type_name, data, offset)
         if self._txn is not None and type_name in _HANDLERS:

@@ -107,6 +107,13 @@ class FileKind:
         """True unless the name marks the file deleted, half-written or mid-swap."""
         return self.suffix is None
 
+    def named(self) -> dict[str, int | str]:
+        """What the name says besides the kind (those of base offset, epoch and suffix
+        it holds), as a dump's file event shows it."""
+        said = (("base_offset", self.base_offset), ("epoch", self.epoch),
+                ("suffix", self.suffix or None))
+        return {key: value for key, value in said if value is not None}
+
 
 UNKNOWN = FileKind("unknown")
 

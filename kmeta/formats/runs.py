@@ -31,8 +31,8 @@ import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
-from operator import add, itemgetter
-from typing import Any
+from operator import add
+from typing import Any, NamedTuple
 
 from kmeta.formats.batch import (
     ATTRIBUTES,
@@ -253,21 +253,16 @@ walk_file: Callable[..., tuple[int, int, int, int, int]] = CORE.walk_file \
 MAX_RUN = 4096
 
 
-class Run(tuple):
+class Run(NamedTuple):
     """``count`` batches that repeat ``ref``, the batch just before them (see the module
-    docstring): a tuple of (ref, count, size, raw), ``raw`` being their bytes (``count``
-    times ``size``), read at positions ``ref.position + size`` onwards of ``ref.file``.
-    Scans yield one only to readers that asked for runs (``runs=True``)."""
+    docstring), ``raw`` being their bytes (``count`` times ``size``), read at positions
+    ``ref.position + size`` onwards of ``ref.file``.  Scans yield one only to readers
+    that asked for runs (``runs=True``)."""
 
-    __slots__ = ()
-
-    def __new__(cls, ref: Batch, count: int, size: int, raw: Any) -> Run:
-        return tuple.__new__(cls, (ref, count, size, raw))
-
-    ref = property(itemgetter(0))
-    count = property(itemgetter(1))
-    size = property(itemgetter(2))
-    raw = property(itemgetter(3))
+    ref: Batch
+    count: int
+    size: int
+    raw: Any
 
     @property
     def step(self) -> int:
@@ -305,21 +300,16 @@ class Run(tuple):
                                                    raw[start:start + size], file, lone))
 
 
-class Walked(tuple):
+class Walked(NamedTuple):
     """``count`` intact batches, back to back from byte ``start`` to ``end`` of a file,
     that a scan walked by their headers and CRCs alone (``scan_batches(walk=True)``):
     nothing in them is a finding, and the highest of their last offsets + 1 is
     ``high``."""
 
-    __slots__ = ()
-
-    def __new__(cls, count: int, start: int, end: int, high: int) -> Walked:
-        return tuple.__new__(cls, (count, start, end, high))
-
-    count = property(itemgetter(0))
-    start = property(itemgetter(1))
-    end = property(itemgetter(2))
-    high = property(itemgetter(3))
+    count: int
+    start: int
+    end: int
+    high: int
 
 
 class Expandable:

@@ -16,8 +16,7 @@ reference).  The tests run both and compare.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from kmeta.formats.batch import (
     CRC_START,
@@ -101,59 +100,46 @@ def plain_span_py(buf: Any, pos: int, limit: int, stop: int, next_offset: int, e
 NO_OFFSET = (1 << 63) - 1
 
 
-class Spans(tuple):
+class Spans(NamedTuple):
     """What a scan that gives plain spans needs of its reader: ``skip``, the value to
     leave out (the NoOp's), ``before(epoch)``, asked before each span of that leader
     epoch: the offset at or after which it must end (the reader has something to do
     there: verify compares a snapshot), or -1 for no span now; and ``tell``: whether the
     reader hears of each batch that has values kept (a replay with a watch)."""
 
-    __slots__ = ()
-
-    def __new__(cls, skip: bytes, before: Callable[[int], int], tell: bool = False
-                ) -> Spans:
-        return tuple.__new__(cls, (skip, before, tell))
-
-    skip = property(itemgetter(0))
-    before = property(itemgetter(1))
-    tell = property(itemgetter(2))
+    skip: bytes
+    before: Callable[[int], int]
+    tell: bool = False
 
 
 #: :func:`plain_span_py`, compiled where it is built.
 plain_span = CORE.plain_span if CORE is not None else plain_span_py
 
 
-class PlainSpan(tuple):
+class PlainSpan(NamedTuple):
     """What a scan with ``plain`` gives for a span (see the module docstring): its
-    ``batches`` and ``records`` from byte ``start`` to ``end`` of ``file``, base offsets
-    ``first`` to ``next`` - 1, all of leader epoch ``epoch``; the ``values`` to replay,
-    with their ``offsets`` and ``positions``; the ``newest`` batch timestamp, the last
-    batch's, and the batches ``told`` (see :func:`plain_span_py`).  A reader that cannot take the span whole
-    in the state it is in reads its batches one by one (:meth:`batches`)."""
+    ``count`` batches and ``records`` from byte ``start`` to ``end`` of ``file`` (read in
+    ``buf``), base offsets ``first`` to ``next_offset`` - 1, all of leader epoch
+    ``epoch``; the ``values`` to replay, with their ``offsets`` and ``positions``; the
+    ``newest`` batch timestamp, the last batch's, and the batches ``told`` (see
+    :func:`plain_span_py`).  A reader that cannot take the span whole in the state it is
+    in reads its batches one by one (:meth:`batches`)."""
 
-    __slots__ = ()
-
-    def __new__(cls, start: int, end: int, batches: int, records: int, first: int,
-                next_offset: int, epoch: int, values: list[bytes], offsets: list[int],
-                positions: list[int], buf: Any, file: str, newest: int = 0,
-                last_timestamp: int = 0, told: list | None = None) -> PlainSpan:
-        return tuple.__new__(cls, (start, end, batches, records, first, next_offset, epoch,
-                                   values, offsets, positions, buf, file, newest,
-                                   last_timestamp, told or []))
-
-    start = property(itemgetter(0))
-    end = property(itemgetter(1))
-    count = property(itemgetter(2))
-    records = property(itemgetter(3))
-    first = property(itemgetter(4))
-    next_offset = property(itemgetter(5))
-    epoch = property(itemgetter(6))
-    values = property(itemgetter(7))
-    offsets = property(itemgetter(8))
-    positions = property(itemgetter(9))
-    newest = property(itemgetter(12))
-    last_timestamp = property(itemgetter(13))
-    told = property(itemgetter(14))
+    start: int
+    end: int
+    count: int
+    records: int
+    first: int
+    next_offset: int
+    epoch: int
+    values: list[bytes]
+    offsets: list[int]
+    positions: list[int]
+    buf: Any
+    file: str
+    newest: int = 0
+    last_timestamp: int = 0
+    told: tuple | list = ()
 
     def batches(self) -> Iterator[Batch]:
         """The span's batches, as the scan would have given them one by one (read while

@@ -24,8 +24,15 @@ from kmeta.core.image import PROBLEM_CODES, MetadataImage
 from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
 from kmeta.errors import UsageError
 from kmeta.findings import Finding, Severity
-from kmeta.ops.replay import Replay, metadata_source, replay_log, snapshot_image
-from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.ops.replay import (
+    Replay,
+    check_offset,
+    find_metadata,
+    needs_the_log,
+    replay_log,
+    snapshot_image,
+)
+from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["DEFAULT_FENCED_LONGER_THAN_MS", "Bound", "BrokersResult", "brokers",
@@ -171,13 +178,11 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     ``progress`` hears of the reading."""
     if fenced_longer_than_ms < 0:
         raise UsageError("--fenced-longer-than: a duration is 0 or more")
-    if from_offset is not None and from_offset < 0:
-        raise UsageError(f"--from {from_offset}: an offset is 0 or more")
-    source = metadata_source(discover([path], progress=progress))
+    check_offset(from_offset, "--from")
+    source = find_metadata(path, progress)
     if isinstance(source, LogFile):
         if from_offset is not None:
-            raise UsageError("--from needs a data dir or a __cluster_metadata-0 directory, "
-                             "not a snapshot file")
+            raise needs_the_log("--from")
         image, found = snapshot_image(source, progress)
         return _snapshot_only(source, image, found, broker, fenced_longer_than_ms)
     part = source

@@ -214,13 +214,7 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     except OSError as e:
         return iter([opts.note(Finding("S008", f"cannot read: {e.strerror}", path))])
     kind = f.kind
-    info: dict[str, Any] = {}
-    if kind.base_offset is not None:
-        info["base_offset"] = kind.base_offset
-    if kind.epoch is not None:
-        info["epoch"] = kind.epoch
-    if kind.suffix:
-        info["suffix"] = kind.suffix
+    info = kind.named()
     if not f.is_batches:
         if opts.types:  # only records are asked for: small files hold none
             return iter(())

@@ -35,8 +35,8 @@ from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import FileKind, classify, snapshot_file_name, snapshot_stem
 from kmeta.formats.payload import decode_control, encode_metadata
 from kmeta.formats.runs import Expandable, Run
-from kmeta.ops.replay import build_image, metadata_source, snapshot_image
-from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.ops.replay import build_image, find_metadata, snapshot_image
+from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import batch_records, read_batches
 from kmeta.storage.targets import INTO_PARTITION, Landing, Role, check_target
@@ -126,7 +126,7 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
     ``progress`` hears of the reading.
     """
     out = Path(out)
-    source = metadata_source(discover([path], progress=progress))
+    source = find_metadata(path, progress)
     if not isinstance(source, PartitionDir):
         raise UsageError("a snapshot is written from a metadata log: give a data dir or "
                          "its __cluster_metadata-0 directory, not a snapshot file",

@@ -11,36 +11,13 @@ from kmeta.formats.primitives import (
     INT32_MAX,
     INT32_MIN,
 )
-from kmeta.formats.textfiles.checkpoints import (
-    EpochEntry,
-    LeaderEpochCheckpoint,
-    OffsetCheckpoint,
-    TopicPartitionOffset,
-    build_leader_epoch_checkpoint,
-    build_offset_checkpoint,
-    parse_leader_epoch_checkpoint,
-    parse_offset_checkpoint,
-)
 from kmeta.formats.textfiles.javatext import (
-    CHECKPOINT_VERSION,
-    OFFSET_CHECKPOINT_FILES,
     _as_bytes,
     _check_range,
     _java_int,
     _Line,
     _lines,
     _normalize_uuid,
-)
-from kmeta.formats.textfiles.partition_metadata import (
-    PartitionMetadata,
-    build_partition_metadata,
-    parse_partition_metadata,
-)
-from kmeta.formats.textfiles.quorum_state import (
-    QUORUM_STATE_FIELDS,
-    QuorumState,
-    build_quorum_state,
-    parse_quorum_state,
 )
 
 META_VERSION, META_CLUSTER_ID, META_NODE_ID = "version", "cluster.id", "node.id"
@@ -394,27 +371,5 @@ def build_meta_properties(value: MetaProperties) -> bytes:
     return "".join(lines).encode("latin-1")
 
 
-__all__ = [
-    "CHECKPOINT_VERSION",
-    "OFFSET_CHECKPOINT_FILES",
-    "QUORUM_STATE_FIELDS",
-    "EpochEntry",
-    "LeaderEpochCheckpoint",
-    "MetaProperties",
-    "OffsetCheckpoint",
-    "PartitionMetadata",
-    "QuorumState",
-    "TopicPartitionOffset",
-    "build_leader_epoch_checkpoint",
-    "build_meta_properties",
-    "build_offset_checkpoint",
-    "build_partition_metadata",
-    "build_quorum_state",
-    "java_properties_order",
-    "parse_leader_epoch_checkpoint",
-    "parse_meta_properties",
-    "parse_offset_checkpoint",
-    "parse_partition_metadata",
-    "parse_properties",
-    "parse_quorum_state",
-]
+__all__ = ["MetaProperties", "build_meta_properties", "java_properties_order",
+           "parse_meta_properties", "parse_properties"]

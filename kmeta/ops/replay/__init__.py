@@ -30,10 +30,13 @@ if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on 
         NodeLookup,
         browse,
         build_image,
+        check_offset,
         children,
+        find_metadata,
         history,
         look_up,
         metadata_source,
+        needs_the_log,
         public_json,
     )
     from kmeta.ops.replay.process import ForkedReplay, forked_replay

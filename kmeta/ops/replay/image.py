@@ -51,7 +51,8 @@ from kmeta.storage.segments import (
 )
 
 __all__ = ["HistoryResult", "HistoryRow", "ImageResult", "NodeLookup", "browse", "build_image", "children",
-           "history", "image_provenance", "look_up", "metadata_source", "public_json"]
+           "check_offset", "find_metadata", "history", "image_provenance", "look_up", "metadata_source",
+           "needs_the_log", "public_json"]
 
 SNAPSHOT_KINDS = ("kraft-snapshot", "bootstrap-checkpoint")
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
@@ -110,6 +111,12 @@ class HistoryResult:
 
 # ---------------------------------------------------------------------- what to read
 
+def find_metadata(path: str | os.PathLike[str], progress: Progress = QUIET
+                  ) -> PartitionDir | LogFile:
+    """The one metadata partition (or the one snapshot file) under ``path``."""
+    return metadata_source(discover([path], progress=progress))
+
+
 def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
     """The one metadata partition (or the one snapshot file) the user pointed at."""
     parts = [p for p in discovery.all_partitions() if p.is_metadata]
@@ -141,6 +148,18 @@ def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
     raise UsageError("no __cluster_metadata partition found",
                      hint="point kmeta at a KRaft data dir or its __cluster_metadata-0 "
                      "(a broker's metadata.log.dir may be another directory)")
+
+
+def check_offset(offset: int | None, option: str) -> None:
+    """A UsageError for an offset ``option`` below 0 (None: not given)."""
+    if offset is not None and offset < 0:
+        raise UsageError(f"{option} {offset}: an offset is 0 or more")
+
+
+def needs_the_log(option: str) -> UsageError:
+    """The refusal of an ``option`` that reads the log, given a lone snapshot file."""
+    return UsageError(f"{option} needs a data dir or a __cluster_metadata-0 directory, not "
+                      "a snapshot file")
 
 
 def _zookeeper_mode(data_dir: DataDir) -> bool:
@@ -194,13 +213,11 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
     ``use_snapshots=False`` replays from an empty image at offset 0 even when snapshots
     exist (the log must then start at 0).  ``progress`` hears of the reading.
     """
-    if at is not None and at < 0:
-        raise UsageError(f"--at {at}: an offset is 0 or more")
-    source = metadata_source(discover([path], progress=progress))
+    check_offset(at, "--at")
+    source = find_metadata(path, progress)
     if isinstance(source, LogFile):
         if from_snapshot is not None:
-            raise UsageError("--from-snapshot needs a data dir or a __cluster_metadata-0 "
-                             "directory, not a snapshot file")
+            raise needs_the_log("--from-snapshot")
         end = _end_offset(source)
         if at is not None and at != end:
             raise UsageError(f"--at {at}: a lone snapshot file holds only the state at "
@@ -285,7 +302,7 @@ def image_provenance(path: str | os.PathLike[str], result: ImageResult) -> Prove
     inside the file instead).  Reads the log again: ask only when it is shown."""
     last: tuple[int, int, int] | None = None
     if result.records:
-        source = metadata_source(discover([path]))
+        source = find_metadata(path)
         files = source.segments if isinstance(source, PartitionDir) else []
         for f in files:
             if (f.kind.base_offset or 0) >= result.offset:
@@ -481,7 +498,7 @@ def history(path: str | os.PathLike[str], *, topic: str | None = None,
         raise UsageError("give exactly one of --topic and --broker")
     if partition is not None and topic is None:
         raise UsageError("--partition needs --topic")
-    source = metadata_source(discover([path], progress=progress))
+    source = find_metadata(path, progress)
     topic_ids: set[str] = set()
     if isinstance(source, LogFile):
         files = [source]

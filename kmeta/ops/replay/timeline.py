@@ -60,10 +60,10 @@ from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.dump import DumpOptions, Event, dump_batches
 from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.ops.replay.engine import Replay, replay_log, snapshot_image
-from kmeta.ops.replay.image import _log_end, metadata_source
+from kmeta.ops.replay.image import _log_end, find_metadata
 from kmeta.ops.replay.timeline_index import NOOP_TYPE, BatchIndex, BatchInfo
 from kmeta.ops.replica import replica_labels
-from kmeta.storage.discover import LogFile, PartitionDir, discover
+from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.headers import BatchesByPosition
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import (
@@ -239,7 +239,7 @@ class Timeline:
         """Read the metadata log (or the snapshot file) at ``path``: an index of its
         batches, then the replay (``progress`` hears of both).  A path that holds no
         metadata log is a UsageError; a segment that cannot be read, an UnreadableInput."""
-        source = metadata_source(discover([path], progress=progress))
+        source = find_metadata(path, progress)
         timeline = cls(Path(path), source)
         timeline._open(progress)
         return timeline
