@@ -45,9 +45,12 @@ def face(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]], l
     """``__getattr__``, ``__dir__`` and ``__all__`` of ``package``, whose ``__init__.py``
     declares its public names as :func:`declared` reads them."""
     module = sys.modules[package]
-    assert module.__file__ is not None
-    with open(module.__file__, encoding="utf-8") as source:
-        names = declared(source.read())
+    # through the loader: a package imported from a zip (spark-submit --py-files) too
+    loader = getattr(module.__spec__, "loader", None)
+    source = loader.get_source(package) if loader is not None else None
+    if source is None:
+        raise ImportError(f"{package}: its face needs its source to know its names")
+    names = declared(source)
 
     def __getattr__(name: str) -> Any:
         where = names.get(name)
