@@ -9,11 +9,9 @@ from kmeta.face import face
 __getattr__, __dir__, __all__ = face(__name__)
 
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
-    from kmeta.ops.compact.simulate import (
-        CompactOptions,
-        CompactResult,
-        StrategyReport,
-        compact,
-        show_key,
-    )
+    from kmeta.ops.compact.simulate import CompactOptions
+    from kmeta.ops.compact.simulate import CompactResult
+    from kmeta.ops.compact.simulate import StrategyReport
+    from kmeta.ops.compact.simulate import compact
+    from kmeta.ops.compact.simulate import show_key
     from kmeta.ops.compact.write import CompactWriter

@@ -13,14 +13,14 @@ from kmeta.face import face
 __getattr__, __dir__, __all__ = face(__name__)
 
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
-    from kmeta.ops.repair.apply import RepairResult, apply_repair, apply_repair_in_place
-    from kmeta.ops.repair.plan import (
-        CUT_CODES,
-        QUARANTINE,
-        Action,
-        Cut,
-        FileChange,
-        Removed,
-        RepairPlan,
-        plan_repair,
-    )
+    from kmeta.ops.repair.apply import RepairResult
+    from kmeta.ops.repair.apply import apply_repair
+    from kmeta.ops.repair.apply import apply_repair_in_place
+    from kmeta.ops.repair.plan import CUT_CODES
+    from kmeta.ops.repair.plan import QUARANTINE
+    from kmeta.ops.repair.plan import Action
+    from kmeta.ops.repair.plan import Cut
+    from kmeta.ops.repair.plan import FileChange
+    from kmeta.ops.repair.plan import Removed
+    from kmeta.ops.repair.plan import RepairPlan
+    from kmeta.ops.repair.plan import plan_repair

@@ -16,28 +16,28 @@ from kmeta.face import face
 __getattr__, __dir__, __all__ = face(__name__)
 
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
-    from kmeta.ops.replay.engine import (
-        Replay,
-        apply_changes_py,
-        plan_replay,
-        replay_log,
-        snapshot_findings,
-        snapshot_image,
-    )
-    from kmeta.ops.replay.image import (
-        HistoryRow,
-        ImageResult,
-        NodeLookup,
-        browse,
-        build_image,
-        check_offset,
-        children,
-        find_metadata,
-        history,
-        look_up,
-        metadata_source,
-        needs_the_log,
-        public_json,
-    )
-    from kmeta.ops.replay.process import ForkedReplay, forked_replay
-    from kmeta.ops.replay.timeline import EMPTY_PROVENANCE, Provenance, Replicas, Timeline
+    from kmeta.ops.replay.engine import Replay
+    from kmeta.ops.replay.engine import apply_changes_py
+    from kmeta.ops.replay.engine import plan_replay
+    from kmeta.ops.replay.engine import replay_log
+    from kmeta.ops.replay.engine import snapshot_findings
+    from kmeta.ops.replay.engine import snapshot_image
+    from kmeta.ops.replay.image import HistoryRow
+    from kmeta.ops.replay.image import ImageResult
+    from kmeta.ops.replay.image import NodeLookup
+    from kmeta.ops.replay.image import browse
+    from kmeta.ops.replay.image import build_image
+    from kmeta.ops.replay.image import check_offset
+    from kmeta.ops.replay.image import children
+    from kmeta.ops.replay.image import find_metadata
+    from kmeta.ops.replay.image import history
+    from kmeta.ops.replay.image import look_up
+    from kmeta.ops.replay.image import metadata_source
+    from kmeta.ops.replay.image import needs_the_log
+    from kmeta.ops.replay.image import public_json
+    from kmeta.ops.replay.process import ForkedReplay
+    from kmeta.ops.replay.process import forked_replay
+    from kmeta.ops.replay.timeline import EMPTY_PROVENANCE
+    from kmeta.ops.replay.timeline import Provenance
+    from kmeta.ops.replay.timeline import Replicas
+    from kmeta.ops.replay.timeline import Timeline

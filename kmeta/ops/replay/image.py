@@ -50,10 +50,6 @@ from kmeta.storage.segments import (
     unreadable,
 )
 
-__all__ = ["HistoryResult", "HistoryRow", "ImageResult", "NodeLookup", "browse", "build_image", "children",
-           "check_offset", "find_metadata", "history", "image_provenance", "look_up", "metadata_source",
-           "needs_the_log", "public_json"]
-
 SNAPSHOT_KINDS = ("kraft-snapshot", "bootstrap-checkpoint")
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 

@@ -15,18 +15,17 @@ from kmeta.face import face
 __getattr__, __dir__, __all__ = face(__name__)
 
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
-    from kmeta.ops.replica.dirs import (
-        ReplicaDir,
-        node_and_cluster,
-        refuse_two_clusters,
-        refuse_unrelated,
-        replica_labels,
-    )
-    from kmeta.ops.replica.model import (
-        SNAPSHOT_STATES,
-        build_model,
-        missing_log_finding,
-        small_file,
-    )
-    from kmeta.ops.replica.partition import PartitionView, checkpoint_entry, read_partition
-    from kmeta.ops.replica.stats import LogStats, SnapshotFindings
+    from kmeta.ops.replica.dirs import ReplicaDir
+    from kmeta.ops.replica.dirs import node_and_cluster
+    from kmeta.ops.replica.dirs import refuse_two_clusters
+    from kmeta.ops.replica.dirs import refuse_unrelated
+    from kmeta.ops.replica.dirs import replica_labels
+    from kmeta.ops.replica.model import SNAPSHOT_STATES
+    from kmeta.ops.replica.model import build_model
+    from kmeta.ops.replica.model import missing_log_finding
+    from kmeta.ops.replica.model import small_file
+    from kmeta.ops.replica.partition import PartitionView
+    from kmeta.ops.replica.partition import checkpoint_entry
+    from kmeta.ops.replica.partition import read_partition
+    from kmeta.ops.replica.stats import LogStats
+    from kmeta.ops.replica.stats import SnapshotFindings

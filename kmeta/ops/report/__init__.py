@@ -13,4 +13,7 @@ __getattr__, __dir__, __all__ = face(__name__)
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.report.build import build_report
     from kmeta.ops.report.lines import size
-    from kmeta.ops.report.model import AREAS, Area, MetadataReplica, Report
+    from kmeta.ops.report.model import AREAS
+    from kmeta.ops.report.model import Area
+    from kmeta.ops.report.model import MetadataReplica
+    from kmeta.ops.report.model import Report

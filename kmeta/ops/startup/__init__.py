@@ -12,16 +12,16 @@ from kmeta.face import face
 __getattr__, __dir__, __all__ = face(__name__)
 
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
-    from kmeta.ops.startup.image import image_judge, with_broker_findings
-    from kmeta.ops.startup.manager import plan_startup, server_threads
-    from kmeta.ops.startup.model import (
-        DEFAULT_RECOVERY_RATE,
-        KAFKA_VERSIONS,
-        NEWEST,
-        LogDirStartup,
-        LogView,
-        PartitionStartup,
-        Placement,
-        PlacementJudge,
-        StartupReport,
-    )
+    from kmeta.ops.startup.image import image_judge
+    from kmeta.ops.startup.image import with_broker_findings
+    from kmeta.ops.startup.manager import plan_startup
+    from kmeta.ops.startup.manager import server_threads
+    from kmeta.ops.startup.model import DEFAULT_RECOVERY_RATE
+    from kmeta.ops.startup.model import KAFKA_VERSIONS
+    from kmeta.ops.startup.model import NEWEST
+    from kmeta.ops.startup.model import LogDirStartup
+    from kmeta.ops.startup.model import LogView
+    from kmeta.ops.startup.model import PartitionStartup
+    from kmeta.ops.startup.model import Placement
+    from kmeta.ops.startup.model import PlacementJudge
+    from kmeta.ops.startup.model import StartupReport

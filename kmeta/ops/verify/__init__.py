@@ -19,11 +19,10 @@ __getattr__, __dir__, __all__ = face(__name__)
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.ops.verify.indexes import verify_indexes
     from kmeta.ops.verify.jobs import Beside
-    from kmeta.ops.verify.metadata_log import (
-        Listeners,
-        LogStats,
-        verify_log,
-        verify_metadata_partition,
-    )
+    from kmeta.ops.verify.metadata_log import Listeners
+    from kmeta.ops.verify.metadata_log import LogStats
+    from kmeta.ops.verify.metadata_log import verify_log
+    from kmeta.ops.verify.metadata_log import verify_metadata_partition
     from kmeta.ops.verify.paths import verify
-    from kmeta.ops.verify.run import VerifyReport, verify_discovery
+    from kmeta.ops.verify.run import VerifyReport
+    from kmeta.ops.verify.run import verify_discovery

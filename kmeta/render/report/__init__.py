@@ -11,4 +11,5 @@ __getattr__, __dir__, __all__ = face(__name__)
 
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
     from kmeta.render.report.html import report_html
-    from kmeta.render.report.text import report_json, report_lines
+    from kmeta.render.report.text import report_json
+    from kmeta.render.report.text import report_lines
