@@ -44,7 +44,7 @@ class Bar(Progress):
 
     __slots__ = ("_bar", "_task", "_metadata_only", "_passes", "_sizes", "_seen", "_rounds",
                  "_next_draw", "_pid", "_unlisted", "_elsewhere", "_elsewhere_told",
-                 "_outside")
+                 "_outside", "_listed")
 
     def __init__(self, bar: Any, label: str, metadata_only: bool, passes: int) -> None:
         self._bar = bar
@@ -59,6 +59,7 @@ class Bar(Progress):
         self._unlisted = 0  # partition dirs left to other processes
         self._elsewhere = self._elsewhere_told = 0  # bytes they read, and in how many calls
         self._outside = 0  # bytes read of files no discovery listed
+        self._listed = 0  # the bytes of the files discoveries listed (sum of _sizes)
 
     def found(self, discovery: Found) -> None:
         if os.getpid() != self._pid:
@@ -72,6 +73,7 @@ class Bar(Progress):
                     sizes[path] = f.path.stat().st_size
                 except OSError:
                     sizes[path] = 0  # reported by whoever reads it
+                self._listed += sizes[path]
         self._unlisted += discovery.unlisted()
         self._total()
 
@@ -105,7 +107,7 @@ class Bar(Progress):
         elsewhere = self._elsewhere
         if self._elsewhere_told:
             elsewhere = max(elsewhere, elsewhere * self._unlisted // self._elsewhere_told)
-        total = self._passes * sum(self._sizes.values()) + self._outside + elsewhere
+        total = self._passes * self._listed + self._outside + elsewhere
         self._bar.update(self._task, total=total or None)
 
     def _advance(self, size: int) -> None:
