@@ -75,6 +75,11 @@ class PartitionDir:
         """Whether it holds a live log segment."""
         return bool(self.segments)
 
+    @property
+    def is_listed(self) -> bool:
+        """Whether its files have been listed (a deferred one's may not be yet)."""
+        return True
+
     def of_kind(self, *kinds: str, live_only: bool = True) -> list[LogFile]:
         return [f for f in self.files if f.kind.kind in kinds
                 and (not live_only or f.kind.live)]
@@ -110,7 +115,6 @@ class DeferredPartition(PartitionDir):
 
     @property
     def is_listed(self) -> bool:
-        """Whether its files were listed here (something asked for them)."""
         return self._files is not None
 
     @property  # type: ignore[override]
@@ -189,8 +193,7 @@ class Discovery:
 
     def unlisted(self) -> int:
         """How many partition dirs were left unlisted (deferred) and are still so."""
-        return sum(1 for d in self.data_dirs for p in d.partitions
-                   if isinstance(p, DeferredPartition) and not p.is_listed)
+        return sum(not p.is_listed for d in self.data_dirs for p in d.partitions)
 
     def all_files(self, *, listed_only: bool = False) -> Iterable[LogFile]:
         """Every file found; a deferred partition dir's are listed now, unless
@@ -201,7 +204,7 @@ class Discovery:
         for d in self.data_dirs:
             yield from d.files
             for p in d.partitions:
-                if not listed_only or not isinstance(p, DeferredPartition) or p.is_listed:
+                if not listed_only or p.is_listed:
                     yield from p.files
 
     def all_partitions(self) -> Iterable[PartitionDir]:
