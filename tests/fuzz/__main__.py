@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--subprocess-every", type=int, default=25,
                    help="run every Nth case's commands as limited subprocesses "
                    "(prlimit) instead of in-process; 0: never")
+    p.add_argument("--terminal-every", type=int, default=9,
+                   help="run every Nth case's commands once more in a pseudo-terminal "
+                   "(80x24, the bar and colours on); 0: never")
     p.add_argument("--seeds", default="", metavar="TEXT[,TEXT]",
                    help="only the seed inputs whose name holds one of these, e.g. "
                    "real/,healthy (default: all; names: real/<dir>, fixtures/<dir>)")
@@ -47,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         camp = Campaign(args.seed, Path(tmp), args.out, seeds=seeds,
                         commands_per_case=args.commands_per_case,
                         minimise=not args.no_minimise,
-                        subprocess_every=args.subprocess_every, heavy=args.heavy,
+                        subprocess_every=args.subprocess_every,
+                        terminal_every=args.terminal_every, heavy=args.heavy,
                         log=lambda s: print(s, file=sys.stderr, flush=True))
         if not args.no_hostile:
             run_hostile(camp)

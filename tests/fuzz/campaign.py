@@ -27,6 +27,7 @@ from .runner import (
     pure_core,
     run_inprocess,
     run_subprocess,
+    run_terminal,
 )
 from .seeds import METADATA_DIR, Seed, all_seeds, copy_tree, make_writable, metadata_partition
 
@@ -138,10 +139,12 @@ class Stats:
     seconds: float = 0.0
     #: mutator calls that raised (a bug in the harness, not in kmeta; each is printed)
     harness_errors: int = 0
+    #: runs made again in a pseudo-terminal (``terminal_every``)
+    terminal_runs: int = 0
 
     def summary(self) -> str:
-        lines = [f"cases {self.cases}, command runs {self.runs}, {self.seconds:.0f} s, "
-                 f"harness errors {self.harness_errors}"]
+        lines = [f"cases {self.cases}, command runs {self.runs} ({self.terminal_runs} in a "
+                 f"terminal), {self.seconds:.0f} s, harness errors {self.harness_errors}"]
         lines.append("outcomes: " + ", ".join(f"{k} {v}" for k, v in
                                                sorted(self.outcomes.items())))
         lines.append("exit codes: " + ", ".join(f"{k} {v}" for k, v in
@@ -171,7 +174,7 @@ class Campaign:
                  commands_per_case: int | None = None, timeout: float = 20.0,
                  minimise: bool = True, log: Callable[[str], None] | None = None,
                  seeds: list[Seed] | None = None, subprocess_every: int = 0,
-                 heavy: bool = False) -> None:
+                 terminal_every: int = 0, heavy: bool = False) -> None:
         self.seed = seed
         self.work = work
         self.out = out
@@ -180,6 +183,7 @@ class Campaign:
         self.minimise = minimise
         self.log = log or (lambda s: None)
         self.subprocess_every = subprocess_every
+        self.terminal_every = terminal_every
         self.commands = {**COMMANDS, **(HEAVY if heavy else {})}
         self.seeds = seeds if seeds is not None else all_seeds()
         if not self.seeds:
@@ -273,9 +277,15 @@ class Campaign:
         # A sample of cases runs as separate processes under prlimit instead: the real
         # entry point, real descriptors, real memory and CPU limits.
         sub = bool(self.subprocess_every) and index % self.subprocess_every == 0
+        # Another sample runs each command once more the way a person does, in a
+        # pseudo-terminal: the bar, colours and the screen's width, which no pipe meets.
+        term = bool(self.terminal_every) and index % self.terminal_every == 0
         try:
             for n, command in enumerate(case.commands):
                 failure = self.run_command(case, root, command, n, sub)
+                if failure is None and term and command not in CALLS and \
+                        command not in HEAVY:
+                    failure = self.run_in_terminal(case, root, command, n)
                 if failure is not None:
                     failures.append(failure)
                     self.record(failure, root)
@@ -340,6 +350,21 @@ class Campaign:
             return None
         return Failure(case, command, argv, outcome, signature(command, outcome))
 
+    def run_in_terminal(self, case: Case, root: Path, command: str, n: int
+                        ) -> Failure | None:
+        """The command again in a pseudo-terminal, from the work dir with the case's
+        paths relative to it (as a person there types them), an output path of its own."""
+        argv = self.argv(command, root, case, n + len(case.commands))
+        here = f"{self.work}/"
+        typed = [a[len(here):] if a.startswith(here) else a for a in argv]
+        outcome = run_terminal(typed, self.timeout * 3, self.work)
+        self.stats.runs += 1
+        self.stats.terminal_runs += 1
+        self.stats.outcomes[outcome.kind] += 1
+        if not outcome.failed:
+            return None
+        return Failure(case, command, argv, outcome, signature(command, outcome))
+
     # -- failures ------------------------------------------------------------------------
 
     def record(self, failure: Failure, root: Path) -> None:
@@ -360,7 +385,8 @@ class Campaign:
             copy_tree(self.pristine(failure.case.seed), dest / "peer")
         # hostile cases (negative indexes) are minimal already: one thing made hostile
         if first and self.minimise and failure.case.index >= 0 and \
-                failure.case.file in _names(root) and failure.outcome.kind != "input-written":
+                failure.case.file in _names(root) and \
+                failure.outcome.kind not in ("input-written", "terminal"):
             small = self.minimise_failure(failure, root)
             if small is not None:
                 copy_tree(small, dest / "minimal")
@@ -503,6 +529,8 @@ def signature(command: str, o: Outcome) -> str:
     """What makes two failures the same bug: class, command and the error line with its
     numbers and paths taken out."""
     line = o.detail
+    if o.kind == "terminal":  # "line 7 ... is 91 columns wide ...: 'the line itself'"
+        line = line.split(": ", 1)[0]
     line = re.sub(r"/[^\s:'\"]+", "PATH", line)
     line = re.sub(r"\d+", "N", line)
     return f"{o.kind} | {command.split('-')[0]} | {line[:160]}"

@@ -12,7 +12,10 @@ Outcome classes (``Outcome.kind``):
 * ``missed-damage`` — a read command exited 0 on a log whose CRC-covered bytes were
   flipped (that batch cannot be trusted: "clean" by mistake);
 * ``bad-output`` — what a command wrote (``compact --write``, ``snapshot --out``) is
-  rejected by ``kmeta verify``.
+  rejected by ``kmeta verify``;
+* ``terminal`` — run again in a pseudo-terminal (80x24, colour and the bar on), it
+  wrote a line wider than the terminal or left its progress bar on the screen
+  (tests/terminal.py's checks; a crash there is ``internal``).
 """
 
 from __future__ import annotations
@@ -301,6 +304,31 @@ def run_subprocess(argv: list[str], timeout: float, input_bytes: int, *,
                        stderr[-4000:], peak)
     kind, detail = classify(code, stderr, seconds, peak, budget, timed_out)
     return Outcome(kind, code, seconds, detail, stderr[-4000:], peak)
+
+
+def run_terminal(argv: list[str], timeout: float, cwd: Path) -> Outcome:
+    """``kmeta ARGS`` typed at a prompt in ``cwd`` in an 80x24 xterm (tests/terminal.py),
+    judged as a person would see it: a crash or a traceback on the screen, a status
+    kmeta(1) does not document, a line wider than the terminal, a bar left behind."""
+    from tests.terminal import CRASHES, problems, run_in_terminal
+
+    start = time.monotonic()
+    try:
+        run = run_in_terminal(argv, cwd=cwd, timeout=timeout, env={"HOME": str(cwd)})
+    except AssertionError as e:  # still running when the time was up: killed
+        return Outcome("hang", None, time.monotonic() - start, str(e).splitlines()[0])
+    seconds = time.monotonic() - start
+    found = problems(run, exit_code=run.exit_code)
+    tail = "\n".join(run.screen[-20:])
+    if run.exit_code not in DOCUMENTED:
+        return Outcome("internal", run.exit_code, seconds,
+                       f"undocumented exit code {run.exit_code} in a terminal", tail)
+    crashed = [p for p in found if any(repr(c) in p for c in CRASHES)]
+    if crashed:
+        return Outcome("internal", run.exit_code, seconds, crashed[0], tail)
+    if found:
+        return Outcome("terminal", run.exit_code, seconds, found[0][:300], tail)
+    return Outcome("ok", run.exit_code, seconds)
 
 
 def _read_rss(path: str) -> int:

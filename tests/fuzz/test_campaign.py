@@ -34,10 +34,12 @@ def _unexpected(stats: cp.Stats) -> list[str]:
 @pytest.mark.slow
 def test_mutation_campaign(tmp_path: Path) -> None:
     camp = Campaign(CI_SEED, tmp_path / "work", tmp_path / "failures", commands_per_case=4,
-                    timeout=20.0, minimise=False, subprocess_every=15)
+                    timeout=20.0, minimise=False, subprocess_every=15,
+                    terminal_every=12)
     stats = camp.run(cases=CI_CASES, seconds=CI_SECONDS)
     print(stats.summary())
     assert stats.cases >= 10, stats.summary()
+    assert stats.terminal_runs > 0, stats.summary()
     assert stats.outcomes["ok"] > 0
     assert not _unexpected(stats), "\n\n".join(_unexpected(stats))
 
@@ -337,3 +339,37 @@ def test_export_tasks_read_every_table(tmp_path: Path) -> None:
     assert set(TABLES) <= set(counts) and int(counts["batches"]) > 1000
     nothing = run_inprocess(["export", str(tmp_path / "o2"), "/etc"], 60, 1 << 20, export_tasks)
     assert nothing.kind == "ok", nothing.detail
+
+
+@pytest.mark.parametrize(("raw", "code", "kind"), [
+    (b"clean: 0 error(s)\r\n", 0, "ok"),
+    (b"x" * 81 + b"\r\n", 1, "terminal"),
+    (b"verify \xe2\x94\x81\xe2\x94\x81\xe2\x94\x81\xe2\x94\x81 1.0/2.0 MB 3.0 MB/s 0:00:01\r\n",
+     0, "terminal"),
+    (b"kmeta: internal error: KeyError: 'x'\r\n", 70, "internal"),
+    (b"Traceback (most recent call last):\r\n", 1, "internal"),
+    (b"", 4, "internal"),
+])
+def test_a_terminal_run_is_judged_as_a_person_sees_it(
+        raw: bytes, code: int, kind: str, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """A case run again in a pseudo-terminal fails as ``terminal`` on a line wider than
+    the screen or a bar left on it, as ``internal`` on a crash or an undocumented
+    status: the screens here are the bytes such runs write, rendered by the emulator."""
+    import tests.terminal as terminal
+
+    from .runner import run_terminal
+
+    monkeypatch.setattr(terminal, "run_in_terminal", lambda args, **how: terminal.render(
+        args, raw, exit_code=code))
+    outcome = run_terminal(["verify", "x"], 5, tmp_path)
+    assert outcome.kind == kind, outcome
+
+
+@pytest.mark.slow
+def test_a_terminal_run_of_a_healthy_log_is_ok(tmp_path: Path) -> None:
+    """The real thing once: kmeta in a pseudo-terminal on a healthy fixture."""
+    from .runner import run_terminal
+
+    outcome = run_terminal(["verify", str(FIXTURES / "healthy")], 60, tmp_path)
+    assert (outcome.kind, outcome.exit_code) == ("ok", 0), outcome
