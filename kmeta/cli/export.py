@@ -49,9 +49,7 @@ def export(
     bootstrap.checkpoint) unless --data-topics is given; the batches table holds the batch
     headers of every topic (no record bytes).
     """
-    from kmeta.ops.export import TABLES, Scope
-
-    from kmeta.ops.export import expand_globs
+    from kmeta.ops.export import TABLES, Scope, expand_globs
     from kmeta.storage.discover import discover
 
     scope = Scope(data_topics=data_topics, payloads=payloads)

@@ -141,7 +141,7 @@ def no_metadata_log(discovery: Discovery) -> UnreadableInput:
                                "a __cluster_metadata-0 directory or one .checkpoint file",
                                context=str(discovery.files[0].path),
                                hint="a copy of the partition (kmeta repair --out) must "
-                               "keep the name __cluster_metadata-0")
+                               "keep that name, __cluster_metadata-0")
     if any(_zookeeper_mode(d) for d in discovery.data_dirs):
         return UnreadableInput("no metadata log here: this is a ZooKeeper-mode data dir "
                                "(meta.properties version 0), whose metadata lives in "
