@@ -241,3 +241,29 @@ def test_a_path_an_option_names_that_is_none_exits_3(case: str) -> None:
     proc = run(*OPTION_PATHS[case], timeout=120)
     assert proc.returncode == 3, f"{case}: {proc.returncode}\n{proc.stderr}"
     _assert_one_error_line(proc, 3)
+
+
+@pytest.mark.slow
+def test_a_file_that_cannot_be_opened_as_user_nobody(nobody_python: list[str]) -> None:
+    """The "unreadable" column with a real chmod 000 file, run as user nobody (root reads
+    it): the same status from every command as the table's."""
+    import subprocess
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="kmeta-exit-"))
+    try:
+        tmp.chmod(0o755)
+        where = tmp / "unreadable"
+        where.mkdir(mode=0o755)
+        path = SITUATIONS["unreadable"](where)
+        path.chmod(0)
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_COMPLETE")}
+        for command in sorted({c for c, s in CELLS if s == "unreadable"
+                               and CELLS[c, s] is not None}):
+            argv = [str(a) for a in _argv(command, path, tmp, "unreadable")]
+            proc = subprocess.run([*nobody_python, "-m", "kmeta", *argv], capture_output=True,
+                                  text=True, timeout=120, env=env, cwd="/")
+            assert proc.returncode == CELLS[command, "unreadable"], (command, proc.stderr)
+            _assert_one_error_line(proc, proc.returncode)
+    finally:
+        shutil.rmtree(tmp)
