@@ -199,6 +199,8 @@ OPTIONS = {
     "position without against": ["consumers", FIXTURES / "consumers" / "node1",
                                  "--position", "5:1"],
     "an offset below 0": ["image", HEALTHY, "--at", "-1"],
+    "a from-offset below 0": ["dump", HEALTHY, "--from-offset", "-5"],
+    "a to-offset below 0": ["dump", HEALTHY, "--to-offset", "-1"],
     "a negative from": ["brokers", HEALTHY, "--from", "-1"],
     "not a number": ["dump", HEALTHY, "--from-offset", "ten"],
     "not a time": ["brokers", HEALTHY, "--since", "yesterday"],
