@@ -269,3 +269,26 @@ def test_a_file_that_cannot_be_opened_as_user_nobody(nobody_python: list[str]) -
             _assert_one_error_line(proc, proc.returncode)
     finally:
         shutil.rmtree(tmp)
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (b"copied from the broker on Tuesday\n", "text beginning 'copied from the broker"),
+    (b"", "it is empty"),
+    (bytes(range(255, 155, -1)), "begin no record batch (fffefdfc"),
+])
+def test_a_file_of_no_kafka_name_or_bytes_is_refused_in_one_line(
+        tmp_path: Path, content: bytes, says: str) -> None:
+    path = tmp_path / "notes.bin"
+    path.write_bytes(content)
+    proc = run("dump", path)
+    assert proc.returncode == 3 and says in proc.stderr, proc.stderr
+    _assert_one_error_line(proc, 3)
+
+
+def test_a_renamed_segment_is_still_read(tmp_path: Path) -> None:
+    """Only a file whose bytes begin no batch is refused: a segment copied under another
+    name is read as one (S007, a warning)."""
+    path = _copy(HEALTHY / "__cluster_metadata-0" / SEGMENT, tmp_path / "copy.bin")
+    proc = run("dump", path)
+    assert proc.returncode == 0, proc.stderr
+    assert "S007" in proc.stdout and "baseOffset: 0" in proc.stdout

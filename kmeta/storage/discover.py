@@ -503,8 +503,8 @@ def _refuse_alien(path: Path) -> None:
         os.close(fd)
     what = alien_head(head)
     if what is not None:
-        raise UnreadableInput(f"not a Kafka file: neither its name nor its bytes are a "
-                              f"Kafka file's ({what})", context=str(path),
+        raise UnreadableInput(f"not a Kafka file: no Kafka file's name, and {what}",
+                              context=str(path),
                               hint="point kmeta at a data dir, a partition dir or a file")
 
 

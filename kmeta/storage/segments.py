@@ -322,13 +322,13 @@ def alien_head(head: bytes) -> str | None:
     bytes), else None: for a file whose name is no Kafka file's either."""
     n = len(head)
     if n == 0:
-        return "empty"
+        return "it is empty"
     preview = _text_preview(head, n)
     if preview is not None:
-        return f"text: it begins {preview!r}"
+        return f"its bytes are text beginning {preview!r}"
     if _header_like(head, n):
         return None
-    return f"it begins {head[:8].hex()}"
+    return f"its bytes begin no record batch ({head[:8].hex()})"
 
 
 def _tail_finding(buf: Any, pos: int, n: int, file: str) -> Finding:
