@@ -147,8 +147,8 @@ def no_metadata_log(discovery: Discovery) -> UnreadableInput:
                                "(meta.properties version 0), whose metadata lives in "
                                "ZooKeeper", context=str(discovery.data_dirs[0].path),
                                hint="kmeta dump and verify read its logs")
-    hint = ("point kmeta at a KRaft data dir or its __cluster_metadata-0 (a broker's "
-            "metadata.log.dir may be another directory)")
+    hint = ("point kmeta at a KRaft data dir or its __cluster_metadata-0; a broker's "
+            "metadata.log.dir may be another directory")
     if discovery.data_dirs:
         return UnreadableInput("no metadata log here: no __cluster_metadata-0 directory",
                                context=str(discovery.data_dirs[0].path), hint=hint)
