@@ -99,14 +99,16 @@ class KmetaError(Exception):
 
 
 class UnreadableInput(KmetaError):
-    """A path that does not exist, cannot be opened, or holds no Kafka files."""
+    """A path that does not exist, cannot be opened, or holds none of the Kafka files the
+    command reads."""
 
     reference = "KM001"
     exit_code = ExitCode.UNREADABLE
 
 
 class UsageError(KmetaError):
-    """Options that contradict each other or name things that do not exist."""
+    """Options that contradict each other, hold a bad value or name things that do not
+    exist; a path at the wrong level (the message names the right one)."""
 
     reference = "KM002"
     exit_code = ExitCode.USAGE

@@ -196,7 +196,7 @@ def test_an_empty_segment_says_what_it_is(tmp_path: Path) -> None:
 
 
 def test_text_shows_no_python_none(tmp_path: Path) -> None:
-    f = tmp_path / "notes.log"
+    f = tmp_path / SEGMENT  # text under a segment's name: read, and S010
     f.write_bytes(b"hello world\n")
     out = text(run("dump", f).stdout)
     assert "None" not in out, out

@@ -132,14 +132,22 @@ def test_a_position_given_by_hand() -> None:
     ([], "give PATH"),
     (["--against", str(FIXTURE / "node2"), "--position", "5:0"], "one partition dir"),
     (["--against", str(FIXTURE / "node2" / "orders-0"), "--position", "5:x"], "OFFSET:EPOCH"),
-    ([str(FIXTURE / "node2")], "no __consumer_offsets partition"),
-    ([str(FIXTURE / "node1"), "--against", str(FIXTURE / "node1" / "__consumer_offsets-0")],
-     "no topic partition"),
 ])
 def test_wrong_input_is_one_line_and_exit_2(args, says) -> None:
     out = run("consumers", *args, env={})
     assert out.returncode == 2, out.stderr
     assert says in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    ([str(FIXTURE / "node2")], "no __consumer_offsets partition"),
+    ([str(FIXTURE / "node1"), "--against", str(FIXTURE / "node1" / "__consumer_offsets-0")],
+     "no topic partition"),
+])
+def test_input_without_what_it_reads_is_one_line_and_exit_3(args, says) -> None:
+    out = run("consumers", *args, env={})
+    assert out.returncode == 3, out.stderr
+    assert says in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
 def test_verify_keeps_two_replicas_of_one_partition_apart() -> None:

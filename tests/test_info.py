@@ -30,13 +30,16 @@ def test_a_log_verify_rejects_is_not_called_clean() -> None:
 
 
 def test_a_text_file_points_to_verify(tmp_path: Path) -> None:
-    notes = tmp_path / "notes of Tuesday.txt"  # pasted as it stands: quoted
+    # a segment's name (a file of no Kafka name or bytes is refused, exit 3), in a folder
+    # whose name is pasted as it stands: quoted
+    notes = tmp_path / "notes of Tuesday" / "00000000000000000000.log"
+    notes.parent.mkdir()
     notes.write_text("copied from the broker on Tuesday\n")
     code, out = _info(notes)
     assert "findings: none" not in out and "S010" in out
     lines = out.splitlines()
     assert lines[-2:] == [f"the log's rules are not checked here: kmeta verify '{notes}'",
-                          "kmeta: 2 finding(s): 1 error(s), 1 warning(s), 0 info"]
+                          "kmeta: 1 finding(s): 1 error(s), 0 warning(s), 0 info"]
     assert code == 1
 
 

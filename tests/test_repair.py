@@ -17,7 +17,7 @@ import pytest
 from conftest import CORRUPT, HEALTHY, REPAIR
 
 from kmeta.core.epochs import EpochCache
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.batch import Batch
 from kmeta.formats.textfiles import parse_leader_epoch_checkpoint
@@ -574,7 +574,7 @@ def test_in_place_refuses_while_a_broker_holds_the_lock(tmp_path: Path) -> None:
 def test_not_a_metadata_partition(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not a partition directory"):
         plan_repair(HEALTHY)
-    with pytest.raises(UsageError, match="__cluster_metadata partition only"):
+    with pytest.raises(UnreadableInput, match="no metadata log here: a partition of topic"):
         plan_repair(HEALTHY / "orders-0")
 
 

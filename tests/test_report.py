@@ -186,8 +186,9 @@ def test_an_unusable_page_path_is_one_line_and_a_usage_error(where: str, tmp_pat
 
 
 def test_a_damaged_file_given_alone_is_verified_as_itself(tmp_path: Path) -> None:
-    """What to do next names the file itself when it is in no partition dir."""
-    text = tmp_path / "notes.log"
+    """What to do next names the file itself when it is in no partition dir (a segment's
+    name: a file of no Kafka name or bytes is refused, exit 3)."""
+    text = tmp_path / "00000000000000000000.log"
     text.write_text("# not a segment\n" * 50)
     objs = _json([text])
     commands = [s["command"] for o in objs if o["kind"] == "report_area"

@@ -240,7 +240,7 @@ def test_wrong_input_is_one_line(target: str, code: int, tmp_path: Path) -> None
     text.write_text("not kafka\n")
     path = target.format(missing=tmp_path / "nope", text=text)
     out = _shell(path, commands="ls")
-    assert out.returncode in (2, 3), out.stderr
+    assert out.returncode == code, out.stderr
     (line,) = out.stderr.strip().splitlines()
     assert line.startswith("kmeta: error[KM00") and "Traceback" not in out.stderr
 

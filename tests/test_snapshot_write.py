@@ -23,7 +23,7 @@ from kmeta.core.image_records import (
     ImageRecord,
     image_records,
 )
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.formats.payload import decode_control, decode_metadata, encode_metadata
 from kmeta.ops.replay import build_image, snapshot_image
 from kmeta.ops.snapshot import SnapshotWritten, write_snapshot_at
@@ -491,7 +491,9 @@ def test_output_directory_must_exist(tmp_path: Path) -> None:
 
 
 def test_partition_without_a_log(real_data: Path, tmp_path: Path) -> None:
-    _usage("no log segment", real_data / "data-store" / "kafka-data", tmp_path)
+    with pytest.raises(UnreadableInput, match="no log segment"):
+        write_snapshot_at(real_data / "data-store" / "kafka-data", tmp_path,
+                          timestamp_ms=1, durable=False)
 
 
 def test_lone_snapshot_file_is_refused(tmp_path: Path) -> None:

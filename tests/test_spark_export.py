@@ -111,8 +111,9 @@ def test_export_records_in_the_scope_asked_for(spark, tmp_path: Path) -> None:
 
 def _s007_case(tmp_path: Path) -> list[str]:
     """A stray file inside a metadata partition (S007 as discovery finds it, and verify
-    again) and a text file given alone (S007 and S010), beside what no unit holds: a FIFO
-    named like a segment in the folder of data dirs (S008, found by discovery alone)."""
+    again) and a text file given alone (S008: no Kafka file, as every command refuses
+    it), beside what no unit holds: a FIFO named like a segment in the folder of data
+    dirs (S008, found by discovery alone)."""
     import os
 
     from conftest import FIXTURES
@@ -142,9 +143,9 @@ def test_each_finding_is_one_row_of_the_findings_table(tmp_path: Path) -> None:
     keys = _finding_keys(rows)
     assert Counter(keys).most_common(1)[0][1] == 1, keys
     codes = Counter(k[0] for k in keys)
-    # the stray file in the partition, the text file (S007, S010), the FIFO (outside
-    # every unit: discovery's row alone)
-    assert codes == Counter({"S007": 2, "S010": 1, "S008": 1}), keys
+    # the stray file in the partition, the text file and the FIFO (outside every unit:
+    # discovery's row alone)
+    assert codes == Counter({"S007": 1, "S008": 2}), keys
     stray = [r for r in rows if r[6].endswith("notes.txt") and "__cluster_metadata-0" in r[6]]
     assert [r[3] for r in stray] == ["__cluster_metadata-0"]  # with its partition
 
@@ -156,8 +157,8 @@ def test_export_writes_each_finding_once(spark, tmp_path: Path) -> None:
     result = run_export(paths, tmp_path / "out", tables=("findings",), spark=spark)
     written = spark.read.parquet(str(tmp_path / "out" / "findings"))
     keys = sorted((r.code, r.file, r.message) for r in written.collect())
-    assert len(keys) == len(set(keys)) == result.rows["findings"] == 4, keys
-    assert result.findings == {"warning": 2, "error": 2}
+    assert len(keys) == len(set(keys)) == result.rows["findings"] == 3, keys
+    assert result.findings == {"warning": 1, "error": 2}
 
 
 def test_data_source_rejects_a_bad_scope_option(spark) -> None:

@@ -359,7 +359,7 @@ def test_a_renamed_data_topic_copy_is_not_taken_for_the_metadata_log(tmp_path: P
     found = discover([tmp_path / "copy"])
     assert not list(found.all_partitions()) and found.files
     proc = run("diff", tmp_path / "copy", FIXTURES / "healthy")
-    assert proc.returncode == ExitCode.USAGE
+    assert proc.returncode == ExitCode.UNREADABLE  # no metadata log: none of what it reads
     assert "must keep that name" in one_error_line(proc)
 
 
@@ -387,7 +387,7 @@ def test_truncate_without_a_log_says_so(real_data: Path) -> None:
 
 def test_image_of_a_zookeeper_mode_data_dir_says_so(real_data: Path) -> None:
     proc = run("image", real_data / "kafka25-zk-offsets")
-    assert proc.returncode == ExitCode.USAGE
+    assert proc.returncode == ExitCode.UNREADABLE
     assert "ZooKeeper-mode data dir" in one_error_line(proc)
 
 

@@ -13,8 +13,12 @@ from importlib import import_module
 from kmeta.cli.app import _click_app, app, main
 
 #: The families, in the order ``kmeta --help`` lists their commands.
-FAMILIES = ("inspect", "report", "startup", "metadata", "shell", "topics", "replicas", "export")
+FAMILIES = ("inspect", "report", "startup", "metadata", "shell", "topics", "replicas", "export",
+            "completions")
 for _family in FAMILIES:
     import_module(f"kmeta.cli.{_family}")
 
-__all__ = ["FAMILIES", "_click_app", "app", "main"]
+#: Commands that read no Kafka input (the rules of a command's input do not apply).
+NO_INPUT = frozenset({"completions"})
+
+__all__ = ["FAMILIES", "NO_INPUT", "_click_app", "app", "main"]

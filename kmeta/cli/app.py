@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import click
@@ -26,7 +27,7 @@ import typer
 
 from kmeta import __version__
 from kmeta.environment import Environment
-from kmeta.errors import ExitCode, KmetaError, OutputError, Verdict
+from kmeta.errors import ExitCode, KmetaError, OutputError, UnreadableInput, Verdict
 from kmeta.findings import GROUP_OVER
 from kmeta.formats.decoders import DECODERS
 
@@ -69,16 +70,48 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def man_page() -> Path | None:
+    """The man page kmeta(1) as installed: under the prefix of this Python (a venv,
+    pipx's venv, /usr/local) or the user's (pip --user), where the wheel's data files
+    go, else beside the package in a source checkout (an editable install)."""
+    import site
+    import sysconfig
+
+    rel = Path("share") / "man" / "man1" / "kmeta.1"
+    bases = [sysconfig.get_path("data"), sys.prefix, site.getuserbase(),
+             Path(__file__).resolve().parents[2] / "man" / "kmeta.1"]
+    for base in bases:
+        path = Path(base)
+        path = path if path.name == "kmeta.1" else path / rel
+        if path.is_file():
+            return path
+    return None
+
+
+def _man_path(value: bool) -> None:
+    if value:
+        path = man_page()
+        if path is None:
+            raise UnreadableInput("the man page kmeta.1 is not installed with this kmeta",
+                                  hint="reinstall it from its wheel: pip install kmeta")
+        print(path, file=current_env().stdout)
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     traceback: Annotated[bool, typer.Option("--traceback", help="Show Python tracebacks "
                                             "instead of one-line errors.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version, and which scan core runs (compiled or pure Python), and exit.")] = False,
+    man_path: Annotated[bool, typer.Option("--man-path", callback=_man_path, is_eager=True,
+                                           help="Print where the man page kmeta(1) is, for "
+                                           "man -l \"$(kmeta --man-path)\" where man "
+                                           "kmeta finds none, and exit.")] = False,
 ) -> None:
     # Declared for --help and kmeta(1): main() takes --traceback out of the arguments
     # before click sees them (it may also follow the command's name).
-    del traceback, version
+    del traceback, version, man_path
 
 
 def command(fn: Callable[..., None]) -> Callable[..., None]:

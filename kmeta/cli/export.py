@@ -49,14 +49,17 @@ def export(
     bootstrap.checkpoint) unless --data-topics is given; the batches table holds the batch
     headers of every topic (no record bytes).
     """
-    from kmeta.ops.export import TABLES, Scope
+    from kmeta.ops.export import TABLES, Scope, expand_globs
+    from kmeta.storage.discover import discover
 
     scope = Scope(data_topics=data_topics, payloads=payloads)
     if "://" not in to:  # before Spark starts: never into what it reads, nor a broker's dirs
-        from kmeta.ops.export import expand_globs
         from kmeta.storage.targets import check_target
 
         check_target(to, expand_globs(paths), what="--to")
+    # before Spark starts too: a path without a Kafka file exits 3 as for every command
+    # (its top level only: the executors list the rest)
+    discover([p for p in expand_globs(paths) if "://" not in p], defer=True)
     try:
         import pyspark  # noqa: F401
     except ImportError:

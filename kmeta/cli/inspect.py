@@ -63,6 +63,10 @@ def dump(
         raise UsageError("--type needs the records decoded: it cannot go with --batches-only")
     if from_offset is not None and to_offset is not None and from_offset > to_offset:
         raise UsageError(f"--from-offset {from_offset} is after --to-offset {to_offset}")
+    from kmeta.ops.replay import check_offset  # a bad value is 2, as every offset option's
+
+    check_offset(from_offset, "--from-offset")
+    check_offset(to_offset, "--to-offset")
     env = current_env()
     verdict = Verdict()
     opts = DumpOptions(

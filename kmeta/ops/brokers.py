@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kmeta.core.image import PROBLEM_CODES, MetadataImage
 from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.ops.replay import (
     Replay,
@@ -32,6 +32,7 @@ from kmeta.ops.replay import (
     replay_log,
     snapshot_image,
 )
+from kmeta.ops.replica import missing_log_finding
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.progress import QUIET, Progress
 
@@ -169,6 +170,16 @@ class _Watch:
         self.lives.batch(offset, epoch, timestamp)
 
 
+def _check_order(since: Bound | None, until: Bound | None) -> None:
+    """A UsageError for --since after --until, as dump's --from-offset after --to-offset
+    (an offset and a time are not compared: where a time falls needs the log)."""
+    if since is None or until is None:
+        return
+    for lo, hi in ((since.offset, until.offset), (since.time_ms, until.time_ms)):
+        if lo is not None and hi is not None and lo > hi:
+            raise UsageError(f"--since {since} is after --until {until}")
+
+
 def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
             since: Bound | None = None, until: Bound | None = None,
             from_offset: int | None = None,
@@ -179,6 +190,7 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     if fenced_longer_than_ms < 0:
         raise UsageError("--fenced-longer-than: a duration is 0 or more")
     check_offset(from_offset, "--from")
+    _check_order(since, until)
     source = find_metadata(path, progress)
     if isinstance(source, LogFile):
         if from_offset is not None:
@@ -190,9 +202,11 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     if not part.segments:
         snap, image, found = _first_usable(_newest_first(part.snapshots), progress)
         if snap is None:
-            raise UsageError("no log segment and no usable snapshot to tell the brokers from",
-                             context=str(part.path))
-        return _snapshot_only(snap, image, found, broker, fenced_longer_than_ms)
+            raise UnreadableInput("no log segment and no usable snapshot to tell the brokers "
+                                  "from", context=str(part.path))
+        missing = missing_log_finding(part)  # verify's V020, as image and retention say
+        return _snapshot_only(snap, image, [*([missing] if missing else []), *found],
+                              broker, fenced_longer_than_ms)
     plan = _start(part, from_offset, findings, progress)
     lives = Lifecycles(plan.image, fenced_longer_than_ms=fenced_longer_than_ms,
                        exact=plan.exact is None)

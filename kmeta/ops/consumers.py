@@ -20,7 +20,7 @@ from kmeta.core.consumer_position import (
     PositionCheck,
     check_position,
 )
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import Record
 from kmeta.ops.replica import (
@@ -103,7 +103,7 @@ def consumers(path: str | os.PathLike[str] | None, *, group: str | None = None,
     parts = sorted((p for p in found.all_partitions() if p.topic == OFFSETS_TOPIC),
                    key=lambda p: (str(p.path.parent), p.partition))
     if not parts:
-        raise UsageError(f"{path}: no {OFFSETS_TOPIC} partition here",
+        raise UnreadableInput(f"{path}: no {OFFSETS_TOPIC} partition here",
                          hint="give a broker's data dir, or its __consumer_offsets-N dirs")
     if against is not None:
         # Offsets of one cluster checked against a replica of another say nothing (the
@@ -179,7 +179,7 @@ def _replica_partitions(against: str | os.PathLike[str], findings: list[Finding]
         findings.extend(view.findings)
         views[p.topic, p.partition] = view
     if not views:
-        raise UsageError(f"--against {against}: no topic partition here",
+        raise UnreadableInput(f"--against {against}: no topic partition here",
                          hint="give a replica's data dir or one of its partition dirs "
                               "(orders-0)")
     held = next(iter(views.values())).path

@@ -24,7 +24,6 @@ import itertools
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import xxhash
@@ -37,7 +36,7 @@ from kmeta.errors import KmetaError, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Run
-from kmeta.ops.replay import build_image
+from kmeta.ops.replay import build_image, no_metadata_log
 from kmeta.ops.replica import LogStats, ReplicaDir, build_model, node_and_cluster, refuse_unrelated
 from kmeta.storage.discover import (
     Discovery,
@@ -230,14 +229,12 @@ class DiffReport:
 def open_replica(label: str, progress: Progress = QUIET) -> Replica:
     found: Discovery = discover([label], progress=progress)
     parts = [p for p in found.all_partitions() if p.is_metadata]
-    if len(parts) != 1:
-        hint = "give one data dir or __cluster_metadata-0 directory per replica"
-        if not parts and any(f.kind.kind == "segment" for f in found.files):
-            hint = (f"its segments are not in a __cluster_metadata-N directory: a copy of the "
-                    f"partition (kmeta repair --out) must keep that name, e.g. "
-                    f"{Path(label).parent / '__cluster_metadata-0'}")
+    if not parts:
+        raise no_metadata_log(found)
+    if len(parts) > 1:
         raise UsageError(f"{label}: {len(parts)} __cluster_metadata partitions found",
-                         hint=hint)
+                         hint="give one data dir or __cluster_metadata-0 directory per "
+                         "replica")
     rep = Replica(label, parts[0], progress=progress)
     rep.node_id, rep.cluster_id = node_and_cluster(found, parts[0].path)
     return rep

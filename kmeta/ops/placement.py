@@ -447,6 +447,8 @@ def broker_placement(log_dirs: Sequence[str | os.PathLike[str]], *,
     # the partition dirs known by name: a broker's topic ids are read file by file,
     # without listing the dirs (the judge needs no other file of them)
     found = discover(log_dirs, defer=True, progress=progress)
+    if metadata is not None and not os.path.exists(metadata):  # as verify --metadata
+        raise UnreadableInput("--metadata: no such file or directory", context=str(metadata))
     dirs = list(found.data_dirs)
     source: str | None = None
     metadata_parts = [p for d in dirs for p in d.partitions if p.is_metadata]

@@ -39,7 +39,7 @@ from kmeta.core.replica_log import (
     ValidOffsetAndEpoch,
 )
 from kmeta.core.retention import RetentionConfig, RetentionPlan, SnapshotFacts, plan_retention
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.batch import (
     BASE_OFFSET,
@@ -237,6 +237,9 @@ def parse_replica(text: str) -> tuple[str, int | None, int | None]:
     (offset None: read from it)."""
     if "=" not in text and os.path.exists(text):
         return text, None, None
+    if "=" not in text and os.sep in text:  # a path, as a PATH: exit 3 when it is none
+        raise UnreadableInput("--replica: no such file or directory", context=text,
+                              hint="or give NODE=END_OFFSET[:EPOCH]")
     node, sep, rest = text.partition("=")
     offset, _, epoch = rest.partition(":")
     if not sep or not node or not offset.isdigit() or (epoch and not epoch.isdigit()):

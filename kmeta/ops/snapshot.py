@@ -30,7 +30,7 @@ from typing import Any
 from kmeta.core.image_records import ImageNotWritable, image_records
 from kmeta.core.replica_log import SnapshotId
 from kmeta.core.versions import level_label, required_level
-from kmeta.errors import KmetaError, UsageError
+from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.filenames import FileKind, classify, snapshot_file_name, snapshot_stem
 from kmeta.formats.payload import decode_control, encode_metadata
@@ -133,8 +133,8 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
                          context=str(source.path))
     part = source
     if not part.segments:
-        raise UsageError("the metadata partition has no log segment to take a snapshot of",
-                         context=str(part.path))
+        raise UnreadableInput("no log segment: there is no log to take a snapshot of",
+                              context=str(part.path))
     log_start = part.segments[0].kind.base_offset or 0
     if at is not None and at <= log_start:
         raise UsageError(f"--at {at}: a snapshot must end after the log start offset "

@@ -17,7 +17,7 @@ from kmeta.core.tiering import (
     earliest_pending_upload,
     highest_remote_offset,
 )
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.remote_log_metadata import decode_remote_log_metadata, metadata_partition
 from kmeta.ops.replica import PartitionView, read_partition
@@ -95,7 +95,7 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
         if found.data_dirs and not found.partitions and not found.files:
             result.nothing_tiered = f"no user topic partition in {path}"
             return result
-        raise UsageError(f"{path}: no user topic partition here",
+        raise UnreadableInput(f"{path}: no user topic partition here",
                          hint="give a partition dir of a tiered topic (orders-0) or its data dir")
     given = Path(path)
     if metadata_dir is not None:
@@ -108,9 +108,12 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
              if p.topic == METADATA_TOPIC] \
         if meta_root.exists() else []
     if not metas:
-        if metadata_dir is not None:
-            raise UsageError(f"{meta_root}: no {METADATA_TOPIC} partition here",
-                             hint="name the data dir that holds them with --metadata-dir")
+        if metadata_dir is not None:  # an input without what is read from it: exit 3
+            raise UnreadableInput(f"{meta_root}: no {METADATA_TOPIC} partition here"
+                                  if meta_root.exists() else
+                                  f"{meta_root}: --metadata-dir: no such file or directory",
+                                  hint="name the data dir that holds them with "
+                                  "--metadata-dir")
         # Without remote log metadata nothing can be said to be tiered; in a cluster that
         # tiers, another broker may hold those partitions.
         result.nothing_tiered = (

@@ -474,6 +474,7 @@ def discover(paths: Iterable[str | Path], *, defer: bool = False,
                                       "regular files, and so does kmeta", context=str(path))
             kind = classify(path.name)
             if kind.kind == "unknown":
+                _refuse_alien(path)
                 # Named oddly (a renamed copy?); read it as a segment rather than refuse.
                 kind = FileKind("segment", None, None, None)
                 out.findings.append(Finding("S007", "file name not recognised; reading it "
@@ -485,6 +486,26 @@ def discover(paths: Iterable[str | Path], *, defer: bool = False,
                                   hint="point kmeta at a data dir, a partition dir or a file")
     progress.found(out)
     return out
+
+
+def _refuse_alien(path: Path) -> None:
+    """UnreadableInput for a file given by name whose name is no Kafka file's and whose
+    first bytes begin no batch (a text file, an empty one): it holds no Kafka file, as a
+    folder of text files does not, and is refused as that folder is (exit 3)."""
+    from kmeta.storage.segments import alien_head
+
+    fd = open_regular(path)
+    try:
+        head = os.read(fd, 80)
+    except OSError as e:
+        raise UnreadableInput(f"cannot read: {e.strerror}", context=str(path)) from e
+    finally:
+        os.close(fd)
+    what = alien_head(head)
+    if what is not None:
+        raise UnreadableInput(f"not a Kafka file: no Kafka file's name, and {what}",
+                              context=str(path),
+                              hint="point kmeta at a data dir, a partition dir or a file")
 
 
 def list_deferred(path: str, topic: str, partition: int

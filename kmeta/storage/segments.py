@@ -317,6 +317,20 @@ def _not_a_segment(buf: Any, n: int, file: str, torn: bool) -> Finding | None:
                    details={"bytes": n})
 
 
+def alien_head(head: bytes) -> str | None:
+    """What a file's first bytes are when no batch can begin there (``empty``, text, other
+    bytes), else None: for a file whose name is no Kafka file's either."""
+    n = len(head)
+    if n == 0:
+        return "it is empty"
+    preview = _text_preview(head, n)
+    if preview is not None:
+        return f"its bytes are text beginning {preview!r}"
+    if _header_like(head, n):
+        return None
+    return f"its bytes begin no record batch ({head[:8].hex()})"
+
+
 def _tail_finding(buf: Any, pos: int, n: int, file: str) -> Finding:
     remaining = n - pos
     if all_zero(buf, pos, n):

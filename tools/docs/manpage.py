@@ -155,11 +155,28 @@ EXIT_MEANINGS = {
                 "tail, replicas that diverged, a consumer that would move): the same rule "
                 "for every command.",
     "USAGE": "Usage error: an unknown command or option, a bad option value, or options "
-             "that contradict each other (such as --from-offset after --to-offset), an "
-             "output that would land inside an input or among a broker's files; also "
-             "a standard output that is closed or cannot be written (a full disk).",
-    "UNREADABLE": "Input unreadable: a path that does not exist, cannot be opened or "
-                  "listed, or holds no Kafka files.",
+             "that contradict each other (such as --from-offset after --to-offset, "
+             "--since after --until), a path at the wrong level whose message names the "
+             "right one (a partition dir where startup takes a log dir, a data dir where "
+             "repair takes its __cluster_metadata-0, several partitions where compact "
+             "takes one), an output that would land inside an input or among a broker's "
+             "files; also a standard output that is closed or cannot be written (a full "
+             "disk).",
+    "UNREADABLE": "Input unreadable: a path (given as PATH or named by an option such as "
+                  "--metadata or --from-snapshot) that does not exist, cannot be opened or "
+                  "listed, or holds none of the Kafka files the command reads: a text "
+                  "file, a folder of text files, an empty dir, /etc; and, for a command "
+                  "that reads the metadata log (image, history, brokers, retention, shell, "
+                  "diff, snapshot, truncate, repair), a data dir without "
+                  "__cluster_metadata-0 (ZooKeeper mode, or its metadata.log.dir elsewhere) "
+                  "or a data partition; for consumers, no __consumer_offsets partition; for "
+                  "compact, no partition dir of a topic; for tiering, the partition dir of "
+                  "an internal topic; for one that reads the log itself (history, "
+                  "snapshot, truncate, repair), a metadata partition whose log segments are "
+                  "gone. The commands that can answer from its snapshots (image, brokers, "
+                  "retention, and info, verify, report) answer, with verify's V020 error "
+                  "finding: 1. One status for each of these, for every command; a file that "
+                  "cannot be opened among others read is an S008 finding, and 3 too.",
     "INTERNAL": "Internal error: a bug in kmeta. Run again with --traceback and report it.",
     "INTERRUPTED": "Interrupted (Ctrl-C).",
 }

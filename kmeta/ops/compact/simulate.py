@@ -32,7 +32,7 @@ from kmeta.core.cleaner import (
     sort_key,
 )
 from kmeta.core.log_rules import batch_out_of_segment
-from kmeta.errors import UsageError
+from kmeta.errors import UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.formats.legacy import build_message
 from kmeta.formats.payload import decode_control
@@ -178,13 +178,16 @@ def compact(path: str | os.PathLike[str], options: CompactOptions, *,
     ``progress`` hears of the discovery and the first read of every segment."""
     found = discover([path], progress=progress)
     parts = [p for p in found.all_partitions() if not p.is_metadata]
-    if len(parts) != 1:
-        names = ", ".join(p.name for p in parts[:6]) or "none"
+    if not parts:  # none of what compact reads: exit 3, as for a folder of text files
+        raise UnreadableInput(f"{path}: no partition dir of a topic here",
+                              hint="kmeta compact DATA_DIR/orders-0")
+    if len(parts) > 1:
+        names = ", ".join(p.name for p in parts[:6])
         raise UsageError(f"{path}: give one partition dir (found {names})",
                          hint="kmeta compact DATA_DIR/orders-0")
     part = parts[0]
     if not part.segments:
-        raise UsageError(f"{part.path}: no log segment to compact")
+        raise UnreadableInput(f"{part.path}: no log segment: there is no log to compact")
     findings = list(found.findings)
     configs, config_source = _topic_configs(part, findings)
     layout = _header_pass(part, findings, progress)

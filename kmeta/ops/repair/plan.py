@@ -59,7 +59,7 @@ from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
 from kmeta.formats.textfiles import EpochEntry as CheckpointEntry
 from kmeta.formats.textfiles import LeaderEpochCheckpoint, build_leader_epoch_checkpoint
-from kmeta.ops.replay import snapshot_image
+from kmeta.ops.replay import no_metadata_log, snapshot_image
 from kmeta.ops.verify import verify_indexes
 from kmeta.storage import tree
 from kmeta.storage.discover import QUARANTINE, LogFile, PartitionDir, discover
@@ -294,18 +294,21 @@ def metadata_partition(part_dir: str | os.PathLike[str], progress: Progress = QU
     path = Path(part_dir)
     if not path.exists():  # a typo is input that cannot be read, as for every command
         raise UnreadableInput("no such file or directory", context=str(path))
-    if not path.is_dir():
-        raise UsageError("not a directory", context=str(path),
-                         hint="give the partition directory, e.g. __cluster_metadata-0")
-    found = discover([path], progress=progress)
+    found = discover([path], progress=progress)  # no Kafka file there: exit 3, as for all
+    if not path.is_dir():  # no partition dir to read here: exit 3
+        raise UnreadableInput("not a directory: repair reads a metadata partition "
+                              "directory", context=str(path),
+                              hint="give the partition directory, e.g. __cluster_metadata-0")
     if found.data_dirs or found.files or len(found.partitions) != 1:
+        metadata = [p for p in found.all_partitions() if p.is_metadata]
+        if not metadata:  # what a metadata-only command meets: no metadata log at all
+            raise no_metadata_log(found)
         raise UsageError("not a partition directory", context=str(path),
-                         hint="give the partition directory (__cluster_metadata-0), not "
+                         hint=f"give the partition directory ({metadata[0].path}), not "
                          "the data dir above it")
     part = found.partitions[0]
     if not part.is_metadata:
-        raise UsageError(f"repair handles the __cluster_metadata partition only, not "
-                         f"{part.topic}", context=str(path))
+        raise no_metadata_log(found)
     if not part.segments:
         raise UnreadableInput("no log segment: there is no log to repair", context=str(path),
                               hint="copy the whole partition directory from the broker")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on 
     from kmeta.ops.replay.image import look_up
     from kmeta.ops.replay.image import metadata_source
     from kmeta.ops.replay.image import needs_the_log
+    from kmeta.ops.replay.image import no_metadata_log
     from kmeta.ops.replay.image import public_json
     from kmeta.ops.replay.process import ForkedReplay
     from kmeta.ops.replay.process import forked_replay

@@ -125,25 +125,37 @@ def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
     snaps = [f for f in discovery.files if f.kind.kind in SNAPSHOT_KINDS]
     if len(snaps) == 1 and len(discovery.files) == 1:
         return snaps[0]
-    if discovery.files and all(f.kind.base_offset is None for f in discovery.files):
-        # no Kafka file name: a file of something else, or the wrong path given
-        raise UsageError("not a metadata log or snapshot: give a data dir, a "
-                         "__cluster_metadata-0 directory or one .checkpoint file",
-                         context=str(discovery.files[0].path))
+    raise no_metadata_log(discovery)
+
+
+def no_metadata_log(discovery: Discovery) -> UnreadableInput:
+    """The refusal of a command that reads the metadata log, given a path that holds
+    none: it holds no Kafka file this command reads, so exit 3 as for a folder of text
+    files, with what the path holds instead and where the log may be."""
     if discovery.files:
-        raise UsageError("give a data dir, a __cluster_metadata-0 directory or one "
-                         ".checkpoint file, not loose segment files",
-                         context=str(discovery.files[0].path),
-                         hint="a copy of the partition (kmeta repair --out) must keep the "
-                         "name __cluster_metadata-0")
+        if all(f.kind.base_offset is None for f in discovery.files):
+            return UnreadableInput("no metadata log or snapshot here: give a data dir, a "
+                                   "__cluster_metadata-0 directory or one .checkpoint file",
+                                   context=str(discovery.files[0].path))
+        return UnreadableInput("loose segment files are no metadata log: give a data dir, "
+                               "a __cluster_metadata-0 directory or one .checkpoint file",
+                               context=str(discovery.files[0].path),
+                               hint="a copy of the partition (kmeta repair --out) must "
+                               "keep that name, __cluster_metadata-0")
     if any(_zookeeper_mode(d) for d in discovery.data_dirs):
-        raise UsageError("no __cluster_metadata partition found: this is a ZooKeeper-mode "
-                         "data dir (meta.properties version 0), whose metadata lives in "
-                         "ZooKeeper", context=str(discovery.data_dirs[0].path),
-                         hint="kmeta dump and verify read its logs")
-    raise UsageError("no __cluster_metadata partition found",
-                     hint="point kmeta at a KRaft data dir or its __cluster_metadata-0 "
-                     "(a broker's metadata.log.dir may be another directory)")
+        return UnreadableInput("no metadata log here: this is a ZooKeeper-mode data dir "
+                               "(meta.properties version 0), whose metadata lives in "
+                               "ZooKeeper", context=str(discovery.data_dirs[0].path),
+                               hint="kmeta dump and verify read its logs")
+    hint = ("point kmeta at a KRaft data dir or its __cluster_metadata-0; a broker's "
+            "metadata.log.dir may be another directory")
+    if discovery.data_dirs:
+        return UnreadableInput("no metadata log here: no __cluster_metadata-0 directory",
+                               context=str(discovery.data_dirs[0].path), hint=hint)
+    part = next(iter(discovery.all_partitions()), None)
+    return UnreadableInput(f"no metadata log here: a partition of topic {part.topic}, not "
+                           f"of __cluster_metadata" if part else "no metadata log here",
+                           context=str(part.path) if part else None, hint=hint)
 
 
 def check_offset(offset: int | None, option: str) -> None:
@@ -167,8 +179,8 @@ def _zookeeper_mode(data_dir: DataDir) -> bool:
 
 
 def _snapshot_file(path: Path) -> LogFile:
-    if not path.is_file():
-        raise UsageError("--from-snapshot: no such file", context=str(path))
+    if not path.is_file():  # an input that cannot be read: exit 3, as a PATH's
+        raise UnreadableInput("--from-snapshot: no such file", context=str(path))
     kind = classify(path.name)
     if kind.kind not in SNAPSHOT_KINDS:
         raise UsageError("--from-snapshot needs a KRaft snapshot "
@@ -262,8 +274,8 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
 
     if log_start is None:
         if snapshot is None:
-            raise UsageError("no log segment and no usable snapshot to build the image from",
-                             context=str(part.path))
+            raise UnreadableInput("no log segment and no usable snapshot to build the image "
+                                  "from", context=str(part.path))
         if at is not None and at != start:
             raise UsageError(f"--at {at}: there is no log, only the snapshot at offset "
                              f"{start}", context=str(part.path))
@@ -501,9 +513,10 @@ def history(path: str | os.PathLike[str], *, topic: str | None = None,
     else:
         files = source.segments
         if not files:
-            raise UsageError("the metadata partition has no log segment",
-                             context=str(source.path),
-                             hint="give one of its .checkpoint files to search a snapshot")
+            raise UnreadableInput("no log segment: there is no log to search",
+                                  context=str(source.path),
+                                  hint="give one of its .checkpoint files to search a "
+                                  "snapshot")
         start = files[0].kind.base_offset or 0
         if topic is not None and start > 0:
             # The TopicRecord may be below the log start: learn the ids from the snapshot.

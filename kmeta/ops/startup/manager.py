@@ -125,7 +125,9 @@ def _check_log_dir(raw: str) -> Path:
     if not path.exists():
         raise UnreadableInput("no such file or directory", context=raw)
     if not path.is_dir():
-        raise UsageError("not a directory: startup takes a broker's log dirs", context=raw)
+        # no log dir to read here (a wrong level would name it: 2): exit 3
+        raise UnreadableInput("not a directory: startup reads a broker's log dirs",
+                              context=raw)
     if not os.access(path, os.R_OK | os.X_OK):
         raise UnreadableInput("directory cannot be read", context=raw)
     names = os.listdir(path)
