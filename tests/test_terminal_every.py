@@ -59,6 +59,12 @@ def _is_partition(name: str) -> bool:
     return re.fullmatch(r".+-\d+", name) is not None
 
 
+def _holds_a_log(files: list[str]) -> bool:
+    """A partition dir's files (a dir named ``kafka-1`` may be a broker's data dir)."""
+    return any(f.endswith((".log", ".index", ".checkpoint", ".snapshot"))
+               or f in ("leader-epoch-checkpoint", "partition.metadata") for f in files)
+
+
 def _real_inputs() -> list[str]:
     """Every broker data dir of the corpus (a dir holding meta.properties or partition
     dirs, a folder of such dirs too) and every metadata partition dir, relative to the
@@ -68,7 +74,8 @@ def _real_inputs() -> list[str]:
     found = set()
     for path, dirs, files in os.walk(REAL):
         here = Path(path)
-        if _is_partition(here.name):
+        if "meta.properties" not in files and _is_partition(here.name) \
+                and _holds_a_log(files):
             if here.name == "__cluster_metadata-0":
                 found.add(here)
             dirs.clear()
