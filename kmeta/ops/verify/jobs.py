@@ -195,10 +195,18 @@ class PartitionScans:
     def _start(self) -> None:
         """Start the workers; the partitions taken so far are this process's."""
         self._read = None
+        # The workers claim partitions through a shared counter, which multiprocessing
+        # makes in /dev/shm on Linux: where it cannot, this process checks them all.
+        if not processes.shared_memory():
+            return
         preload = [] if self._check is None else [self._check.__module__]
         ctx = _context(preload)
-        self._claims = ctx.Value("q", self._next)
-        self._owner = ctx.Array("i", len(self._segments), lock=False)
+        try:
+            claims = ctx.Value("q", self._next)
+            self._owner = ctx.Array("i", len(self._segments), lock=False)
+        except (OSError, ImportError):  # no semaphore or no space to be had there
+            return
+        self._claims = claims
         for sink in (sys.stdout, sys.stderr):  # a forked worker must not write them again
             with contextlib.suppress(Exception):
                 sink.flush()
