@@ -208,3 +208,19 @@ def test_the_span_walk_stops_where_no_offset_is_left(tmp_path: Path) -> None:
     codes = [getattr(i, "code", None) for i in items]
     assert codes.count("S005") == 1
     assert sum(1 for i in items if hasattr(i, "base_offset")) == 3
+
+
+def test_a_snapshot_cannot_end_past_the_largest_offset(tmp_path: Path) -> None:
+    """The healthy log, then a batch at 2^63 - 1: the log ends at 2^63, which no snapshot
+    name (nor Kafka's long) holds; the image before the damage is still written."""
+    root = tmp_path / "healthy"
+    shutil.copytree(FIXTURES / "verify" / "healthy", root)
+    with open(root / META / "00000000000000000000.log", "ab") as f:
+        f.write(_past_max(records=1, epoch=1))
+    out = tmp_path / "out"
+    out.mkdir()
+    said = _clear(run("snapshot", root, "--out", out, env=ENV), 2)
+    assert f"the log ends at offset {MAX_OFFSET + 1}, past the largest offset" in said
+    assert not any(out.iterdir())
+    _clear(run("snapshot", root, "--out", out, "--at", "9", env=ENV), 0)
+    assert [p.name for p in out.iterdir()] == ["00000000000000000009-0000000001.checkpoint"]
