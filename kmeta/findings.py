@@ -64,6 +64,8 @@ CODES: dict[str, Code] = {
     "S009": Code(Severity.WARNING, "segment base offset in its name differs from its first batch"),
     "S010": Code(Severity.ERROR, "not a Kafka log segment: text, or no record batch anywhere in "
              "the file"),
+    "S011": Code(Severity.ERROR, "batch offsets run past the largest offset Kafka has "
+                 "(2^63-1): no Kafka wrote it"),
     "V001": Code(Severity.ERROR, "record breaks KRaft's record rules (timestamp delta, headers, "
              "key or value); Kafka's reader rejects it"),
     "V002": Code(Severity.ERROR, "record offset deltas do not run 0..n-1 up to lastOffsetDelta"),
@@ -261,6 +263,8 @@ HINTS: dict[str, str] = {
     "S004": "bytes after the last valid batch; Kafka truncates them on restart",
     "S010": "the file is not what its name says (another file copied over it, or the "
             "wrong path given); Kafka's recovery would truncate it to nothing",
+    "S011": "the batch's offsets were damaged or written by another tool: compare with "
+            "another replica (repair ends a metadata log before it)",
     "V020": "the directory is incomplete: copy the whole partition directory",
     "V022": "the snapshot claims data this replica does not have; check the copy",
     "V026": "the state before the log start is lost unless another replica has a snapshot",

@@ -463,3 +463,39 @@ def test_the_image_judges_each_log_as_verify_does() -> None:
     assert objects[-1]["kind"] == "startup_summary" and objects[-1]["stray_judged"]
     for o in objects:
         assert schema.check("startup", o) == [], o
+
+
+def test_the_largest_thread_count_kafka_takes(tmp_path: Path) -> None:
+    """num.recovery.threads.per.data.dir=2147483647 (Kafka's INT, atLeast(1): it takes
+    it): the estimate is the one of a thread per log, modelled without a slot per thread
+    (a list of 2^31 slots was a MemoryError; here the process may not grow past 1 GiB).
+    One more is no int: Kafka refuses the config, and so does startup (exit 2)."""
+    import resource
+    import subprocess
+    import sys
+
+    d = _log_dir(tmp_path / "d", clean=False, recovery={}, starts={})
+    for n in range(4):
+        _partition(d, "t", n, batches=10)
+    cfg = tmp_path / "server.properties"
+
+    def startup(threads: str) -> subprocess.CompletedProcess[str]:
+        cfg.write_text(f"num.recovery.threads.per.data.dir={threads}\n")
+
+        def limit() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+        return subprocess.run(
+            [sys.executable, "-m", "kmeta", "startup", "--json", "--config", str(cfg),
+             "--recovery-rate", "1000", str(d)], capture_output=True, text=True,
+            timeout=120, preexec_fn=limit, env={**os.environ, "NO_COLOR": "1"})
+
+    most, four = startup("2147483647"), startup("4")
+    for done in (most, four):
+        assert "internal error" not in done.stderr and done.returncode == 0, done.stderr
+    head = [json.loads(line) for line in most.stdout.splitlines()][-1]
+    assert head["recovery_threads"] == 2147483647
+    assert head["estimate_ms"] == json.loads(four.stdout.splitlines()[-1])["estimate_ms"]
+    for past in ("2147483648", "9" * 5000):
+        done = startup(past)
+        assert done.returncode == 2 and "32-bit int" in done.stderr, done.stderr

@@ -476,3 +476,45 @@ def test_a_time_index_past_its_segment_is_judged_by_the_pass(tmp_path: Path,
     assert BESIDE
     found = run("verify", "--json", "--jobs", "2", str(data), env=ENV).stdout
     assert "past the segment's last offset" in found
+
+
+def test_without_shared_memory_every_partition_is_checked_here(
+        tmp_path: Path, parallel: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers' shared counter is a file and a semaphore in /dev/shm: where it is
+    missing (or read-only), no worker starts and the report is the one of one process."""
+    data = damaged_broker(tmp_path)
+    parts = _ordinary(data)
+    want = [scan_partition(segs) for segs, _ in parts]
+    one = run("verify", "--json", "--jobs", "1", str(data), env=ENV)
+    monkeypatch.setattr(processes, "SHARED_MEMORY_DIR", str(tmp_path / "no-shm"))
+    assert processes.shared_memory() is False
+    with PartitionScans(parts, jobs=2) as scans:
+        assert scans.processes == 0
+        assert [scans.take() for _ in parts] == want
+    two = run("verify", "--json", "--jobs", "2", str(data), env=ENV)
+    assert (two.returncode, two.stdout, two.stderr) == \
+        (one.returncode, one.stdout, one.stderr)
+    assert parallel[-1] == 0  # the run's scans started no worker
+
+
+def test_a_shared_counter_that_cannot_be_made_leaves_the_partitions_here(
+        tmp_path: Path, parallel: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """/dev/shm there but no semaphore or space to be had in it (multiprocessing raises
+    OSError): as without it."""
+    parts = _ordinary(damaged_broker(tmp_path))
+    real = verify_jobs._context
+
+    class NoShm:
+        def __init__(self, ctx: object) -> None:
+            self._ctx = ctx
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._ctx, name)
+
+        def Value(self, *args: object, **kwargs: object) -> object:  # noqa: N802
+            raise FileNotFoundError(2, "No such file or directory", "/dev/shm/sem.mp-x")
+
+    monkeypatch.setattr(verify_jobs, "_context", lambda preload=(): NoShm(real(preload)))
+    with PartitionScans(parts, jobs=2) as scans:
+        assert scans.processes == 0
+        assert [scans.take() for _ in parts] == [scan_partition(s) for s, _ in parts]

@@ -98,7 +98,9 @@ def startup(
     EBS volume types documentation): a sequential read from a common broker disk, the
     pace recovery keeps since CRC-32C runs at GB/s on one core. It is an assumption:
     measure the broker's disk (dd, fio) and pass --recovery-rate. The thread count's
-    default is the Kafka version's: 1 up to 3.9, 2 from 4.0 (KIP-1030).
+    default is the Kafka version's: 1 up to 3.9, 2 from 4.0 (KIP-1030); Kafka takes any
+    count from 1 to 2147483647 (an int) and refuses the config outside it, as kmeta does
+    (exit 2).
     """
     from kmeta.ops.startup import image_judge, plan_startup, with_broker_findings
     from kmeta.render.console import clip_width

@@ -28,7 +28,7 @@ from typing import NamedTuple
 from kmeta.core.replica_log import BatchMeta, Segment
 from kmeta.findings import Finding
 
-__all__ = ["Layout", "LogState", "epoch_spans", "judge"]
+__all__ = ["MAX_OFFSET", "Layout", "LogState", "epoch_spans", "judge", "offsets_past_max"]
 
 
 class LogState(NamedTuple):
@@ -46,7 +46,8 @@ def judge(state: LogState, base: int, last: int, epoch: int, magic: int,
     """The state after one batch, and the rules it breaks, in this order: records missing
     between two segments (V009, ``segment_start``: the batch is its segment's first), a
     leader epoch that goes back (V005), a legacy message (V010), a gap or an overlap
-    (V003).  ``file`` and ``position`` say where the batch is, for the Findings."""
+    (V003), offsets past the largest Kafka has (S011).  ``file`` and ``position`` say
+    where the batch is, for the Findings."""
     broken: list[Finding] = []
     expected, last_epoch = state
     if segment_start and expected is not None and base > expected:
@@ -67,7 +68,29 @@ def judge(state: LogState, base: int, last: int, epoch: int, magic: int,
         broken.append(Finding("V003", f"{what}: batch starts at offset {base}, the previous "
                               f"one ended at {expected - 1}", file, position, base,
                               details={"expected": expected}))
+    if last > MAX_OFFSET:
+        broken.append(offsets_past_max(file, position, base, last))
     return LogState(last + 1, last_epoch), broken
+
+
+#: The largest offset Kafka has: offsets are Java longs (Long.MAX_VALUE, 2^63 - 1).
+MAX_OFFSET = (1 << 63) - 1
+
+
+def offsets_past_max(file: str | None, position: int | None, base_offset: int,
+                     last_offset: int) -> Finding:
+    """The S011 Finding of a batch whose offsets run past :data:`MAX_OFFSET` (its base
+    offset plus lastOffsetDelta).  Kafka adds them in Java longs, which wrap to negative
+    numbers there: the batch's last offset (``DefaultRecordBatch.lastOffset``) and its
+    records' offsets (``DefaultRecord.readFrom``).  A follower refuses such a batch (a
+    last offset below the one before: ``UnifiedLog.analyzeAndValidateRecords``,
+    OffsetsOutOfOrderException) and a leader gives offsets from its log end, so no Kafka
+    wrote it, and one that loads it has no offsets for the records past the largest."""
+    beyond = last_offset - MAX_OFFSET
+    return Finding("S011", f"batch at offset {base_offset} runs to offset {last_offset}: "
+                   f"{beyond:,} offset{'s' if beyond != 1 else ''} past the largest Kafka has "
+                   f"({MAX_OFFSET}); no Kafka wrote it, and none can hold those records",
+                   file, position, base_offset, details={"last_offset": last_offset})
 
 
 class Layout:

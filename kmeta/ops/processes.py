@@ -42,6 +42,21 @@ def may_fork() -> bool:
     return sys.platform.startswith("linux") and no_other_thread()
 
 
+#: Where multiprocessing keeps a shared value on Linux: the file of its heap's arena and
+#: the named semaphore of the value's lock are made there (and unlinked at once).
+SHARED_MEMORY_DIR = "/dev/shm"
+
+
+def shared_memory() -> bool:
+    """Whether multiprocessing can make a shared value here: elsewhere than Linux it
+    needs no directory; on Linux :data:`SHARED_MEMORY_DIR` must be a directory this
+    process may write (a container may have none, or mount it read-only)."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return os.path.isdir(SHARED_MEMORY_DIR) and \
+        os.access(SHARED_MEMORY_DIR, os.W_OK | os.X_OK)
+
+
 def worker_context(preload: Sequence[str] = ()) -> Any:
     """The multiprocessing context a worker is started with: fork where :func:`may_fork`,
     else the forkserver (its server imports ``preload`` once) or spawn."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kmeta.core.image_records import ImageNotWritable, image_records
+from kmeta.core.log_rules import MAX_OFFSET
 from kmeta.core.replica_log import SnapshotId
 from kmeta.core.versions import level_label, required_level
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
@@ -146,6 +147,12 @@ def write_snapshot_at(path: str | Path, out: str | Path, *, at: int | None = Non
     if result.log_end is None or target <= log_start:
         raise UsageError(f"the log holds no record after its start offset {log_start}",
                          context=str(part.path))
+    if target > MAX_OFFSET:  # a snapshot's end offset is a Java long, as every offset
+        raise UsageError(f"the log ends at offset {target}, past the largest offset Kafka "
+                         f"has ({MAX_OFFSET}): no snapshot can end there",
+                         context=str(part.path),
+                         hint=f"give --at {MAX_OFFSET} or lower; kmeta verify says what "
+                              "the log holds there")
     image = result.image
     if image.in_transaction:
         txn = image.to_json()["transaction"]

@@ -424,6 +424,8 @@ def decoded_records(batch: Batch | LegacyBatch, decode: Callable[[Any], Any],
 
 
 _NOTHING_YET = object()
+#: The largest base offset a batch can have (a signed 64-bit number).
+_LAST_BASE = (1 << 63) - 1
 
 
 def scan_batches(buf: Any, file: str, *, max_bytes: int | None = None,
@@ -614,7 +616,9 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
                 yield Walked(count, pos, to, high)
                 pos, next_offset, last_epoch = to, after, epoch
                 continue
-        if span_epoch is not None and pos <= last_header:
+        # After a batch that ends at the largest offset (or past it: S011) no batch can
+        # follow in order, and the spanner's offsets are 64-bit: the full path reads on.
+        if span_epoch is not None and pos <= last_header and next_offset <= _LAST_BASE:
             (to, count, records_in, after, values, offsets, positions, newest, last_ts,
              sent) = spanner(buf, pos, hi, event_at, next_offset, span_epoch,
                              plain[1](span_epoch), plain[0], MOST_SECTION, MOST_VALUES,

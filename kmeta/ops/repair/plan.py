@@ -78,6 +78,8 @@ CUT_CODES: dict[str, str] = {
             "go back",
     "V009": "Kafka's recovery would keep it, but records between the segments are missing",
     "V010": "Kafka's recovery would keep it, but KRaft cannot read a legacy message",
+    "S011": "Kafka's recovery would keep it, but its offsets past the largest Kafka has "
+            "wrap to negative numbers there",
 }
 
 _INDEX_KINDS = ("offset-index", "time-index", "txn-index")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kmeta.core.epochs import EpochCache
+from kmeta.core.log_rules import MAX_OFFSET, offsets_past_max
 from kmeta.findings import Finding
 from kmeta.formats.filenames import classify
 from kmeta.storage.discover import LogFile, PartitionDir
@@ -76,6 +77,11 @@ def read_partition(p: PartitionDir, progress: Progress = QUIET) -> PartitionView
         last = newest = None
         seg_size = 0
         for b in read_batches(seg.path, findings, progress=progress):
+            if b.last_offset > MAX_OFFSET:
+                # offsets no Kafka has (its longs wrap there): not part of the log
+                findings.append(offsets_past_max(str(seg.path), b.position, b.base_offset,
+                                                 b.last_offset))
+                continue
             batches += 1
             records += b.last_offset - b.base_offset + 1
             size += b.size

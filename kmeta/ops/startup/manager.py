@@ -23,11 +23,13 @@ through ``placement`` (:data:`kmeta.ops.startup.model.PlacementJudge`).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.filenames import parse_partition_dir_name
+from kmeta.formats.primitives import INT32_MAX
 from kmeta.formats.textfiles import (
     parse_clean_shutdown,
     parse_meta_properties,
@@ -98,13 +100,20 @@ def server_threads(config: str | None, version: str) -> tuple[int, str]:
     the version's default, and where it came from."""
     raw = None if config is None else _server_properties(config).get(THREADS_KEY)
     if raw is not None:
-        try:
-            n = int(raw.strip())
-        except ValueError:
-            raise UsageError(f"{THREADS_KEY}={raw!r} is not a number",
-                             context=config) from None
+        # Kafka's definition (LogConfig's SERVER_CONFIG_DEF): an INT, atLeast(1); ConfigDef
+        # parses an INT with Integer.parseInt, so a value past 2^31 - 1 is refused too.
+        text = raw.strip()
+        if not re.fullmatch(r"[+-]?[0-9]+", text):
+            raise UsageError(f"{THREADS_KEY}={raw!r} is not a number", context=config)
+        # (a number of more digits than an int has is not read: Python limits them)
+        n = int(text) if len(text.lstrip("+-0")) <= 10 else \
+            -1 if text.startswith("-") else INT32_MAX + 1
         if n < 1:
-            raise UsageError(f"{THREADS_KEY}={n}: Kafka requires at least 1", context=config)
+            raise UsageError(f"{THREADS_KEY}={text}: Kafka requires at least 1",
+                             context=config)
+        if n > INT32_MAX:
+            raise UsageError(f"{THREADS_KEY}={text}: Kafka reads it as a 32-bit int (at "
+                             f"most {INT32_MAX}) and refuses the config", context=config)
         return n, f"{THREADS_KEY}={n} in {config}"
     n = default_recovery_threads(version)
     return n, f"{THREADS_KEY}, Kafka {version}'s default"

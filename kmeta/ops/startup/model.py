@@ -21,6 +21,7 @@ Kafka documents no recovery rate (its ops guide says only that recovery takes ti
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,13 +302,12 @@ class LogDirStartup:
     def seconds(self, rate: float) -> float:
         """How long the dir's pool of ``threads`` takes at ``rate`` bytes/s per thread:
         each log is one job, the largest first to the least busy thread (Kafka submits
-        them in directory order; largest-first is the schedule's best case)."""
-        busy = [0] * max(1, self.threads)
-        for cost in sorted((p.cost_bytes for p in self.partitions), reverse=True):
-            if not cost:
-                break
-            i = busy.index(min(busy))
-            busy[i] += cost
+        them in directory order; largest-first is the schedule's best case).  Only the
+        threads that get a log are kept: Kafka accepts up to 2^31 - 1 of them."""
+        costs = sorted((c for p in self.partitions if (c := p.cost_bytes)), reverse=True)
+        busy = [0] * min(max(1, self.threads), max(1, len(costs)))  # a heap of loads
+        for cost in costs:
+            heapq.heapreplace(busy, busy[0] + cost)
         return max(busy) / rate
 
 

@@ -31,7 +31,12 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kmeta.core.log_rules import MAX_RELATIVE_OFFSET, batch_out_of_segment
+from kmeta.core.log_rules import (
+    MAX_OFFSET,
+    MAX_RELATIVE_OFFSET,
+    batch_out_of_segment,
+    offsets_past_max,
+)
 from kmeta.findings import Finding
 from kmeta.formats.runs import Walked
 from kmeta.ops import processes
@@ -82,23 +87,36 @@ def scan_partition(segments: Segments) -> Scanned:
                 high = max(high, item.last_offset + 1)
         end = max(end, high)
         following = segments[i + 1][1] if i + 1 < len(segments) else None
-        if high - 1 - base > MAX_RELATIVE_OFFSET or (following is not None
-                                                      and high > following):
-            found.extend(_out_of_segment(path, base, following))
+        past_max = high - 1 > MAX_OFFSET
+        if past_max or high - 1 - base > MAX_RELATIVE_OFFSET or (following is not None
+                                                                  and high > following):
+            found.extend(_out_of_range(path, base, following, past_max))
     return found, end if known else None
 
 
-def _out_of_segment(path: str, base: int, following: int | None) -> list[Finding]:
+def _out_of_range(path: str, base: int, following: int | None, past_max: bool
+                  ) -> list[Finding]:
     """S005 for the first batch whose offsets cannot belong to its segment (the rule
-    compact applies too: kmeta.core.cleaner.batch_out_of_segment), read batch by batch:
-    only a segment whose offsets already overrun is read again."""
+    compact applies too: kmeta.core.cleaner.batch_out_of_segment) and, with ``past_max``,
+    S011 for each whose offsets run past the largest Kafka has, in file order, read batch
+    by batch: only a segment whose offsets already overrun is read again."""
+    out: list[Finding] = []
+    placed = False  # the S005 found
     for item in read_batches(path):
-        if type(item) is not Finding:
+        if type(item) is Finding:
+            continue
+        if not placed:
             damage = batch_out_of_segment(path, item.position, item.base_offset,
                                           item.last_offset, base, following)
             if damage is not None:
-                return [damage]
-    return []
+                out.append(damage)
+                placed = True
+        if past_max and item.last_offset > MAX_OFFSET:
+            out.append(offsets_past_max(path, item.position, item.base_offset,
+                                        item.last_offset))
+        elif placed and not past_max:
+            break
+    return out
 
 
 def _serve(conn: Connection, tasks: list[Any], claims: Any, owner: Any, me: int,
@@ -177,10 +195,18 @@ class PartitionScans:
     def _start(self) -> None:
         """Start the workers; the partitions taken so far are this process's."""
         self._read = None
+        # The workers claim partitions through a shared counter, which multiprocessing
+        # makes in /dev/shm on Linux: where it cannot, this process checks them all.
+        if not processes.shared_memory():
+            return
         preload = [] if self._check is None else [self._check.__module__]
         ctx = _context(preload)
-        self._claims = ctx.Value("q", self._next)
-        self._owner = ctx.Array("i", len(self._segments), lock=False)
+        try:
+            claims = ctx.Value("q", self._next)
+            self._owner = ctx.Array("i", len(self._segments), lock=False)
+        except (OSError, ImportError):  # no semaphore or no space to be had there
+            return
+        self._claims = claims
         for sink in (sys.stdout, sys.stderr):  # a forked worker must not write them again
             with contextlib.suppress(Exception):
                 sink.flush()

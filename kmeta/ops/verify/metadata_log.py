@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from kmeta.core.log_rules import Layout, LogState, judge
+from kmeta.core.log_rules import MAX_OFFSET, Layout, LogState, judge
 from kmeta.core.log_tally import LogTally
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
@@ -237,10 +237,13 @@ def verify_log(segments: Iterable[LogFile], stats: LogStats | None = None,
                 yield from replay.reach(batch.base_offset)
                 check_at = _next_check(replay)
             epoch = batch.leader_epoch if batch.magic == 2 else -1
-            if batch.base_offset == expected and batch.magic == 2 and epoch >= last_epoch:
+            last = batch.last_offset
+            if batch.base_offset == expected and batch.magic == 2 and epoch >= last_epoch \
+                    and last <= MAX_OFFSET:
                 # judge's outcome where it has nothing to say (the batch right after the
-                # one before, in its epoch or a later one), without its tuples
-                state = (batch.last_offset + 1, epoch)
+                # one before, in its epoch or a later one, its offsets within Kafka's),
+                # without its tuples
+                state = (last + 1, epoch)
             else:
                 state, broken = judge(LogState(expected, last_epoch), batch.base_offset,
                                       batch.last_offset, epoch, batch.magic, segment_start,
