@@ -499,3 +499,34 @@ def test_the_largest_thread_count_kafka_takes(tmp_path: Path) -> None:
     for past in ("2147483648", "9" * 5000):
         done = startup(past)
         assert done.returncode == 2 and "32-bit int" in done.stderr, done.stderr
+
+
+def test_all_lists_each_finding_and_without_it_a_code_met_often_is_one_line() -> None:
+    """``startup --all`` keeps its word: the four stray logs of the placement fixture
+    are four V181 lines, none folded into "x4 ... (--all lists each)"; without it they
+    are one line that says how to see each."""
+    where = str(Path(__file__).resolve().parents[1] / "fixtures" / "data" / "placement")
+    folded = run("startup", where)
+    strays = [line for line in folded.stdout.splitlines() if "V181" in line]
+    assert len(strays) == 1 and " x4:" in strays[0], strays
+    assert strays[0].endswith("(--all lists each)"), strays[0]
+    every = run("startup", "--all", where)
+    assert "lists each" not in every.stdout, every.stdout
+    assert len([line for line in every.stdout.splitlines() if "V181" in line]) == 4
+    assert every.returncode == folded.returncode == 1
+
+
+def test_a_command_without_all_points_to_the_one_that_lists_each() -> None:
+    """A group folded by a command that has no ``--all`` (brokers, image …) does not
+    send the reader to an option it would reject."""
+    from kmeta.findings import CODES
+    from kmeta.render.text import Paths, listed_findings
+
+    code = next(iter(CODES))
+    found = [Finding(code, "warning", f"p-{n}/00000000000000000000.log", f"m{n}")
+             for n in range(5)]
+    lines = list(listed_findings(found, Paths(["."]), False, "more"))
+    assert lines[0].endswith("(kmeta verify --all lists each)"), lines
+    assert list(listed_findings(found, Paths(["."]), False, "more", every=False))[0] \
+        .endswith("(--all lists each)")
+    assert len(list(listed_findings(found, Paths(["."]), False, "more", every=True))) == 5

@@ -148,7 +148,7 @@ VERIFY_ALL = "run kmeta verify for all of them"
 
 def close(env: Environment, findings: list[Finding], given: list[str], *, json_out: bool,
           more: str = VERIFY_ALL, told: bool = False, untold: list[Finding] | None = None,
-          beside_data: bool = False) -> NoReturn:
+          beside_data: bool = False, every: bool | None = None) -> NoReturn:
     """End a command the way every command ends (DESIGN.md, "One language"): its
     findings, then the exit code of the worst of them.
 
@@ -156,7 +156,8 @@ def close(env: Environment, findings: list[Finding], given: list[str], *, json_o
     its renderer wrote them).  Text: after the report, on stdout, a code met many times
     as one line, paths relative to ``given``, folded at the terminal's width, then the
     count line (``told``: the report listed them itself, only the count follows;
-    ``untold``: it told all but these); beside
+    ``untold``: it told all but these; ``every``: the command's ``--all``, each finding
+    on its line, None where it has no such option); beside
     data a script reads whole (``beside_data``: ``image --digest``, ``ls``, ``cat``), on
     stderr.
     """
@@ -172,7 +173,7 @@ def close(env: Environment, findings: list[Finding], given: list[str], *, json_o
 
     stream = env.stderr if beside_data else env.stdout
     listed = [] if told else findings if untold is None else untold
-    lines = list(listed_findings(listed, Paths(given), env.colour(stream), more))
+    lines = list(listed_findings(listed, Paths(given), env.colour(stream), more, every))
     if verdict.total:
         lines.append(summary_line(verdict))
     if beside_data:

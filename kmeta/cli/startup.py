@@ -126,4 +126,4 @@ def startup(
     else:
         env.write_lines(folded(startup_lines(report, dirs, partitions=partitions,
                                              every=every), clip_width(env)))
-    close(env, report.findings, dirs, json_out=json_out, told=json_out)
+    close(env, report.findings, dirs, json_out=json_out, told=json_out, every=every)

@@ -155,14 +155,20 @@ def grouped(findings: list[Finding], expand: bool = False,
     return out
 
 
-def group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
+#: What lists each finding of a group, said after it: the command's own ``--all``, or,
+#: for a command without that option, verify's.
+EACH = "--all lists each"
+VERIFY_EACH = "kmeta verify --all lists each"
+
+
+def group_line(g: FindingGroup, paths: Paths, colour: bool = False, each: str = EACH) -> str:
     """A finding's line; a group's reads ``!! V025 info x24: what the code means; first:
     WHERE: message; last: WHERE (--all lists each)``."""
     if g.count == 1:
         return finding_line(g.first, colour, paths)
     return (f"!! {_head(g.first, colour, f' x{g.count}')}: {CODES[g.first.code][1]}; "
             f"first: {paths.where(g.first)}: {g.first.message}; "
-            f"last: {paths.where(g.last)} (--all lists each)")
+            f"last: {paths.where(g.last)} ({each})")
 
 
 def short_group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str:
@@ -181,13 +187,18 @@ def short_group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str
 FINDINGS_SHOWN = 20
 
 
-def listed_findings(findings: list[Finding], paths: Paths, colour: bool, more: str
-                    ) -> Iterator[str]:
+def listed_findings(findings: list[Finding], paths: Paths, colour: bool, more: str,
+                    every: bool | None = None) -> Iterator[str]:
     """The first FINDINGS_SHOWN findings (or groups), then how many more and ``more``:
-    where to see them all."""
+    where to see them all.  ``every``: the command's ``--all`` (True: each finding, none
+    left out); None: the command has no such option, so a group points to verify's."""
+    if every:
+        yield from (finding_line(f, colour, paths) for f in findings)
+        return
     groups = grouped(findings)
+    each = EACH if every is not None else VERIFY_EACH
     for g in groups[:FINDINGS_SHOWN]:
-        yield group_line(g, paths, colour)
+        yield group_line(g, paths, colour, each)
     if len(groups) > FINDINGS_SHOWN:
         rest = sum(g.count for g in groups[FINDINGS_SHOWN:])
         yield f"kmeta: {rest} more finding(s): {more}"
