@@ -1185,8 +1185,8 @@ BROKERS_SUMMARY = ObjectKind(
         Key("snapshot_only", BOOLEAN, "True when there is no log: the nodes' states at the "
             "snapshot, no history."),
         Key("start_offset", BIGINT, "The offset the replay started at."),
-        Key("end_offset", BIGINT, "The offset after the last one read, or null.",
-            nullable=True),
+        Key("log_end_offset", BIGINT, "The log end offset: the offset after the last one "
+            "read, or null (no log).", nullable=True),
         Key("first_timestamp", BIGINT, "The first batch's time read, or null.", nullable=True),
         Key("last_timestamp", BIGINT, "The last batch's time read, or null.", nullable=True),
         Key("records", BIGINT, "Records read: metadata_records + control_records, as verify "
@@ -1199,6 +1199,12 @@ BROKERS_SUMMARY = ObjectKind(
             "there is none.", nullable=True),
         Key("exact_snapshot", STRING, "That snapshot, when the replay did not start from "
             "it; else null.", nullable=True),
+        Key("voters", Array(INT), "The quorum's voter ids, as the log last names them (a "
+            "VotersRecord or a LeaderChange) or else as quorum-state holds them; null when "
+            "neither says.", nullable=True),
+        Key("voters_from", STRING, "What named the voters: \"the VotersRecord at offset "
+            "N\", \"the LeaderChange of epoch N\" or \"quorum-state\"; null with voters.",
+            nullable=True),
         Key("nodes", Array(NODE_SUMMARY), "One object per node shown (keys above)."),
         Key("not_on_disk", Array(STRING), "What the metadata log does not hold (heartbeats, "
             "the cause of a fence), in words."),

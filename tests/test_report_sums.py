@@ -80,3 +80,49 @@ def test_a_corrupt_timestamp_of_year_two_million_is_left_off_the_time_axes(
 
     years = {int(y) for y in re.findall(r'class="tick"[^>]*>(\d{4})-', html)}
     assert years <= {2023}, years
+
+
+# ------------------------------------------------------------------- brokers' line
+
+
+def _area(paths: list[Path], name: str) -> str:
+    proc = run("report", *paths)
+    assert proc.returncode in (0, 1), proc.stderr
+    return next(line for line in proc.stdout.splitlines() if line.startswith(f"{name} "))
+
+
+def test_a_quorum_is_its_voters_and_crashes_the_log_cannot_judge_are_a_question(
+        real_data: Path) -> None:
+    """quorum3-boaz: Kafka 3.5, three combined nodes, no RegisterControllerRecord (3.7
+    on): its quorum is the LeaderChange's three voters, not "0 controllers"; its brokers'
+    restarts followed fences that cannot tell (their CRASHES column says ?), so the sum
+    is ?, not 0."""
+    line = _area([real_data / "quorum3-boaz"], "brokers")
+    assert "3 brokers, 3 voters; ? crashes, 5 fences" in line, line
+    text = run("brokers", real_data / "quorum3-boaz" / "data" / "kafka-3").stdout
+    assert "quorum voters: 1, 2, 3 (from the LeaderChange of epoch 32)" in text
+    alone = run("brokers", real_data / "data-store").stdout
+    assert "quorum voters: 1 (from quorum-state)" in alone
+    assert "3 brokers, 3 voters; 0 crashes" in _area([real_data / "kraft32-three"], "brokers")
+
+
+def test_the_crash_count_is_the_crash_findings_count() -> None:
+    from conftest import FIXTURES
+
+    for name, told in (("new-mv", "1 crash,"), ("combined", "at least 1 crash,"),
+                       ("idle", "at least 1 crash,")):
+        path = FIXTURES / "lifecycle" / name
+        objs = [json.loads(line) for line in run("report", "--json", path).stdout.splitlines()]
+        crashes = sum(1 for o in objs if o.get("code") == "V131")
+        assert crashes == 1, name
+        assert told in _area([path], "brokers"), name
+
+
+def test_brokers_summary_names_the_log_end_offset_as_every_command_does(
+        real_data: Path) -> None:
+    objs = [json.loads(line) for line in
+            run("brokers", "--json", real_data / "kraft41-offsets").stdout.splitlines()]
+    summary = objs[-1]
+    assert summary["kind"] == "brokers_summary"
+    assert summary["log_end_offset"] == 1192 and "end_offset" not in summary
+    assert summary["voters"] == [1] and summary["voters_from"] == "the LeaderChange of epoch 1"

@@ -208,6 +208,11 @@ class Lifecycles:
         self.shutdowns_unknown = False
         #: at :meth:`finish`, the brokers still fenced: since when (None: before the replay)
         self.open_fences: dict[int, int | None] = {}
+        #: the quorum's voters as the log last names them, and the record that did: a
+        #: VotersRecord (KIP-853, kraft.version 1) or a LeaderChange (its voters field):
+        #: before Kafka 3.7 no RegisterControllerRecord names a controller
+        self.voters: list[int] | None = None
+        self.voters_from: str | None = None
         self._epoch: int | None = None
         # Of the current batch: PartitionChangeRecord effects not yet tied to a state
         # change (node -> [ISRs left, leaderships lost, leaderships won]), and the state
@@ -261,6 +266,9 @@ class Lifecycles:
         """A control record of the current batch (a LeaderChange names the leader)."""
         if payload.type == "LEADER_CHANGE" and isinstance(payload.data, dict):
             self.leader_change(epoch, payload.data)
+        elif payload.type == "KRAFT_VOTERS" and isinstance(payload.data, dict):
+            self.voters = sorted(v["voterId"] for v in payload.data.get("voters") or ())
+            self.voters_from = f"the VotersRecord at offset {self.last_batch}"
 
     def leader_change(self, epoch: int, data: dict[str, Any]) -> None:
         """A LeaderChange control record of the current batch."""
@@ -269,6 +277,8 @@ class Lifecycles:
             return
         span.leader = data.get("leaderId")
         span.voters = sorted(v["voterId"] for v in data.get("voters") or ())
+        if span.voters:
+            self.voters, self.voters_from = span.voters, f"the LeaderChange of epoch {epoch}"
 
     def before(self, type_name: str, data: Any) -> None:
         """A metadata record is about to be applied to the image."""

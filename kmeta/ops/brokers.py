@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kmeta.core.image import PROBLEM_CODES, MetadataImage
 from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
-from kmeta.errors import UsageError
+from kmeta.errors import FormatError, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.ops.replay import (
     Replay,
@@ -100,8 +100,9 @@ class BrokersResult:
     #: the snapshot the replay started from, or None when it started empty at offset 0
     snapshot: Path | None
     start_offset: int
-    #: the offset after the last record read, or None when no log was read
-    end_offset: int | None
+    #: the offset after the last record read (the log end offset), or None when no log
+    #: was read
+    log_end_offset: int | None
     first_timestamp: int | None = None
     last_timestamp: int | None = None
     #: a snapshot without a log: the state at one offset, no history
@@ -114,6 +115,11 @@ class BrokersResult:
     state_known_from: int | None = None
     #: the snapshot that made it exact, when the replay did not start from it
     exact_snapshot: Path | None = None
+    #: the quorum's voters, as the log last names them (a VotersRecord or a
+    #: LeaderChange) or else as quorum-state holds them; None when neither says
+    voters: list[int] | None = None
+    #: what said so: "the LeaderChange of epoch 31", "quorum-state", …
+    voters_from: str | None = None
     #: what --broker, --since and --until kept (None: everything)
     broker: int | None = None
     since: Bound | None = None
@@ -244,13 +250,30 @@ def _told(part: PartitionDir, plan: _Plan, watch: _Watch, findings: list[Finding
     lives.finish()
     # the anomalies are the partition's: a reader must know where they were found
     told = [replace(f, file=str(part.path)) for f in lives.findings]
+    voters, voters_from = lives.voters, lives.voters_from
+    if voters is None:
+        voters, voters_from = _quorum_state_voters(part.path)
     return BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
                          plan.snapshot, plan.start, None if end is None else end + 1,
                          watch.first_timestamp, lives.last_timestamp,
                          metadata_records=records, control_records=watch.controls,
                          state_known_from=known,
                          exact_snapshot=None if exact is None or exact.snap is None
-                         else exact.snap.path)
+                         else exact.snap.path, voters=voters, voters_from=voters_from)
+
+
+def _quorum_state_voters(part: Path) -> tuple[list[int] | None, str | None]:
+    """The voters a metadata partition's quorum-state names (its version 0 writes them,
+    ``currentVoters``; version 1, from Kafka 3.8, does not)."""
+    from kmeta.formats.textfiles import parse_quorum_state
+
+    try:
+        state = parse_quorum_state((part / "quorum-state").read_bytes())
+    except (OSError, FormatError):  # absent or unreadable: verify says so
+        return None, None
+    if not state.current_voters:
+        return None, None
+    return sorted(state.current_voters), "quorum-state"
 
 
 def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
@@ -368,8 +391,10 @@ def _snapshot_only(snap: LogFile, image: MetadataImage, findings: list[Finding],
                    broker: int | None, fenced_longer_than_ms: int) -> BrokersResult:
     lives = Lifecycles(image, fenced_longer_than_ms=fenced_longer_than_ms)
     end = snap.kind.base_offset or 0
+    voters, voters_from = _quorum_state_voters(snap.path.parent)
     result = BrokersResult([], [], [], findings, snap.path, end, None,
-                           snapshot_only=True, state_known_from=end, broker=broker)
+                           snapshot_only=True, state_known_from=end, broker=broker,
+                           voters=voters, voters_from=voters_from)
     _keep(result, lives, broker, None, None)
     return result
 

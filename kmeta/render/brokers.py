@@ -169,6 +169,7 @@ def brokers_lines(result: BrokersResult, colour: bool = False,
         for i, s in enumerate(result.leaders):
             yield "  " + _leader_text(s, i + 1 == len(result.leaders))
     yield ""
+    yield _voters_line(result)
     yield from _table(result.summary)
     told, _ = story_findings(result)
     if told:
@@ -186,7 +187,7 @@ def _header(result: BrokersResult) -> str:
              else "offset 0")
     if result.snapshot_only:
         return f"state at offset {result.start_offset} from {start}"
-    end = "-" if result.end_offset is None else result.end_offset - 1
+    end = "-" if result.log_end_offset is None else result.log_end_offset - 1
     when = ""
     if result.first_timestamp is not None:
         when = f", {utc(result.first_timestamp)} to {utc(result.last_timestamp)} UTC"
@@ -229,6 +230,15 @@ def _leader_text(s: LeaderSpan, last: bool) -> str:
         else f"for {duration(s.duration_ms)}"
     return (f"epoch {s.epoch}: {who} from offset {s.offset} at {utc(s.timestamp)}, "
             f"{held}{voters}")
+
+
+def _voters_line(result: BrokersResult) -> str:
+    """The quorum's voters and what named them: before Kafka 3.7 no record registers a
+    controller, so the nodes' table alone would show a quorum of none."""
+    if result.voters is None:
+        return "quorum voters: not on disk (no record or quorum-state names them)"
+    return (f"quorum voters: {', '.join(map(str, result.voters))} "
+            f"(from {result.voters_from})")
 
 
 def _table(summary: list[NodeSummary]) -> Iterator[str]:
@@ -295,12 +305,13 @@ def brokers_json(result: BrokersResult) -> Iterator[str]:
         "kind": "brokers_summary",
         "snapshot": None if result.snapshot is None else str(result.snapshot),
         "snapshot_only": result.snapshot_only, "start_offset": result.start_offset,
-        "end_offset": result.end_offset, "first_timestamp": result.first_timestamp,
+        "log_end_offset": result.log_end_offset, "first_timestamp": result.first_timestamp,
         "last_timestamp": result.last_timestamp, "records": result.records,
         "metadata_records": result.metadata_records,
         "control_records": result.control_records,
         "state_known_from": result.state_known_from,
         "exact_snapshot": None if result.exact_snapshot is None else str(result.exact_snapshot),
+        "voters": result.voters, "voters_from": result.voters_from,
         "nodes": [node_json(s) for s in result.summary],
         "not_on_disk": result.not_on_disk,
     })

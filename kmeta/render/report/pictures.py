@@ -108,7 +108,7 @@ def _quorum_lane(report: Report, time: bool) -> Lane | None:
         return None
     lane = Lane("quorum leader", key="quorum", kind="quorum",
                 tip="who led each epoch of the quorum (LeaderChange records)")
-    end = b.end_offset if b.end_offset is not None else b.leaders[-1].offset
+    end = b.log_end_offset if b.log_end_offset is not None else b.leaders[-1].offset
     for i, s in enumerate(b.leaders):
         who = f"controller {s.leader}" if s.leader is not None else "leader not recorded"
         lo = s.timestamp if time else s.offset
@@ -233,7 +233,7 @@ def lifecycle(report: Report) -> str:
             elif e.event in ("registered", "re_registered", "unregistered"):
                 lane.marks.append(Mark(e.timestamp, "registration", what, shape="bar"))
         lane.spans.append(_state_span(lane.label, state, since, hi, since_offset,
-                                      b.end_offset))
+                                      b.log_end_offset))
         for f in storms:
             nodes = f.details.get("brokers", [])
             first, last = f.details.get("first_offset"), f.details.get("last_offset")
