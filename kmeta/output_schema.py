@@ -1856,12 +1856,13 @@ REPORT_REPLICA = ObjectKind(
             nullable=True),
         Key("cluster_id", STRING, "cluster.id of its data dir's meta.properties, or null.",
             nullable=True),
-        Key("log_start_offset", BIGINT, "Its log start offset, or null when unknown.",
-            nullable=True),
-        Key("log_end_offset", BIGINT, "Its log end offset, or null when unknown.",
-            nullable=True),
+        Key("log_start_offset", BIGINT, "Its log start offset, or null when unknown (no "
+            "segment is left: V020).", nullable=True),
+        Key("log_end_offset", BIGINT, "Its log end offset, or null when unknown (no segment "
+            "is left: V020).", nullable=True),
         Key("epoch_cache", Array(EPOCH_START), "The leader epochs its batches hold, each "
-            "from its first offset."),
+            "from its first offset; where no segment is left, the leader-epoch-checkpoint's "
+            "entries as the file holds them."),
         Key("segments", BIGINT, "Its segment files."),
         Key("bytes", BIGINT, "Their bytes."),
         Key("snapshot_ids", Array(STRING), "Its snapshot files' ids (end offset and epoch)."),

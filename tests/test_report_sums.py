@@ -126,3 +126,45 @@ def test_brokers_summary_names_the_log_end_offset_as_every_command_does(
     assert summary["kind"] == "brokers_summary"
     assert summary["log_end_offset"] == 1192 and "end_offset" not in summary
     assert summary["voters"] == [1] and summary["voters_from"] == "the LeaderChange of epoch 1"
+
+
+def test_a_replica_without_its_log_has_its_epoch_cache_and_no_made_up_bounds(
+        real_data: Path) -> None:
+    """data-store: the log segment was not kept; its leader-epoch-checkpoint holds 15
+    entries. report_replica said 0..0 and an empty epoch cache."""
+    objs = [json.loads(line) for line in
+            run("report", "--json", real_data / "data-store").stdout.splitlines()]
+    replica = next(o for o in objs if o["kind"] == "report_replica")
+    assert (replica["log_start_offset"], replica["log_end_offset"]) == (None, None)
+    assert len(replica["epoch_cache"]) == 15
+    assert replica["epoch_cache"][-1] == {"epoch": 15, "start_offset": 77314}
+    text = run("report", real_data / "data-store").stdout
+    assert "metadata log: no segment left (kafka-data), snapshots to 63,224" in text
+    assert "0..0" not in text
+
+
+def test_under_an_error_the_first_next_step_is_the_error_s() -> None:
+    """A warning whose hint says "nothing is lost" (V181) met before an error whose
+    records are lost (V190): the area's verdict is ERROR, so its step is the error's."""
+    from kmeta.findings import HINTS, Finding
+    from kmeta.ops.report import Report
+    from kmeta.ops.report.areas import next_steps
+
+    found = [Finding("V181", "a stray kept as -stray", "/d/t-0-stray"),
+             Finding("V190", "t-1 is missing and its records are lost", "/d")]
+    steps = next_steps(Report(["/d"]), "logs", found)
+    assert "nothing is lost" not in steps[0][0]
+    assert steps[0][0] == HINTS["V190"]
+
+
+def test_report_accepts_all_as_its_folded_lines_say(real_data: Path) -> None:
+    """ldi-poc: 51 V198 findings fold into one line ending "(--all lists each)"; report
+    --all lists each."""
+    folded = run("report", real_data / "ldi-poc")
+    assert "V198 info x51" in folded.stdout and "(--all lists each)" in folded.stdout
+    every = run("report", "--all", real_data / "ldi-poc")
+    assert every.returncode == folded.returncode == 1, every.stderr
+    lines = every.stdout.splitlines()
+    assert sum(1 for line in lines if line.startswith("!! V198 info:")) == 51
+    assert "(--all lists each)" not in every.stdout
+    assert lines[-1] == "kmeta: 56 finding(s): 1 error(s), 2 warning(s), 53 info"

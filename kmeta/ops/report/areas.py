@@ -119,7 +119,10 @@ def next_steps(report: Report, area: str, findings: list[Finding]
     if not codes:
         return []
     steps: list[tuple[str, list[str]]] = []
-    why = next((HINTS[c] for c in codes if c in HINTS), CODES[codes[0]].meaning)
+    # the worst findings speak first: under an error, a warning's hint ("nothing is
+    # lost") would say the opposite of the verdict
+    worst = _first_codes(findings, (Severity.ERROR,)) or codes
+    why = next((HINTS[c] for c in worst if c in HINTS), CODES[worst[0]].meaning)
     if area == "logs":
         damaged = [f for f in findings if f.code in _REPAIRABLE and f.severity in bad]
         dirs = list(dict.fromkeys(d for f in damaged if (d := _partition_dir(f))))

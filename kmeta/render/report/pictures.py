@@ -130,7 +130,8 @@ _EPOCH_LEGEND = (("e0", "leader epoch (shades alternate; the number is the epoch
 
 
 def epochs_by_offset(report: Report) -> str:
-    reps = [m for m in report.metadata if m.epochs]
+    # a replica without a segment has an epoch cache but no log end to draw it to
+    reps = [m for m in report.metadata if m.epochs and m.segments]
     if not reps:
         return ""
     marks = _divergences(report)
