@@ -846,7 +846,7 @@ DIFF = ObjectKind(
     "diff",
     keys=(
         Key("kind", STRING, "\"diff\"."),
-        Key("diverged", BOOLEAN, "Whether some PEER diverged from LOCAL (the exit status is then "
+        Key("diverged", BOOLEAN, "Whether LOCAL diverged from some PEER (the exit status is then "
             "1)."),
         Key("divergence_offset", BIGINT, "The divergence_offset of the first pair that diverged "
             "(PEERs in the order given); null when none did.", nullable=True),

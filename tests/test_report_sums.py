@@ -168,3 +168,15 @@ def test_report_accepts_all_as_its_folded_lines_say(real_data: Path) -> None:
     assert sum(1 for line in lines if line.startswith("!! V198 info:")) == 51
     assert "(--all lists each)" not in every.stdout
     assert lines[-1] == "kmeta: 56 finding(s): 1 error(s), 2 warning(s), 53 info"
+
+
+def test_a_divergence_has_one_direction_in_the_area_line_and_its_finding() -> None:
+    from conftest import DIVERGENT
+
+    pair = [DIVERGENT / "diverged" / r for r in "ab"]
+    proc = run("report", *pair)
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("replicas "))
+    finding = next(x for x in proc.stdout.splitlines() if x.startswith("!! V160"))
+    assert "a diverged from b at offset 335" in line, line
+    assert finding.startswith("!! V160 error: a/") and "diverged from" in finding
+    assert finding.split("diverged from ")[1].startswith(str(DIVERGENT / "diverged" / "b"))

@@ -57,7 +57,8 @@ def replicas_line(report: Report) -> str | None:
         epoch = "" if p.divergence_epoch is None else f" (epoch {p.divergence_epoch})"
         peer, local = report.label_of(p.peer.label), report.label_of(p.local.label)
         where = "" if p.divergence_offset is None else f" at offset {p.divergence_offset:,}"
-        return f"{peer} diverged from {local}{where}{epoch}"
+        # the direction of its finding (V160: LOCAL's file, "diverged from PEER")
+        return f"{local} diverged from {peer}{where}{epoch}"
     lagging = sorted({report.label_of(p.lagging) for p in d.pairs if p.lagging})
     if lagging:
         return (f"{_plural(len(d.replicas), 'replica')} agree; "
