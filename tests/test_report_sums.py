@@ -180,3 +180,24 @@ def test_a_divergence_has_one_direction_in_the_area_line_and_its_finding() -> No
     assert "a diverged from b at offset 335" in line, line
     assert finding.startswith("!! V160 error: a/") and "diverged from" in finding
     assert finding.split("diverged from ")[1].startswith(str(DIVERGENT / "diverged" / "b"))
+
+
+# ------------------------------------------------------------------- the page
+
+
+def test_the_page_says_how_many_findings_and_which_command_lists_the_rest() -> None:
+    from kmeta.findings import Finding
+    from kmeta.ops.report import Report
+    from kmeta.render.report.html import MOST_FINDING_ROWS, report_html
+
+    report = Report(["/d"])
+    report.findings = [Finding("V197", f"duplicate logs of t-{i}", f"/d/t-{i}")
+                       for i in range(MOST_FINDING_ROWS + 345)] + \
+        [Finding("V177", "no .kafka_cleanshutdown", "/d")]
+    html = report_html(report)
+    total = MOST_FINDING_ROWS + 346
+    assert f"{total:,} findings ({total - 1:,} errors, 1 warning): the table lists the " \
+        f"first {MOST_FINDING_ROWS:,} (errors first); the other 346 are not on this page" \
+        in html
+    assert "<code>kmeta report --all /d</code> lists every one" in html
+    assert f'data-total="{total}"' in html

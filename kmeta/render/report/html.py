@@ -253,7 +253,7 @@ def _findings(report: Report) -> str:
            f'<label>code <select id="f-code"><option value="">all</option>{options}'
            '</select></label><label>file <input id="f-file" type="search" '
            'placeholder="part of a path"></label><span id="f-shown"></span></div>',
-           '<table id="findings"><thead><tr><th>severity</th><th>code</th><th>file</th>'
+           f'<table id="findings" data-total="{len(found)}"><thead><tr><th>severity</th><th>code</th><th>file</th>'
            '<th class="num">byte</th><th class="num">offset</th><th>message</th></tr>'
            '</thead><tbody>']
     shown = sorted(found, key=lambda f: order[f.severity.value])[:MOST_FINDING_ROWS]
@@ -269,7 +269,21 @@ def _findings(report: Report) -> str:
             f'<td class="num">{"" if f.offset is None else f.offset}</td>'
             f'<td>{escape(f.message)}</td></tr>')
     out.append('</tbody></table>')
-    if len(found) > len(shown):
-        out.append(f'<p class="note">{len(found) - len(shown):,} more findings: '
-                   '<code>kmeta verify --json</code> lists them all.</p>')
-    return "".join(out)
+    return _findings_count(report, found, len(shown)) + "".join(out)
+
+
+def _findings_count(report: Report, found: list[Finding], listed: int) -> str:
+    """How many findings there are, how many the table lists, and the command that lists
+    the rest: the table's own count ("k of n shown") is of its rows only."""
+    counts = Counter(f.severity.value for f in found)
+    sevs = ", ".join(f"{counts[s]:,} {s}{'' if s == 'info' or counts[s] == 1 else 's'}"
+                     for s in ("error", "warning", "info") if counts[s])
+    head = f"{len(found):,} finding{'' if len(found) == 1 else 's'} ({sevs})"
+    if listed >= len(found):
+        return f'<p class="note" data-findings="{len(found)}">{head}, each listed below.</p>'
+    every = shlex.join(["kmeta", "report", "--all", *report.paths])
+    return (f'<p class="note" data-findings="{len(found)}" data-listed="{listed}">{head}: '
+            f'the table lists the first {listed:,} (errors first); the other '
+            f'{len(found) - listed:,} are not on this page. <code>{escape(every)}</code> '
+            'lists every one (with <code>--json</code> instead of <code>--all</code>, one '
+            'JSON object each).</p>')

@@ -125,7 +125,9 @@ var sev=document.getElementById('f-sev'),code=document.getElementById('f-code'),
 function apply(){var s=sev.value,c=code.value,f=file.value.toLowerCase(),k=0;
   rows.forEach(function(r){var ok=(!s||r.dataset.severity===s)&&(!c||r.dataset.code===c)&&
     (!f||r.dataset.file.toLowerCase().indexOf(f)>=0);r.hidden=!ok;if(ok)k++;});
-  shown.textContent=k+' of '+rows.length+' shown';}
+  var all=+table.dataset.total,n=function(v){return v.toLocaleString('en-US');};
+  shown.textContent=n(k)+' of '+n(rows.length)+' rows shown'+(all>rows.length?
+    ' (the page lists '+n(rows.length)+' of '+n(all)+' findings)':'');}
 [sev,code,file].forEach(function(el){el.addEventListener('input',apply);
   el.addEventListener('change',apply);});
 apply();
