@@ -201,3 +201,58 @@ def test_the_page_says_how_many_findings_and_which_command_lists_the_rest() -> N
         in html
     assert "<code>kmeta report --all /d</code> lists every one" in html
     assert f'data-total="{total}"' in html
+
+
+def test_a_partition_an_error_names_from_its_checkpoint_file_is_not_green() -> None:
+    """V035 is said of recovery-point-offset-checkpoint ("orders-1 at offset 40, beyond
+    its log end"): the partitions picture drew orders-1 as having no finding."""
+    from kmeta.findings import Finding
+    from kmeta.ops.report import Report
+    from kmeta.render.report.pictures import partitions
+
+    report = Report(["/d"])
+    report.partitions = {("orders", 0): [Path("/d/orders-0")],
+                         ("orders", 1): [Path("/d/orders-1")]}
+    found = [Finding("V035", "orders-1 at offset 40, beyond its log end offset 39",
+                     "/d/recovery-point-offset-checkpoint", offset=40)]
+    svg = partitions(report, found)
+    import re
+
+    kinds = dict(re.findall(r'class="span (p-\w+)"[^>]*><title>([\w.-]+?):', svg))
+    assert kinds == {"p-ok": "orders-0", "p-error": "orders-1"}
+
+
+def test_a_consumer_s_partition_whose_dir_is_here_is_not_said_absent(tmp_path: Path) -> None:
+    """A committed position in a partition whose dir is on the paths but holds no
+    segment: its log bounds are unknown, the partition is not "not on these paths"."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    node = tmp_path / "node1"
+    shutil.copytree(FIXTURES / "consumers" / "node1", node)
+    for f in (node / "orders-1").iterdir():
+        if f.suffix in (".log", ".index", ".timeindex"):
+            f.unlink()
+    page = tmp_path / "r.html"
+    assert run("report", "--html", page, node).returncode in (0, 1)
+    html = page.read_text()
+    row = html[html.index('<td>orders-1</td>'):]
+    row = row[:row.index("</tr>")]
+    assert "not on these paths" not in row
+    assert "dir here, bounds unknown" in row and "its dir holds no segment" in row
+
+
+def test_a_long_topic_name_is_shortened_to_fit_never_cut_at_the_edge() -> None:
+    from kmeta.render.report.svg import Chart, Lane, Span
+
+    name = "payments.europe.card-authorisations.settlement.retry.dead-letter.v12"
+    chart = Chart("t", [Lane(name, [Span(0, 1, "p-ok", "x")]), Lane("audit", [])], 0, 2)
+    svg = chart.svg()
+    import re
+
+    width = int(re.search(r'<line class="axis" x1="(\d+)"', svg)[1])
+    label = re.search(r'class="lane-label"[^>]*>([^<]*)<title>([^<]*)', svg)
+    assert len(label[1]) * 7.5 <= width - 8  # ends at width - 8, starts at 0 or right of it
+    assert label[1].startswith("payments.europe") and label[1].endswith("dead-letter.v12")
+    assert label[2] == name  # whole on hover

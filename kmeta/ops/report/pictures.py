@@ -140,10 +140,13 @@ def _consumer_bounds(report: Report) -> None:
     wanted = sorted({(r.commit.topic, r.commit.partition) for r in report.consumers.rows
                      if (r.commit.topic, r.commit.partition) in report.partitions}
                     - set(report.partition_bounds))
+    for key in wanted[MOST_CONSUMER_PARTITIONS:]:
+        report.unbounded[key] = f"past the first {MOST_CONSUMER_PARTITIONS:,} read"
     for key in wanted[:MOST_CONSUMER_PARTITIONS]:
         found = discover([str(report.partitions[key][0])])
         parts = list(found.all_partitions())
         if not parts or not parts[0].segments:
+            report.unbounded[key] = "its dir holds no segment"
             continue
         view = read_partition(parts[0])
         report.partition_bounds[key] = (view.log_start, view.log_end)

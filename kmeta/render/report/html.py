@@ -150,7 +150,7 @@ def _consumers(report: Report) -> str:
             f'<td>{escape(c.topic)}-{c.partition}</td>'
             f'<td class="num">{_num(c.offset)}</td><td class="num">{_num(start)}</td>'
             f'<td class="num">{_num(end)}</td><td class="num">{lag}</td>'
-            f'<td>{_position_bar(c.offset, start, end, f"{c.group} at {c.offset}{epoch}{when}")}'
+            f'<td>{_position_bar(c.offset, start, end, f"{c.group} at {c.offset}{epoch}{when}", _absent(report, (c.topic, c.partition)))}'
             f'</td><td class="verdict-{attr(verdict)}" title="{attr(why)}">'
             f'{escape(verdict or "not checked")}</td></tr>')
     out.append('</tbody></table>')
@@ -164,14 +164,25 @@ def _num(v: int | None) -> str:
     return "–" if v is None else f"{v:,}"
 
 
-def _position_bar(offset: int | None, start: int | None, end: int | None, tip: str) -> str:
+def _absent(report: Report, key: tuple[str, int]) -> str:
+    """Why a partition's log has no bounds to place a position in."""
+    if key not in report.partitions:
+        return "partition not on these paths"
+    dirs = ", ".join(str(d) for d in report.partitions[key])
+    why = report.unbounded.get(key, "its log was not read")
+    return f"dir here, bounds unknown: {why} ({dirs})"
+
+
+def _position_bar(offset: int | None, start: int | None, end: int | None, tip: str,
+                  absent: str = "partition not on these paths") -> str:
     w, h = 220, 16
     if offset is None:
         return ""
     if start is None or end is None:
+        short, _, why = absent.partition(": ")
         return (f'<svg class="pos" viewBox="0 0 {w} {h}" width="{w}" height="{h}">'
-                f'<text x="0" y="12" class="tick-left">partition not on these paths'
-                f'</text><title>{escape(tip)}</title></svg>')
+                f'<text x="0" y="12" class="tick-left">{escape(short)}</text>'
+                f'<title>{escape(tip)}{": " + escape(why) if why else ""}</title></svg>')
     if end <= start and offset == start:  # an empty log: nothing to place it in
         return (f'<svg class="pos" viewBox="0 0 {w} {h}" width="{w}" height="{h}">'
                 f'<polygon class="mark committed" data-mark="committed" points="5,2 10,14 '

@@ -7,6 +7,7 @@ Each function returns the figure's HTML, or "" when the data has no such picture
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -437,10 +438,7 @@ def partitions(report: Report, found: list[Finding]) -> str:
             owner[str(d)] = key
     hits: dict[tuple[str, int], list[Finding]] = {}
     for f in found:
-        if f.file is None:
-            continue
-        path = Path(f.file)
-        key = owner.get(str(path)) or owner.get(str(path.parent))
+        key = _partition_of(f, owner, report.partitions)
         if key is not None:
             hits.setdefault(key, []).append(f)
     topics: dict[str, list[int]] = {}
@@ -475,6 +473,29 @@ def partitions(report: Report, found: list[Finding]) -> str:
                  legend=(("p-ok", "no finding"), ("p-info", "worst finding: info"),
                          ("p-warning", "worst finding: warning"),
                          ("p-error", "worst finding: error"))).svg()
+
+
+_NAMED = re.compile(r"(\S+)-(\d+)\b")
+
+
+def _partition_of(f: Finding, owner: dict[str, tuple[str, int]],
+                  partitions: dict[tuple[str, int], list[Path]]) -> tuple[str, int] | None:
+    """The partition a finding is about: the one whose dir holds its file; else, for a
+    finding on a data dir or its checkpoint files, the partition its details or the start
+    of its message name ("orders-1 at offset 40, beyond its log end", V035)."""
+    if f.file is None:
+        return None
+    path = Path(f.file)
+    key = owner.get(str(path)) or owner.get(str(path.parent))
+    if key is not None:
+        return key
+    topic, number = f.details.get("topic"), f.details.get("partition")
+    if isinstance(topic, str) and isinstance(number, int) and (topic, number) in partitions:
+        return topic, number
+    named = _NAMED.match(f.message)
+    if named is not None and (named[1], int(named[2])) in partitions:
+        return named[1], int(named[2])
+    return None
 
 
 def _worst(found: list[Finding]) -> str:

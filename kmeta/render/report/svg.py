@@ -23,6 +23,10 @@ _TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 
 #: 2021, so a log whose times spread wider holds a stamp no clock wrote.
 PLAUSIBLE_SPREAD_MS = 20 * 365 * 86_400_000
 _YEAR_10000_MS = 253_402_300_800_000
+#: A lane label's pixels per character (12 px sans-serif, wide letters counted), and the
+#: most a label column takes of a 1000 px picture: a name longer is shortened to fit.
+_LABEL_CHAR_PX = 7.5
+_MOST_LABEL_PX = 420
 #: Pixels a tick label needs (a time label is the widest: "11-14 22:13")
 _TICK_PX = 96
 #: Shapes narrower than this many pixels are merged with their neighbours.
@@ -214,7 +218,7 @@ class Chart:
             pad = 1000 if self.time else 1
             lo, hi = lo - pad, hi + pad
         longest = max((len(lane.label) for lane in self.lanes), default=4)
-        label_width = min(240, max(70, int(7.5 * longest) + 16))
+        label_width = min(_MOST_LABEL_PX, max(70, int(_LABEL_CHAR_PX * longest) + 16))
         top = 16 if self.rules else 6
         axis_y = top + len(self.lanes) * self.lane_height
         h = axis_y + (36 if self.axis_label else 22)
@@ -263,10 +267,14 @@ class Chart:
               used: set[str]) -> str:
         h = self.lane_height
         kind = f' data-kind="{attr(lane.kind)}"' if lane.kind else ""
-        tip = f'<title>{escape(lane.tip)}</title>' if lane.tip else ""
+        label = _fit(lane.label, label_width - 12)
+        # a name too long to show whole is shortened in its middle, whole on hover
+        whole = lane.label if label != lane.label else ""
+        said = "; ".join(t for t in (whole, lane.tip) if t)
+        tip = f'<title>{escape(said)}</title>' if said else ""
         out = [f'<g class="lane" data-lane="{attr(lane.key or lane.label)}"{kind}>'
                f'<text class="lane-label" x="{label_width - 8}" y="{n(y + h * 0.66)}">'
-               f'{escape(lane.label)}{tip}</text>']
+               f'{escape(label)}{tip}</text>']
         for s in _merge_spans(lane.spans, x):
             used.update(s.kind.split())
             x0, x1 = x(s.start), x(s.end)
@@ -285,6 +293,16 @@ class Chart:
             out.append(_mark(m, x(m.at), y, h))
         out.append('</g>')
         return "".join(out)
+
+
+def _fit(label: str, px: float) -> str:
+    """``label`` whole where it fits ``px``, else its start and end around an ellipsis
+    (a topic's name differs at either end: its prefix and its version or suffix)."""
+    most = max(8, int(px / _LABEL_CHAR_PX))
+    if len(label) <= most:
+        return label
+    head = (most - 1) // 2
+    return label[:head] + "…" + label[len(label) - (most - 1 - head):]
 
 
 def _merge_spans(spans: list[Span], x: Scale) -> list[Span]:
