@@ -1122,7 +1122,10 @@ NODE_EVENT = ObjectKind(
             "uncontrolled (it took leaderships away: no clean shutdown), own_controller (its "
             "own controller wrote it in the term the broker registered in: a combined node "
             "whose process was alive), cannot_tell (it led nothing and no controlled shutdown "
-            "is on disk: a clean shutdown and a lost session write the same records). On a "
+            "is on disk: a clean shutdown and a lost session write the same records), "
+            "quorum_restarted (it took leaderships away within a minute after every "
+            "controller registered anew: the new controller's session expiry after a "
+            "whole-cluster restart, which a clean stop and a crash write alike). On a "
             "new incarnation: the kind of the fence that stopped the one before. Else null.",
             nullable=True),
         Key("registration", REGISTRATION, "On registered, re_registered and amended: the "
@@ -1188,7 +1191,8 @@ BROKERS_SUMMARY = ObjectKind(
         Key("log_end_offset", BIGINT, "The log end offset: the offset after the last one "
             "read, or null (no log).", nullable=True),
         Key("first_timestamp", BIGINT, "The first batch's time read, or null.", nullable=True),
-        Key("last_timestamp", BIGINT, "The last batch's time read, or null.", nullable=True),
+        Key("last_timestamp", BIGINT, "The newest batch time read (a clock set back leaves "
+            "the last batch older than some before it), or null.", nullable=True),
         Key("records", BIGINT, "Records read: metadata_records + control_records, as verify "
             "and info count them."),
         Key("metadata_records", BIGINT, "Metadata records replayed (NoOps included)."),

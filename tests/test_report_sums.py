@@ -256,3 +256,103 @@ def test_a_long_topic_name_is_shortened_to_fit_never_cut_at_the_edge() -> None:
     assert len(label[1]) * 7.5 <= width - 8  # ends at width - 8, starts at 0 or right of it
     assert label[1].startswith("payments.europe") and label[1].endswith("dead-letter.v12")
     assert label[2] == name  # whole on hover
+
+
+# ------------------------------------------- the brokers' story: times, silences, restarts
+
+MINUTE, DAY = 60_000, 86_400_000
+
+
+def _story():  # noqa: ANN202
+    """fixtures/generate.py's scripted lifecycle log (the lifecycle fixtures' writer)."""
+    from test_fixtures import generator
+
+    g = generator()
+    s = g.Lifecycle(21, 7)
+    s.leader_change(0, 3000, (3000, 3001, 3002))
+    s.records(100, [("FEATURE_LEVEL_RECORD", {"name": "metadata.version",
+                                              "featureLevel": 21})])
+    g._register_controllers(s, 200, (3000, 3001, 3002))
+    for b in (1, 2):
+        s.register(1000 * b, b)
+        s.unfence(1000 * b + 500, b)
+    s.create_topic(10_000, "pay", 4, [1, 2], rf=2)
+    s.noops(10_000)
+    return g, s
+
+
+def test_the_to_time_is_the_newest_batch_not_the_last(tmp_path: Path) -> None:
+    """The last batches stamped two days before the ones before them (a clock set back):
+    the log's times run to its newest batch, not its last."""
+    g, s = _story()
+    s.fence(20 * MINUTE, 2)
+    s.noops(20 * MINUTE - 2 * DAY, 3)
+    s.write(tmp_path / "n" / "__cluster_metadata-0")
+    summary = json.loads(run("brokers", "--json", tmp_path / "n").stdout.splitlines()[-1])
+    assert summary["last_timestamp"] == g.T0 + 20 * MINUTE
+    assert "2023-11-14 22:33:20 UTC" in run("brokers", tmp_path / "n").stdout.splitlines()[0]
+
+
+def test_a_stretch_with_no_record_is_neither_serving_nor_a_long_fence(tmp_path: Path) -> None:
+    """Broker 2 fenced, then nothing written for 16 days (the cluster powered off), then
+    a new leader and broker 2 back within minutes: not "fenced for 16 d" (V132), and the
+    lane of broker 1 (unfenced throughout) is not drawn serving across the 16 days."""
+    g, s = _story()
+    s.fence(5 * MINUTE, 2)
+    s.noops(5 * MINUTE)
+    back = 5 * MINUTE + 16 * DAY
+    s.leader_change(back, 3000, (3000, 3001, 3002))
+    s.register(back + MINUTE, 2)
+    s.unfence(back + MINUTE + 500, 2)
+    s.noops(back + 2 * MINUTE)
+    s.write(tmp_path / "n" / "__cluster_metadata-0")
+    text = run("brokers", tmp_path / "n").stdout
+    assert "V132" not in text
+    assert "no record in the log for at least 15 d 23 h" in text
+    page = tmp_path / "r.html"
+    run("report", "--html", page, tmp_path / "n")
+    html = page.read_text()
+    import re
+
+    lane = html[html.index('data-lane="broker-1"'):]
+    lane = lane[:lane.index("</g>")]
+    spans = [(k, t) for k, t in re.findall(r'class="span state (\w+)"[^>]*><title>([^<]*)',
+                                           lane)]
+    silent = [t for k, t in spans if k == "silent"]
+    assert len(silent) == 1 and "no record in the log for at least 15 d 23 h" in silent[0]
+    serving = [t for k, t in spans if k == "unfenced"]
+    assert serving and all(" d)" not in t and " d " not in t for t in serving), serving
+
+
+def test_fences_after_every_controller_restarted_are_no_crash(tmp_path: Path) -> None:
+    """A whole-cluster restart (Kafka 3.7+): every controller registers a new incarnation,
+    the new active controller's sessions (ClusterControlManager.activate) run out 9 s
+    later and it fences the brokers, taking their leaderships; the brokers come back.
+    That is no crash the log can tell (no V131, no fencing storm V133)."""
+    g, s = _story()
+    t = 30 * MINUTE
+    s.leader_change(t, 3001, (3000, 3001, 3002))
+    g._register_controllers(s, t + 1000, (3000, 3001, 3002))
+    s.fence(t + 11_000, 1)
+    s.fence(t + 11_500, 2)
+    s.register(t + 20_000, 1)
+    s.unfence(t + 20_500, 1)
+    s.register(t + 21_000, 2)
+    s.unfence(t + 21_500, 2)
+    s.noops(t + 22_000)
+    s.write(tmp_path / "n" / "__cluster_metadata-0")
+    objs = [json.loads(line) for line in
+            run("brokers", "--json", tmp_path / "n").stdout.splitlines()]
+    assert not [o for o in objs if o.get("code") in ("V131", "V133")]
+    fences = [o["fence_kind"] for o in objs if o.get("event") == "fenced"]
+    assert fences == ["quorum_restarted", "quorum_restarted"]
+    assert "? crashes" in _area([tmp_path / "n"], "brokers")
+    # the same fences with the controllers still up are crashes (V131 each)
+    g, s = _story()
+    s.fence(t + 11_000, 1)
+    s.register(t + 20_000, 1)
+    s.unfence(t + 20_500, 1)
+    s.write(tmp_path / "m" / "__cluster_metadata-0")
+    objs = [json.loads(line) for line in
+            run("brokers", "--json", tmp_path / "m").stdout.splitlines()]
+    assert [o["code"] for o in objs if o.get("code") == "V131"] == ["V131"]

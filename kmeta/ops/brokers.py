@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kmeta.core.image import PROBLEM_CODES, MetadataImage
-from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
+from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary, Silence
 from kmeta.errors import FormatError, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.ops.replay import (
@@ -124,6 +124,9 @@ class BrokersResult:
     broker: int | None = None
     since: Bound | None = None
     until: Bound | None = None
+    #: the stretches the log holds no record of (a cluster powered off, a log before
+    #: Kafka 3.3's NoOps): no node's state is seen there
+    silences: list[Silence] = field(default_factory=list)
     not_on_disk: list[str] = field(default_factory=lambda: list(NOT_ON_DISK))
 
     @property
@@ -250,16 +253,45 @@ def _told(part: PartitionDir, plan: _Plan, watch: _Watch, findings: list[Finding
     lives.finish()
     # the anomalies are the partition's: a reader must know where they were found
     told = [replace(f, file=str(part.path)) for f in lives.findings]
+    newest = max((t for t in (lives.newest_timestamp, _time_indexes_newest(part))
+                  if t is not None), default=None)
     voters, voters_from = lives.voters, lives.voters_from
     if voters is None:
         voters, voters_from = _quorum_state_voters(part.path)
     return BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
                          plan.snapshot, plan.start, None if end is None else end + 1,
-                         watch.first_timestamp, lives.last_timestamp,
+                         watch.first_timestamp, newest,
                          metadata_records=records, control_records=watch.controls,
                          state_known_from=known,
                          exact_snapshot=None if exact is None or exact.snap is None
-                         else exact.snap.path, voters=voters, voters_from=voters_from)
+                         else exact.snap.path, voters=voters, voters_from=voters_from,
+                         silences=lives.silences)
+
+
+def _time_indexes_newest(part: PartitionDir) -> int | None:
+    """The newest time the segments' time indexes hold: each entry is the largest batch
+    time up to its offset (``TimeIndex``), and a segment's last entry is written when it
+    rolls, so it covers the batches a replay hears of only in part (a run of NoOps)."""
+    from kmeta.formats.indexes import TIME_INDEX_ENTRY_SIZE
+
+    newest = None
+    for f in part.files:
+        if f.kind.kind != "time-index" or f.kind.suffix is not None:
+            continue
+        try:
+            data = f.path.read_bytes().rstrip(b"\0")  # the preallocated tail is zeros
+        except OSError:
+            continue
+        end = len(data) - len(data) % TIME_INDEX_ENTRY_SIZE
+        if len(data) % TIME_INDEX_ENTRY_SIZE:  # the last entry's offset ends in zeros
+            end += TIME_INDEX_ENTRY_SIZE
+        if end < TIME_INDEX_ENTRY_SIZE:
+            continue
+        stamp = int.from_bytes(data[end - TIME_INDEX_ENTRY_SIZE:end - 4].ljust(8, b"\0"),
+                               "big", signed=True)
+        if stamp >= 0 and (newest is None or stamp > newest):
+            newest = stamp
+    return newest
 
 
 def _quorum_state_voters(part: Path) -> tuple[list[int] | None, str | None]:
@@ -418,6 +450,7 @@ def _keep(result: BrokersResult, lives: Lifecycles, broker: int | None, lo: int 
                             or f.details.get("broker") == broker
                             or broker in f.details.get("brokers", ()))]
     result.events = events
+    result.silences = [s for s in result.silences if inside(s.offset)]
     result.summary = [s for s in lives.summaries(events, to_the_end=hi is None,
                                                  lone=result.snapshot_only)
                       if broker is None or s.node == broker]

@@ -10,11 +10,13 @@ from typing import Any
 from kmeta.core.lifecycle import (
     CANNOT_TELL,
     OWN_CONTROLLER,
+    QUORUM_RESTARTED,
     UNCONTROLLED,
     UNKNOWN,
     LeaderSpan,
     NodeEvent,
     NodeSummary,
+    Silence,
     duration,
 )
 from kmeta.findings import Finding
@@ -74,6 +76,9 @@ _FENCE_WORDS = {
                     "was alive, not a crash",
     CANNOT_TELL: "it led nothing and no controlled shutdown is on disk: a clean shutdown "
                  "and a lost session look the same, the log cannot tell",
+    QUORUM_RESTARTED: "every controller had just restarted: the new controller's session "
+                      "ran out (a whole-cluster restart); a clean stop and a crash look "
+                      "the same, the log cannot tell",
 }
 
 
@@ -89,6 +94,9 @@ def _restart(e: NodeEvent) -> str:
                 "after: cannot tell")
     if e.fence_kind == CANNOT_TELL:
         return "clean shutdown or crash: its fence cannot tell"
+    if e.fence_kind == QUORUM_RESTARTED:
+        return ("clean shutdown or crash: fenced after the whole quorum restarted, "
+                "the log cannot tell")
     if e.state_before == UNKNOWN:
         return "how the one before stopped: not on disk"
     return ("how the one before stopped: cannot tell (fenced before the replay, or never "
@@ -140,6 +148,12 @@ def event_text(e: NodeEvent) -> str:
     return f"{e.event.replace('_', ' ')}{_after(e)}{tail}"
 
 
+def _silence_text(s: Silence) -> str:
+    """A stretch the log holds no record of: nothing is seen of any node then."""
+    return (f"  {utc(s.start)}  @{s.after}-{s.offset}  no record in the log for at least "
+            f"{duration(s.ms)}, to {utc(s.end)}: no node is seen then (the cluster off?)")
+
+
 def _node(role: str, node: int) -> str:
     return f"{role} {node}"
 
@@ -158,8 +172,13 @@ def brokers_lines(result: BrokersResult, colour: bool = False,
     elif result.events:
         yield ""
         yield "timeline (UTC):"
+        silences = list(result.silences)
         for e in result.events:
+            while silences and silences[0].offset <= e.offset:
+                yield _silence_text(silences.pop(0))
             yield f"  {utc(e.timestamp)}  @{e.offset}  {_node(e.role, e.node)}: {event_text(e)}"
+        for s in silences:
+            yield _silence_text(s)
     else:
         yield ""
         yield "no registration changed" + _window(result)

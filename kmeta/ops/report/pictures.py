@@ -43,6 +43,7 @@ def add_picture_data(report: Report) -> None:
             for mine, theirs in zip(m.segments, twin.segments, strict=True):
                 mine.first_timestamp = theirs.first_timestamp
                 mine.max_timestamp = theirs.max_timestamp
+        _newest(report, m)
         _damage(m, findings)
         _repair_cut(m)
     _consumer_bounds(report)
@@ -94,6 +95,18 @@ def _times(m: MetadataReplica) -> None:
         seg.first_timestamp, seg.max_timestamp = first, newest
     m.epochs = [(e, start, first_of.get(e, ts)) for e, start, ts in m.epochs]
     m.times = samples
+
+
+def _newest(report: Report, m: MetadataReplica) -> None:
+    """Each segment's newest time as retention tallied it from every batch (verify's
+    pass): the samples may miss it, and a clock set back makes the last batch older than
+    some before it."""
+    rows = next((r.segments for r in report.retention if Path(r.partition) == m.path), [])
+    exact = {row.base_offset: row.max_timestamp for row in rows}
+    for seg in m.segments:
+        top = exact.get(seg.base_offset)
+        if top is not None and (seg.max_timestamp is None or top > seg.max_timestamp):
+            seg.max_timestamp = top
 
 
 def _damage(m: MetadataReplica, findings: list[Finding]) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from kmeta.core.lifecycle import duration
+from kmeta.core.lifecycle import Silence, duration
 from kmeta.findings import Finding
 from kmeta.ops.report import MetadataReplica, Report
 from kmeta.render.report.svg import Chart, Lane, Mark, Span, utc
@@ -32,6 +33,7 @@ STATES = {
     "registered": "registered (controller)",
     "unregistered": "not registered",
     "unknown": "state unknown (before the log on disk)",
+    "silent": "no record in the log (the cluster off?): no state seen",
 }
 
 
@@ -236,6 +238,7 @@ def lifecycle(report: Report) -> str:
                 lane.marks.append(Mark(e.timestamp, "registration", what, shape="bar"))
         lane.spans.append(_state_span(lane.label, state, since, hi, since_offset,
                                       b.log_end_offset))
+        lane.spans = _silenced(lane.label, lane.spans, b.silences)
         for f in storms:
             nodes = f.details.get("brokers", [])
             first, last = f.details.get("first_offset"), f.details.get("last_offset")
@@ -258,6 +261,42 @@ def lifecycle(report: Report) -> str:
         note = "Only a snapshot was read: each node's state at it, no history."
     return Chart("Brokers and controllers over time (UTC)", lanes, lo, hi, time=True,
                  axis_label="time (UTC)", name="lifecycle", legend=legend, note=note).svg()
+
+
+def _silenced(who: str, spans: list[Span], silences: list[Silence]) -> list[Span]:
+    """The state spans with the stretches the log holds no record of cut out and drawn
+    as such: a broker is not seen serving, or fenced, while nothing was written."""
+    out: list[Span] = []
+    for span in spans:
+        pieces = [span]
+        for quiet in silences:
+            cut: list[Span] = []
+            for p in pieces:
+                if quiet.end <= p.start or quiet.start >= p.end:
+                    cut.append(p)
+                    continue
+                if quiet.start > p.start:
+                    cut.append(_retold(who, p, p.start, quiet.start))
+                if quiet.end < p.end:
+                    cut.append(_retold(who, p, quiet.end, p.end))
+            pieces = cut
+        out += pieces
+    for quiet in silences:
+        out.append(Span(quiet.start, quiet.end, "state silent",
+                        f"{who}: no record in the log for at least {duration(quiet.ms)}, "
+                        f"{utc(quiet.start)} to {utc(quiet.end)} (offsets {quiet.after}–"
+                        f"{quiet.offset}): the quorum was down or idle without NoOps; "
+                        "no state is seen"))
+    return sorted(out, key=lambda x: x.start)
+
+
+def _retold(who: str, span: Span, start: float, end: float) -> Span:
+    """A piece of a state span between silences, its tooltip its own."""
+    state = span.kind.split()[-1]
+    return replace(span, start=start, end=end,
+                   tip=f"{who}: {STATES.get(state, state)} from {utc(int(start))} to "
+                       f"{utc(int(end))} ({duration(int(end - start))}); a stretch with no "
+                       "record in the log cuts it")
 
 
 def _states_only(report: Report) -> str:
