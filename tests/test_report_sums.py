@@ -356,3 +356,10 @@ def test_fences_after_every_controller_restarted_are_no_crash(tmp_path: Path) ->
     objs = [json.loads(line) for line in
             run("brokers", "--json", tmp_path / "m").stdout.splitlines()]
     assert [o["code"] for o in objs if o.get("code") == "V131"] == ["V131"]
+
+
+def test_every_replica_behind_is_named(real_data: Path) -> None:
+    """quorum3-boaz: kafka-1 and kafka-2 hold byte-identical logs, one batch short of
+    kafka-3's: both are behind, not kafka-1 alone (diff pairs each with the first)."""
+    line = _area([real_data / "quorum3-boaz"], "replicas")
+    assert "3 replicas agree; kafka-1, kafka-2 behind (a prefix of the longest)" in line

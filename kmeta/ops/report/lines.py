@@ -59,7 +59,14 @@ def replicas_line(report: Report) -> str | None:
         where = "" if p.divergence_offset is None else f" at offset {p.divergence_offset:,}"
         # the direction of its finding (V160: LOCAL's file, "diverged from PEER")
         return f"{local} diverged from {peer}{where}{epoch}"
-    lagging = sorted({report.label_of(p.lagging) for p in d.pairs if p.lagging})
+    behind = {p.lagging for p in d.pairs if p.lagging}
+    # a replica equivalent to one behind is behind as well (diff pairs each with the
+    # first replica given, not with one another)
+    for p in d.pairs:
+        if p.status in ("identical", "equivalent") and \
+                {p.local.label, p.peer.label} & behind:
+            behind |= {p.local.label, p.peer.label}
+    lagging = sorted({report.label_of(label) for label in behind})
     if lagging:
         return (f"{_plural(len(d.replicas), 'replica')} agree; "
                 f"{', '.join(lagging)} behind (a prefix of the longest)")
