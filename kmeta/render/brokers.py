@@ -151,7 +151,7 @@ def event_text(e: NodeEvent) -> str:
 def _silence_text(s: Silence) -> str:
     """A stretch the log holds no record of: nothing is seen of any node then."""
     return (f"  {utc(s.start)}  @{s.after}-{s.offset}  no record in the log for at least "
-            f"{duration(s.ms)}, to {utc(s.end)}: no node is seen then (the cluster off?)")
+            f"{duration(s.ms)}, to {utc(s.end)}: no node is seen then")
 
 
 def _node(role: str, node: int) -> str:

@@ -33,7 +33,8 @@ STATES = {
     "registered": "registered (controller)",
     "unregistered": "not registered",
     "unknown": "state unknown (before the log on disk)",
-    "silent": "no record in the log (the cluster off?): no state seen",
+    "silent": "no record in the log (the cluster off, or quiet before Kafka 3.3): "
+              "no state seen",
 }
 
 
@@ -285,8 +286,8 @@ def _silenced(who: str, spans: list[Span], silences: list[Silence]) -> list[Span
         out.append(Span(quiet.start, quiet.end, "state silent",
                         f"{who}: no record in the log for at least {duration(quiet.ms)}, "
                         f"{utc(quiet.start)} to {utc(quiet.end)} (offsets {quiet.after}–"
-                        f"{quiet.offset}): the quorum was down or idle without NoOps; "
-                        "no state is seen"))
+                        f"{quiet.offset}): the cluster was off, or quiet before Kafka "
+                        "3.3's NoOps; no state is seen"))
     return sorted(out, key=lambda x: x.start)
 
 
