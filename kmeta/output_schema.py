@@ -846,7 +846,7 @@ DIFF = ObjectKind(
     "diff",
     keys=(
         Key("kind", STRING, "\"diff\"."),
-        Key("diverged", BOOLEAN, "Whether some PEER diverged from LOCAL (the exit status is then "
+        Key("diverged", BOOLEAN, "Whether LOCAL diverged from some PEER (the exit status is then "
             "1)."),
         Key("divergence_offset", BIGINT, "The divergence_offset of the first pair that diverged "
             "(PEERs in the order given); null when none did.", nullable=True),
@@ -1122,7 +1122,10 @@ NODE_EVENT = ObjectKind(
             "uncontrolled (it took leaderships away: no clean shutdown), own_controller (its "
             "own controller wrote it in the term the broker registered in: a combined node "
             "whose process was alive), cannot_tell (it led nothing and no controlled shutdown "
-            "is on disk: a clean shutdown and a lost session write the same records). On a "
+            "is on disk: a clean shutdown and a lost session write the same records), "
+            "quorum_restarted (it took leaderships away within a minute after every "
+            "controller registered anew: the new controller's session expiry after a "
+            "whole-cluster restart, which a clean stop and a crash write alike). On a "
             "new incarnation: the kind of the fence that stopped the one before. Else null.",
             nullable=True),
         Key("registration", REGISTRATION, "On registered, re_registered and amended: the "
@@ -1185,10 +1188,11 @@ BROKERS_SUMMARY = ObjectKind(
         Key("snapshot_only", BOOLEAN, "True when there is no log: the nodes' states at the "
             "snapshot, no history."),
         Key("start_offset", BIGINT, "The offset the replay started at."),
-        Key("end_offset", BIGINT, "The offset after the last one read, or null.",
-            nullable=True),
+        Key("log_end_offset", BIGINT, "The log end offset: the offset after the last one "
+            "read, or null (no log).", nullable=True),
         Key("first_timestamp", BIGINT, "The first batch's time read, or null.", nullable=True),
-        Key("last_timestamp", BIGINT, "The last batch's time read, or null.", nullable=True),
+        Key("last_timestamp", BIGINT, "The newest batch time read (a clock set back leaves "
+            "the last batch older than some before it), or null.", nullable=True),
         Key("records", BIGINT, "Records read: metadata_records + control_records, as verify "
             "and info count them."),
         Key("metadata_records", BIGINT, "Metadata records replayed (NoOps included)."),
@@ -1199,6 +1203,12 @@ BROKERS_SUMMARY = ObjectKind(
             "there is none.", nullable=True),
         Key("exact_snapshot", STRING, "That snapshot, when the replay did not start from "
             "it; else null.", nullable=True),
+        Key("voters", Array(INT), "The quorum's voter ids, as the log last names them (a "
+            "VotersRecord or a LeaderChange) or else as quorum-state holds them; null when "
+            "neither says.", nullable=True),
+        Key("voters_from", STRING, "What named the voters: \"the VotersRecord at offset "
+            "N\", \"the LeaderChange of epoch N\" or \"quorum-state\"; null with voters.",
+            nullable=True),
         Key("nodes", Array(NODE_SUMMARY), "One object per node shown (keys above)."),
         Key("not_on_disk", Array(STRING), "What the metadata log does not hold (heartbeats, "
             "the cause of a fence), in words."),
@@ -1850,12 +1860,13 @@ REPORT_REPLICA = ObjectKind(
             nullable=True),
         Key("cluster_id", STRING, "cluster.id of its data dir's meta.properties, or null.",
             nullable=True),
-        Key("log_start_offset", BIGINT, "Its log start offset, or null when unknown.",
-            nullable=True),
-        Key("log_end_offset", BIGINT, "Its log end offset, or null when unknown.",
-            nullable=True),
+        Key("log_start_offset", BIGINT, "Its log start offset, or null when unknown (no "
+            "segment is left: V020).", nullable=True),
+        Key("log_end_offset", BIGINT, "Its log end offset, or null when unknown (no segment "
+            "is left: V020).", nullable=True),
         Key("epoch_cache", Array(EPOCH_START), "The leader epochs its batches hold, each "
-            "from its first offset."),
+            "from its first offset; where no segment is left, the leader-epoch-checkpoint's "
+            "entries as the file holds them."),
         Key("segments", BIGINT, "Its segment files."),
         Key("bytes", BIGINT, "Their bytes."),
         Key("snapshot_ids", Array(STRING), "Its snapshot files' ids (end offset and epoch)."),

@@ -49,7 +49,7 @@ QUORUM3_EVENTS = [
 def test_quorum3_boaz_timeline(real_data: Path) -> None:
     result = brokers(real_data / "quorum3-boaz" / "data" / "kafka-3")
     assert _events(result) == QUORUM3_EVENTS
-    assert (result.start_offset, result.end_offset) == (0, 2035)
+    assert (result.start_offset, result.log_end_offset) == (0, 2035)
     first = result.events[0]
     assert (first.broker_epoch, first.incarnation_id, first.state) == \
         (2, "RN-O4jpmSle9fxWQWOaoGQ", "fenced")

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from kmeta.cli.app import JsonOpt, close, command, current_env, folded, reading_progress
+from kmeta.cli.app import (
+    AllOpt,
+    JsonOpt,
+    close,
+    command,
+    current_env,
+    folded,
+    reading_progress,
+)
 from kmeta.errors import UsageError
 
 
@@ -37,6 +45,7 @@ def report(
         "--html", metavar="FILE", help="Also write the report as one self-contained HTML "
         "page with its pictures (nothing in it is fetched: it opens offline).")] = None,
     json_out: JsonOpt = False,
+    show_all: AllOpt = False,
 ) -> None:
     """The whole story of a cluster's disks: what is wrong, since when, and what to do.
 
@@ -71,4 +80,11 @@ def report(
     else:
         width = clip_width(env)
         env.write_lines(folded(report_lines(result, width), width))
-    close(env, result.findings, paths, json_out=json_out, told=json_out)
+        if show_all:  # every finding its own line; close adds the count
+            from kmeta.render.text import Paths, finding_line
+
+            colour = env.colour(env.stdout)
+            env.write_lines(folded((finding_line(f, colour, Paths(paths))
+                                    for f in result.findings), width))
+    close(env, result.findings, paths, json_out=json_out, told=json_out or show_all,
+          more="kmeta report --all lists them all")

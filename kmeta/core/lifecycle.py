@@ -32,6 +32,14 @@ Facts (apache/kafka, read for behaviour only):
   session is valid, and a controller that becomes active gives every unfenced broker a new
   session (``activate``), so a process that died is fenced by the session timeout before
   it registers again;
+* ``ClusterControlManager.activate``: that new session is a fresh
+  ``broker.session.timeout.ms`` (9 s by default) from the moment the controller becomes
+  active, and ``BrokerHeartbeatManager`` fences a broker whose session runs out with its
+  ISR removals and leader moves.  So when every controller registered anew (a new
+  incarnation each, ``RegisterControllerRecord``, Kafka 3.7 on) within a minute before a
+  fence, the whole quorum restarted: the broker stopped while no controller could record
+  its controlled shutdown, and the fence that takes its leaderships away is the new
+  controller's session expiry, which a clean stop and a crash write alike;
 * ``KafkaConfig``: a broker-only process may not take a voter's node id, so a broker with
   the id of the quorum's leader is that controller's own process (a combined node).  A
   leader's term ends when its process stops, so a fence written by the broker's own
@@ -52,11 +60,20 @@ from typing import Any
 from kmeta.core.image import MetadataImage
 from kmeta.findings import Finding
 
-__all__ = ["CONTROLLED_SHUTDOWN_LEVEL", "FENCE_KINDS", "STORM_WINDOW_MS", "UNKNOWN",
-           "LeaderSpan", "Lifecycles", "NodeEvent", "NodeSummary", "broker_state"]
+__all__ = ["CONTROLLED_SHUTDOWN_LEVEL", "FENCE_KINDS", "QUORUM_RESTARTED", "SILENT_MS",
+           "STORM_WINDOW_MS", "UNKNOWN", "LeaderSpan", "Lifecycles", "NodeEvent", "NodeSummary", "Silence",
+           "broker_state"]
 
 #: metadata.version 3.3-IV3: the first level whose registrations hold controlled shutdown
 CONTROLLED_SHUTDOWN_LEVEL = 7
+#: The most a live quorum leader leaves between two batches, counted generously: from
+#: Kafka 3.3 an idle leader appends a NoOpRecord every ``metadata.max.idle.interval.ms``
+#: (500 ms by default), and any restart of the leader opens a new epoch with a batch of
+#: its own, so a stretch longer than this per batch between two batches heard is time
+#: the log holds no record of (a powered-off cluster, or a log without NoOps, before 3.3).
+QUIET_MS_PER_BATCH = 60_000
+#: Silences shorter than this are not told: a restart's few seconds are not one.
+SILENT_MS = 10 * 60_000
 #: Uncontrolled fences of several brokers this close together are one event: their
 #: sessions (9 s, ``broker.session.timeout.ms``) ran out together.
 STORM_WINDOW_MS = 10_000
@@ -73,9 +90,15 @@ UNKNOWN = "unknown"
 #: (a crash or a lost session); its own controller wrote it in the term the broker
 #: registered in (a combined node: the process was alive); or it led nothing and no
 #: controlled shutdown is on disk, so a clean shutdown and a lost session look the same.
-CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL = (
-    "controlled_shutdown", "uncontrolled", "own_controller", "cannot_tell")
-FENCE_KINDS = (CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL)
+#: Or every controller had just restarted (the new active controller's session expiry
+#: after a whole-cluster restart): how the broker stopped is not on disk.
+CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL, QUORUM_RESTARTED = (
+    "controlled_shutdown", "uncontrolled", "own_controller", "cannot_tell",
+    "quorum_restarted")
+FENCE_KINDS = (CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL, QUORUM_RESTARTED)
+#: A fence this soon after every controller registered anew follows a restart of the
+#: whole quorum: the new active controller's sessions (9 s) ran out, with room to spare.
+QUORUM_RESTART_WINDOW_MS = 60_000
 
 _BROKER_KEYS = {"REGISTER_BROKER_RECORD": "brokerId", "UNREGISTER_BROKER_RECORD": "brokerId",
                 "BROKER_REGISTRATION_CHANGE_RECORD": "brokerId", "FENCE_BROKER_RECORD": "id",
@@ -148,6 +171,22 @@ class LeaderSpan:
 
 
 @dataclass
+class Silence:
+    """A stretch of time the log holds no record of, at least: from ``start`` to
+    ``end`` (ms), which is when the batch at ``offset`` was written; ``after``: the
+    offset of the last batch heard before it."""
+
+    start: int
+    end: int
+    after: int
+    offset: int
+
+    @property
+    def ms(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
 class NodeSummary:
     """A node over the events told: how often it changed, how long it was down."""
 
@@ -189,6 +228,12 @@ class Lifecycles:
         self.leaders: list[LeaderSpan] = []
         self.findings: list[Finding] = []
         self.last_timestamp: int | None = None
+        #: the newest batch time read (a log's clock may go back: its last batch's time
+        #: is not always its newest)
+        self.newest_timestamp: int | None = None
+        #: the stretches the log holds no record of (:class:`Silence`), in log order
+        self.silences: list[Silence] = []
+        self._heard: tuple[int, int] | None = None
         #: the offset of the last metadata record applied, and of the last batch begun
         self.last_offset: int | None = None
         self.last_batch: int | None = None
@@ -201,6 +246,8 @@ class Lifecycles:
         # that stopped each broker (until it is unfenced); the state of each broker the
         # records of an inexact start have told, though the image does not hold it
         self._registered_in: dict[int, int] = {}
+        # when each controller last registered an incarnation (RegisterControllerRecord)
+        self._controller_since: dict[int, int] = {}
         self._stopped_by: dict[int, str] = {}
         self._partial: dict[int, str] = {}
         #: some broker record was applied at a metadata.version that writes no controlled
@@ -208,6 +255,11 @@ class Lifecycles:
         self.shutdowns_unknown = False
         #: at :meth:`finish`, the brokers still fenced: since when (None: before the replay)
         self.open_fences: dict[int, int | None] = {}
+        #: the quorum's voters as the log last names them, and the record that did: a
+        #: VotersRecord (KIP-853, kraft.version 1) or a LeaderChange (its voters field):
+        #: before Kafka 3.7 no RegisterControllerRecord names a controller
+        self.voters: list[int] | None = None
+        self.voters_from: str | None = None
         self._epoch: int | None = None
         # Of the current batch: PartitionChangeRecord effects not yet tied to a state
         # change (node -> [ISRs left, leaderships lost, leaderships won]), and the state
@@ -230,8 +282,26 @@ class Lifecycles:
         if not leaders or leaders[-1].epoch != epoch:
             leaders.append(LeaderSpan(epoch, None, offset, timestamp))
         self._epoch = epoch
+        self._heard_at(offset, timestamp)
         self.last_timestamp = timestamp
         self.last_batch = offset
+
+    def _heard_at(self, offset: int, timestamp: int) -> None:
+        """A batch heard: the time since the one before that the batches between cannot
+        account for (:data:`QUIET_MS_PER_BATCH` each) is a silence, at its end."""
+        if self._heard is not None:
+            after, then = self._heard
+            unaccounted = timestamp - then - max(0, offset - after - 1) * QUIET_MS_PER_BATCH
+            if unaccounted >= SILENT_MS:
+                self.silences.append(Silence(timestamp - unaccounted, timestamp, after,
+                                             offset))
+        self._heard = (offset, timestamp)
+        if self.newest_timestamp is None or timestamp > self.newest_timestamp:
+            self.newest_timestamp = timestamp
+
+    def silent_ms(self, start: int, end: int) -> int:
+        """How much of [start, end] the log holds no record of."""
+        return sum(max(0, min(end, s.end) - max(start, s.start)) for s in self.silences)
 
     def exact_from(self, image: MetadataImage) -> None:
         """From here on ``image`` (a snapshot's) is the state: what the inexact start told
@@ -254,6 +324,8 @@ class Lifecycles:
 
     def end(self, offset: int, timestamp: int) -> None:
         """The last offset read, and its batch's time."""
+        if self.newest_timestamp is None or timestamp > self.newest_timestamp:
+            self.newest_timestamp = timestamp
         self.last_batch = offset
         self.last_timestamp = timestamp
 
@@ -261,6 +333,9 @@ class Lifecycles:
         """A control record of the current batch (a LeaderChange names the leader)."""
         if payload.type == "LEADER_CHANGE" and isinstance(payload.data, dict):
             self.leader_change(epoch, payload.data)
+        elif payload.type == "KRAFT_VOTERS" and isinstance(payload.data, dict):
+            self.voters = sorted(v["voterId"] for v in payload.data.get("voters") or ())
+            self.voters_from = f"the VotersRecord at offset {self.last_batch}"
 
     def leader_change(self, epoch: int, data: dict[str, Any]) -> None:
         """A LeaderChange control record of the current batch."""
@@ -269,6 +344,8 @@ class Lifecycles:
             return
         span.leader = data.get("leaderId")
         span.voters = sorted(v["voterId"] for v in data.get("voters") or ())
+        if span.voters:
+            self.voters, self.voters_from = span.voters, f"the LeaderChange of epoch {epoch}"
 
     def before(self, type_name: str, data: Any) -> None:
         """A metadata record is about to be applied to the image."""
@@ -303,6 +380,8 @@ class Lifecycles:
         self.last_offset = offset
         if seen is None:
             return
+        if seen[0] != "partition":  # a registration's time: a batch heard (silences)
+            self._heard_at(offset, timestamp)
         role = seen[0]
         if role == "partition":
             self._partition_changed(seen, data)
@@ -314,20 +393,23 @@ class Lifecycles:
     def finish(self) -> None:
         """The log has ended (at :meth:`end`): close the leader spans and judge who is
         still fenced."""
-        timestamp = self.last_timestamp
+        timestamp = self.newest_timestamp
         self.open_fences = dict(self._fenced_since)
         for i, span in enumerate(self.leaders):
             end = self.leaders[i + 1].timestamp if i + 1 < len(self.leaders) else timestamp
             span.duration_ms = max(0, (end or span.timestamp) - span.timestamp)
         if timestamp is not None:
             for node, since in sorted(self._fenced_since.items()):
-                if since is not None and timestamp - since > self.fenced_longer_than_ms:
+                silent = 0 if since is None else self.silent_ms(since, timestamp)
+                if since is not None and \
+                        timestamp - since - silent > self.fenced_longer_than_ms:
                     self.findings.append(Finding(
                         "V132", f"broker {node} is still fenced at the end of the log, "
-                        f"{duration(timestamp - since)} after it was fenced",
+                        f"{duration(timestamp - since)} after it was fenced"
+                        f"{_silent_words(silent)}",
                         offset=self._fenced_at.get(node),
                         details={"broker": node, "fenced_ms": timestamp - since,
-                                 "ongoing": True}))
+                                 "ongoing": True, "silent_ms": silent}))
         self.findings += _storms(self.events, self.leaders)
         self.findings.sort(key=lambda f: (f.offset is None, f.offset or 0))
 
@@ -450,8 +532,21 @@ class Lifecycles:
                 and self._registered_in.get(node) == self._epoch:
             return OWN_CONTROLLER
         if e.lost_leadership:
-            return UNCONTROLLED
+            return QUORUM_RESTARTED if self._quorum_restarted(node, e.timestamp) \
+                else UNCONTROLLED
         return CANNOT_TELL
+
+    def _quorum_restarted(self, node: int, timestamp: int) -> bool:
+        """Whether every controller (the registered ones and the voters) registered a
+        new incarnation within :data:`QUORUM_RESTART_WINDOW_MS` before ``timestamp``.
+        Not where the quorum is ``node``'s own controller alone (a single combined
+        node): its broker stops before its controller in one process, so a clean stop
+        writes its controlled shutdown, and none on disk is a crash."""
+        nodes = set(self.image.controllers) | set(self.voters or ())
+        since = self._controller_since
+        return bool(nodes) and nodes != {node} and all(
+            n in since and 0 <= timestamp - since[n] <= QUORUM_RESTART_WINDOW_MS
+            for n in nodes)
 
     def _restart(self, e: NodeEvent, node: int, before: str, offset: int) -> None:
         """Whether the incarnation a new one replaces shut down cleanly; V131 when the log
@@ -540,11 +635,16 @@ class Lifecycles:
             at = self._fenced_at.pop(node, None)
             if since is not None:
                 e.fenced_ms = timestamp - since
-                if e.fenced_ms > self.fenced_longer_than_ms:
+                silent = self.silent_ms(since, timestamp)
+                # a stretch the log holds no record of (the cluster was off) is no
+                # fence a broker stayed in while the others ran
+                if e.fenced_ms - silent > self.fenced_longer_than_ms:
                     self.findings.append(Finding(
                         "V132", f"broker {node} was fenced for {duration(e.fenced_ms)} "
-                        f"(from offset {at} to {offset})", offset=offset,
-                        details={"broker": node, "fenced_ms": e.fenced_ms, "from_offset": at}))
+                        f"(from offset {at} to {offset}){_silent_words(silent)}",
+                        offset=offset,
+                        details={"broker": node, "fenced_ms": e.fenced_ms, "from_offset": at,
+                                 "silent_ms": silent}))
         elif after == UNREGISTERED:
             since = self._fenced_since.pop(node, None)
             self._fenced_at.pop(node, None)
@@ -567,6 +667,8 @@ class Lifecycles:
             event = "amended"
         before = UNREGISTERED if reg_before is None else "registered"
         after = UNREGISTERED if reg is None else "registered"
+        if event in ("registered", "re_registered"):
+            self._controller_since[node] = timestamp
         e = NodeEvent("controller", node, event, offset, timestamp, type_name, before, after,
                       None, None, (reg or reg_before or {}).get("incarnationId"))
         if reg is not None:
@@ -613,7 +715,7 @@ class Lifecycles:
                                            and e.state_before in _DOWN):
                 s.fenced_ms = s.longest_fenced_ms = None  # fenced since before the log
             s.last_offset, s.last_timestamp = e.offset, e.timestamp
-        end = self.last_timestamp
+        end = self.newest_timestamp
         for node, since in self.open_fences.items():
             s = out.get(("broker", node))
             if s is None or not to_the_end:
@@ -629,6 +731,11 @@ class Lifecycles:
             elif s.role == "broker" and self.shutdowns_unknown:
                 s.controlled_shutdowns = None
         return sorted(out.values(), key=lambda s: (s.role != "broker", s.node))
+
+
+def _silent_words(silent: int) -> str:
+    return "" if not silent else \
+        f", {duration(silent)} of it with no record in the log"
 
 
 def _add_fenced(s: NodeSummary, ms: int) -> None:

@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kmeta.core.image import PROBLEM_CODES, MetadataImage
-from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary
-from kmeta.errors import UnreadableInput, UsageError
+from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary, Silence
+from kmeta.errors import FormatError, UnreadableInput, UsageError
 from kmeta.findings import Finding, Severity
 from kmeta.ops.replay import (
     Replay,
@@ -101,8 +101,9 @@ class BrokersResult:
     #: the snapshot the replay started from, or None when it started empty at offset 0
     snapshot: Path | None
     start_offset: int
-    #: the offset after the last record read, or None when no log was read
-    end_offset: int | None
+    #: the offset after the last record read (the log end offset), or None when no log
+    #: was read
+    log_end_offset: int | None
     first_timestamp: int | None = None
     last_timestamp: int | None = None
     #: a snapshot without a log: the state at one offset, no history
@@ -115,10 +116,18 @@ class BrokersResult:
     state_known_from: int | None = None
     #: the snapshot that made it exact, when the replay did not start from it
     exact_snapshot: Path | None = None
+    #: the quorum's voters, as the log last names them (a VotersRecord or a
+    #: LeaderChange) or else as quorum-state holds them; None when neither says
+    voters: list[int] | None = None
+    #: what said so: "the LeaderChange of epoch 31", "quorum-state", …
+    voters_from: str | None = None
     #: what --broker, --since and --until kept (None: everything)
     broker: int | None = None
     since: Bound | None = None
     until: Bound | None = None
+    #: the stretches the log holds no record of (a cluster powered off, a log before
+    #: Kafka 3.3's NoOps): no node's state is seen there
+    silences: list[Silence] = field(default_factory=list)
     not_on_disk: list[str] = field(default_factory=lambda: list(NOT_ON_DISK))
 
     @property
@@ -258,13 +267,59 @@ def _told(part: PartitionDir, plan: _Plan, watch: _Watch, findings: list[Finding
     lives.finish()
     # the anomalies are the partition's: a reader must know where they were found
     told = [replace(f, file=str(part.path)) for f in lives.findings]
+    newest = max((t for t in (lives.newest_timestamp, _time_indexes_newest(part))
+                  if t is not None), default=None)
+    voters, voters_from = lives.voters, lives.voters_from
+    if voters is None:
+        voters, voters_from = _quorum_state_voters(part.path)
     return BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
                          plan.snapshot, plan.start, None if end is None else end + 1,
-                         watch.first_timestamp, lives.last_timestamp,
+                         watch.first_timestamp, newest,
                          metadata_records=records, control_records=watch.controls,
                          state_known_from=known,
                          exact_snapshot=None if exact is None or exact.snap is None
-                         else exact.snap.path)
+                         else exact.snap.path, voters=voters, voters_from=voters_from,
+                         silences=lives.silences)
+
+
+def _time_indexes_newest(part: PartitionDir) -> int | None:
+    """The newest time the segments' time indexes hold: each entry is the largest batch
+    time up to its offset (``TimeIndex``), and a segment's last entry is written when it
+    rolls, so it covers the batches a replay hears of only in part (a run of NoOps)."""
+    from kmeta.formats.indexes import TIME_INDEX_ENTRY_SIZE
+
+    newest = None
+    for f in part.files:
+        if f.kind.kind != "time-index" or f.kind.suffix is not None:
+            continue
+        try:
+            data = f.path.read_bytes().rstrip(b"\0")  # the preallocated tail is zeros
+        except OSError:
+            continue
+        end = len(data) - len(data) % TIME_INDEX_ENTRY_SIZE
+        if len(data) % TIME_INDEX_ENTRY_SIZE:  # the last entry's offset ends in zeros
+            end += TIME_INDEX_ENTRY_SIZE
+        if end < TIME_INDEX_ENTRY_SIZE:
+            continue
+        stamp = int.from_bytes(data[end - TIME_INDEX_ENTRY_SIZE:end - 4].ljust(8, b"\0"),
+                               "big", signed=True)
+        if stamp >= 0 and (newest is None or stamp > newest):
+            newest = stamp
+    return newest
+
+
+def _quorum_state_voters(part: Path) -> tuple[list[int] | None, str | None]:
+    """The voters a metadata partition's quorum-state names (its version 0 writes them,
+    ``currentVoters``; version 1, from Kafka 3.8, does not)."""
+    from kmeta.formats.textfiles import parse_quorum_state
+
+    try:
+        state = parse_quorum_state((part / "quorum-state").read_bytes())
+    except (OSError, FormatError):  # absent or unreadable: verify says so
+        return None, None
+    if not state.current_voters:
+        return None, None
+    return sorted(state.current_voters), "quorum-state"
 
 
 def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
@@ -382,8 +437,10 @@ def _snapshot_only(snap: LogFile, image: MetadataImage, findings: list[Finding],
                    broker: int | None, fenced_longer_than_ms: int) -> BrokersResult:
     lives = Lifecycles(image, fenced_longer_than_ms=fenced_longer_than_ms)
     end = snap.kind.base_offset or 0
+    voters, voters_from = _quorum_state_voters(snap.path.parent)
     result = BrokersResult([], [], [], findings, snap.path, end, None,
-                           snapshot_only=True, state_known_from=end, broker=broker)
+                           snapshot_only=True, state_known_from=end, broker=broker,
+                           voters=voters, voters_from=voters_from)
     _keep(result, lives, broker, None, None)
     return result
 
@@ -407,6 +464,7 @@ def _keep(result: BrokersResult, lives: Lifecycles, broker: int | None, lo: int 
                             or f.details.get("broker") == broker
                             or broker in f.details.get("brokers", ()))]
     result.events = events
+    result.silences = [s for s in result.silences if inside(s.offset)]
     result.summary = [s for s in lives.summaries(events, to_the_end=hi is None,
                                                  lone=result.snapshot_only)
                       if broker is None or s.node == broker]

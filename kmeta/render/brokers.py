@@ -10,11 +10,13 @@ from typing import Any
 from kmeta.core.lifecycle import (
     CANNOT_TELL,
     OWN_CONTROLLER,
+    QUORUM_RESTARTED,
     UNCONTROLLED,
     UNKNOWN,
     LeaderSpan,
     NodeEvent,
     NodeSummary,
+    Silence,
     duration,
 )
 from kmeta.findings import Finding
@@ -74,6 +76,9 @@ _FENCE_WORDS = {
                     "was alive, not a crash",
     CANNOT_TELL: "it led nothing and no controlled shutdown is on disk: a clean shutdown "
                  "and a lost session look the same, the log cannot tell",
+    QUORUM_RESTARTED: "every controller had just restarted: the new controller's session "
+                      "ran out (a whole-cluster restart); a clean stop and a crash look "
+                      "the same, the log cannot tell",
 }
 
 
@@ -89,6 +94,9 @@ def _restart(e: NodeEvent) -> str:
                 "after: cannot tell")
     if e.fence_kind == CANNOT_TELL:
         return "clean shutdown or crash: its fence cannot tell"
+    if e.fence_kind == QUORUM_RESTARTED:
+        return ("clean shutdown or crash: fenced after the whole quorum restarted, "
+                "the log cannot tell")
     if e.state_before == UNKNOWN:
         return "how the one before stopped: not on disk"
     return ("how the one before stopped: cannot tell (fenced before the replay, or never "
@@ -140,6 +148,12 @@ def event_text(e: NodeEvent) -> str:
     return f"{e.event.replace('_', ' ')}{_after(e)}{tail}"
 
 
+def _silence_text(s: Silence) -> str:
+    """A stretch the log holds no record of: nothing is seen of any node then."""
+    return (f"  {utc(s.start)}  @{s.after}-{s.offset}  no record in the log for at least "
+            f"{duration(s.ms)}, to {utc(s.end)}: no node is seen then")
+
+
 def _node(role: str, node: int) -> str:
     return f"{role} {node}"
 
@@ -158,8 +172,13 @@ def brokers_lines(result: BrokersResult, colour: bool = False,
     elif result.events:
         yield ""
         yield "timeline (UTC):"
+        silences = list(result.silences)
         for e in result.events:
+            while silences and silences[0].offset <= e.offset:
+                yield _silence_text(silences.pop(0))
             yield f"  {utc(e.timestamp)}  @{e.offset}  {_node(e.role, e.node)}: {event_text(e)}"
+        for s in silences:
+            yield _silence_text(s)
     else:
         yield ""
         yield "no registration changed" + _window(result)
@@ -169,6 +188,7 @@ def brokers_lines(result: BrokersResult, colour: bool = False,
         for i, s in enumerate(result.leaders):
             yield "  " + _leader_text(s, i + 1 == len(result.leaders))
     yield ""
+    yield _voters_line(result)
     yield from _table(result.summary)
     told, _ = story_findings(result)
     if told:
@@ -186,7 +206,7 @@ def _header(result: BrokersResult) -> str:
              else "offset 0")
     if result.snapshot_only:
         return f"state at offset {result.start_offset} from {start}"
-    end = "-" if result.end_offset is None else result.end_offset - 1
+    end = "-" if result.log_end_offset is None else result.log_end_offset - 1
     when = ""
     if result.first_timestamp is not None:
         when = f", {utc(result.first_timestamp)} to {utc(result.last_timestamp)} UTC"
@@ -229,6 +249,15 @@ def _leader_text(s: LeaderSpan, last: bool) -> str:
         else f"for {duration(s.duration_ms)}"
     return (f"epoch {s.epoch}: {who} from offset {s.offset} at {utc(s.timestamp)}, "
             f"{held}{voters}")
+
+
+def _voters_line(result: BrokersResult) -> str:
+    """The quorum's voters and what named them: before Kafka 3.7 no record registers a
+    controller, so the nodes' table alone would show a quorum of none."""
+    if result.voters is None:
+        return "quorum voters: not on disk (no record or quorum-state names them)"
+    return (f"quorum voters: {', '.join(map(str, result.voters))} "
+            f"(from {result.voters_from})")
 
 
 def _table(summary: list[NodeSummary]) -> Iterator[str]:
@@ -295,12 +324,13 @@ def brokers_json(result: BrokersResult) -> Iterator[str]:
         "kind": "brokers_summary",
         "snapshot": None if result.snapshot is None else str(result.snapshot),
         "snapshot_only": result.snapshot_only, "start_offset": result.start_offset,
-        "end_offset": result.end_offset, "first_timestamp": result.first_timestamp,
+        "log_end_offset": result.log_end_offset, "first_timestamp": result.first_timestamp,
         "last_timestamp": result.last_timestamp, "records": result.records,
         "metadata_records": result.metadata_records,
         "control_records": result.control_records,
         "state_known_from": result.state_known_from,
         "exact_snapshot": None if result.exact_snapshot is None else str(result.exact_snapshot),
+        "voters": result.voters, "voters_from": result.voters_from,
         "nodes": [node_json(s) for s in result.summary],
         "not_on_disk": result.not_on_disk,
     })

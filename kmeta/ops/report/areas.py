@@ -86,6 +86,8 @@ def judge(report: Report, lines: dict[str, str | None]) -> list[Area]:
         found = by_area[name]
         line = lines.get(name)
         verdict = "none" if line is None and not found else _verdict(found)
+        if line is None and found:  # its analysis had nothing to read; verify spoke
+            line = "nothing of its own to judge; verify's findings"
         area = Area(name, verdict, line or "", found)
         area.next_steps = next_steps(report, name, found)
         areas.append(area)
@@ -117,7 +119,10 @@ def next_steps(report: Report, area: str, findings: list[Finding]
     if not codes:
         return []
     steps: list[tuple[str, list[str]]] = []
-    why = next((HINTS[c] for c in codes if c in HINTS), CODES[codes[0]].meaning)
+    # the worst findings speak first: under an error, a warning's hint ("nothing is
+    # lost") would say the opposite of the verdict
+    worst = _first_codes(findings, (Severity.ERROR,)) or codes
+    why = next((HINTS[c] for c in worst if c in HINTS), CODES[worst[0]].meaning)
     if area == "logs":
         damaged = [f for f in findings if f.code in _REPAIRABLE and f.severity in bad]
         dirs = list(dict.fromkeys(d for f in damaged if (d := _partition_dir(f))))
@@ -139,9 +144,14 @@ def next_steps(report: Report, area: str, findings: list[Finding]
                  else r.path for r in report.diff.replicas]
         steps.append((why, ["kmeta", "diff", *paths]))
     elif area == "brokers" and report.brokers is not None:
-        steps.append((why, ["kmeta", "brokers", _lead(report)]))
+        lead = _lead(report)
+        steps.append((why, ["kmeta", "brokers", *([lead] if lead else report.paths)]))
     elif area == "snapshots":
-        steps.append((why, ["kmeta", "retention", _lead(report)]))
+        lead = _lead(report)
+        # retention reads a metadata replica; a snapshot file beside none (a lone
+        # bootstrap.checkpoint) is verify's to tell about
+        steps.append((why, ["kmeta", "retention", lead] if lead
+                      else ["kmeta", "verify", *report.paths]))
     elif area == "consumers" and report.consumers is not None:
         against = report.consumers.against
         steps.append((why, ["kmeta", "consumers", str(report.consumers_dir or report.paths[0]),
@@ -156,7 +166,8 @@ def next_steps(report: Report, area: str, findings: list[Finding]
     return steps[:3]
 
 
-def _lead(report: Report) -> str:
-    """The metadata replica the report told brokers from: the longest log."""
-    lead = max(report.metadata, key=lambda m: m.log_end_offset or -1)
-    return str(lead.path)
+def _lead(report: Report) -> str | None:
+    """The metadata replica the report told brokers from: the longest log (None: the
+    paths hold no metadata replica)."""
+    lead = max(report.metadata, key=lambda m: m.log_end_offset or -1, default=None)
+    return None if lead is None else str(lead.path)

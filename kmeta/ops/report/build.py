@@ -242,12 +242,18 @@ def _replica_view(found: Discovery, part: PartitionDir, stats: LogStats | None,
     and the offsets each segment holds."""
     cluster, node = next((_identity(d) for d in found.data_dirs if part in d.partitions),
                          (None, None))
-    model = None if stats is None else stats.model
+    model = None if stats is None or not part.segments else stats.model
     view = MetadataReplica(label, part.path, node, cluster,
                            None if model is None else model.log_start_offset,
                            None if model is None else model.log_end_offset)
     if model is not None:
         view.epochs = [(e.epoch, e.start_offset, None) for e in model.epoch_cache.entries]
+    else:  # no log left (V020) to say its bounds: the epoch cache as its file holds it
+        from kmeta.ops.replica import small_file
+
+        _, checkpoint, _ = small_file(part, "leader-epoch-checkpoint")
+        if checkpoint is not None:
+            view.epochs = [(e.epoch, e.start_offset, None) for e in checkpoint.entries]
     ends = {} if stats is None else {base: max((r[1] for r in runs), default=None)
                                      for base, runs in stats.layout}
     for f in part.segments:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kmeta.ops.report.model import Report
+
+if TYPE_CHECKING:
+    from kmeta.core.lifecycle import NodeSummary
+    from kmeta.ops.brokers import BrokersResult
 
 
 def size(n: int) -> str:
@@ -51,8 +57,16 @@ def replicas_line(report: Report) -> str | None:
         epoch = "" if p.divergence_epoch is None else f" (epoch {p.divergence_epoch})"
         peer, local = report.label_of(p.peer.label), report.label_of(p.local.label)
         where = "" if p.divergence_offset is None else f" at offset {p.divergence_offset:,}"
-        return f"{peer} diverged from {local}{where}{epoch}"
-    lagging = sorted({report.label_of(p.lagging) for p in d.pairs if p.lagging})
+        # the direction of its finding (V160: LOCAL's file, "diverged from PEER")
+        return f"{local} diverged from {peer}{where}{epoch}"
+    behind = {p.lagging for p in d.pairs if p.lagging}
+    # a replica equivalent to one behind is behind as well (diff pairs each with the
+    # first replica given, not with one another)
+    for p in d.pairs:
+        if p.status in ("identical", "equivalent") and \
+                {p.local.label, p.peer.label} & behind:
+            behind |= {p.local.label, p.peer.label}
+    lagging = sorted({report.label_of(label) for label in behind})
     if lagging:
         return (f"{_plural(len(d.replicas), 'replica')} agree; "
                 f"{', '.join(lagging)} behind (a prefix of the longest)")
@@ -65,13 +79,33 @@ def brokers_line(report: Report) -> str | None:
         return None
     nodes = [s for s in b.summary if s.role == "broker"]
     controllers = [s for s in b.summary if s.role == "controller"]
-    crashes = sum(s.crashes or 0 for s in b.summary)
-    fences = sum(s.fences or 0 for s in b.summary)
-    line = f"{_plural(len(nodes), 'broker')}, {_plural(len(controllers), 'controller')}"
+    # the quorum by its voters: no record registers a controller before Kafka 3.7
+    quorum = _plural(len(b.voters), "voter") if b.voters is not None \
+        else _plural(len(controllers), "controller")
+    line = f"{_plural(len(nodes), 'broker')}, {quorum}"
     if b.snapshot_only:
         return line + " (a snapshot: no history)"
-    return f"{line}; {_plural(crashes, 'crash')}, {_plural(fences, 'fence')}".replace(
-        "crashs", "crashes")
+    return f"{line}; {_crashes(b)}, {_counted(b.summary, 'fences', 'fence')}"
+
+
+def _crashes(b: BrokersResult) -> str:
+    """The crashes the findings tell (V131), and whether restarts the log cannot judge
+    may hide more."""
+    told = sum(1 for f in b.findings if f.code == "V131")
+    unknown = any(s.crashes is None for s in b.summary if s.role == "broker")
+    if not unknown:
+        return f"{told:,} crash" + ("" if told == 1 else "es")
+    if told:
+        return f"at least {told:,} crash" + ("" if told == 1 else "es")
+    return "? crashes"
+
+
+def _counted(summary: list[NodeSummary], key: str, what: str) -> str:
+    """A count summed over the brokers, or ? when one of them is unknown."""
+    counts = [getattr(s, key) for s in summary if s.role == "broker"]
+    if any(c is None for c in counts):
+        return f"? {what}s"
+    return _plural(sum(counts), what)
 
 
 def consumers_line(report: Report) -> str | None:

@@ -115,6 +115,8 @@ class Report:
     #: (topic, partition) -> (log start, log end) of the partitions consumers committed
     #: in, as read on the paths (the consumers picture: kmeta.ops.report.pictures)
     partition_bounds: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    #: of those on the paths whose bounds were not read: why ("no segment", …)
+    unbounded: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def label_of(self, path: str | Path) -> str:
         """A metadata replica's label, from the path an analysis names it by."""

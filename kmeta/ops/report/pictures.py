@@ -43,6 +43,7 @@ def add_picture_data(report: Report) -> None:
             for mine, theirs in zip(m.segments, twin.segments, strict=True):
                 mine.first_timestamp = theirs.first_timestamp
                 mine.max_timestamp = theirs.max_timestamp
+        _newest(report, m)
         _damage(m, findings)
         _repair_cut(m)
     _consumer_bounds(report)
@@ -96,6 +97,18 @@ def _times(m: MetadataReplica) -> None:
     m.times = samples
 
 
+def _newest(report: Report, m: MetadataReplica) -> None:
+    """Each segment's newest time as retention tallied it from every batch (verify's
+    pass): the samples may miss it, and a clock set back makes the last batch older than
+    some before it."""
+    rows = next((r.segments for r in report.retention if Path(r.partition) == m.path), [])
+    exact = {row.base_offset: row.max_timestamp for row in rows}
+    for seg in m.segments:
+        top = exact.get(seg.base_offset)
+        if top is not None and (seg.max_timestamp is None or top > seg.max_timestamp):
+            seg.max_timestamp = top
+
+
 def _damage(m: MetadataReplica, findings: list[Finding]) -> None:
     inside = str(m.path)
     seen = {(d.path, d.code, d.position, d.offset) for d in m.damage}
@@ -140,10 +153,13 @@ def _consumer_bounds(report: Report) -> None:
     wanted = sorted({(r.commit.topic, r.commit.partition) for r in report.consumers.rows
                      if (r.commit.topic, r.commit.partition) in report.partitions}
                     - set(report.partition_bounds))
+    for key in wanted[MOST_CONSUMER_PARTITIONS:]:
+        report.unbounded[key] = f"past the first {MOST_CONSUMER_PARTITIONS:,} read"
     for key in wanted[:MOST_CONSUMER_PARTITIONS]:
         found = discover([str(report.partitions[key][0])])
         parts = list(found.all_partitions())
         if not parts or not parts[0].segments:
+            report.unbounded[key] = "its dir holds no segment"
             continue
         view = read_partition(parts[0])
         report.partition_bounds[key] = (view.log_start, view.log_end)

@@ -150,7 +150,7 @@ def _consumers(report: Report) -> str:
             f'<td>{escape(c.topic)}-{c.partition}</td>'
             f'<td class="num">{_num(c.offset)}</td><td class="num">{_num(start)}</td>'
             f'<td class="num">{_num(end)}</td><td class="num">{lag}</td>'
-            f'<td>{_position_bar(c.offset, start, end, f"{c.group} at {c.offset}{epoch}{when}")}'
+            f'<td>{_position_bar(c.offset, start, end, f"{c.group} at {c.offset}{epoch}{when}", _absent(report, (c.topic, c.partition)))}'
             f'</td><td class="verdict-{attr(verdict)}" title="{attr(why)}">'
             f'{escape(verdict or "not checked")}</td></tr>')
     out.append('</tbody></table>')
@@ -164,14 +164,25 @@ def _num(v: int | None) -> str:
     return "–" if v is None else f"{v:,}"
 
 
-def _position_bar(offset: int | None, start: int | None, end: int | None, tip: str) -> str:
+def _absent(report: Report, key: tuple[str, int]) -> str:
+    """Why a partition's log has no bounds to place a position in."""
+    if key not in report.partitions:
+        return "partition not on these paths"
+    dirs = ", ".join(str(d) for d in report.partitions[key])
+    why = report.unbounded.get(key, "its log was not read")
+    return f"dir here, bounds unknown: {why} ({dirs})"
+
+
+def _position_bar(offset: int | None, start: int | None, end: int | None, tip: str,
+                  absent: str = "partition not on these paths") -> str:
     w, h = 220, 16
     if offset is None:
         return ""
     if start is None or end is None:
+        short, _, why = absent.partition(": ")
         return (f'<svg class="pos" viewBox="0 0 {w} {h}" width="{w}" height="{h}">'
-                f'<text x="0" y="12" class="tick-left">partition not on these paths'
-                f'</text><title>{escape(tip)}</title></svg>')
+                f'<text x="0" y="12" class="tick-left">{escape(short)}</text>'
+                f'<title>{escape(tip)}{": " + escape(why) if why else ""}</title></svg>')
     if end <= start and offset == start:  # an empty log: nothing to place it in
         return (f'<svg class="pos" viewBox="0 0 {w} {h}" width="{w}" height="{h}">'
                 f'<polygon class="mark committed" data-mark="committed" points="5,2 10,14 '
@@ -253,7 +264,7 @@ def _findings(report: Report) -> str:
            f'<label>code <select id="f-code"><option value="">all</option>{options}'
            '</select></label><label>file <input id="f-file" type="search" '
            'placeholder="part of a path"></label><span id="f-shown"></span></div>',
-           '<table id="findings"><thead><tr><th>severity</th><th>code</th><th>file</th>'
+           f'<table id="findings" data-total="{len(found)}"><thead><tr><th>severity</th><th>code</th><th>file</th>'
            '<th class="num">byte</th><th class="num">offset</th><th>message</th></tr>'
            '</thead><tbody>']
     shown = sorted(found, key=lambda f: order[f.severity.value])[:MOST_FINDING_ROWS]
@@ -269,7 +280,21 @@ def _findings(report: Report) -> str:
             f'<td class="num">{"" if f.offset is None else f.offset}</td>'
             f'<td>{escape(f.message)}</td></tr>')
     out.append('</tbody></table>')
-    if len(found) > len(shown):
-        out.append(f'<p class="note">{len(found) - len(shown):,} more findings: '
-                   '<code>kmeta verify --json</code> lists them all.</p>')
-    return "".join(out)
+    return _findings_count(report, found, len(shown)) + "".join(out)
+
+
+def _findings_count(report: Report, found: list[Finding], listed: int) -> str:
+    """How many findings there are, how many the table lists, and the command that lists
+    the rest: the table's own count ("k of n shown") is of its rows only."""
+    counts = Counter(f.severity.value for f in found)
+    sevs = ", ".join(f"{counts[s]:,} {s}{'' if s == 'info' or counts[s] == 1 else 's'}"
+                     for s in ("error", "warning", "info") if counts[s])
+    head = f"{len(found):,} finding{'' if len(found) == 1 else 's'} ({sevs})"
+    if listed >= len(found):
+        return f'<p class="note" data-findings="{len(found)}">{head}, each listed below.</p>'
+    every = shlex.join(["kmeta", "report", "--all", *report.paths])
+    return (f'<p class="note" data-findings="{len(found)}" data-listed="{listed}">{head}: '
+            f'the table lists the first {listed:,} (errors first); the other '
+            f'{len(found) - listed:,} are not on this page. <code>{escape(every)}</code> '
+            'lists every one (with <code>--json</code> instead of <code>--all</code>, one '
+            'JSON object each).</p>')

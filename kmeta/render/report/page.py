@@ -15,7 +15,7 @@ _COLOURS = {
     "before": "#e6e8ec", "no-epoch": "#c5cad3", "diverge": "#d81b60",
     "unfenced": "#43a047", "fenced": "#fb8c00", "controlled_shutdown": "#8e9fb0",
     "shut_down": "#607080", "registered": "#26a69a", "unregistered": "#eceff1",
-    "unknown": "#d0d4da", "registration": "#263238", "crash": "#d32f2f",
+    "unknown": "#d0d4da", "silent": "#f4f5f7", "registration": "#263238", "crash": "#d32f2f",
     "storm": "#8e24aa",
     "snapshot": "#5e35b1", "snapshot-deleted": "#b0a4cf", "between": "#90caf9",
     "deleted": "#bdbdbd", "log-start": "#111",
@@ -55,6 +55,8 @@ svg .band{fill:#f7f8fa}svg .grid{stroke:#e3e6eb}svg .axis{stroke:#9aa3af}
 svg .tick{fill:var(--mute);text-anchor:middle}
 svg .axis-label{fill:var(--mute);text-anchor:end}
 svg .lane-label{fill:var(--ink);text-anchor:end;font-size:12px}
+svg .span.silent{stroke:#9aa3ad;stroke-dasharray:3 2;stroke-width:1}
+.swatch.silent{border:1px dashed #9aa3ad}
 svg .lane[data-kind=quorum] .lane-label{font-style:italic}
 svg .span{stroke:#fff;stroke-width:.6}
 svg .span-label{fill:#10151f;text-anchor:middle;pointer-events:none;font-size:10.5px}
@@ -125,7 +127,9 @@ var sev=document.getElementById('f-sev'),code=document.getElementById('f-code'),
 function apply(){var s=sev.value,c=code.value,f=file.value.toLowerCase(),k=0;
   rows.forEach(function(r){var ok=(!s||r.dataset.severity===s)&&(!c||r.dataset.code===c)&&
     (!f||r.dataset.file.toLowerCase().indexOf(f)>=0);r.hidden=!ok;if(ok)k++;});
-  shown.textContent=k+' of '+rows.length+' shown';}
+  var all=+table.dataset.total,n=function(v){return v.toLocaleString('en-US');};
+  shown.textContent=n(k)+' of '+n(rows.length)+' rows shown'+(all>rows.length?
+    ' (the page lists '+n(rows.length)+' of '+n(all)+' findings)':'');}
 [sev,code,file].forEach(function(el){el.addEventListener('input',apply);
   el.addEventListener('change',apply);});
 apply();

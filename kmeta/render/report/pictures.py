@@ -7,10 +7,12 @@ Each function returns the figure's HTML, or "" when the data has no such picture
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from kmeta.core.lifecycle import duration
+from kmeta.core.lifecycle import Silence, duration
 from kmeta.findings import Finding
 from kmeta.ops.report import MetadataReplica, Report
 from kmeta.render.report.svg import Chart, Lane, Mark, Span, utc
@@ -31,6 +33,8 @@ STATES = {
     "registered": "registered (controller)",
     "unregistered": "not registered",
     "unknown": "state unknown (before the log on disk)",
+    "silent": "no record in the log (the cluster off, or quiet before Kafka 3.3): "
+              "no state seen",
 }
 
 
@@ -108,7 +112,7 @@ def _quorum_lane(report: Report, time: bool) -> Lane | None:
         return None
     lane = Lane("quorum leader", key="quorum", kind="quorum",
                 tip="who led each epoch of the quorum (LeaderChange records)")
-    end = b.end_offset if b.end_offset is not None else b.leaders[-1].offset
+    end = b.log_end_offset if b.log_end_offset is not None else b.leaders[-1].offset
     for i, s in enumerate(b.leaders):
         who = f"controller {s.leader}" if s.leader is not None else "leader not recorded"
         lo = s.timestamp if time else s.offset
@@ -130,7 +134,8 @@ _EPOCH_LEGEND = (("e0", "leader epoch (shades alternate; the number is the epoch
 
 
 def epochs_by_offset(report: Report) -> str:
-    reps = [m for m in report.metadata if m.epochs]
+    # a replica without a segment has an epoch cache but no log end to draw it to
+    reps = [m for m in report.metadata if m.epochs and m.segments]
     if not reps:
         return ""
     marks = _divergences(report)
@@ -233,7 +238,8 @@ def lifecycle(report: Report) -> str:
             elif e.event in ("registered", "re_registered", "unregistered"):
                 lane.marks.append(Mark(e.timestamp, "registration", what, shape="bar"))
         lane.spans.append(_state_span(lane.label, state, since, hi, since_offset,
-                                      b.end_offset))
+                                      b.log_end_offset))
+        lane.spans = _silenced(lane.label, lane.spans, b.silences)
         for f in storms:
             nodes = f.details.get("brokers", [])
             first, last = f.details.get("first_offset"), f.details.get("last_offset")
@@ -256,6 +262,42 @@ def lifecycle(report: Report) -> str:
         note = "Only a snapshot was read: each node's state at it, no history."
     return Chart("Brokers and controllers over time (UTC)", lanes, lo, hi, time=True,
                  axis_label="time (UTC)", name="lifecycle", legend=legend, note=note).svg()
+
+
+def _silenced(who: str, spans: list[Span], silences: list[Silence]) -> list[Span]:
+    """The state spans with the stretches the log holds no record of cut out and drawn
+    as such: a broker is not seen serving, or fenced, while nothing was written."""
+    out: list[Span] = []
+    for span in spans:
+        pieces = [span]
+        for quiet in silences:
+            cut: list[Span] = []
+            for p in pieces:
+                if quiet.end <= p.start or quiet.start >= p.end:
+                    cut.append(p)
+                    continue
+                if quiet.start > p.start:
+                    cut.append(_retold(who, p, p.start, quiet.start))
+                if quiet.end < p.end:
+                    cut.append(_retold(who, p, quiet.end, p.end))
+            pieces = cut
+        out += pieces
+    for quiet in silences:
+        out.append(Span(quiet.start, quiet.end, "state silent",
+                        f"{who}: no record in the log for at least {duration(quiet.ms)}, "
+                        f"{utc(quiet.start)} to {utc(quiet.end)} (offsets {quiet.after}–"
+                        f"{quiet.offset}): the cluster was off, or quiet before Kafka "
+                        "3.3's NoOps; no state is seen"))
+    return sorted(out, key=lambda x: x.start)
+
+
+def _retold(who: str, span: Span, start: float, end: float) -> Span:
+    """A piece of a state span between silences, its tooltip its own."""
+    state = span.kind.split()[-1]
+    return replace(span, start=start, end=end,
+                   tip=f"{who}: {STATES.get(state, state)} from {utc(int(start))} to "
+                       f"{utc(int(end))} ({duration(int(end - start))}); a stretch with no "
+                       "record in the log cuts it")
 
 
 def _states_only(report: Report) -> str:
@@ -436,10 +478,7 @@ def partitions(report: Report, found: list[Finding]) -> str:
             owner[str(d)] = key
     hits: dict[tuple[str, int], list[Finding]] = {}
     for f in found:
-        if f.file is None:
-            continue
-        path = Path(f.file)
-        key = owner.get(str(path)) or owner.get(str(path.parent))
+        key = _partition_of(f, owner, report.partitions)
         if key is not None:
             hits.setdefault(key, []).append(f)
     topics: dict[str, list[int]] = {}
@@ -474,6 +513,29 @@ def partitions(report: Report, found: list[Finding]) -> str:
                  legend=(("p-ok", "no finding"), ("p-info", "worst finding: info"),
                          ("p-warning", "worst finding: warning"),
                          ("p-error", "worst finding: error"))).svg()
+
+
+_NAMED = re.compile(r"(\S+)-(\d+)\b")
+
+
+def _partition_of(f: Finding, owner: dict[str, tuple[str, int]],
+                  partitions: dict[tuple[str, int], list[Path]]) -> tuple[str, int] | None:
+    """The partition a finding is about: the one whose dir holds its file; else, for a
+    finding on a data dir or its checkpoint files, the partition its details or the start
+    of its message name ("orders-1 at offset 40, beyond its log end", V035)."""
+    if f.file is None:
+        return None
+    path = Path(f.file)
+    key = owner.get(str(path)) or owner.get(str(path.parent))
+    if key is not None:
+        return key
+    topic, number = f.details.get("topic"), f.details.get("partition")
+    if isinstance(topic, str) and isinstance(number, int) and (topic, number) in partitions:
+        return topic, number
+    named = _NAMED.match(f.message)
+    if named is not None and (named[1], int(named[2])) in partitions:
+        return named[1], int(named[2])
+    return None
 
 
 def _worst(found: list[Finding]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from html import escape
 
@@ -19,6 +19,14 @@ _TIME_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 
                30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000,
                2 * 3_600_000, 3 * 3_600_000, 6 * 3_600_000, 12 * 3_600_000, 86_400_000,
                2 * 86_400_000, 7 * 86_400_000, 30 * 86_400_000, 365 * 86_400_000]
+#: A time axis's times are within this of their middle one (20 years): KRaft is from
+#: 2021, so a log whose times spread wider holds a stamp no clock wrote.
+PLAUSIBLE_SPREAD_MS = 20 * 365 * 86_400_000
+_YEAR_10000_MS = 253_402_300_800_000
+#: A lane label's pixels per character (12 px sans-serif, wide letters counted), and the
+#: most a label column takes of a 1000 px picture: a name longer is shortened to fit.
+_LABEL_CHAR_PX = 7.5
+_MOST_LABEL_PX = 420
 #: Pixels a tick label needs (a time label is the widest: "11-14 22:13")
 _TICK_PX = 96
 #: Shapes narrower than this many pixels are merged with their neighbours.
@@ -54,6 +62,13 @@ def utc(ms: int, step: int | None = None) -> str:
     return t.strftime("%H:%M:%S.") + f"{t.microsecond // 1000:03d}"
 
 
+def _far(ms: float) -> str:
+    """A time perhaps far outside what a date can show: its date, or its year and ms."""
+    if 0 <= ms < _YEAR_10000_MS:
+        return utc(int(ms))
+    return f"year {1970 + ms / 31_556_952_000:,.0f} ({int(ms)} ms)"
+
+
 def count(value: float) -> str:
     """An offset or a count on an axis: 1.2M, 35k, 950."""
     for unit, size in (("G", 10**9), ("M", 10**6), ("k", 10**3)):
@@ -61,6 +76,15 @@ def count(value: float) -> str:
             text = f"{value / size:.1f}".rstrip("0").rstrip(".")
             return f"{text}{unit}"
     return f"{value:g}"
+
+
+def _round_up(raw: float) -> int:
+    """The round step (1, 2 or 5 times a power of ten) at or above ``raw``, at least 1:
+    the axis's ticks stay as few as fit, however long the domain."""
+    if raw <= 1:
+        return 1
+    mag = 10 ** math.floor(math.log10(raw))
+    return max(1, int(next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)))
 
 
 @dataclass
@@ -83,12 +107,12 @@ class Scale:
         if span <= 0:
             return [(self.lo, utc(int(self.lo), 1000) if time else count(self.lo))]
         if time:
-            step = next((s for s in _TIME_STEPS if span / s <= most), _TIME_STEPS[-1])
+            step = next((s for s in _TIME_STEPS if span / s <= most), None)
+            if step is None:  # longer than the steps go: whole years, a round number
+                step = _TIME_STEPS[-1] * _round_up(span / most / _TIME_STEPS[-1])
             first = math.ceil(self.lo / step) * step
             return [(v, utc(v, step)) for v in range(int(first), int(self.hi) + 1, step)]
-        raw = span / most
-        mag = 10 ** math.floor(math.log10(raw))
-        step = max(1, int(next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)))
+        step = _round_up(span / most)
         first = math.ceil(self.lo / step) * step
         return [(v, count(v)) for v in range(int(first), int(self.hi) + 1, step)]
 
@@ -148,12 +172,53 @@ class Chart:
     axis: bool = True  # False: the lanes have no domain to tick (states at one point)
 
     def svg(self) -> str:
+        if not self.time:
+            return self._draw()
+        return self._plausible()._draw()
+
+    def _plausible(self) -> Chart:
+        """The chart with the times no clock wrote left off (a corrupt timestamp of year
+        two million would squeeze the log into a pixel): any before 1970 or in year 10,000
+        or later, and any more than :data:`PLAUSIBLE_SPREAD_MS` from the middle of the
+        others; the note says how many and which."""
+        points = sorted([v for lane in self.lanes for s in lane.spans for v in (s.start, s.end)]
+                        + [m.at for lane in self.lanes for m in lane.marks]
+                        + [r.at for r in self.rules])
+        inside = [v for v in points if 0 <= v < _YEAR_10000_MS]
+        if not inside:
+            return self
+        middle = inside[len(inside) // 2]
+        lo = max(0, middle - PLAUSIBLE_SPREAD_MS)
+        hi = min(_YEAR_10000_MS - 1, middle + PLAUSIBLE_SPREAD_MS)
+        odd = sorted({v for v in points if not lo <= v <= hi})
+        if not odd:
+            return self
+
+        def ok(v: float) -> bool:
+            return lo <= v <= hi
+
+        kept = [v for v in points if ok(v)]
+        first, last = min(kept), max(kept)  # a span with one end off ends at the axis's
+        lanes = []
+        for lane in self.lanes:
+            spans = [replace(s, start=min(max(s.start, first), last),
+                             end=min(max(s.end, first), last))
+                     for s in lane.spans if ok(s.start) or ok(s.end)]
+            lanes.append(replace(lane, spans=spans, marks=[m for m in lane.marks if ok(m.at)]))
+        shown = ", ".join(_far(v) for v in odd[:3]) + (" …" if len(odd) > 3 else "")
+        note = (f"{self.note} " if self.note else "") + (
+            f"{len(odd):,} implausible time(s) left off the axis: {shown}; a wrong clock "
+            "or a corrupt batch header wrote them.")
+        return replace(self, lanes=lanes, rules=[r for r in self.rules if ok(r.at)],
+                       lo=max(self.lo, first), hi=min(self.hi, last), note=note)
+
+    def _draw(self) -> str:
         lo, hi = self.lo, self.hi
         if hi <= lo:  # one point in time or one offset: give it room
             pad = 1000 if self.time else 1
             lo, hi = lo - pad, hi + pad
         longest = max((len(lane.label) for lane in self.lanes), default=4)
-        label_width = min(240, max(70, int(7.5 * longest) + 16))
+        label_width = min(_MOST_LABEL_PX, max(70, int(_LABEL_CHAR_PX * longest) + 16))
         top = 16 if self.rules else 6
         axis_y = top + len(self.lanes) * self.lane_height
         h = axis_y + (36 if self.axis_label else 22)
@@ -202,10 +267,14 @@ class Chart:
               used: set[str]) -> str:
         h = self.lane_height
         kind = f' data-kind="{attr(lane.kind)}"' if lane.kind else ""
-        tip = f'<title>{escape(lane.tip)}</title>' if lane.tip else ""
+        label = _fit(lane.label, label_width - 12)
+        # a name too long to show whole is shortened in its middle, whole on hover
+        whole = lane.label if label != lane.label else ""
+        said = "; ".join(t for t in (whole, lane.tip) if t)
+        tip = f'<title>{escape(said)}</title>' if said else ""
         out = [f'<g class="lane" data-lane="{attr(lane.key or lane.label)}"{kind}>'
                f'<text class="lane-label" x="{label_width - 8}" y="{n(y + h * 0.66)}">'
-               f'{escape(lane.label)}{tip}</text>']
+               f'{escape(label)}{tip}</text>']
         for s in _merge_spans(lane.spans, x):
             used.update(s.kind.split())
             x0, x1 = x(s.start), x(s.end)
@@ -224,6 +293,16 @@ class Chart:
             out.append(_mark(m, x(m.at), y, h))
         out.append('</g>')
         return "".join(out)
+
+
+def _fit(label: str, px: float) -> str:
+    """``label`` whole where it fits ``px``, else its start and end around an ellipsis
+    (a topic's name differs at either end: its prefix and its version or suffix)."""
+    most = max(8, int(px / _LABEL_CHAR_PX))
+    if len(label) <= most:
+        return label
+    head = (most - 1) // 2
+    return label[:head] + "…" + label[len(label) - (most - 1 - head):]
 
 
 def _merge_spans(spans: list[Span], x: Scale) -> list[Span]:

@@ -24,6 +24,10 @@ def _span(report: Report) -> str | None:
     when = ""
     if b is not None and b.first_timestamp is not None and b.last_timestamp is not None:
         when = f", {utc(b.first_timestamp)} to {utc(b.last_timestamp)} UTC"
+    if not lead.segments:  # V020: the log is gone; its snapshots say how far it went
+        snaps = f", snapshots to {max(s[0] for s in lead.snapshots):,}" \
+            if lead.snapshots else ""
+        return f"metadata log: no segment left ({lead.label}){snaps}"
     start = lead.log_start_offset if lead.log_start_offset is not None else "?"
     end = lead.log_end_offset if lead.log_end_offset is not None else "?"
     return f"metadata log {start}..{end} ({lead.label}){when}"
