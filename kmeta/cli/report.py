@@ -80,11 +80,5 @@ def report(
     else:
         width = clip_width(env)
         env.write_lines(folded(report_lines(result, width), width))
-        if show_all:  # every finding its own line; close adds the count
-            from kmeta.render.text import Paths, finding_line
-
-            colour = env.colour(env.stdout)
-            env.write_lines(folded((finding_line(f, colour, Paths(paths))
-                                    for f in result.findings), width))
-    close(env, result.findings, paths, json_out=json_out, told=json_out or show_all,
-          more="kmeta report --all lists them all")
+    close(env, result.findings, paths, json_out=json_out, told=json_out,
+          more="kmeta report --all lists them all", every=show_all)
