@@ -19,7 +19,7 @@ from tests.conftest import DIVERGENT, FIXTURES, HEALTHY
 
 EVERY_COMMAND = ("pwd; ls; ls /image; cd /image/topics/byName; ls; cd ..; pwd; "
                  "cat /image/cluster/brokers/*; tree /image/features; find /image/cluster; "
-                 "at start; next 2; prev; at end; diff start end; history /image/features; "
+                 "at start; next 2; prev; at end; diff start end; changes /image/features; "
                  "history 3; grep . /image/features; records start; replica; help; help at; "
                  "man ls; at snapshot nope; bogus; cat /nope")
 
@@ -130,7 +130,7 @@ def test_next_and_prev_print_what_each_batch_changed() -> None:
         assert [(c["path"], c["change"], c["old_text"], c["new_text"])
                 for c in s["node_changes"]] == [tuple(w) for w in want]
     text = _shell(HEALTHY, commands="at 12000; next").stdout.splitlines()
-    assert text[2].startswith(">> offsets 12000..")
+    assert text[3].startswith(">> offsets 12000..")
     assert all(len(line) <= 80 for line in text), text
 
 
@@ -160,8 +160,8 @@ def test_diff_compares_replicas_at_one_offset() -> None:
     assert js[-1]["kind"] == "shell_at" and js[-1]["replica"] == "c"
 
 
-def test_history_lists_the_records_that_touched_a_node() -> None:
-    js = _objects(_shell("--json", HEALTHY, commands="history /image/topics/byName/orders/0"
+def test_changes_lists_the_records_that_touched_a_node() -> None:
+    js = _objects(_shell("--json", HEALTHY, commands="changes /image/topics/byName/orders/0"
                          ).stdout)
     assert js and all(o["kind"] == "shell_record" for o in js)
     assert js[0]["type"] == "TOPIC_RECORD"  # the topic above the partition
@@ -177,7 +177,7 @@ def test_history_lists_the_records_that_touched_a_node() -> None:
         and o["type"] != "CONFIG_RECORD"]
     assert offsets == want
     # only what stood before the shell's point
-    early = _objects(_shell("--json", HEALTHY, commands="at 3000; history "
+    early = _objects(_shell("--json", HEALTHY, commands="at 3000; changes "
                             "/image/topics/byName/orders/0").stdout)
     assert all(o["offset"] < 3000 for o in early[1:])
 
@@ -195,13 +195,45 @@ def test_grep_searches_leaves_and_says_when_nothing_matched() -> None:
 
 
 def test_records_are_dump_s() -> None:
-    out = _shell(HEALTHY, commands="records 5 8").stdout.splitlines()
+    """FROM TO are the first and the last offset, both included, as dump's --from-offset
+    and --to-offset and every A..B kmeta prints (it was TO excluded)."""
     dump = run("dump", "-r", "--from-offset", "5", "--to-offset", "7",
                HEALTHY / "__cluster_metadata-0" / "00000000000000000000.log",
                env={}).stdout.splitlines()
-    assert out == [line for line in dump if line.startswith(("baseOffset:", "| offset:"))]
-    js = _objects(_shell("--json", HEALTHY, commands="records 5 8").stdout)
+    want = [line for line in dump if line.startswith(("baseOffset:", "| offset:"))]
+    for command in ("records 5 7", "records 5..7"):
+        assert _shell(HEALTHY, commands=command).stdout.splitlines() == want, command
+    js = _objects(_shell("--json", HEALTHY, commands="records 5 7").stdout)
     assert [o["offset"] for o in js if o["kind"] == "record"] == [5, 6, 7]
+    last = _objects(_shell("--json", HEALTHY, commands="records end").stdout)
+    assert [o["offset"] for o in last if o["kind"] == "record"] == [12703]
+    backwards = _shell(HEALTHY, commands="records 7 5")
+    assert backwards.returncode == 2 and "records: 5 is before 7" in backwards.stderr
+
+
+def test_history_is_the_lines_typed_and_changes_a_node_s_records() -> None:
+    """history N in a topic's dir printed the last N lines typed where a person meant
+    partition N's records: two commands now, each help saying which is which."""
+    out = _shell(HEALTHY, commands="cd /image/topics/byName/orders; pwd; history 0; "
+                 "history; history 2")
+    lines = out.stdout.splitlines()
+    assert lines[1] == "(history 0: the last 0 line(s) typed; the records that changed " \
+        "node 0: changes 0)"
+    assert lines[2] == "    1  cd /image/topics/byName/orders; pwd; history 0; history; " \
+        "history 2"
+    assert lines[3] == lines[2]  # one line typed, -c's
+    wrong = _shell(HEALTHY, commands="history /image/topics")
+    assert wrong.returncode == 2
+    assert wrong.stderr.splitlines() == ["history: /image/topics: a number of lines typed",
+                                         "  the records that changed a node: changes "
+                                         "/image/topics"]
+    node = _objects(_shell("--json", HEALTHY, commands="cd /image/topics/byName/orders; "
+                           "changes 0").stdout)
+    assert node and {o["kind"] for o in node[1:]} == {"shell_record"}
+    for command in ("history", "changes"):
+        help_text = _shell(HEALTHY, commands=f"help {command}").stdout
+        other = "changes" if command == "history" else "history"
+        assert other in help_text, help_text
 
 
 def test_scripts_from_standard_input_and_their_status() -> None:
@@ -223,7 +255,10 @@ def test_a_wrong_command_gets_one_line_and_a_suggestion() -> None:
     assert out.stderr.splitlines() == ["histroy: unknown command",
                                        "  did you mean 'history'? (help lists every command)"]
     far = _shell(HEALTHY, commands="at 99999999")
-    assert far.returncode == 2 and "outside healthy's log (0..12704)" in far.stderr
+    assert far.returncode == 2
+    assert far.stderr.splitlines() == [
+        "at: 99999999: offset 99999999 is past healthy's log end offset 12704",
+        "  log offsets 0..12703, log end offset 12704"]
     nope = _shell(HEALTHY, commands="replica zzz")
     assert nope.returncode == 2 and "replicas: healthy" in nope.stderr
     path = _shell(HEALTHY, commands="cat /image/cluster/broker/4; cd /image/topic")

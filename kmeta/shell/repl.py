@@ -30,7 +30,7 @@ from kmeta.shell.replies import Reply, texts
 from kmeta.shell.session import Session
 
 #: commands whose arguments are node paths (every argument, or the first only)
-_PATH_ARGS = {"ls", "cd", "cat", "tree", "find", "history"}
+_PATH_ARGS = {"ls", "cd", "cat", "tree", "find", "changes"}
 
 
 def history_file(environ: Any = os.environ) -> Path:
