@@ -48,8 +48,8 @@ def shell(
     from kmeta.shell.session import open_session
 
     env = current_env()
-    # an index of the log, then a replay: each file read twice
-    with reading_progress(env, "shell", passes=2) as progress:
+    # an index of the log, then a replay: the bar shows each pass (Timeline.open names them)
+    with reading_progress(env, "shell") as progress:
         session = open_session(paths, progress)
     if commands is not None:
         _script(env, session, [commands], json_out)

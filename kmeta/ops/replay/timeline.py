@@ -237,8 +237,10 @@ class Timeline:
             raise UnreadableInput(blocked[0].message, context=blocked[0].file,
                                   hint="the timeline needs every segment of the log")
         if segments:
+            progress.phase("index")
             self.index = BatchIndex.build(segments, self.findings, progress)
             self.log_end = _log_end(source, progress)
+            progress.phase("replay")
             if self.log_end is not None:
                 self.log_start = segments[0].kind.base_offset or 0
         starts = self._starts(source, progress)
