@@ -324,6 +324,8 @@ def test_completion_offers_commands_paths_points_and_replicas() -> None:
     session = open_session([str(quorum / "a"), str(quorum / "b")])
     complete = ShellCompleter(session).candidates
     assert [c[0] for c in complete("hi")] == ["history"]
+    assert [c[0] for c in complete("ch")] == ["changes"]
+    assert ("/image/", -3, "image/") in complete("changes /im")
     assert [c[0] for c in complete("replica ")] == ["a", "b"]
     assert {"start", "end", "snapshot", "a@", "b@"} <= {c[0] for c in complete("at ")}
     names = [s.name for s in session.timeline.snapshots()]
@@ -332,3 +334,33 @@ def test_completion_offers_commands_paths_points_and_replicas() -> None:
     assert ("/image/", -3, "image/") in complete("ls /im")
     assert [c[0] for c in complete("cat /image/cluster/b")] == ["/image/cluster/brokers/"]
     assert [c[0] for c in complete("man l")] == ["ls"]
+
+
+def test_the_log_is_the_segments_on_disk() -> None:
+    """The shell's "log" is kmeta's: the segments, from the first one's base offset to
+    the last record (A..B both included), then the log end offset; the offsets where
+    images start are named as such, and a replica of snapshots only has no log (it said
+    "log 382..589" of a log whose first segment starts at 346, and printed a log for a
+    dir of snapshots)."""
+    later = DIVERGENT / "later-copy" / "a"
+    out = _shell(later, commands="at; replica").stdout.splitlines()
+    assert out[:4] == ["a at offset 589, the log end offset",
+                       "  log offsets 346..588, log end offset 589; images from offset 382 "
+                       "(the first",
+                       "    snapshot inside it)",
+                       "  offset 588 applied last (epoch 3, 2023-11-14 22:17:43 UTC)"]
+    (at,) = _objects(_shell("--json", later, commands="at").stdout)
+    assert (at["log_start_offset"], at["log_end_offset"], at["first_image_offset"],
+            at["last_image_offset"]) == (346, 589, 382, 589)
+    early = _shell(later, commands="at 350")
+    assert early.stderr.splitlines() == [
+        "at: 350: offset 350 is before 382, the first offset a has an image at",
+        "  log offsets 346..588, log end offset 589"]
+    only = FIXTURES / "verify" / "v020-no-segment"
+    out = _shell(only, commands="at; replica").stdout.splitlines()
+    assert out[:2] == ["v020-no-segment at offset 10, a snapshot's end",
+                       "  no log, snapshot(s) ending at 10"]
+    assert not any("log offsets" in line for line in out), out
+    (at,) = _objects(_shell("--json", only, commands="at").stdout)
+    assert (at["log_start_offset"], at["log_end_offset"], at["first_image_offset"]) == \
+        (None, None, 10)
