@@ -84,3 +84,23 @@ def test_records_of_the_whole_log_stream(big_log: Path) -> None:
          "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *argv],
         capture_output=True, text=True, check=True, timeout=120)
     assert int(peak.stdout) < 160_000, peak.stdout  # kB: dump -r of it takes ~60 MB
+
+
+def test_records_of_the_whole_log_page_at_a_prompt(big_log: Path, tmp_path: Path) -> None:
+    """At the prompt the first screen of ``records start end`` shows at once, in the
+    pager, and q there ends the reply (the rest is never read)."""
+    import shutil
+
+    if shutil.which("less") is None:
+        pytest.skip("less is not installed")
+    from tests.test_shell_tty import PROMPT, _leave, _spawn
+
+    child = _spawn(big_log, tmp_path, PAGER="less -FRX")
+    began = time.monotonic()
+    child.send("records start end\r")
+    child.expect("baseOffset: 0 ", timeout=10)
+    shown = time.monotonic() - began
+    child.send("q")
+    child.expect(PROMPT, timeout=10)
+    assert _leave(child) == 0
+    assert shown < 8, shown
