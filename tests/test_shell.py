@@ -234,6 +234,8 @@ def test_history_is_the_lines_typed_and_changes_a_node_s_records() -> None:
         help_text = _shell(HEALTHY, commands=f"help {command}").stdout
         other = "changes" if command == "history" else "history"
         assert other in help_text, help_text
+    every = _shell(HEALTHY, commands="help").stdout.splitlines()
+    assert all(len(line) <= 80 for line in every), every
 
 
 def test_scripts_from_standard_input_and_their_status() -> None:

@@ -99,13 +99,13 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "(default: where the shell stands), under PATH (default: /image).  Points are "
             "as for at: diff 4000 end /image/topics; diff ctrl-1@end ctrl-2@end compares "
             "two replicas.", lambda s, w, j: s.diff(list(w))),
-    Command("changes", "changes [PATH]", "Records that changed a node.",
+    Command("changes", "changes [PATH]", "The records that touched a node (not typed lines).",
             "Every metadata record up to where the shell stands that touched the node at "
             "PATH (default: the working directory), under it or above it, with its offset, "
             "time and type: the node's history in the log (as kmeta history has it).  Not "
             "the lines typed: that is history.",
             lambda s, w, j: s.changes(w)),
-    Command("history", "history [N]", "Print the lines typed.",
+    Command("history", "history [N]", "The lines typed (not a node's records: changes).",
             "The last N command lines typed in this shell (default: all of them), "
             "numbered, as Kafka's shell and bash have it.  Not a node's history: the "
             "records that changed a node are changes [PATH].",
@@ -148,8 +148,8 @@ def help_reply(words: list[str]) -> Reply:
                 continue
             seen.add(c.name)
             lines.append(f"  {c.usage:<{width}}  {c.summary}")
-        lines += ["", "help COMMAND tells more; paths take globs (* ? {a,b}); Ctrl-C "
-                  "stops a command, Ctrl-D or exit leaves."]
+        lines += ["", "help COMMAND tells more; paths take globs (* ? {a,b}).",
+                  "Ctrl-C stops a command, Ctrl-D or exit leaves."]
         return Reply(lines, [{"kind": "shell_help", "command": c.name, "usage": c.usage,
                               "summary": c.summary} for c in COMMANDS.values()])
     name = words[0]
