@@ -366,3 +366,12 @@ def test_the_log_is_the_segments_on_disk() -> None:
     (at,) = _objects(_shell("--json", only, commands="at").stdout)
     assert (at["log_start_offset"], at["log_end_offset"], at["first_image_offset"]) == \
         (None, None, 10)
+
+
+def test_stepping_past_the_images_says_where_they_end() -> None:
+    """prev from the first image of a log that starts later said "(start of a's log:
+    offset 382)" where the log starts at 346: it is where the images start."""
+    later = DIVERGENT / "later-copy" / "a"
+    out = _shell(later, commands="at start; prev; at end; next 2").stdout.splitlines()
+    assert "(a has no image before offset 382: 0 of 1 step(s))" in out, out
+    assert "(a has no image past offset 589: 0 of 2 step(s))" in out, out

@@ -236,8 +236,10 @@ class Session:
             out.objects.append(text.step_object(here.replica, *((a, b) if forward else (b, a)),
                                                 changes))
         if len(steps) < count:
-            out.lines.append(f"({'end' if forward else 'start'} of {here.replica}'s "
-                             f"log: offset {to})")
+            # where the images end or start: the log end offset, or the first snapshot
+            # inside a log that does not start at 0 (not the log's start)
+            out.lines.append(f"({here.replica} has no image {'past' if forward else 'before'}"
+                             f" offset {to}: {len(steps)} of {count} step(s))")
         if to != here.offset:
             self.move(here.replica, to)
         return out
