@@ -1914,6 +1914,19 @@ REPORT_SUMMARY = ObjectKind(
     ),
 )
 
+#: a replica's extent in the shell: its log (the segments on disk) and where it has images
+_SHELL_EXTENT = (
+    Key("log_start_offset", BIGINT, "The base offset of the replica's first segment; null "
+        "when it has no log (snapshots only).", nullable=True),
+    Key("log_end_offset", BIGINT, "The log end offset (the offset after its last "
+        "record); null when it has no log.", nullable=True),
+    Key("first_image_offset", BIGINT, "The least offset the shell can stand at: the log "
+        "start offset, or the end of the first snapshot inside a log that does not start "
+        "at 0, or of the first snapshot where there is no log."),
+    Key("last_image_offset", BIGINT, "The greatest: the log end offset, or the last "
+        "snapshot's end where there is no log."),
+)
+
 SHELL_AT = ObjectKind(
     "shell_at",
     keys=(
@@ -1927,8 +1940,7 @@ SHELL_AT = ObjectKind(
             "before any record.", nullable=True),
         Key("timestamp", BIGINT, "Its maxTimestamp (ms); null before any record.",
             nullable=True),
-        Key("log_start_offset", BIGINT, "Where the replica's image can start."),
-        Key("log_end_offset", BIGINT, "The replica's log end offset."),
+        *_SHELL_EXTENT,
     ),
 )
 
@@ -1957,7 +1969,7 @@ SHELL_HELP = ObjectKind(
 
 SHELL_COMMAND = ObjectKind(
     "shell_command",
-    keys=(Key("kind", STRING, "\"shell_command\": history N, one per line typed."),
+    keys=(Key("kind", STRING, "\"shell_command\": history [N], one per line typed."),
           Key("number", INT, "Its number in the session."),
           Key("line", STRING, "The line as typed.")),
 )
@@ -1994,7 +2006,7 @@ SHELL_DIFF = ObjectKind(
 
 SHELL_RECORD = ObjectKind(
     "shell_record",
-    keys=(Key("kind", STRING, "\"shell_record\": history PATH, one per record that "
+    keys=(Key("kind", STRING, "\"shell_record\": changes [PATH], one per record that "
               "touched the node."),
           Key("offset", BIGINT, "The record's offset."),
           Key("timestamp", BIGINT, "Its batch's maxTimestamp (ms)."),
@@ -2016,8 +2028,7 @@ SHELL_REPLICA = ObjectKind(
     keys=(Key("kind", STRING, "\"shell_replica\": replica, one per replica."),
           Key("name", STRING, "Its name in the shell."),
           Key("path", STRING, "The path given."),
-          Key("log_start_offset", BIGINT, "Where its image can start."),
-          Key("log_end_offset", BIGINT, "Its log end offset."),
+          *_SHELL_EXTENT,
           Key("snapshot_names", Array(STRING), "Its snapshots' names."),
           Key("current", BOOLEAN, "Whether the shell stands on it.")),
 )

@@ -19,7 +19,7 @@ from tests.conftest import DIVERGENT, FIXTURES, HEALTHY
 
 EVERY_COMMAND = ("pwd; ls; ls /image; cd /image/topics/byName; ls; cd ..; pwd; "
                  "cat /image/cluster/brokers/*; tree /image/features; find /image/cluster; "
-                 "at start; next 2; prev; at end; diff start end; history /image/features; "
+                 "at start; next 2; prev; at end; diff start end; changes /image/features; "
                  "history 3; grep . /image/features; records start; replica; help; help at; "
                  "man ls; at snapshot nope; bogus; cat /nope")
 
@@ -130,7 +130,7 @@ def test_next_and_prev_print_what_each_batch_changed() -> None:
         assert [(c["path"], c["change"], c["old_text"], c["new_text"])
                 for c in s["node_changes"]] == [tuple(w) for w in want]
     text = _shell(HEALTHY, commands="at 12000; next").stdout.splitlines()
-    assert text[2].startswith(">> offsets 12000..")
+    assert text[3].startswith(">> offsets 12000..")
     assert all(len(line) <= 80 for line in text), text
 
 
@@ -160,8 +160,8 @@ def test_diff_compares_replicas_at_one_offset() -> None:
     assert js[-1]["kind"] == "shell_at" and js[-1]["replica"] == "c"
 
 
-def test_history_lists_the_records_that_touched_a_node() -> None:
-    js = _objects(_shell("--json", HEALTHY, commands="history /image/topics/byName/orders/0"
+def test_changes_lists_the_records_that_touched_a_node() -> None:
+    js = _objects(_shell("--json", HEALTHY, commands="changes /image/topics/byName/orders/0"
                          ).stdout)
     assert js and all(o["kind"] == "shell_record" for o in js)
     assert js[0]["type"] == "TOPIC_RECORD"  # the topic above the partition
@@ -177,7 +177,7 @@ def test_history_lists_the_records_that_touched_a_node() -> None:
         and o["type"] != "CONFIG_RECORD"]
     assert offsets == want
     # only what stood before the shell's point
-    early = _objects(_shell("--json", HEALTHY, commands="at 3000; history "
+    early = _objects(_shell("--json", HEALTHY, commands="at 3000; changes "
                             "/image/topics/byName/orders/0").stdout)
     assert all(o["offset"] < 3000 for o in early[1:])
 
@@ -195,13 +195,47 @@ def test_grep_searches_leaves_and_says_when_nothing_matched() -> None:
 
 
 def test_records_are_dump_s() -> None:
-    out = _shell(HEALTHY, commands="records 5 8").stdout.splitlines()
+    """FROM TO are the first and the last offset, both included, as dump's --from-offset
+    and --to-offset and every A..B kmeta prints (it was TO excluded)."""
     dump = run("dump", "-r", "--from-offset", "5", "--to-offset", "7",
                HEALTHY / "__cluster_metadata-0" / "00000000000000000000.log",
                env={}).stdout.splitlines()
-    assert out == [line for line in dump if line.startswith(("baseOffset:", "| offset:"))]
-    js = _objects(_shell("--json", HEALTHY, commands="records 5 8").stdout)
+    want = [line for line in dump if line.startswith(("baseOffset:", "| offset:"))]
+    for command in ("records 5 7", "records 5..7"):
+        assert _shell(HEALTHY, commands=command).stdout.splitlines() == want, command
+    js = _objects(_shell("--json", HEALTHY, commands="records 5 7").stdout)
     assert [o["offset"] for o in js if o["kind"] == "record"] == [5, 6, 7]
+    last = _objects(_shell("--json", HEALTHY, commands="records end").stdout)
+    assert [o["offset"] for o in last if o["kind"] == "record"] == [12703]
+    backwards = _shell(HEALTHY, commands="records 7 5")
+    assert backwards.returncode == 2 and "records: 5 is before 7" in backwards.stderr
+
+
+def test_history_is_the_lines_typed_and_changes_a_node_s_records() -> None:
+    """history N in a topic's dir printed the last N lines typed where a person meant
+    partition N's records: two commands now, each help saying which is which."""
+    out = _shell(HEALTHY, commands="cd /image/topics/byName/orders; pwd; history 0; "
+                 "history; history 2")
+    lines = out.stdout.splitlines()
+    assert lines[1] == "(history 0: the last 0 line(s) typed; the records that changed " \
+        "node 0: changes 0)"
+    assert lines[2] == "    1  cd /image/topics/byName/orders; pwd; history 0; history; " \
+        "history 2"
+    assert lines[3] == lines[2]  # one line typed, -c's
+    wrong = _shell(HEALTHY, commands="history /image/topics")
+    assert wrong.returncode == 2
+    assert wrong.stderr.splitlines() == ["history: /image/topics: a number of lines typed",
+                                         "  the records that changed a node: changes "
+                                         "/image/topics"]
+    node = _objects(_shell("--json", HEALTHY, commands="cd /image/topics/byName/orders; "
+                           "changes 0").stdout)
+    assert node and {o["kind"] for o in node[1:]} == {"shell_record"}
+    for command in ("history", "changes"):
+        help_text = _shell(HEALTHY, commands=f"help {command}").stdout
+        other = "changes" if command == "history" else "history"
+        assert other in help_text, help_text
+    every = _shell(HEALTHY, commands="help").stdout.splitlines()
+    assert all(len(line) <= 80 for line in every), every
 
 
 def test_scripts_from_standard_input_and_their_status() -> None:
@@ -223,7 +257,10 @@ def test_a_wrong_command_gets_one_line_and_a_suggestion() -> None:
     assert out.stderr.splitlines() == ["histroy: unknown command",
                                        "  did you mean 'history'? (help lists every command)"]
     far = _shell(HEALTHY, commands="at 99999999")
-    assert far.returncode == 2 and "outside healthy's log (0..12704)" in far.stderr
+    assert far.returncode == 2
+    assert far.stderr.splitlines() == [
+        "at: 99999999: offset 99999999 is past healthy's log end offset 12704",
+        "  log offsets 0..12703, log end offset 12704"]
     nope = _shell(HEALTHY, commands="replica zzz")
     assert nope.returncode == 2 and "replicas: healthy" in nope.stderr
     path = _shell(HEALTHY, commands="cat /image/cluster/broker/4; cd /image/topic")
@@ -260,16 +297,19 @@ def test_secrets_stay_redacted() -> None:
 
 def test_opening_shows_its_progress_on_a_terminal() -> None:
     """The opening reads the metadata log twice (its index, then the replay that keeps
-    the checkpoints): the bar counts both, and the snapshots, and nothing else."""
+    the checkpoints): the bar shows each pass against the bytes of the log and its
+    snapshots, and nothing else (its total was twice them: 537 MB for a 268 MB log)."""
     from rich.filesize import decimal
 
     from tests.test_cli_edges import _on_a_terminal
 
     meta = HEALTHY / "__cluster_metadata-0"
     read = [*meta.glob("*.log"), *meta.glob("*.checkpoint"), HEALTHY / "bootstrap.checkpoint"]
-    total = decimal(2 * sum(p.stat().st_size for p in read))
+    size = sum(p.stat().st_size for p in read)
     seen = _on_a_terminal(("shell", HEALTHY, "-c", "pwd"), "stderr", {})
-    assert "shell " in seen and f"/{total}" in seen, (total, seen[-400:])
+    assert "shell: index " in seen and "shell: replay " in seen, seen[-400:]
+    assert f"/{decimal(size)}" in seen, (decimal(size), seen[-400:])
+    assert f"/{decimal(2 * size)}" not in seen, seen[-400:]
 
 
 def test_a_folder_of_several_replicas_opens_each() -> None:
@@ -286,6 +326,8 @@ def test_completion_offers_commands_paths_points_and_replicas() -> None:
     session = open_session([str(quorum / "a"), str(quorum / "b")])
     complete = ShellCompleter(session).candidates
     assert [c[0] for c in complete("hi")] == ["history"]
+    assert [c[0] for c in complete("ch")] == ["changes"]
+    assert ("/image/", -3, "image/") in complete("changes /im")
     assert [c[0] for c in complete("replica ")] == ["a", "b"]
     assert {"start", "end", "snapshot", "a@", "b@"} <= {c[0] for c in complete("at ")}
     names = [s.name for s in session.timeline.snapshots()]
@@ -294,3 +336,42 @@ def test_completion_offers_commands_paths_points_and_replicas() -> None:
     assert ("/image/", -3, "image/") in complete("ls /im")
     assert [c[0] for c in complete("cat /image/cluster/b")] == ["/image/cluster/brokers/"]
     assert [c[0] for c in complete("man l")] == ["ls"]
+
+
+def test_the_log_is_the_segments_on_disk() -> None:
+    """The shell's "log" is kmeta's: the segments, from the first one's base offset to
+    the last record (A..B both included), then the log end offset; the offsets where
+    images start are named as such, and a replica of snapshots only has no log (it said
+    "log 382..589" of a log whose first segment starts at 346, and printed a log for a
+    dir of snapshots)."""
+    later = DIVERGENT / "later-copy" / "a"
+    out = _shell(later, commands="at; replica").stdout.splitlines()
+    assert out[:4] == ["a at offset 589, the log end offset",
+                       "  log offsets 346..588, log end offset 589; images from offset 382 "
+                       "(the first",
+                       "    snapshot inside it)",
+                       "  offset 588 applied last (epoch 3, 2023-11-14 22:17:43 UTC)"]
+    (at,) = _objects(_shell("--json", later, commands="at").stdout)
+    assert (at["log_start_offset"], at["log_end_offset"], at["first_image_offset"],
+            at["last_image_offset"]) == (346, 589, 382, 589)
+    early = _shell(later, commands="at 350")
+    assert early.stderr.splitlines() == [
+        "at: 350: offset 350 is before 382, the first offset a has an image at",
+        "  log offsets 346..588, log end offset 589"]
+    only = FIXTURES / "verify" / "v020-no-segment"
+    out = _shell(only, commands="at; replica").stdout.splitlines()
+    assert out[:2] == ["v020-no-segment at offset 10, a snapshot's end",
+                       "  no log, snapshot(s) ending at 10"]
+    assert not any("log offsets" in line for line in out), out
+    (at,) = _objects(_shell("--json", only, commands="at").stdout)
+    assert (at["log_start_offset"], at["log_end_offset"], at["first_image_offset"]) == \
+        (None, None, 10)
+
+
+def test_stepping_past_the_images_says_where_they_end() -> None:
+    """prev from the first image of a log that starts later said "(start of a's log:
+    offset 382)" where the log starts at 346: it is where the images start."""
+    later = DIVERGENT / "later-copy" / "a"
+    out = _shell(later, commands="at start; prev; at end; next 2").stdout.splitlines()
+    assert "(a has no image before offset 382: 0 of 1 step(s))" in out, out
+    assert "(a has no image past offset 589: 0 of 2 step(s))" in out, out

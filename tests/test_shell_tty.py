@@ -134,3 +134,19 @@ def test_a_long_reply_goes_through_the_pager(tmp_path: Path) -> None:
     child.expect("PAGED:0:")
     child.expect(PROMPT)
     assert _leave(child) == 0
+
+
+def test_the_pager_counts_the_rows_a_long_line_wraps_to(tmp_path: Path) -> None:
+    """Twelve lines of ~300 characters take 48 rows of an 80-column screen: taller than
+    its 24 (the lines were counted, not the rows, and the reply ran off the screen)."""
+    child = _spawn(HEALTHY, tmp_path, PAGER="sed s/^/PAGED:/")
+    child.send("records 5 10\r")
+    child.expect("PAGED:baseOffset: 5 ")
+    child.expect(PROMPT)
+    assert _leave(child) == 0
+
+
+def test_screen_rows() -> None:
+    from kmeta.shell.repl import screen_rows
+
+    assert [screen_rows(t, 80) for t in ("", "x" * 80, "x" * 81, "界" * 41)] == [1, 1, 2, 2]

@@ -485,3 +485,40 @@ def test_a_replay_from_inside_a_segment_expands_no_run_below_its_start(
     replay_log(part, Replay(image, start), end, [])
     assert expanded and all(last >= start for last in expanded)
     assert image.digest() == build_image(HEALTHY_META).image.digest()
+
+
+def _topic_value(name: str) -> bytes:
+    from kmeta.formats.payload import encode_metadata
+
+    return encode_metadata("TOPIC_RECORD", 0, {"name": name,
+                                               "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
+
+
+@pytest.mark.parametrize("second", [
+    # a valid batch whose lastOffsetDelta is 2^31-1: one step of 2^31 offsets
+    {"base_offset": 1, "records": ["u"], "last_offset_delta": (1 << 31) - 1},
+    # a batch at base offset 2^63-1 holding two records: its last offset is past Long.MAX
+    {"base_offset": (1 << 63) - 1, "records": ["u", "v"]},
+])
+def test_offsets_at_the_edge_of_long_are_indexed(tmp_path: Path, second: dict) -> None:
+    """Found by the fuzz campaign: the index's columns overflowed (OverflowError in
+    BatchIndex._add) and every shell command ended in an internal error."""
+    from kmeta.formats.batch import build_batch
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir()
+    extra = {"last_offset_delta": second["last_offset_delta"]} \
+        if "last_offset_delta" in second else {}
+    data = build_batch(0, [(None, _topic_value("t"))]) + build_batch(
+        second["base_offset"], [(None, _topic_value(n)) for n in second["records"]], **extra)
+    (part / "00000000000000000000.log").write_bytes(data)
+    tl = Timeline.open(part)
+    last = second["base_offset"] + extra.get("last_offset_delta", len(second["records"]) - 1)
+    assert tl.end == last + 1
+    assert tl.prev_batch(tl.end) == 1
+    assert tl.next_batch(1) == tl.end
+    first = second["base_offset"]
+    assert [r.offset for r in tl.history_records()] == \
+        [0, *(first + k for k in range(len(second["records"])))]
+    image, _ = tl.image_at(tl.end)
+    assert image.topics  # the last batch applied

@@ -242,14 +242,13 @@ _METADATA_ONLY = frozenset({"image", "history", "brokers", "retention", "diff", 
                             "shell", "truncate", "repair"})
 
 
-def reading_progress(env: Environment, label: str, streams_stdout: bool = False,
-                     passes: int = 1) -> Any:
+def reading_progress(env: Environment, label: str, streams_stdout: bool = False) -> Any:
     """The progress bar of every long command (kmeta.render.progress), imported late:
     ``kmeta --help`` imports no renderer."""
     from kmeta.render.progress import reading
 
     return reading(env, label, metadata_only=label in _METADATA_ONLY,
-                   streams_stdout=streams_stdout, passes=passes)
+                   streams_stdout=streams_stdout)
 
 
 @contextlib.contextmanager

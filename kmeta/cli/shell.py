@@ -35,21 +35,27 @@ def shell(
     replica. next [N] and prev [N] step record batch by record batch (NoOp heartbeats and
     control batches are not steps) and print the nodes each added (+), removed (-) and
     changed (~). diff POINT [POINT] [PATH] compares two points, or two replicas at one;
-    history [PATH] lists the records up to here that touched a node (history N, the last
-    N lines typed); grep PATTERN [PATH] prints the leaves whose text matches; records
-    FROM [TO] prints records as dump -r does; replica [NAME] lists the replicas or
-    switches; help [COMMAND]. Tab completes commands, paths, snapshots and replicas; the
-    history is kept in $XDG_STATE_HOME/kmeta/history or ~/.kmeta_history; Ctrl-C stops a
-    command, Ctrl-D or exit leaves; a reply taller than the screen goes through $PAGER
-    (less -FRX). Commands also come from -c or, when standard input is not a terminal,
+    changes [PATH] lists the records up to here that touched a node (a node's history in
+    the log); history [N] prints the last N lines typed (all without N), as Kafka's shell
+    and bash do; grep PATTERN [PATH] prints the leaves whose text matches; records FROM
+    [TO] (or FROM..TO) prints the records of offsets FROM to TO, both included, as dump -r
+    does, written as they are read; replica [NAME] lists the replicas or switches; help
+    [COMMAND]. at alone and replica say where the replica's log is: log offsets
+    FIRST..LAST (the first segment's base offset to the last record, both included) and
+    the log end offset, or no log where there are only snapshots. Tab completes commands,
+    paths, snapshots and replicas; the lines typed are kept in
+    $XDG_STATE_HOME/kmeta/history or ~/.kmeta_history; Ctrl-C stops a command, Ctrl-D or
+    exit leaves; a reply taller than the screen (counted in the rows its lines wrap to)
+    goes through $PAGER (less -FRX). The opening's bar shows its two passes over the log,
+    index and replay, each against the log's bytes. Commands also come from -c or, when standard input is not a terminal,
     one per line from it: no prompt, --json objects per command, and the exit status of
     the last command (2: it could not run as typed; 1: grep matched nothing).
     """
     from kmeta.shell.session import open_session
 
     env = current_env()
-    # an index of the log, then a replay: each file read twice
-    with reading_progress(env, "shell", passes=2) as progress:
+    # an index of the log, then a replay: the bar shows each pass (Timeline.open names them)
+    with reading_progress(env, "shell") as progress:
         session = open_session(paths, progress)
     if commands is not None:
         _script(env, session, [commands], json_out)

@@ -603,9 +603,9 @@ _CONTROLLER_ID = {"REGISTER_CONTROLLER_RECORD": "controllerId",
 
 def record_paths(type_name: str, data: Any, image: MetadataImage, *,
                  show_secrets: bool = False) -> list[str]:
-    """The node paths a metadata record touches, for ``history PATH``.  ``image`` is the
-    image just before the record (a removal names what it removed) or after it (names
-    that only the record carries are taken from the record).  Records that change no
+    """The node paths a metadata record touches, for the shell's ``changes PATH``.
+    ``image`` is the image just before the record (a removal names what it removed) or
+    after it (names that only the record carries are taken from the record).  Records that change no
     node (NoOp, transaction markers) touch none."""
     if not isinstance(data, dict):
         return []

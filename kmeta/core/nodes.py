@@ -242,7 +242,7 @@ def complete_path(root: Node, cwd: str, prefix: str) -> list[tuple[str, bool]]:
 
 def related(a: str, b: str) -> bool:
     """Whether two real paths are the same node or one is under the other (what
-    ``history PATH`` asks of each path a record touched)."""
+    ``changes PATH`` asks of each path a record touched)."""
     if a == b or a == "/" or b == "/":
         return True
     return b.startswith(a + "/") or a.startswith(b + "/")

@@ -34,26 +34,26 @@ class Bar(Progress):
     """A rich progress bar whose total is the segments and snapshots of every discovery
     it hears of (only the metadata log's and snapshots with ``metadata_only``: what
     image, history, diff and repair read), each file counted once, plus what other
-    processes read.  ``passes``: how many times the command reads each file (the shell's
-    opening indexes the log, then replays it): a file read again from its start counts
-    again, up to that many times.
+    processes read.  A command that reads the files in several passes (the shell's
+    opening indexes the log, then replays it) names each (:meth:`phase`): the bar then
+    shows each pass against the files' bytes, so that its total is always the bytes of
+    what is read, never a multiple of them.
 
     The partition dirs a discovery left to other processes (verify's workers list them)
     are counted in the total by what those read so far: each as large as the average of
     those heard of, until all are."""
 
-    __slots__ = ("_bar", "_task", "_metadata_only", "_passes", "_sizes", "_seen", "_rounds",
+    __slots__ = ("_bar", "_task", "_label", "_metadata_only", "_sizes", "_seen",
                  "_next_draw", "_pid", "_unlisted", "_elsewhere", "_elsewhere_told",
                  "_outside", "_listed")
 
-    def __init__(self, bar: Any, label: str, metadata_only: bool, passes: int) -> None:
+    def __init__(self, bar: Any, label: str, metadata_only: bool) -> None:
         self._bar = bar
         self._task = bar.add_task(label, total=None)
+        self._label = label
         self._metadata_only = metadata_only
-        self._passes = passes
         self._sizes: dict[str, int] = {}
         self._seen: dict[str, int] = {}
-        self._rounds: dict[str, int] = {}  # the passes over a file begun after its first
         self._next_draw = 0.0  # when the reads may redraw the bar again (monotonic seconds)
         self._pid = os.getpid()
         self._unlisted = 0  # partition dirs left to other processes
@@ -78,15 +78,11 @@ class Bar(Progress):
         self._total()
 
     def read(self, path: str, position: int) -> None:
-        # positions, not deltas: a file read again (a replay after a scan) counts once
-        # more than its passes
+        # positions, not deltas: a file read again in one pass counts once
         if os.getpid() != self._pid:
             return
         seen = self._seen
         before = seen.get(path, 0)
-        if position < before and self._rounds.get(path, 0) < self._passes - 1:
-            self._rounds[path] = self._rounds.get(path, 0) + 1
-            seen[path] = before = 0
         if position > before:
             seen[path] = position
             if path not in self._sizes:  # a file no discovery listed: the total grows too
@@ -102,12 +98,21 @@ class Bar(Progress):
         self._total()
         self._advance(size)
 
+    def phase(self, name: str) -> None:
+        if os.getpid() != self._pid:
+            return
+        self._seen.clear()
+        self._outside = 0
+        self._bar.reset(self._task, description=f"{self._label}: {name}")
+        self._total()
+        self._bar.refresh()
+
     def _total(self) -> None:
         """What the command reads, as far as it is known now."""
         elsewhere = self._elsewhere
         if self._elsewhere_told:
             elsewhere = max(elsewhere, elsewhere * self._unlisted // self._elsewhere_told)
-        total = self._passes * self._listed + self._outside + elsewhere
+        total = self._listed + self._outside + elsewhere
         self._bar.update(self._task, total=total or None)
 
     def _advance(self, size: int) -> None:
@@ -120,7 +125,7 @@ class Bar(Progress):
 
 @contextlib.contextmanager
 def reading(env: Environment, label: str, *, metadata_only: bool = False,
-            streams_stdout: bool = False, passes: int = 1) -> Iterator[Progress]:
+            streams_stdout: bool = False) -> Iterator[Progress]:
     """The observer to give the command's op: a :class:`Bar` on ``env``'s stderr while
     the block runs where stderr is a terminal, else the quiet one.  ``streams_stdout``:
     the command writes to stdout as it reads (dump), so a terminal on stdout gets no bar
@@ -139,7 +144,7 @@ def reading(env: Environment, label: str, *, metadata_only: bool = False,
 
     from kmeta.render.console import make_console
 
-    with RichProgress(label, BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+    with RichProgress("{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                       TimeRemainingColumn(), console=make_console(env, stderr=True),
                       transient=True, auto_refresh=False) as bar:
-        yield Bar(bar, label, metadata_only, passes)
+        yield Bar(bar, label, metadata_only)

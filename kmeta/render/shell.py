@@ -61,14 +61,38 @@ def prompt(replica: str, offset: int, provenance: Any, cwd: str, several: bool) 
     return f"[{who}@{offset}{when}] {cwd}> "
 
 
+def log_words(timeline: Any, images: bool = True) -> str:
+    """The replica's log in the words kmeta uses everywhere: the log is the segments on
+    disk, from the first one's base offset; ``A..B`` is the first and the last offset,
+    both included.  Where the images start later (a log that does not start at 0 has
+    none before the first snapshot inside it), that is said too; a replica of snapshots
+    only has no log."""
+    start, end = timeline.log_start, timeline.log_end
+    if end is None:
+        ends = ", ".join(str(s.end_offset) for s in timeline.snapshots()) or "none"
+        return f"no log, snapshot(s) ending at {ends}"
+    words = f"log offsets {start}..{end - 1}" if end > start else \
+        f"log empty from offset {start}"
+    words += f", log end offset {end}"
+    if images and timeline.start != start:
+        words += f"; images from offset {timeline.start} (the first snapshot inside it)"
+    return words
+
+
 def where_lines(replica: str, offset: int, provenance: Any, timeline: Any) -> list[str]:
-    """Where the shell stands, in words: the point, then what the image holds."""
+    """Where the shell stands, in words: the point, the replica's log, then what the
+    image holds."""
     last = _last(provenance)
     after = "no record applied yet" if last is None else \
         f"offset {last} applied last (epoch {provenance.last_contained_epoch}, " \
         f"{utc(_time(provenance))} UTC)"
-    end = ", its end" if offset == timeline.end else ""
-    return [f"{replica} at offset {offset} (log {timeline.start}..{timeline.end}{end})",
+    if offset == timeline.log_end:
+        at = ", the log end offset"
+    elif timeline.log_end is None:
+        at = ", a snapshot's end"
+    else:
+        at = ""
+    return [f"{replica} at offset {offset}{at}", *fold(f"  {log_words(timeline)}"),
             f"  {after}"]
 
 
@@ -78,8 +102,12 @@ def where_object(replica: str, offset: int, provenance: Any, timeline: Any
     return {"kind": "shell_at", "replica": replica, "offset": offset,
             "last_offset": last,
             "leader_epoch": None if last is None else provenance.last_contained_epoch,
-            "timestamp": _time(provenance), "log_start_offset": timeline.start,
-            "log_end_offset": timeline.end}
+            "timestamp": _time(provenance), **_extent(timeline)}
+
+
+def _extent(timeline: Any) -> dict[str, Any]:
+    return {"log_start_offset": timeline.log_start, "log_end_offset": timeline.log_end,
+            "first_image_offset": timeline.start, "last_image_offset": timeline.end}
 
 
 def change_lines(changes: list[tuple[str, str, str | None, str | None]]) -> list[str]:
@@ -207,13 +235,13 @@ def history_object(r: Any) -> dict[str, Any]:
 
 
 def replica_line(name: str, timeline: Any) -> str:
-    return f"{name}: offsets {timeline.start}..{timeline.end}, " \
-           f"{len(timeline.snapshots())} snapshot(s), {timeline.path}"
+    return f"{name}: {log_words(timeline)}; {len(timeline.snapshots())} snapshot(s), " \
+           f"{timeline.path}"
 
 
 def replica_object(name: str, timeline: Any, current: bool) -> dict[str, Any]:
     return {"kind": "shell_replica", "name": name, "path": str(timeline.path),
-            "log_start_offset": timeline.start, "log_end_offset": timeline.end,
+            **_extent(timeline),
             "snapshot_names": [s.name for s in timeline.snapshots()], "current": current}
 
 

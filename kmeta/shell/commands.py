@@ -2,8 +2,9 @@
 
 The navigation commands and their texts are those of Kafka 4.0's
 ``kafka-metadata-shell.sh`` (``ls``, ``cd``, ``pwd``, ``cat``, ``tree``, ``find``,
-``help``, ``man``, ``history N``, ``exit``), so its users' habits carry over; the others
-walk through time and across replicas.  A line is split as a POSIX shell splits words
+``help``, ``man``, ``history [N]`` (the lines typed), ``exit``), so its users' habits
+carry over; the others walk through time and across replicas (``changes [PATH]``: the
+records that changed a node).  A line is split as a POSIX shell splits words
 (quotes, backslashes); several commands may share a line, separated by ``;``.
 """
 
@@ -98,18 +99,26 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "(default: where the shell stands), under PATH (default: /image).  Points are "
             "as for at: diff 4000 end /image/topics; diff ctrl-1@end ctrl-2@end compares "
             "two replicas.", lambda s, w, j: s.diff(list(w))),
-    Command("history", "history [PATH] | history N", "Records that touched a node.",
+    Command("changes", "changes [PATH]", "The records that touched a node (not typed lines).",
             "Every metadata record up to where the shell stands that touched the node at "
             "PATH (default: the working directory), under it or above it, with its offset, "
-            "time and type.  With a number N: the last N command lines, as Kafka's shell "
-            "has it.", lambda s, w, j: s.history(w)),
+            "time and type: the node's history in the log (as kmeta history has it).  Not "
+            "the lines typed: that is history.",
+            lambda s, w, j: s.changes(w)),
+    Command("history", "history [N]", "The lines typed (not a node's records: changes).",
+            "The last N command lines typed in this shell (default: all of them), "
+            "numbered, as Kafka's shell and bash have it.  Not a node's history: the "
+            "records that changed a node are changes [PATH].",
+            lambda s, w, j: s.history(w)),
     Command("grep", "grep PATTERN [PATH]", "Search node contents.",
             "Every leaf under PATH (default: the working directory) whose text matches the "
             "regular expression PATTERN, as 'path: text'.  Status 1 when none matches.",
             lambda s, w, j: s.grep(w)),
     Command("records", "records FROM [TO]", "Print the records of a range of offsets.",
-            "The records from offset FROM up to, not including, TO (default: FROM + 1), "
-            "as kmeta dump -r prints them; with --json, dump's record objects.",
+            "The records from offset FROM to offset TO, both included (default: the "
+            "record at FROM; FROM..TO says the same, as kmeta prints ranges), as kmeta "
+            "dump -r prints them; with --json, dump's record objects.  end is the last "
+            "record.  A long range is written as it is read, through the pager.",
             lambda s, w, j: s.records(w, j)),
     Command("replica", "replica [NAME]", "List the replicas, or switch to one.",
             "Without NAME: each replica given, its log's extent, * where the shell "
@@ -139,8 +148,8 @@ def help_reply(words: list[str]) -> Reply:
                 continue
             seen.add(c.name)
             lines.append(f"  {c.usage:<{width}}  {c.summary}")
-        lines += ["", "help COMMAND tells more; paths take globs (* ? {a,b}); Ctrl-C "
-                  "stops a command, Ctrl-D or exit leaves."]
+        lines += ["", "help COMMAND tells more; paths take globs (* ? {a,b}).",
+                  "Ctrl-C stops a command, Ctrl-D or exit leaves."]
         return Reply(lines, [{"kind": "shell_help", "command": c.name, "usage": c.usage,
                               "summary": c.summary} for c in COMMANDS.values()])
     name = words[0]

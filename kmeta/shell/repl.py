@@ -30,7 +30,7 @@ from kmeta.shell.replies import Reply, texts
 from kmeta.shell.session import Session
 
 #: commands whose arguments are node paths (every argument, or the first only)
-_PATH_ARGS = {"ls", "cd", "cat", "tree", "find", "history"}
+_PATH_ARGS = {"ls", "cd", "cat", "tree", "find", "changes"}
 
 
 def history_file(environ: Any = os.environ) -> Path:
@@ -154,11 +154,13 @@ def _show(env: Environment, reply: Reply, json_out: bool) -> int:
     screen, streamed (a long find shows as it is walked); its status."""
     status = [0]
     lines = texts(reply, json_out, status)
-    rows = shutil.get_terminal_size((80, 24)).lines
+    columns, rows = shutil.get_terminal_size((80, 24))
     head = []
+    used = 0  # the screen's rows the head takes: a line wider than the screen, several
     for text, _ in lines:
         head.append(text)
-        if len(head) >= rows - 1:
+        used += screen_rows(text, columns)
+        if used >= rows - 1:
             break
     else:  # it fits: no pager
         _write(head)
@@ -170,6 +172,14 @@ def _show(env: Environment, reply: Reply, json_out: bool) -> int:
         return status[0]
     _page(pager, head, (text for text, _ in lines))
     return status[0]
+
+
+def screen_rows(text: str, columns: int) -> int:
+    """The rows of a screen ``columns`` wide that ``text`` takes where the terminal wraps
+    it (a character of two cells counts two)."""
+    from rich.cells import cell_len
+
+    return max(1, -(-cell_len(text) // max(columns, 1)))
 
 
 def _write(lines: Iterable[str]) -> None:

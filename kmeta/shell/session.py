@@ -4,7 +4,7 @@ A session stands at a point of one replica's log (its *position*: the image afte
 record below an offset) and in a node of that image (its *working directory*, as
 ``kafka-metadata-shell.sh`` has one).  Commands move it through the node tree (``cd``),
 through time (``at``, ``next``, ``prev``) and across replicas (``replica``), or read
-what is there (``ls``, ``cat``, ``tree``, ``find``, ``grep``, ``diff``, ``history``,
+what is there (``ls``, ``cat``, ``tree``, ``find``, ``grep``, ``diff``, ``changes``,
 ``records``).  Each returns a :class:`~kmeta.shell.replies.Reply`; nothing here
 prints or reads a terminal.
 
@@ -109,9 +109,16 @@ class Session:
             ms = point.value if point.kind == "time" else on_day_of(
                 point.value, self._time_here(timeline))  # type: ignore[arg-type]
             offset = timeline.offset_at(ms)  # type: ignore[arg-type]
-        if not timeline.start <= offset <= timeline.end:
-            raise UsageError(f"{point.text}: offset {offset} is outside {replica}'s log "
-                             f"({timeline.start}..{timeline.end})")
+        if offset > timeline.end:
+            past = f"past {replica}'s log end offset {timeline.end}" \
+                if timeline.log_end is not None else \
+                f"past {replica}'s last snapshot (it has no log), which ends at {timeline.end}"
+            raise UsageError(f"{point.text}: offset {offset} is {past}",
+                             hint=text.log_words(timeline))
+        if offset < timeline.start:
+            raise UsageError(f"{point.text}: offset {offset} is before {timeline.start}, "
+                             f"the first offset {replica} has an image at",
+                             hint=text.log_words(timeline, images=False))
         return replica, offset
 
     def _time_here(self, timeline: Timeline) -> int:
@@ -199,26 +206,42 @@ class Session:
 
     def step(self, forward: bool, count: int) -> Reply:
         """``next``/``prev``: move ``count`` record batches, each step printed as the
-        nodes it changed."""
+        nodes it changed.  One replay over the steps (:meth:`Timeline.walk`), each batch
+        read by its position: a step costs the batch and the image, however long the
+        log; two trees are held at a time, and the steps' lines."""
         if count < 1:
             return refused(f"{'next' if forward else 'prev'}: {count}: a count is 1 or more")
         out = Reply()
         timeline = self.timeline
-        for _ in range(count):
-            before_offset = self.here.offset
-            to = timeline.next_batch(before_offset) if forward else \
-                timeline.prev_batch(before_offset)
-            if to == before_offset:
-                out.lines.append(f"({'end' if forward else 'start'} of {self.here.replica}'s "
-                                 f"log: offset {before_offset})")
-                break
-            before = self.here
-            self.move(before.replica, to)
-            changes = changes_under(before.tree, self.here.tree, "/image")
-            low, high = sorted((before_offset, to))
-            records = list(timeline.history_records(low, high))
-            out.lines += text.step_lines(low, high, records, changes, forward)
-            out.objects.append(text.step_object(self.here.replica, before_offset, to, changes))
+        here = self.here
+        to = timeline.next_batch(here.offset, count) if forward else \
+            timeline.prev_batch(here.offset, count)
+        low, high = sorted((here.offset, to))
+        steps: list[tuple[int, int, list[Any]]] = []  # (low, high, changes) in log order
+        before_offset, before_tree = low, None
+        for offset, image, provenance in timeline.walk(low, high):
+            tree = tree_of(image, provenance)
+            if offset > low:
+                changes = changes_under(before_tree, tree, "/image") if forward else \
+                    changes_under(tree, before_tree, "/image")
+                steps.append((before_offset, offset, changes))
+            before_offset, before_tree = offset, tree
+        if steps and steps[-1][1] < high:
+            # the heartbeats after the last data batch, up to where the shell stood (or
+            # the log's end): part of that step, which they change nothing of
+            steps[-1] = (steps[-1][0], high, steps[-1][2])
+        for a, b, changes in steps if forward else reversed(steps):
+            records = list(timeline.history_records(a, b))
+            out.lines += text.step_lines(a, b, records, changes, forward)
+            out.objects.append(text.step_object(here.replica, *((a, b) if forward else (b, a)),
+                                                changes))
+        if len(steps) < count:
+            # where the images end or start: the log end offset, or the first snapshot
+            # inside a log that does not start at 0 (not the log's start)
+            out.lines.append(f"({here.replica} has no image {'past' if forward else 'before'}"
+                             f" offset {to}: {len(steps)} of {count} step(s))")
+        if to != here.offset:
+            self.move(here.replica, to)
         return out
 
     def diff(self, words: list[str]) -> Reply:
@@ -246,18 +269,28 @@ class Session:
         return tree_of(*self.replicas[replica].image_at(offset))
 
     def history(self, words: list[str]) -> Reply:
-        """``history [PATH]``: every record up to here that touched the node at PATH (or
-        under it, or above it); ``history N``: the last N command lines (as Kafka's shell
-        has it)."""
-        if words and re.fullmatch(r"[0-9]+", words[0]):
-            n = int(words[0])
-            shown = self.typed[-n:] if n else []
-            start = len(self.typed) - len(shown) + 1
-            return Reply([f"{start + i:5d}  {line}" for i, line in enumerate(shown)],
-                         [{"kind": "shell_command", "number": start + i, "line": line}
-                          for i, line in enumerate(shown)])
+        """``history [N]``: the last N command lines typed (all of them without N), as
+        Kafka's shell and bash have it.  A node's records are :meth:`changes`'."""
+        if len(words) > 1 or (words and not re.fullmatch(r"[0-9]+", words[0])):
+            what = " ".join(words)
+            return refused(f"history: {what}: a number of lines typed",
+                           f"the records that changed a node: changes {what}")
+        n = int(words[0]) if words else len(self.typed)
+        shown = self.typed[-n:] if n else []
+        start = len(self.typed) - len(shown) + 1
+        lines = [f"{start + i:5d}  {line}" for i, line in enumerate(shown)]
+        if words and nodes.resolve(self.here.tree, self.here.cwd, words[0]):
+            # "history 0" in a topic's dir, where 0 is a partition: say which is which
+            lines.append(f"(history {words[0]}: the last {n} line(s) typed; the records "
+                         f"that changed node {words[0]}: changes {words[0]})")
+        return Reply(lines, [{"kind": "shell_command", "number": start + i, "line": line}
+                             for i, line in enumerate(shown)])
+
+    def changes(self, words: list[str]) -> Reply:
+        """``changes [PATH]``: every record up to here that touched the node at PATH (or
+        under it, or above it): the node's history in the log."""
         if len(words) > 1:
-            return refused("history: one path at most", "history [PATH] | history N")
+            return refused("changes: one path at most", "changes [PATH]")
         path = absolute(self.here.cwd, words[0] if words else ".")
         rows = list(self._touching(path))
         return Reply(text.history_lines(rows, path), [text.history_object(r) for r in rows])
@@ -299,23 +332,38 @@ class Session:
         return out
 
     def records(self, words: list[str], json_out: bool) -> Reply:
-        """``records FROM [TO]``: the records of offsets FROM up to (not including) TO,
-        as ``kmeta dump -r`` prints them (``--json``: its record objects)."""
-        if not words or len(words) > 2:
-            return refused("records: records FROM [TO]", "e.g. records 4000 4100")
-        points = [parse_point(w) for w in words]
-        (ra, oa), *rest = (self.resolve_point(p) for p in points)
-        rb, ob = rest[0] if rest else (ra, oa + 1)
+        """``records FROM [TO]``: the records of offsets FROM to TO, both included (as
+        ``kmeta dump --from-offset --to-offset`` and every ``A..B`` kmeta prints), as
+        ``kmeta dump -r`` prints them (``--json``: its record objects).  Streamed: read
+        as they are written, so a range of the whole log shows its first screen at once
+        and holds what ``dump -r`` holds."""
+        if len(words) == 1 and ".." in words[0].strip(".") and "@" not in words[0]:
+            words = words[0].split("..", 1)  # records 4000..4099, the way kmeta prints it
+        if not words or len(words) > 2 or not all(words):
+            return refused("records: records FROM [TO]", "e.g. records 4000 4099, "
+                           "records 4000..4099")
+        (ra, oa), *rest = (self._record_point(w) for w in words)
+        rb, ob = rest[0] if rest else (ra, oa)
         if ra != rb:
             return refused("records: both points on one replica")
-        if ob <= oa:
-            return refused(f"records: {words[-1]} is not after {words[0]}")
+        if ob < oa:
+            return refused(f"records: {words[-1]} is before {words[0]}")
         from kmeta.render.jsonl import render as render_json
         from kmeta.render.text import render as render_text
 
-        events = list(self.replicas[ra].records(oa, ob - 1))
-        objects = [json.loads(line) for line in render_json(events, records_only=True)]
-        return Reply(list(render_text(events, records=True)), objects)
+        timeline = self.replicas[ra]
+        return Reply(render_text(timeline.records(oa, ob), records=True),
+                     (json.loads(line) for line in render_json(timeline.records(oa, ob),
+                                                               records_only=True)))
+
+    def _record_point(self, word: str) -> tuple[str, int]:
+        """The replica and offset of a record a point names: ``end`` is the log's last
+        record, not the log end offset after it."""
+        point = parse_point(word)
+        replica, offset = self.resolve_point(point)
+        if point.kind == "end" and offset > self.replicas[replica].start:
+            offset -= 1
+        return replica, offset
 
     def replica(self, words: list[str]) -> Reply:
         if not words:

@@ -45,6 +45,11 @@ class Progress:
         """Another process read ``size`` bytes of files this one never listed (verify's
         workers list and check a data dir's partition dirs themselves)."""
 
+    def phase(self, name: str) -> None:
+        """The run begins another pass over the files listed, called ``name`` (the
+        shell's opening indexes the log, then replays it): what is read from here on is
+        counted afresh against the files' bytes, not added to the pass before."""
+
 
 #: The observer that hears nothing: what a run gets when nobody listens.
 QUIET = Progress()

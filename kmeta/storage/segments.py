@@ -776,7 +776,7 @@ def _batch_size_at(fd: int, pos: int) -> int:
 
 
 def _damage(file: str, start: int, resume: int, reason: str) -> Finding:
-    return Finding("S003", f"damaged bytes {start}..{resume} ({resume - start} bytes: "
+    return Finding("S003", f"damaged bytes {start}..{resume - 1} ({resume - start} bytes: "
                    f"{reason}); resumed at the next valid batch. Kafka's recovery would "
                    f"truncate the segment at byte {start}", file, start,
                    details={"start": start, "end": resume, "bytes": resume - start})

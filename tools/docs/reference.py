@@ -227,8 +227,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "kmeta shell --json (with -c or commands on standard input) writes JSON Lines, the "
         "objects of each command in turn: ls, cat, tree and find a \"shell_node\" per node; "
         "at and replica NAME a \"shell_at\"; cd and pwd a \"shell_cd\"; next and prev a "
-        "\"shell_step\" per step; diff a \"shell_diff\"; history PATH a \"shell_record\" "
-        "per record, history N a \"shell_command\" per line; grep a \"shell_match\" per "
+        "\"shell_step\" per step; diff a \"shell_diff\"; changes PATH a \"shell_record\" "
+        "per record, history N a \"shell_command\" per line typed; grep a \"shell_match\" per "
         "leaf; records dump's record objects; replica a \"shell_replica\" per replica; help "
         "a \"shell_help\" per command; and a command that cannot run a \"shell_error\". "
         "shell_node keys:",

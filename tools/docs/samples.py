@@ -165,7 +165,7 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
         "shell": [["shell", "--json", str(healthy), "-c",
                    "ls /image; cat /image/cluster/brokers/4; tree /image/features; find "
                    "/image/producerIds; cd /image/topics; pwd; at 12000; prev; next 2; diff "
-                   "0 end /image/features; history /image/features; history 5; grep orders "
+                   "0 end /image/features; changes /image/features; history 5; grep orders "
                    "/image/topics/byName/orders; records 5 7; replica; help; at nowhere"],
                   ["shell", "--json", str(quorum3 / "a"), str(quorum3 / "b"), "-c",
                    "replica b; diff a@end b@end"]],

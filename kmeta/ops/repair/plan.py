@@ -349,7 +349,7 @@ class _LogReader:
         """The rules' state after a batch Kafka's recovery accepts, and why the batch
         still ends the repaired log (the first KRaft log rule it breaks), or None."""
         if batch.position != valid:  # only after a finding, which cut already
-            return self.state, ("S003", f"bytes {valid}..{batch.position} hold no batch")
+            return self.state, ("S003", f"bytes {valid}..{batch.position - 1} hold no batch")
         epoch = batch.leader_epoch if batch.magic == 2 else -1
         state, broken = judge(self.state, batch.base_offset, batch.last_offset, epoch,
                               batch.magic, valid == 0)

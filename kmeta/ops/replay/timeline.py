@@ -5,8 +5,8 @@
 (:mod:`kmeta.ops.replay.timeline_index`), then the replay ``kmeta image`` does, keeping a copy
 of the image every few thousand records (a *checkpoint*).  :meth:`Timeline.image_at`
 then copies the nearest checkpoint at or below the target and replays forward from it
-with :func:`kmeta.ops.replay.replay_log`, so any point costs a copy and at most a few
-thousand records, not the whole log.
+the data batches the index found, each read by its position, so any point costs a copy
+and at most a few thousand records, wherever it is in however long a log.
 
 A checkpoint is kept pickled: the bytes are a tenth of the objects' memory, and making
 and loading them is several times faster than ``MetadataImage.copy`` (a deepcopy: 1.2 s
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,29 +165,6 @@ class _Watch:
         return None
 
 
-class _Stepper(_Watch):
-    """The replay watch of :meth:`Timeline.walk`: the image after each data batch,
-    pickled when the next batch begins (the batches between change nothing)."""
-
-    def __init__(self, index: BatchIndex, image: MetadataImage, stop: int) -> None:
-        self.index, self.image, self.stop = index, image, stop
-        self.pending: int | None = None  # the end of the data batch being applied
-        self.images: list[tuple[int, bytes]] = []
-
-    def flush(self) -> None:
-        if self.pending is not None:
-            self.images.append((self.pending, pickle.dumps(self.image,
-                                                           pickle.HIGHEST_PROTOCOL)))
-            self.pending = None
-
-    def batch(self, offset: int, epoch: int, timestamp: int) -> None:
-        self.flush()
-        bases = self.index.data_base
-        j = bisect_left(bases, offset)
-        if j < len(bases) and bases[j] == offset:
-            self.pending = min(self.index.data_last[j] + 1, self.stop)
-
-
 class _Checkpointer(_Watch):
     """The replay watch of :meth:`Timeline.open`: copies the image at a batch start
     every so many records."""
@@ -260,8 +237,10 @@ class Timeline:
             raise UnreadableInput(blocked[0].message, context=blocked[0].file,
                                   hint="the timeline needs every segment of the log")
         if segments:
+            progress.phase("index")
             self.index = BatchIndex.build(segments, self.findings, progress)
             self.log_end = _log_end(source, progress)
+            progress.phase("replay")
             if self.log_end is not None:
                 self.log_start = segments[0].kind.base_offset or 0
         starts = self._starts(source, progress)
@@ -413,9 +392,34 @@ class Timeline:
         cp = self._check(offset)
         image = cp.image()
         if offset > cp.offset:
-            assert isinstance(self.source, PartitionDir)
-            replay_log(self.source, Replay(image, cp.offset), offset, [])
+            for _ in self._replay(image, cp.offset, offset):
+                pass
         return image, self.provenance(offset)
+
+    def _replay(self, image: MetadataImage, from_offset: int, to_offset: int
+                ) -> Iterator[int]:
+        """Apply to ``image`` (the image at ``from_offset``) the records below
+        ``to_offset``: the data batches the index found, each read by its position,
+        yielding the offset after each (``to_offset`` where it cuts one).  What
+        :func:`replay_log` applies, without its scan from the segment's start: a replay
+        costs the batches it applies, wherever in the log they are (the NoOp heartbeats
+        and control batches between change nothing in an image)."""
+        assert isinstance(self.source, PartitionDir) and self.index is not None
+        replay = Replay(image, from_offset)
+        with BatchesByPosition() as files:
+            for info in self.index.batches_between(from_offset, to_offset, data_only=True):
+                raw = files.batch(info.file, info.position)
+                for batch in scan_batches(raw, info.file):
+                    if type(batch) is not Batch or not batch.crc_valid:
+                        continue
+                    for item in decoded_records(batch, decode_metadata, decode_control):
+                        if type(item) is Finding:
+                            continue
+                        _, r, p = item
+                        if from_offset <= r.offset < to_offset and not p.finding and \
+                                p.type != NOOP_TYPE:
+                            replay.apply(p, r.offset, info.file, info.position)
+                yield min(info.last_offset + 1, to_offset)
 
     def provenance(self, offset: int) -> Provenance:
         """The provenance of the image at ``offset`` (see :meth:`image_at`)."""
@@ -482,21 +486,19 @@ class Timeline:
         """The image at ``from_offset``, then the image after each data batch (each
         step) that ends by ``to_offset`` (one that ``to_offset`` cuts: up to it), with
         the offset and provenance of each: what ``next N`` and ``prev N`` show, from one
-        replay instead of one per step.  The images are those of :meth:`image_at`."""
+        replay instead of one per step, made as they are taken.  Each image is a copy,
+        the caller's own; they are those of :meth:`image_at`, and a step costs the
+        batch it applies and a copy of the image, however long the log."""
         image, prov = self.image_at(from_offset)
         if to_offset <= from_offset or self.index is None:
             yield from_offset, image, prov
             return
         self._check(to_offset)
-        first = pickle.dumps(image, pickle.HIGHEST_PROTOCOL)
-        stepper = _Stepper(self.index, image, to_offset)
-        assert isinstance(self.source, PartitionDir)
-        replay_log(self.source, Replay(image, from_offset), to_offset, [], stepper)
-        stepper.flush()
-        yield from_offset, pickle.loads(first), prov
-        for offset, pickled in stepper.images:
+        yield from_offset, pickle.loads(pickle.dumps(image, pickle.HIGHEST_PROTOCOL)), prov
+        for offset in self._replay(image, from_offset, to_offset):
             if offset > from_offset:
-                yield offset, pickle.loads(pickled), self.provenance(offset)
+                yield offset, pickle.loads(pickle.dumps(image, pickle.HIGHEST_PROTOCOL)), \
+                    self.provenance(offset)
 
     def batch_at(self, offset: int) -> BatchInfo | None:
         """The batch that holds ``offset`` (None past the log or in a gap)."""
@@ -528,10 +530,19 @@ class Timeline:
         """The batches and records with an offset from ``from_offset`` to ``to_offset``
         (both included), as ``kmeta dump --from-offset --to-offset`` yields them (secrets
         redacted unless ``show_secrets``): render them with ``kmeta.render.jsonl``."""
-        opts = DumpOptions(from_offset=from_offset, to_offset=to_offset,
+        edge = DumpOptions(from_offset=from_offset, to_offset=to_offset,
                            show_secrets=show_secrets)
+        # the batches wholly inside the range are dump's plain case (a run of heartbeats
+        # written as one): a range of the whole log is written as fast as dump -r writes it
+        whole = DumpOptions(show_secrets=show_secrets)
         for seg in self._segments(from_offset, to_offset):
-            yield from dump_batches(_in_range(seg, from_offset, to_offset), seg, opts)
+            inside = _Inside(seg, from_offset, to_offset)
+            while True:
+                yield from dump_batches(inside, seg, whole)
+                if inside.edge is None:
+                    break
+                yield from dump_batches([inside.edge], seg, edge)
+                inside.edge = None
 
     def history_records(self, from_offset: int | None = None, to_offset: int | None = None,
                         *, show_secrets: bool = False) -> Iterator[HistoryRecord]:
@@ -584,22 +595,53 @@ def _batch_history(raw: bytes, info: BatchInfo, lo: int, hi: int, show_secrets: 
             yield _history(r.offset, r.timestamp, info.leader_epoch, p, show_secrets)
 
 
-def _in_range(seg: LogFile, lo: int, hi: int) -> Iterator[Any]:
-    """The batches (and findings) of a segment that hold an offset in ``[lo, hi]``: the
-    runs wholly outside it are passed over unexpanded."""
-    stream = Expandable(read_batches(seg.path, memo=True, runs=True))
-    for item in stream:
-        if type(item) is Run:
-            if item.first_base <= hi and item.last_offset >= lo:
-                stream.expand(item)
-            continue
-        if type(item) is Finding:
-            yield item
-            continue
-        if item.base_offset > hi:
+class _Inside:
+    """The scan of a segment (batches, runs and findings) for the records of ``[lo,
+    hi]``: what lies wholly inside the range, up to a batch that holds offsets on both
+    sides of one of its ends (kept as ``edge``, for a reader that filters its records),
+    where the iteration stops; iterated again, it goes on after it.  A run that
+    straddles an end is expanded; what lies wholly outside is passed over, a run of it
+    unexpanded.  It expands a run for its reader too, as :class:`Expandable` does."""
+
+    def __init__(self, seg: LogFile, lo: int, hi: int) -> None:
+        self._stream = Expandable(read_batches(seg.path, memo=True, runs=True))
+        self._items = iter(self._stream)
+        self.lo, self.hi = lo, hi
+        self.edge: Any = None
+        self._done = False
+
+    def __iter__(self) -> _Inside:
+        return self
+
+    def __next__(self) -> Any:
+        lo, hi = self.lo, self.hi
+        while not self._done:
+            item = next(self._items, None)
+            if item is None:
+                self._done = True
+                break
+            if type(item) is Finding:
+                return item
+            if type(item) is Run:
+                first, last = item.first_base, item.last_offset
+            else:
+                first, last = item.base_offset, item.last_offset
+            if first > hi:
+                self._done = True
+                break
+            if last < lo:
+                continue
+            if lo <= first and last <= hi:
+                return item
+            if type(item) is Run:
+                self._stream.expand(item)
+                continue
+            self.edge = item
             break
-        if item.last_offset >= lo:
-            yield item
+        raise StopIteration
+
+    def expand(self, run: Run) -> None:
+        self._stream.expand(run)
 
 
 # ---------------------------------------------------------------------- several replicas

@@ -104,10 +104,13 @@ class BatchIndex:
     """Every batch of a log, entry by entry (a lone batch, or a run of repeats)."""
 
     files: list[str]
-    base: array        # q: base offset of the entry's first batch
-    last: array        # q: last offset of the entry's last batch
+    # Offsets are unsigned 64-bit columns (Q): a damaged batch at base offset 2^63-1
+    # holding more than one record, or with lastOffsetDelta 2^31-1, has offsets past
+    # Java's Long.MAX_VALUE; the index keeps them as the file has them.
+    base: array        # Q: base offset of the entry's first batch
+    last: array        # Q: last offset of the entry's last batch
     count: array       # i: batches in the entry (1 for a lone batch)
-    step: array        # i: offsets from one batch of the entry to the next
+    step: array        # q: offsets from one batch of the entry to the next (2^31 at most)
     size: array        # i: bytes of each batch of a run (0 for a lone batch)
     position: array    # q: byte position of the entry's first batch in its file
     file_index: array  # i: the file, an index into ``files``
@@ -116,11 +119,11 @@ class BatchIndex:
     first_ts: array    # q: maxTimestamp of the entry's first batch
     most_ts: array     # q: the highest maxTimestamp up to and including this entry
     #: the data batches (one per batch, runs of data batches spread out): base, last
-    data_base: array
-    data_last: array
+    data_base: array   # Q
+    data_last: array   # Q
     #: the entries the image contains (NOOP or DATA), for the provenance: entry numbers
     applied: array
-    applied_base: array
+    applied_base: array  # Q
     #: the DATA entries: entry numbers, for a reader of records that skips heartbeats
     data_entries: array
 
@@ -129,9 +132,9 @@ class BatchIndex:
               progress: Progress = QUIET) -> BatchIndex:
         """Read every segment once (with runs), keeping one entry per lone batch or run.
         What cannot be read goes into ``findings``."""
-        index = cls([], array("q"), array("q"), array("i"), array("i"), array("i"),
+        index = cls([], array("Q"), array("Q"), array("i"), array("q"), array("i"),
                     array("q"), array("i"), array("i"), array("b"), array("q"), array("q"),
-                    array("q"), array("q"), array("q"), array("q"), array("q"))
+                    array("Q"), array("Q"), array("q"), array("Q"), array("q"))
         noop_values: dict[bytes, bool] = {}
         most = -(1 << 63)
         for seg in segments:
