@@ -23,3 +23,15 @@ def test_damaged_bytes_are_first_to_last(tmp_path: Path) -> None:
     (damage,) = [f for f in findings if f.code == "S003"]
     first, last = len(good), len(good) + len(garbage) - 1
     assert f"damaged bytes {first}..{last} (50 bytes" in damage.message, damage.message
+
+
+def test_report_s_metadata_log_is_first_to_last() -> None:
+    """report's header names the metadata log's offsets as verify does: the last offset
+    held, not the log end offset (one past it)."""
+    from tests.clirun import run
+
+    here = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "healthy"
+    verify = run("verify", here).stdout
+    report = run("report", here).stdout
+    held = next(w for w in verify.split() if ".." in w).rstrip(",")
+    assert f"metadata log offsets {held} " in report, (held, report.splitlines()[:3])

@@ -29,8 +29,13 @@ def _span(report: Report) -> str | None:
             if lead.snapshots else ""
         return f"metadata log: no segment left ({lead.label}){snaps}"
     start = lead.log_start_offset if lead.log_start_offset is not None else "?"
-    end = lead.log_end_offset if lead.log_end_offset is not None else "?"
-    return f"metadata log {start}..{end} ({lead.label}){when}"
+    # ``A..B`` is first..last, both held, as verify and diff print it; the log end
+    # offset is the next offset, one past the last
+    end = lead.log_end_offset
+    if end is not None and end == lead.log_start_offset:
+        return f"metadata log empty, log end offset {end} ({lead.label}){when}"
+    last = end - 1 if end is not None else "?"
+    return f"metadata log offsets {start}..{last} ({lead.label}){when}"
 
 
 def command_lines(args: list[str], width: int | None, indent: str = "    "
