@@ -72,8 +72,18 @@ class Environment:
         """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes.
 
         ``json``: the lines are JSON, which must stay valid UTF-8 whatever the paths hold.
+
+        On a terminal every line is shown whole: one wider than the terminal is folded,
+        JSON indented as jq shows it (:func:`kmeta.render.console.terminal_lines`).  A
+        pipe or a file gets the lines byte for byte, at no cost.
         """
         assert self.stdout is not None  # kmeta.cli.main refuses to run with stdout closed
+        if _isatty(self.stdout):
+            from kmeta.render.console import terminal_lines, terminal_width
+
+            width = terminal_width(self)
+            if width is not None:
+                lines = terminal_lines(lines, width, json)
         encode = _json_bytes if json else _text_bytes
         self.stdout.flush()
         out = self.stdout.buffer
@@ -146,6 +156,13 @@ class _GuardedStream:
     @property
     def buffer(self) -> _GuardedStream:
         return _GuardedStream(self._raw.buffer)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (ValueError, AttributeError):  # closed, or a stand-in without it
+        return False
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -9,12 +9,15 @@ terminal and never with ``NO_COLOR``.  Every fact comes from the run's
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from kmeta.environment import Environment
 
 if TYPE_CHECKING:  # rich is imported where a console is made: the plain lines need none
     from rich.console import Console
+    from rich.table import Column, Table
 
 #: The width of a pipe without COLUMNS: wide enough that nothing wraps.
 UNWRAPPED = 4096
@@ -42,8 +45,27 @@ def make_console(env: Environment, stderr: bool = False) -> Console:
             # turns into a quiet exit 0.
             raise BrokenPipeError
 
-    return _Console(soft_wrap=True, color_system=None if env.no_color else "auto",
-                    file=stream, width=width, _environ=env.environ)
+    console = _Console(soft_wrap=True, color_system=None if env.no_color else "auto",
+                       file=stream, width=width, _environ=env.environ)
+    if not stderr and console.is_terminal:
+        # what it prints is shown whole, as write_lines shows lines (tables fit already)
+        console.file = _Folding(stream, console.width)  # type: ignore[assignment]
+    return console
+
+
+class _Folding:
+    """A terminal's text stream whose lines are folded to ``width`` (:func:`fold`); each
+    write is taken as whole lines, as a console writes them."""
+
+    def __init__(self, stream: TextIO, width: int) -> None:
+        self._stream = stream
+        self._width = width
+
+    def write(self, text: str) -> int:
+        return self._stream.write(fold(text, self._width))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def clip_width(env: Environment, stream: TextIO | None = None) -> int | None:
@@ -62,16 +84,259 @@ def clip_width(env: Environment, stream: TextIO | None = None) -> int | None:
 
 
 def fold(text: str, width: int | None, hang: str = "    ") -> str:
-    """``text`` folded at spaces to ``width`` (a path or a name is never broken), the
-    lines after the first indented by its own indent and ``hang``; whole when ``width``
-    is None (a pipe without COLUMNS) or when it fits."""
-    if width is None or len(text) <= width:
-        return text
-    import textwrap
+    """``text`` folded to ``width`` columns, the rows after the first indented by its own
+    indent and ``hang``; whole when ``width`` is None (a pipe without COLUMNS) or when it
+    fits.
 
-    lead = " " * (len(text) - len(text.lstrip(" ")))
-    return textwrap.fill(text, width=width, subsequent_indent=lead + hang,
-                         break_long_words=False, break_on_hyphens=False)
+    Rows break at spaces; a word wider than a row (a path, a JSON value) breaks after a
+    ``,``, ``/`` or ``;`` in it, and only a word with none of them is cut at the width.
+    Columns are a terminal's: escape sequences (colour) take none, East Asian wide
+    characters two.  ``text`` with newlines is folded line by line."""
+    if width is None or (len(text) <= width and text.isascii()):
+        return text  # the common case, a line that fits: one length check
+    if "\n" in text:
+        return "\n".join(fold(line, width, hang) for line in text.split("\n"))
+    escapes: list[tuple[int, str]] = []
+    plain = text
+    if "\x1b" in text:
+        plain, escapes = _without_escapes(text)
+    cells = None if plain.isascii() else _cell_offsets(plain)
+    if (len(plain) if cells is None else cells[-1]) <= width:
+        return text
+    lead = len(plain) - len(plain.lstrip(" "))
+    indent = " " * min(lead + len(hang), width // 2)
+    rows = _rows(plain, cells, width, lead, width - len(indent))
+    return _joined(plain, rows, indent, escapes)
+
+
+#: A CSI escape sequence (colours, styles): no columns on a terminal.
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+#: Where a word wider than a row may break: after one of these.
+_SOFT_BREAKS = ",/;"
+
+
+def _without_escapes(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """``text`` without its escape sequences, and each sequence with its place in it."""
+    escapes = []
+    pieces = []
+    at = taken = 0
+    for m in _ESCAPE.finditer(text):
+        pieces.append(text[at:m.start()])
+        taken += m.start() - at
+        escapes.append((taken, m.group()))
+        at = m.end()
+    pieces.append(text[at:])
+    return "".join(pieces), escapes
+
+
+def _cell_offsets(text: str) -> list[int]:
+    """The columns before each character of ``text``, and after the last."""
+    from rich.cells import get_character_cell_size
+
+    out = [0]
+    for char in text:
+        out.append(out[-1] + get_character_cell_size(char))
+    return out
+
+
+def _rows(text: str, cells: list[int] | None, width: int, lead: int,
+          room: int) -> list[tuple[int, int]]:
+    """Where ``text`` is cut into rows: (start, end) of each.  The first row has
+    ``width`` columns (``lead`` of them its own indent), the others ``room``."""
+    import bisect
+
+    n = len(text)
+    rows = []
+    start, space, first = 0, width, True
+    while True:
+        if cells is None:
+            reach = start + space
+        else:  # the last character that ends within the row's columns
+            reach = bisect.bisect_right(cells, cells[start] + space) - 1
+        if reach >= n:
+            rows.append((start, n))
+            return rows
+        low = start + (lead if first else 0) + 1  # a row holds a character of its own
+        cut = text.rfind(" ", low, reach + 1)
+        if cut >= low:
+            end = cut
+            while end > start and text[end - 1] == " ":
+                end -= 1
+            following = cut + 1
+            while following < n and text[following] == " ":
+                following += 1
+        else:
+            soft = max(text.rfind(c, low - 1, reach) for c in _SOFT_BREAKS)
+            end = following = soft + 1 if soft >= low - 1 else max(reach, start + 1)
+        rows.append((start, end))
+        if following >= n:
+            return rows
+        start, space, first = following, room, False
+
+
+def _joined(text: str, rows: list[tuple[int, int]], indent: str,
+            escapes: list[tuple[int, str]]) -> str:
+    """The rows of ``text``, each after the first behind ``indent``, with the escape
+    sequences put back where they were (one between two rows ends the first)."""
+    if not escapes:
+        return "\n".join([text[rows[0][0]:rows[0][1]],
+                          *(indent + text[a:b] for a, b in rows[1:])])
+    out = []
+    i = 0
+    for n, (a, b) in enumerate(rows):
+        last = n == len(rows) - 1
+        upto = len(text) + 1 if last else rows[n + 1][0]
+        piece = [] if n == 0 else [indent]
+        at = a
+        while i < len(escapes) and escapes[i][0] < upto:
+            place, seq = escapes[i]
+            place = min(max(place, a), b)
+            piece.append(text[at:place])
+            piece.append(seq)
+            at = place
+            i += 1
+        piece.append(text[at:b])
+        out.append("".join(piece))
+    return "\n".join(out)
+
+
+def indented_json(line: str) -> str:
+    """A JSON line as jq shows it on a terminal: indented two spaces a level."""
+    import json
+
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return line
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def terminal_lines(lines: Iterable[str], width: int, json: bool = False) -> Iterator[str]:
+    """``lines`` as a terminal of ``width`` columns shows them whole: each longer line
+    folded (:func:`fold`), JSON indented first (:func:`indented_json`).  A line that
+    fits costs a length check."""
+    if json:
+        for line in lines:
+            yield fold(indented_json(line), width, "  ") if len(line) > width else line
+        return
+    for line in lines:
+        yield line if len(line) <= width and line.isascii() else fold(line, width)
+
+
+def terminal_width(env: Environment) -> int | None:
+    """The columns of stdout when it is a terminal (``COLUMNS`` when set, else the
+    terminal's own); None otherwise: a pipe or a file gets every line as written."""
+    stdout = env.stdout
+    try:
+        if stdout is None or not stdout.isatty():
+            return None
+    except (ValueError, AttributeError):
+        return None
+    return clip_width(env) or UNKNOWN_TERMINAL
+
+
+#: The narrowest a column of text that may fold a word is made (``overflow="fold"``).
+FOLDED_WORD = 10
+
+
+def fit_table(table: Table, console: Console,
+              drop: Sequence[str | tuple[str, ...]] = ()) -> list[str]:
+    """Fit ``table`` to ``console``'s width in place, never cutting a number or a word:
+    the columns headed by ``drop``'s names (a tuple: columns that go together) are
+    taken out, first named first, while the
+    table is wider than that even with each column at its narrowest; a column that may
+    wrap (not ``no_wrap``) is then narrowed down to its longest word, rows folded at
+    spaces, or further when its overflow is "fold" (words of text, never numbers: a
+    column of numbers is ``no_wrap``).  The headers of the columns taken out, for the caller to say so (
+    :func:`dropped_note`).
+
+    Should even that not fit (a very narrow terminal), every column folds: a number may
+    then run over two rows, but no digit is lost (rich alone would crop it)."""
+    width = console.width
+    measured = {id(c): _column_widths(c, console) for c in table.columns}
+    dropped = []
+    for names in drop:
+        if _table_width(table, [measured[id(c)][0] for c in table.columns]) <= width:
+            break
+        names = (names,) if isinstance(names, str) else names
+        gone = [c for c in table.columns if c.header in names]
+        for column in gone:
+            table.columns.remove(column)
+            dropped.append(str(column.header))
+        for index, kept in enumerate(table.columns):
+            kept._index = index  # rich reads a column's place from it
+    columns = table.columns
+    whole, least, widths = ([measured[id(c)][k] for c in columns] for k in range(3))
+    if _table_width(table, least) > width:
+        for column in columns:
+            column.no_wrap, column.overflow = False, "fold"
+        return dropped  # rich shares out what there is
+    excess = _table_width(table, widths) - width
+    for floor in (whole, least):  # words whole while they can be, then folded
+        while excess > 0:  # the widest column above the floor loses a column at a time
+            i = max(range(len(columns)), key=lambda i: (widths[i] > floor[i], widths[i]))
+            if widths[i] <= floor[i]:
+                break
+            widths[i] -= 1
+            excess -= 1
+    for column, w in zip(columns, widths, strict=True):
+        column.width = w  # rich then shares out nothing itself
+    return dropped
+
+
+def dropped_note(dropped: list[str]) -> str:
+    """What a reader is told of the columns :func:`fit_table` took out."""
+    return f"(--json or a wider terminal shows: {', '.join(dropped)})" if dropped else ""
+
+
+def noted_title(title: str, dropped: list[str], console: Console) -> str:
+    """A table's title, followed by what :func:`fit_table` took out of it, folded to the
+    console's width (rich prints a title whole, however wide), as rich markup."""
+    from rich.markup import escape
+
+    said = " ".join(x for x in (title, dropped_note(dropped)) if x)
+    return escape(fold(said, console_width(console)))
+
+
+def _column_widths(column: Column, console: Console) -> tuple[int, int, int]:
+    """A column's width with every word whole (every cell whole when ``no_wrap``), the
+    least it may take (a column of text that folds: :data:`FOLDED_WORD`), and its
+    widest: the header's and the cells' text, padding not counted."""
+    from rich.cells import cell_len
+
+    whole = widest = 1
+    for cell in (column.header, *column.cells):
+        text = cell if isinstance(cell, str) else getattr(cell, "plain", str(cell))
+        if "[" in text:  # rich markup: its tags take no room
+            text = console.render_str(text).plain
+        full = cell_len(text)
+        widest = max(widest, full)
+        if column.no_wrap:
+            whole = max(whole, full)
+        elif full > whole:
+            whole = max(whole, *(cell_len(word) for word in text.split()))
+    least = whole
+    if not column.no_wrap and column.overflow == "fold":
+        # a column of text that may fold (a config's value): a long word runs on over
+        # rows rather than push the numbers out
+        least = min(whole, max(FOLDED_WORD, cell_len(str(column.header))))
+    if column.min_width is not None:
+        whole, least, widest = (max(x, column.min_width) for x in (whole, least, widest))
+    return whole, least, widest
+
+
+def _table_width(table: Table, widths: list[int]) -> int:
+    """The columns ``table`` takes with its columns ``widths`` wide: padding, edges and
+    rules added as rich draws them."""
+    _, right, _, left = table.padding
+    pads = (left + right) * len(widths)
+    if widths and not table.pad_edge:
+        pads -= left + right
+    rules = 0
+    if table.box is not None:
+        rules = len(widths) - 1 + (2 if table.show_edge else 0)
+    return sum(widths) + pads + rules
 
 
 def console_width(console: Console) -> int | None:
