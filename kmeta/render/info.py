@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -177,8 +178,8 @@ def _say(console: Console, line: str) -> None:
 def _partition(console: Console, p: PartitionSummary) -> None:
     head = fold(f"{p.name}  ({p.path})", console_width(console))
     console.print(f"[bold]{escape(p.name)}[/bold]{escape(head[len(p.name):])}")
-    console.print(f"  log start offset: {_n(p.log_start_offset)}  "
-                  f"log end offset: {_n(p.log_end_offset)}")
+    _say(console, f"  log start offset: {_n(p.log_start_offset)}  "
+         f"log end offset: {_n(p.log_end_offset)}")
     for name, content in p.files.items():
         for line in _small_lines(name, content):
             _say(console, "  " + line)
@@ -234,8 +235,8 @@ def _topic_row(t: TopicSummary) -> str:
 
 def _partition_row(p: PartitionSummary, findings: int) -> str:
     # first..last offset inclusive, as verify says a log's offsets
-    offsets = "no data" if p.log_start_offset is None or p.log_end_offset is None else \
-        f"{p.log_start_offset:,}..{p.log_end_offset - 1:,}"
+    start, end = p.log_start_offset, p.log_end_offset
+    offsets = f"no data (empty at {end:,})" if start >= end else f"{start:,}..{end - 1:,}"
     mark = f" ! {findings} finding(s)" if findings else ""
     return _row("", len(p.segments), p.size, p.first_timestamp, p.last_timestamp,
                 f"{p.name} {offsets}{mark}")
@@ -258,10 +259,10 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
     the rest summed on one line; ``listing``: each topic's partitions under it."""
     out = [fold(line, width) for line in _anomalies(topics)]
     partitions = sum(len(t.partitions) for t in topics)
-    out.append(f"data topics: {len(topics):,}, partitions: {partitions:,}, "
-               f"segments: {sum(t.segments for t in topics):,}, "
-               f"bytes: {size(sum(t.size for t in topics))}")
-    out.append(_TOPIC_HEAD + (", offsets" if listing else ""))
+    out.append(fold(f"data topics: {len(topics):,}, partitions: {partitions:,}, "
+                    f"segments: {sum(t.segments for t in topics):,}, "
+                    f"bytes: {size(sum(t.size for t in topics))}", width))
+    out.append(fold(_TOPIC_HEAD + (", offsets" if listing else ""), width))
     used = sum(x.count("\n") + 1 for x in out)
     for n, t in enumerate(topics):
         row = fold(_topic_row(t), width)
@@ -299,9 +300,12 @@ def _tail(console: Console, report: InfoReport, given: list[str] | None, expand:
         else:
             console.print("findings met reading: none", highlight=False)
         verify = shell_command("verify", *(given or []))
-        # one unfolded line: the command is copied as it stands
-        console.print(f"the log's rules are not checked here: {verify}", markup=False,
-                      highlight=False, soft_wrap=True)
+        said = f"the log's rules are not checked here: {verify}"
+        if console.is_terminal and cell_len(said) > console.width:
+            # the command on a line of its own, to be copied (folded only if it must)
+            said = f"the log's rules are not checked here:\n    {verify}"
+        # through a pipe one unfolded line: the command is copied as it stands
+        console.print(said, markup=False, highlight=False, soft_wrap=True)
     return tail.get()
 
 
@@ -315,7 +319,8 @@ def render_info(report: InfoReport, console: Console, given: list[str] | None = 
     width = console_width(console)
     with console.capture() as head:
         for d in report.data_dirs:
-            console.print(f"[bold]data dir[/bold] {d.path}")
+            said = fold(f"data dir {d.path}", width)
+            console.print(f"[bold]data dir[/bold]{escape(said[len('data dir'):])}")
             for name, content in d.files.items():
                 for line in _small_lines(name, content):
                     _say(console, "  " + line)
