@@ -96,6 +96,8 @@ def fold(text: str, width: int | None, hang: str = "    ") -> str:
         return text  # the common case, a line that fits: one length check
     if "\n" in text:
         return "\n".join(fold(line, width, hang) for line in text.split("\n"))
+    if text.isascii() and "\x1b" not in text:
+        return _fold_plain(text, width, hang)
     escapes: list[tuple[int, str]] = []
     plain = text
     if "\x1b" in text:
@@ -114,6 +116,36 @@ _ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 #: Where a word wider than a row may break: after one of these.
 _SOFT_BREAKS = ",/;"
+
+
+def _fold_plain(text: str, width: int, hang: str) -> str:
+    """:func:`fold` of a line of plain ASCII (a character a column, no escape), the
+    common case, made in one pass: ``dump`` on a terminal folds millions."""
+    n = len(text)
+    lead = n - len(text.lstrip(" "))
+    indent = " " * min(lead + len(hang), width // 2)
+    room = width - len(indent)
+    rfind = text.rfind
+    rows = []
+    start, space, low = 0, width, lead + 1  # low: a row holds a character of its own
+    while n - start > space:
+        reach = start + space
+        cut = rfind(" ", low, reach + 1)
+        if cut >= low:
+            rows.append(text[start:cut].rstrip(" "))
+            start = cut + 1
+            while start < n and text[start] == " ":
+                start += 1
+        else:
+            soft = max(rfind(",", low - 1, reach), rfind("/", low - 1, reach),
+                       rfind(";", low - 1, reach))
+            end = soft + 1 if soft >= low - 1 else reach
+            rows.append(text[start:end])
+            start = end
+        space, low = room, start + 1
+    if start < n:
+        rows.append(text[start:])
+    return ("\n" + indent).join(rows)
 
 
 def _without_escapes(text: str) -> tuple[str, list[tuple[int, str]]]:
