@@ -19,14 +19,9 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
-from kmeta.environment import Environment
+from kmeta.environment import Environment, fold, terminal_lines
 from kmeta.ops.info import info
-from kmeta.render.console import (
-    fit_table,
-    fold,
-    make_console,
-    terminal_lines,
-)
+from kmeta.render.console import fit_table, make_console
 
 WIDTHS = (40, 80, 120)
 

@@ -4,16 +4,20 @@ Width: ``COLUMNS`` when set, else the terminal's; through a pipe with no ``COLUM
 lines are not wrapped at all (a table row stays one line, for grep).  Colour only on a
 terminal and never with ``NO_COLOR``.  Every fact comes from the run's
 :class:`~kmeta.environment.Environment`.
+
+On a terminal every line is shown whole: what the console prints is folded as
+``write_lines`` folds (:func:`kmeta.environment.fold`, here for the renderers too), and a
+table is fitted first (:func:`fit_table`): columns left out and named, text folded, never
+a number's digits cut.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from kmeta.environment import Environment
+from kmeta.environment import Environment, fold  # the renderers' fold: it lives with the streams
 
 if TYPE_CHECKING:  # rich is imported where a console is made: the plain lines need none
     from rich.console import Console
@@ -81,191 +85,6 @@ def clip_width(env: Environment, stream: TextIO | None = None) -> int | None:
         return os.get_terminal_size(stream.fileno()).columns or UNKNOWN_TERMINAL
     except (OSError, ValueError, AttributeError):
         return None
-
-
-def fold(text: str, width: int | None, hang: str = "    ") -> str:
-    """``text`` folded to ``width`` columns, the rows after the first indented by its own
-    indent and ``hang``; whole when ``width`` is None (a pipe without COLUMNS) or when it
-    fits.
-
-    Rows break at spaces; a word wider than a row (a path, a JSON value) breaks after a
-    ``,``, ``/`` or ``;`` in it, and only a word with none of them is cut at the width.
-    Columns are a terminal's: escape sequences (colour) take none, East Asian wide
-    characters two.  ``text`` with newlines is folded line by line."""
-    if width is None or (len(text) <= width and text.isascii()):
-        return text  # the common case, a line that fits: one length check
-    if "\n" in text:
-        return "\n".join(fold(line, width, hang) for line in text.split("\n"))
-    if text.isascii() and "\x1b" not in text:
-        return _fold_plain(text, width, hang)
-    escapes: list[tuple[int, str]] = []
-    plain = text
-    if "\x1b" in text:
-        plain, escapes = _without_escapes(text)
-    cells = None if plain.isascii() else _cell_offsets(plain)
-    if (len(plain) if cells is None else cells[-1]) <= width:
-        return text
-    lead = len(plain) - len(plain.lstrip(" "))
-    indent = " " * min(lead + len(hang), width // 2)
-    rows = _rows(plain, cells, width, lead, width - len(indent))
-    return _joined(plain, rows, indent, escapes)
-
-
-#: A CSI escape sequence (colours, styles): no columns on a terminal.
-_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
-
-#: Where a word wider than a row may break: after one of these.
-_SOFT_BREAKS = ",/;"
-
-
-def _fold_plain(text: str, width: int, hang: str) -> str:
-    """:func:`fold` of a line of plain ASCII (a character a column, no escape), the
-    common case, made in one pass: ``dump`` on a terminal folds millions."""
-    n = len(text)
-    lead = n - len(text.lstrip(" "))
-    indent = " " * min(lead + len(hang), width // 2)
-    room = width - len(indent)
-    rfind = text.rfind
-    rows = []
-    start, space, low = 0, width, lead + 1  # low: a row holds a character of its own
-    while n - start > space:
-        reach = start + space
-        cut = rfind(" ", low, reach + 1)
-        if cut >= low:
-            rows.append(text[start:cut].rstrip(" "))
-            start = cut + 1
-            while start < n and text[start] == " ":
-                start += 1
-        else:
-            soft = max(rfind(",", low - 1, reach), rfind("/", low - 1, reach),
-                       rfind(";", low - 1, reach))
-            end = soft + 1 if soft >= low - 1 else reach
-            rows.append(text[start:end])
-            start = end
-        space, low = room, start + 1
-    if start < n:
-        rows.append(text[start:])
-    return ("\n" + indent).join(rows)
-
-
-def _without_escapes(text: str) -> tuple[str, list[tuple[int, str]]]:
-    """``text`` without its escape sequences, and each sequence with its place in it."""
-    escapes = []
-    pieces = []
-    at = taken = 0
-    for m in _ESCAPE.finditer(text):
-        pieces.append(text[at:m.start()])
-        taken += m.start() - at
-        escapes.append((taken, m.group()))
-        at = m.end()
-    pieces.append(text[at:])
-    return "".join(pieces), escapes
-
-
-def _cell_offsets(text: str) -> list[int]:
-    """The columns before each character of ``text``, and after the last."""
-    from rich.cells import get_character_cell_size
-
-    out = [0]
-    for char in text:
-        out.append(out[-1] + get_character_cell_size(char))
-    return out
-
-
-def _rows(text: str, cells: list[int] | None, width: int, lead: int,
-          room: int) -> list[tuple[int, int]]:
-    """Where ``text`` is cut into rows: (start, end) of each.  The first row has
-    ``width`` columns (``lead`` of them its own indent), the others ``room``."""
-    import bisect
-
-    n = len(text)
-    rows = []
-    start, space, first = 0, width, True
-    while True:
-        if cells is None:
-            reach = start + space
-        else:  # the last character that ends within the row's columns
-            reach = bisect.bisect_right(cells, cells[start] + space) - 1
-        if reach >= n:
-            rows.append((start, n))
-            return rows
-        low = start + (lead if first else 0) + 1  # a row holds a character of its own
-        cut = text.rfind(" ", low, reach + 1)
-        if cut >= low:
-            end = cut
-            while end > start and text[end - 1] == " ":
-                end -= 1
-            following = cut + 1
-            while following < n and text[following] == " ":
-                following += 1
-        else:
-            soft = max(text.rfind(c, low - 1, reach) for c in _SOFT_BREAKS)
-            end = following = soft + 1 if soft >= low - 1 else max(reach, start + 1)
-        rows.append((start, end))
-        if following >= n:
-            return rows
-        start, space, first = following, room, False
-
-
-def _joined(text: str, rows: list[tuple[int, int]], indent: str,
-            escapes: list[tuple[int, str]]) -> str:
-    """The rows of ``text``, each after the first behind ``indent``, with the escape
-    sequences put back where they were (one between two rows ends the first)."""
-    if not escapes:
-        return "\n".join([text[rows[0][0]:rows[0][1]],
-                          *(indent + text[a:b] for a, b in rows[1:])])
-    out = []
-    i = 0
-    for n, (a, b) in enumerate(rows):
-        last = n == len(rows) - 1
-        upto = len(text) + 1 if last else rows[n + 1][0]
-        piece = [] if n == 0 else [indent]
-        at = a
-        while i < len(escapes) and escapes[i][0] < upto:
-            place, seq = escapes[i]
-            place = min(max(place, a), b)
-            piece.append(text[at:place])
-            piece.append(seq)
-            at = place
-            i += 1
-        piece.append(text[at:b])
-        out.append("".join(piece))
-    return "\n".join(out)
-
-
-def indented_json(line: str) -> str:
-    """A JSON line as jq shows it on a terminal: indented two spaces a level."""
-    import json
-
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return line
-    return json.dumps(value, indent=2, ensure_ascii=False)
-
-
-def terminal_lines(lines: Iterable[str], width: int, json: bool = False) -> Iterator[str]:
-    """``lines`` as a terminal of ``width`` columns shows them whole: each longer line
-    folded (:func:`fold`), JSON indented first (:func:`indented_json`).  A line that
-    fits costs a length check."""
-    if json:
-        for line in lines:
-            yield fold(indented_json(line), width, "  ") if len(line) > width else line
-        return
-    for line in lines:
-        yield line if len(line) <= width and line.isascii() else fold(line, width)
-
-
-def terminal_width(env: Environment) -> int | None:
-    """The columns of stdout when it is a terminal (``COLUMNS`` when set, else the
-    terminal's own); None otherwise: a pipe or a file gets every line as written."""
-    stdout = env.stdout
-    try:
-        if stdout is None or not stdout.isatty():
-            return None
-    except (ValueError, AttributeError):
-        return None
-    return clip_width(env) or UNKNOWN_TERMINAL
 
 
 #: The narrowest a column of text that may fold a word is made (``overflow="fold"``).
