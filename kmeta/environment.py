@@ -340,7 +340,10 @@ def terminal_lines(lines: Iterable[str], width: int, json: bool = False) -> Iter
     fits costs a length check."""
     if json:
         for line in lines:
-            yield fold(indented_json(line), width, "  ") if len(line) > width else line
+            if (len(line) <= width and line.isascii()) or fold(line, width) is line:
+                yield line
+            else:
+                yield fold(indented_json(line), width, "  ")
         return
     for line in lines:
         yield line if len(line) <= width and line.isascii() else fold(line, width)

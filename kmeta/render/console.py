@@ -51,10 +51,22 @@ def make_console(env: Environment, stderr: bool = False) -> Console:
 
     console = _Console(soft_wrap=True, color_system=None if env.no_color else "auto",
                        file=stream, width=width, _environ=env.environ)
-    if not stderr and console.is_terminal:
+    if not stderr and _isatty(stream):  # the stream itself: FORCE_COLOR is not a terminal
         # what it prints is shown whole, as write_lines shows lines (tables fit already)
         console.file = _Folding(stream, console.width)  # type: ignore[assignment]
     return console
+
+
+def on_terminal(console: Console) -> bool:
+    """Whether ``console`` prints to a terminal (not one rich was told to pretend)."""
+    return _isatty(console.file)
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (ValueError, AttributeError):
+        return False
 
 
 class _Folding:

@@ -21,7 +21,7 @@ from kmeta.ops.info import (
     TopicSummary,
     topic_summaries,
 )
-from kmeta.render.console import console_width, fit_table, fold, noted_title
+from kmeta.render.console import console_width, fit_table, fold, noted_title, on_terminal
 from kmeta.render.retention import size
 from kmeta.render.text import (
     Paths,
@@ -301,7 +301,7 @@ def _tail(console: Console, report: InfoReport, given: list[str] | None, expand:
             console.print("findings met reading: none", highlight=False)
         verify = shell_command("verify", *(given or []))
         said = f"the log's rules are not checked here: {verify}"
-        if console.is_terminal and cell_len(said) > console.width:
+        if on_terminal(console) and cell_len(said) > console.width:
             # the command on a line of its own, to be copied (folded only if it must)
             said = f"the log's rules are not checked here:\n    {verify}"
         # through a pipe one unfolded line: the command is copied as it stands
