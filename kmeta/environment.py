@@ -63,13 +63,19 @@ class Environment:
         /dev/full, I/O error) is one OutputError, not an internal error, and a file name
         that is not UTF-8 (it reaches text as surrogates) is written as its own bytes
         (copyable) instead of failing under a strict UTF-8 locale.  JSON output escapes
-        such names instead (:meth:`write_lines`)."""
+        such names instead (:meth:`write_lines`).
+
+        A stderr that is a terminal folds what is printed there (an error line, the
+        count of findings) to its width, as :meth:`write_lines` folds stdout's lines."""
         stdout = self.stdout
         if stdout is None or isinstance(stdout, _GuardedStream):
             return self
         if hasattr(stdout, "reconfigure"):
             stdout.reconfigure(errors="surrogateescape")
-        return replace(self, stdout=_GuardedStream(stdout))
+        stderr = self.stderr
+        if _isatty(stderr) and not isinstance(stderr, FoldedStream):
+            stderr = FoldedStream(stderr, self._columns_of(stderr))  # type: ignore[assignment]
+        return replace(self, stdout=_GuardedStream(stdout), stderr=stderr)
 
     def write_lines(self, lines: Iterable[str], *, json: bool = False) -> None:
         """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes.
@@ -118,12 +124,15 @@ class Environment:
         """The columns of stdout when it is a terminal (``COLUMNS`` when set, else the
         terminal's own, 80 when it does not know); None otherwise: a pipe or a file gets
         every line as written."""
-        if not _isatty(self.stdout):
-            return None
+        return self._columns_of(self.stdout) if _isatty(self.stdout) else None
+
+    def _columns_of(self, terminal: Any) -> int:
+        """``COLUMNS`` when set, else the width of ``terminal``, 80 when it does not
+        know its own (a fresh pseudo-terminal says 0)."""
         if (columns := self.columns) is not None:
             return columns
         try:
-            return os.get_terminal_size(self.stdout.fileno()).columns or 80  # type: ignore[union-attr]
+            return os.get_terminal_size(terminal.fileno()).columns or 80
         except (OSError, ValueError, AttributeError):
             return 80
 
@@ -347,6 +356,29 @@ def terminal_lines(lines: Iterable[str], width: int, json: bool = False) -> Iter
         return
     for line in lines:
         yield line if len(line) <= width and line.isascii() else fold(line, width)
+
+
+class FoldedStream:
+    """A terminal's text stream whose lines are folded to ``width`` as they are written
+    (:func:`fold`; a write is taken as whole lines, as ``print`` and a rich console write
+    them).  A write that moves the cursor (a progress bar's redraw, a line editor's)
+    passes as it is: it draws within the width itself."""
+
+    def __init__(self, raw: Any, width: int) -> None:
+        self._raw = raw
+        self._width = width
+
+    def write(self, text: str) -> int:
+        if "\r" in text or _CURSOR.search(text):
+            return self._raw.write(text)
+        return self._raw.write(fold(text, self._width))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+#: A CSI escape sequence other than colour (SGR, ending in "m"): a cursor move, an erase.
+_CURSOR = re.compile(r"\x1b\[[0-?]*[ -/]*[@-ln-~]")
 
 
 def _isatty(stream: Any) -> bool:

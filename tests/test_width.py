@@ -287,3 +287,27 @@ def test_an_empty_log_ends_where_it_starts_as_startup_says(tmp_path: Path) -> No
     assert said == {name: end for name, (_, end) in ends.items()}
     text = clirun.run("info", "--partitions", str(d), env={"COLUMNS": "200"}).stdout
     assert "empty-0 no data (empty at 42)" in text, text
+
+
+def test_stderr_on_a_terminal_folds_an_error_line_but_not_a_bar() -> None:
+    """What kmeta prints on stderr (an error line, a usage error) fits a terminal too;
+    a progress bar's redraw (a carriage return, cursor moves) passes untouched, and a
+    stderr that is not a terminal gets the line whole."""
+    error = ("kmeta: error[KM002]: 3 metadata partitions found: " +
+             ", ".join(f"/srv/kafka/data/kafka{n}/__cluster_metadata-0" for n in (1, 2, 3)) +
+             " (give one __cluster_metadata-0 directory)")
+    bar = "\r\x1b[2Kverify " + "━" * 70 + " 12.3/268.5 MB"
+    for width in WIDTHS:
+        seen = io.StringIO()
+        terminal = type("Tty", (io.StringIO,), {"isatty": lambda self: True})()
+        env = Environment(stdout=io.StringIO(), stderr=terminal,
+                          environ={"COLUMNS": str(width)}).guarded()
+        print(error, file=env.stderr)
+        env.stderr.write(bar)
+        rows = terminal.getvalue().split(bar)[0].splitlines()
+        assert len(rows) > 1 and all(cell_len(row) <= width for row in rows), rows
+        assert terminal.getvalue().endswith(bar)
+        piped = Environment(stdout=io.StringIO(), stderr=seen,
+                            environ={"COLUMNS": str(width)}).guarded()
+        print(error, file=piped.stderr)
+        assert seen.getvalue() == error + "\n"

@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from kmeta.environment import Environment, fold  # the renderers' fold: it lives with the streams
+from kmeta.environment import Environment, FoldedStream, fold  # fold: the renderers' too
 
 if TYPE_CHECKING:  # rich is imported where a console is made: the plain lines need none
     from rich.console import Console
@@ -53,7 +53,7 @@ def make_console(env: Environment, stderr: bool = False) -> Console:
                        file=stream, width=width, _environ=env.environ)
     if not stderr and _isatty(stream):  # the stream itself: FORCE_COLOR is not a terminal
         # what it prints is shown whole, as write_lines shows lines (tables fit already)
-        console.file = _Folding(stream, console.width)  # type: ignore[assignment]
+        console.file = FoldedStream(stream, console.width)  # type: ignore[assignment]
     return console
 
 
@@ -67,21 +67,6 @@ def _isatty(stream: object) -> bool:
         return bool(stream.isatty())  # type: ignore[attr-defined]
     except (ValueError, AttributeError):
         return False
-
-
-class _Folding:
-    """A terminal's text stream whose lines are folded to ``width`` (:func:`fold`); each
-    write is taken as whole lines, as a console writes them."""
-
-    def __init__(self, stream: TextIO, width: int) -> None:
-        self._stream = stream
-        self._width = width
-
-    def write(self, text: str) -> int:
-        return self._stream.write(fold(text, self._width))
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._stream, name)
 
 
 def clip_width(env: Environment, stream: TextIO | None = None) -> int | None:
