@@ -73,7 +73,7 @@ class Environment:
         if hasattr(stdout, "reconfigure"):
             stdout.reconfigure(errors="surrogateescape")
         stderr = self.stderr
-        if _isatty(stderr) and not isinstance(stderr, FoldedStream):
+        if is_terminal(stderr) and not isinstance(stderr, FoldedStream):
             stderr = FoldedStream(stderr, self._columns_of(stderr))  # type: ignore[assignment]
         return replace(self, stdout=_GuardedStream(stdout), stderr=stderr)
 
@@ -124,7 +124,7 @@ class Environment:
         """The columns of stdout when it is a terminal (``COLUMNS`` when set, else the
         terminal's own, 80 when it does not know); None otherwise: a pipe or a file gets
         every line as written."""
-        return self._columns_of(self.stdout) if _isatty(self.stdout) else None
+        return self._columns_of(self.stdout) if is_terminal(self.stdout) else None
 
     def _columns_of(self, terminal: Any) -> int:
         """``COLUMNS`` when set, else the width of ``terminal``, 80 when it does not
@@ -381,10 +381,12 @@ class FoldedStream:
 _CURSOR = re.compile(r"\x1b\[[0-?]*[ -/]*[@-ln-~]")
 
 
-def _isatty(stream: Any) -> bool:
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (a closed one, or a stand-in without the
+    question, is not)."""
     try:
         return bool(stream.isatty())
-    except (ValueError, AttributeError):  # closed, or a stand-in without it
+    except (ValueError, AttributeError):
         return False
 
 

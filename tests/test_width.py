@@ -311,3 +311,21 @@ def test_stderr_on_a_terminal_folds_an_error_line_but_not_a_bar() -> None:
                             environ={"COLUMNS": str(width)}).guarded()
         print(error, file=piped.stderr)
         assert seen.getvalue() == error + "\n"
+
+
+def test_info_through_a_pipe_keeps_every_column_on_one_line() -> None:
+    """Through a pipe (no COLUMNS) nothing is fitted or folded: each segment's row is
+    one line with every column, times and epochs included, for grep."""
+    from conftest import HEALTHY
+
+    from kmeta.render.info import render_info
+
+    out = io.StringIO()
+    env = Environment(stdout=out, stderr=io.StringIO(), environ={})
+    render_info(info([HEALTHY]), make_console(env), given=[str(HEALTHY)])
+    text = out.getvalue()
+    head = next(line for line in text.splitlines() if line.startswith("file "))
+    assert [c.strip() for c in head.split("┃")] == [
+        "file", "first", "last", "batches", "records", "bytes", "from", "to", "epochs"]
+    assert "wider terminal" not in text
+    assert "\n    " not in text.split("the log's rules")[1]  # the verify line whole

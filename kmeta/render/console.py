@@ -17,7 +17,12 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from kmeta.environment import Environment, FoldedStream, fold  # fold: the renderers' too
+from kmeta.environment import (  # fold: the renderers' too
+    Environment,
+    FoldedStream,
+    fold,
+    is_terminal,
+)
 
 if TYPE_CHECKING:  # rich is imported where a console is made: the plain lines need none
     from rich.console import Console
@@ -51,7 +56,7 @@ def make_console(env: Environment, stderr: bool = False) -> Console:
 
     console = _Console(soft_wrap=True, color_system=None if env.no_color else "auto",
                        file=stream, width=width, _environ=env.environ)
-    if not stderr and _isatty(stream):  # the stream itself: FORCE_COLOR is not a terminal
+    if not stderr and is_terminal(stream):  # the stream itself: FORCE_COLOR is not a terminal
         # what it prints is shown whole, as write_lines shows lines (tables fit already)
         console.file = FoldedStream(stream, console.width)  # type: ignore[assignment]
     return console
@@ -59,14 +64,7 @@ def make_console(env: Environment, stderr: bool = False) -> Console:
 
 def on_terminal(console: Console) -> bool:
     """Whether ``console`` prints to a terminal (not one rich was told to pretend)."""
-    return _isatty(console.file)
-
-
-def _isatty(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (ValueError, AttributeError):
-        return False
+    return is_terminal(console.file)
 
 
 def clip_width(env: Environment, stream: TextIO | None = None) -> int | None:
@@ -91,13 +89,12 @@ FOLDED_WORD = 10
 def fit_table(table: Table, console: Console,
               drop: Sequence[str | tuple[str, ...]] = ()) -> list[str]:
     """Fit ``table`` to ``console``'s width in place, never cutting a number or a word:
-    the columns headed by ``drop``'s names (a tuple: columns that go together) are
-    taken out, first named first, while the
-    table is wider than that even with each column at its narrowest; a column that may
-    wrap (not ``no_wrap``) is then narrowed down to its longest word, rows folded at
-    spaces, or further when its overflow is "fold" (words of text, never numbers: a
-    column of numbers is ``no_wrap``).  The headers of the columns taken out, for the caller to say so (
-    :func:`dropped_note`).
+    the columns headed by ``drop``'s names (a tuple: columns that go together) are taken
+    out, first named first, while the table is wider than that even with each column at
+    its narrowest; a column that may wrap (not ``no_wrap``) is then narrowed down to its
+    longest word, rows folded at spaces, or further when its overflow is "fold" (words
+    of text, never numbers: a column of numbers is ``no_wrap``).  The headers of the
+    columns taken out, for the caller to say so (:func:`noted_title`).
 
     Should even that not fit (a very narrow terminal), every column folds: a number may
     then run over two rows, but no digit is lost (rich alone would crop it)."""
