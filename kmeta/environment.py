@@ -332,15 +332,18 @@ def _joined(text: str, rows: list[tuple[int, int]], indent: str,
     return "\n".join(out)
 
 
-def indented_json(line: str) -> str:
-    """A JSON line as jq shows it on a terminal: indented two spaces a level."""
+def indented_json(text: str) -> str:
+    """JSON lines as jq shows them on a terminal: each value indented two spaces a
+    level (``text`` may hold several lines, one value each)."""
     import json
 
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return line
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    out = []
+    for line in text.split("\n"):
+        try:
+            out.append(json.dumps(json.loads(line), indent=2, ensure_ascii=False))
+        except ValueError:
+            out.append(line)
+    return "\n".join(out)
 
 
 def terminal_lines(lines: Iterable[str], width: int, json: bool = False) -> Iterator[str]:
