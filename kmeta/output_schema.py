@@ -384,10 +384,13 @@ PARTITION_DIR = ObjectKind(
         Key("topic", STRING, "The topic."),
         Key("partition", INT, "The partition."),
         Key("is_metadata", BOOLEAN, "Whether it is the __cluster_metadata partition."),
-        Key("log_start_offset", BIGINT, "The first segment's first offset, or null.",
-            nullable=True),
-        Key("log_end_offset", BIGINT, "One past the last offset of its batches, or null.",
-            nullable=True),
+        Key("log_start_offset", BIGINT, "The first batch's offset; without a batch, the "
+            "first segment's base offset, else where the log is empty at (see "
+            "log_end_offset)."),
+        Key("log_end_offset", BIGINT, "One past the last offset of its batches; without a "
+            "batch, where Kafka loads the empty log at: its last segment's base offset, "
+            "without a segment the metadata log's latest snapshot end offset, another "
+            "log's log-start-offset-checkpoint entry, else 0."),
         Key("segment_files", Array(LOG_FILE), "Its segments."),
         Key("snapshot_files", Array(LOG_FILE), "Its KRaft snapshots."),
         Key("records_by_type", Map(BIGINT), "Metadata records by type, over its segments."),

@@ -149,12 +149,10 @@ def test_verify_data_dir(data_dir: str) -> None:
 
 # ---------------------------------------------------------------------- reading the log
 
-@pytest.mark.xfail(strict=True, reason="its last line, 91 columns, wraps inside a path (issue 32: every line whole at 80 columns)")
 def test_info_log(log: str) -> None:
     check(kmeta("info", log), exit_code=OK)
 
 
-@pytest.mark.xfail(strict=True, reason="the segments table cuts digits: 922,36 for 922,361 (issue 32: every line whole at 80 columns)")
 def test_info_tables_show_whole_numbers(log: str) -> None:
     """A table fitted to 80 columns drops or wraps what does not fit; it never shows a
     number with digits cut off ("922,36" for 922,361), which a person would read as the
@@ -174,7 +172,6 @@ def test_info_tables_show_whole_numbers(log: str) -> None:
     assert full and not cut, f"numbers cut short on the terminal: {cut}\n{screen.text}"
 
 
-@pytest.mark.xfail(strict=True, reason="a snapshot's path, 88 columns, wraps (issue 32: every line whole at 80 columns)")
 def test_image_log(log: str) -> None:
     check(kmeta("image", log), exit_code=OK)
 
@@ -185,7 +182,6 @@ def test_image_digest(log: str) -> None:
     assert re.fullmatch(r"[0-9a-f]{32}", run.screen[-1]), run.text
 
 
-@pytest.mark.xfail(strict=True, reason="a record's JSON, 415 columns, wraps over six rows (issue 32: every line whole at 80 columns)")
 def test_history_of_broker_1(log: str) -> None:
     check(kmeta("history", log, "--broker", "1"), exit_code=OK)
 
@@ -222,7 +218,6 @@ def test_dump_records_into_head(log: str) -> None:
     assert not run.screen, run.text
 
 
-@pytest.mark.xfail(strict=True, reason="a batch line, 309-316 columns in kafka-dump-log.sh's style, wraps (issue 32: every line whole at 80 columns)")
 def test_dump_stopped_with_ctrl_c(log: str) -> None:
     """``kmeta dump LOG`` on the terminal prints millions of lines; a person stops it
     with Ctrl-C once a screen has gone by: exit 130 (kmeta(1)), no traceback."""

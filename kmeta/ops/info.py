@@ -81,15 +81,41 @@ class PartitionSummary:
     files: dict[str, Any] = field(default_factory=dict)  # small files, decoded
     other_files: list[str] = field(default_factory=list)
 
-    @property
-    def log_start_offset(self) -> int | None:
-        firsts = [s.first_offset for s in self.segments if s.first_offset is not None]
-        return min(firsts) if firsts else None
+    #: Where the log starts when it holds no segment at all: the data dir's
+    #: log-start-offset-checkpoint entry for it, else 0 (summarise_data_dir sets it).
+    start_checkpoint: int = 0
 
     @property
-    def log_end_offset(self) -> int | None:
+    def log_start_offset(self) -> int:
+        """The first batch's offset; for a log without a batch, its first segment's base
+        offset, or without a segment where it is empty at (:attr:`empty_at`)."""
+        firsts = [s.first_offset for s in self.segments if s.first_offset is not None]
+        bases = [s.base_offset for s in self.segments if s.base_offset is not None]
+        return min(firsts) if firsts else min(bases) if bases else self.empty_at
+
+    @property
+    def log_end_offset(self) -> int:
+        """One past the last batch's last offset; for a log without a batch, where it is
+        empty at (:attr:`empty_at`), as Kafka's log end offset of an empty log is its
+        start."""
         lasts = [s.last_offset for s in self.segments if s.last_offset is not None]
-        return max(lasts) + 1 if lasts else None
+        return max(lasts) + 1 if lasts else self.empty_at
+
+    @property
+    def empty_at(self) -> int:
+        """The offset a log without a batch starts and ends at, as Kafka loads it: its
+        last segment's base offset (LogSegment.readNextOffset of an empty segment);
+        without a segment, the metadata log at its latest snapshot
+        (KafkaMetadataLog.truncateToLatestSnapshot), another at its log start
+        checkpoint, else 0 (LogLoader.recoverLog makes a segment there)."""
+        bases = [s.base_offset for s in self.segments if s.base_offset is not None]
+        if bases:
+            return max(bases)
+        if self.is_metadata:
+            ends = [s.base_offset for s in self.snapshots if s.base_offset is not None]
+            if ends:
+                return max(ends)
+        return self.start_checkpoint
 
     def record_types(self) -> Counter:
         total: Counter = Counter()
@@ -373,7 +399,18 @@ def summarise_data_dir(d: DataDir, findings: list[Finding], decode: bool = False
     # The metadata log first: it is what an SRE came for.
     ordered = sorted(d.partitions, key=lambda p: (not p.is_metadata, p.name))
     ds.partitions = [summarise_partition(p, findings, decode, progress) for p in ordered]
+    starts = _log_starts(ds.files.get("log-start-offset-checkpoint"))
+    for ps in ds.partitions:
+        ps.start_checkpoint = starts.get((ps.topic, ps.partition), 0)
     return ds
+
+
+def _log_starts(checkpoint: Any) -> dict[tuple[str, int], int]:
+    """The log-start-offset-checkpoint's offsets by (topic, partition); none when it is
+    absent or unreadable."""
+    entries = checkpoint.get("entries") if isinstance(checkpoint, dict) else None
+    return {(e["topic"], e["partition"]): e["offset"] for e in entries or ()
+            if isinstance(e, dict) and {"topic", "partition", "offset"} <= e.keys()}
 
 
 def info(paths: Iterable[str | os.PathLike[str]], decode: bool = False, *,

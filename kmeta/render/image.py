@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kmeta.ops.replay import HistoryRow, ImageResult, NodeLookup, children, public_json
-from kmeta.render.console import console_width, fold
+from kmeta.render.console import console_width, fit_table, fold, noted_title
 from kmeta.render.jsonl import dumps
 from kmeta.render.nodes import ls_matches
 from kmeta.render.text import human
@@ -44,11 +44,20 @@ def _endpoints(eps: list[dict[str, Any]]) -> str:
                     for e in eps) or "-"
 
 
-def _table(title: str, *columns: str) -> Table:
+def _table(title: str, *columns: str, numbers: tuple[str, ...] = ()) -> Table:
+    """A table of the image: ``numbers``, the columns of numbers (never cut nor
+    folded); text folds where it must."""
     t = Table(title=title, title_justify="left", show_edge=False)
     for c in columns:
-        t.add_column(c, overflow="fold")
+        t.add_column(c, overflow="fold", no_wrap=c in numbers)
     return t
+
+
+def _print(console: Console, table: Table, *drop: str) -> None:
+    """``table`` fitted to the console, ``drop``'s columns left out first named first
+    where it must (:func:`fit_table`), and said so under its title."""
+    table.title = noted_title(str(table.title), fit_table(table, console, drop), console)
+    console.print(table)
 
 
 # ---------------------------------------------------------------------- image
@@ -90,53 +99,57 @@ def render_image(result: ImageResult, console: Console) -> None:
     if j["transaction"]:
         out(f"open metadata transaction: {human(j['transaction'])}")
 
-    t = _table("brokers", "id", "epoch", "fenced", "endpoints", "rack", "logDirs")
+    t = _table("brokers", "id", "epoch", "fenced", "endpoints", "rack", "logDirs",
+               numbers=("id", "epoch", "logDirs"))
     for b in j["brokers"].values():
         fenced = "yes" if b["fenced"] else "no"
         if b.get("inControlledShutdown"):
             fenced += " (controlled shutdown)"
         t.add_row(str(b["id"]), str(b["epoch"]), fenced, _endpoints(b["endPoints"]),
                   b.get("rack") or "-", str(len(b.get("logDirs") or ())))
-    console.print(t)
+    _print(console, t, "logDirs", "rack", "epoch")
 
-    t = _table("controllers", "id", "endpoints", "incarnationId")
+    t = _table("controllers", "id", "endpoints", "incarnationId", numbers=("id",))
     for c in j["controllers"].values():
         t.add_row(str(c["id"]), _endpoints(c["endPoints"]), c["incarnationId"])
-    console.print(t)
+    _print(console, t, "incarnationId")
 
-    t = _table("topics", "name", "id", "partitions", "configs")
+    t = _table("topics", "name", "id", "partitions", "configs",
+               numbers=("partitions", "configs"))
     topic_cfg = j["configs"].get("TOPIC", {})
     for name, topic in j["topics"].items():
         t.add_row(name, topic["topicId"], str(len(topic["partitions"])),
                   str(len(topic_cfg.get(name, {}))))
-    console.print(t)
+    _print(console, t, "configs", "id")
 
     t = _table("partitions", "topic", "partition", "leader", "leaderEpoch", "partitionEpoch",
-               "replicas", "isr")
+               "replicas", "isr", numbers=("partition", "leader", "leaderEpoch",
+                                           "partitionEpoch", "replicas", "isr"))
     for name, topic in j["topics"].items():
         for pid, p in topic["partitions"].items():
             t.add_row(name, pid, str(p["leader"]), str(p["leaderEpoch"]),
                       str(p["partitionEpoch"]), _ints(p["replicas"]), _ints(p["isr"]))
-    console.print(t)
+    _print(console, t, "partitionEpoch", "leaderEpoch", "isr")
 
     t = _table("configs", "resource", "name", "key", "value")
     for rtype, resources in j["configs"].items():
         for rname, entries in resources.items():
             for k, v in entries.items():
                 t.add_row(rtype, rname, k, human(v))
-    console.print(t)
+    _print(console, t, "resource")
 
-    t = _table("SCRAM users", "user", "mechanism", "iterations")
+    t = _table("SCRAM users", "user", "mechanism", "iterations", numbers=("iterations",))
     for user, mechs in j["scram"].items():
         for mech, cred in mechs.items():
             t.add_row(user, mech, str(cred["iterations"]))
-    console.print(t)
+    _print(console, t, "iterations")
 
-    t = _table("delegation tokens", "owner", "requester", "renewers", "expires")
+    t = _table("delegation tokens", "owner", "requester", "renewers", "expires",
+               numbers=("expires",))
     for tok in j["delegationTokens"].values():
         t.add_row(tok["owner"], tok["requester"], ",".join(tok["renewers"]) or "-",
                   _ts(tok["expirationTimestamp"]))
-    console.print(t)
+    _print(console, t, "renewers", "requester")
     out(f"ACLs: {len(j['acls'])}  client quota entities: {len(j['clientQuotas'])}")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -20,7 +21,7 @@ from kmeta.ops.info import (
     TopicSummary,
     topic_summaries,
 )
-from kmeta.render.console import console_width, fold
+from kmeta.render.console import console_width, fit_table, fold, noted_title, on_terminal
 from kmeta.render.retention import size
 from kmeta.render.text import (
     Paths,
@@ -53,59 +54,120 @@ def _n(v: Any) -> str:
     return "-" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
 
 
-#: Below this many columns the segment tables leave out the times (a row folded over
-#: seven lines is unreadable; --json has the times).
-WIDE = 130
+#: The segment tables' columns a narrow terminal loses, first named first: the times
+#: (20 columns each), the epochs, the first offset (the file's name holds it), then the
+#: rest; the file's name is always shown.
+_DROPPED = (("from", "to"), "epochs", "first", "last", "batches", "records", "bytes")
 
 
-def _segments_table(title: str, files: list[FileSummary], width: int,
+def _segments_table(title: str, files: list[FileSummary], console: Console,
                     snapshots: bool = False) -> Table:
-    """``snapshots``: a snapshot's name holds its end offset and epoch, and the offsets of
-    its records start at 0, so those columns go (its 41-character name fits 80 columns)."""
-    times = width >= WIDE
-    t = Table(title=title if times else f"{title} (times: --json or {WIDE} columns)",
-              title_justify="left", show_edge=False, pad_edge=False)
+    """The files' table fitted to the console (:func:`fit_table`: a column that does
+    not fit is left out and named, a number is never cut).  ``snapshots``: a snapshot's
+    name holds its end offset and epoch, and the offsets of its records start at 0, so
+    those columns go (its 41-character name fits 80 columns)."""
+    t = Table(title_justify="left", show_edge=False, pad_edge=False)
     cols = ("file", "first", "last", "batches", "records", "bytes", "from", "to", "epochs")
     if snapshots:
         cols = tuple(c for c in cols if c not in ("first", "last", "epochs"))
-    for col in cols if times else [c for c in cols if c not in ("from", "to")]:
-        # numbers and names never wrap (a file name cut to "00000…" says nothing)
+    for col in cols:
+        # numbers, names, times and epochs never wrap (a file name cut to "00000…" says
+        # nothing): a column that does not fit goes whole
         t.add_column(col, justify="left" if col in ("file", "from", "to", "epochs")
-                     else "right", no_wrap=col != "epochs", overflow="fold",
-                     min_width=6 if col == "epochs" else None)
+                     else "right", no_wrap=True)
     for s in files:
         name = s.file.rsplit("/", 1)[-1]
         row = [name] if snapshots else [name, _n(s.first_offset), _n(s.last_offset)]
         row += [_n(s.batches), _n(s.records), _n(s.size)]
-        if times:
-            row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
+        row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
         if not snapshots:
             row.append("-" if s.leader_epochs is None else
                        summarise(list(s.leader_epochs), "epochs"))
-        t.add_row(*row)
+        t.add_row(*(escape(cell) for cell in row))
+    t.title = noted_title(title, fit_table(t, console, _DROPPED), console)
     return t
 
 
+#: Why info shows each small file: what Kafka keeps in it, in a few words.
+_PURPOSES = {
+    "meta.properties": "the node's identity",
+    "bootstrap.checkpoint": "a new cluster's first metadata",
+    "recovery-point-offset-checkpoint": "flushed to disk up to",
+    "replication-offset-checkpoint": "high watermarks",
+    "log-start-offset-checkpoint": "log start offsets",
+    "cleaner-offset-checkpoint": "compacted up to",
+    "leader-epoch-checkpoint": "where each leader epoch began",
+    "quorum-state": "this node's view of the quorum",
+    "partition-metadata": "the topic id",
+    "partition.metadata": "the topic id",
+}
+
+#: Entries of a checkpoint file shown before the rest is counted.
+_ENTRIES_SHOWN = 4
+
+
 def _small_lines(name: str, content: Any) -> list[str]:
-    if isinstance(content, dict) and "batches" in content and "record_types" in content:
-        types = ", ".join(f"{k}={v}" for k, v in content["record_types"].items())
-        ctl = ", ".join(f"{k}={v}" for k, v in content["control_records"].items())
-        return [f"{name}: {content['records']} records in {content['batches']} batches "
-                f"(offsets {_n(content['first_offset'])}..{_n(content['last_offset'])}): "
-                f"{types}" + (f"; control: {ctl}" if ctl else "")]
-    if isinstance(content, dict):
-        if "entries" in content and isinstance(content["entries"], list):
-            if not content["entries"]:
-                return [f"{name}: no entries"]
-            entries = content["entries"]
-            items = ", ".join(" ".join(human(v) for v in e.values()) if isinstance(e, dict)
-                              else human(e) for e in entries[:4])
-            more = "" if len(entries) <= 4 else f", … ({len(entries)} entries)"
-            return [f"{name}: {items}{more}"]
-        body = " ".join(f"{k}={human(v)}" for k, v in content.items()
-                        if v not in (None, [], {}, "") and k != "comments")
-        return [f"{name}: {body}"]
-    return [f"{name}: {human(content)}"]
+    """One sentence for a small file: its name, what Kafka keeps in it, what it
+    holds."""
+    purpose = _PURPOSES.get(name.rsplit("/", 1)[-1])
+    head = f"{name} ({purpose})" if purpose else name
+    return [f"{head}: {_holds(content)}"]
+
+
+def _holds(content: Any) -> str:
+    """What a small file holds, in words: a batch file's counts, a checkpoint's
+    entries, a properties file's keys."""
+    if not isinstance(content, dict):
+        return human(content)
+    if "error" in content and len(content) == 1:
+        return f"not read: {content['error']}"
+    if content.get("kind") == "log_file":
+        return _batch_file(content)
+    entries = content.get("entries")
+    if isinstance(entries, list):
+        if not entries:
+            return "no entries"
+        shown = ", ".join(_entry(e) for e in entries[:_ENTRIES_SHOWN])
+        more = f", … ({len(entries):,} entries)" if len(entries) > _ENTRIES_SHOWN else ""
+        return shown + more
+    if {"node_id", "cluster_id"} <= content.keys():
+        said = f"node {content['node_id']} of cluster {content['cluster_id']}"
+        content = {k: v for k, v in content.items() if k not in ("node_id", "cluster_id")}
+    else:
+        said = ""
+    rest = " ".join(f"{k}={human(v)}" for k, v in content.items()
+                    if v not in (None, [], {}, "") and k != "comments")
+    return (f"{said} ({rest})" if said and rest else said or rest) or "empty"
+
+
+def _entry(e: Any) -> str:
+    if isinstance(e, dict) and {"topic", "partition", "offset"} <= e.keys():
+        return f"{e['topic']}-{e['partition']} at {_n(e['offset'])}"
+    if isinstance(e, dict) and {"epoch", "start_offset"} <= e.keys():
+        return f"epoch {e['epoch']} from {_n(e['start_offset'])}"
+    return " ".join(map(human, e.values())) if isinstance(e, dict) else human(e)
+
+
+def _batch_file(f: dict[str, Any]) -> str:
+    """A bootstrap.checkpoint's (or a lone snapshot's) counts, as a segment's row says
+    them."""
+    if not f.get("size"):
+        return "empty"
+    said = f"{size(f['size'])}"
+    if f.get("records") is not None:
+        said += f", {_n(f['records'])} record(s) in {_n(f['batches'])} batch(es)"
+    if f.get("first_offset") is not None:
+        said += f", offsets {_n(f['first_offset'])}..{_n(f['last_offset'])}"
+    types = ", ".join(f"{k}={v:,}" for k, v in (f.get("records_by_type") or {}).items())
+    control = ", ".join(f"{k}={v:,}" for k, v in
+                        (f.get("control_records_by_type") or {}).items())
+    if types:
+        said += f": {types}"
+    if control:
+        said += f"; control: {control}"
+    if f.get("bad_crc_batches"):
+        said += f"; {f['bad_crc_batches']:,} batch(es) with a bad CRC"
+    return said
 
 
 def _say(console: Console, line: str) -> None:
@@ -116,13 +178,13 @@ def _say(console: Console, line: str) -> None:
 def _partition(console: Console, p: PartitionSummary) -> None:
     head = fold(f"{p.name}  ({p.path})", console_width(console))
     console.print(f"[bold]{escape(p.name)}[/bold]{escape(head[len(p.name):])}")
-    console.print(f"  log start offset: {_n(p.log_start_offset)}  "
-                  f"log end offset: {_n(p.log_end_offset)}")
+    _say(console, f"  log start offset: {_n(p.log_start_offset)}  "
+         f"log end offset: {_n(p.log_end_offset)}")
     for name, content in p.files.items():
         for line in _small_lines(name, content):
             _say(console, "  " + line)
     if p.segments:
-        console.print(_segments_table("  segments", p.segments, console.width))
+        console.print(_segments_table("  segments", p.segments, console))
         ends = sum(not s.decoded for s in p.segments)
         if ends:  # "-" must not read as none
             _say(console, f"  {ends} segment(s) read at their ends: their batches, records "
@@ -130,8 +192,7 @@ def _partition(console: Console, p: PartitionSummary) -> None:
     else:
         console.print("  no log segments", markup=False, highlight=False)
     if p.snapshots:
-        console.print(_segments_table("  snapshots", p.snapshots, console.width,
-                                      snapshots=True))
+        console.print(_segments_table("  snapshots", p.snapshots, console, snapshots=True))
     if p.is_metadata:
         types = p.record_types()
         if types:
@@ -174,8 +235,8 @@ def _topic_row(t: TopicSummary) -> str:
 
 def _partition_row(p: PartitionSummary, findings: int) -> str:
     # first..last offset inclusive, as verify says a log's offsets
-    offsets = "no data" if p.log_start_offset is None or p.log_end_offset is None else \
-        f"{p.log_start_offset:,}..{p.log_end_offset - 1:,}"
+    start, end = p.log_start_offset, p.log_end_offset
+    offsets = f"no data (empty at {end:,})" if start >= end else f"{start:,}..{end - 1:,}"
     mark = f" ! {findings} finding(s)" if findings else ""
     return _row("", len(p.segments), p.size, p.first_timestamp, p.last_timestamp,
                 f"{p.name} {offsets}{mark}")
@@ -198,10 +259,10 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
     the rest summed on one line; ``listing``: each topic's partitions under it."""
     out = [fold(line, width) for line in _anomalies(topics)]
     partitions = sum(len(t.partitions) for t in topics)
-    out.append(f"data topics: {len(topics):,}, partitions: {partitions:,}, "
-               f"segments: {sum(t.segments for t in topics):,}, "
-               f"bytes: {size(sum(t.size for t in topics))}")
-    out.append(_TOPIC_HEAD + (", offsets" if listing else ""))
+    out.append(fold(f"data topics: {len(topics):,}, partitions: {partitions:,}, "
+                    f"segments: {sum(t.segments for t in topics):,}, "
+                    f"bytes: {size(sum(t.size for t in topics))}", width))
+    out.append(fold(_TOPIC_HEAD + (", offsets" if listing else ""), width))
     used = sum(x.count("\n") + 1 for x in out)
     for n, t in enumerate(topics):
         row = fold(_topic_row(t), width)
@@ -239,9 +300,12 @@ def _tail(console: Console, report: InfoReport, given: list[str] | None, expand:
         else:
             console.print("findings met reading: none", highlight=False)
         verify = shell_command("verify", *(given or []))
-        # one unfolded line: the command is copied as it stands
-        console.print(f"the log's rules are not checked here: {verify}", markup=False,
-                      highlight=False, soft_wrap=True)
+        said = f"the log's rules are not checked here: {verify}"
+        if on_terminal(console) and cell_len(said) > console.width:
+            # the command on a line of its own, to be copied (folded only if it must)
+            said = f"the log's rules are not checked here:\n    {verify}"
+        # through a pipe one unfolded line: the command is copied as it stands
+        console.print(said, markup=False, highlight=False, soft_wrap=True)
     return tail.get()
 
 
@@ -255,7 +319,8 @@ def render_info(report: InfoReport, console: Console, given: list[str] | None = 
     width = console_width(console)
     with console.capture() as head:
         for d in report.data_dirs:
-            console.print(f"[bold]data dir[/bold] {d.path}")
+            said = fold(f"data dir {d.path}", width)
+            console.print(f"[bold]data dir[/bold]{escape(said[len('data dir'):])}")
             for name, content in d.files.items():
                 for line in _small_lines(name, content):
                     _say(console, "  " + line)
@@ -266,7 +331,7 @@ def render_info(report: InfoReport, console: Console, given: list[str] | None = 
         for p in report.partitions:
             _partition(console, p)
         if report.files:
-            console.print(_segments_table("files", report.files, console.width))
+            console.print(_segments_table("files", report.files, console))
         for name, content in report.small_files.items():
             for line in _small_lines(name, content):
                 _say(console, line)

@@ -239,9 +239,14 @@ def _section_findings() -> list[str]:
 ENVIRONMENT = [
     ("NO_COLOR", "When set to a non-empty value, output for people carries no colour or "
                  "other terminal escape codes. Output that is not a terminal never does."),
-    ("COLUMNS", "The width tables for people are fitted to. Without it, the terminal's "
+    ("COLUMNS", "The width output for people is fitted to. Without it, the terminal's "
                 "width; through a pipe nothing is wrapped, so that each finding stays on "
-                "one line."),
+                "one line. On a terminal every line is shown whole: one wider than the "
+                "terminal is folded (at spaces, else after a comma, slash or semicolon), "
+                "JSON is indented as jq shows it, and a table leaves out the columns that "
+                "do not fit and names them (--json has them all); a number is never cut. "
+                "Through a pipe or into a file the output is the same byte for byte "
+                "whatever the terminal."),
     ("KMETA_PURE_PYTHON", "When set to a non-empty value, kmeta reads with its "
                           "pure-Python scan core even where the compiled one was built "
                           "(pip builds it when a C compiler is there). Both give the same "
