@@ -339,3 +339,15 @@ def test_kafka_paths(ldi: Path) -> None:
         "/image/cluster/brokers": ["1"], "/image/cluster/controllers": ["1"]}
     err = usage_error("image", ldi, "cat", "/image/nope")
     assert "cat: /image/nope: no such file or directory" in err
+
+
+def test_at_before_the_snapshots_of_a_dir_without_log_is_the_option_s_fault() -> None:
+    """A metadata partition with only a snapshot at 10, asked for the image at 0: the
+    input holds an image (at 10), the offset asked for is the wrong one: 2, with where
+    images start, as the shell's ``at 0`` says (not 3, "no usable snapshot")."""
+    where = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "verify" / \
+        "v020-no-segment"
+    r = clirun.run("image", where, "--at", "0")
+    assert r.returncode == 2, r.stderr
+    assert "--at 0 is before 10, the first offset with an image" in r.stderr
+    assert clirun.run("image", where, "--at", "10").returncode == 1  # V020: no log

@@ -429,7 +429,7 @@ def test_a_path_without_a_metadata_log_is_one_clear_error(tmp_path: Path) -> Non
     assert "\n" not in e.value.one_line()
     (tmp_path / "orders-0").mkdir()
     shutil.copy(next((HEALTHY / "orders-0").glob("*.log")), tmp_path / "orders-0")
-    with pytest.raises(UsageError, match="no __cluster_metadata partition") as u:
+    with pytest.raises(UnreadableInput, match="no metadata log here") as u:
         Timeline.open(tmp_path / "orders-0")
     assert "\n" not in u.value.one_line()
 

@@ -273,6 +273,12 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
             break
 
     if log_start is None:
+        later = [end for end, _ in candidates] if from_snapshot is None else []
+        if snapshot is None and at is not None and later and min(later) > at:
+            # the snapshots are there, after the offset asked for: the option's value,
+            # not the input, is what cannot be answered (the shell's "at" says the same)
+            raise UsageError(f"--at {at} is before {min(later)}, the first offset with an "
+                             f"image: there is no log, only snapshots", context=str(part.path))
         if snapshot is None:
             raise UnreadableInput("no log segment and no usable snapshot to build the image "
                                   "from", context=str(part.path))

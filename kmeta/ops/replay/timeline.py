@@ -409,16 +409,8 @@ class Timeline:
         with BatchesByPosition() as files:
             for info in self.index.batches_between(from_offset, to_offset, data_only=True):
                 raw = files.batch(info.file, info.position)
-                for batch in scan_batches(raw, info.file):
-                    if type(batch) is not Batch or not batch.crc_valid:
-                        continue
-                    for item in decoded_records(batch, decode_metadata, decode_control):
-                        if type(item) is Finding:
-                            continue
-                        _, r, p = item
-                        if from_offset <= r.offset < to_offset and not p.finding and \
-                                p.type != NOOP_TYPE:
-                            replay.apply(p, r.offset, info.file, info.position)
+                for r, p in _data_records(raw, info.file, from_offset, to_offset):
+                    replay.apply(p, r.offset, info.file, info.position)
                 yield min(info.last_offset + 1, to_offset)
 
     def provenance(self, offset: int) -> Provenance:
@@ -580,19 +572,26 @@ def _history(offset: int, timestamp: int, epoch: int, p: Any, show_secrets: bool
     return HistoryRecord(offset, timestamp, epoch, p.type, p.version, data)
 
 
-def _batch_history(raw: bytes, info: BatchInfo, lo: int, hi: int, show_secrets: bool
-                   ) -> Iterator[HistoryRecord]:
-    """The records of one data batch (its bytes, read at its position)."""
-    for batch in scan_batches(raw, info.file):
+def _data_records(raw: bytes, file: str, lo: int, hi: int) -> Iterator[tuple[Any, Any]]:
+    """(record, payload) of each metadata record at an offset in ``[lo, hi)`` of one
+    data batch's bytes, read at its position: what an image applies (no NoOp, no record
+    that failed to decode, nothing of a batch whose CRC fails)."""
+    for batch in scan_batches(raw, file):
         if type(batch) is not Batch or not batch.crc_valid:
             continue
         for item in decoded_records(batch, decode_metadata, decode_control):
             if type(item) is Finding:
                 continue
             _, r, p = item
-            if p.finding or p.type == NOOP_TYPE or not lo <= r.offset < hi:
-                continue
-            yield _history(r.offset, r.timestamp, info.leader_epoch, p, show_secrets)
+            if not p.finding and p.type != NOOP_TYPE and lo <= r.offset < hi:
+                yield r, p
+
+
+def _batch_history(raw: bytes, info: BatchInfo, lo: int, hi: int, show_secrets: bool
+                   ) -> Iterator[HistoryRecord]:
+    """The records of one data batch (its bytes, read at its position)."""
+    for r, p in _data_records(raw, info.file, lo, hi):
+        yield _history(r.offset, r.timestamp, info.leader_epoch, p, show_secrets)
 
 
 class _Inside:
