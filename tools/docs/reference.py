@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from kmeta.output_schema import (
     ACL,
     BATCH,
+    BATCH_MASKED,
     BOOTSTRAP,
     BROKER,
     BROKERS_SUMMARY,
@@ -63,6 +64,7 @@ from kmeta.output_schema import (
     PRODUCER_IDS,
     QUORUM_LEADER,
     RECORD,
+    RECORD_MASKED,
     REGISTRATION,
     REMOTE_SEGMENT,
     REMOVED,
@@ -124,7 +126,7 @@ class CommandJson:
 
 
 #: The objects of dump --json, each in a subsection of its own.
-DUMP_KINDS = (FILE, BATCH, RECORD, FINDING)
+DUMP_KINDS = (FILE, BATCH, BATCH_MASKED, RECORD, RECORD_MASKED, FINDING)
 
 #: The objects of info --json, in the order it writes them.
 INFO_KINDS = (DATA_DIR, PARTITION_DIR, LOG_FILE, SMALL_FILE, INFO)
