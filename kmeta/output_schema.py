@@ -252,19 +252,20 @@ FILE = ObjectKind(
     ),
 )
 
-BATCH_MASKED = ObjectKind(
-    "batch_masked",
-    doc="Bytes a batch's hex masks (from the start of the batch):",
+MASKED = ObjectKind(
+    "masked",
+    doc="Bytes a view masks: in a batch object those of its hex, from the start of the "
+        "batch; in a record object those of its value, from the start of the value:",
     keys=(
-        Key("offset", BIGINT, "The offset of the record holding them; null for a records "
-            "section masked whole.", nullable=True),
-        Key("field", STRING, "The field they hold (salt, storedKey, serverKey, tokenId, "
-            "value; body for a record that does not decode), or records: a compressed "
-            "records section that holds a secret (its bytes give the secret back once "
-            "decompressed), or, in a metadata log, the records from where they stopped "
-            "reading."),
-        Key("position", INT, "The first byte masked, from the start of the batch."),
-        Key("length", INT, "How many bytes."),
+        Key("offset", BIGINT, "The offset of the record holding them; null for a batch's "
+            "records section masked whole.", nullable=True),
+        Key("field", STRING, "The field they hold, Kafka's JSON name (salt, storedKey, "
+            "serverKey, tokenId, value of a sensitive config), body for a record of a secret "
+            "type that does not decode, or records: a compressed records section that holds "
+            "a secret (its bytes give the secret back once decompressed) or, in a metadata "
+            "log, the records from where they stop reading."),
+        Key("position", BIGINT, "The first byte masked."),
+        Key("length", BIGINT, "How many bytes."),
     ),
 )
 
@@ -300,20 +301,8 @@ BATCH = ObjectKind(
         Key("size", BIGINT, "Bytes the batch occupies in the file: its batchLength field + 12."),
         Key("hex", STRING, "With --hex: the batch's bytes in hex, each byte of a secret as "
             "** unless --show-secrets is given.", optional=True),
-        Key("masked", Array(BATCH_MASKED), "With --hex, when hex masks bytes: which, in "
+        Key("masked", Array(MASKED), "With --hex, when hex masks bytes: which, in "
             "order.", optional=True),
-    ),
-)
-
-RECORD_MASKED = ObjectKind(
-    "record_masked",
-    doc="A record's masked bytes (from the start of its value):",
-    keys=(
-        Key("field", STRING, "The field they hold, Kafka's JSON name (salt, storedKey, "
-            "serverKey, tokenId, value of a sensitive config), or body for a record of a "
-            "secret type that does not decode."),
-        Key("position", INT, "The first byte masked, from the start of the value."),
-        Key("length", INT, "How many bytes."),
     ),
 )
 
@@ -347,7 +336,7 @@ RECORD = ObjectKind(
         Key("value_hex", STRING, "With --hex: the record value in hex (each byte of a "
             "secret as ** unless --show-secrets is given), or null.", nullable=True,
             optional=True),
-        Key("masked", Array(RECORD_MASKED), "Without --show-secrets, for a record holding a "
+        Key("masked", Array(MASKED), "Without --show-secrets, for a record holding a "
             "secret: the bytes of its value masked in value_hex and in the value of raw, "
             "utf8 and hex decoders (base64 and text show * for them), whose decoded fields "
             "read [redacted].", optional=True),

@@ -262,10 +262,9 @@ def masked_text(masks: Iterable[Masked]) -> str:
     return ", ".join(parts)
 
 
-def masked_json(masks: Iterable[Masked], batch: bool) -> list[dict[str, Any]]:
-    """The ``masked`` list of a batch or record object."""
-    if batch:
-        return [{"offset": m.offset, "field": m.field, "position": m.position,
-                 "length": m.length} for m in masks]
-    return [{"field": m.field, "position": m.position, "length": m.length} for m in masks]
-
+def masked_json(masks: Iterable[Masked], offset: int | None = None
+                ) -> list[dict[str, Any]]:
+    """The ``masked`` list of a batch object, or of a record object (``offset``: the
+    record's)."""
+    return [{"offset": m.offset if offset is None else offset, "field": m.field,
+             "position": m.position, "length": m.length} for m in masks]

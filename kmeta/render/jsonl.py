@@ -68,7 +68,7 @@ def batch_object(b: Batch | LegacyBatch, show_hex: bool = False,
     if show_hex:
         out["hex"] = mask_hex(b.raw, masked)
         if masked:
-            out["masked"] = masked_json(masked, batch=True)
+            out["masked"] = masked_json(masked)
     return out
 
 
@@ -90,7 +90,7 @@ def record_object(file: str, batch: Batch | LegacyBatch, r: Any, p: Any,
         out["key_hex"] = None if r.key is None else bytes(r.key).hex()
         out["value_hex"] = None if r.value is None else mask_hex(r.value, p.redacted)
     if p.redacted:
-        out["masked"] = masked_json(p.redacted, batch=False)
+        out["masked"] = masked_json(p.redacted, r.offset)
     return out
 
 

@@ -74,7 +74,8 @@ def record_line(b: Batch | LegacyBatch, r: Any, p: Any, show_hex: bool = False) 
         line += f" keyHex: {'null' if r.key is None else bytes(r.key).hex()}"
         value_hex = "null" if r.value is None else mask_hex(r.value, p.redacted)
         line += f" valueHex: {value_hex}"
-    if p.redacted:
+    if p.redacted and (show_hex or p.type == "RAW" or p.finding):
+        # the line shows bytes of the value (decoded fields say [redacted] themselves)
         line += f" masked: {masked_text(p.redacted)} ({SHOW_SECRETS})"
     return line
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from kmeta.output_schema import (
     ACL,
     BATCH,
-    BATCH_MASKED,
     BOOTSTRAP,
     BROKER,
     BROKERS_SUMMARY,
@@ -51,6 +50,7 @@ from kmeta.output_schema import (
     LOG_FILE,
     LOG_SUMMARY,
     MAJORITY,
+    MASKED,
     METADATA_TRANSACTION,
     MISSING_REPLICA,
     NEXT_STEP,
@@ -64,7 +64,6 @@ from kmeta.output_schema import (
     PRODUCER_IDS,
     QUORUM_LEADER,
     RECORD,
-    RECORD_MASKED,
     REGISTRATION,
     REMOTE_SEGMENT,
     REMOVED,
@@ -126,7 +125,7 @@ class CommandJson:
 
 
 #: The objects of dump --json, each in a subsection of its own.
-DUMP_KINDS = (FILE, BATCH, BATCH_MASKED, RECORD, RECORD_MASKED, FINDING)
+DUMP_KINDS = (FILE, BATCH, RECORD, MASKED, FINDING)
 
 #: The objects of info --json, in the order it writes them.
 INFO_KINDS = (DATA_DIR, PARTITION_DIR, LOG_FILE, SMALL_FILE, INFO)
