@@ -20,7 +20,14 @@ from kmeta.formats.decoders import default_decoder, record_decoder
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
-from kmeta.ops.redact import SECRET_TYPES, Masked, batch_masks, hide_secrets, secret_spans
+from kmeta.ops.redact import (
+    SECRET_API_KEYS,
+    SECRET_TYPES,
+    Masked,
+    batch_masks,
+    hide_secrets,
+    secret_spans,
+)
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.progress import QUIET, Progress
@@ -357,6 +364,7 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
     findings = list(findings)
     entries: list[tuple[Record, Payload] | Finding] = list(findings)
     control = batch.is_control
+    secret_keys = SECRET_API_KEYS
     for r in records:
         if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
             continue
@@ -369,9 +377,12 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
                                     batch.position, r.offset))
             entries.append(findings[-1])
         if not opts.show_secrets and not control:
-            masks = secret_spans(r.value, metadata)
+            v = r.value
+            # most values are framed as a type without secrets: told by two bytes
+            masks = () if v is None or len(v) < 3 or v[0] == 1 and v[1] < 0x80 and \
+                v[1] not in secret_keys else secret_spans(v, metadata)
             if masks or payload.type in SECRET_TYPES:
-                payload = hide_secrets(payload, r.value, masks, decoder)
+                payload = hide_secrets(payload, v, masks, decoder)
         entries.append((r, payload))
     if opts.types:
         if not entries:
