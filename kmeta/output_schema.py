@@ -260,10 +260,11 @@ MASKED = ObjectKind(
         Key("offset", BIGINT, "The offset of the record holding them; null for a batch's "
             "records section masked whole.", nullable=True),
         Key("field", STRING, "The field they hold, Kafka's JSON name (salt, storedKey, "
-            "serverKey, tokenId, value of a sensitive config), body for a record of a secret "
-            "type that does not decode, or records: a compressed records section that holds "
-            "a secret (its bytes give the secret back once decompressed) or, in a metadata "
-            "log, the records from where they stop reading."),
+            "serverKey, tokenId, value of a sensitive config), body for a record of a "
+            "metadata log that does not decode (it may be a damaged secret), or records: a "
+            "compressed records section that holds a secret (its bytes give the secret back "
+            "once decompressed) or, in a metadata log, the records from where they stop "
+            "reading."),
         Key("position", BIGINT, "The first byte masked."),
         Key("length", BIGINT, "How many bytes."),
     ),

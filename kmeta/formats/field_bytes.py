@@ -102,25 +102,33 @@ class ValueAt(NamedTuple):
 def record_values(section: Any, start: int) -> Iterator[ValueAt]:
     """The value of each v2 record of ``section[start:]``, to the section's end whatever
     a header's count says (a null value is not yielded).  Raises FormatError
-    (``position`` where the walk stopped) when a record does not read."""
-    pos, n, i = start, len(section), 0
+    (``position``: the start of the record that does not read) where a record's fields
+    do not fill its length exactly, as ``batch._decode_records`` requires."""
+    pos, n = start, len(section)
     while pos < n:
         try:
             length, p = read_varint(section, pos)
             end = p + length
             if length < 6 or end > n:
-                raise FormatError(f"record {i} has impossible length {length}", position=pos)
+                raise FormatError(f"impossible record length {length}", position=pos)
             p += 1  # attributes
             _, p = read_varint(section, p, 10)  # timestampDelta
             delta, p = read_varint(section, p)
             klen, p = read_varint(section, p)
             p += max(klen, 0)
             vlen, p = read_varint(section, p)
+            at = p
+            p += max(vlen, 0)
+            headers, p = read_varint(section, p)
+            for _ in range(headers if 0 <= headers <= end - p else 0):
+                hkey, p = read_varint(section, p)
+                p += max(hkey, 0)
+                hvalue, p = read_varint(section, p)
+                p += max(hvalue, 0)
         except IndexError as e:
             raise FormatError("records section ends inside a record", position=pos) from e
-        if p + max(vlen, 0) > end:
-            raise FormatError(f"record {i} value length {vlen} is impossible", position=pos)
+        if p != end or klen < -1 or vlen < -1 or not 0 <= headers <= length:
+            raise FormatError("a record's fields do not fill its length", position=pos)
         if vlen >= 0:
-            yield ValueAt(delta, p, vlen)
+            yield ValueAt(delta, at, vlen)
         pos = end
-        i += 1

@@ -256,8 +256,8 @@ def dump_batches(items: Iterable[Batch | LegacyBatch | Finding], f: LogFile,
 def _dump_batches(items: Iterator[Batch | LegacyBatch | Finding], path: str, decoder: str,
                   opts: DumpOptions, segment_base: int | None, compacted: bool,
                   metadata: bool) -> Iterator[Event]:
-    """``metadata``: the file holds metadata records (a value framed as a secret type that
-    does not decode is then masked whole; see ``redact.secret_spans``)."""
+    """``metadata``: the file holds metadata records (a value that does not decode is then
+    masked whole: see ``redact.secret_spans``)."""
     lo, hi = opts.from_offset, opts.to_offset
     decode = decode_metadata if decoder == "metadata" else None
     # No filter, metadata decoder: the common case gets a lean path below.
@@ -365,6 +365,7 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
     entries: list[tuple[Record, Payload] | Finding] = list(findings)
     control = batch.is_control
     secret_keys = SECRET_API_KEYS
+    opaque = decoder != "metadata"  # a metadata value's payload does not say if it decodes
     for r in records:
         if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
             continue
@@ -378,9 +379,12 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
             entries.append(findings[-1])
         if not opts.show_secrets and not control:
             v = r.value
-            # most values are framed as a type without secrets: told by two bytes
-            masks = () if v is None or len(v) < 3 or v[0] == 1 and v[1] < 0x80 and \
-                v[1] not in secret_keys else secret_spans(v, metadata)
+            # Most values are framed as a type without secrets, told by two bytes; in a
+            # metadata log a record that does not decode is masked too (secret_spans).
+            masks = () if v is None or (len(v) >= 3 and v[0] == 1 and v[1] < 0x80
+                                        and v[1] not in secret_keys
+                                        and not (metadata and (payload.finding or opaque))
+                                        ) else secret_spans(v, metadata)
             if masks or payload.type in SECRET_TYPES:
                 payload = hide_secrets(payload, v, masks, decoder)
         entries.append((r, payload))

@@ -90,32 +90,41 @@ def redact(type_name: str, data: Any) -> Any:
 
 
 def secret_spans(value: Any, metadata: bool) -> tuple[Masked, ...]:
-    """Where secrets lie in a record value framed as a metadata record of a secret type
-    (positions from the value's start); () for any other value.  ``metadata``: the value
-    comes from a metadata log or snapshot, where a value framed as a secret type that
-    does not decode (an unknown version, a damaged body) has its whole body masked; from
-    another log only a value that decodes cleanly is taken for a metadata record."""
-    if value is None or len(value) < 3:
+    """Where secrets lie in a record value (positions from the value's start): the
+    secret fields of a metadata record of a secret type; () for any other value.
+
+    ``metadata``: the value comes from a metadata log or snapshot, where a record that
+    does not decode (damaged, an unknown apiKey or version) has its body masked whole
+    (all of it when even its frame does not read): kmeta cannot tell what it holds, and a
+    damaged SCRAM record is still a SCRAM record.  From another log, only a value that
+    decodes cleanly as a secret type is taken for a metadata record."""
+    if value is None or not metadata and len(value) < 3:
         return ()
     try:
         frame, pos = read_uvarint(value, 0)
         api_key, pos = read_uvarint(value, pos)
-        version, pos = read_uvarint(value, pos)
+        _, pos = read_uvarint(value, pos)
     except (IndexError, FormatError):
-        return ()
-    if frame != 1 or api_key not in SECRET_API_KEYS:
+        frame, api_key, pos = None, None, 0
+    if not metadata and (frame != 1 or api_key not in SECRET_API_KEYS):
         return ()
     value = bytes(value)
     whole = (Masked("body", pos, len(value) - pos),) if metadata and len(value) > pos else ()
     payload = decode_metadata(value)
     if payload.finding is not None:
         return whole
-    message = METADATA_MESSAGES[api_key]
+    return _field_spans(payload, value, pos, whole)
+
+
+def _field_spans(payload: Payload, value: bytes, pos: int, whole: tuple[Masked, ...]
+                 ) -> tuple[Masked, ...]:
     wanted = _wanted(payload)
     if not wanted:
         return ()
+    assert payload.api_key is not None and payload.version is not None
+    message = METADATA_MESSAGES[payload.api_key]
     try:
-        spans = leaf_spans(message, version, value, pos, wanted)
+        spans = leaf_spans(message, payload.version, value, pos, wanted)
     except (FormatError, cs.ConstructError, UnicodeDecodeError, ValueError, IndexError):
         return whole
     return tuple(Masked(".".join(path), at, n) for path, at, n in spans if n > 0)
@@ -134,7 +143,8 @@ def batch_masks(batch: Any, metadata: bool) -> tuple[Masked, ...]:
     of its records, or its whole records section where that is compressed and holds a
     secret.  In a metadata log, records that cannot be read are masked too (from where
     reading stopped): they may hold a secret."""
-    if batch.is_control:
+    control = batch.is_control
+    if control and not metadata:
         return ()
     raw = batch.raw
     if type(batch) is not Batch:  # a legacy message: its value is the last of its bytes
@@ -155,14 +165,16 @@ def batch_masks(batch: Any, metadata: bool) -> tuple[Masked, ...]:
     if batch.attributes & COMPRESSION_MASK:
         try:
             section = batch.records_section()
-            hold = any(_value_masks(section, 0, batch.base_offset, metadata))
+            hold = any(_value_masks(section, 0, batch.base_offset, metadata, control))
         except _Stopped as e:
             hold = metadata or bool(e.masks)
         except FormatError:  # it does not decompress
             hold = metadata
         return (Masked("records", HEADER_SIZE, len(raw) - HEADER_SIZE),) if hold else ()
     try:
-        return tuple(_value_masks(raw, HEADER_SIZE, batch.base_offset, metadata))
+        # a control batch's records hold no secret, but a damaged one may run on over
+        # other batches' bytes: only where its records stop reading is masked
+        return tuple(_value_masks(raw, HEADER_SIZE, batch.base_offset, metadata, control))
     except _Stopped as e:
         return e.masks + ((Masked("records", e.position, len(raw) - e.position),)
                           if metadata else ())
@@ -174,17 +186,19 @@ class _Stopped(Exception):
         self.masks, self.position = masks, position
 
 
-def _value_masks(section: Any, start: int, base_offset: int, metadata: bool
-                 ) -> list[Masked]:
+def _value_masks(section: Any, start: int, base_offset: int, metadata: bool,
+                 framing_only: bool = False) -> list[Masked]:
     """Each secret of the records of ``section[start:]``; the walk goes to the section's
     end whatever the header's count says.  Raises :class:`_Stopped` with what it found
-    where a record does not read."""
+    where a record does not read.  ``framing_only``: the values are not looked at."""
     out: list[Masked] = []
     try:
         for v in record_values(section, start):
+            if framing_only:
+                continue
             p = v.position
-            if v.length < 3 or section[p] == 1 and section[p + 1] < 0x80 and \
-                    section[p + 1] not in SECRET_API_KEYS:
+            if not metadata and (v.length < 3 or section[p] == 1 and section[p + 1] < 0x80
+                                 and section[p + 1] not in SECRET_API_KEYS):
                 continue  # framed as a record of a type without secrets (most of them)
             value = section[p:p + v.length]
             out += [m._replace(position=m.position + v.position,
@@ -241,6 +255,8 @@ def hide_secrets(payload: Payload, value: Any, masks: tuple[Masked, ...],
         if masks:
             encode = MASKED_ENCODINGS.get(decoder, mask_base64)
             data = {**data, "value": encode(value, masks)}
+    elif payload.finding is not None and isinstance(data, dict) and "hex" in data:
+        data = {**data, "hex": mask_hex(value, masks)}  # the value's hex, as decode gives it
     else:
         data = redact(payload.type, data)
     return payload._replace(data=data, redacted=masks)

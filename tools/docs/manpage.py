@@ -116,9 +116,10 @@ DESCRIPTION = [
     "and text; a masked: note (the masked key in --json) names the record, the field and "
     "the bytes (N bytes at P, from the start of the batch or of the value). A compressed "
     "batch holding a secret has its whole records section masked: compressed bytes do not "
-    "show the secret, but they give it back once decompressed. In a metadata log a record "
-    "of a secret type that does not decode is masked after its type and version, and a "
-    "batch's records from where they stop reading. dump --show-secrets shows every byte.",
+    "show the secret, but they give it back once decompressed. In a metadata log, what "
+    "kmeta cannot read may be a damaged secret: a record that does not decode is masked "
+    "after its type and version, and a batch's records from where they stop reading. "
+    "dump --show-secrets shows every byte.",
 ]
 
 
