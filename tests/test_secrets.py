@@ -371,3 +371,13 @@ def test_no_secret_in_dump_of_damaged_logs(tmp_path: Path) -> None:
             assert leaks(out, [SALT, STORED_KEY, SERVER_KEY]) == [], (part.parent.name, view)
         shown = run("dump", "--batches-only", "--hex", "--show-secrets", part)
         assert leaks(shown, [SALT, STORED_KEY, SERVER_KEY]), part.parent.name
+
+
+def test_an_image_of_a_snapshot_under_another_name_asks_for_its_name(
+        written_snapshots: list[Path]) -> None:
+    """Read as a snapshot, it still does not say where it stands: an image would claim
+    offset 0, so the image's commands ask for the name that says it."""
+    proc = clirun.run("image", written_snapshots[1], env={**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 2
+    assert "end offset and epoch are in a snapshot's name only" in proc.stderr
+    assert clirun.run("image", written_snapshots[0]).returncode == 0
