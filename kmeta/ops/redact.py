@@ -255,9 +255,12 @@ def hide_secrets(payload: Payload, value: Any, masks: tuple[Masked, ...],
         if masks:
             encode = MASKED_ENCODINGS.get(decoder, mask_base64)
             data = {**data, "value": encode(value, masks)}
-    elif payload.finding is not None and isinstance(data, dict) and "hex" in data:
-        data = {**data, "hex": mask_hex(value, masks)}  # the value's hex, as decode gives it
     else:
+        if masks and isinstance(data, dict):
+            # a record a decoder could not read shows its value in hex ("hex" of metadata,
+            # "value" of the coordinator decoders)
+            whole = bytes(value).hex()
+            data = {k: mask_hex(value, masks) if v == whole else v for k, v in data.items()}
         data = redact(payload.type, data)
     return payload._replace(data=data, redacted=masks)
 
