@@ -261,10 +261,10 @@ MASKED = ObjectKind(
             "records section masked whole.", nullable=True),
         Key("field", STRING, "The field they hold, Kafka's JSON name (salt, storedKey, "
             "serverKey, tokenId, value of a sensitive config), body for a record of a "
-            "metadata log that does not decode (it may be a damaged secret), or records: a "
-            "compressed records section that holds a secret (its bytes give the secret back "
-            "once decompressed) or, in a metadata log, the records from where they stop "
-            "reading."),
+            "metadata log that does not decode (it may be a damaged secret), compressed records "
+            "(a batch's compressed records section holds a secret: its bytes give it back "
+            "once decompressed) or unreadable records (in a metadata log, a batch's records "
+            "from where they stop reading)."),
         Key("position", BIGINT, "The first byte masked."),
         Key("length", BIGINT, "How many bytes."),
     ),

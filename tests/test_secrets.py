@@ -220,7 +220,7 @@ def test_masked_bytes_are_named(secret_log: Path) -> None:
         assert plain["hex"][2 * m["position"]:2 * (m["position"] + m["length"])] \
             == "*" * 2 * m["length"]
         assert raw[m["position"] - 1] == m["length"] + 1  # its compact length just before
-    assert gzip["masked"] == [{"offset": None, "field": "records", "position": 61,
+    assert gzip["masked"] == [{"offset": None, "field": "compressed records", "position": 61,
                                "length": gzip["size"] - 61}]
     assert gzip["hex"].endswith("*" * 2 * (gzip["size"] - 61))
     assert "*" not in gzip["hex"][:122]
@@ -342,7 +342,8 @@ def test_a_damaged_records_section_of_a_metadata_batch_is_masked_from_the_damage
     raw = bytearray(build_batch(0, [(None, _scram("a", SALT, STORED_KEY, SERVER_KEY))]))
     raw[61] = 0x7f  # the record's length: past the end of the batch
     batch = parse_batch(bytes(raw))
-    assert batch_masks(batch, metadata=True) == (Masked("records", 61, len(raw) - 61),)
+    assert batch_masks(batch, metadata=True) == \
+        (Masked("unreadable records", 61, len(raw) - 61),)
     assert batch_masks(batch, metadata=False) == ()
 
 

@@ -23,9 +23,9 @@ Path = tuple[str, ...]
 class Masked(NamedTuple):
     """Bytes left out of a view: ``length`` bytes at ``position`` (from the start of the
     record value, or of the batch for a batch's masks), which hold ``field`` (Kafka's JSON
-    name, ``body`` for a record body that cannot be read field by field, ``records`` for a
-    batch's compressed or unreadable records section) of the record at ``offset`` (a
-    batch's masks; None where the records section is masked whole)."""
+    name, ``body`` for a record body that cannot be read field by field, ``compressed
+    records`` or ``unreadable records`` for a batch's records section from ``position``
+    on) of the record at ``offset`` (a batch's masks; None for a records section)."""
 
     field: str
     position: int

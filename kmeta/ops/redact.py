@@ -159,7 +159,7 @@ def batch_masks(batch: Any, metadata: bool) -> tuple[Masked, ...]:
                 inner = None
             hold = inner is None and metadata or inner is not None and any(
                 secret_spans(r.value, metadata) for r in inner)
-            return (Masked("records", at, len(value)),) if hold else ()
+            return (Masked("compressed records", at, len(value)),) if hold else ()
         return tuple(m._replace(position=m.position + at, offset=batch.offset)
                      for m in secret_spans(value, metadata))
     if batch.attributes & COMPRESSION_MASK:
@@ -170,13 +170,14 @@ def batch_masks(batch: Any, metadata: bool) -> tuple[Masked, ...]:
             hold = metadata or bool(e.masks)
         except FormatError:  # it does not decompress
             hold = metadata
-        return (Masked("records", HEADER_SIZE, len(raw) - HEADER_SIZE),) if hold else ()
+        return (Masked("compressed records", HEADER_SIZE, len(raw) - HEADER_SIZE),) \
+            if hold else ()
     try:
         # a control batch's records hold no secret, but a damaged one may run on over
         # other batches' bytes: only where its records stop reading is masked
         return tuple(_value_masks(raw, HEADER_SIZE, batch.base_offset, metadata, control))
     except _Stopped as e:
-        return e.masks + ((Masked("records", e.position, len(raw) - e.position),)
+        return e.masks + ((Masked("unreadable records", e.position, len(raw) - e.position),)
                           if metadata else ())
 
 
@@ -267,18 +268,16 @@ def hide_secrets(payload: Payload, value: Any, masks: tuple[Masked, ...],
 
 def masked_text(masks: Iterable[Masked]) -> str:
     """Which bytes were masked, for a text line: ``salt (16 bytes at 12), storedKey (32
-    bytes at 30)``, grouped under ``offset N:`` for a batch's masks."""
-    parts, last = [], object()
+    bytes at 30)``; a batch's grouped by record, ``offset 2: salt (…), …; offset 3: …``."""
+    groups: list[tuple[int | None, list[str]]] = []
     for m in masks:
-        what = "the compressed records" if m.field == "records" and m.offset is None \
-            and m.position == HEADER_SIZE else \
-            "the records from here on, unreadable" if m.field == "records" else m.field
-        where = f"{what} ({m.length} bytes at {m.position})"
-        if m.offset is not None and m.offset != last:
-            where = f"offset {m.offset}: {where}"
-        last = m.offset
-        parts.append(where)
-    return ", ".join(parts)
+        what = f"the {m.field}" if m.offset is None and m.field.endswith("records") \
+            else m.field
+        if not groups or groups[-1][0] != m.offset:
+            groups.append((m.offset, []))
+        groups[-1][1].append(f"{what} ({m.length} bytes at {m.position})")
+    return "; ".join((f"offset {offset}: " if offset is not None else "") + ", ".join(parts)
+                     for offset, parts in groups)
 
 
 def masked_json(masks: Iterable[Masked], offset: int | None = None
