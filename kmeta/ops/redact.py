@@ -152,7 +152,7 @@ def batch_masks(batch: Any, metadata: bool) -> tuple[Masked, ...]:
         if value is None:
             return ()
         at = len(raw) - len(value)
-        if batch.attributes & 0x07:
+        if batch.attributes & COMPRESSION_MASK:
             try:
                 inner = batch.records()
             except FormatError:
@@ -212,10 +212,13 @@ def _value_masks(section: Any, start: int, base_offset: int, metadata: bool,
 
 def mask_hex(data: Any, masks: Iterable[Masked]) -> str:
     """``data`` in hex, each masked byte as ``**``."""
-    text = bytes(data).hex()
-    for m in masks:
-        text = text[:2 * m.position] + MASK * (2 * m.length) + text[2 * (m.position + m.length):]
-    return text
+    raw = bytes(data)
+    out, at = [], 0
+    for m in sorted(masks, key=lambda m: m.position):  # in pieces: a batch may hold many
+        out += [raw[at:m.position].hex(), MASK * (2 * m.length)]
+        at = m.position + m.length
+    out.append(raw[at:].hex())
+    return "".join(out)
 
 
 def mask_base64(data: Any, masks: Iterable[Masked]) -> str:
