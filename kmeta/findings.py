@@ -59,7 +59,9 @@ CODES: dict[str, Code] = {
     "S004": Code(Severity.ERROR, "garbage after the last valid batch"),
     "S005": Code(Severity.ERROR, "batch offsets go backwards or overlap the previous batch"),
     "S006": Code(Severity.INFO, "empty file"),
-    "S007": Code(Severity.WARNING, "file name not recognised as a Kafka file; skipped"),
+    "S007": Code(Severity.WARNING, "file name not recognised as a Kafka file; skipped in "
+                 "a directory, read as its first batch says when given alone (a KRaft "
+                 "snapshot, a metadata log's or another segment)"),
     "S008": Code(Severity.ERROR, "file cannot be read", unreadable=True),
     "S009": Code(Severity.WARNING, "segment base offset in its name differs from its first batch"),
     "S010": Code(Severity.ERROR, "not a Kafka log segment: text, or no record batch anywhere in "

@@ -252,6 +252,24 @@ FILE = ObjectKind(
     ),
 )
 
+MASKED = ObjectKind(
+    "masked",
+    doc="Bytes a view masks: in a batch object those of its hex, from the start of the "
+        "batch; in a record object those of its value, from the start of the value:",
+    keys=(
+        Key("offset", BIGINT, "The offset of the record holding them; null for a batch's "
+            "records section masked whole.", nullable=True),
+        Key("field", STRING, "The field they hold, Kafka's JSON name (salt, storedKey, "
+            "serverKey, tokenId, value of a sensitive config), body for a record of a "
+            "metadata log that does not decode (it may be a damaged secret), compressed records "
+            "(a batch's compressed records section holds a secret: its bytes give it back "
+            "once decompressed) or unreadable records (in a metadata log, a batch's records "
+            "from where they stop reading)."),
+        Key("position", BIGINT, "The first byte masked."),
+        Key("length", BIGINT, "How many bytes."),
+    ),
+)
+
 BATCH = ObjectKind(
     "batch",
     keys=(
@@ -282,7 +300,10 @@ BATCH = ObjectKind(
         Key("record_count", INT, "The recordsCount field (for legacy messages, the number of "
             "messages)."),
         Key("size", BIGINT, "Bytes the batch occupies in the file: its batchLength field + 12."),
-        Key("hex", STRING, "With --hex: the batch's bytes in hex.", optional=True),
+        Key("hex", STRING, "With --hex: the batch's bytes in hex, each byte of a secret as "
+            "** unless --show-secrets is given.", optional=True),
+        Key("masked", Array(MASKED), "With --hex, when hex masks bytes: which, in "
+            "order.", optional=True),
     ),
 )
 
@@ -313,8 +334,13 @@ RECORD = ObjectKind(
             "objects, values in base64.", optional=True),
         Key("key_hex", STRING, "With --hex: the record key in hex, or "
             "null.", nullable=True, optional=True),
-        Key("value_hex", STRING, "With --hex: the record value in hex, or "
-            "null.", nullable=True, optional=True),
+        Key("value_hex", STRING, "With --hex: the record value in hex (each byte of a "
+            "secret as ** unless --show-secrets is given), or null.", nullable=True,
+            optional=True),
+        Key("masked", Array(MASKED), "Without --show-secrets, for a record holding a "
+            "secret: the bytes of its value masked in value_hex and in the value of raw, "
+            "utf8 and hex decoders (base64 and text show * for them), whose decoded fields "
+            "read [redacted].", optional=True),
     ),
 )
 

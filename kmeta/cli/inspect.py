@@ -51,10 +51,13 @@ def dump(
     max_bytes: Annotated[int | None, typer.Option("--max-bytes", min=1, help="Read at most "
                                                   "this many bytes of each file.")] = None,
     show_hex: Annotated[bool, typer.Option("--hex", help="Also show the raw bytes of each "
-                                           "batch and record.")] = False,
+                                           "batch and record; a secret's bytes show as ** "
+                                           "(a masked: note says which).")] = False,
     show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Print SCRAM "
                                                "credentials, token ids and sensitive config "
-                                               "values instead of [redacted].")] = False,
+                                               "values instead of [redacted], and their bytes "
+                                               "in --hex and in raw, utf8 and hex values "
+                                               "instead of *.")] = False,
 ) -> None:
     """Decode every batch and record of Kafka log segments, snapshots and small files."""
     from kmeta.ops.dump import DumpOptions, dump, parse_types

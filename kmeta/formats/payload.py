@@ -24,6 +24,7 @@ from kmeta.formats.control_schemas import (
     CONTROL_TYPE_NAMES,
     END_TXN_MARKER,
 )
+from kmeta.formats.field_bytes import Masked
 from kmeta.formats.metadata_schemas import METADATA_MESSAGES
 from kmeta.formats.primitives import derive_struct, read_uvarint
 from kmeta.formats.readergen import body_program, message_reader
@@ -38,7 +39,9 @@ class Payload(NamedTuple):
     data: Any
     finding: tuple[str, str] | None = None
     api_key: int | None = None
-    redacted: bool = False  # secrets in ``data`` were replaced; raw bytes must stay hidden
+    #: Secrets in ``data`` were hidden (``kmeta.ops.redact.hide_secrets``): the bytes of
+    #: the value each view shows masked.
+    redacted: tuple[Masked, ...] = ()
 
 
 #: Payloads of recent small metadata values, by their bytes: a busy cluster's log repeats

@@ -20,7 +20,14 @@ from kmeta.formats.decoders import default_decoder, record_decoder
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.payload import Payload, decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
-from kmeta.ops.redact import SECRET_TYPES, redact
+from kmeta.ops.redact import (
+    SECRET_API_KEYS,
+    SECRET_TYPES,
+    Masked,
+    batch_masks,
+    hide_secrets,
+    secret_spans,
+)
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.progress import QUIET, Progress
@@ -79,14 +86,8 @@ class BatchDump(NamedTuple):
     batch: Batch | LegacyBatch
     entries: list[tuple[Record, Payload] | Finding]
     findings: tuple[Finding, ...] = ()
-    #: Some record after ``entries`` (in a BatchMore) had its secrets hidden.
-    hides_more: bool = False
-
-    @property
-    def redacted(self) -> bool:
-        """Some record's secrets were hidden: raw bytes of this batch must not be shown."""
-        return self.hides_more or any(type(e) is tuple and e[1].redacted
-                                      for e in self.entries)
+    #: With --hex and without --show-secrets: the bytes of the batch its hex masks.
+    masked: tuple[Masked, ...] = ()
 
     def records(self) -> Iterator[tuple[Record, Payload]]:
         for e in self.entries:
@@ -110,8 +111,8 @@ class OneRecord(NamedTuple):
         return ()
 
     @property
-    def redacted(self) -> bool:
-        return False
+    def masked(self) -> tuple[Masked, ...]:
+        return ()
 
     def records(self) -> Iterator[tuple[Record, Payload]]:
         yield self.batch.records()[0], self.payload
@@ -230,6 +231,7 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
         return iter([head, opts.note(Finding("S006", what, path, 0))])
     segment_base = kind.base_offset if kind.kind == "segment" else None
     compacted = f.topic is not None and f.topic != METADATA_TOPIC
+    metadata = f.is_metadata or decoder == "metadata"
     runs = opts.runs and decoder == "metadata" and opts.from_offset is None and \
         opts.to_offset is None and not (opts.types or opts.skip_control or opts.batches_only
                                         or opts.show_hex)
@@ -237,7 +239,8 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
                               runs=runs, progress=opts.progress)
     if runs:
         items = Expandable(items)
-    return chain((head,), _dump_batches(items, path, decoder, opts, segment_base, compacted))
+    return chain((head,), _dump_batches(items, path, decoder, opts, segment_base, compacted,
+                                        metadata))
 
 
 def dump_batches(items: Iterable[Batch | LegacyBatch | Finding], f: LogFile,
@@ -245,12 +248,16 @@ def dump_batches(items: Iterable[Batch | LegacyBatch | Finding], f: LogFile,
     """The events of batches a caller read from ``f`` itself, as :func:`dump_file` makes
     them (no FileEvent, no check of the segment's name): for a reader that knows which
     batches it wants (``kmeta.ops.replay.timeline``'s records of an offset range)."""
-    return _dump_batches(iter(items), str(f.path), decoder_for(f, opts.decoder), opts, None)
+    decoder = decoder_for(f, opts.decoder)
+    return _dump_batches(iter(items), str(f.path), decoder, opts, None, False,
+                         f.is_metadata or decoder == "metadata")
 
 
 def _dump_batches(items: Iterator[Batch | LegacyBatch | Finding], path: str, decoder: str,
-                  opts: DumpOptions, segment_base: int | None, compacted: bool = False
-                  ) -> Iterator[Event]:
+                  opts: DumpOptions, segment_base: int | None, compacted: bool,
+                  metadata: bool) -> Iterator[Event]:
+    """``metadata``: the file holds metadata records (a value that does not decode is then
+    masked whole: see ``redact.secret_spans``)."""
     lo, hi = opts.from_offset, opts.to_offset
     decode = decode_metadata if decoder == "metadata" else None
     # No filter, metadata decoder: the common case gets a lean path below.
@@ -300,32 +307,40 @@ def _dump_batches(items: Iterator[Batch | LegacyBatch | Finding], path: str, dec
                 (opts.skip_control and item.is_control):
             continue
         if opts.batches_only:
-            yield BatchDump(item, [])
+            yield BatchDump(item, [], (), _masks(item, opts, metadata))
             continue
-        for dumped in _batch_dumps(item, path, decoder, opts):
+        for dumped in _batch_dumps(item, path, decoder, opts, metadata):
             for finding in dumped.findings:
                 opts.note(finding)
             yield dumped
 
 
+def _masks(batch: Batch | LegacyBatch, opts: DumpOptions, metadata: bool
+           ) -> tuple[Masked, ...]:
+    """What the batch's hex must mask (only asked when its hex is shown)."""
+    if not opts.show_hex or opts.show_secrets:
+        return ()
+    return batch_masks(batch, metadata)
+
+
 def _batch_dumps(batch: Batch | LegacyBatch, path: str, decoder: str,
-                 opts: DumpOptions) -> Iterator[BatchDump | BatchMore]:
+                 opts: DumpOptions, metadata: bool) -> Iterator[BatchDump | BatchMore]:
     """One batch's records decoded into entries: one BatchDump, or none if filters leave
     nothing of it; a large records section as a BatchDump and BatchMores after it."""
     records, findings = batch_records(batch)
     if type(records) is not RecordStream:
-        dumped = _batch_dump(batch, records, findings, path, decoder, opts)
+        dumped = _batch_dump(batch, records, findings, path, decoder, opts, metadata)
         if dumped is not None:
-            yield dumped
+            yield dumped._replace(masked=_masks(batch, opts, metadata))
         return
-    hides = opts.show_hex and not opts.show_secrets and not batch.is_control and \
-        _hides_secrets(records, decoder)
     first = True
     for piece in _pieces(records):
-        dumped = _batch_dump(batch, piece, findings if first else [], path, decoder, opts)
+        dumped = _batch_dump(batch, piece, findings if first else [], path, decoder, opts,
+                             metadata)
         if dumped is None:
             continue
-        yield dumped._replace(hides_more=hides) if first else BatchMore(*dumped[:3])
+        yield dumped._replace(masked=_masks(batch, opts, metadata)) if first \
+            else BatchMore(*dumped[:3])
         first = False
 
 
@@ -340,22 +355,17 @@ def _pieces(records: Iterable[Record]) -> Iterator[list[Record]]:
         yield piece
 
 
-def _hides_secrets(records: Iterable[Record], decoder: str) -> bool:
-    """Whether some record of a streamed batch will have its secrets hidden (its raw
-    bytes are shown before those records are read)."""
-    return decoder == "metadata" and any(decode_metadata(r.value).type in SECRET_TYPES
-                                         for r in records)
-
-
 def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
                 findings: list[Finding], path: str, decoder: str,
-                opts: DumpOptions) -> BatchDump | None:
+                opts: DumpOptions, metadata: bool) -> BatchDump | None:
     """Decode records of one batch into entries; None if filters leave nothing of it."""
     lo, hi = opts.from_offset, opts.to_offset
     decode = record_decoder(decoder)
     findings = list(findings)
     entries: list[tuple[Record, Payload] | Finding] = list(findings)
     control = batch.is_control
+    secret_keys = SECRET_API_KEYS
+    opaque = decoder != "metadata"  # a metadata value's payload does not say if it decodes
     for r in records:
         if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
             continue
@@ -367,8 +377,16 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
             findings.append(Finding(code, f"record at offset {r.offset}: {message}", path,
                                     batch.position, r.offset))
             entries.append(findings[-1])
-        if not opts.show_secrets and not control and payload.type in SECRET_TYPES:
-            payload = payload._replace(data=redact(payload.type, payload.data), redacted=True)
+        if not opts.show_secrets and not control:
+            v = r.value
+            # Most values are framed as a type without secrets, told by two bytes; in a
+            # metadata log a record that does not decode is masked too (secret_spans).
+            masks = () if v is None or (len(v) >= 3 and v[0] == 1 and v[1] < 0x80
+                                        and v[1] not in secret_keys
+                                        and not (metadata and (payload.finding or opaque))
+                                        ) else secret_spans(v, metadata)
+            if masks or payload.type in SECRET_TYPES:
+                payload = hide_secrets(payload, v, masks, decoder)
         entries.append((r, payload))
     if opts.types:
         if not entries:

@@ -40,7 +40,7 @@ from kmeta.formats.batch import (
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.runs import RunText
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord, RecordRun
-from kmeta.ops.redact import REDACTED
+from kmeta.ops.redact import mask_hex, masked_json
 
 
 def _default(obj: Any) -> Any:
@@ -62,11 +62,13 @@ def dumps(obj: Any) -> str:
 
 
 def batch_object(b: Batch | LegacyBatch, show_hex: bool = False,
-                 redacted: bool = False) -> dict[str, Any]:
+                 masked: tuple = ()) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": "batch", "file": b.file, "position": b.position}
     out.update(b.header_json())
     if show_hex:
-        out["hex"] = REDACTED if redacted else bytes(b.raw).hex()
+        out["hex"] = mask_hex(b.raw, masked)
+        if masked:
+            out["masked"] = masked_json(masked)
     return out
 
 
@@ -86,8 +88,9 @@ def record_object(file: str, batch: Batch | LegacyBatch, r: Any, p: Any,
         out["headers"] = [{"key": h.key, "value": h.value} for h in r.headers]
     if show_hex:
         out["key_hex"] = None if r.key is None else bytes(r.key).hex()
-        out["value_hex"] = REDACTED if p.redacted else \
-            None if r.value is None else bytes(r.value).hex()
+        out["value_hex"] = None if r.value is None else mask_hex(r.value, p.redacted)
+    if p.redacted:
+        out["masked"] = masked_json(p.redacted, r.offset)
     return out
 
 
@@ -253,7 +256,7 @@ def _entry_texts(entries: Iterable[Any], file: str, f: str, b: Batch, position: 
             lines.append(encode(e.to_json()))
             continue
         r, p = e
-        if r[4]:  # headers: the general form
+        if r[4] or p.redacted:  # headers, masked bytes: the general form
             lines.append(encode(record_object(file, b, r, p)))
         else:
             lines.append(f'{{"kind":"record","file":{f},"offset":{r[0]},'
@@ -263,7 +266,7 @@ def _entry_texts(entries: Iterable[Any], file: str, f: str, b: Batch, position: 
 
 
 def _general(ev: BatchDump | OneRecord, show_hex: bool) -> Iterator[str]:
-    yield _encode(batch_object(ev.batch, show_hex, ev.redacted))
+    yield _encode(batch_object(ev.batch, show_hex, ev.masked))
     yield from _general_entries(ev, show_hex)
 
 

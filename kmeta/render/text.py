@@ -16,7 +16,7 @@ from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.runs import RunText
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord, RecordRun
-from kmeta.ops.redact import REDACTED
+from kmeta.ops.redact import SHOW_SECRETS, mask_hex, masked_text
 from kmeta.render.jsonl import dumps
 
 _CONTROL_LABELS = {
@@ -72,9 +72,11 @@ def record_line(b: Batch | LegacyBatch, r: Any, p: Any, show_hex: bool = False) 
         line += " payload: " + dumps({"type": p.type, "version": p.version, "data": p.data})
     if show_hex:
         line += f" keyHex: {'null' if r.key is None else bytes(r.key).hex()}"
-        value_hex = REDACTED if p.redacted else \
-            "null" if r.value is None else bytes(r.value).hex()
+        value_hex = "null" if r.value is None else mask_hex(r.value, p.redacted)
         line += f" valueHex: {value_hex}"
+    if p.redacted and (show_hex or p.type == "RAW" or p.finding):
+        # the line shows bytes of the value (decoded fields say [redacted] themselves)
+        line += f" masked: {masked_text(p.redacted)} ({SHOW_SECRETS})"
     return line
 
 
@@ -340,7 +342,10 @@ def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
             b = ev.batch
             yield batch_line(b)
             if show_hex:
-                yield f"  hex: {REDACTED if ev.redacted else bytes(b.raw).hex()}"
+                masked = ev.masked
+                yield f"  hex: {mask_hex(b.raw, masked)}"
+                if masked:
+                    yield f"  masked: {masked_text(masked)} ({SHOW_SECRETS})"
             yield from _entry_lines(b, ev.entries, records, show_hex, colour)
         elif type(ev) is BatchMore:
             yield from _entry_lines(ev.batch, ev.entries, records, show_hex, colour)

@@ -370,27 +370,39 @@ def _starts_like_metadata_log(files: list[_Entry]) -> bool:
                       key=lambda f: f.kind.base_offset or 0)
     if not segments:
         return False
+    return first_batch_holds(segments[0].path) is not None
+
+
+def first_batch_holds(path: str | Path) -> str | None:
+    """What the first batch of a file says it belongs to: ``"snapshot"`` when its first
+    record is a SnapshotHeader (Kafka's snapshot writer, and kmeta's, begin with one),
+    ``"metadata"`` when it is KRaft metadata or KRaft control records (as
+    :func:`_starts_like_metadata_log` judges), else None."""
     from kmeta.formats.batch import parse_batch
     from kmeta.formats.payload import decode_control, decode_metadata
 
     try:
-        fd = open_regular(segments[0].path)
+        fd = open_regular(path)
         try:
             head = os.pread(fd, _FIRST_BATCH_READ, 0)
         finally:
             os.close(fd)
         batch = parse_batch(head, 0)
         if batch.magic != 2 or not batch.crc_valid or batch.is_transactional:
-            return False
+            return None
         records = batch.records()
     except (KmetaError, OSError):
-        return False  # unreadable or damaged: not evidence either way
+        return None  # unreadable or damaged: not evidence either way
     if not records:
-        return False
+        return None
     if batch.is_control:
-        return all(decode_control(r.key, r.value).type in _KRAFT_CONTROL_TYPES
-                   for r in records)
-    return all(decode_metadata(r.value).finding is None for r in records)
+        types = [decode_control(r.key, r.value).type for r in records]
+        if not all(t in _KRAFT_CONTROL_TYPES for t in types):
+            return None
+        return "snapshot" if types[0] == "SNAPSHOT_HEADER" else "metadata"
+    if all(decode_metadata(r.value).finding is None for r in records):
+        return "metadata"
+    return None
 
 
 def _scan_dir(path: Path, out: Discovery, depth: int, defer: bool = False) -> None:
@@ -473,13 +485,26 @@ def discover(paths: Iterable[str | Path], *, defer: bool = False,
                 raise UnreadableInput(f"not a regular file but {problem}; Kafka reads only "
                                       "regular files, and so does kmeta", context=str(path))
             kind = classify(path.name)
+            topic = _topic_of(path.parent)
             if kind.kind == "unknown":
+                # Named oddly (a renamed copy, a snapshot written under another name): read
+                # it as its first batch says, else as a segment, rather than refuse (a
+                # file of text or of no batch at all is no Kafka file: refused).
                 _refuse_alien(path)
-                # Named oddly (a renamed copy?); read it as a segment rather than refuse.
-                kind = FileKind("segment", None, None, None)
-                out.findings.append(Finding("S007", "file name not recognised; reading it "
-                                            "as a log segment", str(path)))
-            out.files.append(LogFile(path, kind, _topic_of(path.parent)))
+                holds = first_batch_holds(path)
+                if holds == "snapshot":
+                    kind = FileKind("kraft-snapshot")
+                    what = ("a KRaft snapshot (it begins with a SnapshotHeader; its end "
+                            "offset and epoch are only in a snapshot's name)")
+                else:
+                    kind = FileKind("segment")
+                    what = "a log segment" + (" of the metadata log (its first batch is "
+                                              "KRaft metadata)" if holds else "")
+                    if holds:
+                        topic = METADATA_TOPIC
+                out.findings.append(Finding("S007", f"file name not recognised; reading it "
+                                            f"as {what}", str(path)))
+            out.files.append(LogFile(path, kind, topic))
         after = len(out.files), len(out.data_dirs) + len(out.partitions)
         if after == before:
             raise UnreadableInput("no Kafka files found", context=str(path),

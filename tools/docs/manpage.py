@@ -110,7 +110,16 @@ DESCRIPTION = [
     "Secrets (SCRAM salts and keys, delegation token ids, values of sensitive configs such "
     "as *.password or sasl.jaas.config) are shown as [redacted] by every command, and by "
     "dump unless --show-secrets is given; image shows SCRAM credentials and token ids as "
-    "xxh3 fingerprints, so replicas can still be compared.",
+    "xxh3 fingerprints, so replicas can still be compared. Where dump shows bytes (--hex, "
+    "and record values with the raw, utf8 and hex decoders) a secret's bytes are masked, "
+    "in a log or a snapshot, whatever the decoder: ** for each byte in hex, * in base64 "
+    "and text; a masked: note (the masked key in --json) names the record, the field and "
+    "the bytes (N bytes at P, from the start of the batch or of the value). A compressed "
+    "batch holding a secret has its whole records section masked: compressed bytes do not "
+    "show the secret, but they give it back once decompressed. In a metadata log, what "
+    "kmeta cannot read may be a damaged secret: a record that does not decode is masked "
+    "after its type and version, and a batch's records from where they stop reading. "
+    "dump --show-secrets shows every byte.",
 ]
 
 

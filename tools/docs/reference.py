@@ -50,6 +50,7 @@ from kmeta.output_schema import (
     LOG_FILE,
     LOG_SUMMARY,
     MAJORITY,
+    MASKED,
     METADATA_TRANSACTION,
     MISSING_REPLICA,
     NEXT_STEP,
@@ -124,7 +125,7 @@ class CommandJson:
 
 
 #: The objects of dump --json, each in a subsection of its own.
-DUMP_KINDS = (FILE, BATCH, RECORD, FINDING)
+DUMP_KINDS = (FILE, BATCH, RECORD, MASKED, FINDING)
 
 #: The objects of info --json, in the order it writes them.
 INFO_KINDS = (DATA_DIR, PARTITION_DIR, LOG_FILE, SMALL_FILE, INFO)

@@ -73,8 +73,12 @@ def write_sample(root: Path) -> None:
         + bytes(64)
     )
     (meta / "00000000000000000000.log").write_bytes(segment)
+    # a SCRAM credential: its masked bytes (dump --hex)
+    scram = encode_metadata("USER_SCRAM_CREDENTIAL_RECORD", 0, {
+        "name": "u", "mechanism": 1, "salt": b"s" * 4, "storedKey": b"k" * 4,
+        "serverKey": b"v" * 4, "iterations": 4096})
     (meta / "00000000000000000004-0000000001.checkpoint").write_bytes(
-        build_batch(0, [(None, b"\x01\x14\x00\x00")], leader_epoch=1))
+        build_batch(0, [(None, b"\x01\x14\x00\x00"), (None, scram)], leader_epoch=1))
     (meta / "leader-epoch-checkpoint").write_text("0\n1\n1 0\n")
     legacy = root / "legacy-0"
     legacy.mkdir()

@@ -30,7 +30,7 @@ from kmeta.formats.batch import (
 )
 from kmeta.formats.decoders import TOPIC_DECODERS, record_decoder
 from kmeta.formats.payload import Payload, decode_control, decode_metadata, decode_opaque
-from kmeta.ops.redact import redact
+from kmeta.ops.redact import hide_secrets, redact, secret_spans
 from kmeta.output_schema import (
     BATCH,
     FINDING,
@@ -474,6 +474,9 @@ def _records(unit: Unit) -> Iterator[tuple]:
                 p = decode(r.key, r.value)
             elif unit.payloads:
                 p = decode_opaque(r.key, r.value, "raw")
+                masks = secret_spans(r.value, metadata=False)
+                if masks:  # a metadata record's value in another log: its secrets masked
+                    p = hide_secrets(p, r.value, masks, "raw")
             else:
                 p = WITHHELD  # a customer's key and value, not asked for
             yield ctx + _record_row(unit, b, r, p)

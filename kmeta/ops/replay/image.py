@@ -124,7 +124,15 @@ def metadata_source(discovery: Discovery) -> PartitionDir | LogFile:
                          hint="give one __cluster_metadata-0 directory")
     snaps = [f for f in discovery.files if f.kind.kind in SNAPSHOT_KINDS]
     if len(snaps) == 1 and len(discovery.files) == 1:
-        return snaps[0]
+        snap = snaps[0]
+        if snap.kind.kind == "kraft-snapshot" and snap.kind.base_offset is None:
+            # Read as a snapshot by its first record (discover): the offset it stands at is
+            # in a snapshot's name only, and an image must say where it stands.
+            raise UsageError("a KRaft snapshot under another name: its end offset and epoch "
+                             "are in a snapshot's name only", context=str(snap.path),
+                             hint="give it its name, <20-digit end offset>-<10-digit "
+                             "epoch>.checkpoint (kmeta snapshot printed its id)")
+        return snap
     raise no_metadata_log(discovery)
 
 
