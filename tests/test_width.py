@@ -332,3 +332,17 @@ def test_info_through_a_pipe_keeps_every_column_on_one_line() -> None:
         "file", "first", "last", "batches", "records", "bytes", "from", "to", "epochs"]
     assert "wider terminal" not in text
     assert "\n    " not in text.split("the log's rules")[1]  # the verify line whole
+
+
+def test_the_shell_s_replies_fold_on_a_terminal_too() -> None:
+    """The shell writes its replies itself (``-c`` and the prompt alike): on a terminal
+    each line is folded as every command's is, through a pipe it is left whole."""
+    from kmeta.shell.replies import Reply, texts
+
+    wide = "baseOffset: 0 lastOffset: 0 " + "count: 1 " * 30
+    reply = Reply(lines=[wide, "short"])
+    assert [t for t, _ in texts(reply, False, [0])] == [wide, "short"]
+    shown = [t for t, _ in texts(reply, False, [0], 80)]
+    rows = "\n".join(shown).split("\n")
+    assert len(rows) > 2 and all(len(r) <= 80 for r in rows), rows
+    assert " ".join(rows).split() == (wide + " short").split()

@@ -89,7 +89,8 @@ def _script(env: Environment, session: object, lines: object, json_out: bool) ->
         session.typed.append(line)  # type: ignore[attr-defined]
         leave = False
         for reply in run_line(session, line, json_out):  # type: ignore[arg-type]
-            status = write_reply(reply, json_out, out, env.stderr)  # type: ignore[arg-type]
+            status = write_reply(reply, json_out, out, env.stderr,  # type: ignore[arg-type]
+                                 env.terminal_width())
             leave = reply.leave
         if leave:
             break

@@ -153,13 +153,13 @@ def _show(env: Environment, reply: Reply, json_out: bool) -> int:
     """Write a reply to the screen: through the pager when it is taller than the
     screen, streamed (a long find shows as it is walked); its status."""
     status = [0]
-    lines = texts(reply, json_out, status)
     columns, rows = shutil.get_terminal_size((80, 24))
+    lines = texts(reply, json_out, status, columns)  # each folded to the screen's width
     head = []
     used = 0  # the screen's rows the head takes: a line wider than the screen, several
     for text, _ in lines:
         head.append(text)
-        used += screen_rows(text, columns)
+        used += sum(screen_rows(row, columns) for row in text.split("\n"))
         if used >= rows - 1:
             break
     else:  # it fits: no pager

@@ -38,9 +38,22 @@ def refused(message: str, hint: str | None = None) -> Reply:
     return Reply(lines, [obj], ExitCode.USAGE)
 
 
-def texts(reply: Reply, json_out: bool, status: list[int]) -> Iterator[tuple[str, bool]]:
+def texts(reply: Reply, json_out: bool, status: list[int], width: int | None = None
+          ) -> Iterator[tuple[str, bool]]:
     """The reply's lines as (text, is an error), or its objects as JSON lines; ``status``
-    (one item) ends as the reply's status once they are all taken."""
+    (one item) ends as the reply's status once they are all taken.  ``width``: a
+    terminal's, where each line is shown whole, folded as every command folds its own
+    (:func:`kmeta.environment.terminal_lines`)."""
+    if width is None:
+        yield from _texts(reply, json_out, status)
+        return
+    from kmeta.environment import terminal_lines
+
+    for text, error in _texts(reply, json_out, status):
+        yield "\n".join(terminal_lines([text], width, json_out)), error
+
+
+def _texts(reply: Reply, json_out: bool, status: list[int]) -> Iterator[tuple[str, bool]]:
     from kmeta.render.jsonl import dumps
 
     status[0] = int(reply.status)
@@ -59,10 +72,12 @@ def texts(reply: Reply, json_out: bool, status: list[int]) -> Iterator[tuple[str
             yield line.text, line.error
 
 
-def write_reply(reply: Reply, json_out: bool, out: TextIO, err: TextIO) -> int:
-    """Write a reply (errors to ``err``), line by line; its status."""
+def write_reply(reply: Reply, json_out: bool, out: TextIO, err: TextIO,
+                width: int | None = None) -> int:
+    """Write a reply (errors to ``err``), line by line, folded at a terminal's ``width``;
+    its status."""
     status = [0]
-    for text, error in texts(reply, json_out, status):
+    for text, error in texts(reply, json_out, status, width):
         stream = err if error else out
         stream.write(text + "\n")
     out.flush()
