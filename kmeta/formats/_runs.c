@@ -1430,15 +1430,17 @@ static PyObject *decode_value(PyObject *value, PyObject *memo, PyObject *decoder
         Py_DECREF(entry);
         return PyErr_Occurred() ? NULL : PyObject_CallOneArg(decode, value);
     }
-    /* Payload(type name, version, data, None, apiKey), redacted False: a NamedTuple made
-     * as tuple.__new__ makes one of a tuple subclass */
+    /* Payload(type name, version, data, None, apiKey), redacted () (no byte masked): a
+     * NamedTuple made as tuple.__new__ makes one of a tuple subclass */
     PyTypeObject *type = (PyTypeObject *)PyTuple_GET_ITEM(decoder, 5);
     payload = type->tp_alloc(type, 6);
     PyObject *api = PyLong_FromLong(buf[1]), *version = PyLong_FromLong(buf[2]);
-    if (!payload || !api || !version) {
+    PyObject *unmasked = PyTuple_New(0);
+    if (!payload || !api || !version || !unmasked) {
         Py_XDECREF(payload);
         Py_XDECREF(api);
         Py_XDECREF(version);
+        Py_XDECREF(unmasked);
         Py_DECREF(data);
         Py_DECREF(entry);
         return NULL;
@@ -1448,7 +1450,7 @@ static PyObject *decode_value(PyObject *value, PyObject *memo, PyObject *decoder
     PyTuple_SET_ITEM(payload, 2, data);
     PyTuple_SET_ITEM(payload, 3, Py_NewRef(Py_None));
     PyTuple_SET_ITEM(payload, 4, api);
-    PyTuple_SET_ITEM(payload, 5, Py_NewRef(Py_False));
+    PyTuple_SET_ITEM(payload, 5, unmasked);
     Py_DECREF(entry);
     if (len <= PyLong_AsSsize_t(PyTuple_GET_ITEM(decoder, 7))) {
         if (PyDict_GET_SIZE(memo) >= PyLong_AsSsize_t(PyTuple_GET_ITEM(decoder, 6)))
