@@ -671,7 +671,7 @@ def test_without_a_compiler_kmeta_installs_and_runs_pure_python(tmp_path: Path) 
     # the tracked files only, as a fresh clone has them (this tree holds a built core)
     repo = Path(__file__).resolve().parents[1]
     tracked = subprocess.run(["git", "ls-files", "pyproject.toml", "setup.py", "README.md",
-                              "kmeta"], cwd=repo, capture_output=True, text=True,
+                              "kmeta", "man", "completions"], cwd=repo, capture_output=True, text=True,
                              check=True).stdout.split()
     src = tmp_path / "src"
     for name in tracked:
