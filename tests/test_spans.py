@@ -53,7 +53,9 @@ def _walk(buf: bytes, rng: random.Random) -> int:
         if fields[1] < HEADER_SIZE - 12 or end > len(buf) or fields[3] != 2:
             break
         nxt = fields[0] + fields[6] + 1
-        before = rng.choice([BIG, nxt + rng.randrange(0, 50)])
+        if nxt > BIG:  # past the largest offset: the scan takes no span after it
+            break
+        before = rng.choice([BIG, min(BIG, nxt + rng.randrange(0, 50))])
         most = rng.choice([1, 3, spans.MOST_VALUES])
         span = _both(buf, end, nxt, fields[2], before, None, most)
         taken += span[1]

@@ -197,9 +197,10 @@ def walk_py(buf: Any, pos: int, limit: int, stop: int, next_offset: int, last_ep
         end = pos + LOG_OVERHEAD + length
         if end > limit or length < least or magic != 2 or base < next_offset:
             break
-        if _crc32c(buf[pos + _AT_ATTRS:end]) != crc:
-            break
-        next_offset = base + last_delta + 1
+        after = base + last_delta + 1
+        if after > _LARGEST_OFFSET or _crc32c(buf[pos + _AT_ATTRS:end]) != crc:
+            break  # past Kafka's largest offset (a Java long): the scan's own path says so
+        next_offset = after
         if next_offset > high:
             high = next_offset
         if epoch > last_epoch:
@@ -231,6 +232,10 @@ def walk_file_py(fd: int, scratch: Any, pos: int, n: int, stop: int, next_offset
         pos += to
     return pos, count, next_offset, last_epoch, high
 
+
+#: Kafka's offsets are Java longs: a walk takes no batch whose next offset would pass this
+#: (the compiled walk's 64-bit sum overflows there).
+_LARGEST_OFFSET = (1 << 63) - 1
 
 #: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, (attributes skipped),
 #: lastOffsetDelta: the header fields a walk reads.
