@@ -363,3 +363,31 @@ def test_every_replica_behind_is_named(real_data: Path) -> None:
     kafka-3's: both are behind, not kafka-1 alone (diff pairs each with the first)."""
     line = _area([real_data / "quorum3-boaz"], "replicas")
     assert "3 replicas agree; kafka-1, kafka-2 behind (a prefix of the longest)" in line
+
+
+# ------------------------------------------- issue 32: the lines are the findings' sums
+
+
+def test_a_startup_error_line_says_the_error_before_the_cost(real_data: Path) -> None:
+    """data-store: 7 V190 (records lost) under "nothing to recover"; ldi-poc: 1 V190 under
+    "3.2 KiB to re-read": the ERROR line now says the error first."""
+    line = _area([real_data / "data-store"], "startup")
+    assert "ERROR" in line and "7 replicas missing, records lost; nothing to re-read" in line
+    assert "nothing to recover" not in line
+    line = _area([real_data / "ldi-poc"], "startup")
+    assert "1 broker: 1 replica missing, records lost; 3.2 KiB to re-read" in line, line
+
+
+def test_the_consumers_line_counts_groups_as_the_consumers_command(real_data: Path) -> None:
+    for name, groups in (("kraft-ksql-txn", "2 group(s) with metadata (0 deleted)"),
+                         ("cp51-connect-cleaned", "19 group(s) with metadata (16 deleted)")):
+        said = run("consumers", real_data / name).stdout
+        assert groups in said
+        line = _area([real_data / name], "consumers")
+        assert groups.replace("(s)", "s") in line, line
+
+
+def test_snapshots_startup_deletes_are_not_said_retention_s(real_data: Path) -> None:
+    """data-store: the 6 snapshots go in startup's truncation; retention's rules stop."""
+    line = _area([real_data / "data-store"], "snapshots")
+    assert "startup's truncation deletes 6 snapshots, retention deletes nothing" in line, line
