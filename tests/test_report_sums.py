@@ -391,3 +391,14 @@ def test_snapshots_startup_deletes_are_not_said_retention_s(real_data: Path) -> 
     """data-store: the 6 snapshots go in startup's truncation; retention's rules stop."""
     line = _area([real_data / "data-store"], "snapshots")
     assert "startup's truncation deletes 6 snapshots, retention deletes nothing" in line, line
+
+
+def test_the_bracketed_counts_are_explained_where_they_first_appear(real_data: Path) -> None:
+    lines = run("report", real_data / "ldi-poc").stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.endswith("]"))
+    legend = next(i for i, line in enumerate(lines) if line.startswith("[N]: "))
+    assert first < legend < lines.index("What to do next")
+    assert lines[legend] == "[N]: the area's number of findings (the !! lines at the end)"
+    # no bracket, no legend
+    quiet = run("report", real_data / "kraft41-offsets").stdout
+    assert ("[N]: " in quiet) == any(line.endswith("]") for line in quiet.splitlines()[:12])
