@@ -406,12 +406,18 @@ class Lifecycles:
                     self.findings.append(Finding(
                         "V132", f"broker {node} is still fenced at the end of the log, "
                         f"{duration(timestamp - since)} after it was fenced"
-                        f"{_silent_words(silent)}",
+                        f"{_silent_words(silent)}{self._over()}",
                         offset=self._fenced_at.get(node),
                         details={"broker": node, "fenced_ms": timestamp - since,
                                  "ongoing": True, "silent_ms": silent}))
         self.findings += _storms(self.events, self.leaders)
         self.findings.sort(key=lambda f: (f.offset is None, f.offset or 0))
+
+    def _over(self) -> str:
+        """V132's threshold, named with the option that sets it (report has none: it is
+        brokers')."""
+        return (f", over {duration(self.fenced_longer_than_ms)} "
+                "(kmeta brokers --fenced-longer-than)")
 
     # ------------------------------------------------------------------ judging
 
@@ -641,7 +647,8 @@ class Lifecycles:
                 if e.fenced_ms - silent > self.fenced_longer_than_ms:
                     self.findings.append(Finding(
                         "V132", f"broker {node} was fenced for {duration(e.fenced_ms)} "
-                        f"(from offset {at} to {offset}){_silent_words(silent)}",
+                        f"(from offset {at} to {offset}){_silent_words(silent)}"
+                        f"{self._over()}",
                         offset=offset,
                         details={"broker": node, "fenced_ms": e.fenced_ms, "from_offset": at,
                                  "silent_ms": silent}))
