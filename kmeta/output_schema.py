@@ -1130,6 +1130,9 @@ NODE_EVENT = ObjectKind(
         Key("state", STRING, "Its state after."),
         Key("in_state_ms", BIGINT, "How long it had been in state_before; null when it "
             "entered it before the replay began.", nullable=True),
+        Key("silent_ms", BIGINT, "How much of in_state_ms the log holds no record of "
+            "(no record for ten minutes or more: the cluster was off or the log not kept): "
+            "no time the node was seen in state_before."),
         Key("broker_epoch", BIGINT, "Brokers: the registration's broker epoch.", nullable=True),
         Key("incarnation_id", STRING, "The registration's incarnation id.", nullable=True),
         Key("left_isr", INT, "ISRs the node left in the change's batch "
@@ -1142,6 +1145,8 @@ NODE_EVENT = ObjectKind(
         Key("fenced_ms", BIGINT, "On an unfence or an unregistration: how long the broker had "
             "been fenced, across new incarnations in between; null when not known.",
             nullable=True),
+        Key("fenced_silent_ms", BIGINT, "How much of fenced_ms the log holds no record of "
+            "(see silent_ms)."),
         Key("controlled_shutdown_first", BOOLEAN, "On a new incarnation: whether the one "
             "before shut down cleanly: true after a controlled shutdown; false when it was "
             "never fenced or its fence took leaderships away (a crash or a lost session, "
@@ -1198,7 +1203,8 @@ NODE_SUMMARY = ObjectKind(
             "(V131); null when a restart shown cannot be told apart.", nullable=True),
         Key("fenced_ms", BIGINT, "Time fenced, summed over the fences shown: those that "
             "ended (unfenced or unregistered) and, when what is shown reaches the end of "
-            "the log, one still open there; null when one began before the replay.",
+            "the log, one still open there; stretches with no record in the log are not "
+            "counted (fenced_silent_ms); null when one began before the replay.",
             nullable=True),
         Key("longest_fenced_ms", BIGINT, "The longest of those; null as fenced_ms.",
             nullable=True),

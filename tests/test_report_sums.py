@@ -402,3 +402,27 @@ def test_the_bracketed_counts_are_explained_where_they_first_appear(real_data: P
     # no bracket, no legend
     quiet = run("report", real_data / "kraft41-offsets").stdout
     assert ("[N]: " in quiet) == any(line.endswith("]") for line in quiet.splitlines()[:12])
+
+
+def test_a_time_in_a_state_spanning_no_record_does_not_count_the_gap(tmp_path: Path) -> None:
+    """kraft32-three: "fenced after 1 d 12 h unfenced" across 36 h with no record (the
+    cluster was off): the stretch is said apart, and the time fenced excludes it."""
+    g, s = _story()
+    s.fence(5 * MINUTE, 2)
+    s.noops(5 * MINUTE)
+    back = 5 * MINUTE + 16 * DAY
+    s.leader_change(back, 3000, (3000, 3001, 3002))
+    s.unfence(back + MINUTE, 2)
+    s.fence(back + 3 * MINUTE, 2)
+    s.noops(back + 4 * MINUTE)
+    s.write(tmp_path / "n" / "__cluster_metadata-0")
+    text = run("brokers", tmp_path / "n").stdout
+    assert "unfenced after at least " in text and " fenced and 15 d 23 h with no record " \
+        "in the log" in text, text
+    assert "after 16 d" not in text
+    objs = [json.loads(line) for line in
+            run("brokers", "--json", tmp_path / "n").stdout.splitlines()]
+    unfence = next(o for o in objs if o.get("event") == "unfenced" and o["node"] == 2)
+    assert unfence["fenced_ms"] - unfence["fenced_silent_ms"] < 2 * MINUTE
+    node = next(n for n in objs[-1]["nodes"] if n["node"] == 2 and n["role"] == "broker")
+    assert node["fenced_ms"] < 10 * MINUTE

@@ -144,6 +144,10 @@ class NodeEvent:
     gained_leadership: int | None = 0
     #: on an unfence: how long it had been fenced (across re-registrations), if known
     fenced_ms: int | None = None
+    #: how much of ``in_state_ms`` and of ``fenced_ms`` the log holds no record of (the
+    #: cluster was off, or the log was not kept): no state the node was seen in
+    silent_ms: int = 0
+    fenced_silent_ms: int = 0
     #: on a new incarnation: whether the one before shut down cleanly (True: through
     #: controlled shutdown; False: it was never fenced, or fenced while it led partitions;
     #: None: the log cannot tell, see ``fence_kind``)
@@ -497,6 +501,8 @@ class Lifecycles:
                       else timestamp - since,
                       reg["epoch"] if reg else (was or {}).get("epoch"),
                       (reg or was or {}).get("incarnationId"))
+        if e.in_state_ms is not None and since is not None:
+            e.silent_ms = self.silent_ms(since, timestamp)
         if event in ("registered", "re_registered", "amended"):
             e.registration = {"listeners": reg["endPoints"], "rack": reg["rack"],
                               "features": reg["features"], "log_dirs": reg["logDirs"]}
@@ -604,6 +610,7 @@ class Lifecycles:
         if before != UNKNOWN:
             since = self._since.get(node)
             e.in_state_ms = None if since is None else timestamp - since
+            e.silent_ms = 0 if since is None else self.silent_ms(since, timestamp)
         self._since[node] = timestamp
         self._tell(e, node, before, state, offset, timestamp)
         if event == "fenced":
@@ -641,7 +648,7 @@ class Lifecycles:
             at = self._fenced_at.pop(node, None)
             if since is not None:
                 e.fenced_ms = timestamp - since
-                silent = self.silent_ms(since, timestamp)
+                silent = e.fenced_silent_ms = self.silent_ms(since, timestamp)
                 # a stretch the log holds no record of (the cluster was off) is no
                 # fence a broker stayed in while the others ran
                 if e.fenced_ms - silent > self.fenced_longer_than_ms:
@@ -657,6 +664,7 @@ class Lifecycles:
             self._fenced_at.pop(node, None)
             if since is not None and before in _DOWN:
                 e.fenced_ms = timestamp - since
+                e.fenced_silent_ms = self.silent_ms(since, timestamp)
 
     def _controller_changed(self, seen: tuple, type_name: str, offset: int,
                             timestamp: int) -> None:
@@ -717,7 +725,7 @@ class Lifecycles:
                 s.crashes = None if e.controlled_shutdown_first is None \
                     else s.crashes + (e.offset in crashed)
             if e.fenced_ms is not None:
-                _add_fenced(s, e.fenced_ms)
+                _add_fenced(s, e.fenced_ms - e.fenced_silent_ms)
             elif e.event == "unfenced" or (e.event == "unregistered"
                                            and e.state_before in _DOWN):
                 s.fenced_ms = s.longest_fenced_ms = None  # fenced since before the log
@@ -730,7 +738,7 @@ class Lifecycles:
             if since is None or end is None:
                 s.fenced_ms = s.longest_fenced_ms = None
             else:
-                _add_fenced(s, end - since)
+                _add_fenced(s, end - since - self.silent_ms(since, end))
         for s in out.values():
             if lone:
                 s.registrations = s.incarnations = s.fences = s.crashes = None
