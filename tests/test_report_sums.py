@@ -103,7 +103,8 @@ def test_a_quorum_is_its_voters_and_crashes_the_log_cannot_judge_are_a_question(
     assert "quorum voters: 1, 2, 3 (from the LeaderChange of epoch 32)" in text
     alone = run("brokers", real_data / "data-store").stdout
     assert "quorum voters: 1 (from quorum-state)" in alone
-    assert "3 brokers, 3 voters; 0 crashes" in _area([real_data / "kraft32-three"], "brokers")
+    # its three brokers' last fences cannot tell (they led nothing): ? as well
+    assert "3 brokers, 3 voters; ? crashes" in _area([real_data / "kraft32-three"], "brokers")
 
 
 def test_the_crash_count_is_the_crash_findings_count() -> None:
@@ -426,3 +427,32 @@ def test_a_time_in_a_state_spanning_no_record_does_not_count_the_gap(tmp_path: P
     assert unfence["fenced_ms"] - unfence["fenced_silent_ms"] < 2 * MINUTE
     node = next(n for n in objs[-1]["nodes"] if n["node"] == 2 and n["role"] == "broker")
     assert node["fenced_ms"] < 10 * MINUTE
+
+
+def test_a_fence_the_log_cannot_judge_leaves_the_crash_count_unknown(
+        real_data: Path, tmp_path: Path) -> None:
+    """kraft32-three: three fences the timeline calls "the log cannot tell", the brokers
+    never back: CRASHES said 0; lifecycle/idle broker 2 (fenced while it led: "a lost
+    session or a crash", never back) too. A fence followed by its unfence is no crash."""
+    from conftest import FIXTURES
+
+    def crashes(path: Path) -> dict[int, object]:
+        objs = [json.loads(line) for line in run("brokers", "--json", path).stdout.splitlines()]
+        return {n["node"]: n["crashes"] for n in objs[-1]["nodes"] if n["role"] == "broker"}
+
+    assert crashes(real_data / "kraft32-three" / "data" / "kafka1") == \
+        {1: None, 2: None, 3: None}
+    assert crashes(FIXTURES / "lifecycle" / "idle")[2] is None
+    text = run("brokers", real_data / "kraft32-three" / "data" / "kafka1").stdout
+    assert "broker 1        fenced                     0    1      1       ?" in text
+    # unfenced again after a fence that cannot tell: the process lived, no crash
+    g, s = _story()
+    s.fence(5 * MINUTE, 2)
+    s.unfence(6 * MINUTE, 2)
+    s.noops(7 * MINUTE)
+    s.write(tmp_path / "n" / "__cluster_metadata-0")
+    assert crashes(tmp_path / "n") == {1: 0, 2: 0}
+    s.fence(8 * MINUTE, 2)
+    s.noops(9 * MINUTE)
+    s.write(tmp_path / "m" / "__cluster_metadata-0")
+    assert crashes(tmp_path / "m") == {1: 0, 2: None}

@@ -96,6 +96,8 @@ CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL, QUORUM_RESTARTED = (
     "controlled_shutdown", "uncontrolled", "own_controller", "cannot_tell",
     "quorum_restarted")
 FENCE_KINDS = (CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL, QUORUM_RESTARTED)
+#: The fences after which a crash cannot be told from a clean stop or a lost session.
+_UNTOLD_FENCES = (UNCONTROLLED, CANNOT_TELL, QUORUM_RESTARTED)
 #: A fence this soon after every controller registered anew follows a restart of the
 #: whole quorum: the new active controller's sessions (9 s) ran out, with room to spare.
 QUORUM_RESTART_WINDOW_MS = 60_000
@@ -706,6 +708,10 @@ class Lifecycles:
             out["controller", node] = NodeSummary("controller", node, "registered", None,
                                                   reg["incarnationId"])
         crashed = {f.offset for f in self.findings if f.code == "V131"}
+        # brokers whose last fence shown cannot tell a crash from a clean stop or a lost
+        # session, and that neither came back unfenced (the process lived) nor
+        # registered anew (whose restart is judged on its own) after it
+        untold: set[int] = set()
         for e in self.events if events is None else events:
             s = out.get((e.role, e.node))
             if s is None:
@@ -729,7 +735,14 @@ class Lifecycles:
             elif e.event == "unfenced" or (e.event == "unregistered"
                                            and e.state_before in _DOWN):
                 s.fenced_ms = s.longest_fenced_ms = None  # fenced since before the log
+            if e.role == "broker":
+                if e.event == "fenced" and e.fence_kind in _UNTOLD_FENCES:
+                    untold.add(e.node)
+                elif e.event in ("unfenced", "re_registered"):
+                    untold.discard(e.node)
             s.last_offset, s.last_timestamp = e.offset, e.timestamp
+        for node in untold:  # what the timeline says "cannot tell", the count does not
+            out["broker", node].crashes = None
         end = self.newest_timestamp
         for node, since in self.open_fences.items():
             s = out.get(("broker", node))
