@@ -1200,7 +1200,10 @@ NODE_SUMMARY = ObjectKind(
             "shown was written below metadata.version 3.3-IV3 (or at an unknown one), which "
             "records none.", nullable=True),
         Key("crashes", INT, "New incarnations the log says did not shut down cleanly first "
-            "(V131); null when a restart shown cannot be told apart.", nullable=True),
+            "(V131); null when a restart shown cannot be told apart, or when its last fence "
+            "shown cannot tell a crash (fence_kind uncontrolled, cannot_tell or "
+            "quorum_restarted) and it neither came back unfenced nor registered anew.",
+            nullable=True),
         Key("fenced_ms", BIGINT, "Time fenced, summed over the fences shown: those that "
             "ended (unfenced or unregistered) and, when what is shown reaches the end of "
             "the log, one still open there; stretches with no record in the log are not "

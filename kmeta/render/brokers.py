@@ -273,8 +273,10 @@ def _table(summary: list[NodeSummary]) -> Iterator[str]:
     if not summary:
         yield "no broker or controller is registered"
         return
+    # the time fenced is every fence's, summed (beside STATE "fenced", "FENCED FOR" read
+    # as the current fence's); 80 columns hold no longer name
     yield (f"{'NODE':<16}{'STATE':<20}{'EPOCH':>8}{'REG':>5}{'FENCES':>7}{'CRASHES':>8}"
-           "  FENCED FOR")
+           "  TOTAL FENCED")
     for s in summary:
         fenced = "?" if s.fenced_ms is None else duration(s.fenced_ms) if s.fenced_ms else "-"
         epoch = "-" if s.broker_epoch is None else str(s.broker_epoch)
