@@ -456,3 +456,19 @@ def test_a_fence_the_log_cannot_judge_leaves_the_crash_count_unknown(
     s.noops(9 * MINUTE)
     s.write(tmp_path / "m" / "__cluster_metadata-0")
     assert crashes(tmp_path / "m") == {1: 0, 2: None}
+
+
+def test_a_merged_stretch_s_tooltip_says_times_not_epoch_milliseconds() -> None:
+    """ldi-poc's page: "3 stretches too narrow to draw apart, 1769.8G–1769.8G"."""
+    from kmeta.render.report.svg import Scale, Span, _merge_spans
+
+    t0 = 1_769_791_434_349
+    spans = [Span(t0 + i * 100, t0 + i * 100 + 100, "unfenced", f"tip {i}") for i in range(3)]
+    x = Scale(t0, t0 + 86_400_000, 0, 1000)
+    merged = _merge_spans(spans, x, time=True)
+    assert len(merged) == 1, merged
+    assert "3 stretches too narrow to draw apart, 2026-01-30 16:43:54.349 UTC – " \
+        "2026-01-30 16:43:54.649 UTC;" in merged[0].tip
+    offsets = [Span(1_700_000 + i, 1_700_001 + i, "x", "t") for i in range(3)]
+    tip = _merge_spans(offsets, Scale(0, 10**9, 0, 1000))[0].tip
+    assert "1,700,000 – 1,700,003;" in tip and "G" not in tip
