@@ -1227,7 +1227,9 @@ BROKERS_SUMMARY = ObjectKind(
             "snapshot, no history."),
         Key("start_offset", BIGINT, "The offset the replay started at."),
         Key("log_end_offset", BIGINT, "The log end offset: the offset after the last one "
-            "read, or null (no log).", nullable=True),
+            "read; in a metadata partition dir with no segment left, the latest snapshot's "
+            "end offset (Kafka makes the log anew there, empty, as info's partition_dir "
+            "says); null for a snapshot file given alone.", nullable=True),
         Key("first_timestamp", BIGINT, "The first batch's time read, or null.", nullable=True),
         Key("last_timestamp", BIGINT, "The newest batch time read (a clock set back leaves "
             "the last batch older than some before it), or null.", nullable=True),
@@ -1898,10 +1900,14 @@ REPORT_REPLICA = ObjectKind(
             nullable=True),
         Key("cluster_id", STRING, "cluster.id of its data dir's meta.properties, or null.",
             nullable=True),
-        Key("log_start_offset", BIGINT, "Its log start offset, or null when unknown (no "
-            "segment is left: V020).", nullable=True),
-        Key("log_end_offset", BIGINT, "Its log end offset, or null when unknown (no segment "
-            "is left: V020).", nullable=True),
+        Key("log_start_offset", BIGINT, "Its log start offset; where no segment is left "
+            "(V020), the latest snapshot's end offset, as info's partition_dir says: Kafka "
+            "makes the log anew there, empty (KafkaMetadataLog.truncateToLatestSnapshot), "
+            "though no segment is on disk yet; null when not known (neither a segment nor "
+            "a snapshot).", nullable=True),
+        Key("log_end_offset", BIGINT, "Its log end offset; where no segment is left, the "
+            "latest snapshot's end offset (the log starts and ends there, see "
+            "log_start_offset); null when not known.", nullable=True),
         Key("epoch_cache", Array(EPOCH_START), "The leader epochs its batches hold, each "
             "from its first offset; where no segment is left, the leader-epoch-checkpoint's "
             "entries as the file holds them."),
