@@ -481,3 +481,17 @@ def test_a_merged_stretch_s_tooltip_says_times_not_epoch_milliseconds() -> None:
     offsets = [Span(1_700_000 + i, 1_700_001 + i, "x", "t") for i in range(3)]
     tip = _merge_spans(offsets, Scale(0, 10**9, 0, 1000))[0].tip
     assert "1,700,000 – 1,700,003;" in tip and "G" not in tip
+
+
+def test_a_grouped_missing_replica_s_last_example_names_its_partition(
+        real_data: Path) -> None:
+    """data-store: "V190 error x7 ... last: kafka-data" named only the log dir; a missing
+    replica's finding is now about the dir its partition would have."""
+    text = run("report", real_data / "data-store").stdout
+    line = next(line for line in text.splitlines() if line.startswith("!! V190 error x7"))
+    assert line.endswith("; last: kafka-data/input-topic-0 (--all lists each)"), line
+    objs = [json.loads(line) for line in
+            run("verify", "--json", real_data / "data-store").stdout.splitlines()]
+    v190 = [o for o in objs if o.get("code") == "V190"]
+    assert all(o["file"].endswith(f"/kafka-data/{o['message'].split(' is ')[0]}")
+               for o in v190), v190
