@@ -143,7 +143,8 @@ CODES: dict[str, Code] = {
                  "before was never fenced or was fenced while it led partitions, outside "
                  "controlled shutdown: a crash or a lost session (never said of a fence of a "
                  "broker that led nothing, which a clean shutdown writes too)"),
-    "V132": Code(Severity.WARNING, "a broker stayed fenced longer than --fenced-longer-than"),
+    "V132": Code(Severity.WARNING, "a broker stayed fenced longer than the threshold of kmeta "
+                 "brokers --fenced-longer-than (default 5min)"),
     "V133": Code(Severity.WARNING, "several brokers fenced within seconds of each other, each "
                  "while it led partitions and none in controlled shutdown: a controller or "
                  "network event"),

@@ -1130,6 +1130,9 @@ NODE_EVENT = ObjectKind(
         Key("state", STRING, "Its state after."),
         Key("in_state_ms", BIGINT, "How long it had been in state_before; null when it "
             "entered it before the replay began.", nullable=True),
+        Key("silent_ms", BIGINT, "How much of in_state_ms the log holds no record of "
+            "(no record for ten minutes or more: the cluster was off or the log not kept): "
+            "no time the node was seen in state_before."),
         Key("broker_epoch", BIGINT, "Brokers: the registration's broker epoch.", nullable=True),
         Key("incarnation_id", STRING, "The registration's incarnation id.", nullable=True),
         Key("left_isr", INT, "ISRs the node left in the change's batch "
@@ -1142,6 +1145,8 @@ NODE_EVENT = ObjectKind(
         Key("fenced_ms", BIGINT, "On an unfence or an unregistration: how long the broker had "
             "been fenced, across new incarnations in between; null when not known.",
             nullable=True),
+        Key("fenced_silent_ms", BIGINT, "How much of fenced_ms the log holds no record of "
+            "(see silent_ms)."),
         Key("controlled_shutdown_first", BOOLEAN, "On a new incarnation: whether the one "
             "before shut down cleanly: true after a controlled shutdown; false when it was "
             "never fenced or its fence took leaderships away (a crash or a lost session, "
@@ -1195,10 +1200,14 @@ NODE_SUMMARY = ObjectKind(
             "shown was written below metadata.version 3.3-IV3 (or at an unknown one), which "
             "records none.", nullable=True),
         Key("crashes", INT, "New incarnations the log says did not shut down cleanly first "
-            "(V131); null when a restart shown cannot be told apart.", nullable=True),
+            "(V131); null when a restart shown cannot be told apart, or when its last fence "
+            "shown cannot tell a crash (fence_kind uncontrolled, cannot_tell or "
+            "quorum_restarted) and it neither came back unfenced nor registered anew.",
+            nullable=True),
         Key("fenced_ms", BIGINT, "Time fenced, summed over the fences shown: those that "
             "ended (unfenced or unregistered) and, when what is shown reaches the end of "
-            "the log, one still open there; null when one began before the replay.",
+            "the log, one still open there; stretches with no record in the log are not "
+            "counted (fenced_silent_ms); null when one began before the replay.",
             nullable=True),
         Key("longest_fenced_ms", BIGINT, "The longest of those; null as fenced_ms.",
             nullable=True),
@@ -1218,7 +1227,9 @@ BROKERS_SUMMARY = ObjectKind(
             "snapshot, no history."),
         Key("start_offset", BIGINT, "The offset the replay started at."),
         Key("log_end_offset", BIGINT, "The log end offset: the offset after the last one "
-            "read, or null (no log).", nullable=True),
+            "read; in a metadata partition dir with no segment left, the latest snapshot's "
+            "end offset (Kafka makes the log anew there, empty, as info's partition_dir "
+            "says); null for a snapshot file given alone.", nullable=True),
         Key("first_timestamp", BIGINT, "The first batch's time read, or null.", nullable=True),
         Key("last_timestamp", BIGINT, "The newest batch time read (a clock set back leaves "
             "the last batch older than some before it), or null.", nullable=True),
@@ -1889,10 +1900,14 @@ REPORT_REPLICA = ObjectKind(
             nullable=True),
         Key("cluster_id", STRING, "cluster.id of its data dir's meta.properties, or null.",
             nullable=True),
-        Key("log_start_offset", BIGINT, "Its log start offset, or null when unknown (no "
-            "segment is left: V020).", nullable=True),
-        Key("log_end_offset", BIGINT, "Its log end offset, or null when unknown (no segment "
-            "is left: V020).", nullable=True),
+        Key("log_start_offset", BIGINT, "Its log start offset; where no segment is left "
+            "(V020), the latest snapshot's end offset, as info's partition_dir says: Kafka "
+            "makes the log anew there, empty (KafkaMetadataLog.truncateToLatestSnapshot), "
+            "though no segment is on disk yet; null when not known (neither a segment nor "
+            "a snapshot).", nullable=True),
+        Key("log_end_offset", BIGINT, "Its log end offset; where no segment is left, the "
+            "latest snapshot's end offset (the log starts and ends there, see "
+            "log_start_offset); null when not known.", nullable=True),
         Key("epoch_cache", Array(EPOCH_START), "The leader epochs its batches hold, each "
             "from its first offset; where no segment is left, the leader-epoch-checkpoint's "
             "entries as the file holds them."),

@@ -442,3 +442,26 @@ def test_a_log_start_without_any_usable_snapshot(tmp_path: Path) -> None:
     assert not any(f.severity.value == "error" for f in result.findings), result.findings
     text = run("brokers", part, env={"COLUMNS": "80"})
     assert text.returncode == 0 and "no usable snapshot" in text.stdout
+
+
+def test_a_long_fence_names_its_threshold_and_the_option_that_sets_it() -> None:
+    """V132 read "longer than --fenced-longer-than" in a report, which has no such option,
+    and never said the value: each now names both, and the option is brokers'."""
+    from kmeta.findings import CODES
+
+    assert "kmeta brokers --fenced-longer-than (default 5min)" in CODES["V132"].meaning
+    result = brokers(HEALTHY)
+    assert all(f.message.endswith(", over 5 min (kmeta brokers --fenced-longer-than)")
+               for f in result.findings if f.code == "V132")
+    longer = brokers(HEALTHY, fenced_longer_than_ms=60_000)
+    assert all(f.message.endswith(", over 1 min (kmeta brokers --fenced-longer-than)")
+               for f in longer.findings if f.code == "V132")
+
+
+def test_the_time_fenced_column_says_it_is_a_total(real_data: Path) -> None:
+    """kraft32-three: STATE fenced beside "FENCED FOR 296 ms" read as the current fence;
+    it is every fence's time, summed."""
+    text = run("brokers", real_data / "kraft32-three" / "data" / "kafka1").stdout
+    head = next(line for line in text.splitlines() if line.startswith("NODE "))
+    assert head.endswith("CRASHES  TOTAL FENCED") and "FENCED FOR" not in text
+    assert len(head) <= 80

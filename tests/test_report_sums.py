@@ -103,7 +103,8 @@ def test_a_quorum_is_its_voters_and_crashes_the_log_cannot_judge_are_a_question(
     assert "quorum voters: 1, 2, 3 (from the LeaderChange of epoch 32)" in text
     alone = run("brokers", real_data / "data-store").stdout
     assert "quorum voters: 1 (from quorum-state)" in alone
-    assert "3 brokers, 3 voters; 0 crashes" in _area([real_data / "kraft32-three"], "brokers")
+    # its three brokers' last fences cannot tell (they led nothing): ? as well
+    assert "3 brokers, 3 voters; ? crashes" in _area([real_data / "kraft32-three"], "brokers")
 
 
 def test_the_crash_count_is_the_crash_findings_count() -> None:
@@ -131,11 +132,20 @@ def test_brokers_summary_names_the_log_end_offset_as_every_command_does(
 def test_a_replica_without_its_log_has_its_epoch_cache_and_no_made_up_bounds(
         real_data: Path) -> None:
     """data-store: the log segment was not kept; its leader-epoch-checkpoint holds 15
-    entries. report_replica said 0..0 and an empty epoch cache."""
+    entries. report_replica said 0..0 and an empty epoch cache, then null..null where
+    info says 63224..63224 (Kafka makes the log anew at the latest snapshot's end): report,
+    brokers and info now give one answer."""
     objs = [json.loads(line) for line in
             run("report", "--json", real_data / "data-store").stdout.splitlines()]
     replica = next(o for o in objs if o["kind"] == "report_replica")
-    assert (replica["log_start_offset"], replica["log_end_offset"]) == (None, None)
+    assert (replica["log_start_offset"], replica["log_end_offset"]) == (63224, 63224)
+    info = [json.loads(line) for line in
+            run("info", "--json", real_data / "data-store").stdout.splitlines()]
+    part = next(o for o in info if o["kind"] == "partition_dir")
+    assert (part["log_start_offset"], part["log_end_offset"]) == (63224, 63224)
+    summary = [json.loads(line) for line in
+               run("brokers", "--json", real_data / "data-store").stdout.splitlines()][-1]
+    assert summary["kind"] == "brokers_summary" and summary["log_end_offset"] == 63224
     assert len(replica["epoch_cache"]) == 15
     assert replica["epoch_cache"][-1] == {"epoch": 15, "start_offset": 77314}
     text = run("report", real_data / "data-store").stdout
@@ -363,3 +373,125 @@ def test_every_replica_behind_is_named(real_data: Path) -> None:
     kafka-3's: both are behind, not kafka-1 alone (diff pairs each with the first)."""
     line = _area([real_data / "quorum3-boaz"], "replicas")
     assert "3 replicas agree; kafka-1, kafka-2 behind (a prefix of the longest)" in line
+
+
+# ------------------------------------------- issue 32: the lines are the findings' sums
+
+
+def test_a_startup_error_line_says_the_error_before_the_cost(real_data: Path) -> None:
+    """data-store: 7 V190 (records lost) under "nothing to recover"; ldi-poc: 1 V190 under
+    "3.2 KiB to re-read": the ERROR line now says the error first."""
+    line = _area([real_data / "data-store"], "startup")
+    assert "ERROR" in line and "7 replicas missing, records lost; nothing to re-read" in line
+    assert "nothing to recover" not in line
+    line = _area([real_data / "ldi-poc"], "startup")
+    assert "1 broker: 1 replica missing, records lost; 3.2 KiB to re-read" in line, line
+
+
+def test_the_consumers_line_counts_groups_as_the_consumers_command(real_data: Path) -> None:
+    for name, groups in (("kraft-ksql-txn", "2 group(s) with metadata (0 deleted)"),
+                         ("cp51-connect-cleaned", "19 group(s) with metadata (16 deleted)")):
+        said = run("consumers", real_data / name).stdout
+        assert groups in said
+        line = _area([real_data / name], "consumers")
+        assert groups.replace("(s)", "s") in line, line
+
+
+def test_snapshots_startup_deletes_are_not_said_retention_s(real_data: Path) -> None:
+    """data-store: the 6 snapshots go in startup's truncation; retention's rules stop."""
+    line = _area([real_data / "data-store"], "snapshots")
+    assert "startup's truncation deletes 6 snapshots, retention deletes nothing" in line, line
+
+
+def test_the_bracketed_counts_are_explained_where_they_first_appear(real_data: Path) -> None:
+    lines = run("report", real_data / "ldi-poc").stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.endswith("]"))
+    legend = next(i for i, line in enumerate(lines) if line.startswith("[N]: "))
+    assert first < legend < lines.index("What to do next")
+    assert lines[legend] == "[N]: the area's number of findings (the !! lines at the end)"
+    # no bracket, no legend
+    quiet = run("report", real_data / "kraft41-offsets").stdout
+    assert ("[N]: " in quiet) == any(line.endswith("]") for line in quiet.splitlines()[:12])
+
+
+def test_a_time_in_a_state_spanning_no_record_does_not_count_the_gap(tmp_path: Path) -> None:
+    """kraft32-three: "fenced after 1 d 12 h unfenced" across 36 h with no record (the
+    cluster was off): the stretch is said apart, and the time fenced excludes it."""
+    g, s = _story()
+    s.fence(5 * MINUTE, 2)
+    s.noops(5 * MINUTE)
+    back = 5 * MINUTE + 16 * DAY
+    s.leader_change(back, 3000, (3000, 3001, 3002))
+    s.unfence(back + MINUTE, 2)
+    s.fence(back + 3 * MINUTE, 2)
+    s.noops(back + 4 * MINUTE)
+    s.write(tmp_path / "n" / "__cluster_metadata-0")
+    text = run("brokers", tmp_path / "n").stdout
+    assert "unfenced after at least " in text and " fenced and 15 d 23 h with no record " \
+        "in the log" in text, text
+    assert "after 16 d" not in text
+    objs = [json.loads(line) for line in
+            run("brokers", "--json", tmp_path / "n").stdout.splitlines()]
+    unfence = next(o for o in objs if o.get("event") == "unfenced" and o["node"] == 2)
+    assert unfence["fenced_ms"] - unfence["fenced_silent_ms"] < 2 * MINUTE
+    node = next(n for n in objs[-1]["nodes"] if n["node"] == 2 and n["role"] == "broker")
+    assert node["fenced_ms"] < 10 * MINUTE
+
+
+def test_a_fence_the_log_cannot_judge_leaves_the_crash_count_unknown(
+        real_data: Path, tmp_path: Path) -> None:
+    """kraft32-three: three fences the timeline calls "the log cannot tell", the brokers
+    never back: CRASHES said 0; lifecycle/idle broker 2 (fenced while it led: "a lost
+    session or a crash", never back) too. A fence followed by its unfence is no crash."""
+    from conftest import FIXTURES
+
+    def crashes(path: Path) -> dict[int, object]:
+        objs = [json.loads(line) for line in run("brokers", "--json", path).stdout.splitlines()]
+        return {n["node"]: n["crashes"] for n in objs[-1]["nodes"] if n["role"] == "broker"}
+
+    assert crashes(real_data / "kraft32-three" / "data" / "kafka1") == \
+        {1: None, 2: None, 3: None}
+    assert crashes(FIXTURES / "lifecycle" / "idle")[2] is None
+    text = run("brokers", real_data / "kraft32-three" / "data" / "kafka1").stdout
+    assert "broker 1        fenced                     0    1      1       ?" in text
+    # unfenced again after a fence that cannot tell: the process lived, no crash
+    g, s = _story()
+    s.fence(5 * MINUTE, 2)
+    s.unfence(6 * MINUTE, 2)
+    s.noops(7 * MINUTE)
+    s.write(tmp_path / "n" / "__cluster_metadata-0")
+    assert crashes(tmp_path / "n") == {1: 0, 2: 0}
+    s.fence(8 * MINUTE, 2)
+    s.noops(9 * MINUTE)
+    s.write(tmp_path / "m" / "__cluster_metadata-0")
+    assert crashes(tmp_path / "m") == {1: 0, 2: None}
+
+
+def test_a_merged_stretch_s_tooltip_says_times_not_epoch_milliseconds() -> None:
+    """ldi-poc's page: "3 stretches too narrow to draw apart, 1769.8G–1769.8G"."""
+    from kmeta.render.report.svg import Scale, Span, _merge_spans
+
+    t0 = 1_769_791_434_349
+    spans = [Span(t0 + i * 100, t0 + i * 100 + 100, "unfenced", f"tip {i}") for i in range(3)]
+    x = Scale(t0, t0 + 86_400_000, 0, 1000)
+    merged = _merge_spans(spans, x, time=True)
+    assert len(merged) == 1, merged
+    assert "3 stretches too narrow to draw apart, 2026-01-30 16:43:54.349 UTC – " \
+        "2026-01-30 16:43:54.649 UTC;" in merged[0].tip
+    offsets = [Span(1_700_000 + i, 1_700_001 + i, "x", "t") for i in range(3)]
+    tip = _merge_spans(offsets, Scale(0, 10**9, 0, 1000))[0].tip
+    assert "1,700,000 – 1,700,003;" in tip and "G" not in tip
+
+
+def test_a_grouped_missing_replica_s_last_example_names_its_partition(
+        real_data: Path) -> None:
+    """data-store: "V190 error x7 ... last: kafka-data" named only the log dir; a missing
+    replica's finding is now about the dir its partition would have."""
+    text = run("report", real_data / "data-store").stdout
+    line = next(line for line in text.splitlines() if line.startswith("!! V190 error x7"))
+    assert line.endswith("; last: kafka-data/input-topic-0 (--all lists each)"), line
+    objs = [json.loads(line) for line in
+            run("verify", "--json", real_data / "data-store").stdout.splitlines()]
+    v190 = [o for o in objs if o.get("code") == "V190"]
+    assert all(o["file"].endswith(f"/kafka-data/{o['message'].split(' is ')[0]}")
+               for o in v190), v190

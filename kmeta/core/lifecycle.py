@@ -96,6 +96,8 @@ CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL, QUORUM_RESTARTED = (
     "controlled_shutdown", "uncontrolled", "own_controller", "cannot_tell",
     "quorum_restarted")
 FENCE_KINDS = (CONTROLLED, UNCONTROLLED, OWN_CONTROLLER, CANNOT_TELL, QUORUM_RESTARTED)
+#: The fences after which a crash cannot be told from a clean stop or a lost session.
+_UNTOLD_FENCES = (UNCONTROLLED, CANNOT_TELL, QUORUM_RESTARTED)
 #: A fence this soon after every controller registered anew follows a restart of the
 #: whole quorum: the new active controller's sessions (9 s) ran out, with room to spare.
 QUORUM_RESTART_WINDOW_MS = 60_000
@@ -144,6 +146,10 @@ class NodeEvent:
     gained_leadership: int | None = 0
     #: on an unfence: how long it had been fenced (across re-registrations), if known
     fenced_ms: int | None = None
+    #: how much of ``in_state_ms`` and of ``fenced_ms`` the log holds no record of (the
+    #: cluster was off, or the log was not kept): no state the node was seen in
+    silent_ms: int = 0
+    fenced_silent_ms: int = 0
     #: on a new incarnation: whether the one before shut down cleanly (True: through
     #: controlled shutdown; False: it was never fenced, or fenced while it led partitions;
     #: None: the log cannot tell, see ``fence_kind``)
@@ -406,12 +412,18 @@ class Lifecycles:
                     self.findings.append(Finding(
                         "V132", f"broker {node} is still fenced at the end of the log, "
                         f"{duration(timestamp - since)} after it was fenced"
-                        f"{_silent_words(silent)}",
+                        f"{_silent_words(silent)}{self._over()}",
                         offset=self._fenced_at.get(node),
                         details={"broker": node, "fenced_ms": timestamp - since,
                                  "ongoing": True, "silent_ms": silent}))
         self.findings += _storms(self.events, self.leaders)
         self.findings.sort(key=lambda f: (f.offset is None, f.offset or 0))
+
+    def _over(self) -> str:
+        """V132's threshold, named with the option that sets it (report has none: it is
+        brokers')."""
+        return (f", over {duration(self.fenced_longer_than_ms)} "
+                "(kmeta brokers --fenced-longer-than)")
 
     # ------------------------------------------------------------------ judging
 
@@ -491,6 +503,8 @@ class Lifecycles:
                       else timestamp - since,
                       reg["epoch"] if reg else (was or {}).get("epoch"),
                       (reg or was or {}).get("incarnationId"))
+        if e.in_state_ms is not None and since is not None:
+            e.silent_ms = self.silent_ms(since, timestamp)
         if event in ("registered", "re_registered", "amended"):
             e.registration = {"listeners": reg["endPoints"], "rack": reg["rack"],
                               "features": reg["features"], "log_dirs": reg["logDirs"]}
@@ -598,6 +612,7 @@ class Lifecycles:
         if before != UNKNOWN:
             since = self._since.get(node)
             e.in_state_ms = None if since is None else timestamp - since
+            e.silent_ms = 0 if since is None else self.silent_ms(since, timestamp)
         self._since[node] = timestamp
         self._tell(e, node, before, state, offset, timestamp)
         if event == "fenced":
@@ -635,13 +650,14 @@ class Lifecycles:
             at = self._fenced_at.pop(node, None)
             if since is not None:
                 e.fenced_ms = timestamp - since
-                silent = self.silent_ms(since, timestamp)
+                silent = e.fenced_silent_ms = self.silent_ms(since, timestamp)
                 # a stretch the log holds no record of (the cluster was off) is no
                 # fence a broker stayed in while the others ran
                 if e.fenced_ms - silent > self.fenced_longer_than_ms:
                     self.findings.append(Finding(
                         "V132", f"broker {node} was fenced for {duration(e.fenced_ms)} "
-                        f"(from offset {at} to {offset}){_silent_words(silent)}",
+                        f"(from offset {at} to {offset}){_silent_words(silent)}"
+                        f"{self._over()}",
                         offset=offset,
                         details={"broker": node, "fenced_ms": e.fenced_ms, "from_offset": at,
                                  "silent_ms": silent}))
@@ -650,6 +666,7 @@ class Lifecycles:
             self._fenced_at.pop(node, None)
             if since is not None and before in _DOWN:
                 e.fenced_ms = timestamp - since
+                e.fenced_silent_ms = self.silent_ms(since, timestamp)
 
     def _controller_changed(self, seen: tuple, type_name: str, offset: int,
                             timestamp: int) -> None:
@@ -691,6 +708,10 @@ class Lifecycles:
             out["controller", node] = NodeSummary("controller", node, "registered", None,
                                                   reg["incarnationId"])
         crashed = {f.offset for f in self.findings if f.code == "V131"}
+        # brokers whose last fence shown cannot tell a crash from a clean stop or a lost
+        # session, and that neither came back unfenced (the process lived) nor
+        # registered anew (whose restart is judged on its own) after it
+        untold: set[int] = set()
         for e in self.events if events is None else events:
             s = out.get((e.role, e.node))
             if s is None:
@@ -710,11 +731,18 @@ class Lifecycles:
                 s.crashes = None if e.controlled_shutdown_first is None \
                     else s.crashes + (e.offset in crashed)
             if e.fenced_ms is not None:
-                _add_fenced(s, e.fenced_ms)
+                _add_fenced(s, e.fenced_ms - e.fenced_silent_ms)
             elif e.event == "unfenced" or (e.event == "unregistered"
                                            and e.state_before in _DOWN):
                 s.fenced_ms = s.longest_fenced_ms = None  # fenced since before the log
+            if e.role == "broker":
+                if e.event == "fenced" and e.fence_kind in _UNTOLD_FENCES:
+                    untold.add(e.node)
+                elif e.event in ("unfenced", "re_registered"):
+                    untold.discard(e.node)
             s.last_offset, s.last_timestamp = e.offset, e.timestamp
+        for node in untold:  # what the timeline says "cannot tell", the count does not
+            out["broker", node].crashes = None
         end = self.newest_timestamp
         for node, since in self.open_fences.items():
             s = out.get(("broker", node))
@@ -723,7 +751,7 @@ class Lifecycles:
             if since is None or end is None:
                 s.fenced_ms = s.longest_fenced_ms = None
             else:
-                _add_fenced(s, end - since)
+                _add_fenced(s, end - since - self.silent_ms(since, end))
         for s in out.values():
             if lone:
                 s.registrations = s.incarnations = s.fences = s.crashes = None

@@ -214,8 +214,12 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
             raise UnreadableInput("no log segment and no usable snapshot to tell the brokers "
                                   "from", context=str(part.path))
         missing = missing_log_finding(part)  # verify's V020, as image and retention say
+        # the log end as Kafka loads the dir (and info says): no segment, so the log is
+        # made anew at the latest snapshot's end (KafkaMetadataLog.truncateToLatestSnapshot)
+        at = max((s.kind.base_offset or 0 for s in part.snapshots if s.kind.suffix is None),
+                 default=None)
         return _snapshot_only(snap, image, [*([missing] if missing else []), *found],
-                              broker, fenced_longer_than_ms)
+                              broker, fenced_longer_than_ms, log_end=at)
     plan = _start(part, from_offset, findings, progress)
     lives = Lifecycles(plan.image, fenced_longer_than_ms=fenced_longer_than_ms,
                        exact=plan.exact is None)
@@ -434,11 +438,12 @@ def _newest_first(snapshots: list[LogFile]) -> list[LogFile]:
 
 
 def _snapshot_only(snap: LogFile, image: MetadataImage, findings: list[Finding],
-                   broker: int | None, fenced_longer_than_ms: int) -> BrokersResult:
+                   broker: int | None, fenced_longer_than_ms: int,
+                   log_end: int | None = None) -> BrokersResult:
     lives = Lifecycles(image, fenced_longer_than_ms=fenced_longer_than_ms)
     end = snap.kind.base_offset or 0
     voters, voters_from = _quorum_state_voters(snap.path.parent)
-    result = BrokersResult([], [], [], findings, snap.path, end, None,
+    result = BrokersResult([], [], [], findings, snap.path, end, log_end,
                            snapshot_only=True, state_known_from=end, broker=broker,
                            voters=voters, voters_from=voters_from)
     _keep(result, lives, broker, None, None)

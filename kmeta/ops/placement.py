@@ -392,7 +392,7 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
     first = out.log_dirs[0]
     unknown = []
     for m in placement.missing:
-        f = _missing_finding(m, out.node_id, first)
+        f = _missing_finding(m, out.node_id, _missing_where(m, first))
         if f.code == "V199":
             unknown.append(m)
         else:
@@ -408,8 +408,18 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
             "where another replica is in sync", first,
             details={"missing_replicas": [f"{t}-{p}" for t, p in names]}))
     elif unknown:
-        out.findings.append(_missing_finding(unknown[0], out.node_id, first))
+        out.findings.append(_missing_finding(unknown[0], out.node_id,
+                                             _missing_where(unknown[0], first)))
     return out
+
+
+def _missing_where(m: P.MissingReplica, log_dir: str) -> str:
+    """Where a missing replica's finding is: the dir its partition would have, so a grouped
+    line's examples name the partition, not only the log dir; the log dir where a stray
+    of the same name is there (that dir is the stray's finding, V181)."""
+    if m.stray_path is not None:
+        return log_dir
+    return os.path.join(log_dir, f"{m.topic}-{m.partition}")
 
 
 def _shared(a: Any, b: Any) -> int:

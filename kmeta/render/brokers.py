@@ -65,7 +65,16 @@ def _after(e: NodeEvent) -> str:
         return " (its state before: not on disk)"
     if e.in_state_ms is None:
         return ""
-    return f" after {duration(e.in_state_ms)} {e.state_before.replace('_', ' ')}"
+    return _seen(e.in_state_ms, e.silent_ms, e.state_before.replace('_', ' '))
+
+
+def _seen(ms: int, silent: int, state: str) -> str:
+    """`` after MS STATE``; a stretch with no record in the log is no time in the state
+    (the node is not seen then): said apart."""
+    if not silent:
+        return f" after {duration(ms)} {state}"
+    return (f" after at least {duration(ms - silent)} {state} and "
+            f"{duration(silent)} with no record in the log")
 
 
 #: What a fence says of how the broker stopped (``NodeEvent.fence_kind``).
@@ -135,7 +144,7 @@ def event_text(e: NodeEvent) -> str:
     if e.event == "amended":
         return f"registration amended, same incarnation ({_registration(e)}){tail}"
     if e.event == "unfenced":
-        fenced = f" after {duration(e.fenced_ms)} fenced" if e.fenced_ms is not None else ""
+        fenced = "" if e.fenced_ms is None else _seen(e.fenced_ms, e.fenced_silent_ms, "fenced")
         return f"unfenced{fenced}{tail}"
     if e.event == "log_dirs":
         return f"log dirs changed ({e.record}){tail}"
@@ -264,8 +273,10 @@ def _table(summary: list[NodeSummary]) -> Iterator[str]:
     if not summary:
         yield "no broker or controller is registered"
         return
+    # the time fenced is every fence's, summed (beside STATE "fenced", "FENCED FOR" read
+    # as the current fence's); 80 columns hold no longer name
     yield (f"{'NODE':<16}{'STATE':<20}{'EPOCH':>8}{'REG':>5}{'FENCES':>7}{'CRASHES':>8}"
-           "  FENCED FOR")
+           "  TOTAL FENCED")
     for s in summary:
         fenced = "?" if s.fenced_ms is None else duration(s.fenced_ms) if s.fenced_ms else "-"
         epoch = "-" if s.broker_epoch is None else str(s.broker_epoch)
@@ -289,10 +300,12 @@ def event_json(e: NodeEvent) -> dict[str, Any]:
     return {"kind": "node_event", "role": e.role, "node": e.node, "event": e.event,
             "offset": e.offset, "timestamp": e.timestamp, "record": e.record,
             "state_before": e.state_before, "state": e.state,
-            "in_state_ms": e.in_state_ms, "broker_epoch": e.broker_epoch,
+            "in_state_ms": e.in_state_ms, "silent_ms": e.silent_ms,
+            "broker_epoch": e.broker_epoch,
             "incarnation_id": e.incarnation_id, "left_isr": e.left_isr,
             "lost_leadership": e.lost_leadership, "gained_leadership": e.gained_leadership,
-            "fenced_ms": e.fenced_ms, "controlled_shutdown_first": e.controlled_shutdown_first,
+            "fenced_ms": e.fenced_ms, "fenced_silent_ms": e.fenced_silent_ms,
+            "controlled_shutdown_first": e.controlled_shutdown_first,
             "fence_kind": e.fence_kind, "registration": e.registration}
 
 

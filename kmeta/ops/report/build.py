@@ -246,6 +246,12 @@ def _replica_view(found: Discovery, part: PartitionDir, stats: LogStats | None,
     view = MetadataReplica(label, part.path, node, cluster,
                            None if model is None else model.log_start_offset,
                            None if model is None else model.log_end_offset)
+    if not part.segments:
+        # no segment left (V020): Kafka makes the log anew, empty, at the latest
+        # snapshot's end (KafkaMetadataLog.truncateToLatestSnapshot), as info says
+        ends = [f.kind.base_offset or 0 for f in part.snapshots if f.kind.suffix is None]
+        if ends:
+            view.log_start_offset = view.log_end_offset = max(ends)
     if model is not None:
         view.epochs = [(e.epoch, e.start_offset, None) for e in model.epoch_cache.entries]
     else:  # no log left (V020) to say its bounds: the epoch cache as its file holds it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kmeta.findings import Severity
 from kmeta.ops.report.model import Report
 
 if TYPE_CHECKING:
@@ -37,13 +38,19 @@ def logs_line(report: Report) -> str | None:
 def snapshots_line(report: Report) -> str | None:
     if not report.retention:
         return None
-    live = sum(1 for r in report.retention for s in r.snapshots if s.state == "live")
-    gone = sum(1 for r in report.retention for s in r.snapshots
-               if s.state == "live" and s.fate != "kept")
+    live = [s for r in report.retention for s in r.snapshots if s.state == "live"]
+    # who deletes each: startup (below the log start, or the truncation to the latest
+    # snapshot when the log ends before it) or retention's rules (fate "deleted (RULE)")
+    at_start = [s for s in live if s.fate.startswith("deleted at startup")]
+    by_rule = sum(1 for s in live if s.fate.startswith("deleted ("))
     segs = sum(1 for r in report.retention for s in r.segments if s.fate != "kept")
-    deletes = (f"retention deletes {_plural(gone, 'snapshot')} and "
-               f"{_plural(segs, 'segment')}") if gone or segs else "retention deletes nothing"
-    return f"{_plural(live, 'snapshot')} in {_plural(len(report.retention), 'replica')}; " \
+    deletes = (f"retention deletes {_plural(by_rule, 'snapshot')} and "
+               f"{_plural(segs, 'segment')}") if by_rule or segs else "retention deletes nothing"
+    if at_start:
+        who = "startup's truncation" \
+            if any(s.fate.endswith("(truncation)") for s in at_start) else "startup"
+        deletes = f"{who} deletes {_plural(len(at_start), 'snapshot')}, {deletes}"
+    return f"{_plural(len(live), 'snapshot')} in {_plural(len(report.retention), 'replica')}; " \
            f"{deletes}"
 
 
@@ -112,8 +119,57 @@ def consumers_line(report: Report) -> str | None:
     c = report.consumers
     if c is None:
         return None
-    groups = len({r.commit.group for r in c.rows})
-    return f"{_plural(groups, 'group')}, {_plural(len(c.rows), 'committed offset')}"
+    live = sum(1 for r in c.rows if not r.commit.deleted)
+    if c.log is None:
+        groups = len({r.commit.group for r in c.rows})
+        return f"{_plural(groups, 'group')}, {_plural(live, 'committed offset')}"
+    # the count ``kmeta consumers`` prints, in its words: every group the log holds
+    # metadata of (a group with no commit, a deleted one), not only those with offsets
+    groups = c.log.groups
+    dead = sum(1 for g in groups.values() if g.deleted)
+    return (f"{_plural(len(groups), 'group')} with metadata ({dead:,} deleted), "
+            f"{_plural(live, 'committed offset')}")
+
+
+#: The gist of each startup error, for the area's line: (one, many, what it means).
+_STARTUP_GISTS = {
+    "V170": ("segment truncated at a torn batch", "segments truncated at a torn batch",
+             "records lost"),
+    "V172": ("log loses its later segments", "logs lose their later segments",
+             "records lost"),
+    "V173": ("log ends below its log start", "logs end below their log start", ""),
+    "V174": ("dir name Kafka cannot parse", "dir names Kafka cannot parse", ""),
+    "V175": ("segment emptied", "segments emptied", "records lost"),
+    "V176": ("offset checkpoint unreadable", "offset checkpoints unreadable", ""),
+    "V180": ("stray log Kafka deletes", "stray logs Kafka deletes", ""),
+    "V182": ("partition dir without a topic id", "partition dirs without a topic id",
+             "Kafka refuses to start"),
+    "V188": ("-future log without a topic id", "-future logs without a topic id",
+             "Kafka refuses to start"),
+    "V190": ("replica missing", "replicas missing", "records lost"),
+    "V194": ("log dir of another cluster", "log dirs of another cluster", ""),
+    "V195": ("log dir of another node", "log dirs of another node", ""),
+    "V196": ("reserved or shared directory.id", "reserved or shared directory.ids", ""),
+    "V197": ("partition in two log dirs", "partitions in two log dirs", ""),
+    "V200": ("log Kafka cannot load", "logs Kafka cannot load", ""),
+    "V204": ("log dir locked by a running process", "log dirs locked by a running process",
+             ""),
+}
+
+
+def _startup_errors(report: Report) -> list[str]:
+    """The gist of each startup error finding, counted: what an ERROR line says first."""
+    from kmeta.ops.report.areas import area_of
+
+    counts: dict[str, int] = {}
+    for f in report.findings:
+        if f.severity is Severity.ERROR and area_of(f.code) == "startup":
+            counts[f.code] = counts.get(f.code, 0) + 1
+    out = []
+    for code, n in counts.items():
+        one, many, tail = _STARTUP_GISTS.get(code, (f"{code} error", f"{code} errors", ""))
+        out.append(f"{n:,} {one if n == 1 else many}" + (f", {tail}" if tail else ""))
+    return out
 
 
 def startup_line(report: Report) -> str | None:
@@ -124,14 +180,17 @@ def startup_line(report: Report) -> str | None:
     nbytes = sum(s.cost_bytes for s in report.startup)
     seconds = max((s.seconds for s in report.startup), default=0.0)
     head = _plural(len(report.startup), "broker")
+    # under an ERROR the errors speak first (what its findings say), then the cost
+    errors = _startup_errors(report)
+    gist = "; ".join(errors) + "; " if errors else ""
     if refuse:
-        return f"{head}: {refuse} would not start"
+        return f"{head}: {gist}{refuse} would not start"
     if lose:
-        return f"{head}: recovery loses records on {lose}"
+        return f"{head}: {gist}recovery loses records on {lose}"
     if nbytes:
         took = "under a second" if seconds < 1 else f"about {seconds:,.0f} s"
-        return f"{head}: {size(nbytes)} to re-read, {took}"
-    return f"{head}: nothing to recover"
+        return f"{head}: {gist}{size(nbytes)} to re-read, {took}"
+    return f"{head}: {gist}" + ("nothing to re-read" if errors else "nothing to recover")
 
 
 def tiering_line(report: Report) -> str | None:

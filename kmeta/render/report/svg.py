@@ -275,7 +275,7 @@ class Chart:
         out = [f'<g class="lane" data-lane="{attr(lane.key or lane.label)}"{kind}>'
                f'<text class="lane-label" x="{label_width - 8}" y="{n(y + h * 0.66)}">'
                f'{escape(label)}{tip}</text>']
-        for s in _merge_spans(lane.spans, x):
+        for s in _merge_spans(lane.spans, x, time=self.time):
             used.update(s.kind.split())
             x0, x1 = x(s.start), x(s.end)
             w = max(x1 - x0, 1.5)
@@ -305,8 +305,13 @@ def _fit(label: str, px: float) -> str:
     return label[:head] + "…" + label[len(label) - (most - 1 - head):]
 
 
-def _merge_spans(spans: list[Span], x: Scale) -> list[Span]:
-    """Consecutive spans too narrow to see apart become one, whose tooltip counts them."""
+def _merge_spans(spans: list[Span], x: Scale, *, time: bool = False) -> list[Span]:
+    """Consecutive spans too narrow to see apart become one, whose tooltip counts them
+    and says where they run (``time``: the domain is ms since the epoch, said as times;
+    else offsets, said whole: a tooltip is read, not fitted under a tick)."""
+    def where(v: float) -> str:
+        return _far(v) if time else f"{int(v):,}"
+
     out: list[Span] = []
     run: list[Span] = []
 
@@ -323,7 +328,7 @@ def _merge_spans(spans: list[Span], x: Scale) -> list[Span]:
             out.append(Span(run[0].start, run[-1].end,
                             run[0].kind if len(kinds) == 1 else "many",
                             f"{len(run)} stretches too narrow to draw apart, "
-                            f"{count(run[0].start)}–{count(run[-1].end)}; first: "
+                            f"{where(run[0].start)} – {where(run[-1].end)}; first: "
                             f"{run[0].tip}; last: {run[-1].tip}",
                             fill=max(s.fill for s in run), merged=merged))
         run.clear()

@@ -76,6 +76,8 @@ def report_lines(report: Report, width: int | None = None) -> Iterator[str]:
         line = a.line or ("nothing to judge here" if a.verdict == "none" else "")
         count = f" [{len(a.findings)}]" if a.findings else ""
         yield f"{a.name:<10} {_MARK[a.verdict]:<8} {line}{count}"
+    if any(a.findings for a in report.areas):  # the brackets, said where they first appear
+        yield "[N]: the area's number of findings (the !! lines at the end)"
     steps = [(a.name, why, cmd) for a in report.areas for why, cmd in a.next_steps]
     if steps:
         yield ""
