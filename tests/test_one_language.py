@@ -227,3 +227,28 @@ def _takes_ctx(param: click.Parameter) -> bool:
 def test_a_suggested_command_pastes_as_it_stands(path: str) -> None:
     line = shell_command("verify", path)
     assert shlex.split(line) == ["kmeta", "verify", path]
+
+
+# ------------------------------------------------------------------------------ ranges
+
+#: A range of offsets: its first and last offset, both included, written ``A..B`` by
+#: every command (a hyphen reads as a minus, or as a snapshot's ``offset-epoch`` id).
+HYPHEN_RANGE = re.compile(r"(?:offsets|log|local log) \d[\d,]*[-–]\d|^ *\d+-\d+: epochs")
+
+
+def test_offset_ranges_are_first_dot_dot_last(real_data: Path) -> None:
+    cases = {
+        "retention": (["retention", real_data / "ldi-poc" / "__cluster_metadata-0"],
+                      "log 0..4928 in 1 segment(s)"),
+        "startup": (["startup", "--partitions", real_data / "kraft32-three" / "data" / "kafka1"],
+                    "_schemas-0: 288 B in 1 segment, offsets 0..2"),
+        "compact": (["compact", real_data / "cp51-connect-cleaned" / "kafka" / "data"
+                     / "docker-connect-configs-0"], "docker-connect-configs-0: offsets 0..106,"),
+        "tiering": (["tiering", FIXTURES / "tiering" / "broker"], "offsets 100..149 are in no"),
+    }
+    for command, (args, said) in cases.items():
+        proc = run(*args, env={})
+        assert proc.returncode in (0, 1), (command, proc.stderr)
+        assert said in proc.stdout, (command, proc.stdout)
+        hyphens = [line for line in proc.stdout.splitlines() if HYPHEN_RANGE.search(line)]
+        assert not hyphens, (command, hyphens)
