@@ -185,6 +185,8 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
                               "directory: checked as batches only (framing, CRC); KRaft "
                               "record rules, leader epochs, snapshots and the replay need "
                               "the partition directory")
+    if metadata is None:
+        report.not_run += _no_metadata_log(discovery)
     if not report.files:
         raise UnreadableInput("no Kafka file to check", hint="point kmeta at a data dir, a "
                               "partition dir or a file")
@@ -206,3 +208,27 @@ def _told(progress: Progress, segments: list[LogFile]) -> None:
             progress.read(str(f.path), f.path.stat().st_size)
 
 
+#: What verify checks only where a metadata log is (the rest: every segment's framing and
+#: CRCs, the checkpoints and small files, are checked in any data dir).
+METADATA_RULES = ("KRaft records, leader epochs, snapshots, the image replay and placement")
+
+
+def _no_metadata_log(discovery: Discovery) -> list[str]:
+    """One line per data dir when none of them holds a metadata log nor a snapshot: the
+    metadata rules did not run, which a clean summary alone would hide (a ZooKeeper-mode
+    broker keeps its metadata in ZooKeeper, not on disk)."""
+    if any(p.is_metadata for p in discovery.all_partitions()) or any(
+            f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint")
+            for d in discovery.data_dirs for f in d.files) or any(
+            f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint") or f.is_metadata
+            for f in discovery.files):
+        return []
+    out = []
+    for d in discovery.data_dirs:
+        loaded = load_checked(d.meta_properties)[0] if d.meta_properties else None
+        mode = ""
+        if loaded is not None and loaded.version == 0:
+            mode = " (a ZooKeeper-mode data dir: meta.properties version 0)"
+        out.append(f"{d.path}: no metadata log{mode}: the metadata rules ({METADATA_RULES}) "
+                   "did not run")
+    return out
