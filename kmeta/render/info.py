@@ -5,6 +5,7 @@ rich honours ``NO_COLOR`` and drops colour when stdout is not a terminal.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -100,6 +101,7 @@ _PURPOSES = {
     "quorum-state": "this node's view of the quorum",
     "partition-metadata": "the topic id",
     "partition.metadata": "the topic id",
+    ".kafka_cleanshutdown": "the clean shutdown marker",
 }
 
 #: Entries of a checkpoint file shown before the rest is counted.
@@ -109,7 +111,8 @@ _ENTRIES_SHOWN = 4
 def _small_lines(name: str, content: Any) -> list[str]:
     """One sentence for a small file: its name, what Kafka keeps in it, what it
     holds."""
-    purpose = _PURPOSES.get(name.rsplit("/", 1)[-1])
+    base = name.rsplit("/", 1)[-1]
+    purpose = _PURPOSES.get(base) or ("producer state" if base.endswith(".snapshot") else None)
     head = f"{name} ({purpose})" if purpose else name
     return [f"{head}: {_holds(content)}"]
 
@@ -130,14 +133,77 @@ def _holds(content: Any) -> str:
         shown = ", ".join(_entry(e) for e in entries[:_ENTRIES_SHOWN])
         more = f", … ({len(entries):,} entries)" if len(entries) > _ENTRIES_SHOWN else ""
         return shown + more
-    if {"node_id", "cluster_id"} <= content.keys():
-        said = f"node {content['node_id']} of cluster {content['cluster_id']}"
-        content = {k: v for k, v in content.items() if k not in ("node_id", "cluster_id")}
-    else:
-        said = ""
+    for keys, sentence in _SENTENCES:
+        if keys <= content.keys():
+            return sentence(content)
     rest = " ".join(f"{k}={human(v)}" for k, v in content.items()
                     if v not in (None, [], {}, "") and k != "comments")
-    return (f"{said} ({rest})" if said and rest else said or rest) or "empty"
+    return rest or "empty"
+
+
+def _meta_properties(m: dict[str, Any]) -> str:
+    """meta.properties: the node, its cluster, the file's version (KRaft writes 1; 0 is a
+    ZooKeeper-mode broker's, which may have no cluster id)."""
+    said = f"node {m['node_id']}" + (f" of cluster {m['cluster_id']}" if m["cluster_id"]
+                                     else ", no cluster id")
+    said += " (ZooKeeper mode, version 0" if m.get("version") == 0 \
+        else f" (version {m.get('version')}"
+    if m.get("directory_id"):
+        said += f", directory id {m['directory_id']}"
+    extra = m.get("extra") or {}
+    return said + "".join(f", {k}={human(v)}" for k, v in extra.items()) + ")"
+
+
+def _quorum_state(q: dict[str, Any]) -> str:
+    """quorum-state (Kafka's QuorumStateData): the epoch, its leader, this node's vote."""
+    leader = q.get("leaderId", -1)
+    said = f"epoch {_n(q['leaderEpoch'])}, " + (
+        f"leader node {leader}" if leader is not None and leader >= 0 else "no leader known")
+    voted = q.get("votedId", -1)
+    said += f", voted for node {voted}" if voted is not None and voted >= 0 else ", no vote"
+    voters = q.get("currentVoters")
+    if voters is None:  # version 1 keeps the voters in the log (KIP-853)
+        said += "; the voters are in the log"
+    else:
+        ids = sorted(v.get("voterId") for v in voters if isinstance(v, dict))
+        said += f"; voters: {', '.join(map(str, ids)) or 'none'}"
+    # appliedOffset: written, never read by Kafka's KRaft (always 0); said only if not
+    if q.get("appliedOffset"):
+        said += f"; applied offset {_n(q['appliedOffset'])}"
+    return said + f" (version {q.get('data_version', 0)})"
+
+
+def _producer_snapshot(p: dict[str, Any]) -> str:
+    """A producer-state .snapshot: its producers, and whether its CRC holds."""
+    entries = p["producer_entries"]
+    if not entries:
+        said = "no producer"
+    else:
+        shown = ", ".join(f"producer {_n(e.get('producer_id'))} epoch {e.get('epoch')} up to "
+                          f"offset {_n(e.get('last_offset'))}" for e in entries[:_ENTRIES_SHOWN])
+        more = f", … ({len(entries):,} producers)" if len(entries) > _ENTRIES_SHOWN else ""
+        said = shown + more
+    if p.get("crc_valid") is False:
+        said += f"; its CRC {p.get('crc')} does not match its bytes' ({p.get('computed_crc')})"
+    if p.get("trailing_bytes"):
+        said += f"; {_n(p['trailing_bytes'])} byte(s) after the last entry"
+    return said + f" (version {p.get('version')})"
+
+
+def _clean_shutdown(c: dict[str, Any]) -> str:
+    if c["brokerEpoch"] is None:  # empty: the marker before Kafka 3.7
+        return "the broker shut down cleanly (an empty marker, as before Kafka 3.7)"
+    return f"the broker shut down cleanly, broker epoch {_n(c['brokerEpoch'])} " \
+        f"(version {c.get('version')})"
+
+
+#: Small files said in a sentence of their own, known by their keys.
+_SENTENCES = (({"node_id", "cluster_id"}, _meta_properties),
+              ({"leaderEpoch", "votedId"}, _quorum_state),
+              ({"producer_entries", "crc_valid"}, _producer_snapshot),
+              ({"brokerEpoch"}, _clean_shutdown),
+              ({"topic_id", "version"},
+               lambda p: f"topic id {p['topic_id']} (version {p['version']})"))
 
 
 def _entry(e: Any) -> str:
@@ -282,6 +348,20 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
     return out
 
 
+def _verify_targets(report: InfoReport, given: list[str]) -> list[str]:
+    """What to hand verify: a small file given alone (quorum-state, meta.properties) is
+    judged with its directory (verify of the file alone checks no log), so its directory
+    is named instead."""
+    small = {os.path.realpath(p) for p in report.small_files}
+    out: list[str] = []
+    for path in given:
+        if os.path.realpath(path) in small:
+            path = os.path.dirname(os.path.normpath(path)) or "."
+        if path not in out:
+            out.append(path)
+    return out
+
+
 def _tail(console: Console, report: InfoReport, given: list[str] | None, expand: bool,
           over: int = GROUP_OVER) -> str:
     """The findings and the line naming verify, as text: ``over``, how many times a code
@@ -299,7 +379,7 @@ def _tail(console: Console, report: InfoReport, given: list[str] | None, expand:
                 _say(console, "  " + line(g, paths))
         else:
             console.print("findings met reading: none", highlight=False)
-        verify = shell_command("verify", *(given or []))
+        verify = shell_command("verify", *_verify_targets(report, given or []))
         said = f"the log's rules are not checked here: {verify}"
         if on_terminal(console) and cell_len(said) > console.width:
             # the command on a line of its own, to be copied (folded only if it must)
