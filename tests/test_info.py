@@ -65,7 +65,7 @@ def test_small_files_are_said_in_sentences(real_data: Path) -> None:
         "kafka25-zk-offsets/data/kafka/__consumer_offsets-7/00000000000000000003.snapshot":
             "(producer state): no producer (version 1)",
         "kraft-ksql-txn/kafka-data/.kafka_cleanshutdown":
-            "the broker shut down cleanly, broker epoch 53,326 (version 0)",
+            "the broker shut down cleanly, broker epoch 53326 (version 0)",
         "kraft32-three/data/kafka1/.kafka_cleanshutdown":
             "the broker shut down cleanly (an empty marker, as before Kafka 3.7)",
         "kafka25-zk-offsets/data/kafka/meta.properties":

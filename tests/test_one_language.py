@@ -120,7 +120,7 @@ def test_findings_close_the_report_on_stdout(command: str) -> None:
     proc = run(*REPORTS[command], env={"COLUMNS": "80"})
     assert proc.returncode in (0, 1), proc.stderr
     lines = proc.stdout.splitlines()
-    assert re.fullmatch(r"kmeta: \d+ finding\(s\): .*", lines[-1]), lines[-3:]
+    assert re.fullmatch(r"kmeta: [\d,]+ finding\(s\): .*", lines[-1]), lines[-3:]
     first = next(i for i, line in enumerate(lines) if line.startswith("!! "))
     # the findings block is folded (a history's record lines are data, kept whole)
     assert all(len(line) <= 80 for line in lines[first:]), lines[first:]
@@ -252,3 +252,16 @@ def test_offset_ranges_are_first_dot_dot_last(real_data: Path) -> None:
         assert said in proc.stdout, (command, proc.stdout)
         hyphens = [line for line in proc.stdout.splitlines() if HYPHEN_RANGE.search(line)]
         assert not hyphens, (command, hyphens)
+
+
+def test_counts_have_separators_offsets_do_not(real_data: Path) -> None:
+    # a count or a size is read: 4,928; an offset is copied (to --to, to a file name) and
+    # is said as verify, dump and the file names say it: 4928
+    ldi = real_data / "ldi-poc"
+    image = run("image", ldi, env={}).stdout.splitlines()[0]
+    assert "(from offset 0, 4,928 log record(s) applied, log end offset 4929)" in image
+    info = run("info", ldi, env={}).stdout
+    assert "log start offset: 0  log end offset: 4929" in info
+    (row,) = [line for line in info.splitlines() if line.startswith("00000000000000000000.log")]
+    assert "4928" in row and "4,814" in row and "4,929" in row, row
+    assert "offsets 0..4928" in run("verify", ldi / "__cluster_metadata-0", env={}).stdout

@@ -117,7 +117,7 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
         # Without remote log metadata nothing can be said to be tiered; in a cluster that
         # tiers, another broker may hold those partitions.
         result.nothing_tiered = (
-            f"no {METADATA_TOPIC} partition in {meta_root}, so none of its {len(users)} "
+            f"no {METADATA_TOPIC} partition in {meta_root}, so none of its {len(users):,} "
             "user partition(s) is known to be tiered (if the cluster tiers, that topic may "
             "be on another broker: --metadata-dir)")
         return result

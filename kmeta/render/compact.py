@@ -57,7 +57,7 @@ def compact_lines(result: CompactResult) -> Iterator[str]:
             for f in r.batches:
                 span = f"{f.base_offset}" if f.base_offset == f.last_offset else \
                     f"{f.base_offset}..{f.last_offset}"
-                what = f" {f.control}" if f.control else f" {f.records} record(s)"
+                what = f" {f.control}" if f.control else f" {f.records:,} record(s)"
                 kept = f", keeps {','.join(map(str, f.kept))}" if f.kept and \
                     f.action != "kept" else ""
                 yield f"  {span}{what}: {f.action}{kept}"

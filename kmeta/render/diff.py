@@ -21,7 +21,7 @@ def _range(start: int, end: int) -> str:
 def _side(label: str, only: SideOnly | None) -> str | None:
     if only is None or not only.records:
         return None
-    kinds = ", ".join(f"{t} x{n}" for t, n in only.by_type.most_common())
+    kinds = ", ".join(f"{t} x{n:,}" for t, n in only.by_type.most_common())
     return (f"  only on {label}: {only.records:,} record(s) at offsets "
             f"{only.first}..{only.last}: {kinds}")
 

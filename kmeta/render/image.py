@@ -64,7 +64,7 @@ def _print(console: Console, table: Table, *drop: str) -> None:
 
 def header_line(result: ImageResult) -> str:
     line = (f"image at offset {result.offset} (from {result.started_from}, "
-            f"{result.records} log record(s) applied"
+            f"{result.records:,} log record(s) applied"
             + (f", log end offset {result.log_end}" if result.log_end is not None else "")
             + f"), digest {result.image.digest()}")
     return line

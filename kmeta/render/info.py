@@ -55,6 +55,11 @@ def _n(v: Any) -> str:
     return "-" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
 
 
+def _o(v: Any) -> str:
+    """An offset (or an epoch) as verify, dump and the file names say it: no separators."""
+    return "-" if v is None else str(v)
+
+
 #: The segment tables' columns a narrow terminal loses, first named first: the times
 #: (20 columns each), the epochs, the first offset (the file's name holds it), then the
 #: rest; the file's name is always shown.
@@ -78,7 +83,7 @@ def _segments_table(title: str, files: list[FileSummary], console: Console,
                      else "right", no_wrap=True)
     for s in files:
         name = s.file.rsplit("/", 1)[-1]
-        row = [name] if snapshots else [name, _n(s.first_offset), _n(s.last_offset)]
+        row = [name] if snapshots else [name, _o(s.first_offset), _o(s.last_offset)]
         row += [_n(s.batches), _n(s.records), _n(s.size)]
         row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
         if not snapshots:
@@ -157,7 +162,7 @@ def _meta_properties(m: dict[str, Any]) -> str:
 def _quorum_state(q: dict[str, Any]) -> str:
     """quorum-state (Kafka's QuorumStateData): the epoch, its leader, this node's vote."""
     leader = q.get("leaderId", -1)
-    said = f"epoch {_n(q['leaderEpoch'])}, " + (
+    said = f"epoch {_o(q['leaderEpoch'])}, " + (
         f"leader node {leader}" if leader is not None and leader >= 0 else "no leader known")
     voted = q.get("votedId", -1)
     said += f", voted for node {voted}" if voted is not None and voted >= 0 else ", no vote"
@@ -169,7 +174,7 @@ def _quorum_state(q: dict[str, Any]) -> str:
         said += f"; voters: {', '.join(map(str, ids)) or 'none'}"
     # appliedOffset: written, never read by Kafka's KRaft (always 0); said only if not
     if q.get("appliedOffset"):
-        said += f"; applied offset {_n(q['appliedOffset'])}"
+        said += f"; applied offset {_o(q['appliedOffset'])}"
     return said + f" (version {q.get('data_version', 0)})"
 
 
@@ -179,8 +184,8 @@ def _producer_snapshot(p: dict[str, Any]) -> str:
     if not entries:
         said = "no producer"
     else:
-        shown = ", ".join(f"producer {_n(e.get('producer_id'))} epoch {e.get('epoch')} up to "
-                          f"offset {_n(e.get('last_offset'))}" for e in entries[:_ENTRIES_SHOWN])
+        shown = ", ".join(f"producer {_o(e.get('producer_id'))} epoch {e.get('epoch')} up to "
+                          f"offset {_o(e.get('last_offset'))}" for e in entries[:_ENTRIES_SHOWN])
         more = f", … ({len(entries):,} producers)" if len(entries) > _ENTRIES_SHOWN else ""
         said = shown + more
     if p.get("crc_valid") is False:
@@ -193,7 +198,7 @@ def _producer_snapshot(p: dict[str, Any]) -> str:
 def _clean_shutdown(c: dict[str, Any]) -> str:
     if c["brokerEpoch"] is None:  # empty: the marker before Kafka 3.7
         return "the broker shut down cleanly (an empty marker, as before Kafka 3.7)"
-    return f"the broker shut down cleanly, broker epoch {_n(c['brokerEpoch'])} " \
+    return f"the broker shut down cleanly, broker epoch {_o(c['brokerEpoch'])} " \
         f"(version {c.get('version')})"
 
 
@@ -208,9 +213,9 @@ _SENTENCES = (({"node_id", "cluster_id"}, _meta_properties),
 
 def _entry(e: Any) -> str:
     if isinstance(e, dict) and {"topic", "partition", "offset"} <= e.keys():
-        return f"{e['topic']}-{e['partition']} at {_n(e['offset'])}"
+        return f"{e['topic']}-{e['partition']} at {_o(e['offset'])}"
     if isinstance(e, dict) and {"epoch", "start_offset"} <= e.keys():
-        return f"epoch {e['epoch']} from {_n(e['start_offset'])}"
+        return f"epoch {e['epoch']} from {_o(e['start_offset'])}"
     return " ".join(map(human, e.values())) if isinstance(e, dict) else human(e)
 
 
@@ -223,7 +228,7 @@ def _batch_file(f: dict[str, Any]) -> str:
     if f.get("records") is not None:
         said += f", {_n(f['records'])} record(s) in {_n(f['batches'])} batch(es)"
     if f.get("first_offset") is not None:
-        said += f", offsets {_n(f['first_offset'])}..{_n(f['last_offset'])}"
+        said += f", offsets {_o(f['first_offset'])}..{_o(f['last_offset'])}"
     types = ", ".join(f"{k}={v:,}" for k, v in (f.get("records_by_type") or {}).items())
     control = ", ".join(f"{k}={v:,}" for k, v in
                         (f.get("control_records_by_type") or {}).items())
@@ -244,8 +249,8 @@ def _say(console: Console, line: str) -> None:
 def _partition(console: Console, p: PartitionSummary) -> None:
     head = fold(f"{p.name}  ({p.path})", console_width(console))
     console.print(f"[bold]{escape(p.name)}[/bold]{escape(head[len(p.name):])}")
-    _say(console, f"  log start offset: {_n(p.log_start_offset)}  "
-         f"log end offset: {_n(p.log_end_offset)}")
+    _say(console, f"  log start offset: {_o(p.log_start_offset)}  "
+         f"log end offset: {_o(p.log_end_offset)}")
     for name, content in p.files.items():
         for line in _small_lines(name, content):
             _say(console, "  " + line)
@@ -253,7 +258,7 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         console.print(_segments_table("  segments", p.segments, console))
         ends = sum(not s.decoded for s in p.segments)
         if ends:  # "-" must not read as none
-            _say(console, f"  {ends} segment(s) read at their ends: their batches, records "
+            _say(console, f"  {ends:,} segment(s) read at their ends: their batches, records "
                  "and epochs not counted (kmeta verify reads every batch)")
     else:
         console.print("  no log segments", markup=False, highlight=False)
@@ -267,7 +272,7 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         ctl = p.control_records()
         if ctl:
             _say(console, "  control records: " + ", ".join(
-                f"{k}={v}" for k, v in ctl.items()))
+                f"{k}={v:,}" for k, v in ctl.items()))
     if p.other_files:
         _say(console, "  other files: " + ", ".join(p.other_files))
 
@@ -302,8 +307,8 @@ def _topic_row(t: TopicSummary) -> str:
 def _partition_row(p: PartitionSummary, findings: int) -> str:
     # first..last offset inclusive, as verify says a log's offsets
     start, end = p.log_start_offset, p.log_end_offset
-    offsets = f"no data (empty at {end:,})" if start >= end else f"{start:,}..{end - 1:,}"
-    mark = f" ! {findings} finding(s)" if findings else ""
+    offsets = f"no data (empty at {end})" if start >= end else f"{start}..{end - 1}"
+    mark = f" ! {findings:,} finding(s)" if findings else ""
     return _row("", len(p.segments), p.size, p.first_timestamp, p.last_timestamp,
                 f"{p.name} {offsets}{mark}")
 

@@ -94,7 +94,8 @@ def snapshot_text(s: SnapshotRow, now: int | None) -> str:
         return f"{name}: .checkpoint.{s.state}, {size(s.size)}; {s.fate}"
     age = f" ({duration(now - s.timestamp)} old)" if now is not None and \
         s.timestamp is not None and now >= s.timestamp else ""
-    text = (f"{name}: {size(s.size)}, {s.records if s.records is not None else '?'} records, "
+    records = "?" if s.records is None else f"{s.records:,}"
+    text = (f"{name}: {size(s.size)}, {records} records, "
             f"the log up to {utc(s.timestamp)}{age}")
     if s.log_bytes is not None:
         since = f", {duration(s.since_previous_ms)}" if s.since_previous_ms is not None else ""

@@ -25,7 +25,7 @@ def tiering_lines(result: TieringResult) -> Iterator[str]:
         return
     names = ", ".join(Path(m).name for m in result.metadata_dirs)
     yield (f"remote log metadata: {names} ({result.records:,} records), for "
-           f"{len(result.partitions)} partition(s)")
+           f"{len(result.partitions):,} partition(s)")
     if any(tp.nothing_tiered is None for tp in result.partitions):
         yield ("an empty follower takes the classic way unless follower.fetch.last.tiered."
                "offset.enable is set (default false; Kafka 4.3+)")

@@ -71,7 +71,7 @@ def _problem_lines(findings: list[Finding], rows: int | None) -> list[str]:
                        f"{sum(len(p) for _, p, _ in rest):,} partition(s) "
                        "(--all lists every finding)")
             break
-        said = ", ".join(f"{c} x{k}" if k > 1 else c for c, k in codes.most_common())
+        said = ", ".join(f"{c} x{k:,}" if k > 1 else c for c, k in codes.most_common())
         out.append(f"  {topic}: {len(parts):,} partition(s): {said}")
     return out
 
@@ -99,7 +99,7 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
         offsets = "no batches" if s.first_offset is None else \
             f"offsets {s.first_offset}..{s.last_offset}"
         head.append(folded(
-            f"{paths.show(path)}: {s.segments} segment(s), {s.batches:,} batches, "
+            f"{paths.show(path)}: {s.segments:,} segment(s), {s.batches:,} batches, "
             f"{s.records:,} records, {offsets}, "
             f"epochs {summarise(sorted(s.epochs), 'epochs')}, image {digest}"))
 
@@ -121,9 +121,9 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
     if colour:
         verdict = styled(verdict, "error" if counts["error"] else "ok")
     tail.append(folded(
-        f"{verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
-        f"{counts['info']} info; {report.segments} segment(s), "
-        f"{report.snapshots} snapshot(s), {report.files} file(s) in all checked"))
+        f"{verdict}: {counts['error']:,} error(s), {counts['warning']:,} warning(s), "
+        f"{counts['info']:,} info; {report.segments:,} segment(s), "
+        f"{report.snapshots:,} snapshot(s), {report.files:,} file(s) in all checked"))
 
     def size(lines: list[str]) -> int:
         return sum(line.count("\n") + 1 for line in lines)

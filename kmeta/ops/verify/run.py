@@ -181,7 +181,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
         else:
             add(small_files([f]))
     if loose:
-        report.not_run.append(f"{loose} segment(s) outside a __cluster_metadata-N partition "
+        report.not_run.append(f"{loose:,} segment(s) outside a __cluster_metadata-N partition "
                               "directory: checked as batches only (framing, CRC); KRaft "
                               "record rules, leader epochs, snapshots and the replay need "
                               "the partition directory")
