@@ -469,3 +469,15 @@ def test_a_dir_without_a_metadata_log_says_its_rules_did_not_run(real_data):
     # where a metadata log is, nothing of the kind is said
     kraft = clirun.run("verify", "--json", str(real_data / "kraft41-offsets"))
     assert "no metadata log" not in kraft.stdout
+
+
+def test_a_metadata_dir_of_snapshots_alone_is_said_once_and_counted_as_report_does(
+        real_data):
+    # data-store kept seven KRaft snapshots and bootstrap.checkpoint, not its log segment
+    proc = clirun.run("verify", str(real_data / "data-store"))
+    lines = proc.stdout.splitlines()
+    (log,) = [x for x in lines if x.startswith("kafka-data/__cluster_metadata-0: ")]
+    assert log == "kafka-data/__cluster_metadata-0: no log segment, image not replayed"
+    assert "0 segment(s), 7 snapshot(s) and bootstrap.checkpoint, 17 file(s)" in lines[-1]
+    report = clirun.run("report", str(real_data / "data-store")).stdout
+    assert "7 snapshots in 1 replica" in report

@@ -46,6 +46,9 @@ class VerifyReport:
     #: record-batch files actually read: log segments and snapshots (bootstrap included)
     segments: int = 0
     snapshots: int = 0
+    #: of the snapshots, the bootstrap.checkpoint files (a new cluster's first metadata,
+    #: not a snapshot of the log: the text says them apart, as report does)
+    bootstraps: int = 0
     #: checks that could not run, one line each, so that silence never means "checked"
     not_run: list[str] = field(default_factory=list)
 
@@ -165,6 +168,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
             if f.kind.kind == "bootstrap-checkpoint":
                 add(snapshot_image(f)[1])
                 report.snapshots += 1
+                report.bootstraps += 1
     add(cluster_ids(discovery))
     add(directory_ids(discovery))
     add(topic_ids(discovery))
@@ -174,6 +178,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
         if f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint"):
             add(snapshot_image(f)[1])
             report.snapshots += 1
+            report.bootstraps += f.kind.kind == "bootstrap-checkpoint"
         elif f.is_batches:
             add(scan_only([f]))
             report.segments += 1
