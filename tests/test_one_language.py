@@ -217,6 +217,23 @@ def test_usage_shows_where_several_paths_work(command: str) -> None:
             assert piece.endswith("...") or "MORE..." in piece, (command, usage)
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_argument_help_does_not_repeat_its_name(command: str) -> None:
+    # -h prints the metavar beside its help: "LOCAL PEER [MORE...]  LOCAL PEER [MORE...]:"
+    cmd = _click_app().commands[command]  # type: ignore[attr-defined]
+    for param in cmd.params:
+        if isinstance(param, click.Argument):
+            metavar = param.metavar or param.name.upper()
+            assert not (getattr(param, "help", None) or "").startswith(metavar), \
+                (command, param.help)
+
+
+def test_the_man_page_adds_no_dots_to_a_metavar_that_has_them() -> None:
+    man = (Path(__file__).resolve().parents[1] / "man" / "kmeta.1").read_text()
+    assert "\\fILOCAL PEER [MORE...]\\fR..." not in man
+    assert "\\fILOCAL PEER [MORE...]\\fR" in man
+
+
 def _takes_ctx(param: click.Parameter) -> bool:
     import inspect
 
