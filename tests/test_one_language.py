@@ -71,7 +71,9 @@ def test_a_missing_path_is_unreadable_input(command: str, tmp_path: Path) -> Non
 def test_a_wrong_option_is_a_usage_error(command: str, tmp_path: Path) -> None:
     proc = run(command, "--no-such-option", str(HEALTHY), env={})
     assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("kmeta: error[KM002]: no such option: --no-such-option"), line
+    assert line.endswith(f"(kmeta {command} -h says what it takes)"), line
 
 
 @pytest.mark.parametrize("command", ["dump", "info", "verify"])
