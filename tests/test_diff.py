@@ -180,3 +180,15 @@ def test_data_store_loads_as_kafka_would_and_compares_snapshot_images(
     changed = diff_replicas([str(src), str(tmp_path / "c")])
     (pair,) = changed.pairs
     assert pair.status == "diverged" and pair.image_diff["at_log_start"]
+
+
+def test_majority_names_the_last_offset_it_holds_as_the_ranges_do(real_data: Path) -> None:
+    # three byte-identical logs of 188 records, offsets 0..187: one way of saying where
+    # the common prefix ends, not "0..187" beside "up to offset 188"
+    base = real_data / "kraft32-three" / "data"
+    proc = clirun.run("diff", *(str(base / f"kafka{n}") for n in (1, 2, 3)))
+    assert proc.returncode == 0, proc.stderr
+    assert "offsets 0..187" in proc.stdout
+    (line,) = [x for x in proc.stdout.splitlines() if x.startswith("majority")]
+    assert "the same bytes up to and including offset 187 on " in line, line
+    assert "188" not in line

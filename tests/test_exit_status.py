@@ -219,7 +219,9 @@ OPTIONS = {
 def test_options_that_cannot_hold_exit_2(case: str) -> None:
     proc = run(*OPTIONS[case], timeout=120)
     assert proc.returncode == 2, f"{case}: {proc.returncode}\n{proc.stderr}"
-    assert "Traceback" not in proc.stderr
+    # one style, whether click or kmeta refused it (DESIGN.md, "One language")
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("kmeta: error[KM002]: "), line
 
 
 #: A path named by an option is an input as a PATH is: the same 3 when it is none.

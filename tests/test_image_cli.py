@@ -351,3 +351,13 @@ def test_at_before_the_snapshots_of_a_dir_without_log_is_the_option_s_fault() ->
     assert r.returncode == 2, r.stderr
     assert "--at 0 is before 10, the first offset with an image" in r.stderr
     assert clirun.run("image", where, "--at", "10").returncode == 1  # V020: no log
+
+
+def test_an_empty_table_says_none(real_data: Path) -> None:
+    # ldi-poc's image holds no SCRAM user and no delegation token: a header over no row
+    # reads as a table cut short
+    lines = clirun.run("image", str(real_data / "ldi-poc")).stdout.splitlines()
+    assert "SCRAM users: none" in lines and "delegation tokens: none" in lines
+    assert not any(line.split() == ["owner", "┃", "requester", "┃", "renewers", "┃", "expires"]
+                   for line in lines)
+    assert "brokers" in lines  # a table with rows keeps its title and header

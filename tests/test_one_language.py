@@ -71,7 +71,9 @@ def test_a_missing_path_is_unreadable_input(command: str, tmp_path: Path) -> Non
 def test_a_wrong_option_is_a_usage_error(command: str, tmp_path: Path) -> None:
     proc = run(command, "--no-such-option", str(HEALTHY), env={})
     assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("kmeta: error[KM002]: no such option: --no-such-option"), line
+    assert line.endswith(f"(kmeta {command} -h says what it takes)"), line
 
 
 @pytest.mark.parametrize("command", ["dump", "info", "verify"])
@@ -120,7 +122,7 @@ def test_findings_close_the_report_on_stdout(command: str) -> None:
     proc = run(*REPORTS[command], env={"COLUMNS": "80"})
     assert proc.returncode in (0, 1), proc.stderr
     lines = proc.stdout.splitlines()
-    assert re.fullmatch(r"kmeta: \d+ finding\(s\): .*", lines[-1]), lines[-3:]
+    assert re.fullmatch(r"kmeta: [\d,]+ finding\(s\): .*", lines[-1]), lines[-3:]
     first = next(i for i, line in enumerate(lines) if line.startswith("!! "))
     # the findings block is folded (a history's record lines are data, kept whole)
     assert all(len(line) <= 80 for line in lines[first:]), lines[first:]
@@ -217,6 +219,23 @@ def test_usage_shows_where_several_paths_work(command: str) -> None:
             assert piece.endswith("...") or "MORE..." in piece, (command, usage)
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_argument_help_does_not_repeat_its_name(command: str) -> None:
+    # -h prints the metavar beside its help: "LOCAL PEER [MORE...]  LOCAL PEER [MORE...]:"
+    cmd = _click_app().commands[command]  # type: ignore[attr-defined]
+    for param in cmd.params:
+        if isinstance(param, click.Argument):
+            metavar = param.metavar or param.name.upper()
+            assert not (getattr(param, "help", None) or "").startswith(metavar), \
+                (command, param.help)
+
+
+def test_the_man_page_adds_no_dots_to_a_metavar_that_has_them() -> None:
+    man = (Path(__file__).resolve().parents[1] / "man" / "kmeta.1").read_text()
+    assert "\\fILOCAL PEER [MORE...]\\fR..." not in man
+    assert "\\fILOCAL PEER [MORE...]\\fR" in man
+
+
 def _takes_ctx(param: click.Parameter) -> bool:
     import inspect
 
@@ -227,3 +246,41 @@ def _takes_ctx(param: click.Parameter) -> bool:
 def test_a_suggested_command_pastes_as_it_stands(path: str) -> None:
     line = shell_command("verify", path)
     assert shlex.split(line) == ["kmeta", "verify", path]
+
+
+# ------------------------------------------------------------------------------ ranges
+
+#: A range of offsets: its first and last offset, both included, written ``A..B`` by
+#: every command (a hyphen reads as a minus, or as a snapshot's ``offset-epoch`` id).
+HYPHEN_RANGE = re.compile(r"(?:offsets|log|local log) \d[\d,]*[-–]\d|^ *\d+-\d+: epochs")
+
+
+def test_offset_ranges_are_first_dot_dot_last(real_data: Path) -> None:
+    cases = {
+        "retention": (["retention", real_data / "ldi-poc" / "__cluster_metadata-0"],
+                      "log 0..4928 in 1 segment(s)"),
+        "startup": (["startup", "--partitions", real_data / "kraft32-three" / "data" / "kafka1"],
+                    "_schemas-0: 288 B in 1 segment, offsets 0..2"),
+        "compact": (["compact", real_data / "cp51-connect-cleaned" / "kafka" / "data"
+                     / "docker-connect-configs-0"], "docker-connect-configs-0: offsets 0..106,"),
+        "tiering": (["tiering", FIXTURES / "tiering" / "broker"], "offsets 100..149 are in no"),
+    }
+    for command, (args, said) in cases.items():
+        proc = run(*args, env={})
+        assert proc.returncode in (0, 1), (command, proc.stderr)
+        assert said in proc.stdout, (command, proc.stdout)
+        hyphens = [line for line in proc.stdout.splitlines() if HYPHEN_RANGE.search(line)]
+        assert not hyphens, (command, hyphens)
+
+
+def test_counts_have_separators_offsets_do_not(real_data: Path) -> None:
+    # a count or a size is read: 4,928; an offset is copied (to --to, to a file name) and
+    # is said as verify, dump and the file names say it: 4928
+    ldi = real_data / "ldi-poc"
+    image = run("image", ldi, env={}).stdout.splitlines()[0]
+    assert "(from offset 0, 4,928 log record(s) applied, log end offset 4929)" in image
+    info = run("info", ldi, env={}).stdout
+    assert "log start offset: 0  log end offset: 4929" in info
+    (row,) = [line for line in info.splitlines() if line.startswith("00000000000000000000.log")]
+    assert "4928" in row and "4,814" in row and "4,929" in row, row
+    assert "offsets 0..4928" in run("verify", ldi / "__cluster_metadata-0", env={}).stdout

@@ -154,7 +154,7 @@ def test_a_partition_with_nothing_tiered_explains_no_remote_storage(tmp_path: Pa
     out = run("tiering", tmp_path / "events-1", env={"COLUMNS": "200"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[1:] == [
-        "", "events-1: log start 0, local log 0-199, log end 200; 1 local segment(s), 4.2 KiB",
+        "", "events-1: log start 0, local log 0..199, log end 200; 1 local segment(s), 4.2 KiB",
         "  nothing tiered: no record of __remote_log_metadata-29 (where Kafka's partitioner "
         "puts its metadata) names it"]
     (part,) = [o for o in map(json.loads, run("tiering", "--json", tmp_path / "events-1",

@@ -451,3 +451,33 @@ def test_two_snapshots_ending_at_one_offset(tmp_path):
     d = snapshot_dir(tmp_path, healthy(), [(7, 2), (7, 1)])
     found = codes(d)
     assert found == ["V023"]
+
+
+def test_a_dir_without_a_metadata_log_says_its_rules_did_not_run(real_data):
+    import json
+
+    # a ZooKeeper-mode broker keeps its metadata in ZooKeeper: its logs are fine (exit 0)
+    # but "clean" alone would claim the KRaft rules passed
+    zk = real_data / "kafka25-zk-offsets"
+    text = clirun.run("verify", str(zk))
+    assert text.returncode == 0, text.stderr
+    (line,) = [x for x in text.stdout.splitlines() if x.startswith("not checked:")]
+    assert "no metadata log (a ZooKeeper-mode data dir: meta.properties version 0)" in line
+    summary = json.loads(clirun.run("verify", "--json", str(zk)).stdout.splitlines()[-1])
+    (said,) = summary["not_run"]
+    assert "metadata rules" in said and "KRaft records" in said
+    # where a metadata log is, nothing of the kind is said
+    kraft = clirun.run("verify", "--json", str(real_data / "kraft41-offsets"))
+    assert "no metadata log" not in kraft.stdout
+
+
+def test_a_metadata_dir_of_snapshots_alone_is_said_once_and_counted_as_report_does(
+        real_data):
+    # data-store kept seven KRaft snapshots and bootstrap.checkpoint, not its log segment
+    proc = clirun.run("verify", str(real_data / "data-store"))
+    lines = proc.stdout.splitlines()
+    (log,) = [x for x in lines if x.startswith("kafka-data/__cluster_metadata-0: ")]
+    assert log == "kafka-data/__cluster_metadata-0: no log segment, image not replayed"
+    assert "0 segment(s), 7 snapshot(s) and bootstrap.checkpoint, 17 file(s)" in lines[-1]
+    report = clirun.run("report", str(real_data / "data-store")).stdout
+    assert "7 snapshots in 1 replica" in report

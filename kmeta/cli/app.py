@@ -27,7 +27,14 @@ import typer
 
 from kmeta import __version__
 from kmeta.environment import Environment
-from kmeta.errors import ExitCode, KmetaError, OutputError, UnreadableInput, Verdict
+from kmeta.errors import (
+    ExitCode,
+    KmetaError,
+    OutputError,
+    UnreadableInput,
+    UsageError,
+    Verdict,
+)
 from kmeta.findings import GROUP_OVER
 from kmeta.formats.decoders import DECODERS
 
@@ -308,11 +315,24 @@ def _take_traceback(args: list[str]) -> tuple[list[str], bool]:
     return args, False
 
 
+def _usage_line(e: click.UsageError) -> str:
+    """click's usage error as kmeta's one line: ``kmeta: error[KM002]: what (where the
+    command's options are said)``."""
+    what = e.format_message().strip().rstrip(".")
+    what = what[:1].lower() + what[1:]
+    # click appends its guess as a sentence of its own: one line, one sentence
+    what = what.replace(". Did you mean", "; did you mean").replace(" Did you mean",
+                                                                     "; did you mean")
+    command = e.ctx.command_path if e.ctx is not None else "kmeta"
+    return UsageError(what, hint=f"{command} -h says what it takes").one_line()
+
+
 def main(argv: list[str] | None = None, env: Environment | None = None) -> None:
     """Entry point: one place turns errors into a line on stderr and an exit code.
 
-    ``env``: the streams and variables of the run (default: the process's own).  Usage
-    errors are click's (exit 2); a KmetaError is one line and its own exit code;
+    ``env``: the streams and variables of the run (default: the process's own).  A usage
+    error click finds (an unknown option, a bad value, a missing argument) is KM002's one
+    line, exit 2, as kmeta's own are; a KmetaError is one line and its own exit code;
     anything else is a bug, reported in one line unless ``--traceback`` was given.
     """
     env = env or Environment()
@@ -324,7 +344,23 @@ def main(argv: list[str] | None = None, env: Environment | None = None) -> None:
                               hint="redirect it to a file or to /dev/null instead")
         env = env.guarded()
         with _streams(env):
-            _click_app(_command_named(args, env)).main(args=args, prog_name="kmeta", obj=env)
+            # not standalone: click's errors come here, to be said in kmeta's words
+            code = _click_app(_command_named(args, env)).main(
+                args=args, prog_name="kmeta", obj=env, standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else ExitCode.OK)
+    except click.exceptions.NoArgsIsHelpError as e:  # no arguments: the help, as before
+        with _streams(env):
+            e.show()
+        sys.exit(e.exit_code)
+    except click.UsageError as e:
+        print(_usage_line(e), file=env.stderr)
+        sys.exit(ExitCode.USAGE)
+    except click.ClickException as e:
+        print(f"kmeta: error: {e.format_message()}", file=env.stderr)
+        sys.exit(e.exit_code)
+    except click.Abort:  # end of input at a prompt
+        print("kmeta: aborted", file=env.stderr)
+        sys.exit(1)
     except BrokenPipeError:
         env.quiet_stdout()
         sys.exit(0)

@@ -23,8 +23,8 @@ from kmeta.errors import UsageError
 @command
 def diff(
     replicas: Annotated[list[str], typer.Argument(
-        help="LOCAL PEER [MORE...]: data dirs or __cluster_metadata-0 directories of "
-        "replicas of one cluster.", show_default=False, metavar="LOCAL PEER [MORE...]")],
+        help="Data dirs or __cluster_metadata-0 directories of replicas of one cluster: "
+        "this node's (LOCAL), a peer's, and any more.", show_default=False, metavar="LOCAL PEER [MORE...]")],
     no_images: Annotated[bool, typer.Option(
         "--no-images", help="Skip the cluster-image comparison (faster on long logs).")
     ] = False,

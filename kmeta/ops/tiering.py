@@ -117,7 +117,7 @@ def tiering(path: str | os.PathLike[str], *, metadata_dir: str | os.PathLike[str
         # Without remote log metadata nothing can be said to be tiered; in a cluster that
         # tiers, another broker may hold those partitions.
         result.nothing_tiered = (
-            f"no {METADATA_TOPIC} partition in {meta_root}, so none of its {len(users)} "
+            f"no {METADATA_TOPIC} partition in {meta_root}, so none of its {len(users):,} "
             "user partition(s) is known to be tiered (if the cluster tiers, that topic may "
             "be on another broker: --metadata-dir)")
         return result
@@ -236,22 +236,22 @@ def _judge(tp: TieredPartition, result: TieringResult) -> None:
     for a, b in zip(finished, finished[1:], strict=False):
         if b.start > a.end + 1:
             result.findings.append(Finding(
-                "V151", f"offsets {a.end + 1}-{b.start - 1} are in no "
+                "V151", f"offsets {a.end + 1}..{b.start - 1} are in no "
                 f"remote segment (between {a.segment_id} and {b.segment_id})", where))
         elif b.start <= a.end:
             result.findings.append(Finding(
-                "V151", f"remote segments {a.segment_id} ({a.start}-"
-                f"{a.end}) and {b.segment_id} ({b.start}-{b.end}) overlap", where))
+                "V151", f"remote segments {a.segment_id} ({a.start}.."
+                f"{a.end}) and {b.segment_id} ({b.start}..{b.end}) overlap", where))
     if finished and finished[0].start > log_start:
         result.findings.append(Finding(
-            "V151", f"offsets {log_start}-{finished[0].start - 1} are "
+            "V151", f"offsets {log_start}..{finished[0].start - 1} are "
             "above the log start but in no remote segment", where))
     known = {e.epoch for e in v.cache.entries}
     for s in finished:
         unknown = sorted(set(s.epochs) - known)
         if unknown:
             result.findings.append(Finding(
-                "V152", f"remote segment {s.segment_id} ({s.start}-"
+                "V152", f"remote segment {s.segment_id} ({s.start}.."
                 f"{s.end}) holds epoch(s) {', '.join(map(str, unknown))}, which the local "
                 "leader-epoch-checkpoint does not have", where))
     for seg in tp.segments:
@@ -260,7 +260,7 @@ def _judge(tp: TieredPartition, result: TieringResult) -> None:
                 result.local_retention_ms >= 0 and \
                 result.now - seg.max_timestamp > result.local_retention_ms:
             result.findings.append(Finding(
-                "V150", f"offsets {seg.base}-"
+                "V150", f"offsets {seg.base}.."
                 f"{seg.last} are tiered and older than local.retention.ms: Kafka would have "
                 "deleted them locally (is the remote log manager running?)", seg.path))
 

@@ -27,7 +27,7 @@ def _pct(part: int, whole: int) -> str:
 def compact_lines(result: CompactResult) -> Iterator[str]:
     lay = result.layout
     total = sum(lay.seg_records)
-    span = f"offsets {lay.log_start}-{lay.log_end - 1}" if lay.log_end > lay.log_start \
+    span = f"offsets {lay.log_start}..{lay.log_end - 1}" if lay.log_end > lay.log_start \
         else f"empty (log end {lay.log_end})"
     yield (f"{result.topic}-{result.partition_id}: {span}, {total:,} records, "
            f"{size(sum(lay.seg_bytes))} in {len(lay.bases)} segment(s)")
@@ -56,8 +56,8 @@ def compact_lines(result: CompactResult) -> Iterator[str]:
             yield f"{r.strategy}: every batch up to the round's end ({r.end}):"
             for f in r.batches:
                 span = f"{f.base_offset}" if f.base_offset == f.last_offset else \
-                    f"{f.base_offset}-{f.last_offset}"
-                what = f" {f.control}" if f.control else f" {f.records} record(s)"
+                    f"{f.base_offset}..{f.last_offset}"
+                what = f" {f.control}" if f.control else f" {f.records:,} record(s)"
                 kept = f", keeps {','.join(map(str, f.kept))}" if f.kept and \
                     f.action != "kept" else ""
                 yield f"  {span}{what}: {f.action}{kept}"

@@ -24,8 +24,8 @@ def consumers_lines(result: ConsumersResult) -> Iterator[str]:
         groups = log.groups
         dead = sum(1 for g in groups.values() if g.deleted)
         live = [r for r in result.rows if not r.commit.deleted]
-        yield (f"__consumer_offsets: {len(log.partitions)} partition(s), {log.records:,} "
-               f"records; {len(groups)} group(s) with metadata ({dead} deleted); "
+        yield (f"__consumer_offsets: {len(log.partitions):,} partition(s), {log.records:,} "
+               f"records; {len(groups):,} group(s) with metadata ({dead:,} deleted); "
                f"{len(live)} committed offset(s), {len(result.rows) - len(live)} deleted")
         if result.bare:
             yield (f"{result.bare} of the partitions hold no log segment (a copy without its "
@@ -73,7 +73,7 @@ def _groups_without_offsets(result: ConsumersResult) -> list[Group]:
 
 def _verdict_counts(result: ConsumersResult) -> str:
     counts = result.verdicts
-    parts = [f"{n} {_VERDICT_WORDS[v]}" for v, n in sorted(counts.items())]
+    parts = [f"{n:,} {_VERDICT_WORDS[v]}" for v, n in sorted(counts.items())]
     if result.unmatched:
         parts.append(f"{result.unmatched} in partitions the replica does not hold")
     return ", ".join(parts) or "nothing to check"

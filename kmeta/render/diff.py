@@ -21,7 +21,7 @@ def _range(start: int, end: int) -> str:
 def _side(label: str, only: SideOnly | None) -> str | None:
     if only is None or not only.records:
         return None
-    kinds = ", ".join(f"{t} x{n}" for t, n in only.by_type.most_common())
+    kinds = ", ".join(f"{t} x{n:,}" for t, n in only.by_type.most_common())
     return (f"  only on {label}: {only.records:,} record(s) at offsets "
             f"{only.first}..{only.last}: {kinds}")
 
@@ -85,9 +85,11 @@ def diff_lines(report: DiffReport, *, colour: bool = False, width: int | None = 
     if m is not None:
         yield ""
         # how many hold it, not the quorum size: three that agree are "3 of 3"
+        # prefix_end is an end offset (exclusive): people read the last offset they share
+        held = (f"the same bytes up to and including offset {m['prefix_end'] - 1} on "
+                f"{', '.join(m['held_by'])}" if m["prefix_end"] else "no offset in common")
         yield (f"majority ({len(m['held_by'])} of {len(report.replicas)}, {m['majority_of']} "
-               f"needed): the same bytes up to offset {m['prefix_end']} on "
-               f"{', '.join(m['held_by'])}")
+               f"needed): {held}")
         for label, n in m["beyond"].items():
             yield f"  {label} holds {n:,} offset(s) beyond it"
     yield ""

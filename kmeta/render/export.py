@@ -19,7 +19,7 @@ def table_line(name: str, rows: int) -> str:
 
 def export_lines(result: ExportResult) -> list[str]:
     """Where the tables went, the rows of each and the findings met, by severity."""
-    found = ", ".join(f"{n} {s}" for s, n in sorted(result.findings.items())) or "none"
+    found = ", ".join(f"{n:,} {s}" for s, n in sorted(result.findings.items())) or "none"
     return [f"exported to {result.out} ({result.format}, Spark {result.master}) "
             f"in {result.seconds:.1f} s",
             *(f"  {t}: {n:,} rows from {result.partitions[t]} input partition(s)"

@@ -55,7 +55,11 @@ def _table(title: str, *columns: str, numbers: tuple[str, ...] = ()) -> Table:
 
 def _print(console: Console, table: Table, *drop: str) -> None:
     """``table`` fitted to the console, ``drop``'s columns left out first named first
-    where it must (:func:`fit_table`), and said so under its title."""
+    where it must (:func:`fit_table`), and said so under its title.  An empty table is
+    one line: its title and "none" (a header over no row reads as a table cut short)."""
+    if not table.row_count:
+        console.print(f"{table.title}: none", markup=False, highlight=False)
+        return
     table.title = noted_title(str(table.title), fit_table(table, console, drop), console)
     console.print(table)
 
@@ -64,7 +68,7 @@ def _print(console: Console, table: Table, *drop: str) -> None:
 
 def header_line(result: ImageResult) -> str:
     line = (f"image at offset {result.offset} (from {result.started_from}, "
-            f"{result.records} log record(s) applied"
+            f"{result.records:,} log record(s) applied"
             + (f", log end offset {result.log_end}" if result.log_end is not None else "")
             + f"), digest {result.image.digest()}")
     return line

@@ -5,6 +5,7 @@ rich honours ``NO_COLOR`` and drops colour when stdout is not a terminal.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,6 +55,11 @@ def _n(v: Any) -> str:
     return "-" if v is None else f"{v:,}" if isinstance(v, int) else str(v)
 
 
+def _o(v: Any) -> str:
+    """An offset (or an epoch) as verify, dump and the file names say it: no separators."""
+    return "-" if v is None else str(v)
+
+
 #: The segment tables' columns a narrow terminal loses, first named first: the times
 #: (20 columns each), the epochs, the first offset (the file's name holds it), then the
 #: rest; the file's name is always shown.
@@ -77,7 +83,7 @@ def _segments_table(title: str, files: list[FileSummary], console: Console,
                      else "right", no_wrap=True)
     for s in files:
         name = s.file.rsplit("/", 1)[-1]
-        row = [name] if snapshots else [name, _n(s.first_offset), _n(s.last_offset)]
+        row = [name] if snapshots else [name, _o(s.first_offset), _o(s.last_offset)]
         row += [_n(s.batches), _n(s.records), _n(s.size)]
         row += [_ts(s.first_timestamp), _ts(s.last_timestamp)]
         if not snapshots:
@@ -100,6 +106,7 @@ _PURPOSES = {
     "quorum-state": "this node's view of the quorum",
     "partition-metadata": "the topic id",
     "partition.metadata": "the topic id",
+    ".kafka_cleanshutdown": "the clean shutdown marker",
 }
 
 #: Entries of a checkpoint file shown before the rest is counted.
@@ -109,7 +116,8 @@ _ENTRIES_SHOWN = 4
 def _small_lines(name: str, content: Any) -> list[str]:
     """One sentence for a small file: its name, what Kafka keeps in it, what it
     holds."""
-    purpose = _PURPOSES.get(name.rsplit("/", 1)[-1])
+    base = name.rsplit("/", 1)[-1]
+    purpose = _PURPOSES.get(base) or ("producer state" if base.endswith(".snapshot") else None)
     head = f"{name} ({purpose})" if purpose else name
     return [f"{head}: {_holds(content)}"]
 
@@ -130,21 +138,84 @@ def _holds(content: Any) -> str:
         shown = ", ".join(_entry(e) for e in entries[:_ENTRIES_SHOWN])
         more = f", … ({len(entries):,} entries)" if len(entries) > _ENTRIES_SHOWN else ""
         return shown + more
-    if {"node_id", "cluster_id"} <= content.keys():
-        said = f"node {content['node_id']} of cluster {content['cluster_id']}"
-        content = {k: v for k, v in content.items() if k not in ("node_id", "cluster_id")}
-    else:
-        said = ""
+    for keys, sentence in _SENTENCES:
+        if keys <= content.keys():
+            return sentence(content)
     rest = " ".join(f"{k}={human(v)}" for k, v in content.items()
                     if v not in (None, [], {}, "") and k != "comments")
-    return (f"{said} ({rest})" if said and rest else said or rest) or "empty"
+    return rest or "empty"
+
+
+def _meta_properties(m: dict[str, Any]) -> str:
+    """meta.properties: the node, its cluster, the file's version (KRaft writes 1; 0 is a
+    ZooKeeper-mode broker's, which may have no cluster id)."""
+    said = f"node {m['node_id']}" + (f" of cluster {m['cluster_id']}" if m["cluster_id"]
+                                     else ", no cluster id")
+    said += " (ZooKeeper mode, version 0" if m.get("version") == 0 \
+        else f" (version {m.get('version')}"
+    if m.get("directory_id"):
+        said += f", directory id {m['directory_id']}"
+    extra = m.get("extra") or {}
+    return said + "".join(f", {k}={human(v)}" for k, v in extra.items()) + ")"
+
+
+def _quorum_state(q: dict[str, Any]) -> str:
+    """quorum-state (Kafka's QuorumStateData): the epoch, its leader, this node's vote."""
+    leader = q.get("leaderId", -1)
+    said = f"epoch {_o(q['leaderEpoch'])}, " + (
+        f"leader node {leader}" if leader is not None and leader >= 0 else "no leader known")
+    voted = q.get("votedId", -1)
+    said += f", voted for node {voted}" if voted is not None and voted >= 0 else ", no vote"
+    voters = q.get("currentVoters")
+    if voters is None:  # version 1 keeps the voters in the log (KIP-853)
+        said += "; the voters are in the log"
+    else:
+        ids = sorted(v.get("voterId") for v in voters if isinstance(v, dict))
+        said += f"; voters: {', '.join(map(str, ids)) or 'none'}"
+    # appliedOffset: written, never read by Kafka's KRaft (always 0); said only if not
+    if q.get("appliedOffset"):
+        said += f"; applied offset {_o(q['appliedOffset'])}"
+    return said + f" (version {q.get('data_version', 0)})"
+
+
+def _producer_snapshot(p: dict[str, Any]) -> str:
+    """A producer-state .snapshot: its producers, and whether its CRC holds."""
+    entries = p["producer_entries"]
+    if not entries:
+        said = "no producer"
+    else:
+        shown = ", ".join(f"producer {_o(e.get('producer_id'))} epoch {e.get('epoch')} up to "
+                          f"offset {_o(e.get('last_offset'))}" for e in entries[:_ENTRIES_SHOWN])
+        more = f", … ({len(entries):,} producers)" if len(entries) > _ENTRIES_SHOWN else ""
+        said = shown + more
+    if p.get("crc_valid") is False:
+        said += f"; its CRC {p.get('crc')} does not match its bytes' ({p.get('computed_crc')})"
+    if p.get("trailing_bytes"):
+        said += f"; {_n(p['trailing_bytes'])} byte(s) after the last entry"
+    return said + f" (version {p.get('version')})"
+
+
+def _clean_shutdown(c: dict[str, Any]) -> str:
+    if c["brokerEpoch"] is None:  # empty: the marker before Kafka 3.7
+        return "the broker shut down cleanly (an empty marker, as before Kafka 3.7)"
+    return f"the broker shut down cleanly, broker epoch {_o(c['brokerEpoch'])} " \
+        f"(version {c.get('version')})"
+
+
+#: Small files said in a sentence of their own, known by their keys.
+_SENTENCES = (({"node_id", "cluster_id"}, _meta_properties),
+              ({"leaderEpoch", "votedId"}, _quorum_state),
+              ({"producer_entries", "crc_valid"}, _producer_snapshot),
+              ({"brokerEpoch"}, _clean_shutdown),
+              ({"topic_id", "version"},
+               lambda p: f"topic id {p['topic_id']} (version {p['version']})"))
 
 
 def _entry(e: Any) -> str:
     if isinstance(e, dict) and {"topic", "partition", "offset"} <= e.keys():
-        return f"{e['topic']}-{e['partition']} at {_n(e['offset'])}"
+        return f"{e['topic']}-{e['partition']} at {_o(e['offset'])}"
     if isinstance(e, dict) and {"epoch", "start_offset"} <= e.keys():
-        return f"epoch {e['epoch']} from {_n(e['start_offset'])}"
+        return f"epoch {e['epoch']} from {_o(e['start_offset'])}"
     return " ".join(map(human, e.values())) if isinstance(e, dict) else human(e)
 
 
@@ -157,7 +228,7 @@ def _batch_file(f: dict[str, Any]) -> str:
     if f.get("records") is not None:
         said += f", {_n(f['records'])} record(s) in {_n(f['batches'])} batch(es)"
     if f.get("first_offset") is not None:
-        said += f", offsets {_n(f['first_offset'])}..{_n(f['last_offset'])}"
+        said += f", offsets {_o(f['first_offset'])}..{_o(f['last_offset'])}"
     types = ", ".join(f"{k}={v:,}" for k, v in (f.get("records_by_type") or {}).items())
     control = ", ".join(f"{k}={v:,}" for k, v in
                         (f.get("control_records_by_type") or {}).items())
@@ -178,8 +249,8 @@ def _say(console: Console, line: str) -> None:
 def _partition(console: Console, p: PartitionSummary) -> None:
     head = fold(f"{p.name}  ({p.path})", console_width(console))
     console.print(f"[bold]{escape(p.name)}[/bold]{escape(head[len(p.name):])}")
-    _say(console, f"  log start offset: {_n(p.log_start_offset)}  "
-         f"log end offset: {_n(p.log_end_offset)}")
+    _say(console, f"  log start offset: {_o(p.log_start_offset)}  "
+         f"log end offset: {_o(p.log_end_offset)}")
     for name, content in p.files.items():
         for line in _small_lines(name, content):
             _say(console, "  " + line)
@@ -187,7 +258,7 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         console.print(_segments_table("  segments", p.segments, console))
         ends = sum(not s.decoded for s in p.segments)
         if ends:  # "-" must not read as none
-            _say(console, f"  {ends} segment(s) read at their ends: their batches, records "
+            _say(console, f"  {ends:,} segment(s) read at their ends: their batches, records "
                  "and epochs not counted (kmeta verify reads every batch)")
     else:
         console.print("  no log segments", markup=False, highlight=False)
@@ -201,7 +272,7 @@ def _partition(console: Console, p: PartitionSummary) -> None:
         ctl = p.control_records()
         if ctl:
             _say(console, "  control records: " + ", ".join(
-                f"{k}={v}" for k, v in ctl.items()))
+                f"{k}={v:,}" for k, v in ctl.items()))
     if p.other_files:
         _say(console, "  other files: " + ", ".join(p.other_files))
 
@@ -236,8 +307,8 @@ def _topic_row(t: TopicSummary) -> str:
 def _partition_row(p: PartitionSummary, findings: int) -> str:
     # first..last offset inclusive, as verify says a log's offsets
     start, end = p.log_start_offset, p.log_end_offset
-    offsets = f"no data (empty at {end:,})" if start >= end else f"{start:,}..{end - 1:,}"
-    mark = f" ! {findings} finding(s)" if findings else ""
+    offsets = f"no data (empty at {end})" if start >= end else f"{start}..{end - 1}"
+    mark = f" ! {findings:,} finding(s)" if findings else ""
     return _row("", len(p.segments), p.size, p.first_timestamp, p.last_timestamp,
                 f"{p.name} {offsets}{mark}")
 
@@ -282,6 +353,20 @@ def _topic_lines(topics: list[TopicSummary], width: int | None, room: int | None
     return out
 
 
+def _verify_targets(report: InfoReport, given: list[str]) -> list[str]:
+    """What to hand verify: a small file given alone (quorum-state, meta.properties) is
+    judged with its directory (verify of the file alone checks no log), so its directory
+    is named instead."""
+    small = {os.path.realpath(p) for p in report.small_files}
+    out: list[str] = []
+    for path in given:
+        if os.path.realpath(path) in small:
+            path = os.path.dirname(os.path.normpath(path)) or "."
+        if path not in out:
+            out.append(path)
+    return out
+
+
 def _tail(console: Console, report: InfoReport, given: list[str] | None, expand: bool,
           over: int = GROUP_OVER) -> str:
     """The findings and the line naming verify, as text: ``over``, how many times a code
@@ -299,7 +384,7 @@ def _tail(console: Console, report: InfoReport, given: list[str] | None, expand:
                 _say(console, "  " + line(g, paths))
         else:
             console.print("findings met reading: none", highlight=False)
-        verify = shell_command("verify", *(given or []))
+        verify = shell_command("verify", *_verify_targets(report, given or []))
         said = f"the log's rules are not checked here: {verify}"
         if on_terminal(console) and cell_len(said) > console.width:
             # the command on a line of its own, to be copied (folded only if it must)

@@ -23,18 +23,18 @@ def _split(item: RepairResult | RepairPlan) -> tuple[RepairPlan, RepairResult | 
 
 
 def _counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
 
 
 def _bytes(c: FileChange) -> str:
     if c.action is Action.REBUILT:
-        return f"{c.bytes_out} bytes" if c.bytes_in is None else \
-            f"{c.bytes_in} -> {c.bytes_out} bytes"
+        return f"{c.bytes_out:,} bytes" if c.bytes_in is None else \
+            f"{c.bytes_in:,} -> {c.bytes_out:,} bytes"
     if c.bytes_in is None:
         return "-"
     if c.action is Action.CUT:
-        return f"{c.bytes_in} -> {c.bytes_out} bytes"
-    return f"{c.bytes_in} bytes"
+        return f"{c.bytes_in:,} -> {c.bytes_out:,} bytes"
+    return f"{c.bytes_in:,} bytes"
 
 
 def _offsets(c: FileChange) -> str:
@@ -71,8 +71,8 @@ def repair_lines(item: RepairResult | RepairPlan) -> list[str]:
         span = "" if r.first_offset is None else f", from offset {r.first_offset}" \
             if r.last_offset is None else f", offsets {r.first_offset}..{r.last_offset}"
         types = f" ({_counts(r.batches_by_type)})" if r.batches_by_type else ""
-        lines.append(f"removed: {r.batches} batch(es){types}, {r.records} record(s), "
-                     f"{r.bytes} bytes{span}")
+        lines.append(f"removed: {r.batches:,} batch(es){types}, {r.records:,} record(s), "
+                     f"{r.bytes:,} bytes{span}")
         if r.records_by_type:
             lines.append(f"removed records: {_counts(r.records_by_type)}")
         if r.damage:
@@ -90,7 +90,7 @@ def repair_lines(item: RepairResult | RepairPlan) -> list[str]:
                      f"{c.reason}")
     copied = plan.by_action(Action.COPIED)
     if copied:
-        lines.append(f"  {'copied':<11} {len(copied)} file(s) unchanged")
+        lines.append(f"  {'copied':<11} {len(copied):,} file(s) unchanged")
     lines += [f"note: {n}" for n in plan.notes]
     if result is not None:
         lines += [f"note: {n}" for n in result.notes]

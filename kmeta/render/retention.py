@@ -37,7 +37,7 @@ def _limit_bytes(n: int) -> str:
 def retention_lines(result: RetentionResult) -> Iterator[str]:
     live = [s for s in result.snapshots if s.state == "live"]
     log = "no log" if result.log_start is None else (
-        f"log {result.log_start}-{(result.log_end or 1) - 1} in {len(result.segments)} "
+        f"log {result.log_start}..{(result.log_end or 1) - 1} in {len(result.segments)} "
         f"segment(s), {size(sum(s.size for s in result.segments))}")
     yield (f"{log}; {len(live)} snapshot(s), {size(sum(s.size or 0 for s in live))}; "
            f"judged at {utc(result.now)} UTC ({result.now_from})")
@@ -94,7 +94,8 @@ def snapshot_text(s: SnapshotRow, now: int | None) -> str:
         return f"{name}: .checkpoint.{s.state}, {size(s.size)}; {s.fate}"
     age = f" ({duration(now - s.timestamp)} old)" if now is not None and \
         s.timestamp is not None and now >= s.timestamp else ""
-    text = (f"{name}: {size(s.size)}, {s.records if s.records is not None else '?'} records, "
+    records = "?" if s.records is None else f"{s.records:,}"
+    text = (f"{name}: {size(s.size)}, {records} records, "
             f"the log up to {utc(s.timestamp)}{age}")
     if s.log_bytes is not None:
         since = f", {duration(s.since_previous_ms)}" if s.since_previous_ms is not None else ""
@@ -104,7 +105,7 @@ def snapshot_text(s: SnapshotRow, now: int | None) -> str:
 
 
 def segment_text(seg: SegmentRow) -> str:
-    span = "empty" if seg.last_offset is None else f"offsets {seg.base_offset}-{seg.last_offset}"
+    span = "empty" if seg.last_offset is None else f"offsets {seg.base_offset}..{seg.last_offset}"
     return (f"{seg.path.name}: {span}, {size(seg.size)}, newest batch "
             f"{utc(seg.max_timestamp)}; {seg.fate}")
 

@@ -23,13 +23,13 @@ def snapshot_lines(result: SnapshotWritten) -> list[str]:
     lines = [
         f"wrote {result.path}",
         f"snapshot id: endOffset {result.end_offset} epoch {result.epoch}, "
-        f"{result.record_count} record(s), {result.size} bytes",
-        f"image digest {result.digest} (from {started}, {result.replayed_records} log "
+        f"{result.record_count:,} record(s), {result.size:,} bytes",
+        f"image digest {result.digest} (from {started}, {result.replayed_records:,} log "
         "record(s) applied)",
         f"lastContainedLogTimestamp: {result.last_contained_log_timestamp} "
         f"({_ts(result.last_contained_log_timestamp)}) metadata.version: {level} "
         f"kraft.version: {human(result.kraft_version)}{voters}",
-        "records: " + (", ".join(f"{t} {n}" for t, n in result.records.items()) or "none"),
+        "records: " + (", ".join(f"{t} {n:,}" for t, n in result.records.items()) or "none"),
     ]
     lines += [f"note: {n}" for n in result.notes]
     return lines

@@ -324,7 +324,7 @@ def _epochs(entries: list[tuple[int, int]]) -> str:
 def _partition_line(p: PartitionStartup, paths: Paths) -> str:
     end = p.log_end_offset
     span = "offsets ?" if end is None else "empty" if end <= p.log_start_offset else \
-        f"offsets {p.log_start_offset}-{end - 1}"
+        f"offsets {p.log_start_offset}..{end - 1}"
     head = f"    {p.name}: {size(p.bytes)} in {_n(p.segments, 'segment')}, {span}"
     if p.cost_bytes:
         head += f", re-reads {size(p.cost_bytes)}"

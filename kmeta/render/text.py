@@ -168,7 +168,7 @@ def group_line(g: FindingGroup, paths: Paths, colour: bool = False, each: str = 
     WHERE: message; last: WHERE (--all lists each)``."""
     if g.count == 1:
         return finding_line(g.first, colour, paths)
-    return (f"!! {_head(g.first, colour, f' x{g.count}')}: {CODES[g.first.code][1]}; "
+    return (f"!! {_head(g.first, colour, f' x{g.count:,}')}: {CODES[g.first.code][1]}; "
             f"first: {paths.where(g.first)}: {g.first.message}; "
             f"last: {paths.where(g.last)} ({each})")
 
@@ -179,7 +179,7 @@ def short_group_line(g: FindingGroup, paths: Paths, colour: bool = False) -> str
     a finding alone keeps its whole line."""
     if g.count == 1:
         return finding_line(g.first, colour, paths)
-    return (f"!! {_head(g.first, colour, f' x{g.count}')}: {CODES[g.first.code][1]}; "
+    return (f"!! {_head(g.first, colour, f' x{g.count:,}')}: {CODES[g.first.code][1]}; "
             f"first: {paths.show(g.first.file)} (--all lists each)")
 
 
@@ -203,13 +203,13 @@ def listed_findings(findings: list[Finding], paths: Paths, colour: bool, more: s
         yield group_line(g, paths, colour, each)
     if len(groups) > FINDINGS_SHOWN:
         rest = sum(g.count for g in groups[FINDINGS_SHOWN:])
-        yield f"kmeta: {rest} more finding(s): {more}"
+        yield f"kmeta: {rest:,} more finding(s): {more}"
 
 
 def summary_line(verdict: Verdict) -> str:
     """``kmeta: N finding(s): …``, by severity."""
-    return (f"kmeta: {verdict.total} finding(s): {verdict.errors} error(s), "
-            f"{verdict.warnings} warning(s), {verdict.infos} info")
+    return (f"kmeta: {verdict.total:,} finding(s): {verdict.errors:,} error(s), "
+            f"{verdict.warnings:,} warning(s), {verdict.infos:,} info")
 
 
 def file_lines(ev: FileEvent) -> Iterator[str]:

@@ -25,7 +25,7 @@ def tiering_lines(result: TieringResult) -> Iterator[str]:
         return
     names = ", ".join(Path(m).name for m in result.metadata_dirs)
     yield (f"remote log metadata: {names} ({result.records:,} records), for "
-           f"{len(result.partitions)} partition(s)")
+           f"{len(result.partitions):,} partition(s)")
     if any(tp.nothing_tiered is None for tp in result.partitions):
         yield ("an empty follower takes the classic way unless follower.fetch.last.tiered."
                "offset.enable is set (default false; Kafka 4.3+)")
@@ -37,7 +37,7 @@ def tiering_lines(result: TieringResult) -> Iterator[str]:
 def partition_lines(tp: TieredPartition, count: int) -> Iterator[str]:
     v = tp.view
     start = v.checkpoint_log_start if v.checkpoint_log_start is not None else v.local_log_start
-    local = f"local log {v.local_log_start}-{v.log_end - 1}" if v.log_end > v.local_log_start \
+    local = f"local log {v.local_log_start}..{v.log_end - 1}" if v.log_end > v.local_log_start \
         else f"no local record (local log start {v.local_log_start})"
     yield (f"{v.topic}-{v.partition}: log start {start}, {local}, log end {v.log_end}; "
            f"{len(tp.segments)} local segment(s), {size(sum(s.size for s in tp.segments))}")
@@ -75,7 +75,7 @@ def partition_lines(tp: TieredPartition, count: int) -> Iterator[str]:
 
 
 def segment_text(s: RemoteSegment) -> str:
-    return (f"{s.start}-{s.end}: epochs {_epochs(sorted(s.epochs.items()))}, "
+    return (f"{s.start}..{s.end}: epochs {_epochs(sorted(s.epochs.items()))}, "
             f"{s.state_name}, {size(s.size)}, broker {s.broker} ({s.segment_id})")
 
 

@@ -33,7 +33,7 @@ def truncate_lines(plan: TruncatePlan, width: int | None = None) -> Iterator[str
     r = plan.removed
     yield f"{head}: {plan.replica.label} truncated to offset {plan.cut}"
     yield f"  log end offset: {plan.old_end} -> {plan.cut}"
-    kinds = ", ".join(f"{t} x{n}" for t, n in r.by_type.most_common())
+    kinds = ", ".join(f"{t} x{n:,}" for t, n in r.by_type.most_common())
     yield f"  removed: {r.batches:,} batch(es), {r.records:,} record(s) at offsets " \
         f"{r.first}..{r.last}: {kinds}"
     yield f"  epoch cache: {_pairs(plan.old_epochs)} -> {_pairs(plan.new_epochs)}"

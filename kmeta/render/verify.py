@@ -71,7 +71,7 @@ def _problem_lines(findings: list[Finding], rows: int | None) -> list[str]:
                        f"{sum(len(p) for _, p, _ in rest):,} partition(s) "
                        "(--all lists every finding)")
             break
-        said = ", ".join(f"{c} x{k}" if k > 1 else c for c, k in codes.most_common())
+        said = ", ".join(f"{c} x{k:,}" if k > 1 else c for c, k in codes.most_common())
         out.append(f"  {topic}: {len(parts):,} partition(s): {said}")
     return out
 
@@ -96,12 +96,13 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
     head: list[str] = []
     for path, s in report.logs.items():
         digest = s.image_digest() or "not replayed"
-        offsets = "no batches" if s.first_offset is None else \
-            f"offsets {s.first_offset}..{s.last_offset}"
-        head.append(folded(
-            f"{paths.show(path)}: {s.segments} segment(s), {s.batches:,} batches, "
-            f"{s.records:,} records, {offsets}, "
-            f"epochs {summarise(sorted(s.epochs), 'epochs')}, image {digest}"))
+        # said once: no segment (snapshots alone), segments with no batch, or what they hold
+        held = "no log segment" if not s.segments else \
+            f"{s.segments:,} segment(s), no batch" if s.first_offset is None else \
+            (f"{s.segments:,} segment(s), {s.batches:,} batches, {s.records:,} records, "
+             f"offsets {s.first_offset}..{s.last_offset}")
+        epochs = f"epochs {summarise(sorted(s.epochs), 'epochs')}, " if s.epochs else ""
+        head.append(folded(f"{paths.show(path)}: {held}, {epochs}image {digest}"))
 
     def findings_lines(over: int | None) -> list[str]:
         if over is None:
@@ -121,9 +122,9 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
     if colour:
         verdict = styled(verdict, "error" if counts["error"] else "ok")
     tail.append(folded(
-        f"{verdict}: {counts['error']} error(s), {counts['warning']} warning(s), "
-        f"{counts['info']} info; {report.segments} segment(s), "
-        f"{report.snapshots} snapshot(s), {report.files} file(s) in all checked"))
+        f"{verdict}: {counts['error']:,} error(s), {counts['warning']:,} warning(s), "
+        f"{counts['info']:,} info; {report.segments:,} segment(s), "
+        f"{_snapshots(report)}, {report.files:,} file(s) in all checked"))
 
     def size(lines: list[str]) -> int:
         return sum(line.count("\n") + 1 for line in lines)
@@ -142,3 +143,14 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
             problems = [folded(x) for x in _problem_lines(report.findings,
                                                           len(problems) - 3)]
     env.write_lines(head + problems + body + tail)
+
+
+def _snapshots(report: VerifyReport) -> str:
+    """The snapshots read, bootstrap.checkpoint said apart: it is a new cluster's first
+    metadata, not a snapshot of the log (report counts the log's snapshots alone)."""
+    said = f"{report.snapshots - report.bootstraps:,} snapshot(s)"
+    if report.bootstraps == 1:
+        said += " and bootstrap.checkpoint"
+    elif report.bootstraps:
+        said += f" and {report.bootstraps:,} bootstrap.checkpoint files"
+    return said

@@ -24,7 +24,8 @@ MAN_PAGE = Path("man") / "kmeta.1"
 def _param_label(p: ParamDoc) -> str:
     if p.kind == "argument":
         name = p.metavar or p.name
-        dots = p.nargs != 1 and not name.endswith("...")
+        # a metavar that names its repetition ("LOCAL PEER [MORE...]") gets no more dots
+        dots = p.nargs != 1 and "..." not in name
         label = italic(name.removesuffix("...")) + ("..." if dots or name.endswith("...") else "")
         return label if p.required else f"[{label}]"
     names = ", ".join(bold(n) for n in p.names)
@@ -57,7 +58,9 @@ def _param_entry(p: ParamDoc) -> list[str]:
     if p.multiple and "repeatable" not in p.help.lower():
         parts.append("May be given more than once.")
     if p.required and p.kind == "argument" and p.nargs != 1:
-        parts.append("At least one is required.")
+        # "LOCAL PEER [MORE...]" says itself how many it needs
+        if " " not in (p.metavar or ""):
+            parts.append("At least one is required.")
     elif p.required:
         parts.append("Required.")
     if p.default is not None:

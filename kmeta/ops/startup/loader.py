@@ -340,7 +340,7 @@ def _split(seg: _Segment) -> SegmentSplit | tuple[SegmentSplit, list[_Segment]]:
     pieces = [_piece(seg, g) for g in groups]
     total = sum(p.size for p in pieces)
     if total != seg.size:
-        out.failure = (f"the pieces hold {total} of its {seg.size} bytes (a torn tail): "
+        out.failure = (f"the pieces hold {total:,} of its {seg.size:,} bytes (a torn tail): "
                        "IllegalStateException \"Inconsistent segment sizes after split\"")
         return out
     out.pieces = [(p.name, p.base, p.size, len(g)) for p, g in zip(pieces, groups, strict=True)]
@@ -656,14 +656,14 @@ def _findings(part: PartitionStartup) -> None:
         lost = w.removed_bytes
         if w.cut_code == "V175":
             part.findings.append(Finding(
-                "V175", f"recovery empties {w.file} ({lost} bytes removed): {w.cut_reason} "
+                "V175", f"recovery empties {w.file} ({lost:,} bytes removed): {w.cut_reason} "
                 "(InvalidOffsetException: offsets go backwards); Kafka truncates the segment "
                 "to its base offset", str(part.path / w.file), 0,
                 details={"removed_bytes": lost}))
             continue
         code = "V171" if w.cut_code == "S002" else "V170"
         part.findings.append(Finding(
-            code, f"recovery truncates {w.file} at byte {w.truncated_at} ({lost} bytes "
+            code, f"recovery truncates {w.file} at byte {w.truncated_at} ({lost:,} bytes "
             f"removed): {w.cut_reason}", str(part.path / w.file), w.truncated_at,
             details={"removed_bytes": lost, "cause": w.cut_code}))
     if part.deleted_segments:

@@ -32,7 +32,7 @@ def partitions_without_segments(data_dir: Any) -> Iterator[Finding]:
     bare = sorted((p.topic, p.partition) for p in data_dir.partitions
                   if not p.is_metadata and not p.holds_segments())
     if bare:
-        yield Finding("V028", f"{len(bare)} partition directory(ies) hold no log segment "
+        yield Finding("V028", f"{len(bare):,} partition directory(ies) hold no log segment "
                       f"(an incomplete copy?): {_tps(bare)}; their log end offsets are "
                       "unknown, so the offset checkpoints are not checked against them",
                       str(data_dir.path))
@@ -128,10 +128,10 @@ def checkpoints_agree(data_dir: Any) -> Iterator[Finding]:
     absent = sorted(named - on_disk)
     unnamed = sorted(tp for tp in on_disk - named if tp[0] != METADATA_TOPIC)
     if absent and values:
-        yield Finding("V037", f"{len(absent)} partition(s) named in the offset checkpoints "
+        yield Finding("V037", f"{len(absent):,} partition(s) named in the offset checkpoints "
                       f"have no directory here: {_tps(absent)}", str(data_dir.path))
     if unnamed and values:
-        yield Finding("V037", f"{len(unnamed)} partition directory(ies) are in no offset "
+        yield Finding("V037", f"{len(unnamed):,} partition directory(ies) are in no offset "
                       f"checkpoint (Kafka recovers them from their first segment): "
                       f"{_tps(unnamed)}", str(data_dir.path))
 

@@ -65,7 +65,7 @@ def _index_findings(f: LogFile, segments: dict[int | None, LogFile],
     if index is None:
         return
     if index.trailing_bytes:
-        yield Finding("V031", f"{index.trailing_bytes} bytes after the last whole entry",
+        yield Finding("V031", f"{index.trailing_bytes:,} bytes after the last whole entry",
                       path, index.valid_bytes)
     if index.preallocated and not index.tail_zero:
         yield Finding("V031", "bytes after the last entry are not zero (damage in the "

@@ -46,6 +46,9 @@ class VerifyReport:
     #: record-batch files actually read: log segments and snapshots (bootstrap included)
     segments: int = 0
     snapshots: int = 0
+    #: of the snapshots, the bootstrap.checkpoint files (a new cluster's first metadata,
+    #: not a snapshot of the log: the text says them apart, as report does)
+    bootstraps: int = 0
     #: checks that could not run, one line each, so that silence never means "checked"
     not_run: list[str] = field(default_factory=list)
 
@@ -165,6 +168,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
             if f.kind.kind == "bootstrap-checkpoint":
                 add(snapshot_image(f)[1])
                 report.snapshots += 1
+                report.bootstraps += 1
     add(cluster_ids(discovery))
     add(directory_ids(discovery))
     add(topic_ids(discovery))
@@ -174,6 +178,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
         if f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint"):
             add(snapshot_image(f)[1])
             report.snapshots += 1
+            report.bootstraps += f.kind.kind == "bootstrap-checkpoint"
         elif f.is_batches:
             add(scan_only([f]))
             report.segments += 1
@@ -181,10 +186,12 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
         else:
             add(small_files([f]))
     if loose:
-        report.not_run.append(f"{loose} segment(s) outside a __cluster_metadata-N partition "
+        report.not_run.append(f"{loose:,} segment(s) outside a __cluster_metadata-N partition "
                               "directory: checked as batches only (framing, CRC); KRaft "
                               "record rules, leader epochs, snapshots and the replay need "
                               "the partition directory")
+    if metadata is None:
+        report.not_run += _no_metadata_log(discovery)
     if not report.files:
         raise UnreadableInput("no Kafka file to check", hint="point kmeta at a data dir, a "
                               "partition dir or a file")
@@ -206,3 +213,27 @@ def _told(progress: Progress, segments: list[LogFile]) -> None:
             progress.read(str(f.path), f.path.stat().st_size)
 
 
+#: What verify checks only where a metadata log is (the rest: every segment's framing and
+#: CRCs, the checkpoints and small files, are checked in any data dir).
+METADATA_RULES = ("KRaft records, leader epochs, snapshots, the image replay and placement")
+
+
+def _no_metadata_log(discovery: Discovery) -> list[str]:
+    """One line per data dir when none of them holds a metadata log nor a snapshot: the
+    metadata rules did not run, which a clean summary alone would hide (a ZooKeeper-mode
+    broker keeps its metadata in ZooKeeper, not on disk)."""
+    if any(p.is_metadata for p in discovery.all_partitions()) or any(
+            f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint")
+            for d in discovery.data_dirs for f in d.files) or any(
+            f.kind.kind in ("kraft-snapshot", "bootstrap-checkpoint") or f.is_metadata
+            for f in discovery.files):
+        return []
+    out = []
+    for d in discovery.data_dirs:
+        loaded = load_checked(d.meta_properties)[0] if d.meta_properties else None
+        mode = ""
+        if loaded is not None and loaded.version == 0:
+            mode = " (a ZooKeeper-mode data dir: meta.properties version 0)"
+        out.append(f"{d.path}: no metadata log{mode}: the metadata rules ({METADATA_RULES}) "
+                   "did not run")
+    return out
