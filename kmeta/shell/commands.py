@@ -156,15 +156,10 @@ def help_reply(words: list[str]) -> Reply:
     c = COMMANDS.get(name)
     if c is None or len(words) > 1:
         return _unknown(name)
-    return Reply([f"{c.usage}", f"  {c.summary}", "", *_wrap(c.help)],
+    # the help is one line: a terminal folds it to its width, a pipe keeps it whole
+    return Reply([f"{c.usage}", f"  {c.summary}", "", c.help],
                  [{"kind": "shell_help", "command": c.name, "usage": c.usage,
                    "summary": c.summary}])
-
-
-def _wrap(paragraph: str, width: int = 78) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(paragraph, width)
 
 
 def _unknown(name: str) -> Reply:
