@@ -37,9 +37,11 @@ def shell(
     stands at another point: an offset, a time (2024-05-01T03:12Z, or 03:12 on the
     current day; UTC unless a zone is given; the image after every record stamped before
     it), start, end, a snapshot's name or at snapshot NAME, REPLICA@POINT for another
-    replica. next [N] and prev [N] step record batch by record batch (NoOp heartbeats and
-    control batches are not steps) and print the nodes each added (+), removed (-) and
-    changed (~). diff POINT [POINT] [PATH] compares two points, or two replicas at one;
+    replica; a time before the log's first batch or after its last is said to be. next [N]
+    and prev [N] step record batch by record batch (NoOp heartbeats and control batches
+    are not steps) and print the nodes each added (+), removed (-) and changed (~); with
+    no log, only snapshots, there is no step (at moves between them). diff POINT [POINT]
+    [PATH] (or diff A..B [PATH]) compares two points, or two replicas at one;
     changes [PATH] lists the records up to here that touched a node (a node's history in
     the log); history [N] prints the last N lines typed (all without N), as Kafka's shell
     and bash do; grep PATTERN [PATH] prints the leaves whose text matches; records FROM
@@ -51,10 +53,15 @@ def shell(
     paths, snapshots and replicas; the lines typed are kept in
     $XDG_STATE_HOME/kmeta/history or ~/.kmeta_history; Ctrl-C stops a command, Ctrl-D or
     exit leaves; a reply taller than the screen (counted in the rows its lines wrap to)
-    goes through $PAGER (less -FRX). The opening's bar shows its two passes over the log,
-    index and replay, each against the log's bytes. Commands also come from -c or, when standard input is not a terminal,
-    one per line from it: no prompt, --json objects per command, and the exit status of
-    the last command (2: it could not run as typed; 1: grep matched nothing).
+    goes through $PAGER (less -FRX); on a terminal every line folds to its width, through
+    a pipe it stays whole. The opening's bar shows its two passes over the log, index and
+    replay, each against the log's bytes; what the opening found (a torn tail, a log that
+    is gone: V020) is listed on the opening screen. Commands also come from -c (several
+    run in order) or, when standard input is not a terminal, one per line from it: no
+    prompt, --json objects per command, the findings after them (on stderr; --json: finding
+    objects on stdout), and the exit status of the last command (2: it could not run as
+    typed; 1: grep matched nothing), else 1 when the opening met a finding of severity
+    error, as for every command.
     """
     from kmeta.shell.session import open_session
 
