@@ -361,7 +361,8 @@ def test_the_log_is_the_segments_on_disk() -> None:
     assert out[:2] == ["v020-no-segment at offset 10, a snapshot's end",
                        "  no log, snapshot(s) ending at 10"]
     assert not any("log offsets" in line for line in out), out
-    (at,) = _objects(_shell("--json", only, commands="at").stdout)
+    at, gone = _objects(_shell("--json", only, commands="at").stdout)
+    assert gone["kind"] == "finding" and gone["code"] == "V020"  # the log is gone
     assert (at["log_start_offset"], at["log_end_offset"], at["first_image_offset"]) == \
         (None, None, 10)
 
