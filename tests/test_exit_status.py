@@ -62,7 +62,7 @@ image       3       3    3   3    3       3     3          1      3           3
 history     3       3    3   3    3       3     3          3      3           3
 brokers     3       3    3   3    3       3     3          1      3           3
 retention   3       3    3   3    3       3     3          1      3           3
-shell       3       3    3   3    3       3     3          0      3           3
+shell       3       3    3   3    3       3     3          1      3           3
 consumers   3       3    3   3    3       3     3          3      0           3
 tiering     3       3    3   3    3       3     3          0      0           0
 compact     3       3    3   3    3       3     3          3      2           0

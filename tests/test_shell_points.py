@@ -65,3 +65,32 @@ def test_paths_are_not_points() -> None:
 def test_any_text_is_a_point_or_a_usage_error(text: str) -> None:
     with contextlib.suppress(UsageError):
         parse_point(text)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("0..20", (("offset", 0, None), ("offset", 20, None))),
+    ("4000..end", (("offset", 4000, None), ("end", None, None))),
+    ("ctrl-2@4000..4099", (("offset", 4000, "ctrl-2"), ("offset", 4099, "ctrl-2"))),
+    ("a@end..b@end", (("end", None, "a"), ("end", None, "b"))),
+    ("2024-05-01T03:12Z..03:30", (("time", ms(2024, 5, 1, 3, 12), None),
+                                  ("day_time", (3 * 60 + 30) * 60_000, None))),
+    ("03:12:45.5..end", (("day_time", ((3 * 60 + 12) * 60 + 45) * 1000 + 500, None),
+                         ("end", None, None))),
+    ("00000000000000004000-0000000003.checkpoint..end",
+     (("snapshot", 4000, None), ("end", None, None))),
+])
+def test_a_range_is_two_points(text: str, want: tuple) -> None:
+    from kmeta.shell.points import parse_range
+
+    got = parse_range(text)
+    assert got is not None
+    assert tuple((p.kind, p.value, p.replica) for p in got) == want
+
+
+@pytest.mark.parametrize("text", ["..", "...", "../..", "/image/..", "4000..", "..4000",
+                                  "4000...", "4000..nope", "topics", "4000"])
+def test_what_is_not_a_range(text: str) -> None:
+    """A parent dir (..), a path, a half range: not two points (diff A PATH reads them)."""
+    from kmeta.shell.points import parse_range
+
+    assert parse_range(text) is None

@@ -150,3 +150,33 @@ def test_screen_rows() -> None:
     from kmeta.shell.repl import screen_rows
 
     assert [screen_rows(t, 80) for t in ("", "x" * 80, "x" * 81, "界" * 41)] == [1, 1, 2, 2]
+
+
+def test_the_opening_screen_tells_what_opening_found(tmp_path: Path) -> None:
+    """A torn tail was hidden: the opening screen said where the shell stood and nothing
+    of the S001 verify, image and brokers report; Ctrl-D then exited 0."""
+    from tests.test_shell import _torn
+
+    child = _spawn(_torn(tmp_path), tmp_path)
+    opening = child.before
+    assert "S001" in opening and "torn tail" in opening, opening
+    assert "kmeta: 1 finding(s): 1 error(s)" in opening, opening
+    assert "kmeta verify" in opening
+    child.send("pwd\r")
+    child.expect(PROMPT)
+    assert _leave(child) == 1  # the log has an error finding, as every command says it
+
+
+def test_replies_fold_to_the_screen(tmp_path: Path) -> None:
+    """The lines the shell keeps whole for a pipe fold on an 80-column screen, each
+    continuation indented (kmeta.environment.fold), none wider than the screen."""
+    from tests.terminal import check, run_in_terminal
+
+    run = run_in_terminal(["shell", "-c", "at 12000; next; changes "
+                           "/image/topics/byName/orders; replica", str(HEALTHY)])
+    check(run)  # among its checks: no line wider than the terminal
+    lines = run.text.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith(">> offsets 12000.."))
+    assert lines[head + 1].startswith("    PARTITION_RECORD"), run.text  # the step's line
+    # a record of changes: its fields continue on rows of their own, indented
+    assert any(line.startswith("         topicId=") for line in lines), run.text

@@ -397,6 +397,31 @@ def test_snapshots_only(real_data: Path) -> None:
         assert tl.image_at(end)[0].digest() == build_image(log, at=end).image.digest()
     with pytest.raises(UsageError, match="no log"):
         tl.image_at(ends[0] + 1)
+    # no batch to step over: a step goes nowhere (it went to the last or first snapshot)
+    assert tl.next_batch(ends[0]) == ends[0] and tl.prev_batch(ends[-1]) == ends[-1]
+    # the log is gone, as image says (V020)
+    assert [f.code for f in tl.findings] == ["V020"]
+    assert [f.code for f in build_image(log).findings] == ["V020"]
+
+
+def test_findings_are_told_once(tmp_path: Path) -> None:
+    """The index and the replay both read a torn tail: one S001, as kmeta image has it."""
+    copy = tmp_path / "__cluster_metadata-0"
+    shutil.copytree(HEALTHY_META, copy)
+    last = sorted(copy.glob("*.log"))[-1]
+    last.write_bytes(last.read_bytes()[:-30])
+    tl = Timeline.open(copy)
+    assert [f.code for f in tl.findings] == ["S001"]
+    assert [(f.code, f.offset) for f in tl.findings] == \
+        [(f.code, f.offset) for f in build_image(copy).findings]
+
+
+def test_the_times_of_the_log() -> None:
+    tl = Timeline.open(HEALTHY)
+    first, last = tl.time_range()
+    assert tl.offset_at(first - 1) == 0 and tl.offset_at(last + 1) == tl.end
+    assert tl.offset_at(last) < tl.end
+    assert Timeline.open(sorted(HEALTHY_META.glob("*.checkpoint"))[-1]).time_range() is None
 
 
 # ---------------------------------------------------------------------- replicas

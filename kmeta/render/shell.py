@@ -5,7 +5,6 @@ changed, the records that touched a node, the replicas.  The node tree's own tex
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,33 +12,12 @@ from kmeta.render.brokers import utc
 
 #: how a change to a node is marked, as diff(1) and git mark lines
 MARKS = {"added": "+", "removed": "-", "changed": "~"}
-#: where the shell's own lines fold (Kafka's node texts, cat's, are never folded)
-WIDTH = 80
+#: A changed node whose path and texts together are longer than this shows the old and
+#: the new text on lines of their own (was:, now:), one above the other.
+SIDE_BY_SIDE = 70
 
-
-def fold_items(head: str, items: list[str], width: int = WIDTH) -> list[str]:
-    """``head`` and ``items`` joined by ", ", folded between items (an item is never cut:
-    ``isr [1] -> []`` stays on one line), continuations indented four spaces."""
-    lines, line = [], head
-    for i, item in enumerate(items):
-        piece = item + ("," if i < len(items) - 1 else "")
-        sep = "" if line == head else " "
-        if len(line) + len(sep) + len(piece) > width and line.strip():
-            lines.append(line.rstrip())
-            line = "    " + piece
-        else:
-            line += sep + piece
-    lines.append(line)
-    return lines
-
-
-def fold(line: str, width: int = WIDTH) -> list[str]:
-    """A long line folded at spaces, its continuations indented four spaces (a word
-    longer than a line stays whole)."""
-    if len(line) <= width:
-        return [line]
-    return textwrap.wrap(line, width, subsequent_indent="    ", break_long_words=False,
-                         break_on_hyphens=False) or [line]
+# Every line here is whole: a script greps it.  On a terminal the shell's front ends fold
+# each line to the screen (kmeta.shell.replies.texts, as every command's lines are).
 
 
 def _time(provenance: Any) -> int | None:
@@ -92,8 +70,17 @@ def where_lines(replica: str, offset: int, provenance: Any, timeline: Any) -> li
         at = ", a snapshot's end"
     else:
         at = ""
-    return [f"{replica} at offset {offset}{at}", *fold(f"  {log_words(timeline)}"),
-            f"  {after}"]
+    return [f"{replica} at offset {offset}{at}", f"  {log_words(timeline)}", f"  {after}"]
+
+
+def time_note(typed: str, where: str, stamp: int) -> str:
+    """A time outside the log's: ``(2020-01-01 is before the log's first batch, stamped
+    …: the image before any record of it)``, or after its last."""
+    if where == "before":
+        return f"({typed} is before the log's first batch, stamped {utc(stamp)} UTC: " \
+            "the image before any record of the log)"
+    return f"({typed} is after the log's last batch, stamped {utc(stamp)} UTC: the image " \
+        "after every record of the log)"
 
 
 def where_object(replica: str, offset: int, provenance: Any, timeline: Any
@@ -120,16 +107,14 @@ def change_lines(changes: list[tuple[str, str, str | None, str | None]]) -> list
         if kind == "changed":
             fields = changed_fields(old or "", new or "")
             if fields is not None:
-                out += fold_items(f"{mark} {path}: ", [f"{k} {a} -> {b}" for k, a, b in fields])
-                continue
-            elif len(path) + len(old or "") + len(new or "") < 70:
+                out.append(f"{mark} {path}: " + ", ".join(f"{k} {a} -> {b}"
+                                                         for k, a, b in fields))
+            elif len(path) + len(old or "") + len(new or "") < SIDE_BY_SIDE:
                 out.append(f"{mark} {path}: {old} -> {new}")
             else:
-                out += [f"{mark} {path}", *fold(f"    was: {old}"), *fold(f"    now: {new}")]
-                continue
+                out += [f"{mark} {path}", f"    was: {old}", f"    now: {new}"]
         else:
             out.append(f"{mark} {path}: {new if kind == 'added' else old}")
-        out[-1:] = fold(out[-1])
     return out
 
 
@@ -186,11 +171,12 @@ def step_lines(low: int, high: int, records: list[Any],
     counts: dict[str, int] = {}
     for r in records:
         counts[r.type_name] = counts.get(r.type_name, 0) + 1
-    what = ", ".join(f"{t} x{n}" if n > 1 else t for t, n in counts.items()) or "no record"
+    what = ", ".join(f"{t} x{n}" if n > 1 else t for t, n in counts.items()) or \
+        "no metadata record (heartbeats, control records)"
     when = f" epoch {records[-1].leader_epoch} {utc(records[-1].timestamp)}" if records \
         else ""
     arrow = ">>" if forward else "<<"
-    out = fold(f"{arrow} offsets {low}..{high - 1}{when}: {what}")
+    out = [f"{arrow} offsets {low}..{high - 1}{when}: {what}"]
     out += change_lines(changes) if changes else ["  (no node changed)"]
     return out
 
@@ -224,7 +210,7 @@ def history_lines(rows: list[tuple], path: str) -> list[str]:
     for r in rows:
         fields = ", ".join(f"{k}={v}" for k, v in (r.data or {}).items())
         line = f"{r.offset:>10} {utc(r.timestamp)} e{r.leader_epoch} {r.type_name} v{r.version}"
-        out += fold(f"{line}: {fields}" if fields else line)
+        out.append(f"{line}: {fields}" if fields else line)
     return out
 
 
@@ -275,3 +261,18 @@ def _node_object(path: str, node: Any, names: bool, value: bool) -> dict[str, An
         obj["text"] = None if node.is_dir else node.text
         obj["value"] = node.json
     return obj
+
+
+def findings_lines(findings: list[Any], given: list[str], colour: bool = False) -> list[str]:
+    """What opening the replicas found, as every command lists its findings (a code met
+    many times as one line, paths under what the user typed), the count line, and where
+    to see the rest of the dir's; nothing when it found nothing."""
+    if not findings:
+        return []
+    from kmeta.errors import Verdict
+    from kmeta.render.text import Paths, listed_findings, shell_command, summary_line
+
+    verify = shell_command("verify", *given)
+    lines = list(listed_findings(findings, Paths(given), colour, f"{verify} lists them"))
+    return [*lines, summary_line(Verdict(findings)),
+            f"  (met opening the log; {verify} checks all of it)"]

@@ -84,21 +84,25 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("at", "at [POINT | snapshot NAME]", "Move to another point in the log.",
             "Stand at the image after every record below an offset.  POINT is an offset "
             "(4000), a time (2024-05-01T03:12Z, or 03:12 on the current day; UTC unless a "
-            "zone is given: the image after every record stamped before it), start, end, "
-            "or a snapshot's name; REPLICA@POINT stands on another replica.  Without a "
-            "point: where the shell stands.", lambda s, w, j: s.at(w)),
+            "zone is given: the image after every record stamped before it; a time before "
+            "the log's first batch or after its last says so), start, end, or a "
+            "snapshot's name; REPLICA@POINT stands on another replica.  Without a point: "
+            "where the shell stands.", lambda s, w, j: s.at(w)),
     Command("next", "next [N]", "Step forward N record batches (default 1).",
             "Move past the next N batches of metadata records (leader changes and NoOp "
             "heartbeats are not steps), printing what each changed as nodes added (+), "
-            "removed (-) and changed (~).", lambda s, w, j: s.step(True, _count(w, "next"))),
+            "removed (-) and changed (~); a stretch of heartbeats alone is a step that "
+            "changes nothing.  With no log, only snapshots, there is no step: at OFFSET "
+            "stands at a snapshot's end.", lambda s, w, j: s.step(True, _count(w, "next"))),
     Command("prev", "prev [N]", "Step back N record batches (default 1).",
             "As next, backwards: what each batch had changed.",
             lambda s, w, j: s.step(False, _count(w, "prev"))),
     Command("diff", "diff POINT [POINT] [PATH]", "Compare the image at two points.",
             "The nodes added, removed and changed from the first point to the second "
             "(default: where the shell stands), under PATH (default: /image).  Points are "
-            "as for at: diff 4000 end /image/topics; diff ctrl-1@end ctrl-2@end compares "
-            "two replicas.", lambda s, w, j: s.diff(list(w))),
+            "as for at, and A..B says both, as kmeta prints ranges: diff 4000 end "
+            "/image/topics; diff 0..20; diff ctrl-1@end ctrl-2@end compares two replicas.",
+            lambda s, w, j: s.diff(list(w))),
     Command("changes", "changes [PATH]", "The records that touched a node (not typed lines).",
             "Every metadata record up to where the shell stands that touched the node at "
             "PATH (default: the working directory), under it or above it, with its offset, "
@@ -118,7 +122,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "The records from offset FROM to offset TO, both included (default: the "
             "record at FROM; FROM..TO says the same, as kmeta prints ranges), as kmeta "
             "dump -r prints them; with --json, dump's record objects.  end is the last "
-            "record.  A long range is written as it is read, through the pager.",
+            "record.  A long range is written as it is read, through the pager.  With no "
+            "log, only snapshots, there is no record to print: dump -r prints a "
+            "snapshot's.",
             lambda s, w, j: s.records(w, j)),
     Command("replica", "replica [NAME]", "List the replicas, or switch to one.",
             "Without NAME: each replica given, its log's extent, * where the shell "
@@ -156,15 +162,10 @@ def help_reply(words: list[str]) -> Reply:
     c = COMMANDS.get(name)
     if c is None or len(words) > 1:
         return _unknown(name)
-    return Reply([f"{c.usage}", f"  {c.summary}", "", *_wrap(c.help)],
+    # the help is one line: a terminal folds it to its width, a pipe keeps it whole
+    return Reply([f"{c.usage}", f"  {c.summary}", "", c.help],
                  [{"kind": "shell_help", "command": c.name, "usage": c.usage,
                    "summary": c.summary}])
-
-
-def _wrap(paragraph: str, width: int = 78) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(paragraph, width)
 
 
 def _unknown(name: str) -> Reply:

@@ -12,6 +12,9 @@ shell's ``at``, ``diff`` and ``records`` take one in any of these spellings:
   ``.checkpoint``) or, for ``at``, ``snapshot NAME``;
 * any of them after ``REPLICA@`` to name another replica (``ctrl-2@end``).
 
+Where a command takes two points, ``A..B`` says both, as kmeta prints ranges
+(:func:`parse_range`).
+
 Pure: :func:`parse_point` turns the words into a :class:`Point`; the session resolves it
 against a replica's timeline.
 """
@@ -73,6 +76,24 @@ def looks_like_point(text: str) -> bool:
     except UsageError:
         return False
     return not text.startswith("/")
+
+
+def parse_range(text: str) -> tuple[Point, Point] | None:
+    """``A..B``, the way kmeta prints a range (``records 10..12``, ``diff 0..20``), as its
+    two points; None where ``text`` is not two points joined by ``..`` (``..`` alone is a
+    path).  B without a replica is on A's: ``ctrl-2@4000..4099``."""
+    if text.startswith("/"):
+        return None
+    at = text.find("..")
+    while at >= 0:
+        a, b = text[:at], text[at + 2:]
+        if a.strip(".") and b.strip(".") and looks_like_point(a) and looks_like_point(b):
+            first, second = parse_point(a), parse_point(b)
+            if second.replica is None:
+                second = Point(second.kind, second.value, second.text, first.replica)
+            return first, second
+        at = text.find("..", at + 1)
+    return None
 
 
 def _point(spec: str, text: str) -> Point | None:

@@ -26,7 +26,7 @@ from kmeta.environment import Environment
 from kmeta.errors import ExitCode
 from kmeta.render.shell import prompt
 from kmeta.shell.commands import COMMANDS, run_line
-from kmeta.shell.replies import Reply, texts
+from kmeta.shell.replies import Reply, run_status, texts
 from kmeta.shell.session import Session
 
 #: commands whose arguments are node paths (every argument, or the first only)
@@ -112,16 +112,22 @@ class ShellCompleter(Completer):
         return out
 
 
-def repl(env: Environment, session: Session, json_out: bool) -> int:
-    """Read, run and print until Ctrl-D or ``exit``; the status of the last command."""
+def repl(env: Environment, session: Session, json_out: bool, given: list[str]) -> int:
+    """Read, run and print until Ctrl-D or ``exit``; the status of the last command, or
+    1 where opening the log met an error finding, which the opening screen lists
+    (``given``: the paths typed, which the findings' files are shown under)."""
     from prompt_toolkit import PromptSession
+
+    from kmeta.render.shell import findings_lines
 
     prompt_session: Any = PromptSession(history=_history(env.environ),
                                         completer=ShellCompleter(session),
                                         complete_while_typing=False)
     status = int(ExitCode.OK)
     env.write_lines([f"kmeta shell: {len(session.replicas.names())} replica(s); help lists "
-                     "the commands, Ctrl-D leaves.", *session.where().lines])
+                     "the commands, Ctrl-D leaves.",
+                     *findings_lines(session.findings, given, env.colour(env.stdout)),
+                     *session.where().lines])
     while True:
         h = session.here
         session.width = shutil.get_terminal_size((80, 24)).columns
@@ -146,7 +152,7 @@ def repl(env: Environment, session: Session, json_out: bool) -> int:
             continue
         if leave:
             break
-    return status
+    return run_status(status, session.findings)
 
 
 def _show(env: Environment, reply: Reply, json_out: bool) -> int:

@@ -83,3 +83,14 @@ def write_reply(reply: Reply, json_out: bool, out: TextIO, err: TextIO,
     out.flush()
     err.flush()
     return status[0]
+
+
+def run_status(last: int, findings: Iterable[Any]) -> int:
+    """The exit status of a shell run: its last reply's where that is not 0 (2: it could
+    not run as typed, 1: grep matched nothing), else what every command's findings give
+    (1 when opening the log met a finding of severity error: one language)."""
+    if last != ExitCode.OK:
+        return last
+    from kmeta.errors import Verdict
+
+    return int(Verdict(findings).exit_code())

@@ -25,6 +25,7 @@ from typing import Any
 from kmeta.core import image_nodes as nodes
 from kmeta.core.image import MetadataImage
 from kmeta.errors import ExitCode, KmetaError, UsageError
+from kmeta.findings import Finding
 from kmeta.ops.replay import Provenance, Replicas, Timeline
 from kmeta.render import nodes as node_text
 from kmeta.render import shell as text
@@ -80,6 +81,12 @@ class Session:
     # ------------------------------------------------------------------ positions
 
     @property
+    def findings(self) -> list[Finding]:
+        """What opening the replicas found (damaged batches, a log that is gone), as
+        ``kmeta image`` reports it: the shell's findings, for its exit status."""
+        return [f for name in self.replicas.names() for f in self.replicas[name].findings]
+
+    @property
     def timeline(self) -> Timeline:
         return self.replicas[self.here.replica]
 
@@ -106,9 +113,7 @@ class Session:
                                  hint="snapshots: " + snapshot_names(timeline))
             offset = point.value  # type: ignore[assignment]
         else:
-            ms = point.value if point.kind == "time" else on_day_of(
-                point.value, self._time_here(timeline))  # type: ignore[arg-type]
-            offset = timeline.offset_at(ms)  # type: ignore[arg-type]
+            offset = timeline.offset_at(self._ms(point, timeline))
         if offset > timeline.end:
             past = f"past {replica}'s log end offset {timeline.end}" \
                 if timeline.log_end is not None else \
@@ -120,6 +125,29 @@ class Session:
                              f"the first offset {replica} has an image at",
                              hint=text.log_words(timeline, images=False))
         return replica, offset
+
+    def _ms(self, point: Point, timeline: Timeline) -> int:
+        """The time a time point names, in ms: a time of day on the day the session
+        stands at."""
+        assert point.value is not None
+        return point.value if point.kind == "time" else on_day_of(
+            point.value, self._time_here(timeline))
+
+    def time_note(self, point: Point, replica: str) -> str | None:
+        """Where a time point falls outside the log's times, a line that says so (the
+        image there is still the state after every record stamped before it: none of
+        the log's, or all of them); None otherwise.  Asked before the session moves (a
+        time of day is on the day where it stands)."""
+        timeline = self.replicas[replica]
+        span = timeline.time_range()
+        if point.kind not in ("time", "day_time") or span is None:
+            return None
+        ms = self._ms(point, timeline)
+        if ms < span[0]:
+            return text.time_note(point.text, "before", span[0])
+        if ms > span[1]:
+            return text.time_note(point.text, "after", span[1])
+        return None
 
     def _time_here(self, timeline: Timeline) -> int:
         stamp = self.here.provenance.last_contained_log_time_ms
@@ -191,9 +219,14 @@ class Session:
             words = ["snapshot:" + words[1]]
         if len(words) != 1:
             return refused("at: one point", "at OFFSET | at TIME | at snapshot NAME | at end")
-        replica, offset = self.resolve_point(parse_point(words[0]))
+        point = parse_point(words[0])
+        replica, offset = self.resolve_point(point)
+        note = self.time_note(point, replica)
         self.move(replica, offset)
-        return self.where()
+        reply = self.where()
+        if note is not None:
+            reply.lines = [note, *reply.lines]
+        return reply
 
     def _snapshot_names(self) -> str:
         return snapshot_names(self.timeline)
@@ -209,11 +242,16 @@ class Session:
         nodes it changed.  One replay over the steps (:meth:`Timeline.walk`), each batch
         read by its position: a step costs the batch and the image, however long the
         log; two trees are held at a time, and the steps' lines."""
+        name = "next" if forward else "prev"
         if count < 1:
-            return refused(f"{'next' if forward else 'prev'}: {count}: a count is 1 or more")
+            return refused(f"{name}: {count}: a count is 1 or more")
         out = Reply()
         timeline = self.timeline
         here = self.here
+        if timeline.index is None:  # a step is a record batch: snapshots alone have none
+            ends = ", ".join(str(s.end_offset) for s in timeline.snapshots())
+            return refused(f"{name}: {here.replica} has no log, only snapshots: no record "
+                           "batch to step over", f"at OFFSET stands at a snapshot's end: {ends}")
         to = timeline.next_batch(here.offset, count) if forward else \
             timeline.prev_batch(here.offset, count)
         low, high = sorted((here.offset, to))
@@ -226,7 +264,11 @@ class Session:
                     changes_under(tree, before_tree, "/image")
                 steps.append((before_offset, offset, changes))
             before_offset, before_tree = offset, tree
-        if steps and steps[-1][1] < high:
+        if not steps and high > low:
+            # no data batch between, only heartbeats (or control batches) up to the log's
+            # end or from its start: a step all the same, which changes no node
+            steps.append((low, high, []))
+        elif steps and steps[-1][1] < high:
             # the heartbeats after the last data batch, up to where the shell stood (or
             # the log's end): part of that step, which they change nothing of
             steps[-1] = (steps[-1][0], high, steps[-1][2])
@@ -247,9 +289,13 @@ class Session:
     def diff(self, words: list[str]) -> Reply:
         """``diff A [B] [PATH]``: the nodes added, removed and changed from point A to
         point B (default: where the session stands), under PATH (default: /image)."""
-        from kmeta.shell.points import looks_like_point
+        from kmeta.shell.points import looks_like_point, parse_range
 
-        points = []
+        points: list[Point] = []
+        both = parse_range(words[0]) if words else None
+        if both is not None:  # diff 0..20, as records 0..20
+            points += both
+            words.pop(0)
         while words and len(points) < 2 and looks_like_point(words[0]):
             points.append(parse_point(words.pop(0)))
         if not points or len(words) > 1:
@@ -258,9 +304,11 @@ class Session:
         if len(points) == 1:
             points.append(Point("here", None, "."))
         (ra, oa), (rb, ob) = (self.resolve_point(p) for p in points)
+        notes = [n for p, r in zip(points, (ra, rb), strict=True)
+                 if (n := self.time_note(p, r)) is not None]
         path = absolute(self.here.cwd, words[0]) if words else "/image"
         changes = changes_under(self._tree_at(ra, oa), self._tree_at(rb, ob), path)
-        return Reply(text.diff_lines(changes, f"{ra}@{oa}", f"{rb}@{ob}", path),
+        return Reply([*notes, *text.diff_lines(changes, f"{ra}@{oa}", f"{rb}@{ob}", path)],
                      [text.diff_object(ra, oa, rb, ob, path, changes)])
 
     def _tree_at(self, replica: str, offset: int) -> Any:
@@ -337,29 +385,37 @@ class Session:
         ``kmeta dump -r`` prints them (``--json``: its record objects).  Streamed: read
         as they are written, so a range of the whole log shows its first screen at once
         and holds what ``dump -r`` holds."""
-        if len(words) == 1 and ".." in words[0].strip(".") and "@" not in words[0]:
-            words = words[0].split("..", 1)  # records 4000..4099, the way kmeta prints it
-        if not words or len(words) > 2 or not all(words):
+        from kmeta.shell.points import parse_range
+
+        both = parse_range(words[0]) if len(words) == 1 else None
+        if not both and (not words or len(words) > 2 or not all(words)):
             return refused("records: records FROM [TO]", "e.g. records 4000 4099, "
                            "records 4000..4099")
-        (ra, oa), *rest = (self._record_point(w) for w in words)
+        points = list(both) if both else [parse_point(w) for w in words]
+        (ra, oa), *rest = (self._record_point(p) for p in points)
         rb, ob = rest[0] if rest else (ra, oa)
         if ra != rb:
             return refused("records: both points on one replica")
         if ob < oa:
-            return refused(f"records: {words[-1]} is before {words[0]}")
+            return refused(f"records: {points[-1].text} is before {points[0].text}")
         from kmeta.render.jsonl import render as render_json
         from kmeta.render.text import render as render_text
+        from kmeta.render.text import shell_command
 
         timeline = self.replicas[ra]
+        if timeline.index is None:  # the records of a snapshot are dump's to print
+            snaps = timeline.snapshots()
+            snap = next((s for s in reversed(snaps) if s.end_offset <= ob + 1), snaps[0])
+            return refused(f"records: {ra} has no log, only snapshots",
+                           "a snapshot's records: " + shell_command("dump", "-r",
+                                                                    str(snap.path)))
         return Reply(render_text(timeline.records(oa, ob), records=True),
                      (json.loads(line) for line in render_json(timeline.records(oa, ob),
                                                                records_only=True)))
 
-    def _record_point(self, word: str) -> tuple[str, int]:
+    def _record_point(self, point: Point) -> tuple[str, int]:
         """The replica and offset of a record a point names: ``end`` is the log's last
         record, not the log end offset after it."""
-        point = parse_point(word)
         replica, offset = self.resolve_point(point)
         if point.kind == "end" and offset > self.replicas[replica].start:
             offset -= 1
@@ -368,9 +424,8 @@ class Session:
     def replica(self, words: list[str]) -> Reply:
         if not words:
             names = self.replicas.names()
-            return Reply([line for n in names for line in text.fold(
-                ("* " if n == self.here.replica else "  ")
-                + text.replica_line(n, self.replicas[n]))],
+            return Reply([("* " if n == self.here.replica else "  ")
+                          + text.replica_line(n, self.replicas[n]) for n in names],
                 [text.replica_object(n, self.replicas[n], n == self.here.replica)
                  for n in names])
         if len(words) != 1:

@@ -186,7 +186,7 @@ EXIT_MEANINGS = {
                   "an internal topic; for one that reads the log itself (history, "
                   "snapshot, truncate, repair), a metadata partition whose log segments are "
                   "gone. The commands that can answer from its snapshots (image, brokers, "
-                  "retention, and info, verify, report) answer, with verify's V020 error "
+                  "retention, shell, and info, verify, report) answer, with verify's V020 error "
                   "finding: 1. One status for each of these, for every command; a file that "
                   "cannot be opened among others read is an S008 finding, and 3 too.",
     "INTERNAL": "Internal error: a bug in kmeta. Run again with --traceback and report it.",

@@ -231,8 +231,9 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "\"shell_step\" per step; diff a \"shell_diff\"; changes PATH a \"shell_record\" "
         "per record, history N a \"shell_command\" per line typed; grep a \"shell_match\" per "
         "leaf; records dump's record objects; replica a \"shell_replica\" per replica; help "
-        "a \"shell_help\" per command; and a command that cannot run a \"shell_error\". "
-        "shell_node keys:",
+        "a \"shell_help\" per command; and a command that cannot run a \"shell_error\"; "
+        "then a \"finding\" per finding opening the log met (a torn tail, a log that is "
+        "gone: V020). shell_node keys:",
         (SHELL_NODE, SHELL_AT, SHELL_CD, SHELL_STEP, SHELL_CHANGE, SHELL_DIFF, SHELL_RECORD,
          SHELL_COMMAND, SHELL_MATCH, SHELL_REPLICA, SHELL_HELP, SHELL_ERROR),
     ),

@@ -62,7 +62,7 @@ from kmeta.ops.redact import SECRET_TYPES, redact
 from kmeta.ops.replay.engine import Replay, replay_log, snapshot_image
 from kmeta.ops.replay.image import _log_end, find_metadata
 from kmeta.ops.replay.timeline_index import NOOP_TYPE, BatchIndex, BatchInfo
-from kmeta.ops.replica import replica_labels
+from kmeta.ops.replica import missing_log_finding, replica_labels
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.headers import BatchesByPosition
 from kmeta.storage.progress import QUIET, Progress
@@ -204,8 +204,8 @@ class Timeline:
         self._offsets: list[int] = []
         self._every = CHECKPOINT_RECORDS  # records between two checkpoints
         self._kept = 0  # bytes the checkpoints take
-        #: what the opening read found: damaged batches, records that do not decode,
-        #: image problems (the same as ``kmeta image`` reports)
+        #: what the opening read found, each once: damaged batches, records that do not
+        #: decode, image problems, a log that is gone (V020), as ``kmeta image`` reports
         self.findings: list[Finding] = []
         self._headers: dict[Path, int] = {}
 
@@ -219,6 +219,7 @@ class Timeline:
         source = find_metadata(path, progress)
         timeline = cls(Path(path), source)
         timeline._open(progress)
+        timeline.findings = _once(timeline.findings)
         return timeline
 
     def _open(self, progress: Progress) -> None:
@@ -232,6 +233,9 @@ class Timeline:
             self._keep(end, image, point)
             return
         segments = source.segments
+        missing = missing_log_finding(source)  # snapshots alone: the log is gone, as image says
+        if missing is not None:
+            self.findings.append(missing)
         blocked = unreadable(segments)
         if blocked:
             raise UnreadableInput(blocked[0].message, context=blocked[0].file,
@@ -453,23 +457,32 @@ class Timeline:
         found = self.index.first_at_or_after(time_ms)
         return self.end if found is None else found
 
+    def time_range(self) -> tuple[int, int] | None:
+        """The maxTimestamp of the log's first batch and the highest of them all (the
+        times ``offset_at`` can tell apart); None without a batch."""
+        if self.index is None or not len(self.index):
+            return None
+        return self.index.first_ts[0], self.index.most_ts[-1]
+
     def next_batch(self, offset: int, n: int = 1) -> int:
         """The offset after the ``n``-th data batch from ``offset`` on (see the module
-        docstring): the end of the log when there are fewer."""
+        docstring): the end of the log when there are fewer; ``offset`` itself where
+        there is no log (a snapshot is not a step)."""
         if n < 1:
             raise UsageError(f"a step count is 1 or more, not {n}")
-        if self.index is None:
-            return self.end
+        if self.index is None:  # no log, no batch to step over: a step goes nowhere
+            return offset
         found = self.index.next_step(offset, n)
         return self.end if found is None else min(found, self.end)
 
     def prev_batch(self, offset: int, n: int = 1) -> int:
         """The offset where the ``n`` data batches applied last before ``offset`` are
-        undone: the start of the timeline when there are fewer."""
+        undone: the start of the timeline when there are fewer; ``offset`` itself where
+        there is no log."""
         if n < 1:
             raise UsageError(f"a step count is 1 or more, not {n}")
-        if self.index is None:
-            return self.start
+        if self.index is None:  # no log, no batch to step over: a step goes nowhere
+            return offset
         found = self.index.prev_step(offset, n)
         return self.start if found is None else max(found, self.start)
 
@@ -564,6 +577,19 @@ class Timeline:
             if batch.is_control or p.finding or p.type == NOOP_TYPE:
                 continue
             yield _history(r.offset, r.timestamp, batch.leader_epoch, p, show_secrets)
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    """``findings`` without repeats: the index and the replay both read a torn tail, and
+    it is one finding, as ``kmeta image`` says it once."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for f in findings:
+        key = (f.code, f.message, f.file, f.position, f.offset)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
 
 
 def _history(offset: int, timestamp: int, epoch: int, p: Any, show_secrets: bool
