@@ -264,6 +264,8 @@ def test_offset_ranges_are_first_dot_dot_last(real_data: Path) -> None:
         "compact": (["compact", real_data / "cp51-connect-cleaned" / "kafka" / "data"
                      / "docker-connect-configs-0"], "docker-connect-configs-0: offsets 0..106,"),
         "tiering": (["tiering", FIXTURES / "tiering" / "broker"], "offsets 100..149 are in no"),
+        "brokers": (["brokers", real_data / "ldi-poc"], "offsets 0..4928 ("),
+        "report": (["report", real_data / "ldi-poc"], "metadata log offsets 0..4928 ("),
     }
     for command, (args, said) in cases.items():
         proc = run(*args, env={})

@@ -792,7 +792,7 @@ def _storms(events: list[NodeEvent], leaders: list[LeaderSpan]) -> list[Finding]
             last = group[-1]
             spread = last.timestamp - first.timestamp
             message = (f"brokers {', '.join(map(str, nodes))} were fenced within "
-                       f"{duration(spread)} of each other (offsets {first.offset}-"
+                       f"{duration(spread)} of each other (offsets {first.offset}.."
                        f"{last.offset}), each while it led partitions and none in "
                        "controlled shutdown: a controller or network event, not one broker")
             nearby = [s for s in leaders if s.leader is not None and abs(

@@ -159,8 +159,9 @@ def event_text(e: NodeEvent) -> str:
 
 def _silence_text(s: Silence) -> str:
     """A stretch the log holds no record of: nothing is seen of any node then."""
-    return (f"  {utc(s.start)}  @{s.after}-{s.offset}  no record in the log for at least "
-            f"{duration(s.ms)}, to {utc(s.end)}: no node is seen then")
+    return (f"  {utc(s.start)}  @{s.after}  no record in the log for at least "
+            f"{duration(s.ms)}, to {utc(s.end)} (the next at offset {s.offset}): no node "
+            "is seen then")
 
 
 def _node(role: str, node: int) -> str:
@@ -221,7 +222,7 @@ def _header(result: BrokersResult) -> str:
         when = f", {utc(result.first_timestamp)} to {utc(result.last_timestamp)} UTC"
     if result.state_known_from != result.start_offset:
         start = f"the log start, offset {result.start_offset}, which no snapshot covers"
-    return (f"replayed from {start}: offsets {result.start_offset}-{end} "
+    return (f"replayed from {start}: offsets {result.start_offset}..{end} "
             f"({result.metadata_records:,} metadata + "
             f"{_count(result.control_records, 'control record')}){when}{_window(result)}")
 

@@ -16,7 +16,7 @@ from kmeta.findings import Finding, Severity
 from kmeta.ops.report import AREAS, Area, Report
 from kmeta.render.report import pictures
 from kmeta.render.report.page import page
-from kmeta.render.report.svg import attr, count, utc
+from kmeta.render.report.svg import attr, utc
 
 __all__ = ["report_html"]
 
@@ -199,11 +199,11 @@ def _position_bar(offset: int | None, start: int | None, end: int | None, tip: s
         "past the log end" if offset > end else "inside the log")
     return (f'<svg class="pos" viewBox="0 0 {w} {h}" width="{w}" height="{h}">'
             f'<rect class="track" x="{x(start):.1f}" y="5" width="{max(x(end) - x(start), 1):.1f}"'
-            f' height="6"><title>log {start:,}–{end:,}</title></rect>'
+            f' height="6"><title>log start offset {start}, log end offset {end}</title></rect>'
             f'<polygon class="mark committed{" outside" if where != "inside the log" else ""}"'
             f' data-mark="committed" points="{x(offset):.1f},2 {x(offset) + 5:.1f},14 '
             f'{x(offset) - 5:.1f},14"><title>{escape(tip)}: {where} '
-            f'({count(start)}–{count(end)})</title></polygon></svg>')
+            f'(log start offset {start}, log end offset {end})</title></polygon></svg>')
 
 
 # -- findings ------------------------------------------------------------------------------

@@ -57,7 +57,12 @@ def _end(m: MetadataReplica) -> int:
 
 def _replica_tip(m: MetadataReplica) -> str:
     node = f", node {m.node_id}" if m.node_id is not None else ""
-    return f"{m.path}{node}: offsets {m.log_start_offset}–{m.log_end_offset}"
+    if m.log_start_offset is None or m.log_end_offset is None:
+        return f"{m.path}{node}: no log segment"
+    if m.log_end_offset <= m.log_start_offset:
+        return f"{m.path}{node}: an empty log, its end offset {m.log_end_offset}"
+    # first..last, both held, as every range kmeta prints (the log end offset is one past)
+    return f"{m.path}{node}: offsets {m.log_start_offset}..{m.log_end_offset - 1}"
 
 
 def _divergences(report: Report) -> dict[str, list[Mark]]:
@@ -101,7 +106,7 @@ def _epoch_spans(m: MetadataReplica, ends: list[float], time: bool) -> list[Span
         until = m.epochs[i + 1][1] if i + 1 < len(m.epochs) else _end(m)
         when = f", from {utc(ts)}" if ts is not None else ""
         spans.append(Span(lo, max(hi, lo), f"epoch e{i % 2}",
-                          f"{m.label}: epoch {epoch}, offsets {start}–{until - 1}{when}",
+                          f"{m.label}: epoch {epoch}, offsets {start}..{until - 1}{when}",
                           label=str(epoch)))
     return spans
 
@@ -151,7 +156,7 @@ def epochs_by_offset(report: Report) -> str:
         begin = m.log_start_offset or 0
         if m.epochs[0][1] > begin:
             lane.spans.append(Span(begin, m.epochs[0][1], "no-epoch",
-                                   f"{m.label}: offsets {begin}–{m.epochs[0][1] - 1}: "
+                                   f"{m.label}: offsets {begin}..{m.epochs[0][1] - 1}: "
                                    "their epoch is not in the leader-epoch cache"))
         lane.spans += _epoch_spans(m, ends, time=False)
         lane.marks = marks.get(m.label, [])
@@ -285,8 +290,8 @@ def _silenced(who: str, spans: list[Span], silences: list[Silence]) -> list[Span
     for quiet in silences:
         out.append(Span(quiet.start, quiet.end, "state silent",
                         f"{who}: no record in the log for at least {duration(quiet.ms)}, "
-                        f"{utc(quiet.start)} to {utc(quiet.end)} (offsets {quiet.after}–"
-                        f"{quiet.offset}): the cluster was off, or quiet before Kafka "
+                        f"{utc(quiet.start)} to {utc(quiet.end)} (between offsets {quiet.after} "
+                        f"and {quiet.offset}): the cluster was off, or quiet before Kafka "
                         "3.3's NoOps; no state is seen"))
     return sorted(out, key=lambda x: x.start)
 
@@ -334,7 +339,7 @@ def _summary_tip(s) -> str:  # noqa: ANN001
 
 def _state_span(who: str, state: str, start: float, end: float, first: int | None,
                 last: int | None) -> Span:
-    offsets = "" if first is None or last is None else f", offsets {first}–{last}"
+    offsets = "" if first is None or last is None else f", offsets {first}..{last}"
     return Span(start, max(start, end), f"state {state}",
                 f"{who}: {STATES.get(state, state)} from {utc(int(start))} to "
                 f"{utc(int(end))} ({duration(int(end - start))}){offsets}")
@@ -427,13 +432,13 @@ def layout(report: Report) -> str:
             if seg.first_timestamp is not None and seg.max_timestamp is not None:
                 when = f", {utc(seg.first_timestamp)} to {utc(seg.max_timestamp)}"
             lane.spans.append(Span(seg.base_offset, max(stop, seg.base_offset), kind,
-                                   f"{seg.path.name}: offsets {seg.base_offset}–{stop - 1}, "
+                                   f"{seg.path.name}: offsets {seg.base_offset}..{stop - 1}, "
                                    f"{size(seg.size)}{when}; retention: {fate}",
                                    label=size(seg.size)))
             hi = max(hi, stop)
         if m.repair_cut is not None and m.repair_cut < end:
             lane.spans.append(Span(m.repair_cut, end, "cut",
-                                   f"kmeta repair cuts offsets {m.repair_cut}–{end - 1} "
+                                   f"kmeta repair cuts offsets {m.repair_cut}..{end - 1} "
                                    "(the log ends before the first damage)"))
         for snap_end, path, snap_size, _ in m.snapshots:
             lane.marks.append(Mark(snap_end, "snapshot", f"snapshot {path.name}: end offset "
