@@ -346,3 +346,18 @@ def test_the_shell_s_replies_fold_on_a_terminal_too() -> None:
     rows = "\n".join(shown).split("\n")
     assert len(rows) > 2 and all(len(r) <= 80 for r in rows), rows
     assert " ".join(rows).split() == (wide + " short").split()
+
+
+def test_a_difference_cut_to_the_terminal_keeps_its_key_and_both_values() -> None:
+    """truncate at 60 columns printed ``…/partitions/0/leader… -> 1`` for two keys
+    (leader and leaderEpoch) that could not be told apart: a path gives up its middle,
+    never its leaf or the values."""
+    from kmeta.render.text import _clip_difference
+
+    diffs = ["/topics/Retry.TestTopicPatient/partitions/0/leader: -1 -> 1",
+             "/topics/Retry.TestTopicPatient/partitions/0/leaderEpoch: 1 -> 0"]
+    for width in (40, 56, 80):
+        cut = [_clip_difference(d, width) for d in diffs]
+        assert all(len(c) <= width for c in cut), cut
+        assert cut[0].endswith("/leader: -1 -> 1") and cut[1].endswith("/leaderEpoch: 1 -> 0"), cut
+    assert _clip_difference(diffs[0], None) == diffs[0]

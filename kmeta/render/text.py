@@ -271,15 +271,31 @@ DIFFERENCES_SHOWN = 12
 
 
 def _clip_difference(d: str, width: int | None) -> str:
-    """``path: before -> after`` cut to ``width`` keeping both sides in view: a long
-    ``before`` must not hide that ``after`` is ``(absent)``."""
+    """``path: before -> after`` cut to ``width`` keeping what tells two lines apart in
+    view: the node's own name (a path's end), a short ``before``, and ``after`` (a long
+    ``before`` must not hide that ``after`` is ``(absent)``); the path gives up its
+    middle first."""
     from kmeta.render.console import clip
 
     head, arrow, tail = d.rpartition(" -> ")
     if width is None or len(d) <= width or not arrow:
         return clip(d, width)
-    keep = min(len(tail), width // 2)
-    return clip(head, max(width - len(arrow) - keep, 1)) + arrow + clip(tail, keep)
+    path, colon, before = head.partition(": ")
+    after = clip(tail, min(len(tail), width // 4))
+    before = clip(before, min(len(before), width // 4))
+    room = width - len(colon) - len(before) - len(arrow) - len(after)
+    return _clip_middle(path, max(room, 1)) + colon + before + arrow + after
+
+
+def _clip_middle(text: str, width: int) -> str:
+    """``text`` in ``width`` columns, its middle given up for "…": a path keeps its root
+    and its leaf."""
+    if len(text) <= width:
+        return text
+    if width < 2:
+        return "…"[:width]
+    end = (width - 1) * 2 // 3
+    return text[:width - 1 - end] + "…" + text[len(text) - end:]
 
 
 def difference_lines(title: str, diffs: list[str], indent: str = "  ", *,
