@@ -255,7 +255,7 @@ def test_healthy_has_every_picture_of_its_log(shown_pages: Any, tmp_path: Path) 
     shown = s.js("(() => {const t = document.getElementById('tip');"
                  "return [getComputedStyle(t).display, t.textContent]})()")
     assert shown[0] == "block" and "epoch 11" in shown[1]
-    assert f"offsets {m.epochs[-1][1]}–{m.log_end_offset - 1}" in shown[1]
+    assert f"offsets {m.epochs[-1][1]}..{m.log_end_offset - 1}" in shown[1]
     s.page.screenshot(SHOTS / "healthy-hover.png")
     assert s.js("document.querySelector('svg[data-picture=\"lifecycle\"] text.axis-label')"
                 ".textContent") == "time (UTC)"
