@@ -26,6 +26,7 @@ from kmeta.ops.redact import (
     Masked,
     batch_masks,
     hide_secrets,
+    holds_secrets,
     secret_spans,
 )
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
@@ -384,8 +385,11 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
             masks = () if v is None or (len(v) >= 3 and v[0] == 1 and v[1] < 0x80
                                         and v[1] not in secret_keys
                                         and not (metadata and (payload.finding or opaque))
-                                        ) else secret_spans(v, metadata)
-            if masks or payload.type in SECRET_TYPES:
+                                        ) else () if not opaque and payload.finding is None \
+                and not holds_secrets(payload) else secret_spans(v, metadata)
+            # (decoded here from these bytes, a record of a secret type without a secret
+            # value, most ConfigRecords, is left as it is)
+            if masks or payload.type in SECRET_TYPES and holds_secrets(payload):
                 payload = hide_secrets(payload, v, masks, decoder)
         entries.append((r, payload))
     if opts.types:

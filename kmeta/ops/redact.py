@@ -130,6 +130,13 @@ def _field_spans(payload: Payload, value: bytes, pos: int, whole: tuple[Masked, 
     return tuple(Masked(".".join(path), at, n) for path, at, n in spans if n > 0)
 
 
+def holds_secrets(payload: Payload) -> bool:
+    """Whether a decoded metadata record holds a secret field with a value (a SCRAM
+    credential, a delegation token, a sensitive config's value): most ConfigRecords do
+    not, and need neither their bytes searched nor their data copied."""
+    return bool(_wanted(payload))
+
+
 def _wanted(payload: Payload) -> frozenset[tuple[str, ...]]:
     if payload.type == "CONFIG_RECORD":
         d = payload.data
