@@ -367,6 +367,19 @@ class Finding:
 SLOT_SETTERS = tuple(getattr(Finding, f.name).__set__ for f in fields(Finding))
 
 
+def each_once(findings: Iterable[Finding]) -> list[Finding]:
+    """``findings`` in their order, a repeat left out: two reads of one segment (an
+    index and a replay, two replays) meet its damage twice, and it is one finding."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for f in findings:
+        key = (f.code, f.message, f.file, f.position, f.offset)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
 def finding_counts(findings: Iterable[Finding]) -> dict[str, int]:
     """How many findings of each severity: the ``finding_counts`` object of every
     command's JSON summary (each severity present, 0 when none)."""

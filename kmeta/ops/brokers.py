@@ -23,7 +23,7 @@ from pathlib import Path
 from kmeta.core.image import PROBLEM_CODES, MetadataImage
 from kmeta.core.lifecycle import LeaderSpan, Lifecycles, NodeEvent, NodeSummary, Silence
 from kmeta.errors import FormatError, UnreadableInput, UsageError
-from kmeta.findings import Finding, Severity
+from kmeta.findings import Finding, Severity, each_once
 from kmeta.ops.replay import (
     Replay,
     check_offset,
@@ -276,7 +276,7 @@ def _told(part: PartitionDir, plan: _Plan, watch: _Watch, findings: list[Finding
     voters, voters_from = lives.voters, lives.voters_from
     if voters is None:
         voters, voters_from = _quorum_state_voters(part.path)
-    return BrokersResult(lives.events, lives.leaders, [], _unique(findings) + told,
+    return BrokersResult(lives.events, lives.leaders, [], each_once(findings) + told,
                          plan.snapshot, plan.start, None if end is None else end + 1,
                          watch.first_timestamp, newest,
                          metadata_records=records, control_records=watch.controls,
@@ -405,18 +405,6 @@ def _start(part: PartitionDir, from_offset: int | None, findings: list[Finding],
     findings += found
     return _Plan(MetadataImage.empty(), log_start, None,
                  _Exact(snap, image, None if snap is None else snap.kind.base_offset or 0))
-
-
-def _unique(findings: list[Finding]) -> list[Finding]:
-    """Each finding once: two replays of one segment read its damage twice."""
-    seen: set[tuple] = set()
-    out = []
-    for f in findings:
-        key = (f.code, f.file, f.position, f.offset, f.message)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 def _first_usable(snapshots: list[LogFile], progress: Progress

@@ -53,7 +53,7 @@ from typing import Any, NamedTuple
 
 from kmeta.core.image import MetadataImage
 from kmeta.errors import UnreadableInput, UsageError
-from kmeta.findings import Finding, Severity
+from kmeta.findings import Finding, Severity, each_once
 from kmeta.formats.batch import Batch
 from kmeta.formats.payload import decode_control, decode_metadata
 from kmeta.formats.runs import Expandable, Run
@@ -219,7 +219,7 @@ class Timeline:
         source = find_metadata(path, progress)
         timeline = cls(Path(path), source)
         timeline._open(progress)
-        timeline.findings = _once(timeline.findings)
+        timeline.findings = each_once(timeline.findings)
         return timeline
 
     def _open(self, progress: Progress) -> None:
@@ -577,19 +577,6 @@ class Timeline:
             if batch.is_control or p.finding or p.type == NOOP_TYPE:
                 continue
             yield _history(r.offset, r.timestamp, batch.leader_epoch, p, show_secrets)
-
-
-def _once(findings: list[Finding]) -> list[Finding]:
-    """``findings`` without repeats: the index and the replay both read a torn tail, and
-    it is one finding, as ``kmeta image`` says it once."""
-    seen: set[tuple[Any, ...]] = set()
-    out = []
-    for f in findings:
-        key = (f.code, f.message, f.file, f.position, f.offset)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 def _history(offset: int, timestamp: int, epoch: int, p: Any, show_secrets: bool
