@@ -110,3 +110,36 @@ def spark():
     register(session)
     yield session
     session.stop()
+
+
+def made_once(target: Path, ready: str, make: Any) -> Path:
+    """``target`` (git ignores fixtures/big), made by ``make(dir)`` into a dir beside it
+    that is then renamed, when ``target / ready`` is absent: an interrupted run leaves
+    nothing to be taken for it, and a lock makes pytest-xdist's workers wait for the one
+    that makes it."""
+    import fcntl
+    import shutil
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / ready).exists():
+            partial = target.parent / f".{target.name}.{os.getpid()}"
+            shutil.rmtree(partial, ignore_errors=True)
+            make(partial)
+            shutil.rmtree(target, ignore_errors=True)
+            partial.rename(target)
+    return target
+
+
+#: A data dir holding a 268 MB (256 MiB) generated metadata log and a small topic.
+BIG_LOG_DIR = REPO / "fixtures" / "big" / "256MiB"
+
+
+def big_log_dir() -> Path:
+    """:data:`BIG_LOG_DIR`, generated with fixtures/generate.py when absent (~45 s)."""
+    import subprocess
+
+    return made_once(BIG_LOG_DIR, "__cluster_metadata-0", lambda out: subprocess.run(
+        [sys.executable, str(REPO / "fixtures" / "generate.py"), "--size", BIG_LOG_DIR.name,
+         "--out", str(out)], check=True, cwd=REPO, stdout=subprocess.DEVNULL))

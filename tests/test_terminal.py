@@ -16,18 +16,13 @@ they would be for that person.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, big_log_dir
 
 pytest.importorskip("pyte")
 
@@ -45,9 +40,6 @@ from tests.terminal import (  # noqa: E402  (after the skip: pyte is a dev extra
 
 pytestmark = pytest.mark.slow
 
-#: The generated data dir (git ignores fixtures/big): made once, then reused by every run.
-BIG = REPO / "fixtures" / "big" / "256MiB"
-
 #: The exit statuses of kmeta(1), EXIT STATUS.
 OK, INTERRUPTED = 0, 130
 
@@ -57,23 +49,9 @@ PROMPT = r"^\[@\d+ [^\]]*\] /\S*> ?$"
 
 @pytest.fixture(scope="session")
 def big_data_dir() -> Path:
-    """A data dir holding a 268 MB (256 MiB) metadata log and a small topic.
-
-    Generated with fixtures/generate.py when absent (~45 s), into a directory beside it
-    that is then renamed: an interrupted generation leaves nothing to be taken for the
-    log.  A lock makes pytest-xdist's workers wait for the one that generates."""
-    BIG.parent.mkdir(parents=True, exist_ok=True)
-    with open(BIG.parent / f".{BIG.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (BIG / "__cluster_metadata-0").is_dir():
-            partial = BIG.parent / f".{BIG.name}.{os.getpid()}"
-            shutil.rmtree(partial, ignore_errors=True)
-            subprocess.run([sys.executable, str(REPO / "fixtures" / "generate.py"),
-                            "--size", BIG.name, "--out", str(partial)], check=True,
-                           cwd=REPO)
-            shutil.rmtree(BIG, ignore_errors=True)
-            partial.rename(BIG)
-    return BIG
+    """A data dir holding a 268 MB (256 MiB) metadata log and a small topic, made once
+    (tests/conftest.py's big_log_dir)."""
+    return big_log_dir()
 
 
 @pytest.fixture(scope="session")

@@ -16,18 +16,16 @@ where they stand: the paths kmeta prints are as long as they would be for them.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEFAULT_REAL_DATA, REPO
+from tests.conftest import DEFAULT_REAL_DATA, REPO, big_log_dir, made_once
 
 pytest.importorskip("pyte")
 
@@ -209,21 +207,6 @@ def test_the_corpus_is_all_here() -> None:
 
 # ---------------------------------------------------------------------- a big broker
 
-def _generated(target: Path, make: Callable[[Path], None]) -> Path:
-    """``target``, made by ``make`` into a dir beside it and renamed when done (an
-    interrupted run leaves nothing to be taken for it), once for all xdist workers."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / "meta.properties").is_file():
-            partial = target.parent / f".{target.name}.{os.getpid()}"
-            shutil.rmtree(partial, ignore_errors=True)
-            make(partial)
-            shutil.rmtree(target, ignore_errors=True)
-            partial.rename(target)
-    return target
-
-
 @pytest.fixture(scope="session")
 def broker() -> Path:
     """A broker of 4,000 partitions (~280 MB, ~20 s to write)."""
@@ -231,7 +214,7 @@ def broker() -> Path:
         subprocess.run([sys.executable, str(REPO / "tests" / "bench" / "broker.py"),
                         "--partitions", "4000", "--segments", "1", "--out", str(out)],
                        check=True, cwd=REPO, stdout=subprocess.DEVNULL)
-    return _generated(BROKER, make)
+    return made_once(BROKER, "meta.properties", make)
 
 
 @pytest.mark.parametrize("command", [c for c in COMMAND_NAMES if not c.startswith("dump")])
@@ -256,15 +239,8 @@ def test_broker_dump_stopped_with_ctrl_c(broker: Path, records: bool) -> None:
 
 @pytest.fixture(scope="module")
 def big_log() -> str:
-    """The 268 MB metadata log's data dir, as typed from the repository's root (made by
-    tests/test_terminal.py's fixture when absent)."""
-    from tests.test_terminal import BIG
-
-    if not (BIG / "__cluster_metadata-0").is_dir():
-        subprocess.run([sys.executable, str(REPO / "fixtures" / "generate.py"),
-                        "--size", BIG.name, "--out", str(BIG)], check=True, cwd=REPO,
-                       stdout=subprocess.DEVNULL)
-    return str(BIG.relative_to(REPO))
+    """The 268 MB metadata log's data dir, as typed from the repository's root."""
+    return str(big_log_dir().relative_to(REPO))
 
 
 #: The commands tests/test_terminal.py runs on the big log already, with a look at what
