@@ -382,13 +382,15 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
             v = r.value
             # Most values are framed as a type without secrets, told by two bytes; in a
             # metadata log a record that does not decode is masked too (secret_spans).
-            masks = () if v is None or (len(v) >= 3 and v[0] == 1 and v[1] < 0x80
-                                        and v[1] not in secret_keys
-                                        and not (metadata and (payload.finding or opaque))
-                                        ) else () if not opaque and payload.finding is None \
-                and not holds_secrets(payload) else secret_spans(v, metadata)
-            # (decoded here from these bytes, a record of a secret type without a secret
-            # value, most ConfigRecords, is left as it is)
+            if v is None or (len(v) >= 3 and v[0] == 1 and v[1] < 0x80
+                             and v[1] not in secret_keys
+                             and not (metadata and (payload.finding or opaque))):
+                masks: tuple[Masked, ...] = ()
+            # decoded here: a secret type without a secret value (most ConfigRecords)
+            elif not opaque and payload.finding is None and not holds_secrets(payload):
+                masks = ()
+            else:
+                masks = secret_spans(v, metadata)
             if masks or payload.type in SECRET_TYPES and holds_secrets(payload):
                 payload = hide_secrets(payload, v, masks, decoder)
         entries.append((r, payload))
