@@ -1857,6 +1857,64 @@ STARTUP_PARTITION = ObjectKind(
     ),
 )
 
+SNAPSHOT_FATE = ObjectKind(
+    "snapshot_fate",
+    keys=(
+        Key("file", STRING, "The snapshot file name."),
+        Key("end_offset", BIGINT, "Its end offset, as its name says."),
+        Key("epoch", INT, "Its epoch, as its name says."),
+        Key("fate", STRING, "kept; deleted (KafkaMetadataLog.recoverSnapshots: a .part or "
+            ".deleted file, or one ending below the log start); marked for deletion (older "
+            "than the snapshot a full truncation follows)."),
+        Key("why", STRING, "Why."),
+    ),
+)
+
+RECOVERY_CUT = ObjectKind(
+    "recovery_cut",
+    keys=(
+        Key("file", STRING, "The segment recovery truncates."),
+        Key("position", BIGINT, "The byte it keeps up to."),
+        Key("code", STRING, "The finding code of what is there (the cut kmeta repair "
+            "makes)."),
+        Key("reason", STRING, "What is there."),
+        Key("removed_bytes", BIGINT, "Bytes removed from that segment."),
+    ),
+)
+
+STARTUP_METADATA_LOG = ObjectKind(
+    "startup_metadata_log",
+    doc="__cluster_metadata-0 as a KRaft node opens it on every start: recovered whole "
+        "from offset 0 whatever .kafka_cleanshutdown says, its snapshots recovered, the log "
+        "truncated to the latest snapshot where that is ahead of it.",
+    keys=(
+        Key("path", STRING, "The __cluster_metadata-0 directory."),
+        Key("segments", BIGINT, "Its segments on disk."),
+        Key("bytes", BIGINT, "Their bytes."),
+        Key("bytes_to_read", BIGINT, "Bytes its recovery re-reads (every segment up to the "
+            "cut)."),
+        Key("estimate_ms", BIGINT, "The time that takes at the recovery rate: one thread, "
+            "before the data logs."),
+        Key("log_start_offset", BIGINT, "Its log start once open."),
+        Key("log_end_offset", BIGINT, "Its log end once open."),
+        Key("latest_epoch", INT, "The leader epoch it opens in (0 with an empty cache)."),
+        Key("cut", RECOVERY_CUT, "Where recovery truncates it, or null.", nullable=True),
+        Key("deleted_segment_files", Array(STRING), "Segments recovery deletes after the "
+            "cut."),
+        Key("truncated_to_snapshot", STRING, "The snapshot (end offset-epoch) the log "
+            "restarts at, every segment dropped (truncateToLatestSnapshot), or null.",
+            nullable=True),
+        Key("records_dropped", BIGINT, "Records the log no longer holds once open."),
+        Key("records_lost", BIGINT, "Those past the state the node comes back with (the "
+            "snapshot it restarts at holds the rest)."),
+        Key("lost_first_offset", BIGINT, "The first offset lost, or null.", nullable=True),
+        Key("lost_last_offset", BIGINT, "The last offset lost, or null.", nullable=True),
+        Key("snapshots", Array(SNAPSHOT_FATE), "Each snapshot file and its fate."),
+        Key("refusal", STRING, "Why the node does not start while it opens the log, or "
+            "null.", nullable=True),
+    ),
+)
+
 STARTUP_SUMMARY = ObjectKind(
     "startup_summary",
     keys=(
@@ -1867,17 +1925,19 @@ STARTUP_SUMMARY = ObjectKind(
         Key("segments", BIGINT, "Their segments."),
         Key("bytes", BIGINT, "Their bytes."),
         Key("partitions_to_recover", INT, "Partition dirs with a segment to recover."),
-        Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads on start."),
+        Key("bytes_to_read", BIGINT, "Bytes Kafka re-reads on start, the metadata log's "
+            "included."),
         Key("recovery_threads", INT, "num.recovery.threads.per.data.dir used."),
         Key("recovery_threads_from", STRING, "Where that came from."),
         Key("recovery_rate", DOUBLE, "Bytes per second one recovery thread re-reads."),
         Key("recovery_rate_from", STRING, "Where that came from (kmeta's default is an "
             "assumption: see --recovery-rate)."),
-        Key("estimate_ms", BIGINT, "The estimated time to open the logs: the slowest log "
-            "dir's pool."),
+        Key("estimate_ms", BIGINT, "The estimated time to open the logs: the metadata "
+            "log's recovery, then the slowest log dir's pool."),
         Key("refuses", BOOLEAN, "Kafka refuses to start."),
         Key("refusals", Array(STRING), "Why, one line each."),
-        Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments."),
+        Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments, or "
+            "the metadata log comes back without records."),
         Key("lost_bytes", BIGINT, "Bytes of records removed."),
         Key("segments_split", INT, "Legacy segments split on load."),
         Key("epoch_cache_changes", INT, "Partition dirs whose leader-epoch cache loading "
@@ -1887,6 +1947,9 @@ STARTUP_SUMMARY = ObjectKind(
         Key("stray_judged", BOOLEAN, "Stray logs were judged against a metadata image."),
         Key("notes", Array(STRING), "What could not be said, in words."),
         Key("finding_counts", FINDING_COUNTS, "The number of findings by severity."),
+        Key("metadata_log", STARTUP_METADATA_LOG, "__cluster_metadata-0 as the node opens "
+            "it, or null where no log dir given holds one (a ZooKeeper-mode broker, a "
+            "broker whose metadata.log.dir is not given).", nullable=True),
     ),
 )
 

@@ -309,12 +309,14 @@ class Walked(NamedTuple):
     """``count`` intact batches, back to back from byte ``start`` to ``end`` of a file,
     that a scan walked by their headers and CRCs alone (``scan_batches(walk=True)``):
     nothing in them is a finding, and the highest of their last offsets + 1 is
-    ``high``."""
+    ``high``; ``epoch`` is the highest leader epoch of the file's batches up to ``end``
+    (the scan's own tally: -1 where none had one)."""
 
     count: int
     start: int
     end: int
     high: int
+    epoch: int = -1
 
 
 class Expandable:

@@ -128,6 +128,32 @@ def summary_object(r: StartupReport) -> dict[str, Any]:
                                    if p.epoch_cache is not None and p.epoch_cache.changes),
         "broker_epoch": r.broker_epoch, "stray_judged": r.placement_judged,
         "notes": list(r.notes), "finding_counts": finding_counts(r.findings),
+        "metadata_log": metadata_log_object(r),
+    }
+
+
+def metadata_log_object(r: StartupReport) -> dict[str, Any] | None:
+    m = r.metadata_log
+    if m is None:
+        return None
+    load = m.load
+    cut = next((w for w in load.recover if w.truncated_at is not None), None)
+    first, last = m.lost_offsets or (None, None)
+    return {
+        "path": str(m.path), "segments": load.segments, "bytes": load.bytes,
+        "bytes_to_read": m.bytes_to_read, "estimate_ms": _ms(r.metadata_seconds),
+        "log_start_offset": m.log_start_offset, "log_end_offset": m.log_end_offset,
+        "latest_epoch": m.latest_epoch,
+        "cut": None if cut is None else {
+            "file": cut.file, "position": cut.truncated_at, "code": cut.cut_code,
+            "reason": cut.cut_reason, "removed_bytes": cut.removed_bytes},
+        "deleted_segment_files": list(load.deleted_segments),
+        "truncated_to_snapshot": m.truncated_to_snapshot,
+        "records_dropped": m.records_dropped, "records_lost": m.records_lost,
+        "lost_first_offset": first, "lost_last_offset": last,
+        "snapshots": [{"file": s.file, "end_offset": s.end_offset, "epoch": s.epoch,
+                       "fate": s.fate, "why": s.why} for s in m.snapshots],
+        "refusal": m.refusal,
     }
 
 
@@ -169,13 +195,21 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
     if lost:
         yield (f"Kafka LOSES DATA: recovery removes {size(sum(p.lost_bytes for p in lost))} "
                f"of records in {_n(len(lost), 'log')} (largest first below).")
+    m = r.metadata_log
+    if m is not None and m.loses_records:
+        yield (f"The node LOSES METADATA RECORDS: its metadata log comes back without "
+               f"{_n(m.records_lost, 'record')}{_span(m.lost_offsets)} (V231).")
+    elif m is not None and m.lost_bytes:
+        yield (f"Recovery cuts {size(m.lost_bytes)} from the metadata log: a torn or "
+               "damaged batch, no intact record.")
     missing = [f for f in r.findings if f.code == "V190"]
     if missing:  # the image's side: replicas it leads empty, whose records are not here
         yield (f"Kafka LOSES DATA the image expects here: {_n(len(missing), 'replica')} "
                "missing on disk with records and no other in-sync replica (V190).")
-    if not lost and not missing and not r.refusals:
+    gone = lost or (m is not None and (m.loses_records or m.lost_bytes))
+    if not gone and not missing and not r.refusals:
         yield "The broker comes back with every record: recovery removes nothing."
-    elif not lost and not r.refusals:
+    elif not gone and not r.refusals:
         yield "Recovery itself removes nothing."
     for d in r.dirs:
         if d.offline:
@@ -183,10 +217,54 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
                    f"{_n(len(d.partitions), 'log')} not served: {d.path} (see the "
                    "findings).")
     recovering = [p for p in parts if p.recover]
-    yield (f"Re-read on start: {size(r.cost_bytes)}, {_n(len(recovering), 'log')} to "
+    meta = f" (the metadata log's {size(r.metadata_bytes)} first)" if m is not None else ""
+    yield (f"Re-read on start: {size(r.cost_bytes)}{meta}, {_n(len(recovering), 'log')} to "
            f"recover: {_duration(r.seconds)}.")
     yield f"  {_n(r.threads, 'thread')} per log dir: {r.threads_from}"
     yield f"  {_rate(r.recovery_rate)} per thread: {r.recovery_rate_from}"
+
+
+def _span(offsets: tuple[int, int] | None) -> str:
+    return "" if offsets is None else f" (offsets {offsets[0]}..{offsets[1]})"
+
+
+def _metadata_lines(r: StartupReport, paths: Paths) -> Iterator[str]:
+    """__cluster_metadata-0 as the node opens it: what it reads, cuts and keeps."""
+    m = r.metadata_log
+    if m is None:
+        return
+    load = m.load
+    yield "Metadata log (recovered whole on every start, one thread, before the data logs)"
+    span = f"empty at {m.log_start_offset}" if m.log_end_offset <= m.log_start_offset \
+        else f"at offsets {m.log_start_offset}..{m.log_end_offset - 1}"
+    yield (f"  {paths.show(str(m.path))}: {_n(load.segments, 'segment')}, "
+           f"{size(load.bytes)}; opens {span}, epoch {m.latest_epoch}")
+    yield (f"    re-reads {size(m.bytes_to_read)}: "
+           f"{_duration(r.metadata_seconds)}")
+    if m.refusal is not None:
+        yield f"    DOES NOT OPEN (the node refuses to start): {m.refusal}"
+        return
+    for w in load.recover:
+        if w.truncated_at is not None:
+            yield (f"    truncates {w.file} at byte {w.truncated_at} "
+                   f"({size(w.removed_bytes)} removed, {w.cut_code})")
+    if load.deleted_segments:
+        yield (f"    deletes {_n(len(load.deleted_segments), 'later segment')}: "
+               f"{', '.join(load.deleted_segments[:3])}"
+               + (" ..." if len(load.deleted_segments) > 3 else ""))
+    if m.truncated_to is not None:
+        yield (f"    the latest snapshot {m.truncated_to_snapshot} is ahead of the log: "
+               f"it starts empty at {m.truncated_to}")
+    if m.records_lost:
+        yield (f"    this node's copy loses {_n(m.records_lost, 'record')}"
+               f"{_span(m.lost_offsets)}")
+    kept = [s for s in m.snapshots if s.fate == "kept"]
+    gone = [s for s in m.snapshots if s.fate != "kept"]
+    said = f"{len(kept):,} kept (latest {kept[-1].end_offset}-{kept[-1].epoch})" if kept \
+        else "none kept"
+    if gone:
+        said += f", {len(gone):,} deleted" + (f" ({gone[0].why})" if len(gone) == 1 else "")
+    yield f"    snapshots: {said}"
 
 
 def _dir_lines(d: LogDirStartup, paths: Paths, rate: float) -> Iterator[str]:
@@ -208,7 +286,7 @@ def _dir_lines(d: LogDirStartup, paths: Paths, rate: float) -> Iterator[str]:
             what = f"CORRUPT ({use.problem}): every partition at 0, the dir goes offline"
         yield f"    {c}: {use.name}, {what}"
     if d.metadata_log:
-        yield "    __cluster_metadata-0: not LogManager's (the raft layer loads it)"
+        yield "    __cluster_metadata-0: not LogManager's (the raft layer opens it first)"
     states = {s: sum(1 for p in d.partitions if p.state == s)
               for s in ("future", "delete", "stray")}
     extra = ", ".join(f"{n} -{s}" for s, n in states.items() if n)
@@ -358,6 +436,9 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
            f"{_n(len(parts), 'log')}, {_n(sum(p.segments for p in parts), 'segment')}, "
            f"{size(sum(p.bytes for p in parts))}")
     yield from _verdict(r, paths)
+    if r.metadata_log is not None:
+        yield ""
+        yield from _metadata_lines(r, paths)
     yield ""
     yield "Log dirs"
     for d in r.dirs:

@@ -572,7 +572,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
             to, count, after, epoch, high = walk_file(fd, scratch, pos, n, tell_at,
                                                       next_offset, last_epoch)
             if count:
-                yield Walked(count, pos, to, high)
+                yield Walked(count, pos, to, high, epoch)
                 pos, next_offset, last_epoch = to, after, epoch
                 if pos >= tell_at:
                     tell(file, pos)
@@ -613,7 +613,7 @@ def _scan(buf: Any, file: str, max_bytes: int | None, first_offset: int | None,
             to, count, after, epoch, high = walker(buf, pos, hi, event_at, next_offset,
                                                    last_epoch)
             if count:
-                yield Walked(count, pos, to, high)
+                yield Walked(count, pos, to, high, epoch)
                 pos, next_offset, last_epoch = to, after, epoch
                 continue
         # After a batch that ends at the largest offset (or past it: S011) no batch can

@@ -160,6 +160,8 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                     ["startup", "--json", str(data / "startup" / "moves" / "a"),
                      str(data / "startup" / "moves" / "b")],
                     ["startup", "--json", str(data / "startup" / "badname")],
+                    # the metadata log recovered whole: a cut that loses records
+                    ["startup", "--json", str(data / "repair" / "bad-crc-mid-log")],
                     # offsets Kafka's recovery checks: a split, a segment emptied
                     ["startup", "--json", str(data / "startup" / "offsets")],
                     # the image against the disk: placement and missing_replica objects

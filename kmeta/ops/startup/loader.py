@@ -56,8 +56,10 @@ from __future__ import annotations
 
 import bisect
 import os
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
@@ -70,6 +72,7 @@ from kmeta.formats.filenames import (
     segment_file_name,
 )
 from kmeta.formats.indexes import OFFSET_INDEX_STRUCT, parse_txn_index
+from kmeta.formats.runs import Walked
 from kmeta.formats.textfiles import parse_partition_metadata
 from kmeta.ops.startup.configs import DEFAULT_INDEX_INTERVAL, TopicLoadConfig
 from kmeta.ops.startup.epoch_cache import EpochCache as _EpochCache
@@ -218,6 +221,79 @@ def _txn_index_rejected(seg: _Segment) -> str | None:
 
 
 def _recover(seg: _Segment, interval: int, progress: Progress = QUIET) -> Recovery:
+    """Kafka's recovery of ``seg``: by the compiled walk where its batches allow it
+    (:func:`_recover_walked`), else batch by batch (:func:`_recover_batches`)."""
+    if not seg.start:
+        walked = _recover_walked(seg, progress)
+        if walked is not None:
+            return walked
+    return _recover_batches(seg, interval, progress)
+
+
+_EPOCH_AT = struct.Struct(">qiib")  # base offset, length, leader epoch, magic
+
+
+def _recover_walked(seg: _Segment, progress: Progress) -> Recovery | None:
+    """:func:`_recover_batches`' answer where the compiled walk takes every batch up to
+    the first one recovery rejects (or the end): batches back to back, each intact, each
+    base offset at or above the last batch's next offset, so no index entry recovery
+    rebuilds can go backwards, and every offset within the segment's reach; None for a
+    segment that needs the batch-by-batch reading (a batch the walk leaves to the scan,
+    a finding that is not a cut)."""
+    r = Recovery()
+    kept = valid = 0
+    after: int | None = None
+    top = -1
+    base = seg.base
+    with open(seg.log, "rb") as f:
+        for item in read_batches(seg.log, walk=True, progress=progress):
+            kind = type(item)
+            if kind is Walked:
+                if item.start != valid:
+                    return None
+                if valid == 0:
+                    f.seek(0)
+                    first = _EPOCH_AT.unpack(f.read(_EPOCH_AT.size))[0]
+                    if first < base:
+                        return None  # below the segment's base: the offset range check's
+                if not item.high - 1 - base <= INT_MAX:
+                    return None
+                if item.epoch > top:
+                    top = _epochs_in(f, item.start, item.end, top, r.assigns)
+                kept, valid, after = kept + item.count, item.end, item.high
+            elif kind is Finding:
+                if item.code in RECOVERY_CUTS and item.position == valid:
+                    r.cut = (valid, item.code, item.message)
+                    break
+                if item.code == "S008":
+                    raise OSError(item.message)
+                return None
+            else:
+                return None
+    r.batches, r.next_offset, r.valid_bytes, r.epochs_seen = kept, after, valid, top
+    return r
+
+
+def _epochs_in(f: Any, start: int, end: int, top: int, assigns: list[tuple[int, int]]
+               ) -> int:
+    """The (epoch, base offset) of each batch in bytes ``start..end`` of the segment open
+    as ``f`` whose epoch is above ``top`` and every batch's before it (the entries
+    LogSegment.recover assigns), read from the headers alone; the highest epoch."""
+    f.seek(start)
+    data = f.read(end - start)
+    unpack, pos, n = _EPOCH_AT.unpack_from, 0, len(data)
+    overhead = _B.LOG_OVERHEAD
+    while pos < n:
+        first, length, epoch, _ = unpack(data, pos)
+        if epoch > top:
+            top = epoch
+            assigns.append((epoch, first))
+        pos += overhead + length
+    return top
+
+
+def _recover_batches(seg: _Segment, interval: int, progress: Progress = QUIET
+                     ) -> Recovery:
     """Kafka's recovery of ``seg`` (its bytes from ``seg.start``, ``seg.size`` of them,
     indexed from ``seg.base``): CRC and length checks (the table of the cut), the offset
     range check (``ensureOffsetInRange``), and the offset and time index entries it

@@ -38,6 +38,7 @@ from kmeta.formats.textfiles import (
 )
 from kmeta.ops.startup.configs import LogConfigs, log_configs
 from kmeta.ops.startup.loader import load_partition
+from kmeta.ops.startup.metadata_log import METADATA_DIR, open_metadata_log
 from kmeta.ops.startup.model import (
     DEFAULT_RECOVERY_RATE,
     NEWEST,
@@ -339,6 +340,7 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
         report.dirs.append(_load_dir(d, kafka_version, threads, report, placement, configs,
                                      progress))
     _duplicates(report)
+    _metadata_log(report, config, kafka_version, progress)
     for p in report.partitions:
         report.findings.extend(p.findings)
     if all(d.clean_shutdown for d in report.dirs) and version_key(kafka_version) >= (3, 7):
@@ -362,6 +364,51 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
             "the load); Kafka 4.0 and later run only in KRaft mode, so give "
             "--kafka-version 3.9 or lower for what this broker does before a migration")
     return report
+
+
+def _metadata_dir(config: str | None) -> Path | None:
+    """KafkaConfig.metadataLogDir: metadata.log.dir, else the first of log.dirs."""
+    if config is None:
+        return None
+    props = _server_properties(config)
+    named = props.get("metadata.log.dir", "").strip()
+    if not named:
+        listed = props.get("log.dirs") or props.get("log.dir") or ""
+        named = next((d.strip() for d in listed.split(",") if d.strip()), "")
+    return Path(named).resolve() if named else None
+
+
+def _metadata_log(report: StartupReport, config: str | None, version: str,
+                  progress: Progress) -> None:
+    """The node's __cluster_metadata-0 (kmeta.ops.startup.metadata_log), and the refusal
+    of one found elsewhere than metadata.log.dir (KafkaRaftServer.initializeLogDirs,
+    "Found unexpected metadata location in data directory", 3.3 to 4.1)."""
+    holders = [d for d in report.dirs if d.metadata_log and not _zookeeper(d.path)]
+    if not holders:
+        return
+    expected = _metadata_dir(config)
+    if expected is None:
+        chosen = holders[0]
+        others = holders[1:]
+        why = "only one log dir of a node, its metadata.log.dir, may hold it"
+    else:
+        chosen = next((d for d in holders if d.path.resolve() == expected), None)
+        others = [d for d in holders if d is not chosen]
+        why = f"{config} makes {expected} the metadata log dir"
+    for d in others:
+        where = d.path / METADATA_DIR
+        report.refusals.append(f"{where}: a metadata log outside metadata.log.dir")
+        report.findings.append(Finding(
+            "V230", f"the node does not start: {why} (KafkaException \"Found unexpected "
+            "metadata location in data directory\", KafkaRaftServer.initializeLogDirs)",
+            str(where)))
+    if chosen is None:
+        return
+    m = open_metadata_log(chosen.path, version, progress=progress)
+    report.metadata_log = m
+    if m.refusal is not None:
+        report.refusals.append(f"{m.path}: {m.refusal}")
+    report.findings.extend(m.findings)
 
 
 def _zookeeper(log_dir: Path) -> bool:

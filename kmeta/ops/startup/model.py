@@ -332,6 +332,9 @@ class StartupReport:
     notes: list[str] = field(default_factory=list)
     #: the placement and missing_replica objects of the image against the disk
     placement_objects: list[dict[str, Any]] = field(default_factory=list)
+    #: __cluster_metadata-0 as the node opens it (a MetadataLogStartup,
+    #: :mod:`kmeta.ops.startup.metadata_log`), None for a dir set without one
+    metadata_log: Any = None
 
     @property
     def partitions(self) -> list[PartitionStartup]:
@@ -339,13 +342,26 @@ class StartupReport:
 
     @property
     def cost_bytes(self) -> int:
-        return sum(d.cost_bytes for d in self.dirs)
+        """Bytes re-read on start: the metadata log's and the data logs'."""
+        return self.metadata_bytes + sum(d.cost_bytes for d in self.dirs)
+
+    @property
+    def metadata_bytes(self) -> int:
+        return 0 if self.metadata_log is None else self.metadata_log.bytes_to_read
+
+    @property
+    def metadata_seconds(self) -> float:
+        """One thread recovers the metadata log, before LogManager loads the data logs."""
+        return self.metadata_bytes / self.recovery_rate
 
     @property
     def seconds(self) -> float:
-        """The pools of all dirs run at once: the slowest dir sets the time."""
-        return max((d.seconds(self.recovery_rate) for d in self.dirs), default=0.0)
+        """The metadata log first, then the pools of all dirs at once: the slowest dir
+        sets their time."""
+        return self.metadata_seconds + max(
+            (d.seconds(self.recovery_rate) for d in self.dirs), default=0.0)
 
     @property
     def loses_data(self) -> bool:
-        return any(p.lost_bytes or p.all_deleted for p in self.partitions)
+        return any(p.lost_bytes or p.all_deleted for p in self.partitions) or (
+            self.metadata_log is not None and self.metadata_log.loses_records)
