@@ -252,16 +252,16 @@ CODES: dict[str, Code] = {
     "V206": Code(Severity.WARNING, "the leader-epoch cache changes on load: entries at or past "
                  "the log end or below the log start go, epochs of recovered batches are "
                  "added, or the whole file is deleted (a message format before v2)"),
-    "V230": Code(Severity.ERROR, "the KRaft node does not start: opening its metadata log "
+    "V236": Code(Severity.ERROR, "the KRaft node does not start: opening its metadata log "
                  "throws (an unparsable snapshot name, no snapshot at or past a log start "
                  "above 0, a foreign topic id, a damaged latest snapshot or quorum-state "
                  "from 3.8)"),
-    "V231": Code(Severity.ERROR, "the metadata log, recovered whole on every start, is cut: "
+    "V237": Code(Severity.ERROR, "the metadata log, recovered whole on every start, is cut: "
                  "this node's copy loses the records after the cut (fetched again from the "
                  "leader where another voter holds them)"),
-    "V232": Code(Severity.INFO, "the latest snapshot is ahead of the metadata log: Kafka "
+    "V238": Code(Severity.INFO, "the latest snapshot is ahead of the metadata log: Kafka "
                  "drops every segment and starts the log at the snapshot's end"),
-    "V233": Code(Severity.WARNING, "quorum-state cannot be read: Kafka 3.3 to 3.7 clear it "
+    "V239": Code(Severity.WARNING, "quorum-state cannot be read: Kafka 3.3 to 3.7 clear it "
                  "and start at epoch 0"),
 }
 
@@ -328,9 +328,9 @@ HINTS: dict[str, str] = {
             "empties the segment and deletes the ones after it",
     "V200": "move the partition dir out of the log dir (or restore it from another "
             "replica) before starting the broker",
-    "V230": "copy __cluster_metadata-0 from a healthy voter (or fix the file named) before "
+    "V236": "copy __cluster_metadata-0 from a healthy voter (or fix the file named) before "
             "starting the node",
-    "V231": "with another voter holding the records, start the node: it fetches them; "
+    "V237": "with another voter holding the records, start the node: it fetches them; "
             "otherwise copy __cluster_metadata-0 from a healthy voter first (kmeta repair "
             "--dry-run shows the cut)",
 }

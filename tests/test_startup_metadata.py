@@ -84,7 +84,7 @@ def test_startup_with_invalid_snapshot_state(tmp_path: Path) -> None:
         if refuses:
             assert "Inconsistent snapshot state" in m.refusal
             assert any("Inconsistent snapshot state" in x for x in r.refusals)
-            assert "V230" in {f.code for f in r.findings}
+            assert "V236" in {f.code for f in r.findings}
         else:
             assert m.log_start_offset == 100 and m.log_end_offset == 120
 
@@ -96,7 +96,7 @@ def test_higher_epoch_snapshot_beyond_the_log_truncates_fully(tmp_path: Path) ->
     _, m = _meta(d)
     assert m.truncated_to == 11 and m.log_start_offset == m.log_end_offset == 11
     assert m.latest_epoch == 2 and m.records_lost == 0
-    assert "V232" in {f.code for f in m.findings}
+    assert "V238" in {f.code for f in m.findings}
 
 
 def test_snapshot_deletion_with_invalid_snapshot_state(tmp_path: Path) -> None:
@@ -214,8 +214,8 @@ def test_a_bad_crc_mid_log_loses_what_follows(tmp_path: Path) -> None:
     assert m.log_end_offset == 15
     assert m.records_lost == 34 and m.lost_offsets == (15, 49)  # 15's own count untrusted
     assert len(m.load.deleted_segments) == 3
-    assert r.loses_data and "V231" in {f.code for f in r.findings}
-    assert "V170" not in {f.code for f in r.findings}  # V231 says the cut
+    assert r.loses_data and "V237" in {f.code for f in r.findings}
+    assert "V170" not in {f.code for f in r.findings}  # V237 says the cut
 
 
 def test_a_cut_below_a_newer_snapshot_loses_only_what_it_does_not_hold(tmp_path: Path
@@ -256,7 +256,7 @@ def test_an_unreadable_quorum_state_stops_38_and_is_cleared_before(tmp_path: Pat
     (d / "__cluster_metadata-0" / "quorum-state").write_text("{not json")
     assert "FileQuorumStateStore" in (_meta(d, "3.9")[1].refusal or "")
     m = _meta(d, "3.7")[1]
-    assert m.refusal is None and "V233" in {f.code for f in m.findings}
+    assert m.refusal is None and "V239" in {f.code for f in m.findings}
 
 
 def test_a_second_metadata_log_refuses(tmp_path: Path) -> None:

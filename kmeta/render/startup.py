@@ -198,7 +198,7 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
     m = r.metadata_log
     if m is not None and m.loses_records:
         yield (f"The node LOSES METADATA RECORDS: its metadata log comes back without "
-               f"{_n(m.records_lost, 'record')}{_span(m.lost_offsets)} (V231).")
+               f"{_n(m.records_lost, 'record')}{_span(m.lost_offsets)} (V237).")
     elif m is not None and m.lost_bytes:
         yield (f"Recovery cuts {size(m.lost_bytes)} from the metadata log: a torn or "
                "damaged batch, no intact record.")

@@ -154,8 +154,8 @@ _STARTUP_GISTS = {
     "V200": ("log Kafka cannot load", "logs Kafka cannot load", ""),
     "V204": ("log dir locked by a running process", "log dirs locked by a running process",
              ""),
-    "V230": ("metadata log that stops the node", "metadata logs that stop the node", ""),
-    "V231": ("metadata log cut on start", "metadata logs cut on start",
+    "V236": ("metadata log that stops the node", "metadata logs that stop the node", ""),
+    "V237": ("metadata log cut on start", "metadata logs cut on start",
              "metadata records lost"),
 }
 

@@ -399,7 +399,7 @@ def _metadata_log(report: StartupReport, config: str | None, version: str,
         where = d.path / METADATA_DIR
         report.refusals.append(f"{where}: a metadata log outside metadata.log.dir")
         report.findings.append(Finding(
-            "V230", f"the node does not start: {why} (KafkaException \"Found unexpected "
+            "V236", f"the node does not start: {why} (KafkaException \"Found unexpected "
             "metadata location in data directory\", KafkaRaftServer.initializeLogDirs)",
             str(where)))
     if chosen is None:

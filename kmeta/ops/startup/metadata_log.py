@@ -234,7 +234,7 @@ def _quorum_state(path: Path, version: str, findings: list[Finding]) -> str | No
         return (f"quorum-state cannot be read ({problem}): FileQuorumStateStore throws and "
                 "the node stops (3.8+)")
     findings.append(Finding(
-        "V233", f"quorum-state cannot be read ({problem}): Kafka {version} clears it and "
+        "V239", f"quorum-state cannot be read ({problem}): Kafka {version} clears it and "
         "starts at epoch 0, no leader and no vote (3.3 to 3.7 do)", str(f)))
     return None
 
@@ -249,7 +249,7 @@ def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
     for w in part.recover:
         w.why = "the metadata log is recovered whole on every start"
     # a missing index changes nothing here (every segment is recovered), and a load
-    # failure is the node's, not LogManager's: said below (V230)
+    # failure is the node's, not LogManager's: said below (V236)
     m.findings.extend(f for f in part.findings if f.code not in ("V178", "V200"))
     where = str(path)
     if part.load_failure is not None:
@@ -332,7 +332,7 @@ def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
 
 def _refused(m: MetadataLogStartup) -> MetadataLogStartup:
     m.findings.append(Finding(
-        "V230", f"the node does not start: {m.refusal}; the metadata log opens before "
+        "V236", f"the node does not start: {m.refusal}; the metadata log opens before "
         "anything else, on every start", str(m.path)))
     return m
 
@@ -353,7 +353,7 @@ def _findings(m: MetadataLogStartup, where: str) -> None:
                 if covered > 0 else "")
         m.findings[:] = [f for f in m.findings if f.code not in ("V170", "V172")]
         m.findings.append(Finding(
-            "V231", f"Kafka recovers the whole metadata log on every start: {why}{held}; "
+            "V237", f"Kafka recovers the whole metadata log on every start: {why}{held}; "
             f"the node comes back without {m.records_lost:,} record(s) (offsets "
             f"{first}..{last}), which it fetches again from the leader where another voter "
             "holds them: a sole controller loses them (kmeta repair --dry-run shows the "
@@ -365,7 +365,7 @@ def _findings(m: MetadataLogStartup, where: str) -> None:
             "there is no segment on disk, and "
         older = sum(1 for s in m.snapshots if s.fate == "marked for deletion")
         m.findings.append(Finding(
-            "V232", f"the latest snapshot {m.truncated_to_snapshot} is ahead of the log "
+            "V238", f"the latest snapshot {m.truncated_to_snapshot} is ahead of the log "
             f"(KafkaMetadataLog.truncateToLatestSnapshot): {what}the log starts empty at "
             f"{m.truncated_to}" + (f"; the {older} older snapshot(s) are deleted" if older
                                    else ""), where, offset=m.truncated_to))
