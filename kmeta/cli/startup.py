@@ -91,9 +91,18 @@ def startup(
     the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka
     would refuse to start or lose records.
 
-    The estimate: per log dir, its logs' bytes to re-read shared among
-    num.recovery.threads.per.data.dir threads (largest first), each reading at
-    --recovery-rate; the log dirs' pools run at once. Kafka documents no recovery rate.
+    The metadata log (__cluster_metadata-0) is not LogManager's: every KRaft node opens it
+    first, on every start, with recovery point 0 and as after an unclean shutdown
+    (KafkaMetadataLog.apply), so it is re-read whole whatever .kafka_cleanshutdown says,
+    on one thread before the data logs. Its cut is repair's; records past it are lost to
+    the node unless a newer snapshot holds them (truncateToLatestSnapshot restarts the log
+    there); recoverSnapshots deletes .part, .deleted and older snapshots and refuses a log
+    that starts above 0 with no snapshot at or past its start; from 3.8 the latest
+    snapshot and quorum-state are read at start too, and a damaged one stops the node.
+
+    The estimate: the metadata log's bytes on one thread, then per log dir, its logs'
+    bytes to re-read shared among num.recovery.threads.per.data.dir threads (largest
+    first), each reading at --recovery-rate; the log dirs' pools run at once. Kafka documents no recovery rate.
     The default, 125 MB/s, is the baseline throughput of an AWS EBS gp3 volume (AWS's
     EBS volume types documentation): a sequential read from a common broker disk, the
     pace recovery keeps since CRC-32C runs at GB/s on one core. It is an assumption:
