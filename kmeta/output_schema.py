@@ -1898,7 +1898,8 @@ STARTUP_METADATA_LOG = ObjectKind(
         Key("log_start_offset", BIGINT, "Its log start once open."),
         Key("log_end_offset", BIGINT, "Its log end once open."),
         Key("latest_epoch", INT, "The leader epoch it opens in (0 with an empty cache)."),
-        Key("cut", RECOVERY_CUT, "Where recovery truncates it, or null.", nullable=True),
+        Key("recovery_cut", RECOVERY_CUT, "Where recovery truncates it, or null.",
+            nullable=True),
         Key("deleted_segment_files", Array(STRING), "Segments recovery deletes after the "
             "cut."),
         Key("truncated_to_snapshot", STRING, "The snapshot (end offset-epoch) the log "
@@ -1909,7 +1910,7 @@ STARTUP_METADATA_LOG = ObjectKind(
             "snapshot it restarts at holds the rest)."),
         Key("lost_first_offset", BIGINT, "The first offset lost, or null.", nullable=True),
         Key("lost_last_offset", BIGINT, "The last offset lost, or null.", nullable=True),
-        Key("snapshots", Array(SNAPSHOT_FATE), "Each snapshot file and its fate."),
+        Key("snapshot_fates", Array(SNAPSHOT_FATE), "Each snapshot file and its fate."),
         Key("refusal", STRING, "Why the node does not start while it opens the log, or "
             "null.", nullable=True),
     ),
@@ -1947,9 +1948,9 @@ STARTUP_SUMMARY = ObjectKind(
         Key("stray_judged", BOOLEAN, "Stray logs were judged against a metadata image."),
         Key("notes", Array(STRING), "What could not be said, in words."),
         Key("finding_counts", FINDING_COUNTS, "The number of findings by severity."),
-        Key("metadata_log", STARTUP_METADATA_LOG, "__cluster_metadata-0 as the node opens "
-            "it, or null where no log dir given holds one (a ZooKeeper-mode broker, a "
-            "broker whose metadata.log.dir is not given).", nullable=True),
+        Key("metadata_log_startup", STARTUP_METADATA_LOG, "__cluster_metadata-0 as the node "
+            "opens it, or null where no log dir given holds one (a ZooKeeper-mode broker, "
+            "a broker whose metadata.log.dir is not given).", nullable=True),
     ),
 )
 

@@ -287,8 +287,8 @@ def test_the_command_says_the_cut_and_exits_1() -> None:
     plan = run("repair", "--dry-run", str(case / "__cluster_metadata-0")).stdout
     assert "354 record(s)" in plan and "offsets 195..549" in plan
     summary = json.loads(run("startup", "--json", str(case)).stdout.splitlines()[-1])
-    ml = summary["metadata_log"]
-    assert ml["records_lost"] == 354 and ml["cut"]["code"] == "F001"
+    ml = summary["metadata_log_startup"]
+    assert ml["records_lost"] == 354 and ml["recovery_cut"]["code"] == "F001"
     assert ml["lost_first_offset"] == 195 and summary["loses_data"] is True
     assert summary["bytes_to_read"] >= ml["bytes_to_read"] > 0
 

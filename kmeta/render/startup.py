@@ -128,7 +128,7 @@ def summary_object(r: StartupReport) -> dict[str, Any]:
                                    if p.epoch_cache is not None and p.epoch_cache.changes),
         "broker_epoch": r.broker_epoch, "stray_judged": r.placement_judged,
         "notes": list(r.notes), "finding_counts": finding_counts(r.findings),
-        "metadata_log": metadata_log_object(r),
+        "metadata_log_startup": metadata_log_object(r),
     }
 
 
@@ -144,14 +144,14 @@ def metadata_log_object(r: StartupReport) -> dict[str, Any] | None:
         "bytes_to_read": m.bytes_to_read, "estimate_ms": _ms(r.metadata_seconds),
         "log_start_offset": m.log_start_offset, "log_end_offset": m.log_end_offset,
         "latest_epoch": m.latest_epoch,
-        "cut": None if cut is None else {
+        "recovery_cut": None if cut is None else {
             "file": cut.file, "position": cut.truncated_at, "code": cut.cut_code,
             "reason": cut.cut_reason, "removed_bytes": cut.removed_bytes},
         "deleted_segment_files": list(load.deleted_segments),
         "truncated_to_snapshot": m.truncated_to_snapshot,
         "records_dropped": m.records_dropped, "records_lost": m.records_lost,
         "lost_first_offset": first, "lost_last_offset": last,
-        "snapshots": [{"file": s.file, "end_offset": s.end_offset, "epoch": s.epoch,
+        "snapshot_fates": [{"file": s.file, "end_offset": s.end_offset, "epoch": s.epoch,
                        "fate": s.fate, "why": s.why} for s in m.snapshots],
         "refusal": m.refusal,
     }
@@ -208,7 +208,8 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
                "missing on disk with records and no other in-sync replica (V190).")
     gone = lost or (m is not None and (m.loses_records or m.lost_bytes))
     if not gone and not missing and not r.refusals:
-        yield "The broker comes back with every record: recovery removes nothing."
+        yield (f"The {'broker' if parts else 'node'} comes back with every record: "
+               "recovery removes nothing.")
     elif not gone and not r.refusals:
         yield "Recovery itself removes nothing."
     for d in r.dirs:

@@ -385,6 +385,11 @@ def _metadata_log(report: StartupReport, config: str | None, version: str,
     "Found unexpected metadata location in data directory", 3.3 to 4.1)."""
     holders = [d for d in report.dirs if d.metadata_log and not _zookeeper(d.path)]
     if not holders:
+        if report.dirs and not any(_zookeeper(d.path) for d in report.dirs):
+            report.notes.append(
+                "no log dir given holds __cluster_metadata-0: what the node does to its "
+                "metadata log (opened first, re-read whole on every start) is not in this "
+                "report; give its metadata.log.dir too")
         return
     expected = _metadata_dir(config)
     if expected is None:
