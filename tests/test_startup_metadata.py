@@ -332,3 +332,29 @@ def test_the_walk_answers_as_the_batch_by_batch_reading(root: str, real_data: Pa
                 (b.batches, b.next_offset, b.valid_bytes, b.cut and b.cut[:2], b.assigns,
                  b.epochs_seen, b.fault), path
     assert walked > 50
+
+
+# ------------------------------------------------------- fixtures/data/kraftstart verdicts
+
+
+def test_kraftstart_verdicts() -> None:
+    """fixtures/README.md, "data/kraftstart/": each case's verdict."""
+    root = FIXTURES / "kraftstart"
+    r, m = _meta(root / "clean-but-cut")
+    kept = sum(w.bytes for w in m.load.recover)  # every segment up to the cut, marker or not
+    assert r.dirs[0].clean_shutdown and m.bytes_to_read == kept and len(m.load.recover) == 4
+    assert m.load.recover[-1].truncated_at == 4374 and m.load.deleted_segments == [
+        segment_file_name(451)]
+    assert (m.records_lost, m.lost_offsets, m.truncated_to) == (143, (400, 543), None)
+    r, m = _meta(root / "cut-under-snapshot")
+    assert m.load.recover[0].truncated_at == 1611 and len(m.load.deleted_segments) == 4
+    assert (m.records_lost, m.lost_offsets, m.truncated_to) == (420, (124, 543), 124)
+    r, m = _meta(root / "inconsistent")
+    assert m.refusal is not None and "start at 228" not in m.refusal
+    assert "Inconsistent snapshot state: the log starts at 228" in m.refusal
+    r = plan_startup([str(root / "two-logs" / "a"), str(root / "two-logs" / "b")])
+    assert r.metadata_log.log_dir == root / "two-logs" / "a"
+    assert [x.split(":")[0] for x in r.refusals] == [
+        str(root / "two-logs" / "b" / "__cluster_metadata-0")]
+    for case in ("clean-but-cut", "cut-under-snapshot", "inconsistent"):
+        assert run("startup", str(root / case)).returncode == 1, case

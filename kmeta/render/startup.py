@@ -238,8 +238,9 @@ def _metadata_lines(r: StartupReport, paths: Paths) -> Iterator[str]:
     yield "Metadata log (recovered whole on every start, one thread, before the data logs)"
     span = f"empty at {m.log_start_offset}" if m.log_end_offset <= m.log_start_offset \
         else f"at offsets {m.log_start_offset}..{m.log_end_offset - 1}"
+    opens = "" if m.refusal is not None else f"; opens {span}, epoch {m.latest_epoch}"
     yield (f"  {paths.show(str(m.path))}: {_n(load.segments, 'segment')}, "
-           f"{size(load.bytes)}; opens {span}, epoch {m.latest_epoch}")
+           f"{size(load.bytes)}{opens}")
     yield (f"    re-reads {size(m.bytes_to_read)}: "
            f"{_duration(r.metadata_seconds)}")
     if m.refusal is not None:
