@@ -115,6 +115,7 @@ def next_offset_from(path: str | Path, position: int = 0) -> tuple[int | None, i
 #: field it takes (LegacyRecord.RECORD_OVERHEAD_V0).
 HEADER_UP_TO_MAGIC = 17
 LEAST_SIZE_FIELD = 14
+_STREAM_WINDOW = 64 << 10
 
 
 def stream_fault(path: str | Path, start: int, end: int) -> tuple[int, int] | None:
@@ -128,11 +129,13 @@ def stream_fault(path: str | Path, start: int, end: int) -> tuple[int, int] | No
     try:
         end = min(end, os.fstat(fd).st_size)
         pos = start
+        window, at = b"", 0  # bytes read around the cursor: one read serves many headers
         while pos < end - HEADER_UP_TO_MAGIC:
-            head = os.pread(fd, LOG_OVERHEAD, pos)
-            if len(head) < LOG_OVERHEAD:
-                break  # the file shrank under the walk
-            size = int.from_bytes(head[8:12], "big", signed=True)
+            if not at <= pos <= at + len(window) - LOG_OVERHEAD:
+                window, at = os.pread(fd, min(_STREAM_WINDOW, end - pos), pos), pos
+                if len(window) < LOG_OVERHEAD:
+                    break  # the file shrank under the walk
+            size = int.from_bytes(window[pos - at + 8:pos - at + 12], "big", signed=True)
             if size < LEAST_SIZE_FIELD:
                 return pos, size
             if pos > end - LOG_OVERHEAD - size:

@@ -418,7 +418,8 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     # ProducerStateManager (it parses the .snapshot names), then runs LogLoader.load
     cache = _EpochCache(path, config.epochs_cleared, part)
     if part.load_failure is None and part.offline is None:
-        bad = file_name_verdict([name for name, _, _ in listing])
+        # (a name classify takes apart begins with an offset already)
+        bad = file_name_verdict([name for name, k, _ in listing if k.kind == "unknown"])
         if bad is not None:
             part.load_failure = bad[1]
     if part.load_failure is not None or part.offline is not None:

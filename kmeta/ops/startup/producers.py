@@ -159,9 +159,11 @@ class ProducerRebuild:
                 self.files.setdefault(o, f"{o:020d}.snapshot")
             return None
         for o in sorted(self.files):  # truncateAndReload
-            if o > upto or o <= log_start:
-                self._delete(o, f"a producer snapshot past offset {upto} or at or below "
-                                f"the log start {log_start} (out of range)")
+            if o > upto:
+                self._delete(o, f"a producer snapshot past offset {upto}, where the "
+                                f"producer state is rebuilt {when}")
+            elif o <= log_start:
+                self._delete(o, f"a producer snapshot at or below the log start {log_start}")
         start, from_snapshot = log_start, False
         if upto != 0:  # a new manager's map ends at 0: loadFromSnapshot runs unless upto is
             for o in sorted(self.files, reverse=True):
