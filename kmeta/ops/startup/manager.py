@@ -238,7 +238,7 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
             d.offline = True
         _classify(part, version, placement)
         d.partitions.append(part)
-    n = sum(1 for p in d.partitions if p.recover)
+    n = sum(1 for p in d.partitions if p.recover and p.state != "delete")  # no recoverLog
     if not clean and n:
         report.findings.append(Finding(
             "V177", f"no .kafka_cleanshutdown: Kafka recovers {n} of {len(d.partitions)} "
