@@ -414,6 +414,9 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
                             log_start)
     part.remote_storage = config.remote_storage
     listing = _listing(path)
+    # what is on disk (said even when the load stops before the segments are opened)
+    part.segments = sum(1 for _, k, _ in listing if k.kind == "segment" and not k.suffix)
+    part.bytes = sum(n for _, k, n in listing if k.kind == "segment" and not k.suffix)
     # UnifiedLog.apply reads leader-epoch-checkpoint, then builds the
     # ProducerStateManager (it parses the .snapshot names), then runs LogLoader.load
     cache = _EpochCache(path, config.epochs_cleared, part)

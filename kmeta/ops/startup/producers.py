@@ -103,6 +103,8 @@ class ProducerRebuild:
         self.reads: list[RebuildRead] = []
         #: file name -> (offset, why) of the snapshots on disk the load deletes
         self.gone: dict[str, tuple[int, str]] = {}
+        #: the names of the snapshots readSnapshot rejects
+        self.corrupt: set[str] = set()
         #: whether the last rebuild took the shortcut (nothing read)
         self.shortcut = False
 
@@ -113,9 +115,10 @@ class ProducerRebuild:
             self.gone.setdefault(name, (offset, why))
 
     def finish(self) -> None:
-        """The snapshot files the load deletes and does not write again, in leftovers."""
+        """The snapshot files the load deletes and does not write again (and every corrupt
+        one), in leftovers."""
         for name, (offset, why) in sorted(self.gone.items()):
-            if offset not in self.files or why.startswith("a corrupt"):
+            if offset not in self.files or name in self.corrupt:
                 self.part.leftovers.append(FileFate(name, "deleted", why))
 
     def _rejected(self, offset: int) -> str | None:
@@ -200,8 +203,8 @@ class ProducerRebuild:
 
     def _corrupt(self, offset: int, why: str) -> None:
         name = self.files[offset]
-        self._delete(offset, f"a corrupt producer snapshot ({why}): Kafka deletes it and "
-                             "reads the log instead")
+        self.corrupt.add(name)
+        self._delete(offset, f"corrupt: {why}; Kafka reads the log instead")
         self.part.findings.append(Finding(
             "V211", f"producer snapshot {name} is corrupt ({why}): Kafka deletes it and "
             "rebuilds the producer state from an older snapshot or the log start",
