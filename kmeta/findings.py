@@ -237,11 +237,10 @@ CODES: dict[str, Code] = {
     "V179": Code(Severity.WARNING, "a .swap, .cleaned or .deleted file, or an index without "
                  "its segment: Kafka completes or deletes it on load"),
     "V200": Code(Severity.ERROR, "Kafka cannot load a log (an exception other than an "
-                 "IOException escapes LogLoader: a legacy segment it cannot split, offsets "
-                 "going backwards while it rebuilds a missing index, a zero or garbage batch "
-                 "header where it reads without recovering, a file name without an offset, "
-                 "a bad leader-epoch-checkpoint entry or partition.metadata topic id, a "
-                 ".txnindex entry above version 0): the broker refuses to start"),
+                 "IOException escapes LogLoader: a batch header it cannot read outside "
+                 "recovery, a file name without an offset, a bad leader-epoch-checkpoint or "
+                 "partition.metadata, a legacy segment it cannot split...): the broker "
+                 "refuses to start"),
     "V201": Code(Severity.WARNING, "offsets go backwards in a segment Kafka recovers, where no "
                  "index entry lands: Kafka keeps the batches as they are"),
     "V202": Code(Severity.WARNING, "a legacy segment holds offsets beyond base + Int.MaxValue "
