@@ -170,6 +170,37 @@ def test_a_zero_tail_on_the_last_segment_after_a_clean_shutdown(tmp_path: Path, 
         assert _one(r).log_end_offset == 30
 
 
+def test_zeros_in_a_swap_segment_stop_the_broker(tmp_path: Path) -> None:
+    """LogLoader.load (3.0+) opens each valid .swap segment for its next offset
+    (LogSegment.readNextOffset) before renaming it: zeros at its end are a size field of
+    0 there too."""
+    d = _log_dir(tmp_path / "d", clean=True, recovery=30)
+    part = _partition(d)
+    swap = part / (segment_file_name(0) + ".swap")
+    swap.write_bytes((part / segment_file_name(0)).read_bytes() + bytes(32))
+    _refuses(plan_startup([str(d)]), "CorruptRecordException", swap.name)
+
+
+def test_a_snapshot_that_cannot_be_read_takes_the_dir_offline(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """Row 44 (ProducerStateManager.readSnapshot: Files.readAllBytes throws an
+    IOException, which loadLogs catches): the log dir goes offline (S008), the broker
+    starts.  The read error is simulated: this test may run as root, who reads any
+    file."""
+    from kmeta.errors import UnreadableInput
+    from kmeta.ops.startup import producers
+
+    d = _log_dir(tmp_path / "d", clean=False, recovery=20)
+    part = _partition(d)
+    W.write_producer_snapshot(part, 20, durable=False)
+
+    def fail(path, limit, what):  # noqa: ARG001 - read_regular's signature
+        raise UnreadableInput("cannot read: Input/output error", context=str(path))
+    monkeypatch.setattr(producers, "read_regular", fail)
+    r = plan_startup([str(d)])
+    assert r.dirs[0].offline and not r.refusals and "S008" in _codes(r)
+
+
 # -------------------------------------------------------------------------- file names
 
 @pytest.mark.parametrize("name", ["foo.log", "x.index", "abc.snapshot",
