@@ -10,18 +10,26 @@ to 3.9, Java in trunk 2024-10; the same steps in every version kmeta knows):
    (``TransactionIndex.sanityCheck``), is recovered, on a clean start too.  The contents
    of offset and time indexes are not checked here (they are rebuilt only for segments
    recovered); a missing ``.timeindex`` is created empty.
-3. ``recoverLog`` (not for ``-delete`` dirs): after an unclean shutdown, the segment
-   holding the recovery point and every later one are recovered (``LogSegment.recover``:
-   batch by batch, CRC checked, indexes rebuilt); at the first batch it rejects the
-   segment is truncated and every later unflushed segment deleted.  Then, clean or not,
-   a log end below the log start checkpoint deletes every segment.
+3. ``recoverLog`` (not for ``-delete`` dirs, whose log end and recovery point are 0):
+   after an unclean shutdown, the segment holding the recovery point and every later one
+   are recovered (``LogSegment.recover``: batch by batch, CRC checked, indexes rebuilt);
+   at the first batch it rejects the segment is truncated and every later unflushed
+   segment deleted.  Then, clean or not, the last segment's next offset is read
+   (``readNextOffset``) and a log end below the log start checkpoint deletes every
+   segment.
 4. The log start is ``max(checkpoint, first segment base)``, or the checkpoint's for a
-   topic with remote storage (3.6+, :mod:`.configs`); the producer state is rebuilt
-   (``UnifiedLog.rebuildProducerState``): with no snapshot after a clean shutdown, empty
-   snapshots are written and nothing is read; otherwise from the newest usable snapshot
-   (or the log start) to the log end.  Snapshots not at a segment base are deleted
-   first, except the newest when it is past the last base
-   (``ProducerStateManager.removeStraySnapshots``).
+   topic with remote storage (3.6+, :mod:`.configs`); the producer state is rebuilt to
+   the log end, as before each segment recovered (:mod:`.producers`); then
+   ``UnifiedLog.initializeTopicId`` reads ``partition.metadata``.
+
+An exception that is not an IOException escapes the load, and the broker does not start
+(``PartitionStartup.load_failure``); an IOException takes the log dir offline
+(``PartitionStartup.offline``, or OSError/KmetaError raised to the caller).  Besides the
+ones recovery throws (below): a batch header whose size field is below 14 where Kafka
+walks batches without recovering them (``FileLogInputStream``: the producer-state
+rebuilds, ``readNextOffset`` of an unrecovered last segment or of a ``.swap``), a
+``.txnindex`` entry above version 0, and the files :mod:`.kafka_files` judges (names,
+``leader-epoch-checkpoint``, ``partition.metadata``).
 
 Inside ``LogSegment.recover`` (the same in 3.5 to 3.9, Scala, and trunk 2024-10, Java):
 
