@@ -236,9 +236,11 @@ CODES: dict[str, Code] = {
                  "or a transaction index it rejects)"),
     "V179": Code(Severity.WARNING, "a .swap, .cleaned or .deleted file, or an index without "
                  "its segment: Kafka completes or deletes it on load"),
-    "V200": Code(Severity.ERROR, "Kafka cannot load a log (a legacy segment it cannot split, "
-                 "offsets going backwards while it rebuilds a missing index, a negative "
-                 "leader-epoch entry): the broker refuses to start"),
+    "V200": Code(Severity.ERROR, "Kafka cannot load a log (an exception other than an "
+                 "IOException escapes LogLoader: a batch header it cannot read outside "
+                 "recovery, a file name without an offset, a bad leader-epoch-checkpoint or "
+                 "partition.metadata, a legacy segment it cannot split...): the broker "
+                 "refuses to start"),
     "V201": Code(Severity.WARNING, "offsets go backwards in a segment Kafka recovers, where no "
                  "index entry lands: Kafka keeps the batches as they are"),
     "V202": Code(Severity.WARNING, "a legacy segment holds offsets beyond base + Int.MaxValue "
@@ -252,6 +254,12 @@ CODES: dict[str, Code] = {
     "V206": Code(Severity.WARNING, "the leader-epoch cache changes on load: entries at or past "
                  "the log end or below the log start go, epochs of recovered batches are "
                  "added, or the whole file is deleted (a message format before v2)"),
+    "V210": Code(Severity.ERROR, "a partition file Kafka cannot read as it loads the log "
+                 "(a malformed leader-epoch-checkpoint or partition.metadata): the "
+                 "IOException takes the whole log dir offline"),
+    "V211": Code(Severity.WARNING, "a corrupt producer snapshot (empty, truncated, an "
+                 "unknown version, a CRC that does not match): Kafka deletes it and rebuilds "
+                 "the producer state from an older snapshot or the log start"),
     "V236": Code(Severity.ERROR, "the KRaft node does not start: opening its metadata log "
                  "throws (an unparsable snapshot name, no snapshot at or past a log start "
                  "above 0, a foreign topic id, a damaged latest snapshot or quorum-state "
@@ -328,6 +336,8 @@ HINTS: dict[str, str] = {
             "empties the segment and deletes the ones after it",
     "V200": "move the partition dir out of the log dir (or restore it from another "
             "replica) before starting the broker",
+    "V210": "restore the file from another replica of the partition (or delete it: Kafka "
+            "writes it again) before starting the broker",
     "V236": "copy __cluster_metadata-0 from a healthy voter (or fix the file named) before "
             "starting the node",
     "V237": "with another voter holding the records, start the node: it fetches them; "

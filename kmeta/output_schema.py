@@ -1833,8 +1833,9 @@ STARTUP_PARTITION = ObjectKind(
         Key("leftovers", Array(FILE_FATE), ".swap, .cleaned, .deleted files, orphaned "
             "indexes and stray producer snapshots, and what Kafka does to each."),
         Key("producer_state", STRING, "How the producer state is rebuilt."),
-        Key("producer_bytes", BIGINT, "Bytes that rebuild reads beyond the recovered "
-            "segments (whole segments: an upper bound)."),
+        Key("producer_bytes", BIGINT, "Bytes the producer-state rebuilds read beyond the "
+            "recovered segments (the one before each segment recovered and the last, to the "
+            "log end; from the segment's start or the index entry before the offset)."),
         Key("all_deleted", BOOLEAN, "The log end is below the log start checkpoint: every "
             "segment is deleted."),
         Key("log_start_offset", BIGINT, "The log start the load ends with."),
@@ -1847,6 +1848,8 @@ STARTUP_PARTITION = ObjectKind(
         Key("splits", Array(SEGMENT_SPLIT), "Legacy segments split on load."),
         Key("load_failure", STRING, "Why Kafka cannot load the log (the broker does not "
             "start), or null.", nullable=True),
+        Key("load_offline", STRING, "Why loading the log takes its log dir offline (an "
+            "IOException LogManager catches), or null.", nullable=True),
         Key("remote_storage", BOOLEAN, "Remote storage is on for the topic (3.6+: the log "
             "start is the checkpoint's); null when no image says.", nullable=True),
         Key("log_start_rule", STRING, "How the log start was chosen."),

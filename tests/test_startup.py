@@ -112,12 +112,19 @@ def test_producer_state_from_the_newest_snapshot(tmp_path: Path) -> None:
 
 
 def test_largest_stray_snapshot_is_kept(tmp_path: Path) -> None:
-    """testLoadingLogKeepsLargestStrayProducerStateSnapshot: segments 0, 1, 2; snapshots
-    1, 2, 3, 4: 3 is deleted, 4 (past the last base) kept."""
-    d = _log_dir(tmp_path / "d", clean=False, recovery={("orders", 0): 2}, starts={})
-    _partition(d, batches=3, per_segment=1)
+    """testLoadingLogKeepsLargestStrayProducerStateSnapshot: segments 0, 1 and 2 (offsets
+    2 and 3), snapshots 1, 2 and 4 with a stray 3, unclean, recovery point 0: recovery
+    deletes every snapshot past the segment it rebuilds to and writes each again where a
+    recovered segment ends; 3 is gone, 1, 2 and 4 are there."""
+    d = _log_dir(tmp_path / "d", clean=False, recovery={("orders", 0): 0}, starts={})
+    part = d / "orders-0"
+    with W.SegmentWriter(part, durable=False) as w:
+        for i in range(4):
+            if i in (1, 2):
+                w.roll()
+            w.append(build_batch(i, [(b"k", b"v")], base_timestamp=1_000 + i))
     for base in (1, 2, 3, 4):
-        W.write_producer_snapshot(d / "orders-0", base, durable=False)
+        W.write_producer_snapshot(part, base, durable=False)
     p = _one(plan_startup([str(d)]))
     deleted = [f.file for f in p.leftovers if f.file.endswith(".snapshot")]
     assert deleted == [segment_file_name(3, "snapshot")]

@@ -86,6 +86,15 @@ def startup(
     through loading: epochs of recovered batches added, entries past the log end or
     below the log start removed, or the file deleted for a message format before v2
     (3.5 to 3.9 with inter.broker.protocol.version below 3.0).
+    Every exception that escapes LogLoader is a refusal: a zero or garbage batch header
+    where Kafka reads batches without recovering them (the producer-state rebuild before
+    each segment recovered and at the end, the next offset of the last segment after a
+    clean shutdown), a file name without an offset, a .txnindex entry above version 0, a
+    leader-epoch-checkpoint entry that is not a number or is negative, an empty
+    partition.metadata or a topic id Kafka cannot decode; a malformed
+    leader-epoch-checkpoint or partition.metadata takes the log dir offline instead. A
+    corrupt producer snapshot is deleted and the log read in its place. A -delete dir is
+    not recovered (its log end is 0), but a missing index in it is still rebuilt.
     After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
     contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
     the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka

@@ -105,7 +105,8 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
                     "pieces": [{"file": f, "base_offset": b, "bytes": n, "batches": k}
                                for f, b, n, k in sp.pieces],
                     "failure": sp.failure} for sp in p.splits],
-        "load_failure": p.load_failure, "remote_storage": p.remote_storage,
+        "load_failure": p.load_failure, "load_offline": p.offline,
+        "remote_storage": p.remote_storage,
         "log_start_rule": p.log_start_rule, "first_local_offset": p.first_local_offset,
         "epoch_cache_load": _epoch_cache(p),
     }
@@ -337,12 +338,16 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
     if p.recover:
         first = p.recover[0]
         batches = sum(w.batches for w in p.recover)
-        yield (f"      recovers {_n(len(p.recover), 'segment')} from offset "
+        # a -delete dir is not recovered (recoverLog is skipped): only missing indexes
+        verb = "rebuilds the indexes of" if p.state == "delete" else "recovers"
+        yield (f"      {verb} {_n(len(p.recover), 'segment')} from offset "
                f"{first.base_offset} ({size(p.recover_bytes)}, {batches:,} batches kept)")
         if full:
             yield f"        first: {first.why}"
     if p.load_failure is not None:
         yield f"      DOES NOT LOAD (the broker refuses to start): {p.load_failure}"
+    if p.offline is not None:
+        yield f"      TAKES ITS LOG DIR OFFLINE: {p.offline}"
     for sp in p.splits:
         if sp.failure is None:
             yield (f"      splits {sp.file} (offset {sp.overflow_offset} overruns it) into "

@@ -110,6 +110,42 @@ def next_offset_from(path: str | Path, position: int = 0) -> tuple[int | None, i
     return following, position
 
 
+#: FileLogInputStream's numbers (apache/kafka clients/.../record/FileLogInputStream.java,
+#: the same since 0.11): the bytes it reads before the magic byte, and the least size
+#: field it takes (LegacyRecord.RECORD_OVERHEAD_V0).
+HEADER_UP_TO_MAGIC = 17
+LEAST_SIZE_FIELD = 14
+_STREAM_WINDOW = 64 << 10
+
+
+def stream_fault(path: str | Path, start: int, end: int) -> tuple[int, int] | None:
+    """Walk a segment's batches from byte ``start`` as Kafka's ``FileLogInputStream``
+    walks a ``FileRecords`` ending at ``end`` (no CRC, no other check): it ends quietly
+    where fewer than 18 bytes are left or a batch runs past ``end``, and throws
+    ``CorruptRecordException`` at a size field below 14 (a zero-filled region of 18 bytes
+    or more, a garbage header).  Returns (position, size field) of that header, else
+    None.  Raises UnreadableInput when the file cannot be opened."""
+    fd = open_regular(path)
+    try:
+        end = min(end, os.fstat(fd).st_size)
+        pos = start
+        window, at = b"", 0  # bytes read around the cursor: one read serves many headers
+        while pos < end - HEADER_UP_TO_MAGIC:
+            if not at <= pos <= at + len(window) - LOG_OVERHEAD:
+                window, at = os.pread(fd, min(_STREAM_WINDOW, end - pos), pos), pos
+                if len(window) < LOG_OVERHEAD:
+                    break  # the file shrank under the walk
+            size = int.from_bytes(window[pos - at + 8:pos - at + 12], "big", signed=True)
+            if size < LEAST_SIZE_FIELD:
+                return pos, size
+            if pos > end - LOG_OVERHEAD - size:
+                break
+            pos += LOG_OVERHEAD + size
+    finally:
+        os.close(fd)
+    return None
+
+
 def read_at(path: str | Path, position: int, size: int) -> bytes:
     """``size`` bytes of the file at ``path`` from byte ``position`` (fewer where it ends
     sooner: it shrank since it was read).  Raises UnreadableInput when it cannot be

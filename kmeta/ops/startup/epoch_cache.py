@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kmeta.errors import FormatError, KmetaError
 from kmeta.formats.textfiles import parse_leader_epoch_checkpoint
+from kmeta.ops.startup.kafka_files import epoch_checkpoint_verdict
 from kmeta.ops.startup.model import EpochCachePlan, PartitionStartup, Recovery
 from kmeta.storage.regular import read_regular
 
@@ -41,10 +42,21 @@ class EpochCache:
         f = os.path.join(path, "leader-epoch-checkpoint")
         try:
             data = read_regular(f, CHECKPOINT_MOST, "leader-epoch-checkpoint")
-        except KmetaError:
+        except KmetaError as e:
             if os.path.lexists(f):
                 self.source = "unreadable"
+                if cleared is None:  # an IOException through the failure handler (3.3+)
+                    part.offline = f"leader-epoch-checkpoint cannot be read ({e.message})"
             return
+        if cleared is None:  # read through CheckpointFile (a format before v2 deletes it)
+            verdict = epoch_checkpoint_verdict(data)
+            if verdict is not None:
+                self.source = "unreadable"
+                if verdict[0] == "stop":
+                    part.load_failure = verdict[1]
+                else:
+                    part.offline = verdict[1]
+                return
         entries = _epoch_entries(data)
         if entries is None:
             self.source = "unreadable"

@@ -10,18 +10,26 @@ to 3.9, Java in trunk 2024-10; the same steps in every version kmeta knows):
    (``TransactionIndex.sanityCheck``), is recovered, on a clean start too.  The contents
    of offset and time indexes are not checked here (they are rebuilt only for segments
    recovered); a missing ``.timeindex`` is created empty.
-3. ``recoverLog`` (not for ``-delete`` dirs): after an unclean shutdown, the segment
-   holding the recovery point and every later one are recovered (``LogSegment.recover``:
-   batch by batch, CRC checked, indexes rebuilt); at the first batch it rejects the
-   segment is truncated and every later unflushed segment deleted.  Then, clean or not,
-   a log end below the log start checkpoint deletes every segment.
+3. ``recoverLog`` (not for ``-delete`` dirs, whose log end and recovery point are 0):
+   after an unclean shutdown, the segment holding the recovery point and every later one
+   are recovered (``LogSegment.recover``: batch by batch, CRC checked, indexes rebuilt);
+   at the first batch it rejects the segment is truncated and every later unflushed
+   segment deleted.  Then, clean or not, the last segment's next offset is read
+   (``readNextOffset``) and a log end below the log start checkpoint deletes every
+   segment.
 4. The log start is ``max(checkpoint, first segment base)``, or the checkpoint's for a
-   topic with remote storage (3.6+, :mod:`.configs`); the producer state is rebuilt
-   (``UnifiedLog.rebuildProducerState``): with no snapshot after a clean shutdown, empty
-   snapshots are written and nothing is read; otherwise from the newest usable snapshot
-   (or the log start) to the log end.  Snapshots not at a segment base are deleted
-   first, except the newest when it is past the last base
-   (``ProducerStateManager.removeStraySnapshots``).
+   topic with remote storage (3.6+, :mod:`.configs`); the producer state is rebuilt to
+   the log end, as before each segment recovered (:mod:`.producers`); then
+   ``UnifiedLog.initializeTopicId`` reads ``partition.metadata``.
+
+An exception that is not an IOException escapes the load, and the broker does not start
+(``PartitionStartup.load_failure``); an IOException takes the log dir offline
+(``PartitionStartup.offline``, or OSError/KmetaError raised to the caller).  Besides the
+ones recovery throws (below): a batch header whose size field is below 14 where Kafka
+walks batches without recovering them (``FileLogInputStream``: the producer-state
+rebuilds, ``readNextOffset`` of an unrecovered last segment or of a ``.swap``), a
+``.txnindex`` entry above version 0, and the files :mod:`.kafka_files` judges (names,
+``leader-epoch-checkpoint``, ``partition.metadata``).
 
 Inside ``LogSegment.recover`` (the same in 3.5 to 3.9, Scala, and trunk 2024-10, Java):
 
@@ -76,6 +84,7 @@ from kmeta.formats.runs import Walked
 from kmeta.formats.textfiles import parse_partition_metadata
 from kmeta.ops.startup.configs import DEFAULT_INDEX_INTERVAL, TopicLoadConfig
 from kmeta.ops.startup.epoch_cache import EpochCache as _EpochCache
+from kmeta.ops.startup.kafka_files import file_name_verdict, partition_metadata_verdict
 from kmeta.ops.startup.model import (
     EpochCachePlan,
     FileFate,
@@ -84,7 +93,8 @@ from kmeta.ops.startup.model import (
     SegmentSplit,
     SegmentWork,
 )
-from kmeta.storage.headers import next_offset_from
+from kmeta.ops.startup.producers import ProducerRebuild, RebuildRead
+from kmeta.storage.headers import next_offset_from, stream_fault
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import RECOVERY_CUTS, read_batches
@@ -166,6 +176,12 @@ def _temp_files(path: Path, files: list[tuple[str, FileKind, int]], part: Partit
         else:
             keep.append((name, k, size))
     logs = [(name, k) for name, k, _ in swaps if k.kind == "segment"]
+    for name, _ in logs:  # LogLoader.load opens each .swap segment for readNextOffset
+        fault = stream_fault(path / name, 0, 1 << 62)
+        if fault is not None and part.load_failure is None:
+            part.load_failure = (f"reading the next offset of {name} meets a batch size "
+                                 f"field of {fault[1]} at byte {fault[0]} "
+                                 "(CorruptRecordException from LogSegment.readNextOffset)")
     if logs:
         low = min(k.base_offset for _, k in logs)
         high = max((_next_offset(path / name) or k.base_offset) for name, k in logs)
@@ -204,8 +220,12 @@ def _segments(path: Path, files: list[tuple[str, FileKind, int]], part: Partitio
     return [segs[b] for b in sorted(segs)]
 
 
-def _txn_index_rejected(seg: _Segment) -> str | None:
-    """Why TransactionIndex.sanityCheck rejects the segment's .txnindex, or None."""
+def _txn_index_rejected(seg: _Segment) -> tuple[str, str] | None:
+    """What TransactionIndex.sanityCheck makes of the segment's .txnindex, entry by entry
+    (its iterator first): ("stop", why) at an entry whose version is above 0 (a
+    KafkaException: the broker does not start), ("rebuild", why) at one ending below the
+    segment base (CorruptIndexException: loadSegmentFiles recovers the segment), else
+    None."""
     p = seg.indexes.get("txn-index")
     if p is None:
         return None
@@ -213,10 +233,14 @@ def _txn_index_rejected(seg: _Segment) -> str | None:
         idx = parse_txn_index(read_regular(p, _SMALL * 64, "transaction index"), seg.base)
     except KmetaError:
         return None
-    for e in idx.entries:
+    for i, e in enumerate(idx.entries):
+        if e.version > 0:
+            return ("stop", f"{seg.name}'s .txnindex entry {i} has version {e.version}: "
+                    "TransactionIndex.sanityCheck throws KafkaException \"Unexpected aborted "
+                    "transaction version\" (not a CorruptIndexException)")
         if e.last_offset < seg.base:
-            return (f"its .txnindex has an aborted transaction ending at {e.last_offset}, "
-                    f"below the segment base {seg.base}")
+            return ("rebuild", f"its .txnindex has an aborted transaction ending at "
+                    f"{e.last_offset}, below the segment base {seg.base}")
     return None
 
 
@@ -466,23 +490,46 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     """What LogLoader does to the partition dir ``path`` (see the module docstring);
     ``topic_id``: read partition.metadata too (what the placement judge needs);
     ``config``: the topic's log config (remote storage, index interval, record format);
-    ``progress``: hears of the segments recovered."""
+    ``progress``: hears of the segments recovered.  An I/O error reading the dir raises
+    OSError or KmetaError: Kafka's IOException (the caller takes the log dir offline)."""
     config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
     part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
                             _topic_id(path) if topic_id else None, 0, 0, recovery_point,
                             log_start)
     part.remote_storage = config.remote_storage
-    files = _temp_files(path, _listing(path), part)
+    listing = _listing(path)
+    # what is on disk (said even when the load stops before the segments are opened)
+    part.segments = sum(1 for _, k, _ in listing if k.kind == "segment" and not k.suffix)
+    part.bytes = sum(n for _, k, n in listing if k.kind == "segment" and not k.suffix)
+    # UnifiedLog.apply reads leader-epoch-checkpoint, then builds the
+    # ProducerStateManager (it parses the .snapshot names), then runs LogLoader.load
+    cache = _EpochCache(path, config.epochs_cleared, part)
+    if part.load_failure is None and part.offline is None:
+        # (a name classify takes apart begins with an offset already)
+        bad = file_name_verdict([name for name, k, _ in listing if k.kind == "unknown"])
+        if bad is not None:
+            part.load_failure = bad[1]
+    if part.load_failure is not None or part.offline is not None:
+        return _stopped(part)
+    files = _temp_files(path, listing, part)
+    if part.load_failure is not None:
+        return _stopped(part)
     segs: list[_Segment] | None = _segments(path, files, part)
     assert segs is not None
     # what is on disk once the leftovers are dealt with (recovery changes it afterwards)
     part.segments = len(segs)
     part.bytes = sum(s.size for s in segs)
-    cache = _EpochCache(path, config.epochs_cleared, part)
-    sim = _Simulation(part, config.index_interval, cache, progress)
+    snapshots = {k.base_offset: name for name, k, _ in files
+                 if k.kind == "producer-snapshot" and k.suffix is None}
+    producer = ProducerRebuild(path, snapshots, part, config.epochs_cleared is not None)
+    sim = _Simulation(part, config.index_interval, cache, producer, progress)
     for seg in segs:  # loadSegmentFiles, clean or not
+        txn = None if "offset-index" not in seg.indexes else _txn_index_rejected(seg)
+        if txn is not None and txn[0] == "stop":
+            part.load_failure = txn[1]
+            break
         why = "its offset index is missing" if "offset-index" not in seg.indexes else \
-            _txn_index_rejected(seg)
+            txn[1] if txn is not None else None
         if why is not None:
             part.index_rebuilds.append(FileFate(seg.name, "indexes rebuilt", why))
             sim.rebuild[seg.base] = why
@@ -497,13 +544,40 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
         segs = sim.recover_log(segs, recovery_point)
     part.recover = sim.works()
     if segs is None or part.load_failure is not None:
-        _findings(part)  # the log does not load: what follows never happens
-        return part
+        return _stopped(part)  # the log does not load: what follows never happens
     _ends(part, segs, sim, config)
+    if part.load_failure is not None:
+        return _stopped(part)
     cache.finish(part)
-    _producer_state(part, files, segs, clean)
+    _producer_state(part, producer, segs, clean, frozenset(sim.results))
+    if part.load_failure is None:
+        _partition_metadata(part)
     _findings(part)
     return part
+
+
+def _stopped(part: PartitionStartup) -> PartitionStartup:
+    """The load ends here (an exception escapes it, or the log dir goes offline)."""
+    if part.offline is not None:
+        part.fate = "not loaded: an IOException takes its log dir offline"
+    _findings(part)
+    return part
+
+
+def _partition_metadata(part: PartitionStartup) -> None:
+    """UnifiedLog.initializeTopicId, once the log has loaded (KRaft, and ZooKeeper mode
+    from inter.broker.protocol.version 2.8, keep the file and read it)."""
+    p = part.path / "partition.metadata"
+    if not p.is_file():
+        return
+    verdict = partition_metadata_verdict(read_regular(p, _SMALL, "partition.metadata"))
+    if verdict is None:
+        return
+    if verdict[0] == "stop":
+        part.load_failure = verdict[1]
+    else:
+        part.offline = verdict[1]
+        part.fate = "not loaded: an IOException takes its log dir offline"
 
 
 class _Simulation:
@@ -511,8 +585,9 @@ class _Simulation:
     split (LogLoader.retryOnOffsetOverflow)."""
 
     def __init__(self, part: PartitionStartup, interval: int, cache: _EpochCache,
-                 progress: Progress) -> None:
+                 producer: ProducerRebuild, progress: Progress) -> None:
         self.part = part
+        self.producer = producer
         self.interval = interval
         self.progress = progress
         self.cache = cache
@@ -526,7 +601,15 @@ class _Simulation:
         by_base = sorted(self.order, key=lambda n: self.work[n].base_offset)
         return [self.work[n] for n in by_base]
 
-    def _recover(self, seg: _Segment, why: str) -> Recovery:
+    def _recover(self, seg: _Segment, why: str) -> Recovery | None:
+        """recoverSegment: the producer state rebuilt up to the segment (None: that
+        throws, the load fails), then LogSegment.recover."""
+        fault = self.producer.rebuild(self.segs, self.part.log_start_checkpoint, seg.base,
+                                      f"before recovering {seg.name}",
+                                      checked=frozenset(self.results))
+        if fault is not None:
+            self.part.load_failure = fault
+            return None
         r = _recover(seg, self.interval, self.progress)
         w = self.work.get(seg.name)
         if w is None:
@@ -537,6 +620,8 @@ class _Simulation:
             w.backwards = r.backwards
         self.results[seg.name] = r
         self.cache.recovered(r)
+        if r.fault is None and r.next_offset is not None:
+            self.producer.recovered(r.next_offset)
         return r
 
     def _split(self, segs: list[_Segment], seg: _Segment) -> list[_Segment] | None:
@@ -564,6 +649,8 @@ class _Simulation:
                 if why is None:
                     continue
                 r = self._recover(seg, why)
+                if r is None:
+                    return None
                 if r.fault == "overflow":
                     out = self._split(segs, seg)
                     if out is None:
@@ -604,6 +691,8 @@ class _Simulation:
             read = 0
             for i, seg in enumerate(unflushed):
                 r = self._recover(seg, f"at or after the recovery point {recovery_point}")
+                if r is None:
+                    return None
                 read += seg.size
                 if r.fault == "overflow":
                     out = self._split(segs, seg)
@@ -625,6 +714,7 @@ class _Simulation:
                         self.part.deleted_segments.append(later.name)
                         self.part.deleted_bytes += later.size
                     gone = {s.name for s in unflushed[i + 1:]}
+                    self.producer.drop_from([s.base for s in unflushed[i + 1:]])
                     return [s for s in segs if s.name not in gone]
             else:
                 return segs
@@ -632,7 +722,16 @@ class _Simulation:
 
 def _ends(part: PartitionStartup, live: list[_Segment], sim: _Simulation,
           config: TopicLoadConfig) -> None:
-    """The log end, the all-deleted rule and the log start the load ends with."""
+    """The log end, the all-deleted rule and the log start the load ends with; a -delete
+    dir skips recoverLog: its recovery point and log end are 0, with an empty segment at
+    0 when it has none (LogLoader.load)."""
+    if part.state == "delete":
+        part.log_end_offset = 0
+        part.log_start_offset = max(part.log_start_checkpoint, live[0].base if live else 0)
+        part.first_local_offset = live[0].base if live else 0
+        part.log_start_rule = "max(checkpoint, first segment base); a -delete dir's log " \
+            "end and recovery point are 0 (recoverLog is skipped)"
+        return
     if not live:
         part.log_start_offset = part.log_end_offset = part.log_start_checkpoint
         return
@@ -644,11 +743,23 @@ def _ends(part: PartitionStartup, live: list[_Segment], sim: _Simulation,
     elif last.start:  # a piece of a split, not recovered since: its last batch
         end = _recover(last, INT_MAX).next_offset
     else:
-        end = _next_offset(last.log, _last_index_position(last))
-        if end is None and _last_index_position(last):
+        # LogSegment.readNextOffset (recoverLog, clean or not): the batches from the last
+        # offset index entry on, through FileLogInputStream, which throws at a size
+        # field below 14 (a zero-filled or garbage tail recovery did not cut)
+        at = _last_index_position(last)
+        fault = stream_fault(last.log, at, last.size)
+        if fault is not None:
+            part.load_failure = (
+                f"reading the log end of {last.name} (not recovered after a clean "
+                f"shutdown) meets a batch size field of {fault[1]} at byte {fault[0]} "
+                "(CorruptRecordException from LogSegment.readNextOffset, which recoverLog "
+                "does not catch)")
+            return
+        end = _next_offset(last.log, at)
+        if end is None and at:
             end = _next_offset(last.log, 0)
     part.log_end_offset = end if end is not None else last.base
-    if part.state != "delete" and part.log_end_offset < part.log_start_checkpoint:
+    if part.log_end_offset < part.log_start_checkpoint:
         part.all_deleted = True
         part.deleted_bytes += sum(s.size for s in live)
         part.log_start_offset = part.log_end_offset = part.log_start_checkpoint
@@ -664,48 +775,42 @@ def _ends(part: PartitionStartup, live: list[_Segment], sim: _Simulation,
             f" ({config.remote_why})" if config.remote_why else "")
 
 
-def _producer_state(part: PartitionStartup, files: list[tuple[str, FileKind, int]],
-                    live: list[_Segment], clean: bool) -> None:
-    """UnifiedLog.rebuildProducerState: what it reads, in bytes and words."""
-    end = part.log_end_offset if part.log_end_offset is not None else 0
-    bases = [s.base for s in live]
-    snaps = sorted(k.base_offset for _, k, _ in files
-                   if k.kind == "producer-snapshot" and k.suffix is None)
-    largest_base = bases[-1] if bases else 0
-    stray = [o for o in snaps if o not in set(bases)]
-    keep_stray = max(stray) if stray and max(stray) >= largest_base else None
-    for o in stray:
-        if o != keep_stray:
-            part.leftovers.append(FileFate(f"{o:020d}.snapshot", "deleted", "a producer "
-                                           "snapshot not at a segment base (stray)"))
-    snaps = [o for o in snaps if o not in stray or o == keep_stray]
-    if part.all_deleted or not live:
+def _producer_state(part: PartitionStartup, producer: ProducerRebuild,
+                    live: list[_Segment], clean: bool, checked: frozenset[str]) -> None:
+    """The last rebuildProducerState of the load (to the log end: 0 for a -delete dir),
+    after removeStraySnapshots; what every rebuild read, in bytes and words."""
+    if part.all_deleted:  # truncateFullyAndStartAt: every snapshot goes, nothing to read
+        producer.clear()
+        producer.finish()
         part.producer_state = "starts empty at the log start (no segment left)"
         return
-    if clean and not snaps:
-        part.producer_state = ("no snapshot after a clean shutdown: empty snapshots "
-                               "written, nothing read")
-        return
-    if part.recover and not clean:
-        upto = part.recover[0].base_offset
-        how = "before recovering the first segment"
+    producer.remove_strays([s.base for s in live])
+    end = part.log_end_offset if part.log_end_offset is not None else 0
+    fault = producer.rebuild(live, part.log_start_offset, end, "to the log end", clean=clean,
+                             checked=checked)
+    if fault is not None:
+        part.load_failure = fault
+    producer.finish()
+    part.producer_bytes = sum(r.bytes for r in producer.reads)
+    if producer.shortcut:
+        part.producer_state = (
+            "a message format before v2: empty snapshots written, nothing read"
+            if producer.legacy else
+            "no snapshot after a clean shutdown: empty snapshots written, nothing read")
+    elif not live:
+        part.producer_state = "starts empty at the log start (no segment left)"
     else:
-        upto = end
-        how = "to the log end"
-    usable = [o for o in snaps if part.log_start_offset < o <= upto]
-    start = usable[-1] if usable else part.log_start_offset
-    after = "; recovery then rebuilds it segment by segment" if how.startswith("before") \
-        else ""
-    if start >= upto:
-        part.producer_state = (f"from the snapshot at {start}: nothing to read{after}"
-                               if usable else f"nothing before offset {upto} to read{after}")
-        return
-    first = max(0, bisect.bisect_right(bases, start) - 1)
-    read = [s for s in live[first:] if s.base < upto]
-    part.producer_bytes = sum(s.size for s in read)
-    source = f"the snapshot at {start}" if usable else "the log start (no usable snapshot)"
-    part.producer_state = (f"read from {source} {how} ({upto}): "
-                           f"{len(read)} segment(s){after}")
+        said = [f"read from {_source(r)} {r.when} ({r.upto}): {r.segments} segment(s)"
+                for r in producer.reads if r.segments]
+        last = producer.reads[-1]
+        part.producer_state = "; ".join(said) if said else \
+            f"from the snapshot at {last.start}: nothing to read" if last.from_snapshot \
+            else f"nothing before offset {last.upto} to read"
+
+
+def _source(r: RebuildRead) -> str:
+    return f"the snapshot at {r.start}" if r.from_snapshot else \
+        "the log start (no usable snapshot)"
 
 
 def _entries(entries: list[tuple[int, int]]) -> str:
@@ -752,6 +857,10 @@ def _findings(part: PartitionStartup) -> None:
         part.findings.append(Finding(
             "V200", f"Kafka cannot load this log: {part.load_failure}; the exception "
             "escapes LogManager.loadLogs and the broker does not start", where))
+    if part.offline is not None:
+        part.findings.append(Finding(
+            "V210", f"{part.offline}: LogManager.loadLogs catches it and takes the log dir "
+            "offline (none of its logs is served)", where))
     for w in part.recover:
         if w.backwards is not None and w.truncated_at is None:
             pos, offset, expected = w.backwards

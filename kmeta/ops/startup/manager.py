@@ -235,9 +235,11 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
             continue
         if part.load_failure is not None:
             report.refusals.append(f"{ppath}: {part.load_failure}")
+        if part.offline is not None:
+            d.offline = True
         _classify(part, version, placement)
         d.partitions.append(part)
-    n = sum(1 for p in d.partitions if p.recover)
+    n = sum(1 for p in d.partitions if p.recover and p.state != "delete")  # no recoverLog
     if not clean and n:
         report.findings.append(Finding(
             "V177", f"no .kafka_cleanshutdown: Kafka recovers {n} of {len(d.partitions)} "
@@ -251,8 +253,9 @@ def _classify(part: PartitionStartup, version: str, placement: PlacementJudge | 
     where = str(part.path)
     if part.state == "delete":
         part.fate = "deleted after file.delete.delay.ms (60 s by default)"
-        part.findings.append(Finding("V185", "marked for deletion: Kafka loads it without "
-                                     "recovery and deletes it after file.delete.delay.ms",
+        part.findings.append(Finding("V185", "marked for deletion: Kafka skips its "
+                                     "recovery (its log end is 0), rebuilds only a missing "
+                                     "index, and deletes it after file.delete.delay.ms",
                                      where))
         return
     if part.state == "stray":

@@ -167,7 +167,8 @@ class EpochCachePlan:
     #: (epoch, start offset) pairs
     before: list[tuple[int, int]]
     after: list[tuple[int, int]]
-    #: "read", "missing" (an empty cache) or "unreadable" (not modelled)
+    #: "read", "missing" (an empty cache) or "unreadable" (the log does not load, or
+    #: takes its dir offline: ``PartitionStartup.load_failure``/``offline``)
     source: str = "read"
     #: why the cache is deleted, else None
     cleared: str | None = None
@@ -230,6 +231,9 @@ class PartitionStartup:
     #: why Kafka cannot load this log (the exception escapes loadLogs: the broker does
     #: not start), else None
     load_failure: str | None = None
+    #: why loading it takes its log dir offline (an IOException LogManager.loadLogs
+    #: catches), else None
+    offline: str | None = None
     #: remote storage on for the topic (the log start is then the checkpoint's, 3.6+);
     #: None when it could not be told
     remote_storage: bool | None = False
