@@ -79,8 +79,12 @@ CODES: dict[str, Code] = {
     "V008": Code(Severity.WARNING, "a leader epoch holds no LeaderChange control record"),
     "V009": Code(Severity.ERROR, "offsets between two segments are in no segment"),
     "V010": Code(Severity.ERROR, "legacy message (magic 0/1) in a KRaft metadata log"),
-    "V011": Code(Severity.WARNING, "leader-epoch-checkpoint names an epoch at or past the log "
-             "end offset (Kafka drops it on load)"),
+    "V011": Code(Severity.WARNING, "leader-epoch-checkpoint names an epoch at the log end "
+             "offset (a leader that has not written yet) or past it under a snapshot's end: "
+             "Kafka drops it on load, nothing is missing"),
+    "V012": Code(Severity.ERROR, "a metadata log's leader-epoch-checkpoint names epochs "
+             "that begin past its end: offsets the node held are missing (a stale copy or "
+             "a cut tail); Kafka drops the entries on load"),
     "V020": Code(Severity.ERROR, "metadata partition directory without any log segment"),
     "V021": Code(Severity.ERROR, "snapshot does not open with a SnapshotHeader and close with a "
              "SnapshotFooter"),
@@ -272,6 +276,9 @@ HINTS: dict[str, str] = {
     "V022": "the snapshot claims data this replica does not have; check the copy",
     "V026": "the state before the log start is lost unless another replica has a snapshot",
     "V011": "harmless: Kafka truncates the epoch cache at the log end offset on load",
+    "V012": "restore the metadata log from another voter or a backup before starting the "
+            "node; started as it is, it fetches the missing offsets from the leader where "
+            "another voter has them, and they are gone where none has",
     "V028": "copy the whole partition directories (segments included) to check them",
     "V030": "harmless: Kafka deletes an index file whose segment is gone on load",
     "V031": "delete the segment's index files: Kafka rebuilds missing indexes on start "
