@@ -152,6 +152,8 @@ _STARTUP_GISTS = {
     "V196": ("reserved or shared directory.id", "reserved or shared directory.ids", ""),
     "V197": ("partition in two log dirs", "partitions in two log dirs", ""),
     "V200": ("log Kafka cannot load", "logs Kafka cannot load", ""),
+    "V210": ("log without committed records", "logs without committed records",
+             "not on disk"),
     "V204": ("log dir locked by a running process", "log dirs locked by a running process",
              ""),
 }
@@ -186,7 +188,7 @@ def startup_line(report: Report) -> str | None:
     if refuse:
         return f"{head}: {gist}{refuse} would not start"
     if lose:
-        return f"{head}: {gist}recovery loses records on {lose}"
+        return f"{head}: {gist}records lost on {lose}"
     if nbytes:
         took = "under a second" if seconds < 1 else f"about {seconds:,.0f} s"
         return f"{head}: {gist}{size(nbytes)} to re-read, {took}"

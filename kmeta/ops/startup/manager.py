@@ -51,6 +51,7 @@ from kmeta.ops.startup.model import (
     knows_stray_dirs,
     version_key,
 )
+from kmeta.ops.startup.offsets import judge_offsets
 from kmeta.storage.locks import lock_holder
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
@@ -179,6 +180,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
     clean, epoch = _marker(path)
     rp_use, rps = _checkpoint(path, "recovery-point-offset-checkpoint")
     ls_use, lss = _checkpoint(path, "log-start-offset-checkpoint")
+    # not LogManager's: the ReplicaManager reads it once the broker runs (.offsets)
+    _, hws = _checkpoint(path, "replication-offset-checkpoint")
     d = LogDirStartup(path, clean, epoch, rp_use, ls_use, threads)
     holder = lock_holder(path)
     if holder is not None:
@@ -235,6 +238,7 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         if part.load_failure is not None:
             report.refusals.append(f"{ppath}: {part.load_failure}")
         _classify(part, version, placement)
+        judge_offsets(part, hws.get(tp))
         d.partitions.append(part)
     n = sum(1 for p in d.partitions if p.recover)
     if not clean and n:
