@@ -85,7 +85,10 @@ def startup(
     configs come from the metadata image), and the leader-epoch cache is followed
     through loading: epochs of recovered batches added, entries past the log end or
     below the log start removed, or the file deleted for a message format before v2
-    (3.5 to 3.9 with inter.broker.protocol.version below 3.0).
+    (3.5 to 3.9 with inter.broker.protocol.version below 3.0). Offsets a partition's
+    checkpoints name past the log Kafka loads are said: below the high watermark of
+    replication-offset-checkpoint they are committed records the broker will not have
+    (exit 1); below the recovery point alone, flushed ones Kafka forgets quietly.
     After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
     contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
     the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka
