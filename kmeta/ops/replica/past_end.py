@@ -15,9 +15,9 @@ Kafka facts (apache/kafka trunk 2024-10; the same since 2.8):
 * on load, ``LogLoader`` truncates the epoch cache from the end at the log end it
   recovered (``truncateFromEnd``): the entries go quietly, and the node comes back with
   the log it has.
-* where a snapshot ends past the log end, ``KafkaMetadataLog`` truncates the log fully to
-  it on start (``truncateToLatestSnapshot``): the offsets it covers are not missing, their
-  state is in the snapshot.
+* a snapshot that ends past the log end holds the state of every offset below its end
+  (and ``KafkaMetadataLog.truncateToLatestSnapshot`` starts the log there when its epoch
+  is the log's latest or later): the offsets it covers are not missing.
 * ``quorum-state``'s epoch past the log's last epoch, with no entry past the end, is an
   election the node voted in or learnt of without writing: normal.
 """
