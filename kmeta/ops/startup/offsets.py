@@ -13,7 +13,8 @@ Kafka facts (apache/kafka trunk 2024-10; the same rules from 2.8, older noted):
 * the high watermark (``replication-offset-checkpoint``, ``ReplicaManager``'s
   ``HighWatermarkFilename``) is not read by ``LogManager``: ``Partition.createLog`` reads
   it once the broker runs and hands it to ``UnifiedLog.updateHighWatermark``, which
-  caps it at the log end without a word.  Offsets below it were committed: every in-sync
+  caps it at the log end without a word (``Log.updateHighWatermark`` from 2.4; 2.3's
+  ``Partition.getOrCreateReplica`` takes ``min(checkpoint, log end)``).  Offsets below it were committed: every in-sync
   replica had them and producers with acks=all were told so.  Where the log Kafka loads
   ends below it, those records are gone from this broker (V210, an error): as leader it
   serves the partition without them and its followers truncate to it.
