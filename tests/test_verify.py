@@ -525,3 +525,21 @@ def test_a_metadata_dir_of_snapshots_alone_is_said_once_and_counted_as_report_do
     assert "0 segment(s), 7 snapshot(s) and bootstrap.checkpoint, 17 file(s)" in lines[-1]
     report = clirun.run("report", str(real_data / "data-store")).stdout
     assert "7 snapshots in 1 replica" in report
+
+
+def test_past_end_of_the_real_node_in_issue_33() -> None:
+    """The numbers of the node that raised it: the log ends at 15,423 in epoch 4, its
+    checkpoint goes on to epochs 5-9 beginning up to 94,434, quorum-state says 9."""
+    from kmeta.ops.replica import past_end
+
+    entries = [(1, 0), (2, 3_100), (3, 9_800), (4, 14_002), (5, 15_423), (6, 31_000),
+               (7, 52_007), (8, 80_118), (9, 94_434)]
+    tail = past_end(entries, 15_423, quorum_epoch=9)
+    assert tail.lost and len(tail.missing) == 79_011 and tail.end_epoch == 4
+    assert tail.epochs == (5, 6, 7, 8, 9) and tail.missing == range(15_423, 94_434)
+    assert tail.describe().startswith("leader-epoch-checkpoint names epochs 5 to 9 "
+                                      "beginning at offsets 15,423 to 94,434, past the "
+                                      "log end 15,423 (in epoch 4); quorum-state says "
+                                      "epoch 9: at least 79,011 offsets")
+    # an election this node voted in, with nothing written past the end: normal
+    assert not past_end(entries[:5], 15_423, quorum_epoch=9).lost
