@@ -332,8 +332,9 @@ HINTS: dict[str, str] = {
             "the broker: as leader it serves the partition without these records and its "
             "followers drop them too; as follower it fetches them back from a leader that "
             "has them",
-    "V211": "check the copy is whole (a cut tail or a stale copy of the dir); where this "
-            "broker led the partition, records acknowledged with acks=1 may be among them",
+    "V211": "check the copy is whole (a cut tail or a stale copy of the dir; a follower's "
+            "truncation just before a crash leaves this too); where this broker led the "
+            "partition, records acknowledged with acks=1 may be among them",
     "V200": "move the partition dir out of the log dir (or restore it from another "
             "replica) before starting the broker",
 }

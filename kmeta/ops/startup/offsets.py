@@ -3,8 +3,8 @@ broker will not have.
 
 Kafka facts (apache/kafka trunk 2024-10; the same rules from 2.8, older noted):
 
-* the recovery point (``recovery-point-offset-checkpoint``) is how far the log was
-  flushed to disk.  One past the log end is not noticed: ``LogLoader.recoverLog`` ends
+* the recovery point (``recovery-point-offset-checkpoint``, written every
+  ``log.flush.offset.checkpoint.interval.ms``) is how far the log was flushed to disk.  One past the log end is not noticed: ``LogLoader.recoverLog`` ends
   with ``min(checkpoint, log end)`` after an unclean shutdown and the log end after a
   clean one (2.3 to 2.7: always the log end), with no warning.  The offsets between were
   on this disk once: a cut tail or a stale copy.  Whether they were committed the
@@ -88,7 +88,8 @@ def judge_offsets(part: PartitionStartup, high_watermark: int | None) -> None:
     part.findings.append(Finding(
         "V211", f"{_span(flushed)}, below the recovery point {rp:,} that "
         f"recovery-point-offset-checkpoint names (flushed to this disk once), are {cause} "
-        f"(a cut tail or a stale copy); {known}: {loaded}; the recovery point drops to "
+        f"(a cut tail, a stale copy, or a truncation to a new leader the checkpoint had "
+        f"not caught up with); {known}: {loaded}; the recovery point drops to "
         f"{end:,} without a word", where, offset=end,
         details={"high_watermark": hw, "recovery_point": rp, "log_end_offset": end,
                  "missing_offsets": len(flushed)}))
