@@ -256,10 +256,10 @@ CODES: dict[str, Code] = {
     "V206": Code(Severity.WARNING, "the leader-epoch cache changes on load: entries at or past "
                  "the log end or below the log start go, epochs of recovered batches are "
                  "added, or the whole file is deleted (a message format before v2)"),
-    "V210": Code(Severity.ERROR, "committed offsets (below the high watermark "
+    "V212": Code(Severity.ERROR, "committed offsets (below the high watermark "
                  "replication-offset-checkpoint names) are not in the log Kafka loads: not "
                  "on disk, or cut off by recovery; it starts the log from what is there"),
-    "V211": Code(Severity.WARNING, "offsets below the recovery point (flushed once) and "
+    "V213": Code(Severity.WARNING, "offsets below the recovery point (flushed once) and "
                  "above the high watermark are not in the log Kafka loads: Kafka lowers "
                  "the recovery point without a word"),
 }
@@ -328,11 +328,11 @@ HINTS: dict[str, str] = {
     "V176": "the dir goes offline once the broker runs: fix or remove the checkpoint file",
     "V175": "copy the partition from another replica before starting the broker: Kafka "
             "empties the segment and deletes the ones after it",
-    "V210": "restore the partition dir from a backup or another replica before starting "
+    "V212": "restore the partition dir from a backup or another replica before starting "
             "the broker: as leader it serves the partition without these records and its "
             "followers drop them too; as follower it fetches them back from a leader that "
             "has them",
-    "V211": "check the copy is whole (a cut tail or a stale copy of the dir; a follower's "
+    "V213": "check the copy is whole (a cut tail or a stale copy of the dir; a follower's "
             "truncation just before a crash leaves this too); where this broker led the "
             "partition, records acknowledged with acks=1 may be among them",
     "V200": "move the partition dir out of the log dir (or restore it from another "

@@ -1874,7 +1874,7 @@ STARTUP_PARTITION = ObjectKind(
             "entry (the high watermark the broker starts it with, capped at its log end), or "
             "null when absent.", nullable=True),
         Key("offsets_not_loaded", OFFSETS_NOT_LOADED, "Offsets its checkpoints name past "
-            "the log end the load ends with (V210, V211), or null when none.",
+            "the log end the load ends with (V212, V213), or null when none.",
             nullable=True),
     ),
 )
@@ -1900,13 +1900,13 @@ STARTUP_SUMMARY = ObjectKind(
         Key("refuses", BOOLEAN, "Kafka refuses to start."),
         Key("refusals", Array(STRING), "Why, one line each."),
         Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments, or "
-            "committed records are not in the logs it loads (V210)."),
+            "committed records are not in the logs it loads (V212)."),
         Key("lost_bytes", BIGINT, "Bytes of records removed."),
         Key("logs_missing_committed", INT, "Logs whose loaded log ends below their high "
-            "watermark (V210)."),
+            "watermark (V212)."),
         Key("committed_offsets_missing", BIGINT, "Their committed offsets not loaded."),
         Key("logs_missing_flushed", INT, "Logs that lack only offsets below their recovery "
-            "point, none committed (V211)."),
+            "point, none committed (V213)."),
         Key("segments_split", INT, "Legacy segments split on load."),
         Key("epoch_cache_changes", INT, "Partition dirs whose leader-epoch cache loading "
             "changes."),

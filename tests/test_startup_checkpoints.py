@@ -1,7 +1,7 @@
 """``kmeta startup``: the offsets a partition's checkpoints name past the log Kafka loads
 (kmeta.ops.startup.offsets): a high watermark past the log end is committed records the
-broker will not have (V210, exit 1); a recovery point past it alone is flushed records
-Kafka lowers its recovery point over without a word (V211, a warning).  Built with
+broker will not have (V212, exit 1); a recovery point past it alone is flushed records
+Kafka lowers its recovery point over without a word (V213, a warning).  Built with
 kmeta's writer; LogLoaderTest's testLogEndLessThanStartAfterReopen and UnifiedLogTest's
 testLoadPartitionDirWithNoSegmentsShouldNotThrow (apache/kafka trunk 2024-10) rebuilt
 with a high watermark beside them."""
@@ -52,7 +52,7 @@ def _records(part: Path, count: int, per_segment: int = 10) -> None:
 
 def _codes(report) -> list[tuple[str, str]]:
     return sorted((f.code, Path(f.file).name) for f in report.findings
-                  if f.code in ("V210", "V211"))
+                  if f.code in ("V212", "V213"))
 
 
 def test_a_high_watermark_past_the_log_end_is_committed_records_lost(tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_a_high_watermark_past_the_log_end_is_committed_records_lost(tmp_path: P
     (p,) = report.partitions
     assert (p.log_end_offset, p.high_watermark) == (20, 34)
     assert p.committed_missing == range(20, 34) and not p.flushed_missing
-    (f,) = [f for f in report.findings if f.code == "V210"]
+    (f,) = [f for f in report.findings if f.code == "V212"]
     assert f.severity.value == "error" and f.offset == 20
     assert "offsets 20..33, below the high watermark 34" in f.message
     assert "not on disk" in f.message and "drops to 20" in f.message
@@ -89,8 +89,8 @@ def test_a_recovery_point_alone_past_the_end_is_a_warning(tmp_path: Path) -> Non
     report = plan_startup([str(d)])
     (p,) = report.partitions
     assert p.flushed_missing == range(20, 30) and not p.committed_missing
-    assert _codes(report) == [("V211", "orders-0")] and not report.loses_data
-    (f,) = [f for f in report.findings if f.code == "V211"]
+    assert _codes(report) == [("V213", "orders-0")] and not report.loses_data
+    (f,) = [f for f in report.findings if f.code == "V213"]
     assert f.severity.value == "warning" and "none is below the high watermark 20" in f.message
     text = "\n".join(startup_lines(report, [str(d)]))
     assert "every committed record, but not with 10 offsets flushed once in 1 log" in text
@@ -102,7 +102,7 @@ def test_a_recovery_point_past_the_end_without_a_high_watermark(tmp_path: Path) 
     d = _log_dir(tmp_path / "d", recovery={0: 12}, hw={})
     _records(d / "orders-0", 10)
     report = plan_startup([str(d)])
-    (f,) = [f for f in report.findings if f.code == "V211"]
+    (f,) = [f for f in report.findings if f.code == "V213"]
     assert "offsets 10..11" in f.message and "says whether any was committed" in f.message
 
 
@@ -117,7 +117,7 @@ def test_a_dir_without_segments_starts_empty_and_lacks_its_committed_records(
     (p,) = report.partitions
     assert (p.segments, p.log_start_offset, p.log_end_offset) == (0, 0, 0)
     assert p.committed_missing == range(0, 10) and p.flushed_missing == range(0, 10)
-    (f,) = [f for f in report.findings if f.code == "V210"]
+    (f,) = [f for f in report.findings if f.code == "V212"]
     assert "creates an empty segment at 0 (the dir holds none)" in f.message
     assert report.loses_data
 
@@ -154,7 +154,7 @@ def test_log_end_less_than_start_after_reopen_with_its_high_watermark(tmp_path: 
     (p,) = report.partitions
     assert p.all_deleted and (p.log_start_offset, p.log_end_offset) == (4, 4)
     assert p.committed_missing == range(4, 5) and p.missing_cause == "cut off by recovery"
-    (f,) = [f for f in report.findings if f.code == "V210"]
+    (f,) = [f for f in report.findings if f.code == "V212"]
     assert f.message.startswith("offset 4, below the high watermark 5")
     assert "Kafka starts the log empty at 4" in f.message
 
@@ -186,8 +186,8 @@ def test_the_checkpoints_fixture() -> None:
     assert parts[3]["offsets_not_loaded"]["committed_offsets"] == 0
     assert parts[4]["offsets_not_loaded"] is None
     codes = sorted((o["code"], Path(o["file"]).name) for o in objs
-                   if o["kind"] == "finding" and o["code"] in ("V210", "V211"))
-    assert codes == [("V210", "orders-0"), ("V210", "orders-1"), ("V211", "orders-3")]
+                   if o["kind"] == "finding" and o["code"] in ("V212", "V213"))
+    assert codes == [("V212", "orders-0"), ("V212", "orders-1"), ("V213", "orders-3")]
     (summary,) = [o for o in objs if o["kind"] == "startup_summary"]
     assert summary["loses_data"] and summary["logs_missing_committed"] == 2
     assert summary["committed_offsets_missing"] == 24 and summary["logs_missing_flushed"] == 1

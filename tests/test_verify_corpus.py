@@ -42,7 +42,7 @@ NOT_COVERED = {
     **{code: "a finding of kmeta startup (the offsets a partition's checkpoints name past "
               "the log Kafka loads; verify's V035 says the same of a checkpoint): "
               "tests/test_startup_checkpoints.py meets it on fixtures/data/startup/"
-              "checkpoints" for code in ("V210", "V211")},
+              "checkpoints" for code in ("V212", "V213")},
     "V160": "a finding of kmeta diff, not of verify (one replica alone cannot diverge): "
             "tests/test_one_language.py meets it on fixtures/data/divergent/diverged",
     **{f"V{n}": "a finding of the image against the disk (kmeta.ops.placement), which "

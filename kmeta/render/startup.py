@@ -114,7 +114,7 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
 
 
 def _not_loaded(p: PartitionStartup) -> dict[str, Any] | None:
-    """The offsets the checkpoints name past the loaded log end (V210, V211)."""
+    """The offsets the checkpoints name past the loaded log end (V212, V213)."""
     committed, flushed = p.committed_missing, p.flushed_missing
     if not committed and not flushed:
         return None
@@ -196,13 +196,13 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
         n = sum(len(p.committed_missing) for p in committed)
         yield (f"Kafka LOSES COMMITTED RECORDS: {_n(n, 'offset')} below the high watermarks "
                f"of {_n(len(committed), 'log')} are not in the logs it loads; it starts "
-               "them from what is there (V210).")
+               "them from what is there (V212).")
     flushed = [p for p in parts if p.flushed_missing and not p.committed_missing]
     if not lost and not missing and not committed and not r.refusals:
         if flushed:
             n = sum(len(p.flushed_missing) for p in flushed)
             yield (f"The broker comes back with every committed record, but not with "
-                   f"{_n(n, 'offset')} flushed once in {_n(len(flushed), 'log')} (V211); "
+                   f"{_n(n, 'offset')} flushed once in {_n(len(flushed), 'log')} (V213); "
                    "recovery removes nothing.")
         else:
             yield "The broker comes back with every record: recovery removes nothing."

@@ -9,14 +9,14 @@ Kafka facts (apache/kafka trunk 2024-10; the same rules from 2.8, older noted):
   clean one (2.3 to 2.7: always the log end), with no warning.  The offsets between were
   on this disk once: a cut tail or a stale copy.  Whether they were committed the
   recovery point does not say (a leader flushes records before followers have them), so
-  this alone is a warning (V211), as Kafka treats it.
+  this alone is a warning (V213), as Kafka treats it.
 * the high watermark (``replication-offset-checkpoint``, ``ReplicaManager``'s
   ``HighWatermarkFilename``) is not read by ``LogManager``: ``Partition.createLog`` reads
   it once the broker runs and hands it to ``UnifiedLog.updateHighWatermark``, which
   caps it at the log end without a word (``Log.updateHighWatermark`` from 2.4; 2.3's
   ``Partition.getOrCreateReplica`` takes ``min(checkpoint, log end)``).  Offsets below it were committed: every in-sync
   replica had them and producers with acks=all were told so.  Where the log Kafka loads
-  ends below it, those records are gone from this broker (V210, an error): as leader it
+  ends below it, those records are gone from this broker (V212, an error): as leader it
   serves the partition without them and its followers truncate to it.
 * a log start checkpoint past the log end deletes every segment and starts the log
   empty there (``deleteSegmentsIfLogStartGreaterThanLogEnd``, V173, in the loader); a
@@ -56,7 +56,7 @@ def _loaded(part: PartitionStartup) -> str:
 
 def judge_offsets(part: PartitionStartup, high_watermark: int | None) -> None:
     """Set ``part``'s high watermark and the offsets its checkpoints name past its loaded
-    log end, and add V210 (committed offsets missing) or V211 (flushed offsets only)."""
+    log end, and add V212 (committed offsets missing) or V213 (flushed offsets only)."""
     part.high_watermark = high_watermark
     end = part.log_end_offset
     stray = part.placement is not None and part.placement.stray
@@ -76,7 +76,7 @@ def judge_offsets(part: PartitionStartup, high_watermark: int | None) -> None:
             more = (f"; its recovery point {rp:,} names {_span(range(hw, rp))} flushed "
                     "too")
         part.findings.append(Finding(
-            "V210", f"{_span(committed)}, below the high watermark {hw:,} that "
+            "V212", f"{_span(committed)}, below the high watermark {hw:,} that "
             "replication-offset-checkpoint names (committed: producers with acks=all were "
             f"told they are written), are {cause}: {loaded}; its high watermark drops to "
             f"{end:,}{more}", where, offset=end,
@@ -86,7 +86,7 @@ def judge_offsets(part: PartitionStartup, high_watermark: int | None) -> None:
     known = "no high watermark in replication-offset-checkpoint says whether any was " \
         "committed" if hw is None else f"none is below the high watermark {hw:,}"
     part.findings.append(Finding(
-        "V211", f"{_span(flushed)}, below the recovery point {rp:,} that "
+        "V213", f"{_span(flushed)}, below the recovery point {rp:,} that "
         f"recovery-point-offset-checkpoint names (flushed to this disk once), are {cause} "
         f"(a cut tail, a stale copy, or a truncation to a new leader the checkpoint had "
         f"not caught up with); {known}: {loaded}; the recovery point drops to "
