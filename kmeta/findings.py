@@ -79,8 +79,12 @@ CODES: dict[str, Code] = {
     "V008": Code(Severity.WARNING, "a leader epoch holds no LeaderChange control record"),
     "V009": Code(Severity.ERROR, "offsets between two segments are in no segment"),
     "V010": Code(Severity.ERROR, "legacy message (magic 0/1) in a KRaft metadata log"),
-    "V011": Code(Severity.WARNING, "leader-epoch-checkpoint names an epoch at or past the log "
-             "end offset (Kafka drops it on load)"),
+    "V011": Code(Severity.WARNING, "leader-epoch-checkpoint names an epoch at the log end "
+             "offset (a leader that has not written yet) or past it under a snapshot's end: "
+             "Kafka drops it on load, nothing is missing"),
+    "V012": Code(Severity.ERROR, "a metadata log's leader-epoch-checkpoint names epochs "
+             "that begin past its end: offsets the node held are missing (a stale copy or "
+             "a cut tail); Kafka drops the entries on load"),
     "V020": Code(Severity.ERROR, "metadata partition directory without any log segment"),
     "V021": Code(Severity.ERROR, "snapshot does not open with a SnapshotHeader and close with a "
              "SnapshotFooter"),
@@ -271,6 +275,12 @@ CODES: dict[str, Code] = {
                  "drops every segment and starts the log at the snapshot's end"),
     "V239": Code(Severity.WARNING, "quorum-state cannot be read: Kafka 3.3 to 3.7 clear it "
                  "and start at epoch 0"),
+    "V212": Code(Severity.ERROR, "committed offsets (below the high watermark "
+                 "replication-offset-checkpoint names) are not in the log Kafka loads: not "
+                 "on disk, or cut off by recovery; it starts the log from what is there"),
+    "V213": Code(Severity.WARNING, "offsets below the recovery point (flushed once) and "
+                 "above the high watermark are not in the log Kafka loads: Kafka lowers "
+                 "the recovery point without a word"),
 }
 
 
@@ -291,6 +301,9 @@ HINTS: dict[str, str] = {
     "V022": "the snapshot claims data this replica does not have; check the copy",
     "V026": "the state before the log start is lost unless another replica has a snapshot",
     "V011": "harmless: Kafka truncates the epoch cache at the log end offset on load",
+    "V012": "restore the metadata log from another voter or a backup before starting the "
+            "node; started as it is, it fetches the missing offsets from the leader where "
+            "another voter has them, and they are gone where none has",
     "V028": "copy the whole partition directories (segments included) to check them",
     "V030": "harmless: Kafka deletes an index file whose segment is gone on load",
     "V031": "delete the segment's index files: Kafka rebuilds missing indexes on start "
@@ -334,6 +347,13 @@ HINTS: dict[str, str] = {
     "V176": "the dir goes offline once the broker runs: fix or remove the checkpoint file",
     "V175": "copy the partition from another replica before starting the broker: Kafka "
             "empties the segment and deletes the ones after it",
+    "V212": "restore the partition dir from a backup or another replica before starting "
+            "the broker: as leader it serves the partition without these records and its "
+            "followers drop them too; as follower it fetches them back from a leader that "
+            "has them",
+    "V213": "check the copy is whole (a cut tail or a stale copy of the dir; a follower's "
+            "truncation just before a crash leaves this too); where this broker led the "
+            "partition, records acknowledged with acks=1 may be among them",
     "V200": "move the partition dir out of the log dir (or restore it from another "
             "replica) before starting the broker",
     "V210": "restore the file from another replica of the partition (or delete it: Kafka "

@@ -1806,6 +1806,22 @@ FILE_FATE = ObjectKind(
     ),
 )
 
+OFFSETS_NOT_LOADED = ObjectKind(
+    "offsets_not_loaded",
+    keys=(
+        Key("from_offset", BIGINT, "The first: the log end the load ends with."),
+        Key("committed_to_offset", BIGINT, "The last below the high watermark "
+            "(replication-offset-checkpoint): committed records; null when none.",
+            nullable=True),
+        Key("flushed_to_offset", BIGINT, "The last below the recovery point "
+            "(recovery-point-offset-checkpoint): flushed to this disk once; null when "
+            "none.", nullable=True),
+        Key("committed_offsets", BIGINT, "How many committed offsets are missing."),
+        Key("flushed_offsets", BIGINT, "How many flushed offsets are missing."),
+        Key("cause", STRING, "not on disk, or cut off by recovery."),
+    ),
+)
+
 STARTUP_PARTITION = ObjectKind(
     "startup_partition",
     keys=(
@@ -1857,6 +1873,12 @@ STARTUP_PARTITION = ObjectKind(
             "null.", nullable=True),
         Key("epoch_cache_load", EPOCH_CACHE_PLAN, "The leader-epoch cache through loading, or "
             "null when the log does not load.", nullable=True),
+        Key("high_watermark_checkpoint_offset", BIGINT, "Its replication-offset-checkpoint "
+            "entry (the high watermark the broker starts it with, capped at its log end), or "
+            "null when absent.", nullable=True),
+        Key("offsets_not_loaded", OFFSETS_NOT_LOADED, "Offsets its checkpoints name past "
+            "the log end the load ends with (V212, V213), or null when none.",
+            nullable=True),
     ),
 )
 
@@ -1941,8 +1963,14 @@ STARTUP_SUMMARY = ObjectKind(
         Key("refuses", BOOLEAN, "Kafka refuses to start."),
         Key("refusals", Array(STRING), "Why, one line each."),
         Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments, or "
-            "the metadata log comes back without records."),
+            "the metadata log comes back without records, or committed records are not in "
+            "the logs it loads (V212)."),
         Key("lost_bytes", BIGINT, "Bytes of records removed."),
+        Key("logs_missing_committed", INT, "Logs whose loaded log ends below their high "
+            "watermark (V212)."),
+        Key("committed_offsets_missing", BIGINT, "Their committed offsets not loaded."),
+        Key("logs_missing_flushed", INT, "Logs that lack only offsets below their recovery "
+            "point, none committed (V213)."),
         Key("segments_split", INT, "Legacy segments split on load."),
         Key("epoch_cache_changes", INT, "Partition dirs whose leader-epoch cache loading "
             "changes."),

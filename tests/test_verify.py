@@ -137,10 +137,54 @@ def test_checkpoint_disagrees(tmp_path):
     assert codes(d) == ["V006"]
 
 
-def test_checkpoint_with_epoch_beyond_the_log(tmp_path):
-    # LogLoader truncates the epoch cache at the log end offset on load: a warning
-    d = part_dir(tmp_path, {0: healthy()}, "0\n3\n1 0\n2 5\n3 99\n")
+def test_checkpoint_with_epoch_at_the_log_end(tmp_path):
+    # a leader assigns its epoch at its log end before it writes (KafkaMetadataLog.
+    # initializeLeaderEpoch): LogLoader drops the entry on load, nothing is missing
+    d = part_dir(tmp_path, {0: healthy()}, "0\n3\n1 0\n2 5\n3 10\n")
     assert codes(d) == ["V011"]
+
+
+def test_checkpoint_with_epochs_begun_past_the_log_end(tmp_path):
+    # epoch 3 began at 99 on this node: offsets 10..98 were on it and are not now
+    d = part_dir(tmp_path, {0: healthy()}, "0\n4\n1 0\n2 5\n3 40\n4 99\n",
+                 '{"leaderId":1,"leaderEpoch":6,"votedId":-1,"votedDirectoryId":'
+                 '"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}')
+    (part,) = list(discover([d]).all_partitions())
+    findings, _ = verify_metadata_partition(part)
+    (f,) = findings
+    assert (f.code, f.offset, f.severity.value) == ("V012", 10, "error")
+    assert f.details["missing_from"] == 10 and f.details["missing_to"] == 98
+    assert f.details["missing_offsets"] == 89 and f.details["epochs"] == [3, 4]
+    assert f.details["quorum_epoch"] == 6
+    assert "epochs 3 to 4 beginning at offsets 40 to 99" in f.message
+    assert "(in epoch 2)" in f.message and "10..98" in f.message
+
+
+def test_checkpoint_past_the_log_end_covered_by_a_snapshot(tmp_path):
+    # a follower that fetched a snapshot past its log: Kafka truncates the log to the
+    # snapshot on start (truncateToLatestSnapshot); the offsets below it are not missing
+    from kmeta.ops.replica import epochs_past_end
+
+    d = snapshot_dir(tmp_path, healthy(), [(5, 1), (30, 3)], "0\n3\n1 0\n2 5\n3 20\n")
+    tail = epochs_past_end(d)
+    assert tail is not None and not tail.lost and tail.snapshot_end == 30
+    assert "V012" not in codes(d)
+
+
+def test_epochs_past_end_for_the_startup_model(tmp_path):
+    """The public function the metadata log's startup model calls: from the dir alone, or
+    with the log end Kafka recovers to (after its cut)."""
+    from kmeta.ops.replica import epochs_past_end
+
+    d = part_dir(tmp_path, {0: healthy()}, "0\n3\n1 0\n2 5\n3 12\n")
+    tail = epochs_past_end(d)
+    assert (tail.log_end_offset, tail.end_epoch, tail.named) == (10, 2, ((3, 12),))
+    assert (tail.missing, tail.quorum_epoch) == (range(10, 12), None)
+    cut = epochs_past_end(d, log_end=7)
+    assert cut.missing == range(7, 12) and cut.named == ((3, 12),) and cut.end_epoch == 2
+    assert not epochs_past_end(d, log_end=12).lost
+    (d / "leader-epoch-checkpoint").unlink()
+    assert epochs_past_end(d) is None
 
 
 def test_quorum_state_behind(tmp_path):
@@ -481,3 +525,21 @@ def test_a_metadata_dir_of_snapshots_alone_is_said_once_and_counted_as_report_do
     assert "0 segment(s), 7 snapshot(s) and bootstrap.checkpoint, 17 file(s)" in lines[-1]
     report = clirun.run("report", str(real_data / "data-store")).stdout
     assert "7 snapshots in 1 replica" in report
+
+
+def test_past_end_of_the_real_node_in_issue_33() -> None:
+    """The numbers of the node that raised it: the log ends at 15,423 in epoch 4, its
+    checkpoint goes on to epochs 5-9 beginning up to 94,434, quorum-state says 9."""
+    from kmeta.ops.replica import past_end
+
+    entries = [(1, 0), (2, 3_100), (3, 9_800), (4, 14_002), (5, 15_423), (6, 31_000),
+               (7, 52_007), (8, 80_118), (9, 94_434)]
+    tail = past_end(entries, 15_423, quorum_epoch=9)
+    assert tail.lost and len(tail.missing) == 79_011 and tail.end_epoch == 4
+    assert tail.epochs == (5, 6, 7, 8, 9) and tail.missing == range(15_423, 94_434)
+    assert tail.describe().startswith("leader-epoch-checkpoint names epochs 5 to 9 "
+                                      "beginning at offsets 15,423 to 94,434, past the "
+                                      "log end 15,423 (in epoch 4); quorum-state says "
+                                      "epoch 9: at least 79,011 offsets")
+    # an election this node voted in, with nothing written past the end: normal
+    assert not past_end(entries[:5], 15_423, quorum_epoch=9).lost

@@ -94,7 +94,10 @@ def startup(
     partition.metadata or a topic id Kafka cannot decode; a malformed
     leader-epoch-checkpoint or partition.metadata takes the log dir offline instead. A
     corrupt producer snapshot is deleted and the log read in its place. A -delete dir is
-    not recovered (its log end is 0), but a missing index in it is still rebuilt.
+    not recovered (its log end is 0), but a missing index in it is still rebuilt. Offsets
+    a partition's checkpoints name past the log Kafka loads are said: below the high watermark of
+    replication-offset-checkpoint they are committed records the broker will not have
+    (exit 1); below the recovery point alone, flushed ones Kafka forgets quietly.
     After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
     contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
     the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka

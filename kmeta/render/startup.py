@@ -109,7 +109,21 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
         "remote_storage": p.remote_storage,
         "log_start_rule": p.log_start_rule, "first_local_offset": p.first_local_offset,
         "epoch_cache_load": _epoch_cache(p),
+        "high_watermark_checkpoint_offset": p.high_watermark,
+        "offsets_not_loaded": _not_loaded(p),
     }
+
+
+def _not_loaded(p: PartitionStartup) -> dict[str, Any] | None:
+    """The offsets the checkpoints name past the loaded log end (V212, V213)."""
+    committed, flushed = p.committed_missing, p.flushed_missing
+    if not committed and not flushed:
+        return None
+    return {"from_offset": (committed or flushed).start,
+            "committed_to_offset": committed.stop - 1 if committed else None,
+            "flushed_to_offset": flushed.stop - 1 if flushed else None,
+            "committed_offsets": len(committed), "flushed_offsets": len(flushed),
+            "cause": p.missing_cause}
 
 
 def summary_object(r: StartupReport) -> dict[str, Any]:
@@ -124,6 +138,10 @@ def summary_object(r: StartupReport) -> dict[str, Any]:
         "recovery_rate_from": r.recovery_rate_from, "estimate_ms": _ms(r.seconds),
         "refuses": bool(r.refusals), "refusals": list(r.refusals),
         "loses_data": r.loses_data, "lost_bytes": sum(p.lost_bytes for p in parts),
+        "logs_missing_committed": sum(1 for p in parts if p.committed_missing),
+        "committed_offsets_missing": sum(len(p.committed_missing) for p in parts),
+        "logs_missing_flushed": sum(1 for p in parts
+                                    if p.flushed_missing and not p.committed_missing),
         "segments_split": sum(len(p.splits) for p in parts if p.load_failure is None),
         "epoch_cache_changes": sum(1 for p in parts
                                    if p.epoch_cache is not None and p.epoch_cache.changes),
@@ -207,10 +225,23 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
     if missing:  # the image's side: replicas it leads empty, whose records are not here
         yield (f"Kafka LOSES DATA the image expects here: {_n(len(missing), 'replica')} "
                "missing on disk with records and no other in-sync replica (V190).")
+    committed = [p for p in parts if p.committed_missing]
+    if committed:
+        n = sum(len(p.committed_missing) for p in committed)
+        yield (f"Kafka LOSES COMMITTED RECORDS: {_n(n, 'offset')} below the high watermarks "
+               f"of {_n(len(committed), 'log')} are not in the logs it loads; it starts "
+               "them from what is there (V212).")
+    flushed = [p for p in parts if p.flushed_missing and not p.committed_missing]
     gone = lost or (m is not None and (m.loses_records or m.lost_bytes))
-    if not gone and not missing and not r.refusals:
-        yield (f"The {'broker' if parts else 'node'} comes back with every record: "
-               "recovery removes nothing.")
+    who = "broker" if parts else "node"
+    if not gone and not missing and not committed and not r.refusals:
+        if flushed:
+            n = sum(len(p.flushed_missing) for p in flushed)
+            yield (f"The {who} comes back with every committed record, but not with "
+                   f"{_n(n, 'offset')} flushed once in {_n(len(flushed), 'log')} (V213); "
+                   "recovery removes nothing.")
+        else:
+            yield f"The {who} comes back with every record: recovery removes nothing."
     elif not gone and not r.refusals:
         yield "Recovery itself removes nothing."
     for d in r.dirs:
@@ -367,6 +398,14 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
     if p.all_deleted:
         yield (f"      DELETES EVERY SEGMENT: the log end is below the log start "
                f"checkpoint {p.log_start_checkpoint}")
+    if p.committed_missing:
+        yield (f"      LACKS COMMITTED {_offsets(p.committed_missing)} (high watermark "
+               f"{p.high_watermark:,}): {p.missing_cause}")
+    if p.flushed_missing and not p.committed_missing:
+        yield (f"      lacks {_offsets(p.flushed_missing)} flushed once (recovery point "
+               f"{p.recovery_point:,}): {p.missing_cause}")
+    if p.segments == 0 and p.log_end_offset is not None and full:
+        yield f"      no segment: Kafka creates an empty one at {p.log_start_offset:,}"
     if p.producer_bytes and not full:
         yield f"      producer state: {size(p.producer_bytes)} read to rebuild it"
     if not full:
@@ -399,6 +438,10 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
             yield f"      epoch cache: {'; '.join(said)}"
     if p.placement is not None:
         yield f"      image: {p.placement.why}; {p.placement.kafka_does}"
+
+
+def _offsets(r: range) -> str:
+    return f"offset {r.start:,}" if len(r) == 1 else f"offsets {r.start:,}..{r.stop - 1:,}"
 
 
 def _epochs(entries: list[tuple[int, int]]) -> str:

@@ -57,6 +57,7 @@ from kmeta.output_schema import (
     NODE_EVENT,
     NODE_SUMMARY,
     OFFSETS_BACKWARDS,
+    OFFSETS_NOT_LOADED,
     PAIR,
     PARTITION,
     PARTITION_DIR,
@@ -250,9 +251,9 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "judges them); a finding object per finding; then a startup_summary object, always "
         "the last line. startup_dir keys:",
         (STARTUP_DIR, CHECKPOINT_USE, STARTUP_PARTITION, SEGMENT_WORK, OFFSETS_BACKWARDS,
-         FILE_FATE, SEGMENT_SPLIT, SPLIT_PIECE, EPOCH_CACHE_PLAN, EPOCH_START, PLACEMENT,
-         MISSING_REPLICA, STARTUP_SUMMARY, STARTUP_METADATA_LOG, RECOVERY_CUT,
-         SNAPSHOT_FATE),
+         FILE_FATE, SEGMENT_SPLIT, SPLIT_PIECE, EPOCH_CACHE_PLAN, EPOCH_START,
+         OFFSETS_NOT_LOADED, PLACEMENT, MISSING_REPLICA, STARTUP_SUMMARY,
+         STARTUP_METADATA_LOG, RECOVERY_CUT, SNAPSHOT_FATE),
     ),
     CommandJson(
         "compact",

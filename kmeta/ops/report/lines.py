@@ -154,6 +154,8 @@ _STARTUP_GISTS = {
     "V200": ("log Kafka cannot load", "logs Kafka cannot load", ""),
     "V210": ("partition file that takes its log dir offline",
              "partition files that take their log dir offline", ""),
+    "V212": ("log without committed records", "logs without committed records",
+             "not on disk"),
     "V204": ("log dir locked by a running process", "log dirs locked by a running process",
              ""),
     "V236": ("metadata log that stops the node", "metadata logs that stop the node", ""),
@@ -191,7 +193,7 @@ def startup_line(report: Report) -> str | None:
     if refuse:
         return f"{head}: {gist}{refuse} would not start"
     if lose:
-        return f"{head}: {gist}recovery loses records on {lose}"
+        return f"{head}: {gist}records lost on {lose}"
     if nbytes:
         took = "under a second" if seconds < 1 else f"about {seconds:,.0f} s"
         return f"{head}: {gist}{size(nbytes)} to re-read, {took}"

@@ -52,6 +52,7 @@ from kmeta.ops.startup.model import (
     knows_stray_dirs,
     version_key,
 )
+from kmeta.ops.startup.offsets import judge_offsets
 from kmeta.storage.locks import lock_holder
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
@@ -180,6 +181,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
     clean, epoch = _marker(path)
     rp_use, rps = _checkpoint(path, "recovery-point-offset-checkpoint")
     ls_use, lss = _checkpoint(path, "log-start-offset-checkpoint")
+    # not LogManager's: the ReplicaManager reads it once the broker runs (.offsets)
+    _, hws = _checkpoint(path, "replication-offset-checkpoint")
     d = LogDirStartup(path, clean, epoch, rp_use, ls_use, threads)
     holder = lock_holder(path)
     if holder is not None:
@@ -238,6 +241,7 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         if part.offline is not None:
             d.offline = True
         _classify(part, version, placement)
+        judge_offsets(part, hws.get(tp))
         d.partitions.append(part)
     n = sum(1 for p in d.partitions if p.recover and p.state != "delete")  # no recoverLog
     if not clean and n:

@@ -246,6 +246,14 @@ class PartitionStartup:
     reread_bytes: int = 0
     placement: Placement | None = None
     findings: list[Finding] = field(default_factory=list)
+    #: replication-offset-checkpoint's entry, the high watermark the broker starts the
+    #: log with once it runs (capped at the log end); None without one (:mod:`.offsets`)
+    high_watermark: int | None = None
+    #: offsets below the high watermark (committed) and below the recovery point
+    #: (flushed once) that the loaded log lacks, each from its log end; and why
+    committed_missing: range = range(0)
+    flushed_missing: range = range(0)
+    missing_cause: str = ""
 
     @property
     def name(self) -> str:
@@ -367,5 +375,8 @@ class StartupReport:
 
     @property
     def loses_data(self) -> bool:
-        return any(p.lost_bytes or p.all_deleted for p in self.partitions) or (
+        """Recovery removes records, committed records are not in the logs it loads, or
+        the metadata log comes back without records."""
+        return any(p.lost_bytes or p.all_deleted or p.committed_missing
+                   for p in self.partitions) or (
             self.metadata_log is not None and self.metadata_log.loses_records)

@@ -17,6 +17,7 @@ from kmeta.ops.replica import (
     SnapshotFindings,
     build_model,
     missing_log_finding,
+    past_end,
     small_file,
 )
 from kmeta.storage.discover import PartitionDir
@@ -61,10 +62,7 @@ def verify_model(part: PartitionDir, stats: LogStats, progress: Progress = QUIET
             if missing is not None:
                 yield missing
         elif code == "EPOCH_CHECKPOINT_BEYOND_LEO":
-            # LogLoader truncates the epoch cache from the end at the recovered log end
-            # offset: Kafka repairs this on load, nothing is lost
-            yield Finding("V011", f"leader-epoch-checkpoint: {note.message}",
-                          path_of("leader-epoch-checkpoint"), offset=note.offset)
+            yield _beyond_end(part, model, note, path_of("leader-epoch-checkpoint"))
         elif code.startswith("EPOCH_CHECKPOINT_"):
             yield Finding("V006", f"leader-epoch-checkpoint: {note.message}",
                           path_of("leader-epoch-checkpoint"),
@@ -98,6 +96,32 @@ def verify_model(part: PartitionDir, stats: LogStats, progress: Progress = QUIET
         if epoch not in stats.leader_changes and epoch >= 0 and not opened_earlier:
             yield Finding("V008", f"leader epoch {epoch} (from offset {start}) holds no "
                           "LeaderChange control record", str(part.path), offset=start)
+
+
+def _beyond_end(part: PartitionDir, model: ReplicaLog, note: Observation, where: str
+                ) -> Finding:
+    """V011 when the checkpoint's entries past the log end begin exactly at it (a leader
+    that has not written yet: LogLoader drops the entry on load, nothing is lost); V012
+    when one begins past it: the node held offsets its log no longer has
+    (:mod:`kmeta.ops.replica.past_end` says why)."""
+    _, checkpoint, _ = small_file(part, "leader-epoch-checkpoint")
+    _, quorum, _ = small_file(part, "quorum-state")
+    live = [s.offset for s, st in model.snapshots.items() if st is SnapshotState.LIVE]
+    tail = past_end(((e.epoch, e.start_offset) for e in checkpoint.entries),
+                    model.log_end_offset,
+                    quorum_epoch=None if quorum is None else quorum.leader_epoch,
+                    snapshot_end=max(live) if live else None)
+    if not tail.lost:
+        return Finding("V011", f"leader-epoch-checkpoint: {note.message}", where,
+                       offset=note.offset)
+    gap = tail.missing
+    return Finding("V012", f"{tail.describe()} (a stale copy or a cut tail): Kafka drops "
+                   "the entries on load and the node comes back without them", where,
+                   offset=gap.start,
+                   details={"missing_from": gap.start, "missing_to": gap.stop - 1,
+                            "missing_offsets": len(gap), "epochs": list(tail.epochs),
+                            "log_end_offset": tail.log_end_offset,
+                            "quorum_epoch": tail.quorum_epoch})
 
 
 def _snapshots_against_model(part: PartitionDir, model: ReplicaLog, no_segments: bool,
