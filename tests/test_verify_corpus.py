@@ -44,6 +44,10 @@ NOT_COVERED = {
               "the log Kafka loads; verify's V035 says the same of a checkpoint): "
               "tests/test_startup_checkpoints.py meets it on fixtures/data/startup/"
               "checkpoints" for code in ("V212", "V213")},
+    **{code: "a finding of kmeta startup (the metadata log as a KRaft node opens it on "
+              "every start): tests/test_startup_metadata.py meets it on "
+              "fixtures/data/kraftstart and KafkaMetadataLogTest's cases"
+       for code in ("V236", "V237", "V238", "V239")},
     "V160": "a finding of kmeta diff, not of verify (one replica alone cannot diverge): "
             "tests/test_one_language.py meets it on fixtures/data/divergent/diverged",
     **{f"V{n}": "a finding of the image against the disk (kmeta.ops.placement), which "
