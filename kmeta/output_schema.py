@@ -1860,8 +1860,18 @@ STARTUP_PARTITION = ObjectKind(
 STARTUP_SUMMARY = ObjectKind(
     "startup_summary",
     keys=(
-        Key("kind", STRING, "\"startup_summary\": the last line, after every finding."),
+        Key("kind", STRING, "\"startup_summary\": the last line of a broker's objects, "
+            "after its findings (with several brokers a startup_brokers line follows the "
+            "last)."),
         Key("kafka_version", STRING, "The Kafka version whose rules were applied."),
+        Key("kafka_version_from", STRING, "Why that version's, in words: --kafka-version, "
+            "the metadata.version of the node's own metadata log (the release that "
+            "introduced it), 3.9 for a ZooKeeper-mode broker (the last release that runs "
+            "one), else the newest kmeta knows."),
+        Key("node_id", INT, "The broker's node.id (broker.id in ZooKeeper mode) from its "
+            "meta.properties, or null when none says it.", nullable=True),
+        Key("log_dirs", Array(STRING), "The broker's log dirs, as given: its startup_dir "
+            "objects."),
         Key("data_dirs", INT, "Log dirs given."),
         Key("partitions", INT, "Partition dirs Kafka loads."),
         Key("segments", BIGINT, "Their segments."),
@@ -1876,7 +1886,12 @@ STARTUP_SUMMARY = ObjectKind(
         Key("estimate_ms", BIGINT, "The estimated time to open the logs: the slowest log "
             "dir's pool."),
         Key("refuses", BOOLEAN, "Kafka refuses to start."),
-        Key("refusals", Array(STRING), "Why, one line each."),
+        Key("refusals", Array(STRING), "Why, one line each: the path, then the exception "
+            "and message Kafka throws where it throws one."),
+        Key("refuses_before_loading", BOOLEAN, "A refusal comes before Kafka loads any log "
+            "(meta.properties, a partition dir name it cannot parse, a held .lock): nothing "
+            "loads or changes on disk, and the costs, losses and fates said are those of "
+            "the load once the broker starts."),
         Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments."),
         Key("lost_bytes", BIGINT, "Bytes of records removed."),
         Key("segments_split", INT, "Legacy segments split on load."),
@@ -1887,6 +1902,25 @@ STARTUP_SUMMARY = ObjectKind(
         Key("stray_judged", BOOLEAN, "Stray logs were judged against a metadata image."),
         Key("notes", Array(STRING), "What could not be said, in words."),
         Key("finding_counts", FINDING_COUNTS, "The number of findings by severity."),
+    ),
+)
+
+STARTUP_BROKERS = ObjectKind(
+    "startup_brokers",
+    keys=(
+        Key("kind", STRING, "\"startup_brokers\": the last line when the log dirs given "
+            "are several brokers' (each broker's objects come first, ending with its "
+            "startup_summary); not written for one broker."),
+        Key("brokers", INT, "Brokers: the log dirs grouped by the node.id (broker.id) of "
+            "their meta.properties; dirs without one join the broker when there is one "
+            "other, else form one of their own."),
+        Key("node_ids", Array(INT), "Their node ids, in the order of their summaries (a "
+            "broker whose dirs say none is left out)."),
+        Key("refuses", BOOLEAN, "Kafka refuses to start at least one of them."),
+        Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments on at "
+            "least one of them."),
+        Key("finding_counts", FINDING_COUNTS, "The number of findings of all of them by "
+            "severity."),
     ),
 )
 
@@ -2105,7 +2139,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY, FINDING),
     "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY, FINDING),
     "startup": (STARTUP_DIR, STARTUP_PARTITION, PLACEMENT, MISSING_REPLICA, FINDING,
-                STARTUP_SUMMARY),
+                STARTUP_SUMMARY, STARTUP_BROKERS),
     "report": (REPORT_REPLICA, REPORT_AREA, FINDING, REPORT_SUMMARY),
     "shell": (SHELL_AT, SHELL_CD, SHELL_ERROR, SHELL_HELP, SHELL_COMMAND, SHELL_STEP,
               SHELL_DIFF, SHELL_RECORD, SHELL_MATCH, SHELL_REPLICA, SHELL_NODE, RECORD,

@@ -19,9 +19,10 @@ from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["image_judge", "with_broker_findings"]
 
-#: Codes the loader says itself, from the dir's name (-stray, -delete, -future) or from
-#: the dirs it loads (one partition in two): the placement's own would say them twice.
-_LOADER_SAYS = frozenset({"V184", "V185", "V187", "V197"})
+#: Codes the loader says itself, from the dir's name (-stray, -delete, -future), from
+#: the dirs it loads (one partition in two) or from their meta.properties (the refusals
+#: of kmeta.core.meta_ensemble): the placement's own would say them twice.
+_LOADER_SAYS = frozenset({"V184", "V185", "V187", "V194", "V195", "V196", "V197"})
 
 #: Verdicts that set the log aside (the loader then reports their fate, not a load).
 _SET_ASIDE = frozenset({P.STRAY, P.REPLACED})

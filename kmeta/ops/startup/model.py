@@ -332,6 +332,14 @@ class StartupReport:
     notes: list[str] = field(default_factory=list)
     #: the placement and missing_replica objects of the image against the disk
     placement_objects: list[dict[str, Any]] = field(default_factory=list)
+    #: a refusal comes before Kafka loads any log (meta.properties, a dir name, a held
+    #: lock): nothing loads, what each log costs is what it would once the broker starts
+    refuses_before_loading: bool = False
+    #: why ``kafka_version``'s rules apply, in words ("--kafka-version", the log's
+    #: metadata.version, a ZooKeeper-mode broker)
+    kafka_version_from: str = ""
+    #: the node.id (broker.id) of the broker's meta.properties, None when none says it
+    node_id: int | None = None
 
     @property
     def partitions(self) -> list[PartitionStartup]:

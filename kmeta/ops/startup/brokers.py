@@ -1,0 +1,110 @@
+"""Which broker each log dir given to ``kmeta startup`` belongs to, and which Kafka
+release's rules judge it by default.
+
+Log dirs of different ``node.id`` (KRaft) or ``broker.id`` (ZooKeeper mode) are different
+brokers, each started on its own; ``--config`` says the dirs are one broker's (Kafka
+takes its dirs from ``log.dirs``), and then a dir of another id is a refusal.  A dir
+without a readable ``meta.properties`` tells no node id: it joins the broker when the
+others are one broker, else it is a broker of its own ("node unknown").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kmeta.core import meta_ensemble as E
+from kmeta.core.kafka_releases import LAST_ZOOKEEPER, NEWEST, release_of_level
+from kmeta.errors import KmetaError
+from kmeta.formats.textfiles import parse_meta_properties, parse_properties
+from kmeta.storage.regular import read_regular
+
+__all__ = ["BrokerDirs", "default_version", "group_brokers", "read_meta"]
+
+METADATA_DIR = "__cluster_metadata-0"
+
+
+def read_meta(log_dir: str | Path) -> E.MetaDir:
+    """A log dir's ``meta.properties`` as Kafka's loader sorts it: read, missing or error
+    (an I/O error leaves ``raw`` None, a content Kafka refuses keeps it)."""
+    d = Path(log_dir)
+    path = d / "meta.properties"
+    metadata = (d / METADATA_DIR).is_dir()
+    if not path.exists():
+        return E.MetaDir(str(d), E.MISSING, metadata_log=metadata)
+    try:
+        data = read_regular(path, 1 << 20, path.name)
+    except (OSError, KmetaError) as e:
+        problem = e.strerror if isinstance(e, OSError) else e.message
+        return E.MetaDir(str(d), E.ERROR, problem=problem, metadata_log=metadata)
+    try:
+        raw = parse_properties(data, "meta.properties")
+    except KmetaError as e:
+        return E.MetaDir(str(d), E.ERROR, problem=e.message, metadata_log=metadata)
+    try:
+        meta = parse_meta_properties(data)
+    except KmetaError as e:
+        return E.MetaDir(str(d), E.ERROR, raw=raw, problem=e.message, metadata_log=metadata)
+    return E.MetaDir(str(d), E.READ, meta, raw, metadata_log=metadata)
+
+
+@dataclass
+class BrokerDirs:
+    """The log dirs of one broker, as given, with their ``meta.properties``."""
+
+    paths: list[str]
+    metas: list[E.MetaDir] = field(default_factory=list)
+
+    @property
+    def node_id(self) -> int | None:
+        return next((m.meta.node_id for m in self.metas
+                     if m.state == E.READ and m.meta.node_id is not None), None)
+
+    @property
+    def zookeeper(self) -> bool:
+        return E.zookeeper_mode(self.metas)
+
+
+def group_brokers(paths: list[str], *, one_broker: bool = False) -> list[BrokerDirs]:
+    """The brokers ``paths`` are, in the order first given: grouped by the node id of
+    their ``meta.properties`` (``one_broker``: all one broker's)."""
+    metas = [read_meta(p) for p in paths]
+    if one_broker:
+        return [BrokerDirs(list(paths), metas)]
+    groups: dict[object, BrokerDirs] = {}
+    unknown: list[tuple[str, E.MetaDir]] = []
+    for p, m in zip(paths, metas, strict=True):
+        node = m.meta.node_id if m.state == E.READ else None
+        if node is None:
+            unknown.append((p, m))
+            continue
+        g = groups.setdefault(node, BrokerDirs([]))
+        g.paths.append(p)
+        g.metas.append(m)
+    if unknown:
+        if len(groups) == 1:
+            (g,) = groups.values()
+        else:  # no id to tell whose they are: one broker of their own
+            g = groups.setdefault(None, BrokerDirs([]))
+        for p, m in unknown:
+            g.paths.append(p)
+            g.metas.append(m)
+    order = {p: i for i, p in enumerate(paths)}
+    for g in groups.values():  # each broker's dirs in the order given
+        pairs = sorted(zip(g.paths, g.metas, strict=True), key=lambda pm: order[pm[0]])
+        g.paths, g.metas = [p for p, _ in pairs], [m for _, m in pairs]
+    return list(groups.values())
+
+
+def default_version(broker: BrokerDirs, level: int | None, has_image: bool
+                    ) -> tuple[str, str]:
+    """The release whose rules judge ``broker`` when ``--kafka-version`` is not given, and
+    why: a ZooKeeper-mode broker's, the last that runs one; a KRaft node's, the release
+    of the metadata.version its own metadata log finalized (``level``; ``has_image``: the
+    log was read); else the newest kmeta knows."""
+    if broker.zookeeper:
+        return LAST_ZOOKEEPER, (f"a ZooKeeper-mode broker: {LAST_ZOOKEEPER} is the last "
+                                "release that runs one")
+    if has_image:
+        return release_of_level(level)
+    return NEWEST, "no metadata log here tells the release: the newest kmeta knows"
