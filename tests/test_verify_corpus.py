@@ -38,7 +38,8 @@ NOT_COVERED = {
               "log dirs): tests/test_startup.py meets it on fixtures/data/startup and "
               "Kafka's own LogLoaderTest/LogManagerTest cases"
        for code in ("V170", "V171", "V172", "V173", "V174", "V175", "V176", "V177", "V178",
-                    "V179", "V200", "V201", "V202", "V203", "V204", "V205", "V206")},
+                    "V179", "V200", "V201", "V202", "V203", "V204", "V205", "V206",
+                    "V230", "V231", "V232", "V233")},
     "V160": "a finding of kmeta diff, not of verify (one replica alone cannot diverge): "
             "tests/test_one_language.py meets it on fixtures/data/divergent/diverged",
     **{f"V{n}": "a finding of the image against the disk (kmeta.ops.placement), which "

@@ -18,7 +18,7 @@ from kmeta.ops.report.model import AREAS, Area, Report
 #: Codes by the area that says them (the rest are the logs').
 _AREA_OF_RANGE = (
     ("replicas", 160, 169), ("brokers", 130, 139), ("consumers", 140, 149),
-    ("tiering", 150, 159), ("startup", 170, 209),
+    ("tiering", 150, 159), ("startup", 170, 239),
 )
 _SNAPSHOT_CODES = {"V021", "V022", "V023", "V024", "V025", "V026", "V040"}
 #: Codes that mean damage ``kmeta repair`` cuts away (a torn tail, garbage, a bad CRC).

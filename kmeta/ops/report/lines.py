@@ -154,6 +154,10 @@ _STARTUP_GISTS = {
     "V200": ("log Kafka cannot load", "logs Kafka cannot load", ""),
     "V204": ("log dir locked by a running process", "log dirs locked by a running process",
              ""),
+    "V230": ("log dir not formatted", "log dirs not formatted", ""),
+    "V231": ("meta.properties unreadable", "meta.properties unreadable", ""),
+    "V232": ("meta.properties of the wrong mode", "meta.properties of the wrong mode", ""),
+    "V233": ("meta.properties that differ", "meta.properties that differ", ""),
 }
 
 
