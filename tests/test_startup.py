@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from kmeta import output_schema as schema
+from kmeta.core.kafka_releases import NEWEST
 from kmeta.findings import Finding
 from kmeta.formats.batch import build_batch
 from kmeta.formats.filenames import segment_file_name
 from kmeta.formats.textfiles import TopicPartitionOffset
-from kmeta.core.kafka_releases import NEWEST
 from kmeta.ops.startup import Placement, plan_startup
 from kmeta.storage import writer as W
 from tests.clirun import run
