@@ -1643,9 +1643,14 @@ PLACEMENT = ObjectKind(
         Key("verdict", STRING, "fine, stray, stray_dir (renamed -stray before), delete_dir, "
             "future_promoted, future_kept, future_no_topic_id, duplicate, or replaced (the "
             "current log a promoted -future log deletes)."),
-        Key("reason", STRING, "Why a stray is one (LogManager.isStrayKraftReplica): "
-            "no_topic_id, topic_id_not_in_image, topic_id_differs (the name's id in the "
-            "image is another: the topic was re-created) or not_a_replica; else null.",
+        Key("reason", STRING, "Why a stray is one (LogManager.isStrayKraftReplica asks "
+            "whether the image has the partition; kmeta tells why not from the replay): "
+            "no_topic_id; partition_not_in_topic (the topic of that id is in the image, "
+            "without that partition number); topic_id_differs (the name's id in the image "
+            "is another: the topic was re-created); topic_deleted (the metadata log removed "
+            "the topic: a RemoveTopicRecord); topic_id_not_in_image (an id the log's history "
+            "never held: another cluster's, or removed before its oldest snapshot); or "
+            "not_a_replica; else null.",
             nullable=True),
         Key("image_topic_id", STRING, "With topic_id_differs: the image's id for the name.",
             nullable=True),

@@ -210,7 +210,12 @@ def _versions(kafka: Mapping[str, str]) -> str:
 
 _REASONS = {
     P.NO_TOPIC_ID: "no topic id (partition.metadata missing or unreadable)",
-    P.NOT_IN_IMAGE: "its topic id is not in the image (topic deleted)",
+    P.TOPIC_DELETED: "its topic id is not in the image: the metadata log removed the topic "
+                     "(RemoveTopicRecord)",
+    P.NO_SUCH_PARTITION: "the image's topic of this id has no partition {partition}",
+    P.NOT_IN_IMAGE: "its topic id is in neither the image nor the history its metadata log "
+                    "holds (another cluster's topic, or one removed before its oldest "
+                    "snapshot)",
     P.NOT_A_REPLICA: "the image's replicas of the partition leave node {node} out",
 }
 
@@ -225,7 +230,7 @@ def _verdict_finding(v: P.Verdict, node: int, level: int | None) -> Finding | No
                    f"{log.topic} (the topic was re-created): it holds the old topic's data")
             details["image_topic_id"] = v.image_topic_id
         else:
-            why = _REASONS[v.reason or ""].format(node=node)
+            why = _REASONS[v.reason or ""].format(node=node, partition=log.partition)
         if v.reason == P.NO_TOPIC_ID:
             code = "V182" if P.may_run_3_7_0(level) else "V181"
         else:
@@ -354,7 +359,8 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
         return out
     out.metadata_version = image.metadata_version
     dir_ids = [m.directory_id for m in metas.values() if m is not None and m.directory_id]
-    placement = P.place(out.node_id, image.topics, _local_logs(dirs, metas), dir_ids)
+    placement = P.place(out.node_id, image.topics, _local_logs(dirs, metas), dir_ids,
+                        removed_topic_ids=getattr(image, "removed_topic_ids", ()))
     _with_checkpoints(placement, dirs)
     _with_peers(placement, peers)
     out.placement = placement

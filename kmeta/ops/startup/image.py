@@ -30,7 +30,9 @@ _SET_ASIDE = frozenset({P.STRAY, P.REPLACED})
 #: The reason of a stray verdict, in words.
 _WHY = {
     P.NO_TOPIC_ID: "no topic id (partition.metadata missing or unreadable)",
-    P.NOT_IN_IMAGE: "its topic id is not in the image (the topic was deleted)",
+    P.TOPIC_DELETED: "its topic id is not in the image (the metadata log removed the topic)",
+    P.NO_SUCH_PARTITION: "the image's topic of this id has no partition of this number",
+    P.NOT_IN_IMAGE: "its topic id is in neither the image nor its metadata log's history",
     P.TOPIC_ID_DIFFERS: "the image's topic of this name has another id (re-created)",
     P.NOT_A_REPLICA: "the image's replicas of the partition leave this node out",
 }
