@@ -1917,8 +1917,9 @@ STARTUP_BROKERS = ObjectKind(
             "are several brokers' (each broker's objects come first, ending with its "
             "startup_summary); not written for one broker."),
         Key("brokers", INT, "Brokers: the log dirs grouped by the node.id (broker.id) of "
-            "their meta.properties; dirs without one join the broker when there is one "
-            "other, else form one of their own."),
+            "their meta.properties, and by cluster.id where each cluster's dirs hold their "
+            "own metadata log; dirs without one join the broker when there is one other, "
+            "else form one of their own."),
         Key("node_ids", Array(INT), "Their node ids, in the order of their summaries (a "
             "broker whose dirs say none is left out)."),
         Key("refuses", BOOLEAN, "Kafka refuses to start at least one of them."),

@@ -225,6 +225,15 @@ def test_dirs_of_several_brokers_are_several_startups(tmp_path: Path) -> None:
         (0, ["one"]), (1, ["two"]), (None, ["loose"])]
     # a dir that tells no node id joins the one broker there is
     assert len(group_brokers([str(one), str(loose)])) == 1
+    # one node id of two clusters: two brokers where each holds its own metadata log
+    # (node 1 of two docker clusters), else one broker with a foreign dir
+    x = _log_dir(tmp_path / "x", _kraft(1))
+    y = _log_dir(tmp_path / "y", _kraft(1, OTHER))
+    assert len(group_brokers([str(x), str(y)])) == 1
+    (x / "__cluster_metadata-0").mkdir()
+    assert len(group_brokers([str(x), str(y)])) == 1
+    (y / "__cluster_metadata-0").mkdir()
+    assert len(group_brokers([str(x), str(y)])) == 2
     proc = run("startup", "--json", one, two, env={})
     assert proc.returncode == 0, proc.stdout
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -238,7 +247,8 @@ def test_dirs_of_several_brokers_are_several_startups(tmp_path: Path) -> None:
                          "refuses": False, "loses_data": False,
                          "finding_counts": lines[-1]["finding_counts"]}
     text = run("startup", one, two, env={"COLUMNS": "80"}).stdout
-    assert text.startswith("2 brokers") and "== node 0 ==" in text and "== node 1 ==" in text
+    assert text.startswith("2 brokers") and "== node 0 (one) ==" in text
+    assert "== node 1 (two) ==" in text
     assert "Duplicate" not in text and "REFUSES" not in text
     # one broker's JSON keeps its shape: no startup_brokers line
     single = run("startup", "--json", one, env={}).stdout.splitlines()

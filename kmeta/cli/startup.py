@@ -42,8 +42,8 @@ def complete_versions(incomplete: str) -> list[str]:
 def startup(
     dirs: Annotated[list[str], typer.Argument(
         help="Every log dir of the broker (log.dirs, and metadata.log.dir where it is "
-        "separate); the dirs of several brokers are told apart by the node.id of their "
-        "meta.properties.", show_default=False, metavar="DATA_DIR...")],
+        "separate); the dirs of several brokers are told apart by the node.id and "
+        "cluster.id of their meta.properties.", show_default=False, metavar="DATA_DIR...")],
     kafka_version: Annotated[str | None, typer.Option(
         "--kafka-version", metavar="VERSION", autocompletion=complete_versions,
         help=f"Whose rules to apply: one of {', '.join(KAFKA_VERSIONS)} (default: the "

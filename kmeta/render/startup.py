@@ -420,14 +420,15 @@ def brokers_lines(reports: list[StartupReport], given: Iterable[str], *,
                   partitions: bool = False, every: bool = False) -> Iterator[str]:
     """Several brokers: which dirs each is and its verdict, then each broker's report."""
     paths = Paths(list(given))
-    yield (f"{len(reports)} brokers: the log dirs carry {len(reports)} node ids (each "
-           "broker starts on its own; --config makes them one broker's)")
-    for r in reports:
-        dirs = ", ".join(paths.show(str(d.path)) for d in r.dirs)
-        yield f"  {_broker_name(r)} ({dirs}): {_broker_verdict(r)}"
+    yield (f"{len(reports)} brokers, told apart by the node.id (and cluster.id) of their "
+           "meta.properties (each starts on its own; --config makes them one broker's):")
+    named = [f"{_broker_name(r)} ({', '.join(paths.show(str(d.path)) for d in r.dirs)})"
+             for r in reports]
+    for name, r in zip(named, reports, strict=True):
+        yield f"  {name}: {_broker_verdict(r)}"
     yield ""  # each broker's report ends with a blank line
-    for r in reports:
-        yield f"== {_broker_name(r)} =="
+    for name, r in zip(named, reports, strict=True):
+        yield f"== {name} =="
         yield from startup_lines(r, given, partitions=partitions, every=every)
 
 

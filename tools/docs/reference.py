@@ -246,7 +246,8 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "\"placement\", per partition dir that is not plainly in its place and one, kind "
         "\"missing_replica\", per replica the image assigns that is not on disk (as verify "
         "judges them); a finding object per finding; then a startup_summary object, the "
-        "last line. Log dirs of different node.ids (broker.ids) are different brokers "
+        "last line. Log dirs of different node.ids (broker.ids), or of one node.id in "
+        "different clusters each with its own metadata log, are different brokers "
         "(--config makes them one): each broker's objects in turn, each ending with its "
         "startup_summary, then one startup_brokers object, the last line. startup_dir "
         "keys:",

@@ -1,11 +1,16 @@
 """Which broker each log dir given to ``kmeta startup`` belongs to, and which Kafka
 release's rules judge it by default.
 
-Log dirs of different ``node.id`` (KRaft) or ``broker.id`` (ZooKeeper mode) are different
-brokers, each started on its own; ``--config`` says the dirs are one broker's (Kafka
-takes its dirs from ``log.dirs``), and then a dir of another id is a refusal.  A dir
-without a readable ``meta.properties`` tells no node id: it joins the broker when the
-others are one broker, else it is a broker of its own ("node unknown").
+Log dirs of different ``node.id`` (KRaft) or ``broker.id`` (ZooKeeper mode) are
+different brokers, each started on its own, and so are the dirs of one id in different
+clusters (``cluster.id``; node 1 is every docker image's) when each cluster's dirs hold
+their own metadata log: whole KRaft nodes (a dir of another cluster without one is a
+foreign dir in this broker's log.dirs, which Kafka refuses).  ``--config`` says the dirs
+are one broker's (Kafka takes its dirs from ``log.dirs``), and then a dir of another id
+or cluster is a refusal.  A dir without a readable ``meta.properties`` tells no node id: it joins the
+broker when the others are one broker, else it is a broker of its own ("node unknown");
+likewise a file without ``cluster.id`` (a ZooKeeper broker before 2.4) joins the one
+cluster of its node.
 """
 
 from __future__ import annotations
@@ -65,35 +70,53 @@ class BrokerDirs:
         return E.zookeeper_mode(self.metas)
 
 
+def _join(groups: dict[object, BrokerDirs], loose: list[tuple[str, E.MetaDir]],
+          own: object) -> None:
+    """Dirs that tell too little: into the one group there is, else a group ``own``."""
+    if not loose:
+        return
+    g = next(iter(groups.values())) if len(groups) == 1 else \
+        groups.setdefault(own, BrokerDirs([]))
+    for p, m in loose:
+        g.paths.append(p)
+        g.metas.append(m)
+
+
 def group_brokers(paths: list[str], *, one_broker: bool = False) -> list[BrokerDirs]:
-    """The brokers ``paths`` are, in the order first given: grouped by the node id of
-    their ``meta.properties`` (``one_broker``: all one broker's)."""
+    """The brokers ``paths`` are, in the order first given: grouped by the node id, then
+    the cluster id, of their ``meta.properties`` (``one_broker``: all one broker's)."""
     metas = [read_meta(p) for p in paths]
     if one_broker:
         return [BrokerDirs(list(paths), metas)]
-    groups: dict[object, BrokerDirs] = {}
+    nodes: dict[int, list[tuple[str, E.MetaDir]]] = {}
     unknown: list[tuple[str, E.MetaDir]] = []
     for p, m in zip(paths, metas, strict=True):
         node = m.meta.node_id if m.state == E.READ else None
-        if node is None:
-            unknown.append((p, m))
-            continue
-        g = groups.setdefault(node, BrokerDirs([]))
-        g.paths.append(p)
-        g.metas.append(m)
-    if unknown:
-        if len(groups) == 1:
-            (g,) = groups.values()
-        else:  # no id to tell whose they are: one broker of their own
-            g = groups.setdefault(None, BrokerDirs([]))
-        for p, m in unknown:
+        (unknown if node is None else nodes.setdefault(node, [])).append((p, m))
+    groups: dict[object, BrokerDirs] = {}
+    for node, members in nodes.items():
+        clusters: dict[object, BrokerDirs] = {}
+        loose = []
+        for p, m in members:
+            if m.meta.cluster_id is None:
+                loose.append((p, m))
+                continue
+            g = clusters.setdefault((node, m.meta.cluster_id), BrokerDirs([]))
             g.paths.append(p)
             g.metas.append(m)
+        if len(clusters) > 1 and not all(any(m.metadata_log for m in g.metas)
+                                         for g in clusters.values()):
+            # a dir of another cluster among one node's: one broker, which Kafka refuses
+            clusters = {node: BrokerDirs([p for p, _ in members], [m for _, m in members])}
+        else:
+            _join(clusters, loose, (node, None))
+        groups.update(clusters)
+    _join(groups, unknown, None)
     order = {p: i for i, p in enumerate(paths)}
     for g in groups.values():  # each broker's dirs in the order given
         pairs = sorted(zip(g.paths, g.metas, strict=True), key=lambda pm: order[pm[0]])
         g.paths, g.metas = [p for p, _ in pairs], [m for _, m in pairs]
-    return list(groups.values())
+    return sorted(groups.values(), key=lambda g: order[g.paths[0]])
 
 
 def default_version(broker: BrokerDirs, level: int | None, has_image: bool
