@@ -302,3 +302,27 @@ def test_real_brokers_are_judged_by_their_own_release(real_data: Path, path: str
                                                       version: str) -> None:
     proc = run("startup", "--json", real_data / path, env={})
     assert json.loads(proc.stdout.splitlines()[-1])["kafka_version"] == version
+
+
+# ------------------------------------------------------------------------- the fixtures
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "data" / "startup"
+
+
+def test_the_fixtures_verdicts() -> None:
+    """fixtures/README.md, data/startup/: brokers, unformatted, badname."""
+    zk = [FIXTURES / "brokers" / "zk-0", FIXTURES / "brokers" / "zk-1"]
+    proc = run("startup", "--json", *zk, env={})
+    last = json.loads(proc.stdout.splitlines()[-1])
+    assert proc.returncode == 0 and (last["brokers"], last["refuses"]) == (2, False)
+    proc = run("startup", "--json", "--kafka-version", "4.1", *zk, env={})
+    codes = {json.loads(line).get("code") for line in proc.stdout.splitlines()}
+    assert proc.returncode == 1 and "V232" in codes
+    proc = run("startup", "--json", FIXTURES / "unformatted" / "a",
+               FIXTURES / "unformatted" / "b", env={})
+    last = json.loads(proc.stdout.splitlines()[-1])
+    assert proc.returncode == 1 and last["refuses_before_loading"]
+    assert "No `meta.properties` found in" in last["refusals"][0]
+    last = json.loads(run("startup", "--json", FIXTURES / "badname", env={}
+                          ).stdout.splitlines()[-1])
+    assert last["refuses"] and last["refuses_before_loading"]
