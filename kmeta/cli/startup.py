@@ -90,6 +90,17 @@ def startup(
     through loading: epochs of recovered batches added, entries past the log end or
     below the log start removed, or the file deleted for a message format before v2
     (3.5 to 3.9 with inter.broker.protocol.version below 3.0).
+    Before any log, the meta.properties of the log dirs as Kafka checks them
+    (MetaPropertiesEnsemble.verify, 3.7+; BrokerMetadataCheckpoint before): a cluster.id or
+    node.id that differs, a repeated or reserved directory.id, a KRaft dir never
+    formatted or a file of the wrong mode refuse, before any log loads (then nothing
+    loads, and the costs said are those once the broker starts); an unreadable file takes
+    its dir offline. Log dirs of different node ids are different brokers, each started
+    on its own (one node id of two clusters each with its own metadata log too);
+    --config makes the dirs one broker's. The rules are those of the broker's own Kafka
+    release unless --kafka-version is given: the release of the metadata.version its
+    metadata log finalized, 3.9 for a ZooKeeper-mode broker (4.x runs KRaft only), else
+    the newest kmeta knows; the first line says which and why.
     After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
     contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
     the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka

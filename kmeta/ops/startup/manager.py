@@ -208,7 +208,10 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
             # 2.8+: parsed while loadLogs lists the dir's logs, before it loads any
             report.refuses_before_loading = True
             d.refused.append(e.name)
-            report.refusals.append(f"{path / e.name}: not a topic-partition directory name")
+            report.refusals.append(
+                f"{path / e.name}: KafkaException \"Found directory {path / e.name}, "
+                f"'{e.name}' is not in the form of topic-partition or topic-partition."
+                "uniqueId-delete (if marked for deletion).\"")
             report.findings.append(Finding(
                 "V174", f"'{e.name}' is not in the form topic-partition (or "
                 f"topic-partition.uniqueId-delete): Kafka {version} refuses to start "
