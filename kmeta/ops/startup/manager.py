@@ -205,7 +205,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         if parsed is not None and parsed.state == "stray" and not knows_stray_dirs(version):
             parsed = None
         if parsed is None:
-            # 2.8+: parsed while loadLogs lists the dir's logs, before it loads any
+            # 2.8+: parsed in the filter loadLogs lists the dir's logs with, before it
+            # loads any (4.1 LogManager.loadLogs)
             report.refuses_before_loading = True
             d.refused.append(e.name)
             report.refusals.append(
@@ -285,6 +286,9 @@ def _classify(part: PartitionStartup, version: str, placement: PlacementJudge | 
 
 
 def _duplicates(report: StartupReport) -> None:
+    """LogManager.loadLog throws on a partition's second current (or future) log after
+    it loaded it (4.1: UnifiedLog.create, then the check): a refusal while loading, the
+    logs loaded by then recovered on disk, unlike a refusal before loading."""
     seen: dict[tuple[str, int, bool], PartitionStartup] = {}
     for p in report.partitions:
         if p.state not in (None, "future"):
