@@ -206,6 +206,25 @@ def test_an_unparsable_dir_name_refuses_before_loading(tmp_path: Path) -> None:
     assert "Largest costs and anomalies once the broker starts" in text
 
 
+def test_an_unreadable_meta_properties_takes_its_dir_offline(tmp_path: Path) -> None:
+    """testStartupDoesNotFailIfDataDirIsOffline / testStartupFailsIfMetaLogDirIsOffline
+    (KafkaRaftServerTest), on disk: an unknown version in a data dir takes it offline; in
+    the metadata log dir the node refuses."""
+    a = _log_dir(tmp_path / "a", _kraft(1, directory=DIR_A))
+    (a / "__cluster_metadata-0").mkdir()
+    b = _log_dir(tmp_path / "b", None, topic="payments")
+    (b / "meta.properties").write_text("version=7\nnode.id=1\ncluster.id=x\n")
+    r = plan_startup([str(a), str(b)])
+    assert not r.refusals and [d.offline for d in r.dirs] == [False, True]
+    assert {f.code for f in r.findings} >= {"V231"}
+    (a / "meta.properties").write_text("version=7\n")
+    (b / "meta.properties").unlink()
+    W.write_meta_properties(b, _kraft(1, directory=DIR_B), durable=False)
+    r = plan_startup([str(a), str(b)])
+    assert r.refuses_before_loading and "Encountered I/O error in metadata log directory" \
+        in r.refusals[0]
+
+
 def test_duplicate_logs_refuse_while_loading(tmp_path: Path) -> None:
     """LogManager.loadLog finds a duplicate after loading it: not before loading."""
     a = _log_dir(tmp_path / "a", _kraft(1, directory=DIR_A))
