@@ -147,8 +147,11 @@ def test_a_zookeeper_broker_does_not_start_on_4x() -> None:
     dirs = [_meta("/a", version=0, node=0)]
     assert [c for c, _ in _faults(dirs, "4.0")] == ["V232"]
     assert _faults(dirs, "3.9") == []
-    # a broker migrated to KRaft keeps its v0 files beside its metadata log: it starts
+    # a broker migrated to KRaft keeps its v0 files beside its metadata log: it starts;
+    # one migrating (3.7+) wrote directory ids into them
     assert _faults([_meta("/a", version=0, node=0, metadata_log=True)], "4.1") == []
+    assert _faults([_meta("/a", version=0, node=0, directory=DIR_A)], "4.1") == []
+    assert E.migrating([_meta("/a", version=0, node=0, directory=DIR_A)])
 
 
 # --------------------------------------------------------------- on disk, through startup

@@ -79,10 +79,20 @@ _FORMAT_HINT = ("(have you run `kafka-storage.sh` to format the directory?)")
 
 
 def zookeeper_mode(dirs: Sequence[MetaDir]) -> bool:
-    """A ZooKeeper-mode broker's dirs: version 0 files and no metadata log (a broker
-    migrated to KRaft keeps its version 0 files beside its metadata log)."""
-    return any(d.state == READ and d.meta.version == 0 for d in dirs) and \
-        not any(d.metadata_log for d in dirs)
+    """A ZooKeeper-mode broker's dirs: version 0 files, no metadata log (a broker migrated
+    to KRaft keeps its version 0 files beside its metadata log) and no directory.id (a
+    ZooKeeper broker writes one only while it migrates, 3.7+: KafkaServer.startup)."""
+    v0 = [d for d in dirs if d.state == READ and d.meta.version == 0]
+    return bool(v0) and not any(d.metadata_log for d in dirs) and \
+        not any(d.meta.directory_id for d in v0)
+
+
+def migrating(dirs: Sequence[MetaDir]) -> bool:
+    """Version 0 files with directory ids and no metadata log among the dirs: a broker
+    migrating from ZooKeeper (3.7-3.9), or migrated to KRaft whose metadata log dir was
+    not given."""
+    return not zookeeper_mode(dirs) and not any(d.metadata_log for d in dirs) and \
+        any(d.state == READ and d.meta.version == 0 for d in dirs)
 
 
 def kraft_mode(dirs: Sequence[MetaDir]) -> bool:

@@ -128,6 +128,10 @@ def default_version(broker: BrokerDirs, level: int | None, has_image: bool
     if broker.zookeeper:
         return LAST_ZOOKEEPER, (f"a ZooKeeper-mode broker: {LAST_ZOOKEEPER} is the last "
                                 "release that runs one")
+    if E.migrating(broker.metas):
+        return LAST_ZOOKEEPER, ("version 0 meta.properties with directory ids: a broker "
+                                f"migrating from ZooKeeper, which {LAST_ZOOKEEPER} runs last "
+                                "(migrated: give its metadata.log.dir or --kafka-version)")
     if has_image:
         return release_of_level(level)
     return NEWEST, "no metadata log here tells the release: the newest kmeta knows"
