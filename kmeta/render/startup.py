@@ -389,7 +389,7 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
         yield from costs
     if partitions:
         yield ""
-        yield "Partitions"
+        yield "Partitions" + (" once the broker starts" if r.refuses_before_loading else "")
         for d in r.dirs:
             yield f"  {paths.show(str(d.path))}"
             for p in sorted(d.partitions, key=lambda p: (p.topic, p.partition, p.name)):
