@@ -256,6 +256,15 @@ def test_dirs_of_several_brokers_are_several_startups(tmp_path: Path) -> None:
     assert len(group_brokers([str(x), str(y)])) == 1
     (y / "__cluster_metadata-0").mkdir()
     assert len(group_brokers([str(x), str(y)])) == 2
+    # copies of one node in one cluster, each with its metadata log: a broker each, a
+    # data dir with the copy nearest it
+    (tmp_path / "copy").mkdir()
+    z = _log_dir(tmp_path / "copy" / "z", _kraft(1))
+    (z / "__cluster_metadata-0").mkdir()
+    w = _log_dir(tmp_path / "copy" / "w", _kraft(1), topic="w")
+    groups = group_brokers([str(x), str(z), str(w)])
+    assert sorted(sorted(Path(p).name for p in g.paths) for g in groups) == [
+        ["w", "z"], ["x"]]
     proc = run("startup", "--json", one, two, env={})
     assert proc.returncode == 0, proc.stdout
     lines = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -422,8 +422,13 @@ def brokers_lines(reports: list[StartupReport], given: Iterable[str], *,
     paths = Paths(list(given))
     yield (f"{len(reports)} brokers, told apart by the node.id (and cluster.id) of their "
            "meta.properties (each starts on its own; --config makes them one broker's):")
-    named = [f"{_broker_name(r)} ({', '.join(paths.show(str(d.path)) for d in r.dirs)})"
-             for r in reports]
+    names = [paths.show(str(d.path)) for r in reports for d in r.dirs]
+
+    def shown(d: LogDirStartup) -> str:  # as typed where two dirs share a name
+        name = paths.show(str(d.path))
+        return str(d.path) if names.count(name) > 1 else name
+
+    named = [f"{_broker_name(r)} ({', '.join(shown(d) for d in r.dirs)})" for r in reports]
     for name, r in zip(named, reports, strict=True):
         yield f"  {name}: {_broker_verdict(r)}"
     yield ""  # each broker's report ends with a blank line

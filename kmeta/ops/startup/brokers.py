@@ -10,7 +10,9 @@ are one broker's (Kafka takes its dirs from ``log.dirs``), and then a dir of ano
 or cluster is a refusal.  A dir without a readable ``meta.properties`` tells no node id: it joins the
 broker when the others are one broker, else it is a broker of its own ("node unknown");
 likewise a file without ``cluster.id`` (a ZooKeeper broker before 2.4) joins the one
-cluster of its node.
+cluster of its node.  Dirs of one node and cluster holding two metadata logs are copies of
+the node (a node has one metadata log; docker images share node 1 and a default cluster
+id): each metadata log's dir is a broker, with the other dirs nearest to it.
 """
 
 from __future__ import annotations
@@ -70,6 +72,16 @@ class BrokerDirs:
         return E.zookeeper_mode(self.metas)
 
 
+def _shared(a: str, b: str) -> int:
+    """How many leading path components two paths share."""
+    n = 0
+    for x, y in zip(Path(a).resolve().parts, Path(b).resolve().parts, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _join(groups: dict[object, BrokerDirs], loose: list[tuple[str, E.MetaDir]],
           own: object) -> None:
     """Dirs that tell too little: into the one group there is, else a group ``own``."""
@@ -112,6 +124,17 @@ def group_brokers(paths: list[str], *, one_broker: bool = False) -> list[BrokerD
             _join(clusters, loose, (node, None))
         groups.update(clusters)
     _join(groups, unknown, None)
+    for key, g in list(groups.items()):
+        homes = [p for p, m in zip(g.paths, g.metas, strict=True) if m.metadata_log]
+        if len(homes) > 1:
+            # copies of one node (node 1 of docker clusters sharing its default cluster
+            # id): a node has one metadata log, so each is a broker, with the dirs nearest
+            del groups[key]
+            for p, m in zip(g.paths, g.metas, strict=True):
+                home = p if m.metadata_log else max(homes, key=lambda h: _shared(h, p))
+                h = groups.setdefault((key, home), BrokerDirs([]))
+                h.paths.append(p)
+                h.metas.append(m)
     order = {p: i for i, p in enumerate(paths)}
     for g in groups.values():  # each broker's dirs in the order given
         pairs = sorted(zip(g.paths, g.metas, strict=True), key=lambda pm: order[pm[0]])
