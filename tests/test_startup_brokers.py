@@ -247,6 +247,9 @@ def test_dirs_of_several_brokers_are_several_startups(tmp_path: Path) -> None:
         (0, ["one"]), (1, ["two"]), (None, ["loose"])]
     # a dir that tells no node id joins the one broker there is
     assert len(group_brokers([str(one), str(loose)])) == 1
+    # a ZooKeeper broker's file without cluster.id is not a KRaft node 0's
+    kraft0 = _log_dir(tmp_path / "kraft0", _kraft(0))
+    assert len(group_brokers([str(one), str(kraft0)])) == 2
     # one node id of two clusters: two brokers where each holds its own metadata log
     # (node 1 of two docker clusters), else one broker with a foreign dir
     x = _log_dir(tmp_path / "x", _kraft(1))

@@ -10,7 +10,7 @@ are one broker's (Kafka takes its dirs from ``log.dirs``), and then a dir of ano
 or cluster is a refusal.  A dir without a readable ``meta.properties`` tells no node id: it joins the
 broker when the others are one broker, else it is a broker of its own ("node unknown");
 likewise a file without ``cluster.id`` (a ZooKeeper broker before 2.4) joins the one
-cluster of its node.  Dirs of one node and cluster holding two metadata logs are copies of
+ZooKeeper-mode cluster of its node.  Dirs of one node and cluster holding two metadata logs are copies of
 the node (a node has one metadata log; docker images share node 1 and a default cluster
 id): each metadata log's dir is a broker, with the other dirs nearest to it.
 """
@@ -83,11 +83,13 @@ def _shared(a: str, b: str) -> int:
 
 
 def _join(groups: dict[object, BrokerDirs], loose: list[tuple[str, E.MetaDir]],
-          own: object) -> None:
-    """Dirs that tell too little: into the one group there is, else a group ``own``."""
+          own: object, *, kraft: bool = True) -> None:
+    """Dirs that tell too little: into the one group there is (``kraft``: be it a KRaft
+    node's), else a group ``own``."""
     if not loose:
         return
-    g = next(iter(groups.values())) if len(groups) == 1 else \
+    sole = next(iter(groups.values())) if len(groups) == 1 else None
+    g = sole if sole is not None and (kraft or not E.kraft_mode(sole.metas)) else \
         groups.setdefault(own, BrokerDirs([]))
     for p, m in loose:
         g.paths.append(p)
@@ -121,7 +123,9 @@ def group_brokers(paths: list[str], *, one_broker: bool = False) -> list[BrokerD
             # a dir of another cluster among one node's: one broker, which Kafka refuses
             clusters = {node: BrokerDirs([p for p, _ in members], [m for _, m in members])}
         else:
-            _join(clusters, loose, (node, None))
+            # a file without cluster.id is a ZooKeeper broker's (before 2.4): a KRaft
+            # node's always has one (KafkaRaftServer: "cluster ID not found")
+            _join(clusters, loose, (node, None), kraft=False)
         groups.update(clusters)
     _join(groups, unknown, None)
     for key, g in list(groups.items()):
