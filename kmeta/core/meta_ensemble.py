@@ -151,10 +151,15 @@ def _ensemble(dirs: Sequence[MetaDir], version: str, zk: bool, expected_node: in
     read = [d for d in dirs if d.state == READ]
     kraft = kraft_mode(dirs)
     if kraft and not read:
-        out.append(Fault("V231", dirs[0].path if dirs else "", REFUSES, "RuntimeException",
-                         "No readable meta.properties files found.",
-                         f"no log dir holds a meta.properties Kafka {version} can read: it "
-                         "refuses to start"))
+        # the first exception Kafka throws: the per-dir "No meta.properties found" of
+        # initializeLogDirs comes after verify, so it is said in words only
+        unformatted = sum(1 for d in dirs if d.state == MISSING)
+        said = f" ({unformatted} without one: never formatted with kafka-storage.sh?)" \
+            if unformatted else ""
+        return out + [Fault("V231" if not unformatted else "V230", dirs[0].path, REFUSES,
+                            "RuntimeException", "No readable meta.properties files found.",
+                            f"no log dir holds a meta.properties Kafka {version} can "
+                            f"read{said}: it refuses to start")]
     cluster: tuple[str, str] | None = None
     node: tuple[int, str] | None = None if expected_node is None else (expected_node,
                                                                          "the configuration")
