@@ -281,6 +281,19 @@ CODES: dict[str, Code] = {
     "V213": Code(Severity.WARNING, "offsets below the recovery point (flushed once) and "
                  "above the high watermark are not in the log Kafka loads: Kafka lowers "
                  "the recovery point without a word"),
+    "V230": Code(Severity.ERROR, "a KRaft node's log dir without meta.properties (or a "
+                 "meta.properties without node.id or cluster.id): Kafka refuses to start "
+                 "(\"have you run kafka-storage.sh\")"),
+    "V231": Code(Severity.ERROR, "a meta.properties Kafka cannot read (unknown version, a "
+                 "bad id, an I/O error): the log dir goes offline at start, or the node "
+                 "refuses to start if it is the metadata log dir or Kafka is 3.5/3.6 and "
+                 "cannot use what it read"),
+    "V232": Code(Severity.ERROR, "a meta.properties of the wrong mode: a ZooKeeper-mode "
+                 "broker judged by Kafka 4.x (KRaft only), or a version 1 file in a "
+                 "ZooKeeper-mode broker: Kafka refuses to start"),
+    "V233": Code(Severity.ERROR, "log dirs of one ZooKeeper-mode broker whose meta.properties "
+                 "differ in other properties: Kafka 3.5/3.6 compare the files whole and "
+                 "refuse to start"),
 }
 
 
@@ -341,6 +354,14 @@ HINTS: dict[str, str] = {
     "V196": "a copied log dir keeps its source's id: delete directory.id from its "
             "meta.properties and Kafka writes a new one",
     "V197": "delete one of the two dirs (the one not in the assigned log dir)",
+    "V230": "format the dir for this node (kafka-storage.sh format with the cluster's id "
+            "and --ignore-formatted), or restore its meta.properties from a backup",
+    "V231": "restore the file from a backup or another log dir of the same node (then "
+            "delete its directory.id line: Kafka writes a new one)",
+    "V232": "give the --kafka-version the broker runs: a ZooKeeper-mode broker runs 3.9 at "
+            "most; a ZooKeeper broker's dirs hold version 0 files",
+    "V233": "make the files alike (copy one over the other, keeping each directory.id) or "
+            "remove the foreign dir from log.dirs",
     "V170": "copy the partition from another replica before starting the broker, or let "
             "it truncate and fetch the lost records from the leader",
     "V174": "move the directory out of the log dir (Kafka's log dirs hold only topic data)",

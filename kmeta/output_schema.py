@@ -1643,9 +1643,14 @@ PLACEMENT = ObjectKind(
         Key("verdict", STRING, "fine, stray, stray_dir (renamed -stray before), delete_dir, "
             "future_promoted, future_kept, future_no_topic_id, duplicate, or replaced (the "
             "current log a promoted -future log deletes)."),
-        Key("reason", STRING, "Why a stray is one (LogManager.isStrayKraftReplica): "
-            "no_topic_id, topic_id_not_in_image, topic_id_differs (the name's id in the "
-            "image is another: the topic was re-created) or not_a_replica; else null.",
+        Key("reason", STRING, "Why a stray is one (LogManager.isStrayKraftReplica asks "
+            "whether the image has the partition; kmeta tells why not from the replay): "
+            "no_topic_id; partition_not_in_topic (the topic of that id is in the image, "
+            "without that partition number); topic_id_differs (the name's id in the image "
+            "is another: the topic was re-created); topic_deleted (the metadata log removed "
+            "the topic: a RemoveTopicRecord); topic_id_not_in_image (an id the log's history "
+            "never held: another cluster's, or removed before its oldest snapshot); or "
+            "not_a_replica; else null.",
             nullable=True),
         Key("image_topic_id", STRING, "With topic_id_differs: the image's id for the name.",
             nullable=True),
@@ -1944,8 +1949,18 @@ STARTUP_METADATA_LOG = ObjectKind(
 STARTUP_SUMMARY = ObjectKind(
     "startup_summary",
     keys=(
-        Key("kind", STRING, "\"startup_summary\": the last line, after every finding."),
+        Key("kind", STRING, "\"startup_summary\": the last line of a broker's objects, "
+            "after its findings (with several brokers a startup_brokers line follows the "
+            "last)."),
         Key("kafka_version", STRING, "The Kafka version whose rules were applied."),
+        Key("kafka_version_from", STRING, "Why that version's, in words: --kafka-version, "
+            "the metadata.version of the node's own metadata log (the release that "
+            "introduced it), 3.9 for a ZooKeeper-mode broker (the last release that runs "
+            "one), else the newest kmeta knows."),
+        Key("node_id", INT, "The broker's node.id (broker.id in ZooKeeper mode) from its "
+            "meta.properties, or null when none says it.", nullable=True),
+        Key("log_dirs", Array(STRING), "The broker's log dirs, as given: its startup_dir "
+            "objects."),
         Key("data_dirs", INT, "Log dirs given."),
         Key("partitions", INT, "Partition dirs Kafka loads."),
         Key("segments", BIGINT, "Their segments."),
@@ -1961,7 +1976,12 @@ STARTUP_SUMMARY = ObjectKind(
         Key("estimate_ms", BIGINT, "The estimated time to open the logs: the metadata "
             "log's recovery, then the slowest log dir's pool."),
         Key("refuses", BOOLEAN, "Kafka refuses to start."),
-        Key("refusals", Array(STRING), "Why, one line each."),
+        Key("refusals", Array(STRING), "Why, one line each: the path, then the exception "
+            "and message Kafka throws where it throws one."),
+        Key("refuses_before_loading", BOOLEAN, "A refusal comes before Kafka loads any log "
+            "(meta.properties, a partition dir name it cannot parse, a held .lock): nothing "
+            "loads or changes on disk, and the costs, losses and fates said are those of "
+            "the load once the broker starts."),
         Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments, or "
             "the metadata log comes back without records, or committed records are not in "
             "the logs it loads (V212)."),
@@ -1982,6 +2002,26 @@ STARTUP_SUMMARY = ObjectKind(
         Key("metadata_log_startup", STARTUP_METADATA_LOG, "__cluster_metadata-0 as the node "
             "opens it, or null where no log dir given holds one (a ZooKeeper-mode broker, "
             "a broker whose metadata.log.dir is not given).", nullable=True),
+    ),
+)
+
+STARTUP_BROKERS = ObjectKind(
+    "startup_brokers",
+    keys=(
+        Key("kind", STRING, "\"startup_brokers\": the last line when the log dirs given "
+            "are several brokers' (each broker's objects come first, ending with its "
+            "startup_summary); not written for one broker."),
+        Key("brokers", INT, "Brokers: the log dirs grouped by the node.id (broker.id) of "
+            "their meta.properties, and by cluster.id where each cluster's dirs hold their "
+            "own metadata log; dirs without one join the broker when there is one other, "
+            "else form one of their own."),
+        Key("node_ids", Array(INT), "Their node ids, in the order of their summaries (a "
+            "broker whose dirs say none is left out)."),
+        Key("refuses", BOOLEAN, "Kafka refuses to start at least one of them."),
+        Key("loses_data", BOOLEAN, "Recovery truncates records or deletes segments on at "
+            "least one of them."),
+        Key("finding_counts", FINDING_COUNTS, "The number of findings of all of them by "
+            "severity."),
     ),
 )
 
@@ -2200,7 +2240,7 @@ WRITTEN_BY: dict[str, tuple[ObjectKind, ...]] = {
     "consumers": (CONSUMER_GROUP, CONSUMER_OFFSET, CONSUMERS_SUMMARY, FINDING),
     "tiering": (REMOTE_SEGMENT, TIERED_PARTITION, TIERING_SUMMARY, FINDING),
     "startup": (STARTUP_DIR, STARTUP_PARTITION, PLACEMENT, MISSING_REPLICA, FINDING,
-                STARTUP_SUMMARY),
+                STARTUP_SUMMARY, STARTUP_BROKERS),
     "report": (REPORT_REPLICA, REPORT_AREA, FINDING, REPORT_SUMMARY),
     "shell": (SHELL_AT, SHELL_CD, SHELL_ERROR, SHELL_HELP, SHELL_COMMAND, SHELL_STEP,
               SHELL_DIFF, SHELL_RECORD, SHELL_MATCH, SHELL_REPLICA, SHELL_NODE, RECORD,

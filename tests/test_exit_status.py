@@ -57,7 +57,7 @@ dump        3       3    3   3    3       3     3          0      0           0
 info        3       3    3   3    3       3     3          1      0           0
 verify      3       3    3   3    3       3     3          1      0           0
 report      3       3    3   3    3       3     3          1      0           0
-startup     3       3    3   3    3       3     3          0      0           2
+startup     3       3    3   3    3       3     3          1      0           2
 image       3       3    3   3    3       3     3          1      3           3
 history     3       3    3   3    3       3     3          3      3           3
 brokers     3       3    3   3    3       3     3          1      3           3

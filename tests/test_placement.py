@@ -93,6 +93,23 @@ def test_a_recreated_topic_is_told_apart_from_a_deleted_one() -> None:
     assert [(m.topic, m.topic_id) for m in placed.missing] == [("foo", FOO)]
 
 
+def test_a_stray_is_deleted_only_where_the_history_removed_its_topic() -> None:
+    """isStrayKraftReplica asks only whether the image has the partition; kmeta says why
+    it has none as the replay knows it: a partition number the live topic lacks is not
+    "topic deleted", and neither is an id the history never held."""
+    topics = image((FOO, "foo", 0, [0]))
+    assert P.stray_reason(0, topics, log("foo", 7, FOO)) == P.NO_SUCH_PARTITION
+    assert P.stray_reason(0, topics, log("gone", 0, BAR)) == P.NOT_IN_IMAGE
+    assert P.stray_reason(0, topics, log("gone", 0, BAR), removed={BAR}) == P.TOPIC_DELETED
+    (v,) = P.place(0, topics, [log("gone", 0, BAR)], removed_topic_ids={BAR}).verdicts
+    assert (v.verdict, v.reason) == (P.STRAY, P.TOPIC_DELETED)
+    said = {r: _verdict_finding(P.Verdict(log("foo", 7, FOO), P.STRAY, r), 0, None).message
+            for r in (P.NO_SUCH_PARTITION, P.NOT_IN_IMAGE, P.TOPIC_DELETED)}
+    assert "has no partition 7" in said[P.NO_SUCH_PARTITION]
+    assert "deleted" not in said[P.NO_SUCH_PARTITION] + said[P.NOT_IN_IMAGE]
+    assert "removed the topic" in said[P.TOPIC_DELETED]
+
+
 def test_stray_severity_follows_the_versions_the_metadata_version_allows() -> None:
     topics = image((FOO, "foo", 0, [1, 2]))
     moved = P.place(0, topics, [log("foo", 0, FOO)]).verdicts[0]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kmeta import output_schema as schema
+from kmeta.core.kafka_releases import NEWEST
 from kmeta.findings import Finding
 from kmeta.formats.batch import build_batch
 from kmeta.formats.filenames import segment_file_name
@@ -346,7 +347,8 @@ def test_placement_seam(tmp_path: Path) -> None:
 
     p = _one(r := plan_startup([str(d)], placement=judge))
     assert seen[0].topic == "orders" and seen[0].topic_id == "AAAAAAAAAAAAAAAAAAAAAw"
-    assert (seen[0].state, seen[0].kafka_version) == (None, "4.1")
+    # no metadata log among the dirs: the newest rules kmeta knows
+    assert (seen[0].state, seen[0].kafka_version) == (None, NEWEST)
     assert p.fate == "renamed -stray and kept" and r.placement_judged
     assert "V184" in _codes(r)
     # future logs are judged too (recoverAbandonedFutureLogs); -delete dirs are not

@@ -39,7 +39,7 @@ NOT_COVERED = {
               "Kafka's own LogLoaderTest/LogManagerTest cases"
        for code in ("V170", "V171", "V172", "V173", "V174", "V175", "V176", "V177", "V178",
                     "V179", "V200", "V201", "V202", "V203", "V204", "V205", "V206",
-                    "V210", "V211")},
+                    "V210", "V211", "V230", "V231", "V232", "V233")},
     **{code: "a finding of kmeta startup (the offsets a partition's checkpoints name past "
               "the log Kafka loads; verify's V035 says the same of a checkpoint): "
               "tests/test_startup_checkpoints.py meets it on fixtures/data/startup/"

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kmeta.cli.app import AllOpt, JsonOpt, close, command, current_env, folded, reading_progress
-from kmeta.core.kafka_releases import KAFKA_VERSIONS, NEWEST
+from kmeta.core.kafka_releases import KAFKA_VERSIONS, LAST_ZOOKEEPER
 from kmeta.errors import UsageError
 
 
@@ -41,11 +41,15 @@ def complete_versions(incomplete: str) -> list[str]:
 @command
 def startup(
     dirs: Annotated[list[str], typer.Argument(
-        help="Every log dir of one broker (log.dirs, and metadata.log.dir where it is "
-        "separate).", show_default=False, metavar="DATA_DIR...")],
-    kafka_version: Annotated[str, typer.Option(
+        help="Every log dir of the broker (log.dirs, and metadata.log.dir where it is "
+        "separate); the dirs of several brokers are told apart by the node.id and "
+        "cluster.id of their meta.properties.", show_default=False, metavar="DATA_DIR...")],
+    kafka_version: Annotated[str | None, typer.Option(
         "--kafka-version", metavar="VERSION", autocompletion=complete_versions,
-        help=f"Whose rules to apply: one of {', '.join(KAFKA_VERSIONS)}.")] = NEWEST,
+        help=f"Whose rules to apply: one of {', '.join(KAFKA_VERSIONS)} (default: the "
+        "broker's own: the release of the metadata.version its metadata log finalized, "
+        f"{LAST_ZOOKEEPER} for a ZooKeeper-mode broker, else the newest).",
+        show_default=False)] = None,
     config: Annotated[str | None, typer.Option(
         "--config", metavar="FILE", help="The broker's server.properties: "
         "num.recovery.threads.per.data.dir (default: the Kafka version's), log.dirs "
@@ -98,6 +102,17 @@ def startup(
     a partition's checkpoints name past the log Kafka loads are said: below the high watermark of
     replication-offset-checkpoint they are committed records the broker will not have
     (exit 1); below the recovery point alone, flushed ones Kafka forgets quietly.
+    Before any log, the meta.properties of the log dirs as Kafka checks them
+    (MetaPropertiesEnsemble.verify, 3.7+; BrokerMetadataCheckpoint before): a cluster.id or
+    node.id that differs, a repeated or reserved directory.id, a KRaft dir never
+    formatted or a file of the wrong mode refuse, before any log loads (then nothing
+    loads, and the costs said are those once the broker starts); an unreadable file takes
+    its dir offline. Log dirs of different node ids are different brokers, each started
+    on its own (one node id of two clusters each with its own metadata log too);
+    --config makes the dirs one broker's. The rules are those of the broker's own Kafka
+    release unless --kafka-version is given: the release of the metadata.version its
+    metadata log finalized, 3.9 for a ZooKeeper-mode broker (4.x runs KRaft only), else
+    the newest kmeta knows; the first line says which and why.
     After a clean shutdown only what Kafka itself reads is read: Kafka does not check the
     contents of offset and time indexes on load (LogSegment.sanityCheck asks only that
     the .index exists), so neither does startup; kmeta verify does. Exit 1 when Kafka
@@ -123,28 +138,43 @@ def startup(
     count from 1 to 2147483647 (an int) and refuses the config outside it, as kmeta does
     (exit 2).
     """
-    from kmeta.ops.startup import image_judge, plan_startup, with_broker_findings
+    from kmeta.ops.startup import group_brokers, image_judge, plan_startup, with_broker_findings
     from kmeta.render.console import clip_width
-    from kmeta.render.startup import startup_json, startup_lines
+    from kmeta.render.jsonl import dumps
+    from kmeta.render.startup import brokers_lines, brokers_object, startup_json, startup_lines
 
-    if kafka_version not in KAFKA_VERSIONS:
+    if kafka_version is not None and kafka_version not in KAFKA_VERSIONS:
         raise UsageError(f"--kafka-version {kafka_version}: kmeta knows the rules of "
                          f"{', '.join(KAFKA_VERSIONS)}")
     rate = _rate(recovery_rate)
     env = current_env()
+    # log dirs of different node ids are different brokers; --config names one broker's
+    brokers = group_brokers(dirs, one_broker=config is not None)
+    reports = []
     with reading_progress(env, "startup") as progress:
-        # the image against the disk: stray logs, missing replicas (kmeta.ops.placement)
-        judge, placed = image_judge(dirs, metadata=metadata, peers=peer or (),
-                                    progress=progress)
-        report = plan_startup(dirs, kafka_version=kafka_version, config=config,
-                              recovery_rate=rate, placement=judge,
-                              image=None if placed is None else placed.image,
-                              node_id=None if placed is None else placed.node_id,
-                              progress=progress)
-        report.placement_objects = with_broker_findings(report, placed)
+        for b in brokers:
+            # the image against the disk: stray logs, missing replicas (kmeta.ops.placement);
+            # the other brokers given are peers a missing replica is fetched from
+            others = [p for o in brokers if o is not b for p in o.paths]
+            judge, placed = image_judge(b.paths, metadata=metadata,
+                                        peers=[*(peer or ()), *others], progress=progress)
+            report = plan_startup(b.paths, kafka_version=kafka_version, config=config,
+                                  recovery_rate=rate, placement=judge,
+                                  image=None if placed is None else placed.image,
+                                  node_id=None if placed is None else placed.node_id,
+                                  progress=progress)
+            report.placement_objects = with_broker_findings(report, placed)
+            reports.append(report)
+    findings = [f for r in reports for f in r.findings]
     if json_out:
-        env.write_lines(startup_json(report), json=True)
-    else:
-        env.write_lines(folded(startup_lines(report, dirs, partitions=partitions,
+        for r in reports:
+            env.write_lines(startup_json(r), json=True)
+        if len(reports) > 1:
+            env.write_lines([dumps(brokers_object(reports))], json=True)
+    elif len(reports) > 1:
+        env.write_lines(folded(brokers_lines(reports, dirs, partitions=partitions,
                                              every=every), clip_width(env)))
-    close(env, report.findings, dirs, json_out=json_out, told=json_out, every=every)
+    else:
+        env.write_lines(folded(startup_lines(reports[0], dirs, partitions=partitions,
+                                             every=every), clip_width(env)))
+    close(env, findings, dirs, json_out=json_out, told=json_out, every=every)

@@ -26,7 +26,7 @@ Inputs are the image's ``topics`` map (:class:`kmeta.core.image.MetadataImage`) 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,9 +39,15 @@ LOST_DIR = "AAAAAAAAAAAAAAAAAAAAAg"
 RESERVED_DIR_NAMES = {MIGRATING_DIR: "MIGRATING", UNASSIGNED_DIR: "UNASSIGNED",
                       LOST_DIR: "LOST"}
 
-# Why a log is stray, in the order isStrayKraftReplica asks.
+# Why a log is stray, in the order isStrayKraftReplica asks.  Kafka asks only whether
+# the image has a partition under the log's topic id and number; kmeta tells apart why it
+# has none, from what the replay kept: a topic the history removed (a RemoveTopicRecord),
+# a partition number the live topic does not have, a name re-created under another id, or
+# an id the history never held (another cluster's, or removed before the oldest snapshot).
 NO_TOPIC_ID = "no_topic_id"
 NOT_IN_IMAGE = "topic_id_not_in_image"
+TOPIC_DELETED = "topic_deleted"        # case NOT_IN_IMAGE: a RemoveTopicRecord removed it
+NO_SUCH_PARTITION = "partition_not_in_topic"  # the id is live, the number is not
 TOPIC_ID_DIFFERS = "topic_id_differs"  # case NOT_IN_IMAGE, where the name lives on
 NOT_A_REPLICA = "not_a_replica"
 
@@ -201,20 +207,26 @@ def is_reserved_directory_id(directory_id: str) -> bool:
 
 
 def stray_reason(node_id: int, topics: Mapping[str, Mapping[str, Any]], log: LocalLog,
-                 names: Mapping[str, str] | None = None) -> str | None:
+                 names: Mapping[str, str] | None = None,
+                 removed: Container[str] = ()) -> str | None:
     """Why ``LogManager.isStrayKraftReplica`` (3.7.1+) calls ``log`` stray, or None when
     it does not.  ``names`` maps topic name -> id in the image (built from ``topics`` when
-    not given) and only refines NOT_IN_IMAGE into TOPIC_ID_DIFFERS."""
+    not given) and ``removed`` holds the topic ids the replayed history removed: they only
+    refine why the image has no such partition (NO_SUCH_PARTITION, TOPIC_ID_DIFFERS,
+    TOPIC_DELETED, else NOT_IN_IMAGE)."""
     if log.topic_id is None:
         return NO_TOPIC_ID
     topic = topics.get(log.topic_id)
     partition = None if topic is None else topic["partitions"].get(log.partition)
     if partition is None:
+        if topic is not None:
+            return NO_SUCH_PARTITION
         if names is None:
             names = {t["name"]: tid for tid, t in topics.items()}
         other = names.get(log.topic)
-        return TOPIC_ID_DIFFERS if other is not None and other != log.topic_id \
-            else NOT_IN_IMAGE
+        if other is not None and other != log.topic_id:
+            return TOPIC_ID_DIFFERS
+        return TOPIC_DELETED if log.topic_id in removed else NOT_IN_IMAGE
     if node_id not in partition["replicas"]:
         return NOT_A_REPLICA
     return None
@@ -235,12 +247,14 @@ def _directory_verdict(assigned: str | None, log_dir_id: str | None,
 
 def place(node_id: int, topics: Mapping[str, Mapping[str, Any]], logs: Iterable[LocalLog],
           broker_dir_ids: Iterable[str] = (),
-          peer_copies: Mapping[tuple[str, int], tuple[str, int]] | None = None) -> Placement:
+          peer_copies: Mapping[tuple[str, int], tuple[str, int]] | None = None,
+          removed_topic_ids: Container[str] = ()) -> Placement:
     """Judge every partition dir of one broker against the image, and list the replicas
     the image gives the broker that no dir holds.
 
     ``broker_dir_ids`` are the directory ids of all the broker's log dirs;
-    ``peer_copies`` maps (topic id, partition) -> (a peer's partition dir, its bytes)."""
+    ``peer_copies`` maps (topic id, partition) -> (a peer's partition dir, its bytes);
+    ``removed_topic_ids`` the ids the replayed history removed (why a log is stray)."""
     out = Placement(node_id)
     dir_ids = set(broker_dir_ids)
     names = {t["name"]: tid for tid, t in topics.items()}
@@ -264,7 +278,7 @@ def place(node_id: int, topics: Mapping[str, Mapping[str, Any]], logs: Iterable[
         if log.state == "future":
             futures.append(v)
             continue
-        reason = stray_reason(node_id, topics, log, names)
+        reason = stray_reason(node_id, topics, log, names, removed_topic_ids)
         if reason is not None:
             v.verdict, v.reason = STRAY, reason
             v.kafka = KAFKA_NO_TOPIC_ID if reason == NO_TOPIC_ID else KAFKA_STRAY

@@ -186,49 +186,22 @@ def _with_peers(placement: P.Placement, peers: Iterable[DataDir]) -> None:
 
 def _meta_findings(dirs: Sequence[DataDir], metas: Mapping[str, Any], one_broker: bool
                    ) -> Iterable[Finding]:
-    """MetaPropertiesEnsemble.verify (3.7+, metadata/.../properties/): the log dirs of one
-    broker agree on cluster.id and node.id and carry distinct, unreserved directory ids;
-    Kafka refuses to start otherwise."""
-    first_cluster: tuple[str, str] | None = None
-    first_node: tuple[int, str] | None = None
-    ids: dict[str, str] = {}
-    for d in dirs:
-        meta = metas.get(str(d.path))
-        if meta is None:
-            continue
-        path = str(d.meta_properties.path) if d.meta_properties else str(d.path)
-        if meta.cluster_id:
-            if first_cluster is None:
-                first_cluster = (meta.cluster_id, path)
-            elif meta.cluster_id != first_cluster[0]:
-                yield Finding("V194", f"cluster.id {meta.cluster_id}, but "
-                              f"{first_cluster[1]} of the same broker says "
-                              f"{first_cluster[0]}: Kafka refuses to start (invalid "
-                              "cluster.id)", path,
-                              details={"cluster_id": meta.cluster_id,
-                                       "expected_cluster_id": first_cluster[0]})
-        if one_broker and meta.node_id is not None:
-            if first_node is None:
-                first_node = (meta.node_id, path)
-            elif meta.node_id != first_node[0]:
-                yield Finding("V195", f"node.id {meta.node_id}, but {first_node[1]} of the "
-                              f"same broker says {first_node[0]}: Kafka refuses to start "
-                              "(stored node id does not match)", path,
-                              details={"node_id": meta.node_id,
-                                       "expected_node_id": first_node[0]})
-        did = meta.directory_id
-        if did is None:
-            continue
-        if P.is_reserved_directory_id(did):
-            yield Finding("V196", f"directory.id {did} is one Kafka reserves: Kafka refuses "
-                          "to start (invalid reserved directory id)", path,
-                          details={"directory_id": did})
-        elif did in ids:
-            yield Finding("V196", f"directory.id {did} is also the id of {ids[did]}: Kafka "
-                          "refuses to start (duplicate directory id)", path,
-                          details={"directory_id": did})
-        else:
-            ids[did] = path
+    """MetaPropertiesEnsemble.verify (3.7+) as kmeta.core.meta_ensemble decides it (startup
+    makes its refusals of the same): the log dirs of one broker agree on cluster.id and
+    node.id and carry distinct, unreserved directory ids."""
+    from kmeta.core import meta_ensemble as E
+    from kmeta.core.kafka_releases import NEWEST
+
+    view = [E.MetaDir(str(d.path), E.READ, metas[str(d.path)], metadata_log=any(
+        p.is_metadata for p in d.partitions)) for d in dirs if metas.get(str(d.path))]
+    codes = {"V194", "V196"} | ({"V195"} if one_broker else set())
+    for f in E.verify(view, NEWEST):
+        if f.code in codes:
+            # the file's path, as verify's other findings name it
+            where = f.path if f.path.endswith("meta.properties") else \
+                os.path.join(f.path, "meta.properties")
+            yield Finding(f.code, f.text.replace(f"Kafka {NEWEST} refuses", "Kafka refuses"),
+                          where, details=f.details)
 
 
 def _versions(kafka: Mapping[str, str]) -> str:
@@ -237,7 +210,12 @@ def _versions(kafka: Mapping[str, str]) -> str:
 
 _REASONS = {
     P.NO_TOPIC_ID: "no topic id (partition.metadata missing or unreadable)",
-    P.NOT_IN_IMAGE: "its topic id is not in the image (topic deleted)",
+    P.TOPIC_DELETED: "its topic id is not in the image: the metadata log removed the topic "
+                     "(RemoveTopicRecord)",
+    P.NO_SUCH_PARTITION: "the image's topic of this id has no partition {partition}",
+    P.NOT_IN_IMAGE: "its topic id is in neither the image nor the history its metadata log "
+                    "holds (another cluster's topic, or one removed before its oldest "
+                    "snapshot)",
     P.NOT_A_REPLICA: "the image's replicas of the partition leave node {node} out",
 }
 
@@ -252,7 +230,7 @@ def _verdict_finding(v: P.Verdict, node: int, level: int | None) -> Finding | No
                    f"{log.topic} (the topic was re-created): it holds the old topic's data")
             details["image_topic_id"] = v.image_topic_id
         else:
-            why = _REASONS[v.reason or ""].format(node=node)
+            why = _REASONS[v.reason or ""].format(node=node, partition=log.partition)
         if v.reason == P.NO_TOPIC_ID:
             code = "V182" if P.may_run_3_7_0(level) else "V181"
         else:
@@ -381,7 +359,8 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
         return out
     out.metadata_version = image.metadata_version
     dir_ids = [m.directory_id for m in metas.values() if m is not None and m.directory_id]
-    placement = P.place(out.node_id, image.topics, _local_logs(dirs, metas), dir_ids)
+    placement = P.place(out.node_id, image.topics, _local_logs(dirs, metas), dir_ids,
+                        removed_topic_ids=getattr(image, "removed_topic_ids", ()))
     _with_checkpoints(placement, dirs)
     _with_peers(placement, peers)
     out.placement = placement

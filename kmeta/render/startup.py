@@ -81,7 +81,11 @@ def _backwards(w: Any) -> dict[str, int] | None:
     return {"position": pos, "offset": offset, "expected_offset": expected}
 
 
-def partition_object(p: PartitionStartup) -> dict[str, Any]:
+def partition_object(p: PartitionStartup, before_loading: bool = False) -> dict[str, Any]:
+    """One partition dir; ``before_loading``: the broker refuses to start before it loads
+    any log, so its fate is what happens once it starts."""
+    fate = p.fate if not before_loading else \
+        f"not loaded: Kafka refuses to start before loading logs (once it starts: {p.fate})"
     return {
         "kind": "startup_partition", "path": str(p.path), "log_dir": str(p.log_dir),
         "topic": p.topic, "partition": p.partition, "state": p.state,
@@ -98,7 +102,7 @@ def partition_object(p: PartitionStartup) -> dict[str, Any]:
         "leftovers": [_fate(f) for f in p.leftovers],
         "producer_state": p.producer_state, "producer_bytes": p.producer_bytes,
         "all_deleted": p.all_deleted, "log_start_offset": p.log_start_offset,
-        "log_end_offset": p.log_end_offset, "fate": p.fate,
+        "log_end_offset": p.log_end_offset, "fate": fate,
         "bytes_to_read": p.cost_bytes, "lost_bytes": p.lost_bytes,
         "splits": [{"file": sp.file, "base_offset": sp.base_offset, "bytes": sp.bytes,
                     "overflow_offset": sp.overflow_offset,
@@ -130,13 +134,15 @@ def summary_object(r: StartupReport) -> dict[str, Any]:
     parts = r.partitions
     return {
         "kind": "startup_summary", "kafka_version": r.kafka_version,
-        "data_dirs": len(r.dirs), "partitions": len(parts),
+        "kafka_version_from": r.kafka_version_from, "node_id": r.node_id,
+        "log_dirs": [str(d.path) for d in r.dirs], "data_dirs": len(r.dirs), "partitions": len(parts),
         "segments": sum(p.segments for p in parts), "bytes": sum(p.bytes for p in parts),
         "partitions_to_recover": sum(1 for p in parts if p.recover),
         "bytes_to_read": r.cost_bytes, "recovery_threads": r.threads,
         "recovery_threads_from": r.threads_from, "recovery_rate": r.recovery_rate,
         "recovery_rate_from": r.recovery_rate_from, "estimate_ms": _ms(r.seconds),
         "refuses": bool(r.refusals), "refusals": list(r.refusals),
+        "refuses_before_loading": r.refuses_before_loading,
         "loses_data": r.loses_data, "lost_bytes": sum(p.lost_bytes for p in parts),
         "logs_missing_committed": sum(1 for p in parts if p.committed_missing),
         "committed_offsets_missing": sum(len(p.committed_missing) for p in parts),
@@ -181,7 +187,7 @@ def startup_json(r: StartupReport) -> Iterator[str]:
     for d in r.dirs:
         yield dumps(dir_object(d, r.recovery_rate))
     for p in r.partitions:
-        yield dumps(partition_object(p))
+        yield dumps(partition_object(p, r.refuses_before_loading))
     for o in r.placement_objects:
         yield dumps(o)
     for f in r.findings:
@@ -204,16 +210,24 @@ def _refusal(line: str, paths: Paths) -> str:
 
 def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
     parts = r.partitions
+    later = r.refuses_before_loading
     if r.refusals:
-        yield f"Kafka {r.kafka_version} REFUSES TO START on these log dirs:"
+        yield (f"Kafka {r.kafka_version} REFUSES TO START on these log dirs"
+               + (", before it loads any log:" if later else ":"))
         for line in r.refusals[:SHOWN]:
             yield f"  {_refusal(line, paths)}"
         if len(r.refusals) > SHOWN:
             yield f"  ... and {len(r.refusals) - SHOWN} more (the findings list them)"
     lost = [p for p in parts if p.lost_bytes or p.all_deleted]
+    if later:
+        # nothing loads: what follows is what loading costs once the cause is fixed
+        yield ("Nothing loads: no log is recovered or changed on this start. Once the "
+               "broker starts, it loads what follows.")
     if lost:
-        yield (f"Kafka LOSES DATA: recovery removes {size(sum(p.lost_bytes for p in lost))} "
-               f"of records in {_n(len(lost), 'log')} (largest first below).")
+        yield (("Once it starts, Kafka LOSES DATA: recovery would remove " if later else
+                "Kafka LOSES DATA: recovery removes ")
+               + f"{size(sum(p.lost_bytes for p in lost))} of records in "
+               f"{_n(len(lost), 'log')} (largest first below).")
     m = r.metadata_log
     if m is not None and m.loses_records:
         yield (f"The node LOSES METADATA RECORDS: its metadata log comes back without "
@@ -251,7 +265,8 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
                    "findings).")
     recovering = [p for p in parts if p.recover]
     meta = f" (the metadata log's {size(r.metadata_bytes)} first)" if m is not None else ""
-    yield (f"Re-read on start: {size(r.cost_bytes)}{meta}, {_n(len(recovering), 'log')} to "
+    yield (("Re-read once it starts: " if later else "Re-read on start: ")
+           + f"{size(r.cost_bytes)}{meta}, {_n(len(recovering), 'log')} to "
            f"recover: {_duration(r.seconds)}.")
     yield f"  {_n(r.threads, 'thread')} per log dir: {r.threads_from}"
     yield f"  {_rate(r.recovery_rate)} per thread: {r.recovery_rate_from}"
@@ -467,7 +482,9 @@ def _costs(r: StartupReport, paths: Paths, every: bool) -> Iterator[str]:
         return
     notable.sort(key=lambda p: (-_worst(p), -p.lost_bytes, -p.cost_bytes, str(p.path)))
     shown = notable if every else notable[:SHOWN_COSTS]
-    yield "Largest costs and anomalies (--partitions: every partition, in full)"
+    yield ("Largest costs and anomalies" + (" once the broker starts" if
+                                             r.refuses_before_loading else "")
+           + " (--partitions: every partition, in full)")
     for p in shown:
         yield _partition_line(p, paths)
         yield from _partition_detail(p, every)
@@ -482,7 +499,8 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
     short)."""
     paths = Paths(list(given))
     parts = r.partitions
-    yield (f"Kafka {r.kafka_version} opening {_n(len(r.dirs), 'log dir')}: "
+    why = f" ({r.kafka_version_from})" if r.kafka_version_from else ""
+    yield (f"Kafka {r.kafka_version}{why} opening {_n(len(r.dirs), 'log dir')}: "
            f"{_n(len(parts), 'log')}, {_n(sum(p.segments for p in parts), 'segment')}, "
            f"{size(sum(p.bytes for p in parts))}")
     yield from _verdict(r, paths)
@@ -502,7 +520,7 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
         yield from costs
     if partitions:
         yield ""
-        yield "Partitions"
+        yield "Partitions" + (" once the broker starts" if r.refuses_before_loading else "")
         for d in r.dirs:
             yield f"  {paths.show(str(d.path))}"
             for p in sorted(d.partitions, key=lambda p: (p.topic, p.partition, p.name)):
@@ -512,3 +530,48 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
         yield ""
         yield f"Note: {note}."
     yield ""
+
+
+# ------------------------------------------------------------------- several brokers
+
+def _broker_name(r: StartupReport) -> str:
+    return "node unknown" if r.node_id is None else f"node {r.node_id}"
+
+
+def _broker_verdict(r: StartupReport) -> str:
+    if r.refusals:
+        return (f"Kafka {r.kafka_version} REFUSES TO START"
+                + (" (before loading)" if r.refuses_before_loading else ""))
+    if r.loses_data or any(f.code == "V190" for f in r.findings):
+        return f"Kafka {r.kafka_version} LOSES DATA"
+    return f"Kafka {r.kafka_version}: comes back with every record"
+
+
+def brokers_lines(reports: list[StartupReport], given: Iterable[str], *,
+                  partitions: bool = False, every: bool = False) -> Iterator[str]:
+    """Several brokers: which dirs each is and its verdict, then each broker's report."""
+    paths = Paths(list(given))
+    yield (f"{len(reports)} brokers, told apart by the node.id (and cluster.id) of their "
+           "meta.properties (each starts on its own; --config makes them one broker's):")
+    names = [paths.show(str(d.path)) for r in reports for d in r.dirs]
+
+    def shown(d: LogDirStartup) -> str:  # as typed where two dirs share a name
+        name = paths.show(str(d.path))
+        return str(d.path) if names.count(name) > 1 else name
+
+    named = [f"{_broker_name(r)} ({', '.join(shown(d) for d in r.dirs)})" for r in reports]
+    for name, r in zip(named, reports, strict=True):
+        yield f"  {name}: {_broker_verdict(r)}"
+    yield ""  # each broker's report ends with a blank line
+    for name, r in zip(named, reports, strict=True):
+        yield f"== {name} =="
+        yield from startup_lines(r, given, partitions=partitions, every=every)
+
+
+def brokers_object(reports: list[StartupReport]) -> dict[str, Any]:
+    findings = [f for r in reports for f in r.findings]
+    return {"kind": "startup_brokers", "brokers": len(reports),
+            "node_ids": [r.node_id for r in reports if r.node_id is not None],
+            "refuses": any(r.refusals for r in reports),
+            "loses_data": any(r.loses_data for r in reports),
+            "finding_counts": finding_counts(findings)}

@@ -98,6 +98,7 @@ from kmeta.output_schema import (
     SNAPSHOT_FATE,
     SNAPSHOT_ID,
     SPLIT_PIECE,
+    STARTUP_BROKERS,
     STARTUP_DIR,
     STARTUP_METADATA_LOG,
     STARTUP_PARTITION,
@@ -248,12 +249,16 @@ COMMAND_JSON: tuple[CommandJson, ...] = (
         "dir then name order; where the broker's metadata image is known, one, kind "
         "\"placement\", per partition dir that is not plainly in its place and one, kind "
         "\"missing_replica\", per replica the image assigns that is not on disk (as verify "
-        "judges them); a finding object per finding; then a startup_summary object, always "
-        "the last line. startup_dir keys:",
+        "judges them); a finding object per finding; then a startup_summary object, the "
+        "last line. Log dirs of different node.ids (broker.ids), or of one node.id in "
+        "different clusters each with its own metadata log, are different brokers "
+        "(--config makes them one): each broker's objects in turn, each ending with its "
+        "startup_summary, then one startup_brokers object, the last line. startup_dir "
+        "keys:",
         (STARTUP_DIR, CHECKPOINT_USE, STARTUP_PARTITION, SEGMENT_WORK, OFFSETS_BACKWARDS,
          FILE_FATE, SEGMENT_SPLIT, SPLIT_PIECE, EPOCH_CACHE_PLAN, EPOCH_START,
          OFFSETS_NOT_LOADED, PLACEMENT, MISSING_REPLICA, STARTUP_SUMMARY,
-         STARTUP_METADATA_LOG, RECOVERY_CUT, SNAPSHOT_FATE),
+         STARTUP_METADATA_LOG, RECOVERY_CUT, SNAPSHOT_FATE, STARTUP_BROKERS),
     ),
     CommandJson(
         "compact",

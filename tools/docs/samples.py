@@ -166,7 +166,12 @@ def _runs(sample: Path, scratch: Path) -> dict[str, list[list[str]]]:
                     ["startup", "--json", str(data / "startup" / "offsets")],
                     # the image against the disk: placement and missing_replica objects
                     ["startup", "--json", str(data / "placement" / "jbod" / "logs-a"),
-                     str(data / "placement" / "jbod" / "logs-b")]],
+                     str(data / "placement" / "jbod" / "logs-b")],
+                    # two brokers (node 4, whose two dirs disagree, and node 5): the
+                    # startup_brokers line
+                    ["startup", "--json",
+                     *(str(data / "placement" / "mixed" / d) for d in ("logs-a", "logs-b",
+                                                                        "logs-c"))]],
         # shell: every command, two replicas (replica, diff across them), a refusal
         "shell": [["shell", "--json", str(healthy), "-c",
                    "ls /image; cat /image/cluster/brokers/4; tree /image/features; find "

@@ -161,6 +161,10 @@ _STARTUP_GISTS = {
     "V236": ("metadata log that stops the node", "metadata logs that stop the node", ""),
     "V237": ("metadata log cut on start", "metadata logs cut on start",
              "metadata records lost"),
+    "V230": ("log dir not formatted", "log dirs not formatted", ""),
+    "V231": ("meta.properties unreadable", "meta.properties unreadable", ""),
+    "V232": ("meta.properties of the wrong mode", "meta.properties of the wrong mode", ""),
+    "V233": ("meta.properties that differ", "meta.properties that differ", ""),
 }
 
 

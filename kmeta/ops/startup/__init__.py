@@ -12,6 +12,7 @@ from kmeta.face import face
 __getattr__, __dir__, __all__ = face(__name__)
 
 if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on first use)
+    from kmeta.ops.startup.brokers import group_brokers
     from kmeta.ops.startup.image import image_judge
     from kmeta.ops.startup.image import with_broker_findings
     from kmeta.ops.startup.manager import plan_startup

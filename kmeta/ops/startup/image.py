@@ -19,9 +19,10 @@ from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["image_judge", "with_broker_findings"]
 
-#: Codes the loader says itself, from the dir's name (-stray, -delete, -future) or from
-#: the dirs it loads (one partition in two): the placement's own would say them twice.
-_LOADER_SAYS = frozenset({"V184", "V185", "V187", "V197"})
+#: Codes the loader says itself, from the dir's name (-stray, -delete, -future), from
+#: the dirs it loads (one partition in two) or from their meta.properties (the refusals
+#: of kmeta.core.meta_ensemble): the placement's own would say them twice.
+_LOADER_SAYS = frozenset({"V184", "V185", "V187", "V194", "V195", "V196", "V197"})
 
 #: Verdicts that set the log aside (the loader then reports their fate, not a load).
 _SET_ASIDE = frozenset({P.STRAY, P.REPLACED})
@@ -29,7 +30,9 @@ _SET_ASIDE = frozenset({P.STRAY, P.REPLACED})
 #: The reason of a stray verdict, in words.
 _WHY = {
     P.NO_TOPIC_ID: "no topic id (partition.metadata missing or unreadable)",
-    P.NOT_IN_IMAGE: "its topic id is not in the image (the topic was deleted)",
+    P.TOPIC_DELETED: "its topic id is not in the image (the metadata log removed the topic)",
+    P.NO_SUCH_PARTITION: "the image's topic of this id has no partition of this number",
+    P.NOT_IN_IMAGE: "its topic id is in neither the image nor its metadata log's history",
     P.TOPIC_ID_DIFFERS: "the image's topic of this name has another id (re-created)",
     P.NOT_A_REPLICA: "the image's replicas of the partition leave this node out",
 }

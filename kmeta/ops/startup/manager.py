@@ -26,22 +26,22 @@ import os
 import re
 from pathlib import Path
 
+from kmeta.core import meta_ensemble as E
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding
 from kmeta.formats.filenames import parse_partition_dir_name
 from kmeta.formats.primitives import INT32_MAX
 from kmeta.formats.textfiles import (
     parse_clean_shutdown,
-    parse_meta_properties,
     parse_offset_checkpoint,
     parse_properties,
 )
+from kmeta.ops.startup.brokers import BrokerDirs, default_version, read_meta
 from kmeta.ops.startup.configs import LogConfigs, log_configs
 from kmeta.ops.startup.loader import load_partition
 from kmeta.ops.startup.metadata_log import METADATA_DIR, open_metadata_log
 from kmeta.ops.startup.model import (
     DEFAULT_RECOVERY_RATE,
-    NEWEST,
     CheckpointUse,
     LogDirStartup,
     LogView,
@@ -186,6 +186,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
     d = LogDirStartup(path, clean, epoch, rp_use, ls_use, threads)
     holder = lock_holder(path)
     if holder is not None:
+        # LogManager.lockLogDirs, in the constructor: before any log loads
+        report.refuses_before_loading = True
         report.refusals.append(f"{path}: process {holder} holds its .lock")
         report.findings.append(Finding(
             "V204", f"process {holder} holds .lock: a broker runs on this log dir now (this "
@@ -207,8 +209,14 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         if parsed is not None and parsed.state == "stray" and not knows_stray_dirs(version):
             parsed = None
         if parsed is None:
+            # 2.8+: parsed in the filter loadLogs lists the dir's logs with, before it
+            # loads any (4.1 LogManager.loadLogs)
+            report.refuses_before_loading = True
             d.refused.append(e.name)
-            report.refusals.append(f"{path / e.name}: not a topic-partition directory name")
+            report.refusals.append(
+                f"{path / e.name}: KafkaException \"Found directory {path / e.name}, "
+                f"'{e.name}' is not in the form of topic-partition or topic-partition."
+                "uniqueId-delete (if marked for deletion).\"")
             report.findings.append(Finding(
                 "V174", f"'{e.name}' is not in the form topic-partition (or "
                 f"topic-partition.uniqueId-delete): Kafka {version} refuses to start "
@@ -286,6 +294,9 @@ def _classify(part: PartitionStartup, version: str, placement: PlacementJudge | 
 
 
 def _duplicates(report: StartupReport) -> None:
+    """LogManager.loadLog throws on a partition's second current (or future) log after
+    it loaded it (4.1: UnifiedLog.create, then the check): a refusal while loading, the
+    logs loaded by then recovered on disk, unlike a refusal before loading."""
     seen: dict[tuple[str, int, bool], PartitionStartup] = {}
     for p in report.partitions:
         if p.state not in (None, "future"):
@@ -311,20 +322,24 @@ def _broker_epoch(dirs: list[LogDirStartup]) -> int | None:
     return epochs.pop() if len(epochs) == 1 and dirs else None
 
 
-def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str | None = None,
+def plan_startup(paths: list[str], *, kafka_version: str | None = None,
+                 version_from: str = "--kafka-version", config: str | None = None,
                  recovery_rate: float | None = None,
                  placement: PlacementJudge | None = None,
                  image: object | None = None, node_id: int | None = None,
                  progress: Progress = QUIET) -> StartupReport:
     """What Kafka ``kafka_version`` does when it opens the log dirs ``paths`` of one broker.
 
-    ``config``: a server.properties for ``num.recovery.threads.per.data.dir`` and the log
+    ``kafka_version``: whose rules (``version_from`` says why, in words); None: the
+    broker's own (:func:`kmeta.ops.startup.brokers.default_version`: the release of its
+    image's metadata.version, 3.9 for a ZooKeeper-mode broker); ``config``: a
+    server.properties for ``num.recovery.threads.per.data.dir``, ``node.id`` and the log
     configs loading depends on; ``recovery_rate``: bytes/s one recovery thread re-reads
-    (default :data:`~kmeta.ops.startup.model.DEFAULT_RECOVERY_RATE`); ``placement``: judges
-    each current log against the metadata image (None: stray logs are not judged);
-    ``image``: that MetadataImage (node ``node_id``'s), for the topics' configs (remote
-    storage, index interval; :mod:`kmeta.ops.startup.configs`); ``progress`` hears of the
-    segments recovered.
+    (default :data:`~kmeta.ops.startup.model.DEFAULT_RECOVERY_RATE`); ``placement``:
+    judges each current log against the metadata image (None: stray logs are not
+    judged); ``image``: that MetadataImage (node ``node_id``'s), for the topics' configs
+    (remote storage, index interval; :mod:`kmeta.ops.startup.configs`) and the default
+    version; ``progress`` hears of the segments recovered.
     """
     dirs = [_check_log_dir(p) for p in paths]
     seen: dict[Path, str] = {}
@@ -334,20 +349,29 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
             raise UsageError(f"the same log dir twice ({seen[real]})", context=raw,
                              hint="Kafka refuses duplicate log.dirs entries")
         seen[real] = raw
+    broker = BrokerDirs(list(paths), [read_meta(d) for d in dirs])
+    if kafka_version is None:
+        # (an image without the attribute, a test's stand-in, tells no version)
+        kafka_version, version_from = default_version(
+            broker, getattr(image, "metadata_version", None),
+            hasattr(image, "metadata_version"))
     threads, threads_from = server_threads(config, kafka_version)
     if recovery_rate is None:
         rate, rate_from = float(DEFAULT_RECOVERY_RATE), "assumed (an EBS gp3 disk; --recovery-rate)"
     else:
         rate, rate_from = recovery_rate, "--recovery-rate"
     report = StartupReport(kafka_version, threads, threads_from, rate, rate_from, [],
-                           placement_judged=placement is not None)
-    configs = log_configs(kafka_version, image=image, node_id=node_id,
-                          server=None if config is None else _server_properties(config))
+                           placement_judged=placement is not None,
+                           kafka_version_from=version_from, node_id=broker.node_id)
+    server = None if config is None else _server_properties(config)
+    offline = _meta_faults(report, broker, kafka_version, _configured_node(server, broker))
+    configs = log_configs(kafka_version, image=image, node_id=node_id, server=server)
     for d in dirs:
-        report.dirs.append(_load_dir(d, kafka_version, threads, report, placement, configs,
-                                     progress))
+        loaded = _load_dir(d, kafka_version, threads, report, placement, configs, progress)
+        loaded.offline = loaded.offline or str(d) in offline
+        report.dirs.append(loaded)
     _duplicates(report)
-    _metadata_log(report, config, kafka_version, progress)
+    _metadata_log(report, config, kafka_version, progress, broker.zookeeper)
     for p in report.partitions:
         report.findings.extend(p.findings)
     if all(d.clean_shutdown for d in report.dirs) and version_key(kafka_version) >= (3, 7):
@@ -364,12 +388,17 @@ def plan_startup(paths: list[str], *, kafka_version: str = NEWEST, config: str |
         report.notes.append("remote storage not judged (no metadata image, so no topic "
                             "configs): each log start is taken as max(checkpoint, first "
                             "segment base), as for a topic without remote storage")
-    if any(_zookeeper(d.path) for d in report.dirs):
+    if broker.zookeeper:
         report.notes.append(
             "a ZooKeeper-mode broker (meta.properties version 0): there is no metadata log "
             "to judge stray logs by (the controller's first full LeaderAndIsr does, after "
-            "the load); Kafka 4.0 and later run only in KRaft mode, so give "
-            "--kafka-version 3.9 or lower for what this broker does before a migration")
+            "the load)")
+    elif not E.kraft_mode(broker.metas) and not any(m.state == E.READ
+                                                    for m in broker.metas):
+        report.notes.append(
+            "no meta.properties tells this broker's mode: a KRaft node refuses to start on "
+            "a log dir without one (\"No meta.properties found ... have you run "
+            "kafka-storage.sh\"), a ZooKeeper-mode broker writes one")
     return report
 
 
@@ -386,13 +415,16 @@ def _metadata_dir(config: str | None) -> Path | None:
 
 
 def _metadata_log(report: StartupReport, config: str | None, version: str,
-                  progress: Progress) -> None:
+                  progress: Progress, zookeeper: bool) -> None:
     """The node's __cluster_metadata-0 (kmeta.ops.startup.metadata_log), and the refusal
     of one found elsewhere than metadata.log.dir (KafkaRaftServer.initializeLogDirs,
-    "Found unexpected metadata location in data directory", 3.3 to 4.1)."""
-    holders = [d for d in report.dirs if d.metadata_log and not _zookeeper(d.path)]
+    "Found unexpected metadata location in data directory", 3.3 to 4.1).  Both come
+    before LogManager loads a data log: a refusal here is one before loading."""
+    if zookeeper:
+        return
+    holders = [d for d in report.dirs if d.metadata_log]
     if not holders:
-        if report.dirs and not any(_zookeeper(d.path) for d in report.dirs):
+        if report.dirs:
             report.notes.append(
                 "no log dir given holds __cluster_metadata-0: what the node does to its "
                 "metadata log (opened first, re-read whole on every start) is not in this "
@@ -410,6 +442,7 @@ def _metadata_log(report: StartupReport, config: str | None, version: str,
     for d in others:
         where = d.path / METADATA_DIR
         report.refusals.append(f"{where}: a metadata log outside metadata.log.dir")
+        report.refuses_before_loading = True
         report.findings.append(Finding(
             "V236", f"the node does not start: {why} (KafkaException \"Found unexpected "
             "metadata location in data directory\", KafkaRaftServer.initializeLogDirs)",
@@ -420,15 +453,37 @@ def _metadata_log(report: StartupReport, config: str | None, version: str,
     report.metadata_log = m
     if m.refusal is not None:
         report.refusals.append(f"{m.path}: {m.refusal}")
+        report.refuses_before_loading = True
     report.findings.extend(m.findings)
 
 
-def _zookeeper(log_dir: Path) -> bool:
-    """meta.properties version 0: written by a ZooKeeper-mode broker."""
-    path = log_dir / "meta.properties"
-    if not path.is_file():
-        return False
-    try:
-        return parse_meta_properties(read_regular(path, 1 << 20, path.name)).version == 0
-    except KmetaError:
-        return False
+def _configured_node(server: dict[str, str] | None, broker: BrokerDirs) -> int | None:
+    """The node id a server.properties configures (``node.id``, else ``broker.id`` in
+    ZooKeeper mode, where -1 means none), None when it sets none or not as an int."""
+    if server is None:
+        return None
+    keys = ("broker.id", "node.id") if broker.zookeeper else ("node.id", "broker.id")
+    raw = next((server[k].strip() for k in keys if k in server), None)
+    if raw is None or not re.fullmatch(r"-?[0-9]{1,10}", raw):
+        return None
+    n = int(raw)
+    return n if 0 <= n <= INT32_MAX else None
+
+
+def _meta_faults(report: StartupReport, broker: BrokerDirs, version: str,
+                 expected: int | None) -> set[str]:
+    """What Kafka says of the broker's meta.properties before it loads a log (kmeta.core.
+    meta_ensemble): refusals and findings; the log dirs it starts without."""
+    offline: set[str] = set()
+    for f in E.verify(broker.metas, version, expected_node=expected):
+        said = f"{f.exception} \"{f.message.splitlines()[0]}\"" if f.exception else ""
+        if f.effect == E.REFUSES:
+            report.refuses_before_loading = True
+            report.refusals.append(f"{f.path}: {said or f.text}")
+        else:
+            offline.add(str(Path(f.path)))
+        report.findings.append(Finding(f.code, f.text + (f" ({f.exception})" if said else ""),
+                                       f.path, details={**f.details,
+                                                        "exception": f.exception or None,
+                                                        "message": f.message or None}))
+    return offline

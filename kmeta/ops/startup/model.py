@@ -347,6 +347,14 @@ class StartupReport:
     #: __cluster_metadata-0 as the node opens it (a MetadataLogStartup,
     #: :mod:`kmeta.ops.startup.metadata_log`), None for a dir set without one
     metadata_log: Any = None
+    #: a refusal comes before Kafka loads any log (meta.properties, a dir name, a held
+    #: lock): nothing loads, what each log costs is what it would once the broker starts
+    refuses_before_loading: bool = False
+    #: why ``kafka_version``'s rules apply, in words ("--kafka-version", the log's
+    #: metadata.version, a ZooKeeper-mode broker)
+    kafka_version_from: str = ""
+    #: the node.id (broker.id) of the broker's meta.properties, None when none says it
+    node_id: int | None = None
 
     @property
     def partitions(self) -> list[PartitionStartup]:
