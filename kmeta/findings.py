@@ -264,6 +264,9 @@ CODES: dict[str, Code] = {
     "V211": Code(Severity.WARNING, "a corrupt producer snapshot (empty, truncated, an "
                  "unknown version, a CRC that does not match): Kafka deletes it and rebuilds "
                  "the producer state from an older snapshot or the log start"),
+    "V235": Code(Severity.ERROR, "the metadata log's own leader-epoch-checkpoint names "
+                 "epochs begun past everything on disk: the node comes back without those "
+                 "offsets (a stale copy or a cut tail)"),
     "V236": Code(Severity.ERROR, "the KRaft node does not start: opening its metadata log "
                  "throws (an unparsable snapshot name, no snapshot at or past a log start "
                  "above 0, a foreign topic id, a damaged latest snapshot or quorum-state "
@@ -379,6 +382,8 @@ HINTS: dict[str, str] = {
             "replica) before starting the broker",
     "V210": "restore the file from another replica of the partition (or delete it: Kafka "
             "writes it again) before starting the broker",
+    "V235": "the copy is stale or its tail was cut: take __cluster_metadata-0 from a "
+            "healthy voter, or start the node where another voter holds those offsets",
     "V236": "copy __cluster_metadata-0 from a healthy voter (or fix the file named) before "
             "starting the node",
     "V237": "with another voter holding the records, start the node: it fetches them; "

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kmeta.formats.filenames import segment_file_name
-from kmeta.formats.textfiles import METADATA_TOPIC_ID, QuorumState
+from kmeta.formats.textfiles import METADATA_TOPIC_ID, EpochEntry, QuorumState
 from kmeta.ops.startup import loader as L
 from kmeta.ops.startup import plan_startup
 from kmeta.storage import writer as W
@@ -358,3 +358,24 @@ def test_kraftstart_verdicts() -> None:
         str(root / "two-logs" / "b" / "__cluster_metadata-0")]
     for case in ("clean-but-cut", "cut-under-snapshot", "inconsistent"):
         assert run("startup", str(root / case)).returncode == 1, case
+
+
+def test_epochs_past_the_end_are_offsets_the_node_comes_back_without(tmp_path: Path
+                                                                     ) -> None:
+    """Issue 33, point 4, as startup says it: the log ends at 10 in epoch 1, its own
+    leader-epoch-checkpoint names epochs 2-4 from offsets 10 to 60 (verify's V012):
+    LogLoader drops those entries (truncateFromEnd) and the node comes back without
+    offsets 10..59 (V235, exit 1)."""
+    case = FIXTURES / "verify" / "v012-epochs-past-end"
+    r, m = _meta(case)
+    assert m.missing is not None and m.missing.epochs == (2, 3, 4)
+    assert (m.missing.missing.start, m.missing.missing.stop) == (10, 60)
+    assert r.loses_data and "V235" in {f.code for f in r.findings}
+    said = run("startup", str(case))
+    assert said.returncode == 1 and "WITHOUT METADATA OFFSETS 10..59" in said.stdout
+    # an entry exactly at the log end (a leader that has not written yet) is no loss
+    d = _log(tmp_path / "d", [(0, 9, 1)])
+    W.write_leader_epoch_checkpoint(d / "__cluster_metadata-0", [EpochEntry(1, 0),
+                                                                  EpochEntry(2, 10)],
+                                    overwrite=True, durable=False)
+    assert _meta(d)[1].missing is None

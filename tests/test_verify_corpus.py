@@ -47,7 +47,7 @@ NOT_COVERED = {
     **{code: "a finding of kmeta startup (the metadata log as a KRaft node opens it on "
               "every start): tests/test_startup_metadata.py meets it on "
               "fixtures/data/kraftstart and KafkaMetadataLogTest's cases"
-       for code in ("V236", "V237", "V238", "V239")},
+       for code in ("V235", "V236", "V237", "V238", "V239")},
     "V160": "a finding of kmeta diff, not of verify (one replica alone cannot diverge): "
             "tests/test_one_language.py meets it on fixtures/data/divergent/diverged",
     **{f"V{n}": "a finding of the image against the disk (kmeta.ops.placement), which "

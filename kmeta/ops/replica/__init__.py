@@ -6,7 +6,7 @@ its leader would answer from it.
 - :mod:`.model`: the replica model built from it and the small files, and V020;
 - :mod:`.dirs`: which directories may be compared as replicas, and their labels;
 - :mod:`.partition`: a user partition's epochs, log start and log end;
-- :mod:`.past_end`: the offsets a metadata log's own epoch checkpoint names past its end.
+- :mod:`.epoch_tail`: the offsets a metadata log's own epoch checkpoint names past its end.
 """
 
 from typing import TYPE_CHECKING
@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on 
     from kmeta.ops.replica.partition import PartitionView
     from kmeta.ops.replica.partition import checkpoint_entry
     from kmeta.ops.replica.partition import read_partition
-    from kmeta.ops.replica.past_end import EpochsPastEnd
-    from kmeta.ops.replica.past_end import epochs_past_end
-    from kmeta.ops.replica.past_end import past_end
+    from kmeta.ops.replica.epoch_tail import EpochsPastEnd
+    from kmeta.ops.replica.epoch_tail import epochs_past_end
+    from kmeta.ops.replica.epoch_tail import past_end
     from kmeta.ops.replica.stats import LogStats
     from kmeta.ops.replica.stats import SnapshotFindings

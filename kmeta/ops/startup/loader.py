@@ -67,7 +67,6 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
@@ -94,7 +93,7 @@ from kmeta.ops.startup.model import (
     SegmentWork,
 )
 from kmeta.ops.startup.producers import ProducerRebuild, RebuildRead
-from kmeta.storage.headers import next_offset_from, stream_fault
+from kmeta.storage.headers import first_base_offset, next_offset_from, read_at, stream_fault
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
 from kmeta.storage.segments import RECOVERY_CUTS, read_batches
@@ -269,45 +268,39 @@ def _recover_walked(seg: _Segment, progress: Progress) -> Recovery | None:
     after: int | None = None
     top = -1
     base = seg.base
-    with open(seg.log, "rb") as f:
-        for item in read_batches(seg.log, walk=True, progress=progress):
-            kind = type(item)
-            if kind is Walked:
-                if item.start != valid:
-                    return None
-                if valid == 0:
-                    f.seek(0)
-                    first = _EPOCH_AT.unpack(f.read(_EPOCH_AT.size))[0]
-                    if first < base:
-                        return None  # below the segment's base: the offset range check's
-                if not item.high - 1 - base <= INT_MAX:
-                    return None
-                if item.epoch > top:
-                    top = _epochs_in(f, item.start, item.end, top, r.assigns)
-                kept, valid, after = kept + item.count, item.end, item.high
-            elif kind is Finding:
-                if item.code in RECOVERY_CUTS and item.position == valid:
-                    r.cut = (valid, item.code, item.message)
-                    break
-                if item.code == "S008":
-                    raise OSError(item.message)
+    for item in read_batches(seg.log, walk=True, progress=progress):
+        kind = type(item)
+        if kind is Walked:
+            if item.start != valid:
                 return None
-            else:
+            if valid == 0 and (first_base_offset(seg.log) or 0) < base:
+                return None  # below the segment's base: the offset range check's
+            if not item.high - 1 - base <= INT_MAX:
                 return None
+            if item.epoch > top:
+                top = _epochs_in(read_at(seg.log, item.start, item.end - item.start), top,
+                                 r.assigns)
+            kept, valid, after = kept + item.count, item.end, item.high
+        elif kind is Finding:
+            if item.code in RECOVERY_CUTS and item.position == valid:
+                r.cut = (valid, item.code, item.message)
+                break
+            if item.code == "S008":
+                raise OSError(item.message)
+            return None
+        else:
+            return None
     r.batches, r.next_offset, r.valid_bytes, r.epochs_seen = kept, after, valid, top
     return r
 
 
-def _epochs_in(f: Any, start: int, end: int, top: int, assigns: list[tuple[int, int]]
-               ) -> int:
-    """The (epoch, base offset) of each batch in bytes ``start..end`` of the segment open
-    as ``f`` whose epoch is above ``top`` and every batch's before it (the entries
+def _epochs_in(data: bytes, top: int, assigns: list[tuple[int, int]]) -> int:
+    """The (epoch, base offset) of each batch of ``data`` (whole batches, back to back)
+    whose epoch is above ``top`` and every batch's before it (the entries
     LogSegment.recover assigns), read from the headers alone; the highest epoch."""
-    f.seek(start)
-    data = f.read(end - start)
     unpack, pos, n = _EPOCH_AT.unpack_from, 0, len(data)
     overhead = _B.LOG_OVERHEAD
-    while pos < n:
+    while pos + _EPOCH_AT.size <= n:
         first, length, epoch, _ = unpack(data, pos)
         if epoch > top:
             top = epoch

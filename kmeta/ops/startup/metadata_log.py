@@ -48,6 +48,7 @@ from kmeta.formats.textfiles import (
     parse_partition_metadata,
     parse_quorum_state,
 )
+from kmeta.ops.replica import EpochsPastEnd, epochs_past_end
 from kmeta.ops.startup.loader import load_partition
 from kmeta.ops.startup.model import PartitionStartup, version_key
 from kmeta.storage.progress import QUIET, Progress
@@ -112,6 +113,10 @@ class MetadataLogStartup:
     latest_epoch: int = 0
     #: why the node does not start, in words (the exception Kafka throws), else None
     refusal: str | None = None
+    #: offsets the log's own leader-epoch-checkpoint names past everything on disk (a
+    #: stale copy or a cut tail: kmeta.ops.replica.epochs_past_end), else None; recovery
+    #: drops those entries (truncateFromEnd) and the node comes back without the offsets
+    missing: EpochsPastEnd | None = None
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -124,7 +129,7 @@ class MetadataLogStartup:
 
     @property
     def loses_records(self) -> bool:
-        return self.records_lost > 0
+        return self.records_lost > 0 or self.missing is not None
 
 
 def _batches(path: str, start: int = 0, upto: int | None = None
@@ -326,6 +331,9 @@ def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
     m.refusal = _quorum_state(path, version, m.findings)
     if m.refusal is not None:
         return _refused(m)
+    gap = epochs_past_end(path)  # verify's V012: epochs its own checkpoint began past its end
+    if gap is not None and gap.lost:
+        m.missing = gap
     _findings(m, where)
     return m
 
@@ -360,6 +368,15 @@ def _findings(m: MetadataLogStartup, where: str) -> None:
             "same cut)", where, offset=first,
             details={"records_lost": m.records_lost, "batches_lost": m.batches_lost,
                      "records_dropped": m.records_dropped}))
+    if m.missing is not None:
+        gap = m.missing.missing
+        m.findings.append(Finding(
+            "V235", f"{m.missing.describe()}: LogLoader drops those entries on start "
+            "(truncateFromEnd) and the node comes back without offsets "
+            f"{gap.start}..{gap.stop - 1}, a stale copy or a cut tail; it fetches them "
+            "again from the leader where another voter holds them", where,
+            offset=gap.start, details={"missing_offsets": len(gap),
+                                       "epochs": list(m.missing.epochs)}))
     if m.truncated_to is not None:
         what = "every segment is dropped and " if part.segments else \
             "there is no segment on disk, and "

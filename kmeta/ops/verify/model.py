@@ -103,7 +103,7 @@ def _beyond_end(part: PartitionDir, model: ReplicaLog, note: Observation, where:
     """V011 when the checkpoint's entries past the log end begin exactly at it (a leader
     that has not written yet: LogLoader drops the entry on load, nothing is lost); V012
     when one begins past it: the node held offsets its log no longer has
-    (:mod:`kmeta.ops.replica.past_end` says why)."""
+    (:mod:`kmeta.ops.replica.epoch_tail` says why)."""
     _, checkpoint, _ = small_file(part, "leader-epoch-checkpoint")
     _, quorum, _ = small_file(part, "quorum-state")
     live = [s.offset for s, st in model.snapshots.items() if st is SnapshotState.LIVE]
