@@ -207,6 +207,9 @@ def check_partitions(s: Shown) -> None:
     rank = {"info": 0, "warning": 1, "error": 2}
     for f in findings_of(s.report):
         key = f.file and (owner.get(f.file) or owner.get(str(Path(f.file).parent)))
+        named = re.match(r"(\S+)-(\d+) ", f.message)
+        if not key and f.file and named and (named[1], int(named[2])) in parts:
+            key = (named[1], int(named[2]))  # a checkpoint's finding names its partition
         if key and key[0] in lanes:
             sev = f.severity.value
             if key not in worst or rank[sev] > rank[worst[key]]:
