@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
+from kmeta.ops.report.areas import area_of
 from kmeta.ops.report.model import Damage, MetadataReplica, Report
 from kmeta.storage.headers import sampled_headers
 from kmeta.storage.segments import same_bytes
@@ -113,8 +114,8 @@ def _damage(m: MetadataReplica, findings: list[Finding]) -> None:
     inside = str(m.path)
     seen = {(d.path, d.code, d.position, d.offset) for d in m.damage}
     for f in findings:
-        if f.file is None or f.severity.value == "info":
-            continue
+        if f.file is None or f.severity.value == "info" or area_of(f.code) == "startup":
+            continue  # (what a start does to the log is no damage in it)
         if not (f.file == inside or f.file.startswith(inside + "/")):
             continue
         if f.position is None and f.offset is None:
