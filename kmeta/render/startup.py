@@ -269,7 +269,7 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
                    f"{_n(len(d.partitions), 'log')} not served: {d.path} (see the "
                    "findings).")
     recovering = [p for p in parts if p.recover]
-    meta = f" (the metadata log's {size(r.metadata_bytes)} first)" if m is not None else ""
+    meta = f" (the metadata log's {size(r.metadata_bytes)} first)" if r.metadata_bytes else ""
     yield (("Re-read once it starts: " if later else "Re-read on start: ")
            + f"{size(r.cost_bytes)}{meta}, {_n(len(recovering), 'log')} to "
            f"recover: {_duration(r.seconds)}.")
