@@ -127,6 +127,12 @@ def startup(
     that starts above 0 with no snapshot at or past its start; from 3.8 the latest
     snapshot and quorum-state are read at start too, and a damaged one stops the node.
 
+    Not modelled: the node's roles (a controller-only node's log dirs are judged as a
+    broker's), checks that need config beyond --config's keys (3.3 to 3.7's quorum-state
+    voters, the metadata.log.segment.bytes floor), I/O errors on a readable copy (what
+    cannot be read is said offline), what happens after the logs are open (fetching,
+    retention), Kafka before 3.5.
+
     The estimate: the metadata log's bytes on one thread, then per log dir, its logs'
     bytes to re-read shared among num.recovery.threads.per.data.dir threads (largest
     first), each reading at --recovery-rate; the log dirs' pools run at once. Kafka documents no recovery rate.
