@@ -80,8 +80,8 @@ def release_of_level(level: int | None) -> tuple[str, str]:
     rules), the oldest kmeta knows for a level older than it, the newest for one newer."""
     oldest = KAFKA_VERSIONS[0]
     if level is None:
-        return oldest, ("its metadata log has no metadata.version, written before 3.3: "
-                        "the oldest release kmeta knows")
+        return oldest, ("no metadata.version in its log (before 3.3): the oldest kmeta "
+                        "knows")
     name = LEVEL_NAMES.get(level)
     said = f"the log's metadata.version {level}" + (f", {name}" if name else "")
     release = None if name is None else version_key(name.split("-", 1)[0])
@@ -89,5 +89,5 @@ def release_of_level(level: int | None) -> tuple[str, str]:
     if same:
         return same[-1], said
     if level > max(LEVEL_NAMES) or release is not None and release > version_key(NEWEST):
-        return NEWEST, f"{said}: newer than kmeta knows, the newest release it knows"
-    return oldest, f"{said}: the oldest release kmeta knows"
+        return NEWEST, f"{said}: newer than any kmeta knows"
+    return oldest, f"{said}: the oldest kmeta knows"

@@ -292,8 +292,7 @@ def _metadata_lines(r: StartupReport, paths: Paths) -> Iterator[str]:
         else f"at offsets {m.log_start_offset}..{m.log_end_offset - 1}"
     opens = "" if m.refusal is not None else f"; opens {span}, epoch {m.latest_epoch}"
     yield (f"  {paths.show(str(m.path))}: {_n(load.segments, 'segment')}, "
-           f"{size(load.bytes)}{opens}")
-    yield (f"    re-reads {size(m.bytes_to_read)}: "
+           f"{size(load.bytes)}{opens}; re-reads {size(m.bytes_to_read)}: "
            f"{_duration(r.metadata_seconds)}")
     if m.refusal is not None:
         yield f"    DOES NOT OPEN (the node refuses to start): {m.refusal}"
@@ -314,6 +313,8 @@ def _metadata_lines(r: StartupReport, paths: Paths) -> Iterator[str]:
                f"{_span(m.lost_offsets)}")
     kept = [s for s in m.snapshots if s.fate == "kept"]
     gone = [s for s in m.snapshots if s.fate != "kept"]
+    if not m.snapshots:
+        return
     said = f"{len(kept):,} kept (latest {kept[-1].end_offset}-{kept[-1].epoch})" if kept \
         else "none kept"
     if gone:
@@ -321,7 +322,8 @@ def _metadata_lines(r: StartupReport, paths: Paths) -> Iterator[str]:
     yield f"    snapshots: {said}"
 
 
-def _dir_lines(d: LogDirStartup, paths: Paths, rate: float) -> Iterator[str]:
+def _dir_lines(d: LogDirStartup, paths: Paths, rate: float, shown_metadata: bool = False
+               ) -> Iterator[str]:
     state = "clean shutdown" if d.clean_shutdown else "UNCLEAN SHUTDOWN (no " \
         ".kafka_cleanshutdown)"
     if d.clean_shutdown and d.broker_epoch is not None:
@@ -339,7 +341,7 @@ def _dir_lines(d: LogDirStartup, paths: Paths, rate: float) -> Iterator[str]:
         else:
             what = f"CORRUPT ({use.problem}): every partition at 0, the dir goes offline"
         yield f"    {c}: {use.name}, {what}"
-    if d.metadata_log:
+    if d.metadata_log and not shown_metadata:
         yield "    __cluster_metadata-0: not LogManager's (the raft layer opens it first)"
     states = {s: sum(1 for p in d.partitions if p.state == s)
               for s in ("future", "delete", "stray")}
@@ -515,7 +517,8 @@ def startup_lines(r: StartupReport, given: Iterable[str], *, partitions: bool = 
     yield ""
     yield "Log dirs"
     for d in r.dirs:
-        yield from _dir_lines(d, paths, r.recovery_rate)
+        shown = r.metadata_log is not None and r.metadata_log.log_dir == d.path
+        yield from _dir_lines(d, paths, r.recovery_rate, shown)
     if parts:
         yield ""
         yield from _topic_lines(r, every)
