@@ -75,6 +75,7 @@ COMMANDS: dict[str, list[str]] = {
     "repair-json": ["repair", "--dry-run", "--json", "{meta}"],
     "startup": ["startup", "--partitions", "{data}"],
     "startup-json": ["startup", "--json", "--kafka-version", "3.6", "{data}"],
+    "startup-39": ["startup", "--all", "--kafka-version", "3.9", "{data}"],
     "report": ["report", "{data}"],
     "report-json": ["report", "--json", "{data}", "{peer}"],
     # the shell: every command over a damaged log, and two replicas at once

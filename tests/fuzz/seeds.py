@@ -26,7 +26,8 @@ FIXTURE = ("healthy", "corrupt/pristine", "corrupt/corrupt-gzip", "corrupt/unkno
            "verify/v112-nested-transaction", "divergent/quorum3", "consumers",
            "tiering/broker", "tiering/seed-example", "compaction/transactions/orders-0",
            "compaction/two-producers/orders-0", "compaction/legacy/orders-0",
-           "startup/unclean", "startup/badname")
+           "startup/unclean", "startup/badname", "startup/refusals", "startup/checkpoints",
+           "kraftstart/cut-under-snapshot", "kraftstart/clean-but-cut")
 #: Largest seed the harness copies for each case.
 MAX_SEED_BYTES = 4 << 20
 #: Damaged data partitions the campaign once failed on (``compact --write`` wrote what
