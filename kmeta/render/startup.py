@@ -297,14 +297,7 @@ def _metadata_lines(r: StartupReport, paths: Paths) -> Iterator[str]:
     if m.refusal is not None:
         yield f"    DOES NOT OPEN (the node refuses to start): {m.refusal}"
         return
-    for w in load.recover:
-        if w.truncated_at is not None:
-            yield (f"    truncates {w.file} at byte {w.truncated_at} "
-                   f"({size(w.removed_bytes)} removed, {w.cut_code})")
-    if load.deleted_segments:
-        yield (f"    deletes {_n(len(load.deleted_segments), 'later segment')}: "
-               f"{', '.join(load.deleted_segments[:3])}"
-               + (" ..." if len(load.deleted_segments) > 3 else ""))
+    yield from _cuts(load, "    ")
     if m.truncated_to is not None:
         yield (f"    the latest snapshot {m.truncated_to_snapshot} is ahead of the log: "
                f"it starts empty at {m.truncated_to}")
@@ -385,6 +378,22 @@ def _topic_lines(r: StartupReport, every: bool) -> Iterator[str]:
                f", {size(sum(p.cost_bytes for _, ps in rest for p in ps))} to re-read")
 
 
+def _cuts(p: PartitionStartup, indent: str) -> Iterator[str]:
+    """What recovery removes from a log: the segment it empties or truncates, the later
+    ones it deletes."""
+    for w in p.recover:
+        if w.cut_code == "V175":
+            yield (f"{indent}EMPTIES {w.file} ({size(w.removed_bytes)} removed, V175): "
+                   f"{w.cut_reason}")
+        elif w.truncated_at is not None:
+            yield (f"{indent}truncates {w.file} at byte {w.truncated_at} "
+                   f"({size(w.removed_bytes)} removed, {w.cut_code})")
+    if p.deleted_segments:
+        yield (f"{indent}deletes {_n(len(p.deleted_segments), 'later segment')}: "
+               f"{', '.join(p.deleted_segments[:3])}"
+               + (" ..." if len(p.deleted_segments) > 3 else ""))
+
+
 def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
     """What Kafka does to one log: the recovery and what it removes; ``full``: the
     indexes, leftovers and producer state too."""
@@ -406,17 +415,7 @@ def _partition_detail(p: PartitionStartup, full: bool) -> Iterator[str]:
             yield (f"      splits {sp.file} (offset {sp.overflow_offset} overruns it) into "
                    f"{_n(len(sp.pieces), 'segment')} at offsets "
                    + ", ".join(str(b) for _, b, _, _ in sp.pieces))
-    for w in p.recover:
-        if w.cut_code == "V175":
-            yield (f"      EMPTIES {w.file} ({size(w.removed_bytes)} removed, V175): "
-                   f"{w.cut_reason}")
-        elif w.truncated_at is not None:
-            yield (f"      truncates {w.file} at byte {w.truncated_at} "
-                   f"({size(w.removed_bytes)} removed, {w.cut_code})")
-    if p.deleted_segments:
-        yield (f"      deletes {_n(len(p.deleted_segments), 'later segment')}: "
-               f"{', '.join(p.deleted_segments[:3])}"
-               + (" ..." if len(p.deleted_segments) > 3 else ""))
+    yield from _cuts(p, "      ")
     if p.all_deleted:
         yield (f"      DELETES EVERY SEGMENT: the log end is below the log start "
                f"checkpoint {p.log_start_checkpoint}")
