@@ -379,3 +379,14 @@ def test_epochs_past_the_end_are_offsets_the_node_comes_back_without(tmp_path: P
                                                                   EpochEntry(2, 10)],
                                     overwrite=True, durable=False)
     assert _meta(d)[1].missing is None
+
+
+def test_a_malformed_epoch_checkpoint_stops_the_node(tmp_path: Path) -> None:
+    """A leader-epoch-checkpoint Kafka cannot read takes a data log's dir offline
+    (LogManager.loadLogs catches the IOException); the metadata log's failure channel is
+    its own (KafkaMetadataLog.apply: new LogDirFailureChannel(5)): the node stops."""
+    d = _log(tmp_path / "d", [(0, 9, 1)])
+    (d / "__cluster_metadata-0" / "leader-epoch-checkpoint").write_text("0\n2\n1 0\n")
+    r, m = _meta(d)
+    assert m.refusal is not None and "KafkaStorageException" in m.refusal
+    assert "V210" not in {f.code for f in r.findings} and r.refusals

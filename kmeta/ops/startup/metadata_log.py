@@ -255,10 +255,16 @@ def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
         w.why = "the metadata log is recovered whole on every start"
     # a missing index changes nothing here (every segment is recovered), and a load
     # failure is the node's, not LogManager's: said below (V236)
-    m.findings.extend(f for f in part.findings if f.code not in ("V178", "V200"))
+    m.findings.extend(f for f in part.findings if f.code not in ("V178", "V200", "V210"))
     where = str(path)
     if part.load_failure is not None:
         m.refusal = part.load_failure
+        return _refused(m)
+    if part.offline is not None:
+        # KafkaMetadataLog.apply gives the log a LogDirFailureChannel of its own, which no
+        # one reads: the KafkaStorageException escapes and the node stops
+        m.refusal = (f"{part.offline} (KafkaStorageException: the metadata log's failure "
+                     "channel is its own, nothing takes a dir offline)")
         return _refused(m)
     m.refusal = _topic_id_refusal(path)
     if m.refusal is not None:
