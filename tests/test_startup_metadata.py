@@ -390,3 +390,25 @@ def test_a_malformed_epoch_checkpoint_stops_the_node(tmp_path: Path) -> None:
     r, m = _meta(d)
     assert m.refusal is not None and "KafkaStorageException" in m.refusal
     assert "V210" not in {f.code for f in r.findings} and r.refusals
+
+
+@pytest.mark.parametrize(("name", "thrown"), [
+    ("x.checkpoint", "StringIndexOutOfBoundsException"),
+    ("0000000000000000abcd-0000000001.checkpoint", "NumberFormatException"),
+    ("00000000000000000010-00000000x1.checkpoint", "NumberFormatException"),
+    ("00000000000000000010.checkpoint", "NumberFormatException"),  # epoch: "checkpoint"
+])
+def test_snapshot_names_throw_as_snapshots_parse_does(tmp_path: Path, name: str,
+                                                      thrown: str) -> None:
+    """Snapshots.parse: substring(0, 20) parsed as a long, then substring(21, 31) as an
+    int; the first step that fails names the exception."""
+    d = _log(tmp_path / "d", [(0, 9, 1)])
+    (d / "__cluster_metadata-0" / name).write_bytes(b"")
+    m = _meta(d)[1]
+    assert m.refusal is not None and name in m.refusal and thrown in m.refusal
+    # a sign is a number to Java, and the separator is not checked
+    d = _log(tmp_path / "ok", [(0, 9, 1)], snapshots=[(5, 1)])
+    (snap,) = (d / "__cluster_metadata-0").glob("*.checkpoint")
+    snap.rename(snap.with_name("+0000000000000000005_0000000001.checkpoint"))
+    m = _meta(d)[1]
+    assert m.refusal is None and [s.end_offset for s in m.snapshots] == [5]

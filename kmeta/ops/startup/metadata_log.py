@@ -175,12 +175,16 @@ def _snapshot_files(path: Path) -> tuple[list[tuple[str, int, int, str | None]],
         suffix = next((s for s in _SUFFIXES if name.endswith(s)), None)
         if suffix is None:
             continue
+        # substring(0, 20) then parseLong, then substring(21, 31) then parseInt: the
+        # first of them to fail names the exception
         offset = _java_number(name[:20], _LONG) if len(name) >= 20 else None
         epoch = _java_number(name[21:31], _INT) if len(name) >= 31 else None
         if offset is None or epoch is None:
+            thrown = "NumberFormatException" if len(name) >= 20 and offset is None or \
+                len(name) >= 31 else "StringIndexOutOfBoundsException"
             return out, (f"{name}: Snapshots.parse reads an end offset from its first 20 "
-                         "characters and an epoch from characters 21-30, and cannot "
-                         f"({'StringIndexOutOfBoundsException' if len(name) < 31 else 'NumberFormatException'})")
+                         f"characters and an epoch from characters 21-30, and cannot "
+                         f"({thrown})")
         state = "part" if suffix == ".checkpoint.part" else \
             "deleted" if suffix == ".checkpoint.deleted" else None
         out.append((name, offset, epoch, state))
