@@ -412,3 +412,20 @@ def test_snapshot_names_throw_as_snapshots_parse_does(tmp_path: Path, name: str,
     snap.rename(snap.with_name("+0000000000000000005_0000000001.checkpoint"))
     m = _meta(d)[1]
     assert m.refusal is None and [s.end_offset for s in m.snapshots] == [5]
+
+
+def test_a_metadata_log_that_cannot_be_read_stops_the_node(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """LogLoader.removeTempFilesAndCollectSwapFiles: a file it cannot read is an
+    IOException; the metadata log has no dir to take offline: the node stops."""
+    from kmeta.ops.startup import manager
+
+    def unreadable(*_: object, **__: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    d = _log(tmp_path / "d", [(0, 9, 1)])
+    monkeypatch.setattr(manager, "open_metadata_log", unreadable)
+    r = plan_startup([str(d)])
+    assert r.metadata_log is None and r.refusals and r.refuses_before_loading
+    assert "S008" in {f.code for f in r.findings}

@@ -449,7 +449,19 @@ def _metadata_log(report: StartupReport, config: str | None, version: str,
             str(where)))
     if chosen is None:
         return
-    m = open_metadata_log(chosen.path, version, progress=progress)
+    try:
+        m = open_metadata_log(chosen.path, version, progress=progress)
+    except (OSError, KmetaError) as e:
+        # LogLoader's "Could not read file" IOException: no offline dir for the metadata
+        # log (its failure channel is its own), the node stops
+        problem = e.strerror if isinstance(e, OSError) else e.message
+        where = chosen.path / METADATA_DIR
+        report.refusals.append(f"{where}: cannot be read ({problem})")
+        report.refuses_before_loading = True
+        report.findings.append(Finding(
+            "S008", f"cannot be read ({problem}): an IOException while the node opens its "
+            "metadata log stops it", str(where)))
+        return
     report.metadata_log = m
     if m.refusal is not None:
         report.refusals.append(f"{m.path}: {m.refusal}")
