@@ -231,14 +231,17 @@ def _verdict(r: StartupReport, paths: Paths) -> Iterator[str]:
     m = r.metadata_log
     if m is not None and m.missing is not None:
         gap = m.missing.missing
-        yield (f"The node comes back WITHOUT METADATA OFFSETS {gap.start}..{gap.stop - 1} "
+        yield (("Once it starts, the" if later else "The")
+               + f" node comes back WITHOUT METADATA OFFSETS {gap.start}..{gap.stop - 1} "
                f"its own leader-epoch-checkpoint names (epochs "
                f"{', '.join(map(str, m.missing.epochs))}: a stale copy or a cut tail, V235).")
     if m is not None and m.records_lost:
-        yield (f"The node LOSES METADATA RECORDS: its metadata log comes back without "
+        yield (("Once it starts, the" if later else "The")
+               + " node LOSES METADATA RECORDS: its metadata log comes back without "
                f"{_n(m.records_lost, 'record')}{_span(m.lost_offsets)} (V237).")
     elif m is not None and m.lost_bytes and m.missing is None:
-        yield (f"Recovery cuts {size(m.lost_bytes)} from the metadata log: a torn or "
+        yield (("Once it starts, recovery" if later else "Recovery")
+               + f" cuts {size(m.lost_bytes)} from the metadata log: a torn or "
                "damaged batch, no intact record.")
     missing = [f for f in r.findings if f.code == "V190"]
     if missing:  # the image's side: replicas it leads empty, whose records are not here

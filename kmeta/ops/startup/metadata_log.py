@@ -43,6 +43,7 @@ from pathlib import Path
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.filenames import PartitionDirName
+from kmeta.formats.runs import Run
 from kmeta.formats.textfiles import (
     METADATA_TOPIC_ID,
     parse_partition_metadata,
@@ -134,12 +135,22 @@ class MetadataLogStartup:
 
 def _batches(path: str, start: int = 0, upto: int | None = None
              ) -> list[tuple[int, int, int]]:
-    """(base offset, last offset, records) of each intact batch of ``path`` from byte
-    ``start`` to byte ``upto``: what a reader can still tell of them (a damaged batch's
-    count is not trusted)."""
+    """(base offset, last offset, records) of the intact batches of ``path`` from byte
+    ``start`` to byte ``upto`` (a run of repeated one-record batches as one entry): what a
+    reader can still tell of them (a damaged batch's count is not trusted)."""
     out = []
-    for item in read_batches(path):
-        if type(item) is Finding or item.position < start:
+    for item in read_batches(path, memo=True, runs=True):
+        kind = type(item)
+        if kind is Finding:
+            continue
+        if kind is Run:
+            if item.first_position < start:
+                continue
+            if upto is not None and item.first_position >= upto:
+                break
+            out.append((item.first_base, item.last_offset, item[1]))
+            continue
+        if item.position < start:
             continue
         if upto is not None and item.position >= upto:
             break
