@@ -330,10 +330,8 @@ def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
                                             f"older than {s_name}, which the log now "
                                             "starts at"))
         m.snapshots.append(SnapshotFate(s_name, s_end, s_epoch, "kept", "the latest"))
-        if s_end < end:  # the log's records from the snapshot's end on go with it
-            for w in part.recover:
-                if w.next_offset is not None and w.next_offset > s_end:
-                    dropped += _batches(str(path / w.file), 0, w.truncated_at)
+        for w in part.recover:  # every segment goes: the snapshot holds what is below it
+            dropped += _batches(str(path / w.file), 0, w.truncated_at)
         start = end = s_end
         latest_epoch = s_epoch
     else:
