@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +78,7 @@ from kmeta.formats.filenames import (
     segment_file_name,
 )
 from kmeta.formats.indexes import OFFSET_INDEX_STRUCT, parse_txn_index
+from kmeta.formats.primitives import derive_struct
 from kmeta.formats.runs import Walked
 from kmeta.formats.textfiles import parse_partition_metadata
 from kmeta.ops.startup.configs import DEFAULT_INDEX_INTERVAL, TopicLoadConfig
@@ -253,7 +253,9 @@ def _recover(seg: _Segment, interval: int, progress: Progress = QUIET) -> Recove
     return _recover_batches(seg, interval, progress)
 
 
-_EPOCH_AT = struct.Struct(">qiib")  # base offset, length, leader epoch, magic
+#: The header fields an epoch's start needs (the rest skipped).
+_EPOCH_AT = derive_struct(_B.BATCH_HEADER, ("baseOffset", "batchLength",
+                                            "partitionLeaderEpoch", "magic"))
 
 
 def _recover_walked(seg: _Segment, progress: Progress) -> Recovery | None:

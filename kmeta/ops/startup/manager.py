@@ -371,7 +371,7 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
         loaded.offline = loaded.offline or str(d) in offline
         report.dirs.append(loaded)
     _duplicates(report)
-    _metadata_log(report, config, kafka_version, progress, broker.zookeeper)
+    _metadata_log(report, config, server, kafka_version, progress, broker.zookeeper)
     for p in report.partitions:
         report.findings.extend(p.findings)
     if all(d.clean_shutdown for d in report.dirs) and version_key(kafka_version) >= (3, 7):
@@ -402,20 +402,20 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
     return report
 
 
-def _metadata_dir(config: str | None) -> Path | None:
+def _metadata_dir(server: dict[str, str] | None) -> Path | None:
     """KafkaConfig.metadataLogDir: metadata.log.dir, else the first of log.dirs."""
-    if config is None:
+    if server is None:
         return None
-    props = _server_properties(config)
-    named = props.get("metadata.log.dir", "").strip()
+    named = server.get("metadata.log.dir", "").strip()
     if not named:
-        listed = props.get("log.dirs") or props.get("log.dir") or ""
+        listed = server.get("log.dirs") or server.get("log.dir") or ""
         named = next((d.strip() for d in listed.split(",") if d.strip()), "")
     return Path(named).resolve() if named else None
 
 
-def _metadata_log(report: StartupReport, config: str | None, version: str,
-                  progress: Progress, zookeeper: bool) -> None:
+def _metadata_log(report: StartupReport, config: str | None,
+                  server: dict[str, str] | None, version: str, progress: Progress,
+                  zookeeper: bool) -> None:
     """The node's __cluster_metadata-0 (kmeta.ops.startup.metadata_log), and the refusal
     of one found elsewhere than metadata.log.dir (KafkaRaftServer.initializeLogDirs,
     "Found unexpected metadata location in data directory", 3.3 to 4.1).  Both come
@@ -430,7 +430,7 @@ def _metadata_log(report: StartupReport, config: str | None, version: str,
                 "metadata log (opened first, re-read whole on every start) is not in this "
                 "report; give its metadata.log.dir too")
         return
-    expected = _metadata_dir(config)
+    expected = _metadata_dir(server)
     if expected is None:
         chosen = holders[0]
         others = holders[1:]

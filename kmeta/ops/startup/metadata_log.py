@@ -46,7 +46,6 @@ from kmeta.formats.filenames import PartitionDirName
 from kmeta.formats.runs import Run
 from kmeta.formats.textfiles import (
     METADATA_TOPIC_ID,
-    parse_partition_metadata,
     parse_quorum_state,
 )
 from kmeta.ops.replica import EpochsPastEnd, epochs_past_end
@@ -202,23 +201,6 @@ def _snapshot_files(path: Path) -> tuple[list[tuple[str, int, int, str | None]],
     return out, None
 
 
-def _topic_id_refusal(path: Path) -> str | None:
-    """UnifiedLog.initializeTopicId on the metadata log's partition.metadata."""
-    f = path / "partition.metadata"
-    if not f.exists():
-        return None  # written anew
-    try:
-        topic_id = parse_partition_metadata(read_regular(f, _SMALL, f.name)).topic_id
-    except (KmetaError, FormatError) as e:
-        problem = e.message if isinstance(e, KmetaError) else str(e)
-        return (f"partition.metadata cannot be read ({problem}): KafkaStorageException "
-                "while the metadata log opens")
-    if topic_id != METADATA_TOPIC_ID:
-        return (f"partition.metadata names topic id {topic_id}, not the metadata topic's "
-                f"{METADATA_TOPIC_ID}: InconsistentTopicIdException")
-    return None
-
-
 def _snapshot_refusal(path: Path) -> str | None:
     """KRaftControlRecordStateMachine's read of the latest snapshot (3.8+)."""
     first = True
@@ -264,7 +246,8 @@ def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
     """What a KRaft node does to ``log_dir``'s ``__cluster_metadata-0`` when it starts
     under Kafka ``version``'s rules (the module docstring)."""
     path = log_dir / METADATA_DIR
-    part = load_partition(log_dir, path, _NAME, False, 0, 0, progress=progress)
+    part = load_partition(log_dir, path, _NAME, False, 0, 0, topic_id=True,
+                          progress=progress)
     m = MetadataLogStartup(log_dir, path, part)
     for w in part.recover:
         w.why = "the metadata log is recovered whole on every start"
@@ -281,14 +264,13 @@ def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
         m.refusal = (f"{part.offline} (KafkaStorageException: the metadata log's failure "
                      "channel is its own, nothing takes a dir offline)")
         return _refused(m)
-    m.refusal = _topic_id_refusal(path)
-    if m.refusal is not None:
+    # (a partition.metadata or leader-epoch-checkpoint Kafka cannot read is the loader's
+    # verdict, above; UnifiedLog.initializeTopicId then checks the id it read)
+    if part.topic_id is not None and part.topic_id != METADATA_TOPIC_ID:
+        m.refusal = (f"partition.metadata names topic id {part.topic_id}, not the metadata "
+                     f"topic's {METADATA_TOPIC_ID}: InconsistentTopicIdException")
         return _refused(m)
     ec = part.epoch_cache
-    if ec is not None and ec.source == "unreadable":
-        m.refusal = ("leader-epoch-checkpoint cannot be read: KafkaStorageException while "
-                     "the metadata log opens")
-        return _refused(m)
     start = part.log_start_offset
     end = part.log_end_offset if part.log_end_offset is not None else start
     dropped: list[tuple[int, int, int]] = []
