@@ -60,7 +60,7 @@ def _split(line: str) -> list[str]:
     return parts or [""]
 
 
-def _parse(text: str, bounds: tuple[int, int]) -> int | None:
+def java_number(text: str, bounds: tuple[int, int]) -> int | None:
     """Integer/Long.parseInt, None where it throws NumberFormatException."""
     if not _NUMBER.match(text) or len(text.lstrip("+-").lstrip("0")) > 19:
         return None
@@ -93,14 +93,14 @@ def epoch_checkpoint_verdict(data: bytes) -> Verdict | None:
     def malformed(line: str) -> Verdict:
         return ("offline", f"{name} has a malformed line {_shown(line)}: an IOException "
                            "while Kafka reads it")
-    version = _parse(lines[0], INT32)
+    version = java_number(lines[0], INT32)
     if version is None:
         return malformed(lines[0])
     if version != 0:
         return ("offline", f"{name} has version {version} (Kafka reads 0): an IOException")
     if len(lines) == 1:
         return None
-    count = _parse(lines[1], INT32)
+    count = java_number(lines[1], INT32)
     if count is None:
         return malformed(lines[1])
     if count < 0:
@@ -110,7 +110,7 @@ def epoch_checkpoint_verdict(data: bytes) -> Verdict | None:
         fields = _split(line)
         if len(fields) != 2:
             return malformed(line)
-        if _parse(fields[0], INT32) is None or _parse(fields[1], INT64) is None:
+        if java_number(fields[0], INT32) is None or java_number(fields[1], INT64) is None:
             return ("stop", f"{name} has the entry {_shown(line)}: Integer/Long.parseInt "
                             "throws NumberFormatException (not an IOException)")
     if len(lines) - 2 != count:
@@ -133,7 +133,7 @@ def partition_metadata_verdict(data: bytes) -> Verdict | None:
     version = _split(lines[0])
     if len(version) != 2:
         return ("offline", f"{name} has a malformed line {_shown(lines[0])}: an IOException")
-    n = _parse(version[1], INT32)
+    n = java_number(version[1], INT32)
     if n is None or n < 0:
         return ("offline", f"{name} has the version {_shown(version[1])}: an IOException")
     if len(lines) == 1:
@@ -177,7 +177,7 @@ def file_name_verdict(names: list[str]) -> Verdict | None:
             if not name.endswith(suffix):
                 continue
             head = name[:name.index(".")]
-            if _parse(head, INT64) is None:
+            if java_number(head, INT64) is None:
                 return ("stop", f"{name}: {where} reads an offset from its name, and "
                                 f"Long.parseLong({head!r}) throws NumberFormatException")
     return None

@@ -49,6 +49,7 @@ from kmeta.formats.textfiles import (
     parse_quorum_state,
 )
 from kmeta.ops.replica import EpochsPastEnd, epochs_past_end
+from kmeta.ops.startup.kafka_files import INT32, INT64, java_number
 from kmeta.ops.startup.loader import load_partition
 from kmeta.ops.startup.model import PartitionStartup, version_key
 from kmeta.storage.progress import QUIET, Progress
@@ -59,20 +60,6 @@ METADATA_DIR = "__cluster_metadata-0"
 _NAME = PartitionDirName("__cluster_metadata", 0)
 _SUFFIXES = (".checkpoint.part", ".checkpoint.deleted", ".checkpoint")
 _SMALL = 1 << 20
-_LONG = (-(1 << 63), (1 << 63) - 1)
-_INT = (-(1 << 31), (1 << 31) - 1)
-
-
-def _java_number(text: str, bounds: tuple[int, int]) -> int | None:
-    """Long.parseLong / Integer.parseInt: an optional sign, then decimal digits, within
-    the type's range; None where Java throws NumberFormatException."""
-    digits = text[1:] if text[:1] in "+-" else text
-    if not digits or not digits.isascii() or not digits.isdigit():
-        return None
-    value = int(text)
-    return value if bounds[0] <= value <= bounds[1] else None
-
-
 @dataclass
 class SnapshotFate:
     """One snapshot file at start: its id, and what Kafka does with it."""
@@ -187,8 +174,8 @@ def _snapshot_files(path: Path) -> tuple[list[tuple[str, int, int, str | None]],
             continue
         # substring(0, 20) then parseLong, then substring(21, 31) then parseInt: the
         # first of them to fail names the exception
-        offset = _java_number(name[:20], _LONG) if len(name) >= 20 else None
-        epoch = _java_number(name[21:31], _INT) if len(name) >= 31 else None
+        offset = java_number(name[:20], INT64) if len(name) >= 20 else None
+        epoch = java_number(name[21:31], INT32) if len(name) >= 31 else None
         if offset is None or epoch is None:
             thrown = "NumberFormatException" if len(name) >= 20 and offset is None or \
                 len(name) >= 31 else "StringIndexOutOfBoundsException"
