@@ -68,6 +68,18 @@ CODES: dict[str, Code] = {
              "the file"),
     "S011": Code(Severity.ERROR, "batch offsets run past the largest offset Kafka has "
                  "(2^63-1): no Kafka wrote it"),
+    "S012": Code(Severity.INFO, "the log dir is live: another process (a running broker) "
+                 "holds its .lock; the answer is of the files as kmeta read them while "
+                 "Kafka wrote"),
+    "S013": Code(Severity.INFO, "a file Kafka removed or renamed (retention, a roll, a "
+                 "cleaner swap, a replaced checkpoint) between kmeta's listing and its read: "
+                 "not read, not damage"),
+    "S014": Code(Severity.INFO, "Kafka's own temporary file (a checkpoint's .tmp, a "
+                 "snapshot's .checkpoint.part): being written, or left by a crash; Kafka "
+                 "never loads it"),
+    "S015": Code(Severity.INFO, "written since kmeta read the segment: an index entry, an "
+                 "epoch or a checkpoint names offsets Kafka appended after kmeta read the "
+                 "log, found there on a second look"),
     "V001": Code(Severity.ERROR, "record breaks KRaft's record rules (timestamp delta, headers, "
              "key or value); Kafka's reader rejects it"),
     "V002": Code(Severity.ERROR, "record offset deltas do not run 0..n-1 up to lastOffsetDelta"),
@@ -251,8 +263,6 @@ CODES: dict[str, Code] = {
                  "(KAFKA-6264): Kafka splits it into segments on load"),
     "V203": Code(Severity.WARNING, "an offset checkpoint is missing: Kafka creates it empty "
                  "and every partition starts from 0"),
-    "V204": Code(Severity.ERROR, "a running process holds the log dir's .lock (a broker "
-                 "runs on it now): another broker refuses to start on it"),
     "V205": Code(Severity.INFO, "remote storage is on for the topic: the log start stays at "
                  "the checkpoint, below the first local segment (Kafka 3.6+)"),
     "V206": Code(Severity.WARNING, "the leader-epoch cache changes on load: entries at or past "
@@ -298,6 +308,12 @@ CODES: dict[str, Code] = {
                  "differ in other properties: Kafka 3.5/3.6 compare the files whole and "
                  "refuse to start"),
 }
+
+
+#: Codes a command says on stderr when it meets them, before its answer (a live log dir),
+#: and so leaves out of the findings its text lists after the answer; ``--json`` has them
+#: among its findings.
+SAID_FIRST = frozenset({"S012"})
 
 
 #: What a user can do about a finding, where there is something to say.

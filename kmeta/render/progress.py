@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from kmeta.storage.progress import QUIET, Progress
+from kmeta.storage.progress import Progress
 
 if TYPE_CHECKING:
     from kmeta.environment import Environment
@@ -45,9 +45,12 @@ class Bar(Progress):
 
     __slots__ = ("_bar", "_task", "_label", "_metadata_only", "_sizes", "_seen",
                  "_next_draw", "_pid", "_unlisted", "_elsewhere", "_elsewhere_told",
-                 "_outside", "_listed")
+                 "_outside", "_listed", "_env", "_told")
 
-    def __init__(self, bar: Any, label: str, metadata_only: bool) -> None:
+    def __init__(self, bar: Any, label: str, metadata_only: bool,
+                 env: Environment | None = None) -> None:
+        self._env = env
+        self._told: set[tuple[str, str | None]] = set()
         self._bar = bar
         self._task = bar.add_task(label, total=None)
         self._label = label
@@ -98,6 +101,15 @@ class Bar(Progress):
         self._total()
         self._advance(size)
 
+    def notice(self, finding: Any) -> None:
+        key = (finding.code, finding.file)
+        if self._env is None or os.getpid() != self._pid or key in self._told:
+            return
+        self._told.add(key)
+        # above the bar, as rich prints while it shows one
+        self._bar.console.print(notice_line(self._env, finding), markup=False,
+                                highlight=False, soft_wrap=False)
+
     def phase(self, name: str) -> None:
         if os.getpid() != self._pid:
             return
@@ -132,7 +144,7 @@ def reading(env: Environment, label: str, *, metadata_only: bool = False,
     to garble it."""
     assert env.stdout is not None  # kmeta.cli refuses to run with stdout closed
     if not env.stderr.isatty() or (streams_stdout and env.stdout.isatty()):
-        yield QUIET
+        yield Telling(env, inline=streams_stdout and env.stdout.isatty())
         return
     from rich.progress import (
         BarColumn,
@@ -147,4 +159,34 @@ def reading(env: Environment, label: str, *, metadata_only: bool = False,
     with RichProgress("{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                       TimeRemainingColumn(), console=make_console(env, stderr=True),
                       transient=True, auto_refresh=False) as bar:
-        yield Bar(bar, label, metadata_only)
+        yield Bar(bar, label, metadata_only, env)
+
+
+def notice_line(env: Environment, finding: Any) -> str:
+    """A notice as every finding is listed (``!! S012 info: where: what``), said on
+    stderr before the answer (the findings listed after it leave it out)."""
+    from kmeta.render.text import finding_line
+
+    return finding_line(finding, env.colour(env.stderr))
+
+
+class Telling(Progress):
+    """The observer of a run without a bar (a pipe, a file, a terminal a dump writes
+    to): it draws nothing, but says each notice on stderr once, as the bar does.
+    ``inline``: the command's stdout is a terminal that shows its findings where met
+    (a dump), where the notice is the first of them."""
+
+    __slots__ = ("_env", "_pid", "_told", "_inline")
+
+    def __init__(self, env: Environment, inline: bool = False) -> None:
+        self._env = env
+        self._pid = os.getpid()
+        self._told: set[tuple[str, str | None]] = set()
+        self._inline = inline
+
+    def notice(self, finding: Any) -> None:
+        key = (finding.code, finding.file)
+        if self._inline or os.getpid() != self._pid or key in self._told:
+            return
+        self._told.add(key)
+        print(notice_line(self._env, finding), file=self._env.stderr, flush=True)

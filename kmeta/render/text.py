@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from kmeta.errors import Verdict
-from kmeta.findings import CODES, GROUP_OVER, Finding
+from kmeta.findings import CODES, GROUP_OVER, SAID_FIRST, Finding
 from kmeta.formats.batch import Batch
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.runs import RunText
@@ -142,6 +142,8 @@ def grouped(findings: list[Finding], expand: bool = False,
             over: int = GROUP_OVER) -> list[FindingGroup]:
     """One entry per finding, except that a code met more than ``over`` times becomes
     one group at the place of its first finding (24 near-identical V025 rows are one)."""
+    # said on stderr before the answer (kmeta.render.progress): not again after it
+    findings = [f for f in findings if f.code not in SAID_FIRST]
     if expand:
         return [FindingGroup(f, f, 1) for f in findings]
     by_code: dict[str, list[Finding]] = {}

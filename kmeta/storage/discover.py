@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import FileKind, classify, file_name, parse_partition_dir
+from kmeta.storage.live import LiveDir, live_dirs
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import entry_problem, not_regular, open_regular, read_regular
 
@@ -178,6 +179,8 @@ class Discovery:
     #: where the listings of deferred partition dirs go among :attr:`findings`: (index,
     #: each partition dir's listing findings in order, filled in as they are listed)
     pending: list[tuple[int, list[list[Finding]]]] = field(default_factory=list)
+    #: the log dirs a running broker holds (S012 leads :attr:`findings` for each)
+    live: list[LiveDir] = field(default_factory=list)
 
     def settled_findings(self) -> list[Finding]:
         """:attr:`findings` with those of the deferred partition dirs' listings where a
@@ -509,8 +512,24 @@ def discover(paths: Iterable[str | Path], *, defer: bool = False,
         if after == before:
             raise UnreadableInput("no Kafka files found", context=str(path),
                                   hint="point kmeta at a data dir, a partition dir or a file")
+    _tell_live(out, progress)
     progress.found(out)
     return out
+
+
+def _tell_live(out: Discovery, progress: Progress) -> None:
+    """S012 first among the findings for each log dir a running broker holds, and told
+    to the observer at once: the answer that follows is of a moving dir."""
+    places = [d.path for d in out.data_dirs] + [p.path for p in out.partitions] + \
+        [f.path for f in out.files]
+    out.live = live_dirs(places)
+    if not out.live:
+        return
+    told = [d.finding() for d in out.live]
+    for f in told:
+        progress.notice(f)
+    out.findings[:0] = told
+    out.pending = [(at + len(told), lists) for at, lists in out.pending]
 
 
 def _refuse_alien(path: Path) -> None:

@@ -1,24 +1,103 @@
 """Whether a process holds a log dir's ``.lock``, as a running broker does
-(``LogManager.lockLogDirs``): asked of the kernel, without taking the lock or writing."""
+(``LogManager.lockLogDirs``): asked of the kernel, without taking the lock or writing.
+
+Kafka's ``FileLock.tryLock`` is ``FileChannel.tryLock``, which the JDK takes on Linux as a
+POSIX record lock (``fcntl(F_SETLK)``); other tools (and wrappers that guard a data dir)
+take ``flock(2)``.  The two are separate on Linux: a ``flock`` is invisible to
+``F_GETLK``, and the other way round.  ``/proc/locks`` lists both (and open-file-
+description locks), with the holder's pid and the locked file's device and inode, so it
+is asked first; ``F_GETLK`` serves where it is missing or its devices do not match ours
+(an overlay file system names the lower inode), and only where ``/proc/locks`` cannot be
+read at all is a ``flock`` tried, shared and at once released, to learn whether another
+holds it exclusively.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from pathlib import Path
+from typing import NamedTuple
+
+_PROC_LOCKS = "/proc/locks"
 
 
-def lock_holder(log_dir: Path) -> int | None:
-    """The pid of another process holding ``<log_dir>/.lock`` as Kafka holds it while it
-    runs (``LogManager.lockLogDirs``: ``FileChannel.tryLock``, a POSIX record lock), or
-    None: no such lock, no ``.lock``, or a platform that cannot tell.  Asked with F_GETLK
-    on a read-only descriptor: nothing is locked or written."""
+class LockHolder(NamedTuple):
+    """A process that holds a ``.lock``: its pid (None where the kernel does not say:
+    an open-file-description lock, or a ``flock`` seen by trying it) and the kind of
+    lock ("posix", "flock" or "ofd")."""
+
+    pid: int | None
+    lock: str
+
+    def who(self) -> str:
+        return f"process {self.pid}" if self.pid else "a process"
+
+
+def lock_holders(log_dir: Path, proc_locks: str = _PROC_LOCKS) -> list[LockHolder]:
+    """Every other process's lock on ``<log_dir>/.lock``; empty when none, when there is
+    no ``.lock`` (no broker ever ran on this copy: Kafka creates it) or the platform
+    cannot tell.  This process's own locks are left out (``kmeta repair`` holds it)."""
+    path = log_dir / ".lock"
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    found = _from_proc(st, proc_locks)
+    if found is None or not any(h.lock == "posix" for h in found):
+        posix = _posix_holder(path)
+        if posix is not None:
+            found = [*(found or []), posix]
+    if found is None:
+        flock = _flock_holder(path)
+        found = [flock] if flock is not None else []
+    return found
+
+
+_KINDS = {"POSIX": "posix", "FLOCK": "flock", "OFDLCK": "ofd"}
+
+
+def _from_proc(st: os.stat_result, proc_locks: str) -> list[LockHolder] | None:
+    """The holders ``/proc/locks`` names for the file ``st`` is of; None when it cannot
+    be read.  A line: ``1: POSIX  ADVISORY  WRITE 1234 fe:00:2146910 0 EOF``; a waiter's
+    has ``->`` after the number and holds nothing."""
+    try:
+        with open(proc_locks, encoding="ascii", errors="replace") as f:
+            lines = f.read(1 << 22).splitlines()
+    except OSError:
+        return None
+    me = os.getpid()
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    out: list[LockHolder] = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->" or fields[5] != device:
+            continue
+        kind = _KINDS.get(fields[1])
+        if kind is None:
+            continue
+        try:
+            pid = int(fields[4])
+        except ValueError:
+            pid = 0
+        if pid == me:
+            continue
+        holder = LockHolder(pid if pid > 0 else None, kind)
+        if holder not in out:
+            out.append(holder)
+    return out
+
+
+def _posix_holder(path: Path) -> LockHolder | None:
+    """``F_GETLK`` on a read-only descriptor: asks whether a write lock could be taken,
+    and by whom not, without taking it."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not on POSIX
         return None
     try:
-        fd = os.open(log_dir / ".lock", os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
@@ -30,4 +109,26 @@ def lock_holder(log_dir: Path) -> int | None:
     finally:
         os.close(fd)
     kind, _, _, _, pid = struct.unpack("hhqqixxxx", answer)
-    return pid if kind != fcntl.F_UNLCK else None
+    return LockHolder(pid if pid > 0 else None, "posix") if kind != fcntl.F_UNLCK else None
+
+
+def _flock_holder(path: Path) -> LockHolder | None:
+    """Whether another holds an exclusive ``flock``: a shared one tried without waiting,
+    released at once (the close).  Only where ``/proc/locks`` is missing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return LockHolder(None, "flock")
+        return None
+    finally:
+        os.close(fd)
+    return None

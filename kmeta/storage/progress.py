@@ -45,6 +45,10 @@ class Progress:
         """Another process read ``size`` bytes of files this one never listed (verify's
         workers list and check a data dir's partition dirs themselves)."""
 
+    def notice(self, finding: Any) -> None:
+        """Something the person must know before the answer, said once where it is found
+        (a live log dir: S012); it is among the run's findings too, for ``--json``."""
+
     def phase(self, name: str) -> None:
         """The run begins another pass over the files listed, called ``name`` (the
         shell's opening indexes the log, then replays it): what is read from here on is

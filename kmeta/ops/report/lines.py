@@ -152,8 +152,6 @@ _STARTUP_GISTS = {
     "V196": ("reserved or shared directory.id", "reserved or shared directory.ids", ""),
     "V197": ("partition in two log dirs", "partitions in two log dirs", ""),
     "V200": ("log Kafka cannot load", "logs Kafka cannot load", ""),
-    "V204": ("log dir locked by a running process", "log dirs locked by a running process",
-             ""),
     "V210": ("partition file that takes its log dir offline",
              "partition files that take their log dir offline", ""),
     "V212": ("log without committed records", "logs without committed records",

@@ -53,7 +53,7 @@ from kmeta.ops.startup.model import (
     version_key,
 )
 from kmeta.ops.startup.offsets import judge_offsets
-from kmeta.storage.locks import lock_holder
+from kmeta.storage.live import live_dirs
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
 
@@ -184,15 +184,16 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
     # not LogManager's: the ReplicaManager reads it once the broker runs (.offsets)
     _, hws = _checkpoint(path, "replication-offset-checkpoint")
     d = LogDirStartup(path, clean, epoch, rp_use, ls_use, threads)
-    holder = lock_holder(path)
-    if holder is not None:
-        # LogManager.lockLogDirs, in the constructor: before any log loads
-        report.refuses_before_loading = True
-        report.refusals.append(f"{path}: process {holder} holds its .lock")
-        report.findings.append(Finding(
-            "V204", f"process {holder} holds .lock: a broker runs on this log dir now (this "
-            "report is of a live dir), and another refuses to start on it (\"Failed to "
-            "acquire lock\")", str(path / ".lock"), details={"pid": holder}))
+    live = live_dirs([path])
+    if live:
+        # A running broker's own dir (S012, as every command says it): the question is
+        # what it does if it stops now (as after a crash: LogManager deletes
+        # .kafka_cleanshutdown once it has loaded), not that a second broker would fail
+        # LogManager.lockLogDirs beside it.
+        d.live = True
+        told = live[0].finding()
+        progress.notice(told)
+        report.findings.append(told)
     for use in (rp_use, ls_use):
         if use.state == "corrupt":
             d.offline = True

@@ -306,6 +306,8 @@ class LogDirStartup:
     metadata_log: bool = False
     #: the dir goes offline once the broker runs (a checkpoint Kafka cannot read)
     offline: bool = False
+    #: a running process holds its .lock (S012): a broker runs on it now
+    live: bool = False
 
     @property
     def cost_bytes(self) -> int:
