@@ -106,6 +106,16 @@ class UnreadableInput(KmetaError):
     exit_code = ExitCode.UNREADABLE
 
 
+class VanishedInput(UnreadableInput):
+    """A file kmeta listed that was gone when it came to read it: removed or renamed by
+    whoever writes the dir (a running broker's retention, roll, log cleaner or checkpoint
+    rewrite).  Alone it stops a command as any unreadable input does (exit 3); met while
+    reading a dir, it is S013, an info: the file is no longer part of the log."""
+
+    def finding(self, file: str) -> Finding:
+        return Finding("S013", self.message, file)
+
+
 class UsageError(KmetaError):
     """Options that contradict each other, hold a bad value or name things that do not
     exist; a path at the wrong level (the message names the right one)."""

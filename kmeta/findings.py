@@ -310,6 +310,35 @@ CODES: dict[str, Code] = {
 }
 
 
+#: Codes whose hint has the user change files (delete, restore, move, rewrite, repair):
+#: on a running broker's dir that is harmful, so there the hint says to stop it first.
+CHANGES_FILES = frozenset({
+    "S011", "V012", "V031", "V032", "V170", "V174", "V175", "V176", "V181", "V182",
+    "V184", "V188", "V190", "V194", "V195", "V196", "V197", "V200", "V210", "V212",
+    "V230", "V231", "V233", "V235", "V236", "V237"})
+
+#: What a hint that changes files says first on a live dir.
+STOP_FIRST = "a broker runs on this dir: stop it before changing any file; then: "
+
+
+def is_live(findings: Iterable[Finding]) -> bool:
+    """Whether the findings are of a dir a running broker holds (S012 among them)."""
+    return any(f.code == "S012" for f in findings)
+
+
+def hint_for(code: str, live: bool = False) -> str | None:
+    """The hint of ``code`` (None: none), told to stop the broker first where it changes
+    files and ``live``."""
+    hint = HINTS.get(code)
+    if hint is not None and live and code in CHANGES_FILES:
+        return STOP_FIRST + hint
+    return hint
+
+
+#: Codes that say a file was not read at all: its reader stops there.
+NOT_READ = frozenset({"S008", "S013"})
+
+
 #: Codes a command says on stderr when it meets them, before its answer (a live log dir),
 #: and so leaves out of the findings its text lists after the answer; ``--json`` has them
 #: among its findings.

@@ -117,6 +117,24 @@ class FileKind:
 
 UNKNOWN = FileKind("unknown")
 
+#: Kafka writes these files whole to ``<name>.tmp``, then renames that over the file:
+#: CheckpointFile (offset and leader-epoch checkpoints), PartitionMetadataFile,
+#: FileQuorumStateStore, PropertiesUtils.writePropertiesFile (meta.properties) and
+#: BootstrapDirectory (bootstrap.checkpoint).  The producer state's ``.snapshot`` is
+#: written in place (ProducerStateManager.writeSnapshot) and has no such name.
+_WRITTEN_THROUGH_TMP = frozenset({
+    *OFFSET_CHECKPOINTS, "leader-epoch-checkpoint", "partition.metadata", "quorum-state",
+    "meta.properties", "bootstrap.checkpoint"})
+
+
+def temporary_of(name: str | os.PathLike[str]) -> str | None:
+    """The name of the file ``name`` is Kafka's temporary copy of while it rewrites it
+    (``replication-offset-checkpoint.tmp`` -> ``replication-offset-checkpoint``), or None.
+    Kafka never loads it: it renames it over the file, or a crash leaves it behind."""
+    name = os.path.basename(os.fspath(name))
+    base = name.removesuffix(".tmp")
+    return base if base != name and base in _WRITTEN_THROUGH_TMP else None
+
 
 def classify(name: str | os.PathLike[str]) -> FileKind:
     """Classify a file by its name (a path is reduced to its last component)."""
@@ -275,5 +293,6 @@ __all__ = [
     "segment_file_name",
     "snapshot_file_name",
     "snapshot_part_name",
+    "temporary_of",
     "snapshot_stem",
 ]

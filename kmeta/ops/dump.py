@@ -32,6 +32,7 @@ from kmeta.ops.redact import (
 from kmeta.storage.discover import METADATA_TOPIC, LogFile, discover
 from kmeta.storage.files import load_checked
 from kmeta.storage.progress import QUIET, Progress
+from kmeta.storage.regular import os_error_finding
 from kmeta.storage.segments import batch_records, read_batches, segment_name_finding
 
 
@@ -214,7 +215,7 @@ def dump_file(f: LogFile, opts: DumpOptions) -> Iterator[Event]:
     try:
         size = f.path.stat().st_size
     except OSError as e:
-        return iter([opts.note(Finding("S008", f"cannot read: {e.strerror}", path))])
+        return iter([opts.note(os_error_finding(path, e))])
     kind = f.kind
     info = kind.named()
     if not f.is_batches:

@@ -28,6 +28,7 @@ from kmeta.storage.discover import DataDir, LogFile, PartitionDir, discover
 from kmeta.storage.ends import segment_ends
 from kmeta.storage.files import load_checked
 from kmeta.storage.progress import QUIET, Progress
+from kmeta.storage.regular import os_error_finding
 from kmeta.storage.segments import batch_records, read_batches
 
 
@@ -269,7 +270,7 @@ def summarise_file(f: LogFile, findings: list[Finding], progress: Progress = QUI
     try:
         size = f.path.stat().st_size
     except OSError as e:
-        findings.append(Finding("S008", f"cannot read: {e.strerror}", path))
+        findings.append(os_error_finding(path, e))
         return FileSummary(path, k.kind, 0, k.base_offset, k.epoch, k.suffix)
     s = FileSummary(path, k.kind, size, k.base_offset, k.epoch, k.suffix)
     if size == 0:

@@ -16,7 +16,7 @@ from typing import Any
 
 from kmeta.core.image import diff_images
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
-from kmeta.findings import Finding
+from kmeta.findings import NOT_READ, Finding
 from kmeta.formats.filenames import snapshot_file_name
 from kmeta.ops.diff import (
     Replica,
@@ -73,7 +73,7 @@ def _batch_base(rep: Replica, offset: int) -> int | None:
     for seg in segments_from(rep.part.segments, offset):
         for b in read_batches(seg.path):
             if type(b) is Finding:
-                if b.code == "S008":
+                if b.code in NOT_READ:
                     return None
                 continue
             if b.base_offset <= offset <= b.last_offset:

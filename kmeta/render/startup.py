@@ -325,7 +325,9 @@ def _dir_lines(d: LogDirStartup, paths: Paths, rate: float, shown_metadata: bool
     if d.clean_shutdown and d.broker_epoch is not None:
         state += f", broker epoch {d.broker_epoch}"
     if d.live:
-        state += "; LIVE: a broker runs on it (what follows is a start on its files as now)"
+        state = ("LIVE: a broker runs on it; what follows is a start on its files as they "
+                 "are now" + (", as after the broker is killed" if not d.clean_shutdown
+                              else f" ({state})"))
     yield f"  {paths.show(str(d.path))}: {state}"
     recovering = sum(1 for p in d.partitions if p.recover)
     yield (f"    {_n(len(d.partitions), 'log')}, {_n(recovering, 'log')} to recover, "

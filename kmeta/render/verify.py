@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from kmeta.environment import Environment
-from kmeta.findings import HINTS, Finding
+from kmeta.findings import HINTS, Finding, hint_for, is_live
 from kmeta.formats.filenames import parse_partition_dir_name
 from kmeta.ops.verify import VerifyReport
 from kmeta.render.console import clip_width, fold, styled
@@ -112,7 +112,8 @@ def render_text(report: VerifyReport, env: Environment, given: list[str] | None 
             out = [folded(short_group_line(g, paths, colour))
                    for g in grouped(report.findings, over=over)]
         codes = list(dict.fromkeys(f.code for f in report.findings if f.code in HINTS))
-        out += [folded(f"   hint {code}: {HINTS[code]}") for code in codes]
+        live = is_live(report.findings)
+        out += [folded(f"   hint {code}: {hint_for(code, live)}") for code in codes]
         return out
 
     body = findings_lines(None)

@@ -18,7 +18,13 @@ from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError, UnreadableInput
 from kmeta.findings import Finding
-from kmeta.formats.filenames import FileKind, classify, file_name, parse_partition_dir
+from kmeta.formats.filenames import (
+    FileKind,
+    classify,
+    file_name,
+    parse_partition_dir,
+    temporary_of,
+)
 from kmeta.storage.live import LiveDir, live_dirs
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import entry_problem, not_regular, open_regular, read_regular
@@ -246,7 +252,7 @@ def _scan_partition(path: Path, parsed: tuple[str, int], findings: list[Finding]
             continue
         kind = entry.kind
         if kind.kind == "unknown":
-            findings.append(Finding("S007", "not a Kafka file name; skipped", entry.path))
+            findings.append(_unknown_name(entry.path, entry.name))
             continue
         if problem is not None:
             findings.append(_special(entry.path, problem))
@@ -254,6 +260,17 @@ def _scan_partition(path: Path, parsed: tuple[str, int], findings: list[Finding]
         part.files.append(LogFile(child(entry.name), kind, part.topic))
     part.files.sort(key=LogFile.sort_key)
     return part
+
+
+def _unknown_name(path: str, name: str) -> Finding:
+    """S007 for a name no Kafka file has; S014 for Kafka's own temporary copy of a file
+    it rewrites (a live broker's, caught between its write and its rename)."""
+    of = temporary_of(name)
+    if of is not None:
+        return Finding("S014", f"Kafka's temporary copy of {of} (written whole, then "
+                       f"renamed over it; a crash leaves it): not read, as Kafka never "
+                       f"loads it", path, details={"temporary_of": of})
+    return Finding("S007", "not a Kafka file name; skipped", path)
 
 
 def _special(path: str, what: str) -> Finding:
@@ -437,7 +454,7 @@ def _scan_dir(path: Path, out: Discovery, depth: int, defer: bool = False) -> No
         dd = DataDir(path)
         for f, k in known:
             if k.kind == "unknown":
-                out.findings.append(Finding("S007", "not a Kafka file name; skipped", str(f)))
+                out.findings.append(_unknown_name(str(f), f.name))
             else:
                 dd.files.append(LogFile(f, k))
         dd.files.sort(key=LogFile.sort_key)

@@ -17,6 +17,7 @@ import os
 from stat import S_ISREG
 from typing import NamedTuple
 
+from kmeta.errors import KmetaError
 from kmeta.formats.batch import (
     BASE_OFFSET,
     BATCH_LENGTH,
@@ -116,6 +117,44 @@ def segment_ends(path: str, named_base: int) -> tuple[int, SegmentEnds | None] |
         return None
     finally:
         os.close(fd)
+
+
+def next_offset_now(path: str, named_base: int) -> int | None:
+    """The offset after the last whole batch of the segment at ``path`` as it is now,
+    walked from its offset index's last entry (else from its start): a second look at a
+    segment a live broker appends to, for what an index written after the first read
+    names.  None when the walk finds no batch or the file cannot be read."""
+    from kmeta.storage.headers import next_offset_from
+
+    entry = _last_index_entry(path[:-4] + ".index", named_base) \
+        if path.endswith(".log") else None
+    try:
+        if entry is not None and entry[1] > 0:
+            following, _ = next_offset_from(path, entry[1])
+            if following is not None and following > entry[0]:
+                return following
+        return next_offset_from(path, 0)[0]
+    except KmetaError:
+        return None
+
+
+def log_end_now(directory: str | os.PathLike[str]) -> int | None:
+    """The log end offset of the partition dir as it is now: its segments listed again
+    (a live broker may have rolled one since), the newest walked (:func:`next_offset_now`;
+    an empty one just rolled ends at its base).  None when it cannot be told."""
+    from kmeta.formats.filenames import classify
+
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return None
+    bases = [k.base_offset for k in map(classify, names)
+             if k.kind == "segment" and k.live and k.base_offset is not None]
+    if not bases:
+        return None
+    base = max(bases)
+    following = next_offset_now(os.path.join(os.fspath(directory), f"{base:020d}.log"), base)
+    return base if following is None else following
 
 
 def _ends(fd: int, path: str, named_base: int, size: int) -> SegmentEnds | None:

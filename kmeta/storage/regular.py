@@ -13,7 +13,8 @@ import errno
 import os
 import stat
 
-from kmeta.errors import UnreadableInput
+from kmeta.errors import UnreadableInput, VanishedInput
+from kmeta.findings import Finding
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -67,6 +68,8 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise UnreadableInput("a symbolic link loop; not read", context=str(path)) from e
+        if e.errno == errno.ENOENT:
+            raise vanished(path) from e
         raise UnreadableInput(f"cannot open: {e.strerror}", context=str(path),
                               hint="check the path and its permissions") from e
     try:
@@ -79,6 +82,33 @@ def open_regular(path: str | os.PathLike[str]) -> int:
         raise UnreadableInput(f"not a regular file but {describe_mode(mode)}; Kafka reads "
                               "only regular files, and so does kmeta", context=str(path))
     return fd
+
+
+#: The names Kafka gives a file it takes out of a log (LogSegment.changeFileSuffixes,
+#: Snapshots.markForDelete), and what each says happened.
+_RENAMED = ((".deleted", "renamed to {name}.deleted: Kafka deletes it (retention, the log "
+             "start moving past it, a cleaner or a truncation replaced it)"),
+            (".swap", "renamed to {name}.swap: the log cleaner is replacing it"))
+
+
+def vanished(path: str | os.PathLike[str]) -> VanishedInput:
+    """A file listed, gone at its read: what Kafka did with it, where its new name says."""
+    name = os.path.basename(os.fspath(path))
+    for suffix, what in _RENAMED:
+        if os.path.lexists(os.fspath(path) + suffix):
+            return VanishedInput(f"gone while kmeta read the dir: {what.format(name=name)}",
+                                 context=str(path))
+    return VanishedInput("gone while kmeta read the dir: removed after it was listed "
+                         "(by the broker writing the dir, or another process)",
+                         context=str(path))
+
+
+def os_error_finding(path: str | os.PathLike[str], err: OSError) -> Finding:
+    """What an OSError met reading a listed file says of it: S013 when the file is gone
+    (a live broker removed or renamed it), S008 otherwise."""
+    if err.errno == errno.ENOENT:
+        return vanished(path).finding(str(path))
+    return Finding("S008", f"cannot read: {err.strerror}", str(path))
 
 
 def read_regular(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
@@ -103,9 +133,12 @@ def read_regular(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
                                   f"a {what} file", context=str(path))
         return b"".join(chunks)
     except OSError as e:
+        if e.errno == errno.ENOENT:
+            raise vanished(path) from e
         raise UnreadableInput(f"cannot read: {e.strerror}", context=str(path)) from e
     finally:
         os.close(fd)
 
 
-__all__ = ["describe_mode", "entry_problem", "not_regular", "open_regular", "read_regular"]
+__all__ = ["describe_mode", "entry_problem", "not_regular", "open_regular",
+           "os_error_finding", "read_regular", "vanished"]

@@ -337,6 +337,16 @@ def _tail_finding(buf: Any, pos: int, n: int, file: str) -> Finding:
         return Finding("S002", f"zero-filled tail of {remaining} bytes (never written)",
                        file, pos, details={"bytes": remaining})
     torn = _torn_tail(buf, pos, n, file)
+    if torn is not None:
+        grown = _grown(buf, n)
+        if grown is not None:
+            # A batch Kafka was appending as the file was opened (a live broker's active
+            # segment; LogSegment.append writes a batch whole, then the next): the file
+            # has more bytes now, so it is in the writing, not torn.
+            return Finding("S015", f"the batch at byte {pos} was being written when kmeta "
+                           f"read the segment ({n:,} bytes then, {grown:,} now): written "
+                           "since, not read", file, pos, torn.offset,
+                           details={"read_bytes": n, "bytes_now": grown})
     if pos == 0:  # nothing in the file was a batch
         alien = _not_a_segment(buf, n, file, torn is not None)
         if alien is not None:
@@ -344,6 +354,19 @@ def _tail_finding(buf: Any, pos: int, n: int, file: str) -> Finding:
     return torn or Finding(
         "S004", f"{remaining} bytes of garbage after the last valid batch; Kafka's "
         "recovery truncates here", file, pos, details={"bytes": remaining})
+
+
+def _grown(buf: Any, n: int) -> int | None:
+    """The size of the file mapped into ``buf`` now, when it is larger than the ``n``
+    bytes read (someone appended since); None otherwise or when it cannot be told."""
+    fd = getattr(buf, "fd", None)
+    if fd is None:
+        return None
+    try:
+        now = os.fstat(fd).st_size
+    except OSError:
+        return None
+    return now if now > n else None
 
 
 def _torn_tail(buf: Any, pos: int, n: int, file: str) -> Finding | None:

@@ -27,7 +27,7 @@ from kmeta.core.image import (
 )
 from kmeta.core.image_quiet import apply_quiet
 from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
-from kmeta.findings import Finding
+from kmeta.findings import NOT_READ, Finding
 from kmeta.formats import payload as payload_module
 from kmeta.formats.batch import BASE_OFFSET, CRC_VALID, LEADER_EPOCH, LONE, MAX_TIMESTAMP, Batch
 from kmeta.formats.compiled import CORE
@@ -248,7 +248,7 @@ def snapshot_image(f: LogFile, progress: Progress = QUIET
     for item in read_records(f.path, decode_metadata, decode_control, progress=progress):
         if type(item) is Finding:
             findings.append(item)
-            if item.code == "S008":
+            if item.code in NOT_READ:
                 return replay.image, findings
             continue
         batch, r, payload = item

@@ -11,7 +11,15 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from kmeta.findings import CODES, HINTS, Finding, Severity
+from kmeta.findings import (
+    CODES,
+    HINTS,
+    STOP_FIRST,
+    Finding,
+    Severity,
+    hint_for,
+    is_live,
+)
 from kmeta.formats.filenames import parse_partition_dir
 from kmeta.ops.report.model import AREAS, Area, Report
 
@@ -122,7 +130,8 @@ def next_steps(report: Report, area: str, findings: list[Finding]
     # the worst findings speak first: under an error, a warning's hint ("nothing is
     # lost") would say the opposite of the verdict
     worst = _first_codes(findings, (Severity.ERROR,)) or codes
-    why = next((HINTS[c] for c in worst if c in HINTS), CODES[worst[0]].meaning)
+    live = is_live(report.findings)
+    why = next((hint_for(c, live) for c in worst if c in HINTS), CODES[worst[0]].meaning)
     if area == "logs":
         damaged = [f for f in findings if f.code in _REPAIRABLE and f.severity in bad]
         dirs = list(dict.fromkeys(d for f in damaged if (d := _partition_dir(f))))
@@ -131,8 +140,9 @@ def next_steps(report: Report, area: str, findings: list[Finding]
             if name.startswith("__cluster_metadata-"):  # what repair writes a copy of
                 # named like the input, so every command reads the copy as one
                 label = Path(d).parent.name or "log"
-                steps.append((why, ["kmeta", "repair", d, "--out",
-                                    os.path.join("/tmp", f"{label}.repaired", name)]))
+                said = STOP_FIRST + why if live and not why.startswith(STOP_FIRST) else why
+                steps.append((said, ["kmeta", "repair", d, "--out",
+                                     os.path.join("/tmp", f"{label}.repaired", name)]))
             else:  # Kafka's own recovery cuts an ordinary log: startup says where
                 steps.append((why, ["kmeta", "verify", d]))
         if not steps:

@@ -29,7 +29,7 @@ from pathlib import Path
 from kmeta.core import meta_ensemble as E
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding
-from kmeta.formats.filenames import parse_partition_dir_name
+from kmeta.formats.filenames import classify, parse_partition_dir_name
 from kmeta.formats.primitives import INT32_MAX
 from kmeta.formats.textfiles import (
     parse_clean_shutdown,
@@ -250,10 +250,14 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         if part.offline is not None:
             d.offline = True
         _classify(part, version, placement)
-        judge_offsets(part, hws.get(tp))
+        judge_offsets(part, hws.get(tp), d.live)
         d.partitions.append(part)
     n = sum(1 for p in d.partitions if p.recover and p.state != "delete")  # no recoverLog
-    if not clean and n:
+    if d.live:
+        # A running broker has no marker (LogManager deletes it once loaded): no V177.
+        for p in d.partitions:
+            p.findings[:] = [f for f in p.findings if not _in_flight(f)]
+    elif not clean and n:
         report.findings.append(Finding(
             "V177", f"no .kafka_cleanshutdown: Kafka recovers {n} of {len(d.partitions)} "
             f"logs from their recovery points ({d.cost_bytes:,} bytes to re-read)", str(path),
@@ -467,7 +471,28 @@ def _metadata_log(report: StartupReport, config: str | None,
     if m.refusal is not None:
         report.refusals.append(f"{m.path}: {m.refusal}")
         report.refuses_before_loading = True
-    report.findings.extend(m.findings)
+    live = bool(live_dirs([chosen.path]))
+    report.findings.extend(f for f in m.findings if not (live and _in_flight(f)))
+
+
+def _in_flight(f: Finding) -> bool:
+    """A finding of a running broker's dir that only says what its files show at any
+    moment, which a start on them does as a matter of course: files awaiting deletion
+    (file.delete.delay.ms) or a cleaner's swap (V179), the indexes of the segment just
+    rolled, not made yet (V178 on the newest segment).  What the start does with them is
+    in the model; none is an anomaly."""
+    if f.code == "V179":
+        return True
+    if f.code != "V178" or f.file is None:
+        return False
+    seg = Path(f.file)
+    base = classify(seg.name).base_offset
+    try:
+        bases = [k.base_offset for k in map(classify, os.listdir(seg.parent))
+                 if k.kind == "segment" and k.live and k.base_offset is not None]
+    except OSError:
+        return False
+    return base is not None and base >= max(bases, default=-1)
 
 
 def _configured_node(server: dict[str, str] | None, broker: BrokerDirs) -> int | None:

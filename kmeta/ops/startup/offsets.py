@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from kmeta.findings import Finding
 from kmeta.ops.startup.model import PartitionStartup
+from kmeta.storage.ends import log_end_now
 
 
 def _span(r: range) -> str:
@@ -54,9 +55,12 @@ def _loaded(part: PartitionStartup) -> str:
     return f"Kafka starts the log with what is there ({_span(range(start, end))})"
 
 
-def judge_offsets(part: PartitionStartup, high_watermark: int | None) -> None:
+def judge_offsets(part: PartitionStartup, high_watermark: int | None,
+                  live: bool = False) -> None:
     """Set ``part``'s high watermark and the offsets its checkpoints name past its loaded
-    log end, and add V212 (committed offsets missing) or V213 (flushed offsets only)."""
+    log end, and add V212 (committed offsets missing) or V213 (flushed offsets only).
+    ``live``: a broker runs on the dir, checkpointing as it appends: offsets the log
+    holds when looked at again were written since it was loaded (S015), not lost."""
     part.high_watermark = high_watermark
     end = part.log_end_offset
     stray = part.placement is not None and part.placement.stray
@@ -67,6 +71,17 @@ def judge_offsets(part: PartitionStartup, high_watermark: int | None) -> None:
     part.flushed_missing = range(end, rp) if rp > end else range(0)
     if not part.committed_missing and not part.flushed_missing:
         return
+    if live:
+        named = max(hw or 0, rp)
+        now = log_end_now(part.path)
+        if now is not None and named <= now:
+            part.committed_missing = part.flushed_missing = range(0)
+            part.findings.append(Finding(
+                "S015", f"the checkpoints name offsets up to {named - 1:,}, past the log "
+                f"end {end:,} as loaded: the log holds them now (appended since)",
+                str(part.path), offset=end,
+                details={"read_log_end": end, "log_end_now": now}))
+            return
     part.missing_cause = cause = _cause(part)
     where, loaded = str(part.path), _loaded(part)
     committed, flushed = part.committed_missing, part.flushed_missing

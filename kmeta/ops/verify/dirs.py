@@ -5,6 +5,7 @@ across the dirs given, partition.metadata, segments given alone."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from kmeta.findings import Finding
@@ -16,6 +17,7 @@ from kmeta.storage.discover import (
     LogFile,
     PartitionDir,
 )
+from kmeta.storage.ends import log_end_now
 from kmeta.storage.files import load_checked
 
 
@@ -38,10 +40,12 @@ def partitions_without_segments(data_dir: Any) -> Iterator[Finding]:
                       str(data_dir.path))
 
 
-def offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int], int]
-                        ) -> Iterator[Finding]:
+def offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int], int],
+                       data_dir: Path | None = None) -> Iterator[Finding]:
     """A data dir's offset checkpoints against the partitions it holds: a recovery point,
-    high watermark, log start or cleaner offset never lies beyond the log end."""
+    high watermark, log start or cleaner offset never lies beyond the log end.  An offset
+    past the log end as read, which the log holds when looked at again (``data_dir``: its
+    partition dirs), was appended since: a live broker checkpoints as it writes."""
     for f in files:
         if f.kind.kind != "offset-checkpoint" or not f.kind.live:
             continue
@@ -50,9 +54,19 @@ def offset_checkpoints(files: Iterable[LogFile], log_ends: dict[tuple[str, int],
             continue
         for e in loaded.entries:
             end = log_ends.get((e.topic, e.partition))
-            if end is not None and e.offset > end:
-                yield Finding("V035", f"{e.topic}-{e.partition} at offset {e.offset}, beyond "
-                              f"its log end offset {end}", str(f.path), offset=e.offset)
+            if end is None or e.offset <= end:
+                continue
+            now = log_end_now(data_dir / f"{e.topic}-{e.partition}") \
+                if data_dir is not None else None
+            if now is not None and e.offset <= now:
+                yield Finding("S015", f"{e.topic}-{e.partition} at offset {e.offset}, past "
+                              f"its log end {end} as read: the log holds it now (appended "
+                              "since)", str(f.path), offset=e.offset,
+                              details={"read_log_end": end, "log_end_now": now})
+            else:
+                yield Finding("V035", f"{e.topic}-{e.partition} at offset {e.offset}, "
+                              f"beyond its log end offset {end}", str(f.path),
+                              offset=e.offset)
 
 
 def small_files(files: Iterable[LogFile]) -> Iterator[Finding]:

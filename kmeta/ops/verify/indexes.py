@@ -13,6 +13,7 @@ from kmeta.errors import KmetaError
 from kmeta.findings import Finding
 from kmeta.formats.indexes import OFFSET_INDEX_ENTRY_SIZE, TIME_INDEX_ENTRY_SIZE
 from kmeta.storage.discover import LogFile, PartitionDir
+from kmeta.storage.ends import next_offset_now
 from kmeta.storage.files import load_checked
 from kmeta.storage.headers import batch_spans
 
@@ -76,7 +77,7 @@ def _index_findings(f: LogFile, segments: dict[int | None, LogFile],
         last = lasts.get(k.base_offset) if stats else None
         if stats is not None and last is None:
             last = k.base_offset - 1  # an empty segment: no entry can name an offset
-        yield from _time_index_in_order(index.entries, path, last)
+        yield from _time_index_in_order(index.entries, path, last, seg)
 
 
 def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:
@@ -102,10 +103,36 @@ def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[F
         yield err.finding(str(seg.path))
 
 
-def _time_index_in_order(entries: tuple, path: str, last: int | None = None
-                         ) -> Iterator[Finding]:
+def _written_since(entries: tuple, path: str, last: int, seg: LogFile
+                   ) -> tuple[int, Finding | None]:
+    """Of time-index entries past ``last`` (the segment's last offset as the verify pass
+    read it), those the segment holds now: Kafka appends the batch, then its index entry
+    (LogSegment.append), so on a live segment the index read later names batches the
+    pass never saw.  The offset up to which entries are so excused (``last`` when none),
+    and the S015 that says it."""
+    now = next_offset_now(str(seg.path), seg.kind.base_offset or 0)
+    if now is None or now <= last + 1:
+        return last, None
+    since = [e for e in entries if last < e.offset < now]
+    if not since:
+        return last, None
+    return now - 1, Finding(
+        "S015", f"{len(since):,} time-index entr{'y' if len(since) == 1 else 'ies'} name "
+        f"offsets {since[0].offset}..{since[-1].offset}, past the segment's last offset "
+        f"{last} as read: the segment holds them now (appended since)", path,
+        TIME_INDEX_ENTRY_SIZE * entries.index(since[0]), since[0].offset,
+        details={"read_last_offset": last, "next_offset_now": now})
+
+
+def _time_index_in_order(entries: tuple, path: str, last: int | None = None,
+                         seg: LogFile | None = None) -> Iterator[Finding]:
     """Entries only grow, and name offsets the segment holds (``last``: its last
-    offset as the verify pass read it, when known)."""
+    offset as the verify pass read it, when known; ``seg``: the segment, looked at again
+    for entries past it)."""
+    if entries and last is not None and seg is not None and entries[-1].offset > last:
+        last, since = _written_since(entries, path, last, seg)
+        if since is not None:
+            yield since
     if entries:
         # the common answer, nothing to say, over whole columns (a metadata log's time
         # indexes hold tens of thousands of entries); the loop below says what is wrong

@@ -37,7 +37,7 @@ from kmeta.core.log_rules import (
     batch_out_of_segment,
     offsets_past_max,
 )
-from kmeta.findings import Finding
+from kmeta.findings import NOT_READ, Finding
 from kmeta.formats.runs import Walked
 from kmeta.ops import processes
 from kmeta.storage.segments import read_batches
@@ -79,7 +79,7 @@ def scan_partition(segments: Segments) -> Scanned:
         for item in read_batches(path, walk=True):
             if type(item) is Finding:
                 found.append(item)
-                if item.code == "S008":
+                if item.code in NOT_READ:
                     known = False
             elif type(item) is Walked:  # intact batches, by header and CRC
                 high = max(high, item.high)

@@ -162,7 +162,7 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
         own = {(p.topic, p.partition): log_ends[str(p.path)] for p in d.partitions
                if str(p.path) in log_ends}
         add(partitions_without_segments(d))
-        add(offset_checkpoints(d.files, own))
+        add(offset_checkpoints(d.files, own, d.path))
         add(checkpoints_agree(d))
         for f in d.files:
             if f.kind.kind == "bootstrap-checkpoint":
