@@ -16,7 +16,8 @@ named where it is done:
   timestamp).
 * ``UnifiedLog.roll`` -> ``LocalLog.roll``: the old segment's
   ``LogSegment.onBecomeInactiveSegment`` (final time index entry,
-  ``AbstractIndex.trimToValidSize`` of both indexes), a new ``.log``, its indexes
+  ``AbstractIndex.trimToValidSize`` of both indexes), a new ``.log`` whose indexes are
+  ``LazyIndex``es: made at their first use, the next append's ``LogSegment.shouldRoll``,
   preallocated (``AbstractIndex``: ``RandomAccessFile.setLength(maxIndexSize)``); then
   ``ProducerStateManager.takeSnapshot`` writes ``<new base>.snapshot`` in place
   (``FileChannel`` CREATE/WRITE, forced later by the ``flush-log`` task, which also moves the
@@ -131,7 +132,9 @@ class _Log:
     log_start: int = 0
     recovery_point: int = 0
     epochs: list[EpochEntry] = field(default_factory=list)
-    fds: tuple[int, int, int] | None = None  # .log, .index, .timeindex
+    log_fd: int | None = None
+    #: the active segment's .index and .timeindex, None until first touched (LazyIndex)
+    index_fds: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:
@@ -204,41 +207,56 @@ class _Log:
 
     def _open(self, seg: _Segment, *, create: bool) -> None:
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_EXCL if create else 0)
-        log_fd = os.open(self.file(seg.base, "log"), flags, 0o644)
-        idx = []
-        for ext, entry, n in (("index", OFFSET_ENTRY, seg.offset_entries),
-                              ("timeindex", TIME_ENTRY, seg.time_entries)):
-            fd = os.open(self.file(seg.base, ext), os.O_RDWR | os.O_CREAT, 0o644)
-            # AbstractIndex: a new index file is preallocated with setLength(maxIndexSize);
-            # LogLoader.load resizes a reopened active segment's indexes back to it.
-            os.ftruncate(fd, n * entry.size)
-            os.ftruncate(fd, INDEX_BYTES - INDEX_BYTES % entry.size)
-            idx.append(fd)
-        self.fds = (log_fd, idx[0], idx[1])
+        self.log_fd = os.open(self.file(seg.base, "log"), flags, 0o644)
+        if not create:  # LogLoader.load resizes the reopened active segment's indexes
+            self.indexes()
+
+    def indexes(self) -> tuple[int, int]:
+        """The active segment's index files.  LogSegment.open wraps them in LazyIndex: a new
+        segment's .index and .timeindex come into being when first used (the next append's
+        LogSegment.shouldRoll asks offsetIndex().isFull()), preallocated by AbstractIndex
+        with RandomAccessFile.setLength(maxIndexSize)."""
+        if self.index_fds is None:
+            seg = self.active
+            assert seg is not None
+            idx = []
+            for ext, entry, n in (("index", OFFSET_ENTRY, seg.offset_entries),
+                                  ("timeindex", TIME_ENTRY, seg.time_entries)):
+                fd = os.open(self.file(seg.base, ext), os.O_RDWR | os.O_CREAT, 0o644)
+                os.ftruncate(fd, n * entry.size)  # no stale entry past the valid ones
+                os.ftruncate(fd, INDEX_BYTES - INDEX_BYTES % entry.size)
+                idx.append(fd)
+            self.index_fds = (idx[0], idx[1])
+        return self.index_fds
 
     def close_files(self) -> None:
-        if self.fds:
-            for fd in self.fds:
+        for fd in (self.log_fd, *(self.index_fds or ())):
+            if fd is not None:
                 os.close(fd)
-            self.fds = None
+        self.log_fd = None
+        self.index_fds = None
 
     # -- LogSegment.append
     def append(self, batch: bytes) -> None:
         seg = self.active
-        assert seg is not None and self.fds is not None
+        assert seg is not None and self.log_fd is not None
         f = HEADER.unpack_from(batch, 0)
         last, max_ts = f[0] + f[6], f[8]
+        # UnifiedLog.maybeRoll -> LogSegment.shouldRoll: the size test first; when it does
+        # not roll, the index's isFull() is asked (and a lazy index file made)
         if seg.size and seg.size + len(batch) > self.segment_bytes:
-            self.roll()  # UnifiedLog.maybeRoll
+            self.roll()
             seg = self.active
-            assert seg is not None and self.fds is not None
+            assert seg is not None and self.log_fd is not None
+        else:
+            self.indexes()
         position = seg.size
-        os.write(self.fds[0], batch)  # the log first ...
+        os.write(self.log_fd, batch)  # the log first ...
         seg.size += len(batch)
         if max_ts > seg.max_ts:
             seg.max_ts, seg.max_ts_offset = max_ts, last
         if seg.since_index > INDEX_INTERVAL:  # ... then its index entries
-            os.pwrite(self.fds[1], OFFSET_ENTRY.pack(last - seg.base, position),
+            os.pwrite(self.indexes()[0], OFFSET_ENTRY.pack(last - seg.base, position),
                       seg.offset_entries * OFFSET_ENTRY.size)
             seg.offset_entries += 1
             self._time_maybe_append(seg)
@@ -252,9 +270,8 @@ class _Log:
 
     def _time_maybe_append(self, seg: _Segment) -> None:
         """TimeIndex.maybeAppend: only a timestamp larger than the last entry's."""
-        assert self.fds is not None
         if seg.max_ts > seg.last_time:
-            os.pwrite(self.fds[2], TIME_ENTRY.pack(seg.max_ts, seg.max_ts_offset - seg.base),
+            os.pwrite(self.indexes()[1], TIME_ENTRY.pack(seg.max_ts, seg.max_ts_offset - seg.base),
                       seg.time_entries * TIME_ENTRY.size)
             seg.time_entries += 1
             seg.last_time = seg.max_ts
@@ -263,10 +280,11 @@ class _Log:
         """LogSegment.onBecomeInactiveSegment (and LogSegment.close): the final time index
         entry, then both indexes trimmed to their entries (AbstractIndex.trimToValidSize)."""
         seg = self.active
-        assert seg is not None and self.fds is not None
+        assert seg is not None
         self._time_maybe_append(seg)
-        os.ftruncate(self.fds[1], seg.offset_entries * OFFSET_ENTRY.size)
-        os.ftruncate(self.fds[2], seg.time_entries * TIME_ENTRY.size)
+        index, time_index = self.indexes()
+        os.ftruncate(index, seg.offset_entries * OFFSET_ENTRY.size)
+        os.ftruncate(time_index, seg.time_entries * TIME_ENTRY.size)
 
     # -- UnifiedLog.roll -> LocalLog.roll
     def roll(self) -> None:
