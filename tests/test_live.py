@@ -121,3 +121,22 @@ def test_a_dir_left_by_a_killed_writer_is_read(tmp_path: Path) -> None:
         said.append(f"{command}: exit {run.rc}: "
                     + ", ".join(f"{k} x{n}" for k, n in codes.most_common()))
     print("\n".join(said))  # what kmeta reports on a crashed broker's dir (pytest -s)
+
+
+def test_the_writer_leaves_a_healthy_dir(tmp_path: Path) -> None:
+    """The harness's own check: stopped cleanly (as a broker's controlled shutdown), the dir
+    it wrote — rolls, retention, DeleteRecords, KRaft snapshots, a deleted topic — is one
+    kmeta finds nothing wrong with, so what the tests above see comes from reading it live."""
+    assert REAL
+    where = prepare(REAL, tmp_path / "broker")
+    with LiveBroker(where.data, lock="flock", seed=5, rate=1000,
+                    delete_topic_after=2.0) as broker:
+        time.sleep(4.0)
+    stats = broker.stop()
+    assert stats["rolls"] and stats["deleted_segments"] and stats["snapshots"] >= 2
+    assert stats["deleted_snapshots"] and stats["topics_deleted"] == 1
+    assert not list(where.data.glob("stock-prices-0*")), "the deleted topic's dir is gone"
+    for command in ("verify", "startup", "report"):
+        run = run_command(command, where, True, timeout=TIMEOUT)
+        v = judge(run)
+        assert run.rc == 0 and not v.failures(), (command, run.rc, v.failures())

@@ -235,7 +235,8 @@ class Row:
         self.seconds += run.elapsed
         for s, c, m in v.findings:
             self.codes[f"{c}({s[0]})"] += 1
-            self.examples.setdefault(c, m)
+            if run.json or c not in self.examples:  # JSON messages are whole, text wraps
+                self.examples[c] = m
         for e in v.errors:
             code = e.split("[", 1)[1].split("]", 1)[0] if "error[" in e else "internal"
             self.codes[f"{code}(exit)"] += 1
@@ -289,9 +290,10 @@ def table(rows: dict[str, Row]) -> str:
         lines.append(f"{label:<20} {r.runs:>4}  {exits:<18} {r.tracebacks:>2} {r.timeouts:>2} "
                      f"{r.lock_noticed:>4}  {codes}")
     examples: dict[str, str] = {}
-    for r in rows.values():
+    for label, r in rows.items():
         for c, m in r.examples.items():
-            examples.setdefault(c, m)
+            if label.endswith("--json") or c not in examples:
+                examples[c] = m
     if examples:
         lines += ["", "one message per code:"]
         lines += [f"  {c}: {m[:220]}" for c, m in sorted(examples.items())]
