@@ -87,8 +87,9 @@ def test_corruption_in_a_closed_segment_is_still_found(tmp_path: Path) -> None:
     data = copy_real(REAL, tmp_path / "broker")
     where = Where(data, data / "__cluster_metadata-0", tmp_path)
     with LiveBroker(data, lock="posix", seed=3, rate=600):
-        damaged, position = plant_corruption(data)
+        planted = plant_corruption(data)
         runs = [run_command("verify", where, True, timeout=TIMEOUT) for _ in range(2)]
+    damaged = planted.file
     assert damaged.parent.name == SPARED
     for run in runs:
         v = judge(run)
@@ -96,6 +97,8 @@ def test_corruption_in_a_closed_segment_is_still_found(tmp_path: Path) -> None:
         assert run.rc == 1, (run.rc, v.failures())
         crc = [f for f in v.error_findings if f[1] == "F001" and f[2].startswith(f"{damaged}:")]
         assert crc, f"no F001 naming {damaged}: {v.failures()}"
+        assert any(o["code"] == "F001" and o.get("file") == str(damaged)
+                   and o.get("position") == planted.position for o in v.objects), v.objects
         others = [f for f in v.error_findings if f not in crc]
         assert not others, "\n".join(f"{s} {c}: {m}" for s, c, m in others)
 

@@ -67,7 +67,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kmeta.formats.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, build_batch
 from kmeta.formats.filenames import segment_file_name
@@ -695,11 +695,17 @@ class LiveBroker:
         return self.proc.pid
 
 
-def plant_corruption(data_dir: str | os.PathLike[str], *, timeout: float = 20.0
-                     ) -> tuple[Path, int]:
+class Planted(NamedTuple):
+    """Where :func:`plant_corruption` flipped a byte: what kmeta verify must name (F001)."""
+
+    file: Path
+    position: int  # the damaged batch's byte position in the file
+    offset: int  # its base offset
+
+
+def plant_corruption(data_dir: str | os.PathLike[str], *, timeout: float = 20.0) -> Planted:
     """Flip a byte in the records of the first batch of a closed segment of the partition
-    retention spares; waits (up to ``timeout``) for the writer to roll it once.  Returns
-    (the .log file, the batch's byte position) that kmeta verify must name."""
+    retention spares; waits (up to ``timeout``) for the writer to roll it once."""
     part = Path(data_dir) / SPARED
     deadline = time.monotonic() + timeout
     while True:
@@ -711,11 +717,12 @@ def plant_corruption(data_dir: str | os.PathLike[str], *, timeout: float = 20.0
         time.sleep(0.1)
     target = logs[0]
     with open(target, "r+b") as f:
+        head = f.read(HEADER_SIZE)
         f.seek(HEADER_SIZE + 3)  # inside the first record, covered by the batch CRC
         byte = f.read(1)
         f.seek(HEADER_SIZE + 3)
         f.write(bytes([byte[0] ^ 0x5A]))
-    return target, 0
+    return Planted(target, 0, HEADER.unpack_from(head, 0)[0])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -111,6 +111,8 @@ class Verdict:
     #: error[KMxxx] lines on stderr
     errors: list[str] = field(default_factory=list)
     lock_noticed: bool = False
+    #: the finding objects of --json output, whole (every severity)
+    objects: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def error_findings(self) -> list[tuple[str, str, str]]:
@@ -202,6 +204,7 @@ def judge(run: Run) -> Verdict:
         seen = set()
         for obj in _objects(run.stdout):
             for f in findings_in(obj):
+                v.objects.append(f)
                 key = (f["severity"], f["code"], str(f.get("message", "")),
                        str(f.get("file")), f.get("position"), f.get("offset"))
                 if f["severity"] in ("error", "warning") and key not in seen:
