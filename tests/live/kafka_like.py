@@ -149,6 +149,11 @@ class _Log:
 
     # -- LogLoader.load
     def load(self, log_start: int | None) -> None:
+        # LogLoader.removeTempFilesAndCollectSwapFiles deletes what a crash left marked for
+        # deletion; KafkaMetadataLog's start deletes partial and deleted snapshots.
+        for p in self.path.iterdir():
+            if p.name.endswith((".deleted", ".cleaned", ".checkpoint.part")):
+                p.unlink()
         bases = sorted(int(p.name[:20]) for p in self.path.glob("*.log"))
         if not bases:
             raise ValueError(f"{self.path}: no segment to continue")
@@ -372,13 +377,9 @@ class Writer:
                       "deleted_snapshots": 0, "checkpoints": 0, "topics_deleted": 0}
         self._lock_fd: int | None = None
         self._stop = False
-        starts = self._read_checkpoint("log-start-offset-checkpoint")
+        self.segment_bytes = segment_bytes
+        self.metadata_segment_bytes = metadata_segment_bytes
         self.logs: dict[str, _Log] = {}
-        for name in (METADATA, *DATA):
-            log = _Log(self.dir / name, metadata_segment_bytes if name == METADATA
-                       else segment_bytes, metadata=name == METADATA)
-            log.load(starts.get(_split(name)))
-            self.logs[name] = log
         self.deleted_topic: str | None = None
 
     # -- the lock and start-up
@@ -394,7 +395,19 @@ class Writer:
         self._lock_fd = fd
 
     def start(self) -> None:
+        """LogManager: lockLogDirs, then loadLogs (LogLoader.load of each partition)."""
         self.take_lock()
+        for stale in self.dir.glob("*-delete"):  # LogManager.loadLogs resumes deletions
+            shutil.rmtree(stale)
+        starts = self._read_checkpoint("log-start-offset-checkpoint")
+        for name in (METADATA, *DATA):
+            if name == DATA[0] and not (self.dir / name).is_dir():
+                self.deleted_topic = name  # deleted by an earlier run
+                continue
+            log = _Log(self.dir / name, self.metadata_segment_bytes if name == METADATA
+                       else self.segment_bytes, metadata=name == METADATA)
+            log.load(starts.get(_split(name)))
+            self.logs[name] = log
         # LogManager.loadLogs: the clean shutdown marker goes once the logs are loaded.
         with contextlib.suppress(FileNotFoundError):
             (self.dir / ".kafka_cleanshutdown").unlink()
@@ -488,9 +501,9 @@ class Writer:
     def delete_records(self) -> None:
         """An AdminClient deleteRecords on the retained data partition: the log start moves
         inside the first segment, at most to the high watermark."""
-        log = self.logs[DATA[0]]
-        if self.deleted_topic == DATA[0] or len(log.bases()) < 2:
+        if self.deleted_topic == DATA[0] or len(self.logs[DATA[0]].bases()) < 2:
             return
+        log = self.logs[DATA[0]]
         first, nxt = log.bases()[0], log.bases()[1]
         if log.log_start < nxt - 1:
             log.advance_start(self.rng.randint(max(first, log.log_start) + 1, nxt - 1))
