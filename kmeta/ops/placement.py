@@ -34,6 +34,7 @@ from kmeta.storage.discover import (
     discover,
 )
 from kmeta.storage.files import load_checked, read_small
+from kmeta.storage.live import live_dirs
 from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["BrokerPlacement", "broker_placement", "discovery_placement"]
@@ -358,12 +359,58 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
                                "--metadata DIR)")
         return out
     out.metadata_version = image.metadata_version
-    dir_ids = [m.directory_id for m in metas.values() if m is not None and m.directory_id]
-    placement = P.place(out.node_id, image.topics, _local_logs(dirs, metas), dir_ids,
-                        removed_topic_ids=getattr(image, "removed_topic_ids", ()))
-    _with_checkpoints(placement, dirs)
+    placement = _place(out.node_id, dirs, metas, image)
     _with_peers(placement, peers)
     out.placement = placement
+    found = len(out.findings)
+    _placement_findings(out, placement)
+    if len(out.findings) > found and metadata is not None \
+            and live_dirs([d.path for d in dirs]):
+        out.findings[found:] = _second_look(out, out.findings[found:], dirs, metadata)
+    return out
+
+
+def _place(node_id: int, dirs: Sequence[DataDir], metas: Mapping[str, Any], image: Any
+           ) -> P.Placement:
+    dir_ids = [m.directory_id for m in metas.values() if m is not None and m.directory_id]
+    placement = P.place(node_id, image.topics, _local_logs(dirs, metas), dir_ids,
+                        removed_topic_ids=getattr(image, "removed_topic_ids", ()))
+    _with_checkpoints(placement, dirs)
+    return placement
+
+
+def _second_look(out: BrokerPlacement, said: list[Finding], dirs: Sequence[DataDir],
+                 metadata: str) -> list[Finding]:
+    """A running broker's placement findings, judged again: the dirs listed anew, then the
+    image replayed anew.  Kafka commits a metadata record before the broker acts on it
+    on disk (a RemoveTopicRecord, then the dir renamed ``-delete``), so a listing newer
+    than the image makes a deleted topic's replica look missing, and an image newer than
+    the listing a new one's; the first judgment may have been either, this one is the
+    second kind.  What holds in both is said; what does not is one S015."""
+    again = discover([d.path for d in dirs])
+    image, _ = _image_of(metadata)
+    if image is None or out.node_id is None:
+        return said
+    metas = {str(d.path): _meta(d) for d in again.data_dirs}
+    second = BrokerPlacement(out.node_id, out.log_dirs, metadata)
+    second.metadata_version = image.metadata_version
+    _placement_findings(second, _place(out.node_id, again.data_dirs, metas, image))
+    held = {(f.code, f.file) for f in second.findings}
+    kept = [f for f in said if (f.code, f.file) in held]
+    gone = [f for f in said if (f.code, f.file) not in held]
+    if gone:
+        codes = ", ".join(dict.fromkeys(f.code for f in gone))
+        kept.append(Finding(
+            "S015", f"{len(gone)} placement finding(s) ({codes}, first: {gone[0].message}) "
+            "did not hold on a second look at the dirs and the metadata log: Kafka changed "
+            "both while kmeta read them (a topic deleted or created, a replica moved)",
+            out.log_dirs[0], details={"codes": [f.code for f in gone]}))
+    return kept
+
+
+def _placement_findings(out: BrokerPlacement, placement: P.Placement) -> None:
+    """The findings of a placement's verdicts and missing replicas, onto ``out``."""
+    assert out.node_id is not None
     for v in placement.verdicts:
         f = _verdict_finding(v, out.node_id, out.metadata_version)
         if f is not None:
@@ -389,7 +436,6 @@ def judge(dirs: Sequence[DataDir], image: Any, *, metadata: str | None = None,
     elif unknown:
         out.findings.append(_missing_finding(unknown[0], out.node_id,
                                              _missing_where(unknown[0], first)))
-    return out
 
 
 def _missing_where(m: P.MissingReplica, log_dir: str) -> str:

@@ -8,6 +8,7 @@ in offset order, and a Finding for every file it does not recognise.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 from collections.abc import Iterable
@@ -16,7 +17,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, NamedTuple
 
-from kmeta.errors import KmetaError, UnreadableInput
+from kmeta.errors import KmetaError, UnreadableInput, VanishedInput
 from kmeta.findings import Finding
 from kmeta.formats.filenames import (
     FileKind,
@@ -27,7 +28,13 @@ from kmeta.formats.filenames import (
 )
 from kmeta.storage.live import LiveDir, live_dirs
 from kmeta.storage.progress import QUIET, Progress
-from kmeta.storage.regular import entry_problem, not_regular, open_regular, read_regular
+from kmeta.storage.regular import (
+    entry_problem,
+    not_regular,
+    open_regular,
+    read_regular,
+    vanished,
+)
 
 #: The kinds of partition file that have one fixed name, by kind.
 _NAME_OF = {"partition-metadata": "partition.metadata",
@@ -284,6 +291,8 @@ def _listdir(path: Path) -> list[_Entry]:
         # 100,000 files.
         listing = sorted(os.scandir(path), key=lambda e: e.name)
     except OSError as e:
+        if e.errno == errno.ENOENT:
+            raise vanished(path) from e
         raise UnreadableInput(f"cannot list directory: {e.strerror}", context=str(path),
                               hint="check its permissions") from e
     return [_Entry(e.path, e.name, entry_problem(e), _classify(e.name)) for e in listing]
@@ -444,7 +453,11 @@ def _scan_dir(path: Path, out: Discovery, depth: int, defer: bool = False) -> No
             partitions.append((child(entry.name), named, None))  # listed where checked
             continue
         d = Path(entry.path)
-        listing = _listdir(d)  # listed once: a partition dir may hold 100,000 files
+        try:
+            listing = _listdir(d)  # listed once: a partition dir may hold 100,000 files
+        except VanishedInput as e:  # renamed or removed since its parent was listed
+            out.findings.append(e.finding(str(d)))
+            continue
         p = _is_partition_dir(d, listing, in_data_dir)
         if p:
             partitions.append((d, p, listing))
@@ -584,6 +597,15 @@ def list_deferred(path: str, topic: str, partition: int
         return None
     findings: list[Finding] = []
     return _scan_partition(directory, (topic, partition), findings, entries), findings
+
+
+def relisted(part: PartitionDir) -> list[LogFile]:
+    """``part``'s files listed again (a running broker changed them since); its old
+    listing where it cannot be listed now."""
+    try:
+        return _scan_partition(part.path, (part.topic, part.partition), []).files
+    except UnreadableInput:
+        return part.files
 
 
 def segments_from(segments: list[LogFile], offset: int) -> list[LogFile]:

@@ -9,10 +9,12 @@ the files as it read them, and what Kafka did meanwhile is told as that, not as 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import errno
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
+from kmeta.errors import KmetaError, VanishedInput
 from kmeta.findings import Finding
 from kmeta.storage.locks import LockHolder, lock_holders
 
@@ -60,3 +62,32 @@ def live_dirs(paths: Iterable[Path]) -> list[LiveDir]:
         if holders:
             out.append(LiveDir(log_dir, tuple(holders)))
     return out
+
+
+T = TypeVar("T")
+
+#: How many times a read a running broker changed under (a file listed, then gone) is
+#: made again, from a fresh listing.
+TRIES = 3
+
+
+def gone(e: BaseException) -> bool:
+    """A file or dir listed and gone when read: removed or renamed meanwhile."""
+    return isinstance(e, VanishedInput) or (isinstance(e, OSError)
+                                            and e.errno == errno.ENOENT)
+
+
+def again_while_live(load: Callable[[], T], where: str | Path) -> T:
+    """``load()``, made again (it lists afresh) when a file it listed was gone by its read
+    and ``where`` (a partition or data dir) is still there in a dir a running broker
+    holds: Kafka rolled, cleaned or deleted a segment or snapshot meanwhile.  Up to
+    :data:`TRIES` times; then, or on a dir at rest, the error stands."""
+    where = Path(where)
+    for attempt in range(TRIES):
+        try:
+            return load()
+        except (OSError, KmetaError) as e:
+            if not gone(e) or attempt + 1 == TRIES or not where.is_dir() \
+                    or not live_dirs([where]):
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -6,10 +6,11 @@ POSIX record lock (``fcntl(F_SETLK)``); other tools (and wrappers that guard a d
 take ``flock(2)``.  The two are separate on Linux: a ``flock`` is invisible to
 ``F_GETLK``, and the other way round.  ``/proc/locks`` lists both (and open-file-
 description locks), with the holder's pid and the locked file's device and inode, so it
-is asked first; ``F_GETLK`` serves where it is missing or its devices do not match ours
-(an overlay file system names the lower inode), and only where ``/proc/locks`` cannot be
-read at all is a ``flock`` tried, shared and at once released, to learn whether another
-holds it exclusively.
+is asked, and only it where it can be read: asking by a descriptor of the file means
+closing it after, and a close drops every POSIX lock the closing process holds on the
+file (a program that locked the dir and then asks would lose its own lock).  Where it
+cannot be read, ``F_GETLK`` asks for POSIX locks and a ``flock`` tried shared and at once
+released tells whether another holds one exclusively.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 _PROC_LOCKS = "/proc/locks"
+
+#: The ``.lock`` files this process holds itself (kmeta.storage.swap.data_dir_lock), by
+#: real path: never opened to be asked about (see :func:`lock_holders`).
+HELD_HERE: set[str] = set()
 
 
 class LockHolder(NamedTuple):
@@ -45,14 +50,13 @@ def lock_holders(log_dir: Path, proc_locks: str = _PROC_LOCKS) -> list[LockHolde
     except OSError:
         return []
     found = _from_proc(st, proc_locks)
-    if found is None or not any(h.lock == "posix" for h in found):
-        posix = _posix_holder(path)
-        if posix is not None:
-            found = [*(found or []), posix]
-    if found is None:
-        flock = _flock_holder(path)
-        found = [flock] if flock is not None else []
-    return found
+    if found is not None:
+        return found
+    if os.path.realpath(path) in HELD_HERE:
+        # Closing any descriptor of a file drops every POSIX lock this process holds on
+        # it: a file this process locked (kmeta repair --in-place) is never opened here.
+        return []
+    return [h for h in (_posix_holder(path), _flock_holder(path)) if h is not None]
 
 
 _KINDS = {"POSIX": "posix", "FLOCK": "flock", "OFDLCK": "ofd"}

@@ -111,12 +111,33 @@ def os_error_finding(path: str | os.PathLike[str], err: OSError) -> Finding:
     return Finding("S008", f"cannot read: {err.strerror}", str(path))
 
 
+#: Reads of a small file that changed under them (resized, or replaced by a rename) before
+#: its bytes are taken as they last came.
+_READS = 3
+
+
 def read_regular(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     """The whole regular file at ``path``, refused when it holds more than ``limit`` bytes
-    (counted while reading: the size a stat gives can change)."""
+    (counted while reading: the size a stat gives can change).
+
+    A file that changes while it is read is read again, up to :data:`_READS` times: one
+    whose size moved during the read (a running broker trims a rolled segment's
+    preallocated index, or appends), or whose name another file took meanwhile (Kafka
+    replaces a checkpoint by renaming its ``.tmp`` over it): the bytes of one state of it,
+    the newest, not a mix."""
+    for attempt in range(_READS):
+        data, steady = _read_once(path, limit, what)
+        if steady or attempt + 1 == _READS:
+            return data
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _read_once(path: str | os.PathLike[str], limit: int, what: str) -> tuple[bytes, bool]:
+    """The file's bytes, and whether it held still while they were read."""
     fd = open_regular(path)
     try:
-        size = os.fstat(fd).st_size
+        before = os.fstat(fd)
+        size = before.st_size
         if size > limit:
             raise UnreadableInput(f"{size} bytes is too large for a {what} file (at most "
                                   f"{limit})", context=str(path))
@@ -131,7 +152,14 @@ def read_regular(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
         if got > limit:
             raise UnreadableInput(f"grew past {limit} bytes while being read; too large for "
                                   f"a {what} file", context=str(path))
-        return b"".join(chunks)
+        after = os.fstat(fd)
+        try:
+            named = os.stat(path)
+            replaced = (named.st_dev, named.st_ino) != (after.st_dev, after.st_ino)
+        except FileNotFoundError:
+            replaced = False  # renamed away after the read (to .deleted): what was read stands
+        steady = got == size == after.st_size and not replaced
+        return b"".join(chunks), steady
     except OSError as e:
         if e.errno == errno.ENOENT:
             raise vanished(path) from e

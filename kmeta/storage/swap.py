@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kmeta.errors import UsageError
+from kmeta.storage.locks import HELD_HERE
 from kmeta.storage.tree import temp_beside
 from kmeta.storage.writer import fsync_directory
 
@@ -57,8 +58,10 @@ def data_dir_lock(data_dir: Path, hint: str = "stop the broker before repairing 
                     raise
                 raise UsageError("a running process holds the data directory's .lock (a "
                                  "Kafka broker?)", context=str(lock), hint=hint) from None
+        HELD_HERE.add(os.path.realpath(lock))
         yield
     finally:
+        HELD_HERE.discard(os.path.realpath(lock))
         os.close(fd)  # releases both locks
 
 

@@ -351,6 +351,13 @@ def write_checkpoint(path: Path, data: bytes) -> None:
     fsync_directory(path.parent)
 
 
+def _uuid_b64(raw: bytes) -> str:
+    """A UUID as Kafka writes it in JSON: URL-safe base64 without padding."""
+    import base64
+
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
 class Writer:
     """The broker: its logs, its checkpoint files, its scheduler of delayed deletions."""
 
@@ -412,6 +419,37 @@ class Writer:
         with contextlib.suppress(FileNotFoundError):
             (self.dir / ".kafka_cleanshutdown").unlink()
         self.write_checkpoints()
+        self.register_broker()
+
+    def register_broker(self) -> None:
+        """A broker that starts registers again (BrokerLifecycleManager ->
+        QuorumController.registerBroker: a RegisterBrokerRecord, fenced, its broker epoch
+        the record's offset) and is unfenced once caught up (UnfenceBrokerRecord): the
+        state of a running broker, which the data's last records (a controlled shutdown)
+        are not.  The registration is the newest one the log or a snapshot holds."""
+        from kmeta.formats.payload import decode_control, decode_metadata
+        from kmeta.storage.segments import read_records
+
+        meta = self.logs[METADATA]
+        files = sorted(meta.path.glob("*.checkpoint")) + sorted(meta.path.glob("*.log"))
+        found = None
+        for f in files:
+            for item in read_records(f, decode_metadata, decode_control):
+                if isinstance(item, tuple) and item[2].type == "REGISTER_BROKER_RECORD":
+                    found = item[2]
+        if found is None:
+            return
+        data = dict(found.data)
+        epoch = meta.next_offset
+        data.update(brokerEpoch=epoch, fenced=True,
+                    incarnationId=_uuid_b64(uuid.uuid4().bytes))
+        now = int(time.time() * 1000)
+        meta.append(build_batch(meta.next_offset, [(None, encode_metadata(
+            "REGISTER_BROKER_RECORD", found.version, data))], leader_epoch=meta.epoch,
+            base_timestamp=now))
+        meta.append(build_batch(meta.next_offset, [(None, encode_metadata(
+            "UNFENCE_BROKER_RECORD", 0, {"id": data["brokerId"], "epoch": epoch}))],
+            leader_epoch=meta.epoch, base_timestamp=now))
 
     # -- offsets checkpoints (LogManager / ReplicaManager checkpoint tasks)
     def _read_checkpoint(self, name: str) -> dict[tuple[str, int], int]:

@@ -614,7 +614,9 @@ def _snapshots(part: PartitionDir, log: ReplicaLog, input_end: int | None,
         if f.kind.kind != "kraft-snapshot":
             continue
         name = f.path.name
-        size = f.path.stat().st_size
+        size = _size_now(f.path)
+        if size is None:
+            continue  # deleted by a running broker since it was listed
         end, epoch = f.kind.base_offset, f.kind.epoch
         if not f.kind.live:
             what = "unfinished (.checkpoint.part)" if f.kind.suffix == "part" else \
@@ -666,7 +668,7 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
         reason, unchanged, size = "written from the kept batches (the input had none)", \
             False, None
     else:
-        size = old.path.stat().st_size
+        size = _size_now(old.path)
         content, problem = load_checked(old)
         was = None if problem is not None else \
             [f"{e.epoch} {e.start_offset}" for e in content.entries]
@@ -683,7 +685,7 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
                                        "unchanged": unchanged}))
     for f in part.files:
         if f.kind.kind in ("quorum-state", "partition-metadata") and f.kind.live:
-            size = f.path.stat().st_size
+            size = _size_now(f.path)
             _, problem = load_checked(f)
             reason = "unchanged" if problem is None else \
                 f"unchanged, though damaged ({problem.code} {problem.message}): repair " \
@@ -695,6 +697,14 @@ def _small_files(part: PartitionDir, cache: EpochCache) -> list[FileChange]:
 
 def checkpoint_entries(cache: EpochCache) -> tuple[CheckpointEntry, ...]:
     return tuple(CheckpointEntry(e.epoch, e.start_offset) for e in cache.entries)
+
+
+def _size_now(path: Path) -> int | None:
+    """A listed file's size, None when it is gone (a running broker deleted it)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
 
 
 def _indexes(part: PartitionDir, touched: set[int]) -> list[FileChange]:
@@ -711,7 +721,9 @@ def _indexes(part: PartitionDir, touched: set[int]) -> list[FileChange]:
     changes = []
     for f in live:
         base = f.kind.base_offset
-        size = f.path.stat().st_size
+        size = _size_now(f.path)
+        if size is None:
+            continue  # deleted by a running broker since it was listed
         name = f.path.name
         if base not in segments:
             reason = "index without its segment: Kafka deletes it on load"
@@ -752,7 +764,9 @@ def _others(part: PartitionDir, lbo: int, leo: int) -> list[FileChange]:
                                       f"{problem}, not a regular file: Kafka ignores it",
                                       None, 0))
             continue
-        size = entry.stat().st_size
+        size = _size_now(Path(entry.path))
+        if size is None:
+            continue  # deleted by a running broker since it was listed
         if f is None:
             changes.append(FileChange(name, "unknown", Action.QUARANTINED,
                                       "not a Kafka file name (a leftover temporary file?)",

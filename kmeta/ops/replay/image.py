@@ -30,7 +30,7 @@ from kmeta.core.image_nodes import (
     resolve,
     split_path,
 )
-from kmeta.errors import UnreadableInput, UsageError
+from kmeta.errors import UnreadableInput, UsageError, VanishedInput
 from kmeta.findings import Finding, Severity
 from kmeta.formats.batch import LONE
 from kmeta.formats.filenames import classify
@@ -41,6 +41,7 @@ from kmeta.ops.replay.engine import Replay, replay_log, snapshot_image
 from kmeta.ops.replica import missing_log_finding
 from kmeta.storage.discover import DataDir, Discovery, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.live import again_while_live
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import (
     decoded_records,
@@ -227,8 +228,16 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
     """Replay the metadata log under ``path`` up to (not including) offset ``at``.
 
     ``use_snapshots=False`` replays from an empty image at offset 0 even when snapshots
-    exist (the log must then start at 0).  ``progress`` hears of the reading.
+    exist (the log must then start at 0).  ``progress`` hears of the reading.  On a
+    running broker's dir, a segment or snapshot Kafka deleted during the replay makes it
+    start again from a fresh listing (:func:`kmeta.storage.live.again_while_live`).
     """
+    return again_while_live(lambda: _build_image(path, at, from_snapshot, use_snapshots,
+                                                 progress), path)
+
+
+def _build_image(path: str | os.PathLike[str], at: int | None, from_snapshot: Path | None,
+                 use_snapshots: bool, progress: Progress) -> ImageResult:
     check_offset(at, "--at")
     source = find_metadata(path, progress)
     if isinstance(source, LogFile):
@@ -246,7 +255,7 @@ def build_image(path: str | os.PathLike[str], *, at: int | None = None,
     segments = part.segments
     blocked = unreadable(segments)
     if blocked:  # a hole in the log: any image built around it would be wrong
-        raise UnreadableInput(blocked[0].message, context=blocked[0].file,
+        raise (VanishedInput if blocked[0].code == "S013" else UnreadableInput)(blocked[0].message, context=blocked[0].file,
                               hint="the image needs every segment of the log")
     missing = missing_log_finding(part)  # an image from snapshots alone: say the log is gone
     log_start = segments[0].kind.base_offset if segments else None

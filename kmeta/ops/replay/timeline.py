@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kmeta.core.image import MetadataImage
-from kmeta.errors import UnreadableInput, UsageError
+from kmeta.errors import UnreadableInput, UsageError, VanishedInput
 from kmeta.findings import Finding, Severity, each_once
 from kmeta.formats.batch import Batch
 from kmeta.formats.payload import decode_control, decode_metadata
@@ -65,6 +65,7 @@ from kmeta.ops.replay.timeline_index import NOOP_TYPE, BatchIndex, BatchInfo
 from kmeta.ops.replica import missing_log_finding, replica_labels
 from kmeta.storage.discover import LogFile, PartitionDir
 from kmeta.storage.headers import BatchesByPosition
+from kmeta.storage.live import again_while_live
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import (
     decoded_records,
@@ -216,11 +217,14 @@ class Timeline:
         """Read the metadata log (or the snapshot file) at ``path``: an index of its
         batches, then the replay (``progress`` hears of both).  A path that holds no
         metadata log is a UsageError; a segment that cannot be read, an UnreadableInput."""
-        source = find_metadata(path, progress)
-        timeline = cls(Path(path), source)
-        timeline._open(progress)
-        timeline.findings = each_once(timeline.findings)
-        return timeline
+        def opened() -> Timeline:
+            source = find_metadata(path, progress)
+            timeline = cls(Path(path), source)
+            timeline._open(progress)
+            timeline.findings = each_once(timeline.findings)
+            return timeline
+
+        return again_while_live(opened, path)
 
     def _open(self, progress: Progress) -> None:
         source = self.source
@@ -238,7 +242,7 @@ class Timeline:
             self.findings.append(missing)
         blocked = unreadable(segments)
         if blocked:
-            raise UnreadableInput(blocked[0].message, context=blocked[0].file,
+            raise (VanishedInput if blocked[0].code == "S013" else UnreadableInput)(blocked[0].message, context=blocked[0].file,
                                   hint="the timeline needs every segment of the log")
         if segments:
             progress.phase("index")

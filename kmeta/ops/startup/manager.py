@@ -53,7 +53,7 @@ from kmeta.ops.startup.model import (
     version_key,
 )
 from kmeta.ops.startup.offsets import judge_offsets
-from kmeta.storage.live import live_dirs
+from kmeta.storage.live import again_while_live, gone, live_dirs
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
 
@@ -234,13 +234,20 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
     for ppath, parsed in partitions:
         tp = (parsed.topic, parsed.partition)
         try:
-            part = load_partition(path, ppath, parsed, clean, rps.get(tp, 0),
-                                  lss.get(tp, 0), topic_id=placement is not None,
-                                  config=configs.for_topic(parsed.topic), progress=progress)
+            part = again_while_live(lambda ppath=ppath, parsed=parsed, tp=tp: (
+                load_partition(path, ppath, parsed, clean, rps.get(tp, 0), lss.get(tp, 0),
+                               topic_id=placement is not None,
+                               config=configs.for_topic(parsed.topic), progress=progress)),
+                ppath)
         except (OSError, KmetaError) as e:
+            problem = e.strerror if isinstance(e, OSError) else e.message
+            if d.live and gone(e):
+                report.findings.append(Finding(
+                    "S013", f"gone while kmeta read the dir ({problem}): the running broker "
+                    "removed it (a deleted topic, a replica moved away)", str(ppath)))
+                continue
             # LogManager.loadLogs: an IOException while loading a log takes its dir offline
             d.offline = True
-            problem = e.strerror if isinstance(e, OSError) else e.message
             report.findings.append(Finding(
                 "S008", f"cannot be read ({problem}): an I/O error while Kafka loads it "
                 "takes the whole log dir offline", str(ppath)))
@@ -454,8 +461,11 @@ def _metadata_log(report: StartupReport, config: str | None,
             str(where)))
     if chosen is None:
         return
+    live = bool(live_dirs([chosen.path]))
     try:
-        m = open_metadata_log(chosen.path, version, progress=progress)
+        m = again_while_live(lambda: open_metadata_log(chosen.path, version,
+                                                       progress=progress),
+                             chosen.path / METADATA_DIR)
     except (OSError, KmetaError) as e:
         # LogLoader's "Could not read file" IOException: no offline dir for the metadata
         # log (its failure channel is its own), the node stops
@@ -471,7 +481,6 @@ def _metadata_log(report: StartupReport, config: str | None,
     if m.refusal is not None:
         report.refusals.append(f"{m.path}: {m.refusal}")
         report.refuses_before_loading = True
-    live = bool(live_dirs([chosen.path]))
     report.findings.extend(f for f in m.findings if not (live and _in_flight(f)))
 
 

@@ -30,8 +30,9 @@ from kmeta.ops.verify.dirs import (
 from kmeta.ops.verify.jobs import PartitionScans
 from kmeta.ops.verify.metadata_log import NOBODY, Listeners, verify_metadata_partition
 from kmeta.ops.verify.partitions import Relist, partition_scans
-from kmeta.storage.discover import DeferredPartition, Discovery, LogFile
+from kmeta.storage.discover import DeferredPartition, Discovery, LogFile, relisted
 from kmeta.storage.files import load_checked
+from kmeta.storage.live import live_dirs
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import unreadable
 
@@ -128,6 +129,11 @@ def _verify_discovery(discovery: Discovery, progress: Progress,
             continue
         report.files += len(part.files)
         blocked = unreadable(part.segments) if part.is_metadata else []
+        if blocked and all(f.code == "S013" for f in blocked) and live_dirs([part.path]):
+            # a running broker deleted a segment since the listing (the log start moved
+            # past it): the partition as it is now
+            part.files = relisted(part)
+            blocked = unreadable(part.segments)
         if blocked:
             add(blocked)
             report.not_run.append(f"{part.path}: log, epoch, snapshot, index and replay "
