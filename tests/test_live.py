@@ -5,9 +5,9 @@ finding.  A corruption planted in a closed segment must still be found, and a di
 writer killed mid-write must still be read.
 
 Needs ``KMETA_REAL_DATA`` (the kraft41-offsets data dir is copied from it).  The fast tests
-take under a minute on two CPUs; ``-m slow`` adds a longer run with a flock-held ``.lock``,
-more runs per command and ``kmeta export`` (a Spark job).  ``python -m tests.live.survey DIR
---seconds 60`` prints the same verdicts as a table per command.
+take under a minute on two CPUs (``kmeta export``, a Spark job, is ``-m spark``); ``python
+-m tests.live.survey DIR --seconds 60`` runs every command for as long as one likes and
+prints the verdicts as a table per command.
 """
 
 from __future__ import annotations
@@ -69,16 +69,30 @@ def test_reading_command_beside_a_live_broker(live: Where, command: str) -> None
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("command", list(COMMANDS))
-def test_reading_command_beside_a_live_broker_longer(tmp_path: Path, command: str) -> None:
+def test_every_reading_command_beside_a_busier_broker(tmp_path: Path) -> None:
+    """The other lock Kafka's tools meet (``flock``), 1,500 batches a second, and a topic
+    deleted while the commands run (its dir renamed ``-delete``, then removed): each
+    command once, text and ``--json``.  ``python -m tests.live.survey`` runs them for as
+    long as one likes."""
     assert REAL
     where = prepare(REAL, tmp_path / "broker")
     failures: list[str] = []
-    with LiveBroker(where.data, lock="flock", seed=2, rate=1500, delete_topic_after=6.0):
-        end = time.monotonic() + (30.0 if command in SLOW else 12.0)
-        while time.monotonic() < end:
+    with LiveBroker(where.data, lock="flock", seed=2, rate=1500,
+                    delete_topic_after=2.0) as broker:
+        for command in FAST:
             failures += _failures(where, command, 1)
+    assert broker.stats.get("topics_deleted") == 1  # the deletion happened under the reads
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_export_beside_a_live_broker(tmp_path: Path) -> None:
+    """``kmeta export`` (a Spark job over the same reads) beside the writer."""
+    assert REAL
+    where = prepare(REAL, tmp_path / "broker")
+    with LiveBroker(where.data, lock="posix", seed=6, rate=600):
+        failures = _failures(where, "export", 1)
     assert not failures, "\n".join(failures)
 
 

@@ -25,7 +25,10 @@ def fingerprint(path: Path, prefix: str = "") -> dict[str, tuple[int, int]]:
     per entry made planning a repair of 100,000 files take a minute."""
     out = {}
     for entry in os.scandir(path):
-        st = entry.stat(follow_symlinks=False)
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:  # gone since the listing: not part of the tree
+            continue
         name = prefix + entry.name
         try:
             regular = entry.is_file()
