@@ -1095,6 +1095,9 @@ EXPORT = ObjectKind(
         Key("input_partitions", Map(BIGINT), "An object: table name -> Spark input partitions "
             "read."),
         Key("seconds", DOUBLE, "How long the export took, in seconds (three decimals)."),
+        Key("live_log_dirs", Array(STRING), "The log dirs a running process (a broker) held "
+            "when the export listed them (S012, among the findings table's rows): their "
+            "tables are of files Kafka was writing; empty when none."),
     ),
 )
 

@@ -46,6 +46,8 @@ def _failures(where: Where, command: str, runs: int) -> list[str]:
             run = run_command(command, where, as_json, timeout=TIMEOUT)
             v = judge(run)
             bad = v.failures(warnings=True)
+            if not v.lock_noticed:  # issue 34: every reading command says the dir is live
+                bad.append("the running broker's .lock was not said (S012)")
             if bad:
                 tail = run.stderr.strip().splitlines()[-1:] if v.traceback else []
                 out.append(f"run {i + 1} {' '.join(run.argv)}: exit {run.rc}: "

@@ -59,7 +59,11 @@ def export(
         check_target(to, expand_globs(paths), what="--to")
     # before Spark starts too: a path without a Kafka file exits 3 as for every command
     # (its top level only: the executors list the rest)
-    discover([p for p in expand_globs(paths) if "://" not in p], defer=True)
+    env = current_env()
+    from kmeta.render.progress import Telling
+
+    found = discover([p for p in expand_globs(paths) if "://" not in p], defer=True,
+                     progress=Telling(env))
     try:
         import pyspark  # noqa: F401
     except ImportError:
@@ -69,7 +73,6 @@ def export(
     from kmeta.render.export import export_json, export_lines, table_line
     from kmeta.spark.export import run_export
 
-    env = current_env()
 
     def done(name: str, rows: int) -> None:
         print(table_line(name, rows), file=env.stderr)
@@ -77,6 +80,7 @@ def export(
     result = run_export(paths, to, fmt=fmt, master=master,
                         tables=table or tuple(TABLES), progress=env.stderr.isatty(),
                         on_table=done, scope=scope)
+    result.live_log_dirs = [str(d.path) for d in found.live]
     env.write_lines([export_json(result)] if json_out else export_lines(result),
                     json=json_out)
     # the findings are rows of the findings table; the exit code is the worst of them

@@ -38,6 +38,8 @@ class ExportResult:
     findings: dict[str, int] = field(default_factory=dict)  # severity -> count
     partitions: dict[str, int] = field(default_factory=dict)  # Spark input partitions
     seconds: float = 0.0
+    #: the log dirs a running process held (.lock) when the export listed them (S012)
+    live_log_dirs: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "export", "out": str(self.out), "format": self.format,
@@ -46,7 +48,8 @@ class ExportResult:
                 "finding_counts": {s: self.findings.get(s, 0)
                                    for s in ("error", "warning", "info")}
                 if "findings" in self.rows else None,
-                "input_partitions": self.partitions, "seconds": round(self.seconds, 3)}
+                "input_partitions": self.partitions, "seconds": round(self.seconds, 3),
+                "live_log_dirs": self.live_log_dirs}
 
 
 #: The JVM options of an embedded session whose big tables bypass it (Parquet written by

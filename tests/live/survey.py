@@ -85,7 +85,9 @@ _TRACEBACK = "Traceback (most recent call last)"
 #: a finding line of the text output: ``!! V032 error: FILE, byte N: message``
 _TEXT_FINDING = re.compile(r"^\s*!! (?P<code>[A-Z]+\d+) (?P<severity>error|warning):?(?P<rest>.*)")
 #: how kmeta says that a process holds the dir's .lock (V204's message, report's line)
-_LOCK = re.compile(r"holds\b[^\n]{0,40}\.lock|locked by a running process", re.IGNORECASE)
+#: how kmeta says a running process holds the dir's .lock: S012, in text and in --json (the
+#: V204 of kmeta before issue 34 said it in startup and report only)
+_LOCK = re.compile(r"\bS012\b|\bV204\b")
 
 
 @dataclass
