@@ -285,3 +285,33 @@ def test_time_index_entries_past_the_read_are_written_since_when_the_log_has_the
     # an entry the log does not hold, now either, is V032 as before
     late = entries + (TimestampOffset(4, 9),)
     assert [x.code for x in _time_index_in_order(late, "t", 2, f)] == ["S015", "V032"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("os").environ.get("KMETA_REAL_DATA"),
+                    reason="KMETA_REAL_DATA unset")
+def test_in_a_terminal_the_live_dir_is_the_first_thing_said(tmp_path: Path) -> None:
+    """The path people take: an 80-column terminal, progress bar on.  The notice comes
+    first, folded at the width, above the report, and once."""
+    import os
+    import shutil
+
+    from tests.terminal import run_in_terminal
+
+    data = tmp_path / "kafka-data"
+    shutil.copytree(Path(os.environ["KMETA_REAL_DATA"]) / "kraft41-offsets" / "kafka-data",
+                    data)
+    (data / ".lock").write_bytes(b"")
+    p = _hold(data / ".lock", "fcntl.flock(fd, fcntl.LOCK_EX)")
+    try:
+        for args in (["verify", str(data)], ["report", str(data)]):
+            seen = run_in_terminal(args, cwd=tmp_path)
+            assert seen.exit_code == 0, seen.screen
+            text = [line for line in seen.screen if line.strip()]
+            assert text[0].startswith("!! S012 info:") and f"process {p.pid}" in \
+                " ".join(text[:3]), text[:4]
+            assert all(len(line) <= 80 for line in seen.screen)
+            assert sum("S012" in line for line in seen.screen) == 1, seen.screen
+    finally:
+        p.kill()
+        p.wait()
