@@ -41,9 +41,11 @@ def _variants(command: str) -> list[bool]:
 
 def _failures(where: Where, command: str, runs: int) -> list[str]:
     out = []
+    # a Spark job starts a JVM: a minute and more on a loaded CI machine
+    timeout = 240.0 if command in SLOW else TIMEOUT
     for i in range(runs):
         for as_json in _variants(command):
-            run = run_command(command, where, as_json, timeout=TIMEOUT)
+            run = run_command(command, where, as_json, timeout=timeout)
             v = judge(run)
             bad = v.failures(warnings=True)
             if not v.lock_noticed:  # issue 34: every reading command says the dir is live
