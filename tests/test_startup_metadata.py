@@ -334,6 +334,24 @@ def test_the_walk_answers_as_the_batch_by_batch_reading(root: str, real_data: Pa
     assert walked > 50
 
 
+def test_epochs_across_many_stretches_as_the_batch_by_batch_reading(tmp_path: Path) -> None:
+    """The walk finds each new epoch by stretches of the compiled walk (_EPOCH_STRETCH):
+    epochs that begin at a stretch's first batch, in its middle, two in one stretch, and
+    an epoch number that skips, in a segment of many stretches."""
+    changes = {0: 1, 700: 2, 701: 3, 2500: 7, 2510: 8, 4097: 9, 9000: 12}
+    batches, epoch = [], 0
+    for offset in range(10_000):
+        epoch = changes.get(offset, epoch)
+        batches.append(W.noop_batch(offset, epoch, 1_700_000_000_000 + offset))
+    path = tmp_path / segment_file_name(0)
+    path.write_bytes(b"".join(batches))
+    assert path.stat().st_size > 8 * L._EPOCH_STRETCH
+    seg = L._Segment(0, path.name, str(path), path.stat().st_size)
+    w, b = L._recover_walked(seg, L.QUIET), L._recover_batches(seg, 4096)
+    assert w is not None and w.assigns == b.assigns == [(e, o) for o, e in changes.items()]
+    assert (w.batches, w.next_offset, w.epochs_seen) == (b.batches, b.next_offset, 12)
+
+
 # ------------------------------------------------------- fixtures/data/kraftstart verdicts
 
 
