@@ -4,7 +4,9 @@ writer beside the reads is tests/test_live.py's."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -40,6 +42,21 @@ def _hold(lock: Path, take: str) -> subprocess.Popen:
     return p
 
 
+@contextlib.contextmanager
+def _live_copy(tmp_path: Path, take: str) -> Iterator[tuple[Path, int]]:
+    """A copy of kraft41-offsets' data dir whose .lock another process holds (``take``)."""
+    from tests.live.kafka_like import copy_real
+
+    data = copy_real(os.environ["KMETA_REAL_DATA"], tmp_path / "broker")
+    (data / ".lock").write_bytes(b"")
+    p = _hold(data / ".lock", take)
+    try:
+        yield data, p.pid
+    finally:
+        p.kill()
+        p.wait()
+
+
 @pytest.fixture(params=["posix", "flock"])
 def held(request: pytest.FixtureRequest, log_dir: Path) -> Iterator[tuple[str, int]]:
     take = {"posix": "fcntl.lockf(fd, fcntl.LOCK_EX)",  # what FileChannel.tryLock takes
@@ -67,8 +84,6 @@ def test_without_proc_locks_each_kind_is_still_seen(log_dir: Path, held) -> None
 
 def test_no_holder_no_lock_file_and_our_own_lock(tmp_path: Path, log_dir: Path) -> None:
     import fcntl
-    import os
-
     assert lock_holders(log_dir) == []
     assert lock_holders(tmp_path) == []  # no .lock: no broker ever ran on this copy
     fd = os.open(log_dir / ".lock", os.O_RDWR)
@@ -110,20 +125,12 @@ def test_the_log_dir_of_a_partition_or_a_file(log_dir: Path, held) -> None:
     assert [d.path for d in live_dirs([seg, seg.parent, log_dir])] == [log_dir]
 
 
-@pytest.mark.skipif(not __import__("os").environ.get("KMETA_REAL_DATA"),
+@pytest.mark.skipif(not os.environ.get("KMETA_REAL_DATA"),
                     reason="KMETA_REAL_DATA unset")
 def test_every_reading_command_says_it_once_first(tmp_path: Path) -> None:
     """S012 before the answer on stderr, in a pipe, once, and not again in the findings
     listed after it; in --json among the findings."""
-    import os
-    import shutil
-
-    data = tmp_path / "kafka-data"
-    shutil.copytree(Path(os.environ["KMETA_REAL_DATA"]) / "kraft41-offsets" / "kafka-data",
-                    data)
-    (data / ".lock").write_bytes(b"")
-    p = _hold(data / ".lock", "fcntl.lockf(fd, fcntl.LOCK_EX)")
-    try:
+    with _live_copy(tmp_path, "fcntl.lockf(fd, fcntl.LOCK_EX)") as (data, pid):
         for args in (["verify"], ["info"], ["report"], ["startup"], ["image"], ["brokers"],
                      ["retention"], ["consumers"], ["tiering"], ["history", "--topic",
                                                                  "alerts"], ["compact"]):
@@ -131,20 +138,15 @@ def test_every_reading_command_says_it_once_first(tmp_path: Path) -> None:
             assert r.returncode == 0, (args, r.stdout, r.stderr)
             said = [line for line in (r.stderr + r.stdout).splitlines() if "S012" in line]
             assert len(said) == 1 and said[0] == r.stderr.splitlines()[0], (args, said)
-            assert f"process {p.pid} (posix lock) holds .lock" in said[0]
+            assert f"process {pid} (posix lock) holds .lock" in said[0]
         r = run("verify", "--json", str(data))
         found = [json.loads(x) for x in r.stdout.splitlines() if '"S012"' in x]
-        assert [f["details"]["pid"] for f in found] == [p.pid] and r.returncode == 0
-    finally:
-        p.kill()
-        p.wait()
+        assert [f["details"]["pid"] for f in found] == [pid] and r.returncode == 0
 
 
 def test_any_proc_locks_text_gives_holders_or_none(tmp_path: Path, log_dir: Path) -> None:
     """/proc/locks is read as text a kernel writes; whatever it holds (another kernel's
     layout, garbage, a line naming our file with a bad pid), the answer is a list."""
-    import os
-
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
@@ -186,8 +188,6 @@ def test_a_small_file_replaced_while_read_is_read_again(tmp_path: Path, monkeypa
                                                          ) -> None:
     """CheckpointFile.write renames its .tmp over the file: a read that began on the old
     one is made again, and its answer is the new file's, whole."""
-    import os
-
     from kmeta.storage import regular
 
     target = tmp_path / "replication-offset-checkpoint"
@@ -209,8 +209,6 @@ def test_an_index_trimmed_while_read_is_read_again(tmp_path: Path, monkeypatch) 
     """A rolled segment's preallocated index is trimmed to its entries
     (AbstractIndex.trimToValidSize): a read that took the first MiB of 10 is made again
     (it was taken for an index of 87,381 entries and 4 trailing bytes)."""
-    import os
-
     from kmeta.storage import regular
 
     index = tmp_path / "00000000000000000000.timeindex"
@@ -288,30 +286,19 @@ def test_time_index_entries_past_the_read_are_written_since_when_the_log_has_the
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not __import__("os").environ.get("KMETA_REAL_DATA"),
+@pytest.mark.skipif(not os.environ.get("KMETA_REAL_DATA"),
                     reason="KMETA_REAL_DATA unset")
 def test_in_a_terminal_the_live_dir_is_the_first_thing_said(tmp_path: Path) -> None:
     """The path people take: an 80-column terminal, progress bar on.  The notice comes
     first, folded at the width, above the report, and once."""
-    import os
-    import shutil
-
     from tests.terminal import run_in_terminal
 
-    data = tmp_path / "kafka-data"
-    shutil.copytree(Path(os.environ["KMETA_REAL_DATA"]) / "kraft41-offsets" / "kafka-data",
-                    data)
-    (data / ".lock").write_bytes(b"")
-    p = _hold(data / ".lock", "fcntl.flock(fd, fcntl.LOCK_EX)")
-    try:
+    with _live_copy(tmp_path, "fcntl.flock(fd, fcntl.LOCK_EX)") as (data, pid):
         for args in (["verify", str(data)], ["report", str(data)]):
             seen = run_in_terminal(args, cwd=tmp_path)
             assert seen.exit_code == 0, seen.screen
             text = [line for line in seen.screen if line.strip()]
-            assert text[0].startswith("!! S012 info:") and f"process {p.pid}" in \
+            assert text[0].startswith("!! S012 info:") and f"process {pid}" in \
                 " ".join(text[:3]), text[:4]
             assert all(len(line) <= 80 for line in seen.screen)
             assert sum("S012" in line for line in seen.screen) == 1, seen.screen
-    finally:
-        p.kill()
-        p.wait()

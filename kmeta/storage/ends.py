@@ -138,21 +138,28 @@ def next_offset_now(path: str, named_base: int) -> int | None:
         return None
 
 
-def log_end_now(directory: str | os.PathLike[str]) -> int | None:
-    """The log end offset of the partition dir as it is now: its segments listed again
-    (a live broker may have rolled one since), the newest walked (:func:`next_offset_now`;
-    an empty one just rolled ends at its base).  None when it cannot be told."""
+def newest_segment_now(directory: str | os.PathLike[str]) -> int | None:
+    """The base offset of the partition dir's newest segment as it is listed now (a live
+    broker may have rolled one since it was first listed); None when it holds none or
+    cannot be listed."""
     from kmeta.formats.filenames import classify
 
     try:
         names = os.listdir(directory)
     except OSError:
         return None
-    bases = [k.base_offset for k in map(classify, names)
-             if k.kind == "segment" and k.live and k.base_offset is not None]
-    if not bases:
+    return max((k.base_offset for k in map(classify, names)
+                if k.kind == "segment" and k.live and k.base_offset is not None),
+               default=None)
+
+
+def log_end_now(directory: str | os.PathLike[str]) -> int | None:
+    """The log end offset of the partition dir as it is now: its newest segment
+    (:func:`newest_segment_now`) walked (:func:`next_offset_now`; an empty one just
+    rolled ends at its base).  None when it cannot be told."""
+    base = newest_segment_now(directory)
+    if base is None:
         return None
-    base = max(bases)
     following = next_offset_now(os.path.join(os.fspath(directory), f"{base:020d}.log"), base)
     return base if following is None else following
 

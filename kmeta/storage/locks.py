@@ -15,6 +15,7 @@ released tells whether another holds one exclusively.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import struct
@@ -56,7 +57,7 @@ def lock_holders(log_dir: Path, proc_locks: str = _PROC_LOCKS) -> list[LockHolde
         # Closing any descriptor of a file drops every POSIX lock this process holds on
         # it: a file this process locked (kmeta repair --in-place) is never opened here.
         return []
-    return [h for h in (_posix_holder(path), _flock_holder(path)) if h is not None]
+    return _asked_by_descriptor(path)
 
 
 _KINDS = {"POSIX": "posix", "FLOCK": "flock", "OFDLCK": "ofd"}
@@ -93,46 +94,33 @@ def _from_proc(st: os.stat_result, proc_locks: str) -> list[LockHolder] | None:
     return out
 
 
-def _posix_holder(path: Path) -> LockHolder | None:
-    """``F_GETLK`` on a read-only descriptor: asks whether a write lock could be taken,
-    and by whom not, without taking it."""
+def _asked_by_descriptor(path: Path) -> list[LockHolder]:
+    """Where ``/proc/locks`` cannot be read: ``F_GETLK`` on a read-only descriptor asks
+    whether a write lock could be taken, and by whom not, without taking it; a shared
+    ``flock`` tried without waiting, and released at once by the close, tells whether
+    another holds an exclusive one."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not on POSIX
-        return None
+        return []
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
-        return None
+        return []
+    out = []
     try:
-        # struct flock: l_type, l_whence, l_start, l_len (0: the whole file), l_pid
-        query = struct.pack("hhqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
-    except OSError:
-        return None
+        with contextlib.suppress(OSError):
+            # struct flock: l_type, l_whence, l_start, l_len (0: the whole file), l_pid
+            query = struct.pack("hhqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+            kind, _, _, _, pid = struct.unpack("hhqqixxxx",
+                                               fcntl.fcntl(fd, fcntl.F_GETLK, query))
+            if kind != fcntl.F_UNLCK:
+                out.append(LockHolder(pid if pid > 0 else None, "posix"))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                out.append(LockHolder(None, "flock"))
     finally:
         os.close(fd)
-    kind, _, _, _, pid = struct.unpack("hhqqixxxx", answer)
-    return LockHolder(pid if pid > 0 else None, "posix") if kind != fcntl.F_UNLCK else None
-
-
-def _flock_holder(path: Path) -> LockHolder | None:
-    """Whether another holds an exclusive ``flock``: a shared one tried without waiting,
-    released at once (the close).  Only where ``/proc/locks`` is missing."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on POSIX
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError as e:
-        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            return LockHolder(None, "flock")
-        return None
-    finally:
-        os.close(fd)
-    return None
+    return out

@@ -38,14 +38,19 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = Tr
     found: Discovery = discover(paths, progress=progress)
     report = Report([str(p) for p in paths])
     report.data_dirs = [d.path for d in found.data_dirs]
+    metadata_bytes = 0  # of the metadata logs' segments: what replaying them costs
     for p in found.all_partitions():
+        size = 0
         for f in p.segments:
             with contextlib.suppress(OSError):  # verify says so
-                report.segment_bytes += f.path.stat().st_size
-        if not p.is_metadata:
+                size += f.path.stat().st_size
+        report.segment_bytes += size
+        if p.is_metadata:
+            metadata_bytes += size
+        else:
             report.partitions.setdefault((p.topic, p.partition), []).append(p.path)
     metas = [p for p in found.all_partitions() if p.is_metadata]
-    _analyses(report, found, metas, progress)
+    _analyses(report, found, metas, metadata_bytes, progress)
     report.findings = collect(report)
     report.areas = judge(report, area_lines(report))
     if pictures:
@@ -56,7 +61,7 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = Tr
 
 
 def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
-              progress: Progress) -> None:
+              metadata_bytes: int, progress: Progress) -> None:
     """Each analysis that applies, as its command runs it."""
     from kmeta.core.log_tally import LogTally
     from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
@@ -71,7 +76,7 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
     # startup's loading of every log, beside verify's pass where its own replay of the
     # metadata log is cheap (verify's image is then not waited for)
     starting = Beside(startups, (brokers_dirs,), default_jobs()) \
-        if _replay_bytes(metas) <= _BESIDE_REPLAY else None
+        if metadata_bytes <= _BESIDE_REPLAY else None
     lead_dir = _longest(metas)
     listeners = Listeners(
         # the brokers' lifecycles heard in verify's replay of the longest log: one replay
@@ -118,15 +123,6 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
 #: The metadata log bytes below which startup replays its own image beside verify's pass
 #: rather than wait for verify's: a replay of 64 MiB costs about what it saves.
 _BESIDE_REPLAY = 64 << 20
-
-
-def _replay_bytes(metas: list[PartitionDir]) -> int:
-    total = 0
-    for p in metas:
-        for f in p.segments:
-            with contextlib.suppress(OSError):
-                total += f.path.stat().st_size
-    return total
 
 
 def startups(brokers_dirs: list[list[Path]]) -> list:

@@ -53,6 +53,7 @@ from kmeta.ops.startup.model import (
     version_key,
 )
 from kmeta.ops.startup.offsets import judge_offsets
+from kmeta.storage.ends import newest_segment_now
 from kmeta.storage.live import again_while_live, gone, live_dirs
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import read_regular
@@ -496,12 +497,8 @@ def _in_flight(f: Finding) -> bool:
         return False
     seg = Path(f.file)
     base = classify(seg.name).base_offset
-    try:
-        bases = [k.base_offset for k in map(classify, os.listdir(seg.parent))
-                 if k.kind == "segment" and k.live and k.base_offset is not None]
-    except OSError:
-        return False
-    return base is not None and base >= max(bases, default=-1)
+    newest = newest_segment_now(seg.parent)
+    return base is not None and (newest is None or base >= newest)
 
 
 def _configured_node(server: dict[str, str] | None, broker: BrokerDirs) -> int | None:
