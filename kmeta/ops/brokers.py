@@ -162,6 +162,8 @@ class _Watch:
         self.first_timestamp: int | None = None
         #: the offset the replay heard started at
         self.start: int | None = None
+        #: where the story starts when below the replay's start (lifecycle_watch)
+        self.heard: HeardStart | None = None
 
     def control(self, epoch: int, payload: object) -> None:
         self.controls += 1
@@ -236,27 +238,83 @@ def brokers(path: str | os.PathLike[str], *, broker: int | None = None,
     return result
 
 
-def lifecycle_watch(replay: Replay, *,
+def lifecycle_watch(replay: Replay, part: PartitionDir | None = None, *,
                     fenced_longer_than_ms: int = DEFAULT_FENCED_LONGER_THAN_MS) -> _Watch:
     """A watch that hears every broker's and controller's lifecycle in a replay someone
     else drives (verify's, for kmeta report): the lifecycles the replay's records tell
-    from its start image on."""
-    watch = _Watch(Lifecycles(replay.image, fenced_longer_than_ms=fenced_longer_than_ms),
-                   None, None)
-    watch.start = replay.start_offset
+    from its start image on.  Given ``part``, the replay's partition, whose log starts
+    below the snapshot the replay starts from and which no snapshot covers, the watch
+    first hears the records of that stretch here, as :func:`brokers` tells them (each
+    node's state unknown until the snapshot), so that the story is the one brokers tells
+    from the log's start (:func:`brokers_heard` with the :class:`HeardStart` kept in
+    ``watch.heard``)."""
+    plan: _Plan | None = None
+    findings: list[Finding] = []
+    if part is not None and _uncovered(part) and replay.start_offset > _log_start(part):
+        plan = _start(part, None, findings)
+        exact = plan.exact
+        if exact is None or exact.offset != replay.start_offset or plan.start >= exact.offset:
+            plan = None  # told from where the replay starts, or not the same story
+    if plan is None or plan.exact is None:
+        watch = _Watch(Lifecycles(replay.image, fenced_longer_than_ms=fenced_longer_than_ms),
+                       None, None)
+        watch.start = replay.start_offset
+        return watch
+    exact = plan.exact
+    lives = Lifecycles(plan.image, fenced_longer_than_ms=fenced_longer_than_ms, exact=False)
+    watch = _Watch(lives, None, None)
+    watch.start = plan.start
+    early: list[Finding] = []
+    replay_log(part, Replay(plan.image, plan.start), exact.offset, early, watch)
+    # brokers' own filter of the stretch: what the empty image refuses is the start missing
+    findings += [f for f in early if f.code not in PROBLEM_CODES and f.code != "V120"]
+    lives.exact_from(replay.image)
+    # the images left behind: the watch goes to the replay's child and back
+    watch.heard = HeardStart(replace(plan, image=MetadataImage.empty(),
+                                     exact=replace(exact, image=MetadataImage.empty())),
+                             findings)
     return watch
+
+
+def _log_start(part: PartitionDir) -> int:
+    return part.segments[0].kind.base_offset or 0
+
+
+def _uncovered(part: PartitionDir) -> bool:
+    """Whether no snapshot covers the start of ``part``'s log, by the files' names (what
+    :func:`_start` then tells from the log's start, reading no snapshot to say so)."""
+    if not part.segments:
+        return False
+    start = _log_start(part)
+    return start > 0 and not any((s.kind.base_offset or 0) == start for s in part.snapshots)
+
+
+@dataclass
+class HeardStart:
+    """Where a watch's story starts when it is not where the replay it hears starts
+    (:func:`lifecycle_watch` with ``part``): brokers' plan, and the findings of reading
+    its snapshot and replaying the stretch below it."""
+
+    plan: _Plan
+    findings: list[Finding]
 
 
 def brokers_heard(part: PartitionDir, watch: _Watch, records: int) -> BrokersResult | None:
     """What :func:`brokers` says of ``part``, from a :func:`lifecycle_watch` that heard a
     whole replay of its log (``records``: the metadata records that replay read, NoOps
-    included); None when brokers would start its story elsewhere (a log start no
-    snapshot covers, or another snapshot), so that the caller runs :func:`brokers`."""
-    findings: list[Finding] = []
-    plan = _start(part, None, findings)
-    if plan.exact is not None or plan.start != watch.start:
-        return None
-    result = _told(part, plan, watch, findings, records, plan.start)
+    included); None when brokers would start its story elsewhere (another snapshot, or a
+    log start no snapshot covers that the watch did not hear from), so that the caller
+    runs :func:`brokers`."""
+    heard = watch.heard
+    if heard is not None:
+        plan, findings, known = heard.plan, list(heard.findings), heard.plan.exact.offset
+    else:
+        findings = []
+        plan = _start(part, None, findings)
+        if plan.exact is not None or plan.start != watch.start:
+            return None
+        known = plan.start
+    result = _told(part, plan, watch, findings, records, known)
     _keep(result, watch.lives, None, None, None)
     return result
 

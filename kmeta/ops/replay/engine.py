@@ -342,6 +342,11 @@ class ReplayWatch(Protocol):
     def after(self, type_name: str, data: Any, offset: int, timestamp: int) -> None: ...
 
 
+def _noop_alone(items: list) -> bool:
+    """Whether a batch's records are one NoOp (its decoding is memoised)."""
+    return len(items) == 1 and decode_metadata(items[0].value).type == "NO_OP_RECORD"
+
+
 def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Finding],
                watch: ReplayWatch | None = None, progress: Progress = QUIET) -> int:
     """Apply the records of ``part``'s log from the replay's start up to, not including,
@@ -394,7 +399,11 @@ def replay_log(part: PartitionDir, replay: Replay, stop: int, findings: list[Fin
             valid = batch.crc_valid and batch.last_offset >= start
             if valid:
                 last = batch
-                if watch is not None:
+                # a NoOp in the epoch heard is not news (as in verify's pass, whose watch
+                # tells kmeta report the same story), the first one read here included
+                if watch is not None and not (
+                        lone is not None and batch.leader_epoch == noop_epoch
+                        and _noop_alone(items)):
                     noop_epoch = batch.leader_epoch
                     watch.batch(batch.base_offset, noop_epoch, batch.max_timestamp)
             if batch.is_control:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 
 from kmeta.findings import (
@@ -33,6 +34,7 @@ _SNAPSHOT_CODES = {"V021", "V022", "V023", "V024", "V025", "V026", "V040"}
 _REPAIRABLE = {"S001", "S003", "S004", "S010", "F001", "F006", "F009"}
 
 
+@cache  # a few dozen codes, asked once per finding (tens of thousands on a bad log)
 def area_of(code: str) -> str:
     if code in _SNAPSHOT_CODES:
         return "snapshots"

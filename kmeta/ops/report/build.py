@@ -35,22 +35,29 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = Tr
     ``pictures``: also gather what only the HTML page's pictures draw (a second, light
     read of the metadata logs' batch headers); ``progress`` hears of the reading (verify's
     pass over everything: the other analyses listen to it or read headers again)."""
-    found: Discovery = discover(paths, progress=progress)
+    from kmeta.ops.verify import Relist
+
+    try:
+        # a data dir's partition dirs listed once, by verify's workers as they check them
+        return _build(paths, discover(paths, defer=True, progress=progress), pictures,
+                      progress)
+    except Relist:  # a partition dir was not what its name said: as discover judges it
+        return _build(paths, discover(paths, progress=progress), pictures, progress)
+
+
+def _build(paths: Sequence[str | os.PathLike[str]], found: Discovery, pictures: bool,
+           progress: Progress) -> Report:
     report = Report([str(p) for p in paths])
     report.data_dirs = [d.path for d in found.data_dirs]
     metadata_bytes = 0  # of the metadata logs' segments: what replaying them costs
     for p in found.all_partitions():
-        size = 0
-        for f in p.segments:
-            with contextlib.suppress(OSError):  # verify says so
-                size += f.path.stat().st_size
-        report.segment_bytes += size
         if p.is_metadata:
-            metadata_bytes += size
+            metadata_bytes += _segment_bytes(p)
         else:
             report.partitions.setdefault((p.topic, p.partition), []).append(p.path)
     metas = [p for p in found.all_partitions() if p.is_metadata]
     _analyses(report, found, metas, metadata_bytes, progress)
+    report.segment_bytes = sum(_segment_bytes(p) for p in found.all_partitions())
     report.findings = collect(report)
     report.areas = judge(report, area_lines(report))
     if pictures:
@@ -58,6 +65,19 @@ def build_report(paths: Sequence[str | os.PathLike[str]], *, pictures: bool = Tr
 
         add_picture_data(report)
     return report
+
+
+def _segment_bytes(part: PartitionDir) -> int:
+    """The bytes of a partition's segments: as verify's worker counted them where it
+    listed the dir (a deferred one), else stat'ed here."""
+    checked = getattr(part, "checked", None)
+    if checked is not None:
+        return checked.bytes
+    size = 0
+    for f in part.segments:
+        with contextlib.suppress(OSError):  # verify says so
+            size += f.path.stat().st_size
+    return size
 
 
 def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
@@ -80,10 +100,16 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
     lead_dir = _longest(metas)
     listeners = Listeners(
         # the brokers' lifecycles heard in verify's replay of the longest log: one replay
-        watch=lambda part, replay: lifecycle_watch(replay) if part is lead_dir else None,
+        watch=lambda part, replay: lifecycle_watch(replay, part) if part is lead_dir else None,
         # and retention's reading of each log's headers, tallied by verify's pass
         tally=lambda part: LogTally(_live_snapshot_ends(part)))
-    checked = verify_discovery(found, progress, default_jobs(), listeners=listeners)
+    try:
+        checked = verify_discovery(found, progress, default_jobs(), listeners=listeners)
+    except BaseException:  # Relist (the report starts again) or an interrupt
+        side.close()
+        if starting is not None:
+            starting.close()
+        raise
     report.verify = checked
     for part, label in zip(metas, _labels(metas), strict=True):
         stats = checked.logs.get(str(part.path))
@@ -201,9 +227,7 @@ def _offsets_bytes(found: Discovery, data_dir: Path) -> int:
         if d.path == data_dir:
             for p in d.partitions:
                 if p.topic == OFFSETS_TOPIC:
-                    for f in p.segments:
-                        with contextlib.suppress(OSError):
-                            total += f.path.stat().st_size
+                    total += _segment_bytes(p)
     return total
 
 

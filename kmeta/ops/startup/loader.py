@@ -297,9 +297,12 @@ def _recover_walked(seg: _Segment, progress: Progress) -> Recovery | None:
 
 
 #: The stretch of intact batches the compiled walk crosses at a time looking for a new
-#: leader epoch: a metadata log changes epoch every megabyte or so (255 times in the
-#: 268 MB log), and only a stretch holding a change is walked header by header.
+#: leader epoch: a generated metadata log changes epoch every megabyte or so (255 times in
+#: the 268 MB log), a busy real one every few dozen kilobytes.  A stretch that holds a
+#: change is walked again in eighths, down to a kilobyte, and only that is unpacked header
+#: by header.
 _EPOCH_STRETCH = 64 << 10
+_EPOCH_SMALLEST = 1 << 10
 
 
 def _epochs_in(data: bytes, top: int, assigns: list[tuple[int, int]]) -> int:
@@ -309,16 +312,26 @@ def _epochs_in(data: bytes, top: int, assigns: list[tuple[int, int]]) -> int:
     highest epoch.  The compiled walk says which stretches raise the epoch; only those
     are unpacked here (a header loop over the whole span was half of the metadata log's
     recovery)."""
-    pos, n, following = 0, len(data), 0
+    pos, n = 0, len(data)
     while pos < n:
-        reached, count, following, high_epoch, _ = walk(
-            data, pos, n, pos + _EPOCH_STRETCH, following, top)
-        if not count:  # not what a Walked span holds: every header, as before
-            return _epochs_by_header(data, pos, n, top, assigns)
-        if high_epoch > top:
-            top = _epochs_by_header(data, pos, reached, top, assigns)
-        pos = reached
+        pos, top = _epochs_stretch(data, pos, n, _EPOCH_STRETCH, top, assigns)
     return top
+
+
+def _epochs_stretch(data: bytes, pos: int, end: int, stretch: int, top: int,
+                    assigns: list[tuple[int, int]]) -> tuple[int, int]:
+    """:func:`_epochs_in` of the batches from ``pos`` the walk crosses in ``stretch``
+    bytes: (where it reached, the highest epoch)."""
+    reached, count, _, high_epoch, _ = walk(data, pos, end, pos + stretch, 0, top)
+    if not count:  # not what a Walked span holds: every header, as before
+        return end, _epochs_by_header(data, pos, end, top, assigns)
+    if high_epoch > top:
+        if stretch <= _EPOCH_SMALLEST:
+            return reached, _epochs_by_header(data, pos, reached, top, assigns)
+        at = pos
+        while at < reached:
+            at, top = _epochs_stretch(data, at, reached, stretch >> 3, top, assigns)
+    return reached, top
 
 
 def _epochs_by_header(data: bytes, pos: int, end: int, top: int,

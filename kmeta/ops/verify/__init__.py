@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on 
     from kmeta.ops.verify.metadata_log import LogStats
     from kmeta.ops.verify.metadata_log import verify_log
     from kmeta.ops.verify.metadata_log import verify_metadata_partition
+    from kmeta.ops.verify.partitions import Relist
     from kmeta.ops.verify.paths import verify
     from kmeta.ops.verify.run import VerifyReport
     from kmeta.ops.verify.run import verify_discovery
