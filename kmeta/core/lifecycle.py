@@ -61,7 +61,7 @@ from kmeta.core.image import MetadataImage
 from kmeta.findings import Finding
 
 __all__ = ["CONTROLLED_SHUTDOWN_LEVEL", "FENCE_KINDS", "QUORUM_RESTARTED", "SILENT_MS",
-           "STORM_WINDOW_MS", "UNKNOWN", "LeaderSpan", "Lifecycles", "NodeEvent", "NodeSummary", "Silence",
+           "STORM_WINDOW_MS", "UNKNOWN", "LeaderSpan", "Lifecycles", "STATE_RECORDS", "count_moves", "NodeEvent", "NodeSummary", "Silence",
            "broker_state"]
 
 #: metadata.version 3.3-IV3: the first level whose registrations hold controlled shutdown
@@ -109,6 +109,9 @@ _BROKER_KEYS = {"REGISTER_BROKER_RECORD": "brokerId", "UNREGISTER_BROKER_RECORD"
 _PARTITION_CHANGE = ("partition",)
 _CONTROLLER_KEYS = {"REGISTER_CONTROLLER_RECORD": "controllerId",
                     "UNREGISTER_CONTROLLER_RECORD": "controllerId"}
+#: The records that may change a node's state: only in a batch holding one do that
+#: batch's partition moves count (:meth:`Lifecycles.batch` drops them)
+STATE_RECORDS = (*_BROKER_KEYS, *_CONTROLLER_KEYS)
 
 
 def broker_state(registration: dict[str, Any] | None) -> str:
@@ -213,6 +216,36 @@ class NodeSummary:
     longest_fenced_ms: int | None = 0
     last_offset: int | None = None
     last_timestamp: int | None = None
+
+
+def count_moves(counts: dict[int, list[int]], old: dict[str, Any], new: dict[str, Any]
+                ) -> None:
+    """Add one partition change's effects to ``counts`` (node -> [ISRs left, leaderships
+    lost, leaderships won]): each replica of the ISR before that is not in the ISR
+    after, and the leader before and after where they differ (a leader of -1 is none).
+    The reference of the compiled core's count in ``apply_changes``."""
+    isr_after = new["isr"]
+    for node in old["isr"]:
+        if node not in isr_after:
+            c = counts.get(node)
+            if c is None:
+                counts[node] = [1, 0, 0]
+            else:
+                c[0] += 1
+    before, after = old["leader"], new["leader"]
+    if before != after:
+        if before >= 0:
+            c = counts.get(before)
+            if c is None:
+                counts[before] = [0, 1, 0]
+            else:
+                c[1] += 1
+        if after >= 0:
+            c = counts.get(after)
+            if c is None:
+                counts[after] = [0, 0, 1]
+            else:
+                c[2] += 1
 
 
 class Lifecycles:
@@ -427,15 +460,16 @@ class Lifecycles:
 
     # ------------------------------------------------------------------ judging
 
-    def applied(self, told: list[tuple[int, Any, Any]]) -> None:
+    def applied(self, moves: list[Any]) -> None:
         """Records the replay applied in bulk, none with a word to say (the replay's
-        quiet path): (offset, the partition before, after) of each PartitionChangeRecord,
-        (offset, None, None) of each PartitionRecord.  What :meth:`before` and
-        :meth:`after` hear of each."""
-        for offset, old, new in told:
-            self.last_offset = offset
-            if old is not None:
-                self._moved(old, new)
+        quiet path): ``moves`` is [the offset of the last one, what
+        :func:`count_moves` counted of its PartitionChangeRecords], what :meth:`before`
+        and :meth:`after` hear of each, summed."""
+        last, counts = moves[0], moves[1]
+        if last is not None:
+            self.last_offset = last
+        if counts and self.exact:  # before the first exact state: not known
+            self._effects(counts)
 
     def _partition_changed(self, seen: tuple, data: dict[str, Any]) -> None:
         change = self.image.changed_partition
@@ -445,30 +479,28 @@ class Lifecycles:
 
     def _moved(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         """The ISR departures and leadership moves of one partition change."""
-        isr_before, leader_before = old["isr"], old["leader"]
-        isr_after, leader_after = new["isr"], new["leader"]
-        for node in isr_before:
-            if node not in isr_after:
-                self._effect(node, 0)
-        if leader_before != leader_after:
-            if leader_before >= 0:
-                self._effect(leader_before, 1)
-            if leader_after >= 0:
-                self._effect(leader_after, 2)
+        if self.exact:
+            counts: dict[int, list[int]] = {}
+            count_moves(counts, old, new)
+            self._effects(counts)
 
-    def _effect(self, node: int, which: int) -> None:
-        if not self.exact:
-            return  # the partitions before the first exact state are not known
-        change = self._changes.get(node)
-        if change is not None:
-            if which == 0:
-                change.left_isr += 1
-            elif which == 1:
-                change.lost_leadership += 1
+    def _effects(self, counts: dict[int, list[int]]) -> None:
+        """Moves counted per node: to the node's state change in this batch, or pending
+        until one comes."""
+        for node, (isr, lost, won) in counts.items():
+            change = self._changes.get(node)
+            if change is not None:
+                change.left_isr += isr
+                change.lost_leadership += lost
+                change.gained_leadership += won
             else:
-                change.gained_leadership += 1
-            return
-        self._pending.setdefault(node, [0, 0, 0])[which] += 1
+                pending = self._pending.get(node)
+                if pending is None:
+                    self._pending[node] = [isr, lost, won]
+                else:
+                    pending[0] += isr
+                    pending[1] += lost
+                    pending[2] += won
 
     def _broker_changed(self, seen: tuple, type_name: str, data: dict[str, Any],
                         offset: int, timestamp: int) -> None:

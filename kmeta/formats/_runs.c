@@ -1499,12 +1499,52 @@ static int decoder_ok(PyObject *d) {
  * blocked: the PartitionChangeRecord versions the log's metadata.version does not allow. */
 /* (offset, old, new) appended to `applied` (None, None for a record that is not a
  * change); -1 with an exception set when it cannot be. */
-static int tell_applied(PyObject *applied, PyObject *offset, PyObject *old, PyObject *new) {
-    PyObject *t = PyTuple_Pack(3, offset, old ? old : Py_None, new ? new : Py_None);
-    if (!t) return -1;
-    int r = PyList_Append(applied, t);
-    Py_DECREF(t);
-    return r;
+/* counts[node][which] += 1, the node's [0, 0, 0] made on first use. */
+static int bump(PyObject *counts, PyObject *node, int which) {
+    PyObject *c = PyDict_GetItemWithError(counts, node);
+    if (!c) {
+        if (PyErr_Occurred()) return -1;
+        if (!(c = PyList_New(3))) return -1;
+        for (int k = 0; k < 3; k++) PyList_SET_ITEM(c, k, Py_NewRef(k == which ? ONE : ZERO));
+        int r = PyDict_SetItem(counts, node, c);
+        Py_DECREF(c);
+        return r;
+    }
+    if (!PyList_CheckExact(c) || PyList_GET_SIZE(c) != 3) {
+        PyErr_SetString(PyExc_TypeError, "apply_changes: a node's moves are a list of 3");
+        return -1;
+    }
+    PyObject *more = PyNumber_Add(PyList_GET_ITEM(c, which), ONE);
+    if (!more) return -1;
+    PyList_SetItem(c, which, more);  /* steals more */
+    return 0;
+}
+
+/* kmeta.core.lifecycle.count_moves, for a watch: moves[0] = the offset of the last record
+ * applied; a PartitionChangeRecord's (old and new: the partition before and after) ISR
+ * departures and leadership moves counted per node into moves[1]. */
+static int tell_moves(PyObject *moves, PyObject *offset, PyObject *old, PyObject *new) {
+    if (PyList_SetItem(moves, 0, Py_NewRef(offset)) < 0) return -1;
+    if (!old) return 0;
+    PyObject *counts = PyList_GET_ITEM(moves, 1);
+    PyObject *before = lookup(old, S_ISR), *after = lookup(new, S_ISR);
+    PyObject *lb = lookup(old, S_LEADER), *la = lookup(new, S_LEADER);
+    long b, a;
+    if (!PyDict_CheckExact(counts) || !before || !after || !PyList_CheckExact(before) ||
+        !small_int(lb, &b) || !small_int(la, &a)) {
+        PyErr_SetString(PyExc_TypeError, "apply_changes: a change without its isr or leader");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(before); k++) {
+        PyObject *node = PyList_GET_ITEM(before, k);
+        int in = PySequence_Contains(after, node);
+        if (in < 0 || (!in && bump(counts, node, 0) < 0)) return -1;
+    }
+    if (b != a) {
+        if (b >= 0 && bump(counts, lb, 1) < 0) return -1;
+        if (a >= 0 && bump(counts, la, 2) < 0) return -1;
+    }
+    return 0;
 }
 
 static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -1516,12 +1556,30 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
                         "[, applied: list])");
         return NULL;
     }
-    /* applied: given, gets (offset, old, new) of each PartitionChangeRecord applied and
-     * (offset, None, None) of each PartitionRecord, for a watch */
+    /* applied: given, [the offset of the last record applied, node -> moves (see
+     * tell_moves), gate], for a watch; the moves are counted only where a value of the
+     * list is a record whose api key is in the gate's mask (or one the mask cannot say:
+     * a key of 64 or more, a value that is not a framed record) */
     PyObject *applied = nargs == 10 && args[9] != Py_None ? args[9] : NULL;
-    if (applied && !PyList_Check(applied)) {
-        PyErr_SetString(PyExc_TypeError, "apply_changes: applied is a list");
+    if (applied && (!PyList_CheckExact(applied) || PyList_GET_SIZE(applied) != 3 ||
+                    !PyDict_CheckExact(PyList_GET_ITEM(applied, 1)))) {
+        PyErr_SetString(PyExc_TypeError, "apply_changes: applied is [offset, dict, gate]");
         return NULL;
+    }
+    int counting = 0;
+    if (applied) {
+        unsigned long long gate = PyLong_AsUnsignedLongLongMask(PyList_GET_ITEM(applied, 2));
+        if (PyErr_Occurred()) return NULL;
+        Py_ssize_t all = PySequence_Fast_GET_SIZE(args[0]);
+        for (Py_ssize_t k = 0; k < all && !counting; k++) {
+            PyObject *v = PySequence_Fast_GET_ITEM(args[0], k);
+            if (!PyBytes_CheckExact(v) || PyBytes_GET_SIZE(v) < 2) {
+                counting = 1;
+                break;
+            }
+            unsigned char key = (unsigned char)PyBytes_AS_STRING(v)[1];
+            counting = key >= 64 || (gate >> key) & 1;
+        }
     }
     PyObject *values = args[0], *offsets = args[1], *image = args[3];
     PyObject *memo = args[7], *decoder = args[8], *blocked = args[5];
@@ -1563,7 +1621,7 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
                     Py_XDECREF(leader);
                     if (r < 0) goto done;
                     if (r > 0) {
-                        if (applied && tell_applied(applied, offset, s.old, s.p) < 0)
+                        if (applied && tell_moves(applied, offset, counting ? s.old : NULL, s.p) < 0)
                             goto done;
                         continue;
                     }
@@ -1595,8 +1653,8 @@ static PyObject *py_apply_changes(PyObject *self, PyObject *const *args, Py_ssiz
                    : quiet_partition(topics, brokers, PyTuple_GET_ITEM(payload, 2), &s);
         if (r < 0) goto done;
         if (r == 0) break;
-        if (applied && tell_applied(applied, offset, change ? s.old : NULL,
-                                    change ? s.p : NULL) < 0)
+        if (applied && tell_moves(applied, offset, change && counting ? s.old : NULL,
+                                  change ? s.p : NULL) < 0)
             goto done;
     }
     if (i >= n) {

@@ -26,6 +26,7 @@ from kmeta.core.image import (
     diff_images,
 )
 from kmeta.core.image_quiet import apply_quiet
+from kmeta.core.lifecycle import STATE_RECORDS, count_moves
 from kmeta.core.versions import LEVEL_NAMES, RECORD_VERSIONS, required_level
 from kmeta.findings import NOT_READ, Finding
 from kmeta.formats import payload as payload_module
@@ -132,14 +133,15 @@ class Replay:
         return problems if out is None else out
 
     def apply_quiet(self, values: list[bytes | None], offsets: list[int], i: int = 0,
-                    skip_noops: bool = True) -> tuple[int, Any]:
+                    skip_noops: bool = True, whole: bool = False) -> tuple[int, Any]:
         """Apply, from ``values[i]`` on, the records that raise no problem the quick way
         (see :func:`apply_changes_py`; NoOps passed over when ``skip_noops``); the index of
         the first other record and its payload, for :meth:`problems` (``len(values)`` and
         None when there is none).  Inside a metadata transaction, or with a watch that
         does not take the records applied in bulk (``applied``: see
         :func:`apply_changes_py`), every record is another; a watch that does hears them
-        after the call."""
+        after the call; ``whole``: ``values`` are all of a batch's records, so that the
+        moves of a batch that holds no state change need not be counted."""
         image = self.image
         watch = self.watch
         applied = None if watch is None else getattr(watch, "applied", None)
@@ -155,16 +157,17 @@ class Replay:
                 for t in _QUIET for _, v in RECORD_VERSIONS[t]
                 if level is not None and (need := required_level(t, v)) is not None
                 and level < need)
-        told: list[tuple[int, Any, Any]] | None = None if applied is None else []
+        moves: list[Any] | None = None if applied is None else \
+            [None, {}, _MOVES_MATTER if whole else -1]
         if _compiled_changes is not None:
             out = _compiled_changes(values, offsets, i, image, self.start_offset, blocked,
                                     skip_noops, payload_module._DECODED,
-                                    payload_module.DECODER, told)
+                                    payload_module.DECODER, moves)
         else:
             out = apply_changes_py(values, offsets, i, image, self.start_offset, blocked,
-                                   skip_noops, told)
-        if told:
-            applied(told)  # type: ignore[misc]
+                                   skip_noops, moves)
+        if moves is not None and moves[0] is not None:
+            applied(moves)  # type: ignore[misc]
         return out
 
     def reach(self, offset: int) -> Iterator[Finding]:
@@ -186,16 +189,19 @@ _BLOCKED: dict[int | None, frozenset[int]] = {}
 
 def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
                      image: MetadataImage, start: int, blocked: frozenset[int],
-                     skip_noops: bool, applied: list | None = None) -> tuple[int, Any]:
+                     skip_noops: bool, applied: list[Any] | None = None) -> tuple[int, Any]:
     """From ``values[i]`` on, each record decoded and, while it needs no word of
     :meth:`Replay.problems`, taken: a NoOp passed over (when ``skip_noops``), a
     PartitionChangeRecord or PartitionRecord at or after ``start``, not ``blocked``
     (``apiKey * 256 + version``), that :func:`~kmeta.core.image_quiet.apply_quiet` applies.  The
     index of the first other record and its payload, the image untouched by it;
-    ``(len(values), None)`` when there is none.  ``applied``: given, gets (offset, the
-    partition before, after) of each PartitionChangeRecord taken and (offset, None, None)
-    of each PartitionRecord, for a watch.  The reference of the compiled core's
-    ``apply_changes`` (tests/test_image_fast.py, tests/fuzz/test_properties.py)."""
+    ``(len(values), None)`` when there is none.  ``applied``: given, [the offset of the
+    last record taken, node -> moves, gate], each PartitionChangeRecord taken counted
+    into the moves (:func:`~kmeta.core.lifecycle.count_moves`), for a watch, where
+    :func:`_moves_matter` says ``values`` (a batch's) hold a record they count for.  The reference of
+    the compiled core's ``apply_changes`` (tests/test_image_fast.py,
+    tests/fuzz/test_properties.py)."""
+    counting = applied is not None and _moves_matter(values, applied[2])
     for i in range(i, len(values)):  # noqa: B020 - from the given index on
         payload = decode_metadata(values[i])
         if payload.finding:
@@ -210,10 +216,28 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
                 or not apply_quiet(image, payload.type, payload.data):
             return i, payload
         if applied is not None:
-            change = image.changed_partition if payload.type == _QUIET[0] else (None, None)
-            applied.append((offsets[i], *change))
+            applied[0] = offsets[i]
+            if counting and payload.type == _QUIET[0]:
+                count_moves(applied[1], *image.changed_partition)
     return len(values), None
 
+
+def _moves_matter(values: list[bytes | None], gate: int) -> bool:
+    """Whether a batch's values hold a record whose api key is in ``gate`` (a bit per
+    key below 64), or one the gate cannot judge: only a state change in its batch
+    takes a partition change's moves (Lifecycles drops them at the next batch)."""
+    for value in values:
+        if type(value) is not bytes or len(value) < 2:
+            return True
+        key = value[1]
+        if key >= 64 or (gate >> key) & 1:
+            return True
+    return False
+
+
+#: The api keys of the records whose batches' partition moves a watch takes: a broker's
+#: or a controller's registration, fence or unfence (kmeta.core.lifecycle.STATE_RECORDS).
+_MOVES_MATTER = sum(1 << metadata_message(t).api_key for t in STATE_RECORDS)
 
 #: The compiled twin of apply_changes_py (formats.compiled), or None.
 _compiled_changes = CORE.apply_changes if CORE is not None else None

@@ -276,7 +276,7 @@ def _serve(replay: Replay, report: Report, down: int, up: int) -> None:
         each = type(at) is list
         while i < n:
             if quiet is not None:
-                i, payload = quiet(values, offsets, i)
+                i, payload = quiet(values, offsets, i, True, True)
                 if payload is None:
                     break
             else:
