@@ -64,6 +64,24 @@ def kafka_does(kafka: Mapping[str, str], version: str) -> str | None:
     return None
 
 
+class _Real:
+    """os.path.realpath, its parent dirs resolved once: a broker's thousands of partition
+    dirs share one log dir, and a realpath is a stat per part of the path."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, str] = {}
+
+    def __call__(self, path: str | os.PathLike[str]) -> str:
+        path = os.path.abspath(path)
+        parent, name = os.path.split(path)
+        if not name or os.path.islink(path):
+            return os.path.realpath(path)
+        real = self._dirs.get(parent)
+        if real is None:
+            real = self._dirs[parent] = os.path.realpath(parent)
+        return os.path.join(real, name)
+
+
 def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
                 metadata: str | os.PathLike[str] | None = None,
                 peers: Sequence[str | os.PathLike[str]] = (), image: Any = None,
@@ -77,14 +95,15 @@ def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
                               progress=progress)
     if placed is None or placed.placement is None:
         return None, placed
-    verdicts = {os.path.realpath(v.log.path): v for v in placed.placement.verdicts}
+    real = _Real()
+    verdicts = {real(v.log.path): v for v in placed.placement.verdicts}
     by_file: dict[str, list[Finding]] = {}
     for f in placed.findings:
         if f.file is not None and f.code not in _LOADER_SAYS:
-            by_file.setdefault(os.path.realpath(f.file), []).append(f)
+            by_file.setdefault(real(f.file), []).append(f)
 
     def judge(view: LogView) -> Placement | None:
-        where = os.path.realpath(view.path)
+        where = real(view.path)
         v = verdicts.get(where)
         if v is None:
             return None
@@ -101,8 +120,9 @@ def with_broker_findings(report: StartupReport, placed: BrokerPlacement | None) 
     on disk, log dirs that disagree, checks not run) and return its JSON objects."""
     if placed is None:
         return []
-    judged = {os.path.realpath(str(p.path)) for p in report.partitions}
+    real = _Real()
+    judged = {real(p.path) for p in report.partitions}
     report.findings.extend(f for f in placed.findings if f.code not in _LOADER_SAYS and (
-        f.file is None or os.path.realpath(f.file) not in judged))
+        f.file is None or real(f.file) not in judged))
     report.notes.extend(placed.not_run)
     return placed.json_objects()

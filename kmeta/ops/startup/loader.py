@@ -124,12 +124,23 @@ _STAT_KINDS = frozenset({"segment"})
 
 def _kind(name: str) -> FileKind:
     """classify(name), with the names a broker holds by the thousand (a 20-digit offset
-    and a plain extension) taken apart without the regular expressions."""
+    and a plain extension) taken apart without the regular expressions, and each name's
+    kind kept (most partitions of a broker hold segments of the same few names)."""
+    kind = _KINDS.get(name)
+    if kind is not None:
+        return kind
     if len(name) > 21 and name[20] == "." and name[:20].isdigit():
         plain = _PLAIN.get(name[21:])
-        if plain is not None:
-            return FileKind(plain.kind, int(name[:20]))
-    return classify(name)
+        kind = FileKind(plain.kind, int(name[:20])) if plain is not None else classify(name)
+    else:
+        kind = classify(name)
+    if len(_KINDS) >= 1 << 16:
+        _KINDS.clear()
+    _KINDS[name] = kind
+    return kind
+
+
+_KINDS: dict[str, FileKind] = {}
 
 
 def _listing(path: Path) -> list[tuple[str, FileKind, int]]:
@@ -204,9 +215,8 @@ def _temp_files(path: Path, files: list[tuple[str, FileKind, int]], part: Partit
 def _segments(path: Path, files: list[tuple[str, FileKind, int]], part: PartitionStartup
               ) -> list[_Segment]:
     """Step 2's files: the segments, and the orphaned indexes deleted."""
-    root = str(path)
-    join = os.path.join
-    segs = {k.base_offset: _Segment(k.base_offset, name, join(root, name), size)
+    root = os.path.join(str(path), "")  # the names are plain: joined by concatenation
+    segs = {k.base_offset: _Segment(k.base_offset, name, root + name, size)
             for name, k, size in files if k.kind == "segment"}
     for name, k, _ in files:
         if k.kind in _INDEX_KINDS:
@@ -215,7 +225,7 @@ def _segments(path: Path, files: list[tuple[str, FileKind, int]], part: Partitio
                 part.leftovers.append(FileFate(name, "deleted", "an index without its "
                                                "segment (orphaned)"))
             else:
-                seg.indexes[k.kind] = join(root, name)
+                seg.indexes[k.kind] = root + name
     return [segs[b] for b in sorted(segs)]
 
 
@@ -506,12 +516,33 @@ def _last_index_position(seg: _Segment) -> int:
     return 0
 
 
-def _topic_id(path: Path) -> str | None:
-    p = path / "partition.metadata"
-    try:
-        return parse_partition_metadata(read_regular(p, _SMALL, "partition.metadata")).topic_id
-    except (KmetaError, FormatError, OSError):
-        return None
+class _MetadataFile:
+    """A partition dir's partition.metadata, read once for the placement judge's topic id
+    and for UnifiedLog.initializeTopicId (None where the listing has none)."""
+
+    def __init__(self, path: Path, listing: list[tuple[str, FileKind, int]]) -> None:
+        self.path = path / "partition.metadata"
+        self.present = any(name == "partition.metadata" for name, _, _ in listing)
+        self._read: bytes | KmetaError | OSError | None = None
+
+    def data(self) -> bytes:
+        """Its bytes; raises what reading it raised."""
+        if self._read is None:
+            try:
+                self._read = read_regular(self.path, _SMALL, "partition.metadata")
+            except (KmetaError, OSError) as e:
+                self._read = e
+        if isinstance(self._read, bytes):
+            return self._read
+        raise self._read
+
+    def topic_id(self) -> str | None:
+        if not self.present:
+            return None
+        try:
+            return parse_partition_metadata(self.data()).topic_id
+        except (KmetaError, FormatError, OSError):
+            return None
 
 
 def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: bool,
@@ -524,11 +555,12 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     ``progress``: hears of the segments recovered.  An I/O error reading the dir raises
     OSError or KmetaError: Kafka's IOException (the caller takes the log dir offline)."""
     config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
-    part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
-                            _topic_id(path) if topic_id else None, 0, 0, recovery_point,
-                            log_start)
-    part.remote_storage = config.remote_storage
     listing = _listing(path)
+    metadata_file = _MetadataFile(path, listing)
+    part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
+                            metadata_file.topic_id() if topic_id else None, 0, 0,
+                            recovery_point, log_start)
+    part.remote_storage = config.remote_storage
     # what is on disk (said even when the load stops before the segments are opened)
     part.segments = sum(1 for _, k, _ in listing if k.kind == "segment" and not k.suffix)
     part.bytes = sum(n for _, k, n in listing if k.kind == "segment" and not k.suffix)
@@ -582,7 +614,7 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     cache.finish(part)
     _producer_state(part, producer, segs, clean, frozenset(sim.results))
     if part.load_failure is None:
-        _partition_metadata(part)
+        _partition_metadata(part, metadata_file)
     _findings(part)
     return part
 
@@ -595,13 +627,12 @@ def _stopped(part: PartitionStartup) -> PartitionStartup:
     return part
 
 
-def _partition_metadata(part: PartitionStartup) -> None:
+def _partition_metadata(part: PartitionStartup, metadata_file: _MetadataFile) -> None:
     """UnifiedLog.initializeTopicId, once the log has loaded (KRaft, and ZooKeeper mode
     from inter.broker.protocol.version 2.8, keep the file and read it)."""
-    p = part.path / "partition.metadata"
-    if not p.is_file():
+    if not metadata_file.present:
         return
-    verdict = partition_metadata_verdict(read_regular(p, _SMALL, "partition.metadata"))
+    verdict = partition_metadata_verdict(metadata_file.data())
     if verdict is None:
         return
     if verdict[0] == "stop":
