@@ -54,6 +54,7 @@ changed, so a record the image refuses (V108, V109) changes no one's story.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -272,6 +273,11 @@ class Lifecycles:
         self.newest_timestamp: int | None = None
         #: the stretches the log holds no record of (:class:`Silence`), in log order
         self.silences: list[Silence] = []
+        # the silences' starts in order, each one's end beside it, and the longest: what
+        # silent_ms looks up (a log's clock may go back: the list is not in log order)
+        self._silence_starts: list[int] = []
+        self._silence_ends: list[int] = []
+        self._longest_silence = 0
         self._heard: tuple[int, int] | None = None
         #: the offset of the last metadata record applied, and of the last batch begun
         self.last_offset: int | None = None
@@ -332,15 +338,29 @@ class Lifecycles:
             after, then = self._heard
             unaccounted = timestamp - then - max(0, offset - after - 1) * QUIET_MS_PER_BATCH
             if unaccounted >= SILENT_MS:
-                self.silences.append(Silence(timestamp - unaccounted, timestamp, after,
-                                             offset))
+                silence = Silence(timestamp - unaccounted, timestamp, after, offset)
+                self.silences.append(silence)
+                at = bisect.bisect_right(self._silence_starts, silence.start)
+                self._silence_starts.insert(at, silence.start)
+                self._silence_ends.insert(at, silence.end)
+                self._longest_silence = max(self._longest_silence, silence.ms)
         self._heard = (offset, timestamp)
         if self.newest_timestamp is None or timestamp > self.newest_timestamp:
             self.newest_timestamp = timestamp
 
     def silent_ms(self, start: int, end: int) -> int:
         """How much of [start, end] the log holds no record of."""
-        return sum(max(0, min(end, s.end) - max(start, s.start)) for s in self.silences)
+        # only a silence starting before ``end`` and within the longest one's length of
+        # ``start`` can end after it (a report asks this for each of thousands of events)
+        starts, ends = self._silence_starts, self._silence_ends
+        total = 0
+        for i in range(bisect.bisect_left(starts, start - self._longest_silence),
+                       bisect.bisect_left(starts, end)):
+            e, s = ends[i], starts[i]
+            overlap = (end if end < e else e) - (start if start > s else s)
+            if overlap > 0:
+                total += overlap
+        return total
 
     def exact_from(self, image: MetadataImage) -> None:
         """From here on ``image`` (a snapshot's) is the state: what the inexact start told

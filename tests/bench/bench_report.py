@@ -1,15 +1,21 @@
 """``kmeta report`` against ``kmeta verify`` on the same input, in one run (issue 25: the
 report reads each file once and feeds every analysis from that pass).
 
-    python tests/bench/bench_report.py [--size 256MiB] [--repeat 3]
+    python tests/bench/bench_report.py [--size 256MiB] [--shaped 128MiB] [--repeat 3]
+                                       [--only one,replicas,shaped,broker]
 
-Two inputs, written by kmeta's writer into fixtures/big/ (git-ignored, reused):
+Four inputs, written by kmeta's writer into fixtures/big/ (git-ignored, reused):
 
 - **one log**: the generated metadata log (``bench_dump.big_log``, 268 MB at 256MiB) in
-  its data dir.  Target: report <= 1.5x verify.
+  its data dir, mostly NoOp heartbeats.  Target: report <= 1.5x verify.
 - **three replicas**: three data dirs of that log (copies of its files, as replicas on
   three machines are, each with its own meta.properties: node 1, 2, 3).  Target: report
   <= 1.5x verify of the three.
+- **a busy cluster's log** (``shaped_log.py``, about 117 MB at 128MiB): small batches of
+  every record type, hundreds of topics, a log start no snapshot covers and snapshots
+  older than it.  Target: report <= 1.5x verify.
+- **a broker** (``broker.py``: 4,000 partitions, 40,000 segments, 2.2 GB).  Target:
+  report <= 1.5x verify.
 
 Whole processes, interleaved, the best of ``--repeat`` kept; compare the ratios.
 """
@@ -75,14 +81,35 @@ def compare(label: str, paths: list[Path], repeat: int) -> None:
     print(f"  kmeta report  {report:6.2f} s   {report / verify:.2f}x verify (target <= 1.5x)")
 
 
+def broker_dir() -> Path:
+    """The generated broker of bench_broker.py (built once)."""
+    out = REPO / "fixtures" / "big" / "broker-4000x10"
+    if not (out / "meta.properties").is_file():
+        subprocess.run([sys.executable, str(HERE / "broker.py"), "--out", str(out)],
+                       check=True)
+    return out
+
+
 def main() -> None:
+    from shaped_log import shaped_log
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="256MiB")
+    ap.add_argument("--shaped", default="128MiB")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", default="one,replicas,shaped,broker")
     args = ap.parse_args()
-    data_dir = big_log(args.size).parent
-    compare("one metadata log", [data_dir], args.repeat)
-    compare("three replicas of it", replicas(data_dir), args.repeat)
+    only = set(args.only.split(","))
+    if only & {"one", "replicas"}:
+        data_dir = big_log(args.size).parent
+        if "one" in only:
+            compare("one metadata log", [data_dir], args.repeat)
+        if "replicas" in only:
+            compare("three replicas of it", replicas(data_dir), args.repeat)
+    if "shaped" in only:
+        compare("a busy cluster's metadata log", [shaped_log(args.shaped)], args.repeat)
+    if "broker" in only:
+        compare("a broker of 4,000 partitions", [broker_dir()], args.repeat)
 
 
 if __name__ == "__main__":

@@ -290,3 +290,23 @@ def test_any_partition_change_value_is_applied_alike_compiled_and_pure(value):
             payload_module._DECODED, replay_module._compiled_changes = saved
     assert results[:2] == results[2:]
     assert CORE.metadata_payload(value, {}, payload_module.DECODER) == decode_metadata(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(heard=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 4_000_000)), max_size=60),
+       start=st.integers(-100_000, 4_100_000), length=st.integers(0, 4_000_000))
+def test_the_silence_of_a_span_is_the_sum_of_its_overlaps(heard, start, length):
+    """Lifecycles.silent_ms looks up only the silences that can overlap the span (by
+    start, within the longest's length): the plain sum over every silence, whatever order
+    the log's clock put them in (it may go back)."""
+    from kmeta.core.image import MetadataImage
+    from kmeta.core.lifecycle import Lifecycles
+
+    lives = Lifecycles(MetadataImage.empty(), fenced_longer_than_ms=0)
+    offset = 0
+    for step, timestamp in heard:
+        offset += step + 1
+        lives._heard_at(offset, timestamp)
+    end = start + length
+    assert lives.silent_ms(start, end) == sum(
+        max(0, min(end, s.end) - max(start, s.start)) for s in lives.silences)
