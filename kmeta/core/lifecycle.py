@@ -62,8 +62,8 @@ from kmeta.core.image import MetadataImage
 from kmeta.findings import Finding
 
 __all__ = ["CONTROLLED_SHUTDOWN_LEVEL", "FENCE_KINDS", "QUORUM_RESTARTED", "SILENT_MS",
-           "STORM_WINDOW_MS", "UNKNOWN", "LeaderSpan", "Lifecycles", "STATE_RECORDS", "count_moves", "NodeEvent", "NodeSummary", "Silence",
-           "broker_state"]
+           "STATE_RECORDS", "STORM_WINDOW_MS", "UNKNOWN", "LeaderSpan", "Lifecycles",
+           "NodeEvent", "NodeSummary", "Silence", "broker_state", "count_moves"]
 
 #: metadata.version 3.3-IV3: the first level whose registrations hold controlled shutdown
 CONTROLLED_SHUTDOWN_LEVEL = 7
@@ -228,25 +228,20 @@ def count_moves(counts: dict[int, list[int]], old: dict[str, Any], new: dict[str
     isr_after = new["isr"]
     for node in old["isr"]:
         if node not in isr_after:
-            c = counts.get(node)
-            if c is None:
-                counts[node] = [1, 0, 0]
-            else:
-                c[0] += 1
+            _bump(counts, node, 0)
     before, after = old["leader"], new["leader"]
     if before != after:
         if before >= 0:
-            c = counts.get(before)
-            if c is None:
-                counts[before] = [0, 1, 0]
-            else:
-                c[1] += 1
+            _bump(counts, before, 1)
         if after >= 0:
-            c = counts.get(after)
-            if c is None:
-                counts[after] = [0, 0, 1]
-            else:
-                c[2] += 1
+            _bump(counts, after, 2)
+
+
+def _bump(counts: dict[int, list[int]], node: int, which: int) -> None:
+    c = counts.get(node)
+    if c is None:
+        c = counts[node] = [0, 0, 0]
+    c[which] += 1
 
 
 class Lifecycles:

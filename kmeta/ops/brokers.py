@@ -264,10 +264,7 @@ def lifecycle_watch(replay: Replay, part: PartitionDir | None = None, *,
     lives = Lifecycles(plan.image, fenced_longer_than_ms=fenced_longer_than_ms, exact=False)
     watch = _Watch(lives, None, None)
     watch.start = plan.start
-    early: list[Finding] = []
-    replay_log(part, Replay(plan.image, plan.start), exact.offset, early, watch)
-    # brokers' own filter of the stretch: what the empty image refuses is the start missing
-    findings += [f for f in early if f.code not in PROBLEM_CODES and f.code != "V120"]
+    _before_exact(part, plan, watch, findings)
     lives.exact_from(replay.image)
     # the images left behind: the watch goes to the replay's child and back
     watch.heard = HeardStart(replace(plan, image=MetadataImage.empty(),
@@ -392,13 +389,7 @@ def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
     begin: int | None = plan.start
     image = plan.image
     if exact is not None:
-        # the stretch no snapshot covers: what the image refuses there (a fence of a
-        # broker it has not seen) is the missing start, not a problem of the log
-        early: list[Finding] = []
-        records = replay_log(part, Replay(image, plan.start),
-                             sys.maxsize if exact.offset is None else exact.offset, early,
-                             watch, progress)
-        findings += [f for f in early if f.code not in PROBLEM_CODES and f.code != "V120"]
+        records = _before_exact(part, plan, watch, findings, progress)
         begin, image = exact.offset, exact.image
         if begin is not None:
             lives.exact_from(image)
@@ -406,6 +397,19 @@ def _replay(part: PartitionDir, plan: _Plan, lives: Lifecycles, watch: _Watch,
         records += replay_log(part, Replay(image, begin), sys.maxsize, findings, watch,
                               progress)
     return records, begin
+
+
+def _before_exact(part: PartitionDir, plan: _Plan, watch: _Watch, findings: list[Finding],
+                  progress: Progress = QUIET) -> int:
+    """Replay the stretch no snapshot covers, from the log start up to the first exact
+    state (``plan.exact``); the metadata records read.  What the image refuses there (a
+    fence of a broker it has not seen) is the missing start, not a problem of the log."""
+    assert plan.exact is not None
+    stop = sys.maxsize if plan.exact.offset is None else plan.exact.offset
+    early: list[Finding] = []
+    records = replay_log(part, Replay(plan.image, plan.start), stop, early, watch, progress)
+    findings += [f for f in early if f.code not in PROBLEM_CODES and f.code != "V120"]
+    return records
 
 
 @dataclass

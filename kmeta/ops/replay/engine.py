@@ -197,9 +197,9 @@ def apply_changes_py(values: list[bytes | None], offsets: list[int], i: int,
     index of the first other record and its payload, the image untouched by it;
     ``(len(values), None)`` when there is none.  ``applied``: given, [the offset of the
     last record taken, node -> moves, gate], each PartitionChangeRecord taken counted
-    into the moves (:func:`~kmeta.core.lifecycle.count_moves`), for a watch, where
-    :func:`_moves_matter` says ``values`` (a batch's) hold a record they count for.  The reference of
-    the compiled core's ``apply_changes`` (tests/test_image_fast.py,
+    into the moves (:func:`~kmeta.core.lifecycle.count_moves`) for a watch, where
+    :func:`_moves_matter` says ``values`` (a batch's) hold a record they count for.  The
+    reference of the compiled core's ``apply_changes`` (tests/test_image_fast.py,
     tests/fuzz/test_properties.py)."""
     counting = applied is not None and _moves_matter(values, applied[2])
     for i in range(i, len(values)):  # noqa: B020 - from the given index on
