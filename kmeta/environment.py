@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
@@ -77,10 +77,22 @@ class Environment:
             stderr = FoldedStream(stderr, self._columns_of(stderr))  # type: ignore[assignment]
         return replace(self, stdout=_GuardedStream(stdout), stderr=stderr)
 
-    def write_lines(self, lines: Iterable[str], *, json: bool = False) -> None:
+    def bytes_writer(self, json: bool = False) -> Callable[[str], bytes] | None:
+        """How :meth:`write_lines` encodes text for stdout, for a renderer that makes
+        some of its text as bytes itself (a dump's runs of batches, gigabytes of it):
+        :meth:`write_lines` writes such an item as it is.  None on a terminal, whose
+        lines are folded as text: the renderer then gives text only."""
+        if self.terminal_width() is not None:
+            return None
+        return _json_bytes if json else _text_bytes
+
+    def write_lines(self, lines: Iterable[str | bytes], *, json: bool = False) -> None:
         """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes.
 
         ``json``: the lines are JSON, which must stay valid UTF-8 whatever the paths hold.
+
+        An item may be bytes, lines already encoded as :meth:`bytes_writer` says (never
+        on a terminal): it is written as it is, followed by a newline.
 
         On a terminal every line is shown whole: one wider than the terminal is folded,
         JSON indented as jq shows it (:func:`terminal_lines`).  A pipe or a file gets
@@ -97,6 +109,15 @@ class Environment:
         append = buf.append
         size = 0
         for line in lines:
+            if type(line) is bytes:  # encoded by the renderer: no join, no encoding again
+                if buf:
+                    append("")
+                    out.write(encode("\n".join(buf)))
+                    buf.clear()
+                    size = 0
+                out.write(line)
+                out.write(b"\n")
+                continue
             if len(line) > _HUGE_LINE:  # a batch's hex: written in slices, never copied whole
                 if buf:
                     append("")

@@ -120,19 +120,41 @@ def test_run_length_agrees_on_damaged_runs(flips: list[tuple[int, int]], start: 
        st.lists(st.one_of(st.text(max_size=6),
                           st.tuples(st.sampled_from([0, 4, 5, 8]), st.integers(0, 64),
                                     st.integers(-2**40, 2**40))), max_size=8),
-       st.integers(0, 2**40))
-def test_fill_agrees(raw: bytes, count: int, parts: list, first: int) -> None:
+       st.integers(0, 2**40), st.booleans())
+def test_fill_agrees(raw: bytes, count: int, parts: list, first: int, as_bytes: bool) -> None:
     size = len(raw) // count
-    spec = [p if isinstance(p, str) else (p[1], p[0], p[2]) for p in parts]
+    spec = [(p.encode("utf-8", "surrogatepass") if as_bytes else p) if isinstance(p, str)
+            else (p[1], p[0], p[2]) for p in parts]
+    sep = b"\n" if as_bytes else "\n"
     try:
-        want: object = runs.fill_py(raw, count, size, first, spec, "\n")
+        want: object = runs.fill_py(raw, count, size, first, spec, sep)
     except ValueError:
         want = ValueError
     try:
-        got: object = compiled.fill(raw, count, size, first, spec, "\n")
+        got: object = compiled.fill(raw, count, size, first, spec, sep)
     except ValueError:
         got = ValueError
     assert got == want
+    if want is not ValueError and as_bytes:  # the bytes are the text's, encoded
+        text = runs.fill_py(raw, count, size, first,
+                            [p.decode("utf-8", "surrogatepass") if type(p) is bytes else p
+                             for p in spec], "\n")
+        assert want == text.encode("utf-8", "surrogatepass")
+
+
+@needs_compiled
+@pytest.mark.parametrize("fill", ["fill_py", "compiled"])
+def test_fill_takes_literals_of_its_separator_type(fill: str) -> None:
+    f = runs.fill_py if fill == "fill_py" else compiled.fill
+    raw = bytes(range(16))
+    with pytest.raises(TypeError):
+        f(raw, 1, 16, 0, [b"x", (0, 4, 0)], "\n")
+    with pytest.raises(TypeError):
+        f(raw, 1, 16, 0, ["x", (0, 4, 0)], b"\n")
+    with pytest.raises(TypeError):
+        f(raw, 1, 16, 0, ["x"], 1)
+    assert f(raw, 2, 8, 5, [b"p=", (0, 0, 0), b" v=", (0, 4, 1)], b";") == \
+        b"p=5 v=66052;p=13 v=134810124"
 
 
 def _both_decoders(section: bytes, count: int, base: int = 100, ts: int = 5,

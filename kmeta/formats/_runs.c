@@ -383,36 +383,60 @@ static PyObject *py_gather_int64(PyObject *self, PyObject *args) {
 /* ------------------------------------------------------------------ templates */
 
 typedef struct {
-    const char *text;  /* a literal (UTF-8), or NULL for a field */
+    const char *text;  /* a literal (UTF-8 or bytes), or NULL for a field */
     Py_ssize_t len;
     Py_ssize_t at;     /* field: byte position in the batch */
     int kind;          /* field: 0 the batch's file position, 4 int32, 5 uint32, 8 int64 */
     int64_t add;
 } Part;
 
+/* "00".."99": two digits per division, half the divisions of one digit at a time (a
+ * run's text is mostly numbers of 10 to 19 digits). */
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 static char *put_int(char *out, int64_t v) {
     char tmp[24];
-    int n = 0;
+    char *t = tmp + sizeof tmp;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    while (u >= 100) {
+        const char *d = DIGIT_PAIRS + 2 * (u % 100);
+        u /= 100;
+        *--t = d[1];
+        *--t = d[0];
+    }
+    if (u >= 10) {
+        *--t = DIGIT_PAIRS[2 * u + 1];
+        *--t = DIGIT_PAIRS[2 * u];
+    } else {
+        *--t = (char)('0' + u);
+    }
     if (v < 0) *out++ = '-';
-    while (n) *out++ = tmp[--n];
-    return out;
+    size_t n = (size_t)(tmp + sizeof tmp - t);
+    memcpy(out, t, n);
+    return out + n;
 }
 
+/* fill(raw, count, size, first_position, parts, sep): str parts and a str sep give str;
+ * bytes parts and a bytes sep give bytes, written in place (for a writer that takes the
+ * bytes as they are: no text object to make, join and encode again). */
 static PyObject *py_fill(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t count, size, first_position;
     PyObject *parts_obj, *sep_obj;
-    if (!PyArg_ParseTuple(args, "y*nnnOU", &view, &count, &size, &first_position,
+    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &count, &size, &first_position,
                           &parts_obj, &sep_obj))
         return NULL;
     PyObject *result = NULL, *parts = NULL;
     Part *spec = NULL;
     char *out = NULL;
+    int as_bytes = PyBytes_Check(sep_obj);
+    if (!as_bytes && !PyUnicode_Check(sep_obj)) {
+        PyErr_SetString(PyExc_TypeError, "sep must be str or bytes");
+        goto done;
+    }
     if (count < 0 || size <= 0 || count > view.len / size) {
         PyErr_SetString(PyExc_ValueError, "count and size reach past the bytes given");
         goto done;
@@ -425,12 +449,25 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
     Py_ssize_t literal = 0, fields = 0;
     for (Py_ssize_t i = 0; i < np; i++) {
         PyObject *it = PySequence_Fast_GET_ITEM(parts, i);
-        if (PyUnicode_Check(it)) {
-            spec[i].text = PyUnicode_AsUTF8AndSize(it, &spec[i].len);
-            if (!spec[i].text) goto done;
+        if (PyUnicode_Check(it) || PyBytes_Check(it)) {
+            if (PyBytes_Check(it) != as_bytes) {
+                PyErr_SetString(PyExc_TypeError, "a literal part of another type than sep");
+                goto done;
+            }
+            if (as_bytes) {
+                spec[i].text = PyBytes_AS_STRING(it);
+                spec[i].len = PyBytes_GET_SIZE(it);
+            } else {
+                spec[i].text = PyUnicode_AsUTF8AndSize(it, &spec[i].len);
+                if (!spec[i].text) goto done;
+            }
             literal += spec[i].len;
         } else {
             long long add;
+            if (!PyTuple_Check(it)) {
+                PyErr_SetString(PyExc_TypeError, "a part must be a literal or a field tuple");
+                goto done;
+            }
             if (!PyArg_ParseTuple(it, "niL", &spec[i].at, &spec[i].kind, &add)) goto done;
             spec[i].add = add;
             int width = spec[i].kind == 8 ? 8 : spec[i].kind == 0 ? 0 : 4;
@@ -443,14 +480,30 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
         }
     }
     Py_ssize_t sep_len;
-    const char *sep = PyUnicode_AsUTF8AndSize(sep_obj, &sep_len);
-    if (!sep) goto done;
+    const char *sep;
+    if (as_bytes) {
+        sep = PyBytes_AS_STRING(sep_obj);
+        sep_len = PyBytes_GET_SIZE(sep_obj);
+    } else {
+        sep = PyUnicode_AsUTF8AndSize(sep_obj, &sep_len);
+        if (!sep) goto done;
+    }
     /* 20 digits and a sign: the longest int64 */
     size_t per = (size_t)literal + (size_t)fields * 21 + (size_t)sep_len;
-    if (count && per > (size_t)PY_SSIZE_T_MAX / (size_t)count) { PyErr_NoMemory(); goto done; }
-    out = PyMem_Malloc(per * (size_t)count + 1);
-    if (!out) { PyErr_NoMemory(); goto done; }
-    char *w = out;
+    if (count && per > (size_t)(PY_SSIZE_T_MAX - 1) / (size_t)count) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    char *w;
+    if (as_bytes) {
+        result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(per * (size_t)count));
+        if (!result) goto done;
+        w = out = PyBytes_AS_STRING(result);
+    } else {
+        out = PyMem_Malloc(per * (size_t)count + 1);
+        if (!out) { PyErr_NoMemory(); goto done; }
+        w = out;
+    }
     const unsigned char *buf = view.buf;
     for (Py_ssize_t k = 0; k < count; k++) {
         const unsigned char *b = buf + k * size;
@@ -472,9 +525,15 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
             w = put_int(w, (int64_t)((uint64_t)v + (uint64_t)p->add));
         }
     }
-    result = PyUnicode_DecodeUTF8(out, w - out, "strict");
+    if (as_bytes) {
+        Py_ssize_t n = w - out;
+        out = NULL;  /* the result's own: not freed below */
+        if (_PyBytes_Resize(&result, n) < 0) result = NULL;
+    } else {
+        result = PyUnicode_DecodeUTF8(out, w - out, "strict");
+    }
 done:
-    PyMem_Free(out);
+    if (!as_bytes) PyMem_Free(out);
     PyMem_Free(spec);
     Py_XDECREF(parts);
     PyBuffer_Release(&view);
