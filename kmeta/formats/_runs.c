@@ -397,26 +397,50 @@ static const char DIGIT_PAIRS[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+static inline void put_pair(char *at, uint32_t v) {  /* v < 100 */
+    memcpy(at, DIGIT_PAIRS + 2 * v, 2);
+}
+
+/* exactly 8 digits of v < 10**8, in 32-bit arithmetic: two halves formed side by side */
+static inline void put_eight(char *at, uint32_t v) {
+    uint32_t hi = v / 10000, lo = v % 10000;
+    put_pair(at, hi / 100);
+    put_pair(at + 2, hi % 100);
+    put_pair(at + 4, lo / 100);
+    put_pair(at + 6, lo % 100);
+}
+
+static const uint64_t POW10[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+
+/* v in decimal at out; returns the end.  The length is known first, so the digits go
+ * straight to their place, eight at a time. */
 static char *put_int(char *out, int64_t v) {
-    char tmp[24];
-    char *t = tmp + sizeof tmp;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    while (u >= 100) {
-        const char *d = DIGIT_PAIRS + 2 * (u % 100);
-        u /= 100;
-        *--t = d[1];
-        *--t = d[0];
-    }
-    if (u >= 10) {
-        *--t = DIGIT_PAIRS[2 * u + 1];
-        *--t = DIGIT_PAIRS[2 * u];
-    } else {
-        *--t = (char)('0' + u);
-    }
     if (v < 0) *out++ = '-';
-    size_t n = (size_t)(tmp + sizeof tmp - t);
-    memcpy(out, t, n);
-    return out + n;
+    /* digits: from the bit length (log10(2) ~ 1233/4096), one step up where it passes */
+    int bits = 64 - __builtin_clzll(u | 1);
+    int n = (bits * 1233) >> 12;
+    n += n < 20 && u >= POW10[n];
+    if (n == 0) n = 1;
+    char *end = out + n, *t = end;
+    while (u >= 100000000) {
+        t -= 8;
+        put_eight(t, (uint32_t)(u % 100000000));
+        u /= 100000000;
+    }
+    uint32_t w = (uint32_t)u;
+    while (w >= 100) {
+        t -= 2;
+        put_pair(t, w % 100);
+        w /= 100;
+    }
+    if (w >= 10) put_pair(t - 2, w);
+    else t[-1] = (char)('0' + w);
+    return end;
 }
 
 /* fill(raw, count, size, first_position, parts, sep): str parts and a str sep give str;
