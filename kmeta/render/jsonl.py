@@ -53,6 +53,26 @@ def _default(obj: Any) -> Any:
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_default).encode
 
+try:  # the encoder JSONEncoder.encode makes on each call, made once
+    from json.encoder import c_make_encoder
+except ImportError:  # a Python without the json accelerator
+    c_make_encoder = None
+
+
+def _data_encoder() -> Any:
+    """``encode(obj)``: :data:`_encode`'s text of ``obj``, for the decoded payloads a dump
+    encodes by the ten thousand: JSONEncoder.encode builds its C encoder again on every
+    call, which costs as much as the encoding of a small record.  Without the check for
+    circular references (a decoded payload holds none)."""
+    if c_make_encoder is None:
+        return _encode
+    chunks = c_make_encoder(None, _default, json.encoder.encode_basestring, None, ":", ",",
+                            False, False, True)
+    return lambda obj: "".join(chunks(obj, 0))
+
+
+_encode_data = _data_encoder()
+
 
 def dumps(obj: Any) -> str:
     return _encode(obj)
@@ -122,7 +142,7 @@ class _Texts:
         if hit is not None and hit[0] is p:
             return hit[1]
         version = "null" if p.version is None else p.version
-        text = f'"type":"{p.type}","version":{version},"data":{_encode(p.data)}'
+        text = f'"type":"{p.type}","version":{version},"data":{_encode_data(p.data)}'
         if len(self.payloads) >= 4096:
             self.payloads.clear()
         self.payloads[id(p)] = (p, text)
