@@ -143,6 +143,34 @@ def test_fill_agrees(raw: bytes, count: int, parts: list, first: int, as_bytes: 
 
 
 @needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**63, 2**63 - 1),
+                          st.lists(st.integers(-3, 12_000), min_size=1, max_size=40)),
+                min_size=1, max_size=4),
+       st.integers(-2**40, 2**40), st.sampled_from([8, 4, 5]), st.booleans())
+def test_fill_agrees_along_runs(stretches: list[tuple[int, list[int]]], add: int, kind: int,
+                                as_bytes: bool) -> None:
+    """Values as a run's fields go (small steps up, across a power of ten, now and then
+    a jump): the compiled fill copies the leading digits a value shares with the one
+    before it, which the reference works out each time."""
+    width = 8 if kind == 8 else 4
+    values = []
+    for start, steps in stretches:
+        v = start
+        for step in steps:
+            v += step
+            values.append(v)
+    fmt, mask = (">Q", (1 << 64) - 1) if width == 8 else (">I", (1 << 32) - 1)
+    raw = b"".join(struct.pack(fmt, v & mask) + b"\x00" for v in values)
+    size = width + 1
+    text = [b"x", (0, kind, add), b"", (0, kind, 0), (0, 0, add)] if as_bytes else \
+        ["x", (0, kind, add), "", (0, kind, 0), (0, 0, add)]
+    sep = b"\n" if as_bytes else "\n"
+    want = runs.fill_py(raw, len(values), size, 10**6, text, sep)
+    assert compiled.fill(raw, len(values), size, 10**6, text, sep) == want
+
+
+@needs_compiled
 @pytest.mark.parametrize("fill", ["fill_py", "compiled"])
 def test_fill_takes_literals_of_its_separator_type(fill: str) -> None:
     f = runs.fill_py if fill == "fill_py" else compiled.fill

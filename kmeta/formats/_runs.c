@@ -152,6 +152,20 @@ enum {
     OVERHEAD = 12
 };
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* one load and a byte swap (the loop below is not always seen as one) */
+static inline int64_t be64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return (int64_t)__builtin_bswap64(v);
+}
+
+static inline int32_t be32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return (int32_t)__builtin_bswap32(v);
+}
+#else
 static inline int64_t be64(const unsigned char *p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v = v << 8 | p[i];
@@ -161,6 +175,7 @@ static inline int64_t be64(const unsigned char *p) {
 static inline int32_t be32(const unsigned char *p) {
     return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 }
+#endif
 
 static PyObject *py_run_length(PyObject *self, PyObject *args) {
     Py_buffer view;
@@ -388,7 +403,17 @@ typedef struct {
     Py_ssize_t at;     /* field: byte position in the batch */
     int kind;          /* field: 0 the batch's file position, 4 int32, 5 uint32, 8 int64 */
     int64_t add;
+    /* field: the digits of its last value of 5 digits or more, and that value / 10**4:
+     * along a run a position, an offset or a timestamp keeps all but its last digits
+     * from one batch to the next, which are then copied, not worked out again */
+    int known, ndigits;
+    uint64_t high;
+    char digits[24];
 } Part;
+
+/* Bytes written past the end of the text (copies of whole 16 or 24 byte blocks), which
+ * every buffer fill writes to has on top. */
+#define FILL_SLACK 32
 
 /* "00".."99": two digits per division, half the divisions of one digit at a time (a
  * run's text is mostly numbers of 10 to 19 digits). */
@@ -455,7 +480,7 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
         return NULL;
     PyObject *result = NULL, *parts = NULL;
     Part *spec = NULL;
-    char *out = NULL;
+    char *out = NULL, *arena = NULL;
     int as_bytes = PyBytes_Check(sep_obj);
     if (!as_bytes && !PyUnicode_Check(sep_obj)) {
         PyErr_SetString(PyExc_TypeError, "sep must be str or bytes");
@@ -512,19 +537,33 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
         sep = PyUnicode_AsUTF8AndSize(sep_obj, &sep_len);
         if (!sep) goto done;
     }
+    /* The short literals (most of them: the keys between two numbers) copied into one
+     * arena with 32 bytes after each, so that the loop copies each as two 16-byte
+     * blocks, whatever its length, and never reads past what it owns. */
+    arena = PyMem_Calloc(1, (size_t)literal + 32 * ((size_t)np + 1));
+    if (!arena) { PyErr_NoMemory(); goto done; }
+    char *a = arena;
+    for (Py_ssize_t i = 0; i < np; i++) {
+        if (spec[i].text && spec[i].len <= 32) {
+            memcpy(a, spec[i].text, (size_t)spec[i].len);
+            spec[i].text = a;
+            a += spec[i].len + 32;
+        }
+    }
     /* 20 digits and a sign: the longest int64 */
     size_t per = (size_t)literal + (size_t)fields * 21 + (size_t)sep_len;
-    if (count && per > (size_t)(PY_SSIZE_T_MAX - 1) / (size_t)count) {
+    if (count && per > (size_t)(PY_SSIZE_T_MAX - 2 * FILL_SLACK) / (size_t)count) {
         PyErr_NoMemory();
         goto done;
     }
+    size_t most = per * (size_t)count + FILL_SLACK;
     char *w;
     if (as_bytes) {
-        result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(per * (size_t)count));
+        result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)most);
         if (!result) goto done;
         w = out = PyBytes_AS_STRING(result);
     } else {
-        out = PyMem_Malloc(per * (size_t)count + 1);
+        out = PyMem_Malloc(most);
         if (!out) { PyErr_NoMemory(); goto done; }
         w = out;
     }
@@ -535,7 +574,12 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
         for (Py_ssize_t i = 0; i < np; i++) {
             Part *p = &spec[i];
             if (p->text) {
-                memcpy(w, p->text, (size_t)p->len);
+                if (p->len <= 32) {  /* in the arena: two blocks, the rest is overwritten */
+                    memcpy(w, p->text, 16);
+                    memcpy(w + 16, p->text + 16, 16);
+                } else {
+                    memcpy(w, p->text, (size_t)p->len);
+                }
                 w += p->len;
                 continue;
             }
@@ -546,7 +590,22 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
             case 5: v = (int64_t)(uint32_t)be32(b + p->at); break;
             default: v = be64(b + p->at); break;
             }
-            w = put_int(w, (int64_t)((uint64_t)v + (uint64_t)p->add));
+            v = (int64_t)((uint64_t)v + (uint64_t)p->add);
+            if (v < 10000) {
+                w = put_int(w, v);
+                continue;
+            }
+            uint64_t high = (uint64_t)v / 10000;
+            uint32_t low = (uint32_t)((uint64_t)v - high * 10000);
+            if (!p->known || high != p->high) {
+                p->ndigits = (int)(put_int(p->digits, v) - p->digits);
+                p->high = high;
+                p->known = 1;
+            }
+            memcpy(w, p->digits, 24);  /* the same leading digits; the last four: */
+            put_pair(w + p->ndigits - 4, low / 100);
+            put_pair(w + p->ndigits - 2, low % 100);
+            w += p->ndigits;
         }
     }
     if (as_bytes) {
@@ -558,6 +617,7 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
     }
 done:
     if (!as_bytes) PyMem_Free(out);
+    PyMem_Free(arena);
     PyMem_Free(spec);
     Py_XDECREF(parts);
     PyBuffer_Release(&view);
