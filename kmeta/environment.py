@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
@@ -77,22 +77,14 @@ class Environment:
             stderr = FoldedStream(stderr, self._columns_of(stderr))  # type: ignore[assignment]
         return replace(self, stdout=_GuardedStream(stdout), stderr=stderr)
 
-    def bytes_writer(self, json: bool = False) -> Callable[[str], bytes] | None:
-        """How :meth:`write_lines` encodes text for stdout, for a renderer that makes
-        some of its text as bytes itself (a dump's runs of batches, gigabytes of it):
-        :meth:`write_lines` writes such an item as it is.  None on a terminal, whose
-        lines are folded as text: the renderer then gives text only."""
-        if self.terminal_width() is not None:
-            return None
-        return _json_bytes if json else _text_bytes
-
     def write_lines(self, lines: Iterable[str | bytes], *, json: bool = False) -> None:
         """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes.
 
         ``json``: the lines are JSON, which must stay valid UTF-8 whatever the paths hold.
 
-        An item may be bytes, lines already encoded as :meth:`bytes_writer` says (never
-        on a terminal): it is written as it is, followed by a newline.
+        An item may be bytes: lines as UTF-8 that holds no escape to make (a dump's runs
+        of batches, ``formats.runs.RunText``), written as they are, then a newline; on a
+        terminal they are shown as the text they are.
 
         On a terminal every line is shown whole: one wider than the terminal is folded,
         JSON indented as jq shows it (:func:`terminal_lines`).  A pipe or a file gets
@@ -101,7 +93,7 @@ class Environment:
         assert self.stdout is not None  # kmeta.cli.main refuses to run with stdout closed
         width = self.terminal_width()
         if width is not None:
-            lines = terminal_lines(lines, width, json)
+            lines = terminal_lines(_as_text(lines), width, json)
         encode = _json_bytes if json else _text_bytes
         self.stdout.flush()
         out = self.stdout.buffer
@@ -415,6 +407,11 @@ def is_terminal(stream: Any) -> bool:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _as_text(lines: Iterable[str | bytes]) -> Iterator[str]:
+    for line in lines:
+        yield line.decode("utf-8") if type(line) is bytes else line
 
 
 def _json_bytes(text: str) -> bytes:

@@ -85,14 +85,12 @@ def dump(
         if json_out:
             from kmeta.render.jsonl import render as render_json
 
-            lines = render_json(events, show_hex, records_only=bool(opts.types),
-                                encode=env.bytes_writer(json=True))
+            lines = render_json(events, show_hex, records_only=bool(opts.types))
         else:
             from kmeta.render.text import render as render_text
 
             lines = render_text(events, records=records, show_hex=show_hex,
-                                only_matches=bool(opts.types), colour=env.colour(env.stdout),
-                                encode=env.bytes_writer())
+                                only_matches=bool(opts.types), colour=env.colour(env.stdout))
         env.write_lines(lines, json=json_out)
     if opts.types and not opts.matched:
         print(f"kmeta: no record of type {', '.join(sorted(opts.types))} in "

@@ -400,42 +400,46 @@ class RunText:
     """The text of whole runs, each batch written as ``render(batch, payload)`` would
     write it, from a template made once per kind of run (see :func:`template`).
 
-    With ``encode`` (how the writer encodes text: ``Environment.bytes_writer``), a run's
-    text is made as those bytes, which the writer takes as they are."""
+    A run's text comes as its UTF-8 bytes, which ``Environment.write_lines`` writes as
+    they are: gigabytes of a dump, that a str would cost a join and an encoding more.
+    Where no template fits, or one would hold what UTF-8 cannot encode (a name that is
+    not UTF-8, as surrogates), each batch is rendered: text, which the writer encodes as
+    it encodes any."""
 
-    __slots__ = ("_render", "_cache", "_encode", "_sep")
+    __slots__ = ("_render", "_cache")
 
-    def __init__(self, render: Callable[[Batch, Any], str],
-                 encode: Callable[[str], bytes] | None = None) -> None:
+    def __init__(self, render: Callable[[Batch, Any], str]) -> None:
         self._render = render
-        self._cache: dict[tuple, tuple[Any, Any, list[Any] | None]] = {}
-        self._encode = encode
-        self._sep: str | bytes = "\n" if encode is None else encode("\n")
+        self._cache: dict[tuple, tuple[Any, Any, list[bytes | Field] | None]] = {}
 
     def text(self, run: Run, payload: Any) -> str | bytes:
-        """The run's batches, their texts joined by newlines (bytes when the RunText has
-        ``encode``, or text where no template fits).  ``payload`` is the ref's record's
-        (the same object for every batch: templates are kept by identity)."""
+        """The run's batches, their texts joined by newlines.  ``payload`` is the ref's
+        record's (the same object for every batch: templates are kept by identity)."""
         ref, count, size, raw = run
         # Everything a run keeps from its ref, but the record (the memo entry, by identity).
         key = (ref[FILE], *ref[BATCH_LENGTH:MAGIC + 1], *ref[ATTRIBUTES:LAST_OFFSET_DELTA + 1],
                *ref[PRODUCER_ID:RECORDS_COUNT + 1])
         hit = self._cache.get(key)
         if hit is None or hit[0] is not payload or hit[1] is not ref[LONE]:
-            render, encode = self._render, self._encode
-            parts: list[Any] | None = template(lambda b: render(b, payload), ref)
-            if parts is not None and encode is not None:
-                # a literal's encoding is that of its characters, one by one (surrogates
-                # escaped or kept as bytes each): so the filled bytes are the text's
-                parts = [encode(p) if type(p) is str else p for p in parts]
-            hit = (payload, ref[LONE], parts)
+            render = self._render
+            hit = (payload, ref[LONE], _encoded(template(lambda b: render(b, payload), ref)))
             if len(self._cache) >= 1024:
                 self._cache.clear()
             self._cache[key] = hit
         parts = hit[2]
         if parts is None:
             return "\n".join(self._render(b, payload) for b in run.batches())
-        return fill(raw, count, size, ref[POSITION] + size, parts, self._sep)
+        return fill(raw, count, size, ref[POSITION] + size, parts, b"\n")
+
+
+def _encoded(parts: list[str | Field] | None) -> list[bytes | Field] | None:
+    """A template's literals as UTF-8; None where one cannot be (it holds surrogates)."""
+    if parts is None:
+        return None
+    try:
+        return [p.encode("utf-8") if type(p) is str else p for p in parts]
+    except UnicodeEncodeError:
+        return None
 
 
 def run_stamps(run: Run) -> bytes:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kmeta.findings import Finding
@@ -164,15 +164,14 @@ class _Texts:
 
 
 def render(events: Iterable[Any], show_hex: bool = False,
-           records_only: bool = False,
-           encode: Callable[[str], bytes] | None = None) -> Iterator[str | bytes]:
+           records_only: bool = False) -> Iterator[str | bytes]:
     """JSON text for each event: one line per object (a batch yields several lines).
 
     ``records_only`` (dump --type): record and finding objects only, no file or batch
     objects, so that ``jq .data`` prints records and nothing else.
 
-    ``encode`` (``Environment.bytes_writer``): runs of batches come as lines already
-    encoded so, bytes that the writer takes as they are.
+    A run of batches (``RecordRun``) comes as the UTF-8 bytes of its lines
+    (``formats.runs.RunText``), which ``Environment.write_lines`` takes as they are.
 
     v2 batches and their plain records are written with f-strings (the fastest way
     CPython builds text); their keys and order are those of ``batch_object`` and
@@ -180,7 +179,7 @@ def render(events: Iterable[Any], show_hex: bool = False,
     """
     if records_only:
         return _records_only(events, show_hex)
-    return _all_objects(events, show_hex, encode)
+    return _all_objects(events, show_hex)
 
 
 def _records_only(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
@@ -194,8 +193,7 @@ def _records_only(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
             yield _encode(ev.to_json())
 
 
-def _all_objects(events: Iterable[Any], show_hex: bool,
-                 encode_runs: Callable[[str], bytes] | None = None) -> Iterator[str | bytes]:
+def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str | bytes]:
     texts = _Texts()
     tails = texts.tails
     payload_text = texts.payload
@@ -213,7 +211,7 @@ def _all_objects(events: Iterable[Any], show_hex: bool,
     at_crc_valid, at_pos, at_file, at_lone = CRC_VALID, POSITION, FILE, LONE
     horizon_flag = DELETE_HORIZON_FLAG
     # A run's template is made from the definitions (batch_object, record_object).
-    runs = RunText(lambda b, p: "\n".join(_general(OneRecord(b, p), False)), encode_runs)
+    runs = RunText(lambda b, p: "\n".join(_general(OneRecord(b, p), False)))
     for ev in events:
         t = type(ev)
         if t is RecordRun:

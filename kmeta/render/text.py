@@ -7,7 +7,7 @@ Findings appear inline, where they were met, as ``!! CODE severity: message``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from kmeta.errors import Verdict
@@ -338,15 +338,14 @@ def _entry_lines(b: Any, entries: Iterable[Any], records: bool, show_hex: bool,
 
 
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
-           only_matches: bool = False, colour: bool = False,
-           encode: Callable[[str], bytes] | None = None) -> Iterator[str | bytes]:
+           only_matches: bool = False, colour: bool = False) -> Iterator[str | bytes]:
     """``only_matches`` (dump --type): a file's header is shown only above a batch or
     finding of it, so that files without a matching record take no lines.  ``colour``:
-    finding codes painted by severity (stdout is a terminal).  ``encode``
-    (``Environment.bytes_writer``): runs of batches come as lines already encoded so."""
+    finding codes painted by severity (stdout is a terminal).  A run of batches comes as
+    the UTF-8 bytes of its lines (``formats.runs.RunText``)."""
     pending: FileEvent | None = None
     runs = RunText((lambda b, p: f"{batch_line(b)}\n{record_line(b, b.records()[0], p)}")
-                   if records else (lambda b, p: batch_line(b)), encode)
+                   if records else (lambda b, p: batch_line(b)))
     for ev in events:
         if type(ev) is RecordRun:
             yield runs.text(ev[0], ev[1])
