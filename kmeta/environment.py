@@ -83,8 +83,9 @@ class Environment:
         ``json``: the lines are JSON, which must stay valid UTF-8 whatever the paths hold.
 
         An item may be bytes: lines as UTF-8 that holds no escape to make (a dump's runs
-        of batches, ``formats.runs.RunText``), written as they are, then a newline; on a
-        terminal they are shown as the text they are.
+        of batches and batches of many records, which the renderers make so with
+        ``utf8=True``), written as they are, then a newline; on a terminal they are
+        shown as the text they are.
 
         On a terminal every line is shown whole: one wider than the terminal is folded,
         JSON indented as jq shows it (:func:`terminal_lines`).  A pipe or a file gets

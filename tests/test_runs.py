@@ -30,10 +30,11 @@ from kmeta.formats import runs
 from kmeta.formats.batch import BASE_OFFSET as BASE_OFFSET_SLOT
 from kmeta.formats.batch import Batch, Header, Record, build_batch
 from kmeta.formats.checksum import crc32c as package_crc32c
-from kmeta.formats.payload import encode_control, encode_metadata
+from kmeta.formats.payload import Payload, encode_control, encode_metadata
 from kmeta.formats.readergen import body_program, message_reader
 from kmeta.ops.export import chunks as chunks_module
 from kmeta.ops.replay import engine as replay_module
+from kmeta.render import jsonl as jsonl_module
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import read_batches, scan_batches
 from tests.clirun import run
@@ -183,6 +184,51 @@ def test_fill_takes_literals_of_its_separator_type(fill: str) -> None:
         f(raw, 1, 16, 0, ["x"], 1)
     assert f(raw, 2, 8, 5, [b"p=", (0, 0, 0), b" v=", (0, 4, 1)], b";") == \
         b"p=5 v=66052;p=13 v=134810124"
+
+
+_TEXTS = st.one_of(st.just('"type":"NO_OP_RECORD","version":0,"data":{}'),
+                  st.text(max_size=12), st.just('"data":"\udcff"'), st.integers(0, 3))
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**64, 2**64), st.integers(-2**64, 2**64),
+                          st.sampled_from([(), (Header("k", b"v"),)]),
+                          st.sampled_from([(), ("masked",)]),
+                          st.sampled_from(["pair", "finding", "triple", "short", "bool"]),
+                          st.booleans(), _TEXTS), max_size=6),
+       st.sampled_from([None, b'{"kind":"batch"}']), st.integers(0, 3))
+def test_record_lines_agrees(rows: list, first: bytes | None, clear_at: int) -> None:
+    """The compiled record_lines against jsonl.record_lines_py: the same bytes, the same
+    None (an entry that is not a plain record, a text UTF-8 cannot encode), the same
+    error, and the same calls for the texts not in the memo (the memo is emptied by
+    one of them, as a full one is)."""
+    entries: list = []
+    payloads = []
+    for offset, ts, headers, redacted, shape, known, text in rows:
+        p = tuple.__new__(Payload, ("T", 0, {}, None, 1, redacted))
+        payloads.append((p, known, text))
+        r = Record(offset, ts, None, b"v", headers)
+        entries.append({"pair": (r, p), "finding": Finding("F005", "x", "f", 0),
+                        "triple": (r, p, p), "short": (r[:3], p),
+                        "bool": (Record(True, ts, None, b"v", headers), p)}[shape])
+    results = []
+    for lines in (compiled.record_lines, jsonl_module.record_lines_py):
+        texts = {id(p): (p, text) for p, known, text in payloads if known}
+        asked = []
+
+        def payload_text(p: object, texts: dict = texts, asked: list = asked) -> object:
+            asked.append(id(p))
+            if len(asked) == clear_at:
+                texts.clear()
+            return next(t for q, _, t in payloads if q is p)
+
+        try:
+            got: object = lines(first, entries, b'{"o":', b',"p":1,', texts, payload_text)
+        except TypeError:
+            got = TypeError
+        results.append((got, asked, sorted(texts)))
+    assert results[0] == results[1]
 
 
 def _both_decoders(section: bytes, count: int, base: int = 100, ts: int = 5,
@@ -534,6 +580,7 @@ def _no_runs(m: pytest.MonkeyPatch) -> None:
     m.setattr(runs, "walk", lambda buf, pos, limit, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
     m.setattr(runs, "walk_file", lambda fd, scratch, pos, n, stop, nxt, epoch:
               (pos, 0, nxt, epoch, nxt))
+    m.setattr(jsonl_module, "record_lines", lambda *args: None)  # lines made as text
 
 
 @pytest.fixture(params=MODES)
@@ -543,6 +590,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
             pytest.skip("the compiled twin is not built")
         monkeypatch.setattr(runs, "run_length", compiled.run_length)
         monkeypatch.setattr(runs, "fill", compiled.fill)
+        monkeypatch.setattr(jsonl_module, "record_lines", compiled.record_lines)
         monkeypatch.setattr(runs, "gather_int64", compiled.gather_int64)
         monkeypatch.setattr(runs, "walk", compiled.walk)
         monkeypatch.setattr(runs, "walk_file", compiled.walk_file)
@@ -551,6 +599,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     elif request.param == "pure":
         monkeypatch.setattr(runs, "run_length", runs.run_length_py)
         monkeypatch.setattr(runs, "fill", runs.fill_py)
+        monkeypatch.setattr(jsonl_module, "record_lines", jsonl_module.record_lines_py)
         monkeypatch.setattr(runs, "gather_int64", runs.gather_int64_py)
         monkeypatch.setattr(runs, "walk", runs.walk_py)
         monkeypatch.setattr(runs, "walk_file", runs.walk_file_py)

@@ -1774,6 +1774,132 @@ static PyObject *py_metadata_payload(PyObject *self, PyObject *const *args,
     return decode_value(args[0], args[1], args[2]);
 }
 
+/* ------------------------------------------------------------------ record lines */
+
+/* One plain record's line, as record_lines_py in kmeta/render/jsonl.py reads it. */
+typedef struct {
+    long long offset, timestamp;
+    PyObject *text;   /* the payload's JSON text (a str, owned) */
+    const char *utf8;
+    Py_ssize_t len;
+} RecordLine;
+
+/* 1: the int64 of a Python int; 0: not an int, or out of range (no error set). */
+static int int64_of(PyObject *v, long long *out) {
+    int overflow = 0;
+    if (!PyLong_CheckExact(v)) return 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow) return 0;
+    return !(*out == -1 && PyErr_Occurred());
+}
+
+/* record_lines(first, entries, head, mid, texts, payload_text): a v2 batch's record
+ * lines as UTF-8, after ``first`` (bytes, or None); None where an entry is not a plain
+ * record or a text is not UTF-8 (see record_lines_py, the reference). */
+static PyObject *py_record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || (args[0] != Py_None && !PyBytes_Check(args[0])) ||
+        !PyList_Check(args[1]) || !PyBytes_Check(args[2]) || !PyBytes_Check(args[3]) ||
+        !PyDict_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "record_lines(first: bytes | None, entries: list, "
+                        "head: bytes, mid: bytes, texts: dict, payload_text)");
+        return NULL;
+    }
+    PyObject *first = args[0], *entries = args[1], *texts = args[4], *payload_text = args[5];
+    PyObject *head = args[2], *mid = args[3];
+    Py_ssize_t n = PyList_GET_SIZE(entries), got = 0;
+    RecordLine *lines = PyMem_Calloc((size_t)n + 1, sizeof(RecordLine));
+    if (!lines) return PyErr_NoMemory();
+    PyObject *result = NULL;
+    int plain = 1;
+    size_t total = first == Py_None ? 0 : (size_t)PyBytes_GET_SIZE(first);
+    /* a payload's text may be made by payload_text, which runs Python code: the list is
+     * read again at each step and its items held while they are read */
+    for (Py_ssize_t i = 0; plain && i < n && i < PyList_GET_SIZE(entries); i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        Py_INCREF(e);
+        PyObject *r, *p;
+        if (!PyTuple_CheckExact(e) || PyTuple_GET_SIZE(e) != 2 ||
+            !PyTuple_Check(r = PyTuple_GET_ITEM(e, 0)) || PyTuple_GET_SIZE(r) < 5 ||
+            !PyTuple_Check(p = PyTuple_GET_ITEM(e, 1)) || PyTuple_GET_SIZE(p) < 6) {
+            plain = 0;
+            Py_DECREF(e);
+            break;
+        }
+        RecordLine *l = &lines[got];
+        int headers = PyObject_IsTrue(PyTuple_GET_ITEM(r, 4));
+        int redacted = headers ? headers : PyObject_IsTrue(PyTuple_GET_ITEM(p, 5));
+        if (headers < 0 || redacted < 0) { Py_DECREF(e); goto done; }
+        if (headers || redacted || !int64_of(PyTuple_GET_ITEM(r, 0), &l->offset) ||
+            !int64_of(PyTuple_GET_ITEM(r, 1), &l->timestamp)) {
+            plain = 0;
+            Py_DECREF(e);
+            break;
+        }
+        PyObject *key = PyLong_FromVoidPtr(p);
+        if (!key) { Py_DECREF(e); goto done; }
+        PyObject *hit = PyDict_GetItemWithError(texts, key);
+        Py_DECREF(key);
+        if (hit && PyTuple_Check(hit) && PyTuple_GET_SIZE(hit) == 2 &&
+            PyTuple_GET_ITEM(hit, 0) == p) {
+            l->text = Py_NewRef(PyTuple_GET_ITEM(hit, 1));
+        } else {
+            if (PyErr_Occurred()) { Py_DECREF(e); goto done; }
+            l->text = PyObject_CallOneArg(payload_text, p);
+            if (!l->text) { Py_DECREF(e); goto done; }
+        }
+        Py_DECREF(e);
+        got++;
+        if (!PyUnicode_Check(l->text)) {
+            PyErr_SetString(PyExc_TypeError, "a payload's text must be a str");
+            goto done;
+        }
+        l->utf8 = PyUnicode_AsUTF8AndSize(l->text, &l->len);
+        if (!l->utf8) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+            PyErr_Clear();  /* surrogates: the text is the writer's to encode */
+            plain = 0;
+            break;
+        }
+        /* "\n", head, offset, ',"timestamp":', timestamp, mid, text, "}" */
+        total += 1 + (size_t)PyBytes_GET_SIZE(head) + 20 + 13 + 20 +
+                 (size_t)PyBytes_GET_SIZE(mid) + (size_t)l->len + 1;
+    }
+    if (!plain || got < n) {  /* n < got cannot be; a list that shrank: not plain */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!result) goto done;
+    char *w = PyBytes_AS_STRING(result);
+    int sep = 0;
+    if (first != Py_None) {
+        memcpy(w, PyBytes_AS_STRING(first), (size_t)PyBytes_GET_SIZE(first));
+        w += PyBytes_GET_SIZE(first);
+        sep = 1;
+    }
+    for (Py_ssize_t i = 0; i < got; i++) {
+        RecordLine *l = &lines[i];
+        if (sep) *w++ = '\n';
+        sep = 1;
+        memcpy(w, PyBytes_AS_STRING(head), (size_t)PyBytes_GET_SIZE(head));
+        w += PyBytes_GET_SIZE(head);
+        w = put_int(w, l->offset);
+        memcpy(w, ",\"timestamp\":", 13);
+        w += 13;
+        w = put_int(w, l->timestamp);
+        memcpy(w, PyBytes_AS_STRING(mid), (size_t)PyBytes_GET_SIZE(mid));
+        w += PyBytes_GET_SIZE(mid);
+        memcpy(w, l->utf8, (size_t)l->len);
+        w += l->len;
+        *w++ = '}';
+    }
+    if (_PyBytes_Resize(&result, w - PyBytes_AS_STRING(result)) < 0) result = NULL;
+done:
+    for (Py_ssize_t i = 0; i < got; i++) Py_XDECREF(lines[i].text);
+    PyMem_Free(lines);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
@@ -1803,6 +1929,8 @@ static PyMethodDef methods[] = {
     {"apply_changes", (PyCFunction)(void (*)(void))py_apply_changes, METH_FASTCALL,
      "Decode and apply the records of a batch that need no word of the Python path: see "
      "kmeta.ops.replay.engine.apply_changes_py."},
+    {"record_lines", (PyCFunction)(void (*)(void))py_record_lines, METH_FASTCALL,
+     "A v2 batch's plain record lines as UTF-8: see kmeta.render.jsonl.record_lines_py."},
     {"metadata_payload", (PyCFunction)(void (*)(void))py_metadata_payload, METH_FASTCALL,
      "decode_metadata's compiled twin as apply_changes decodes: see "
      "kmeta.formats.payload.DECODER."},
