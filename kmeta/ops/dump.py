@@ -334,7 +334,9 @@ def _batch_dumps(batch: Batch | LegacyBatch, path: str, decoder: str,
     if type(records) is not RecordStream:
         dumped = _batch_dump(batch, records, findings, path, decoder, opts, metadata)
         if dumped is not None:
-            yield dumped._replace(masked=_masks(batch, opts, metadata))
+            masked = _masks(batch, opts, metadata)
+            # most batches mask nothing: the BatchDump as made (a _replace is a Python call)
+            yield dumped._replace(masked=masked) if masked else dumped
         return
     first = True
     for piece in _pieces(records):
