@@ -77,10 +77,15 @@ class Environment:
             stderr = FoldedStream(stderr, self._columns_of(stderr))  # type: ignore[assignment]
         return replace(self, stdout=_GuardedStream(stdout), stderr=stderr)
 
-    def write_lines(self, lines: Iterable[str], *, json: bool = False) -> None:
+    def write_lines(self, lines: Iterable[str | bytes], *, json: bool = False) -> None:
         """Write lines to stdout as UTF-8, in large chunks: a dump writes gigabytes.
 
         ``json``: the lines are JSON, which must stay valid UTF-8 whatever the paths hold.
+
+        An item may be bytes: lines as UTF-8 that holds no escape to make (a dump's runs
+        of batches and batches of many records, which the renderers make so with
+        ``utf8=True``), written as they are, then a newline; on a terminal they are
+        shown as the text they are.
 
         On a terminal every line is shown whole: one wider than the terminal is folded,
         JSON indented as jq shows it (:func:`terminal_lines`).  A pipe or a file gets
@@ -89,7 +94,7 @@ class Environment:
         assert self.stdout is not None  # kmeta.cli.main refuses to run with stdout closed
         width = self.terminal_width()
         if width is not None:
-            lines = terminal_lines(lines, width, json)
+            lines = terminal_lines(_as_text(lines), width, json)
         encode = _json_bytes if json else _text_bytes
         self.stdout.flush()
         out = self.stdout.buffer
@@ -97,6 +102,15 @@ class Environment:
         append = buf.append
         size = 0
         for line in lines:
+            if type(line) is bytes:  # encoded by the renderer: no join, no encoding again
+                if buf:
+                    append("")
+                    out.write(encode("\n".join(buf)))
+                    buf.clear()
+                    size = 0
+                out.write(line)
+                out.write(b"\n")
+                continue
             if len(line) > _HUGE_LINE:  # a batch's hex: written in slices, never copied whole
                 if buf:
                     append("")
@@ -394,6 +408,11 @@ def is_terminal(stream: Any) -> bool:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _as_text(lines: Iterable[str | bytes]) -> Iterator[str]:
+    for line in lines:
+        yield line.decode("utf-8") if type(line) is bytes else line
 
 
 def _json_bytes(text: str) -> bytes:

@@ -34,8 +34,9 @@ def slow_lines(events) -> list[dict]:
     return json.loads(jsonl.dumps(out))
 
 
-def fast_lines(events) -> list[dict]:
-    return [json.loads(line) for chunk in jsonl.render(events) for line in chunk.split("\n")]
+def fast_lines(events, utf8: bool = False) -> list[dict]:
+    return [json.loads(line) for chunk in jsonl.render(events, utf8=utf8)
+            for line in (chunk.decode() if type(chunk) is bytes else chunk).split("\n")]
 
 
 def log_dir(tmp_path, batches: list[bytes]):
@@ -73,6 +74,7 @@ def test_fast_json_equals_definitions(tmp_path_factory, specs):
         offset += len(recs)
     events = list(dump([log_dir(tmp_path, batches)], DumpOptions()))
     assert fast_lines(events) == slow_lines(events)
+    assert fast_lines(events, utf8=True) == slow_lines(events)  # record_lines too
 
 
 def test_text_batch_line_matches_kafka_dump_log_style():

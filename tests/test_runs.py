@@ -30,10 +30,11 @@ from kmeta.formats import runs
 from kmeta.formats.batch import BASE_OFFSET as BASE_OFFSET_SLOT
 from kmeta.formats.batch import Batch, Header, Record, build_batch
 from kmeta.formats.checksum import crc32c as package_crc32c
-from kmeta.formats.payload import encode_control, encode_metadata
+from kmeta.formats.payload import Payload, encode_control, encode_metadata
 from kmeta.formats.readergen import body_program, message_reader
 from kmeta.ops.export import chunks as chunks_module
 from kmeta.ops.replay import engine as replay_module
+from kmeta.render import jsonl as jsonl_module
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.segments import read_batches, scan_batches
 from tests.clirun import run
@@ -120,19 +121,114 @@ def test_run_length_agrees_on_damaged_runs(flips: list[tuple[int, int]], start: 
        st.lists(st.one_of(st.text(max_size=6),
                           st.tuples(st.sampled_from([0, 4, 5, 8]), st.integers(0, 64),
                                     st.integers(-2**40, 2**40))), max_size=8),
-       st.integers(0, 2**40))
-def test_fill_agrees(raw: bytes, count: int, parts: list, first: int) -> None:
+       st.integers(0, 2**40), st.booleans())
+def test_fill_agrees(raw: bytes, count: int, parts: list, first: int, as_bytes: bool) -> None:
     size = len(raw) // count
-    spec = [p if isinstance(p, str) else (p[1], p[0], p[2]) for p in parts]
+    spec = [(p.encode("utf-8", "surrogatepass") if as_bytes else p) if isinstance(p, str)
+            else (p[1], p[0], p[2]) for p in parts]
+    sep = b"\n" if as_bytes else "\n"
     try:
-        want: object = runs.fill_py(raw, count, size, first, spec, "\n")
+        want: object = runs.fill_py(raw, count, size, first, spec, sep)
     except ValueError:
         want = ValueError
     try:
-        got: object = compiled.fill(raw, count, size, first, spec, "\n")
+        got: object = compiled.fill(raw, count, size, first, spec, sep)
     except ValueError:
         got = ValueError
     assert got == want
+    if want is not ValueError and as_bytes:  # the bytes are the text's, encoded
+        text = runs.fill_py(raw, count, size, first,
+                            [p.decode("utf-8", "surrogatepass") if type(p) is bytes else p
+                             for p in spec], "\n")
+        assert want == text.encode("utf-8", "surrogatepass")
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**63, 2**63 - 1),
+                          st.lists(st.integers(-3, 12_000), min_size=1, max_size=40)),
+                min_size=1, max_size=4),
+       st.integers(-2**40, 2**40), st.sampled_from([8, 4, 5]), st.booleans())
+def test_fill_agrees_along_runs(stretches: list[tuple[int, list[int]]], add: int, kind: int,
+                                as_bytes: bool) -> None:
+    """Values as a run's fields go (small steps up, across a power of ten, now and then
+    a jump): the compiled fill copies the leading digits a value shares with the one
+    before it, which the reference works out each time."""
+    width = 8 if kind == 8 else 4
+    values = []
+    for start, steps in stretches:
+        v = start
+        for step in steps:
+            v += step
+            values.append(v)
+    fmt, mask = (">Q", (1 << 64) - 1) if width == 8 else (">I", (1 << 32) - 1)
+    raw = b"".join(struct.pack(fmt, v & mask) + b"\x00" for v in values)
+    size = width + 1
+    text = [b"x", (0, kind, add), b"", (0, kind, 0), (0, 0, add)] if as_bytes else \
+        ["x", (0, kind, add), "", (0, kind, 0), (0, 0, add)]
+    sep = b"\n" if as_bytes else "\n"
+    want = runs.fill_py(raw, len(values), size, 10**6, text, sep)
+    assert compiled.fill(raw, len(values), size, 10**6, text, sep) == want
+
+
+@needs_compiled
+@pytest.mark.parametrize("fill", ["fill_py", "compiled"])
+def test_fill_takes_literals_of_its_separator_type(fill: str) -> None:
+    f = runs.fill_py if fill == "fill_py" else compiled.fill
+    raw = bytes(range(16))
+    with pytest.raises(TypeError):
+        f(raw, 1, 16, 0, [b"x", (0, 4, 0)], "\n")
+    with pytest.raises(TypeError):
+        f(raw, 1, 16, 0, ["x", (0, 4, 0)], b"\n")
+    with pytest.raises(TypeError):
+        f(raw, 1, 16, 0, ["x"], 1)
+    assert f(raw, 2, 8, 5, [b"p=", (0, 0, 0), b" v=", (0, 4, 1)], b";") == \
+        b"p=5 v=66052;p=13 v=134810124"
+
+
+_TEXTS = st.one_of(st.just('"type":"NO_OP_RECORD","version":0,"data":{}'),
+                  st.text(max_size=12), st.just('"data":"\udcff"'), st.integers(0, 3))
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2**64, 2**64), st.integers(-2**64, 2**64),
+                          st.sampled_from([(), (Header("k", b"v"),)]),
+                          st.sampled_from([(), ("masked",)]),
+                          st.sampled_from(["pair", "finding", "triple", "short", "bool"]),
+                          st.booleans(), _TEXTS), max_size=6),
+       st.sampled_from([None, b'{"kind":"batch"}']), st.integers(0, 3))
+def test_record_lines_agrees(rows: list, first: bytes | None, clear_at: int) -> None:
+    """The compiled record_lines against jsonl.record_lines_py: the same bytes, the same
+    None (an entry that is not a plain record, a text UTF-8 cannot encode), the same
+    error, and the same calls for the texts not in the memo (the memo is emptied by
+    one of them, as a full one is)."""
+    entries: list = []
+    payloads = []
+    for offset, ts, headers, redacted, shape, known, text in rows:
+        p = tuple.__new__(Payload, ("T", 0, {}, None, 1, redacted))
+        payloads.append((p, known, text))
+        r = Record(offset, ts, None, b"v", headers)
+        entries.append({"pair": (r, p), "finding": Finding("F005", "x", "f", 0),
+                        "triple": (r, p, p), "short": (r[:3], p),
+                        "bool": (Record(True, ts, None, b"v", headers), p)}[shape])
+    results = []
+    for lines in (compiled.record_lines, jsonl_module.record_lines_py):
+        texts = {id(p): (p, text) for p, known, text in payloads if known}
+        asked = []
+
+        def payload_text(p: object, texts: dict = texts, asked: list = asked) -> object:
+            asked.append(id(p))
+            if len(asked) == clear_at:
+                texts.clear()
+            return next(t for q, _, t in payloads if q is p)
+
+        try:
+            got: object = lines(first, entries, b'{"o":', b',"p":1,', texts, payload_text)
+        except TypeError:
+            got = TypeError
+        results.append((got, asked, sorted(texts)))
+    assert results[0] == results[1]
 
 
 def _both_decoders(section: bytes, count: int, base: int = 100, ts: int = 5,
@@ -484,6 +580,7 @@ def _no_runs(m: pytest.MonkeyPatch) -> None:
     m.setattr(runs, "walk", lambda buf, pos, limit, stop, nxt, epoch: (pos, 0, nxt, epoch, nxt))
     m.setattr(runs, "walk_file", lambda fd, scratch, pos, n, stop, nxt, epoch:
               (pos, 0, nxt, epoch, nxt))
+    m.setattr(jsonl_module, "record_lines", lambda *args: None)  # lines made as text
 
 
 @pytest.fixture(params=MODES)
@@ -493,6 +590,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
             pytest.skip("the compiled twin is not built")
         monkeypatch.setattr(runs, "run_length", compiled.run_length)
         monkeypatch.setattr(runs, "fill", compiled.fill)
+        monkeypatch.setattr(jsonl_module, "record_lines", compiled.record_lines)
         monkeypatch.setattr(runs, "gather_int64", compiled.gather_int64)
         monkeypatch.setattr(runs, "walk", compiled.walk)
         monkeypatch.setattr(runs, "walk_file", compiled.walk_file)
@@ -501,6 +599,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     elif request.param == "pure":
         monkeypatch.setattr(runs, "run_length", runs.run_length_py)
         monkeypatch.setattr(runs, "fill", runs.fill_py)
+        monkeypatch.setattr(jsonl_module, "record_lines", jsonl_module.record_lines_py)
         monkeypatch.setattr(runs, "gather_int64", runs.gather_int64_py)
         monkeypatch.setattr(runs, "walk", runs.walk_py)
         monkeypatch.setattr(runs, "walk_file", runs.walk_file_py)

@@ -85,12 +85,13 @@ def dump(
         if json_out:
             from kmeta.render.jsonl import render as render_json
 
-            lines = render_json(events, show_hex, records_only=bool(opts.types))
+            lines = render_json(events, show_hex, records_only=bool(opts.types), utf8=True)
         else:
             from kmeta.render.text import render as render_text
 
             lines = render_text(events, records=records, show_hex=show_hex,
-                                only_matches=bool(opts.types), colour=env.colour(env.stdout))
+                                only_matches=bool(opts.types), colour=env.colour(env.stdout),
+                                utf8=True)
         env.write_lines(lines, json=json_out)
     if opts.types and not opts.matched:
         print(f"kmeta: no record of type {', '.join(sorted(opts.types))} in "

@@ -152,6 +152,20 @@ enum {
     OVERHEAD = 12
 };
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* one load and a byte swap (the loop below is not always seen as one) */
+static inline int64_t be64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return (int64_t)__builtin_bswap64(v);
+}
+
+static inline int32_t be32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return (int32_t)__builtin_bswap32(v);
+}
+#else
 static inline int64_t be64(const unsigned char *p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v = v << 8 | p[i];
@@ -161,6 +175,7 @@ static inline int64_t be64(const unsigned char *p) {
 static inline int32_t be32(const unsigned char *p) {
     return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 }
+#endif
 
 static PyObject *py_run_length(PyObject *self, PyObject *args) {
     Py_buffer view;
@@ -383,36 +398,94 @@ static PyObject *py_gather_int64(PyObject *self, PyObject *args) {
 /* ------------------------------------------------------------------ templates */
 
 typedef struct {
-    const char *text;  /* a literal (UTF-8), or NULL for a field */
+    const char *text;  /* a literal (UTF-8 or bytes), or NULL for a field */
     Py_ssize_t len;
     Py_ssize_t at;     /* field: byte position in the batch */
     int kind;          /* field: 0 the batch's file position, 4 int32, 5 uint32, 8 int64 */
     int64_t add;
+    /* field: the digits of its last value of 5 digits or more, and that value / 10**4:
+     * along a run a position, an offset or a timestamp keeps all but its last digits
+     * from one batch to the next, which are then copied, not worked out again */
+    int known, ndigits;
+    uint64_t high;
+    char digits[24];
 } Part;
 
-static char *put_int(char *out, int64_t v) {
-    char tmp[24];
-    int n = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) *out++ = '-';
-    while (n) *out++ = tmp[--n];
-    return out;
+/* Bytes written past the end of the text (copies of whole 16 or 24 byte blocks), which
+ * every buffer fill writes to has on top. */
+#define FILL_SLACK 32
+
+/* "00".."99": two digits per division, half the divisions of one digit at a time (a
+ * run's text is mostly numbers of 10 to 19 digits). */
+static const char DIGIT_PAIRS[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static inline void put_pair(char *at, uint32_t v) {  /* v < 100 */
+    memcpy(at, DIGIT_PAIRS + 2 * v, 2);
 }
 
+/* exactly 8 digits of v < 10**8, in 32-bit arithmetic: two halves formed side by side */
+static inline void put_eight(char *at, uint32_t v) {
+    uint32_t hi = v / 10000, lo = v % 10000;
+    put_pair(at, hi / 100);
+    put_pair(at + 2, hi % 100);
+    put_pair(at + 4, lo / 100);
+    put_pair(at + 6, lo % 100);
+}
+
+static const uint64_t POW10[20] = {
+    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+    100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+    10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+    100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL};
+
+/* v in decimal at out; returns the end.  The length is known first, so the digits go
+ * straight to their place, eight at a time. */
+static char *put_int(char *out, int64_t v) {
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    if (v < 0) *out++ = '-';
+    /* digits: from the bit length (log10(2) ~ 1233/4096), one step up where it passes */
+    int bits = 64 - __builtin_clzll(u | 1);
+    int n = (bits * 1233) >> 12;
+    n += n < 20 && u >= POW10[n];
+    if (n == 0) n = 1;
+    char *end = out + n, *t = end;
+    while (u >= 100000000) {
+        t -= 8;
+        put_eight(t, (uint32_t)(u % 100000000));
+        u /= 100000000;
+    }
+    uint32_t w = (uint32_t)u;
+    while (w >= 100) {
+        t -= 2;
+        put_pair(t, w % 100);
+        w /= 100;
+    }
+    if (w >= 10) put_pair(t - 2, w);
+    else t[-1] = (char)('0' + w);
+    return end;
+}
+
+/* fill(raw, count, size, first_position, parts, sep): str parts and a str sep give str;
+ * bytes parts and a bytes sep give bytes, written in place (for a writer that takes the
+ * bytes as they are: no text object to make, join and encode again). */
 static PyObject *py_fill(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t count, size, first_position;
     PyObject *parts_obj, *sep_obj;
-    if (!PyArg_ParseTuple(args, "y*nnnOU", &view, &count, &size, &first_position,
+    if (!PyArg_ParseTuple(args, "y*nnnOO", &view, &count, &size, &first_position,
                           &parts_obj, &sep_obj))
         return NULL;
     PyObject *result = NULL, *parts = NULL;
     Part *spec = NULL;
-    char *out = NULL;
+    char *out = NULL, *arena = NULL;
+    int as_bytes = PyBytes_Check(sep_obj);
+    if (!as_bytes && !PyUnicode_Check(sep_obj)) {
+        PyErr_SetString(PyExc_TypeError, "sep must be str or bytes");
+        goto done;
+    }
     if (count < 0 || size <= 0 || count > view.len / size) {
         PyErr_SetString(PyExc_ValueError, "count and size reach past the bytes given");
         goto done;
@@ -425,12 +498,25 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
     Py_ssize_t literal = 0, fields = 0;
     for (Py_ssize_t i = 0; i < np; i++) {
         PyObject *it = PySequence_Fast_GET_ITEM(parts, i);
-        if (PyUnicode_Check(it)) {
-            spec[i].text = PyUnicode_AsUTF8AndSize(it, &spec[i].len);
-            if (!spec[i].text) goto done;
+        if (PyUnicode_Check(it) || PyBytes_Check(it)) {
+            if (PyBytes_Check(it) != as_bytes) {
+                PyErr_SetString(PyExc_TypeError, "a literal part of another type than sep");
+                goto done;
+            }
+            if (as_bytes) {
+                spec[i].text = PyBytes_AS_STRING(it);
+                spec[i].len = PyBytes_GET_SIZE(it);
+            } else {
+                spec[i].text = PyUnicode_AsUTF8AndSize(it, &spec[i].len);
+                if (!spec[i].text) goto done;
+            }
             literal += spec[i].len;
         } else {
             long long add;
+            if (!PyTuple_Check(it)) {
+                PyErr_SetString(PyExc_TypeError, "a part must be a literal or a field tuple");
+                goto done;
+            }
             if (!PyArg_ParseTuple(it, "niL", &spec[i].at, &spec[i].kind, &add)) goto done;
             spec[i].add = add;
             int width = spec[i].kind == 8 ? 8 : spec[i].kind == 0 ? 0 : 4;
@@ -443,14 +529,44 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
         }
     }
     Py_ssize_t sep_len;
-    const char *sep = PyUnicode_AsUTF8AndSize(sep_obj, &sep_len);
-    if (!sep) goto done;
+    const char *sep;
+    if (as_bytes) {
+        sep = PyBytes_AS_STRING(sep_obj);
+        sep_len = PyBytes_GET_SIZE(sep_obj);
+    } else {
+        sep = PyUnicode_AsUTF8AndSize(sep_obj, &sep_len);
+        if (!sep) goto done;
+    }
+    /* The short literals (most of them: the keys between two numbers) copied into one
+     * arena with 32 bytes after each, so that the loop copies each as two 16-byte
+     * blocks, whatever its length, and never reads past what it owns. */
+    arena = PyMem_Calloc(1, (size_t)literal + 32 * ((size_t)np + 1));
+    if (!arena) { PyErr_NoMemory(); goto done; }
+    char *a = arena;
+    for (Py_ssize_t i = 0; i < np; i++) {
+        if (spec[i].text && spec[i].len <= 32) {
+            memcpy(a, spec[i].text, (size_t)spec[i].len);
+            spec[i].text = a;
+            a += spec[i].len + 32;
+        }
+    }
     /* 20 digits and a sign: the longest int64 */
     size_t per = (size_t)literal + (size_t)fields * 21 + (size_t)sep_len;
-    if (count && per > (size_t)PY_SSIZE_T_MAX / (size_t)count) { PyErr_NoMemory(); goto done; }
-    out = PyMem_Malloc(per * (size_t)count + 1);
-    if (!out) { PyErr_NoMemory(); goto done; }
-    char *w = out;
+    if (count && per > (size_t)(PY_SSIZE_T_MAX - 2 * FILL_SLACK) / (size_t)count) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t most = per * (size_t)count + FILL_SLACK;
+    char *w;
+    if (as_bytes) {
+        result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)most);
+        if (!result) goto done;
+        w = out = PyBytes_AS_STRING(result);
+    } else {
+        out = PyMem_Malloc(most);
+        if (!out) { PyErr_NoMemory(); goto done; }
+        w = out;
+    }
     const unsigned char *buf = view.buf;
     for (Py_ssize_t k = 0; k < count; k++) {
         const unsigned char *b = buf + k * size;
@@ -458,7 +574,12 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
         for (Py_ssize_t i = 0; i < np; i++) {
             Part *p = &spec[i];
             if (p->text) {
-                memcpy(w, p->text, (size_t)p->len);
+                if (p->len <= 32) {  /* in the arena: two blocks, the rest is overwritten */
+                    memcpy(w, p->text, 16);
+                    memcpy(w + 16, p->text + 16, 16);
+                } else {
+                    memcpy(w, p->text, (size_t)p->len);
+                }
                 w += p->len;
                 continue;
             }
@@ -469,12 +590,34 @@ static PyObject *py_fill(PyObject *self, PyObject *args) {
             case 5: v = (int64_t)(uint32_t)be32(b + p->at); break;
             default: v = be64(b + p->at); break;
             }
-            w = put_int(w, (int64_t)((uint64_t)v + (uint64_t)p->add));
+            v = (int64_t)((uint64_t)v + (uint64_t)p->add);
+            if (v < 10000) {
+                w = put_int(w, v);
+                continue;
+            }
+            uint64_t high = (uint64_t)v / 10000;
+            uint32_t low = (uint32_t)((uint64_t)v - high * 10000);
+            if (!p->known || high != p->high) {
+                p->ndigits = (int)(put_int(p->digits, v) - p->digits);
+                p->high = high;
+                p->known = 1;
+            }
+            memcpy(w, p->digits, 24);  /* the same leading digits; the last four: */
+            put_pair(w + p->ndigits - 4, low / 100);
+            put_pair(w + p->ndigits - 2, low % 100);
+            w += p->ndigits;
         }
     }
-    result = PyUnicode_DecodeUTF8(out, w - out, "strict");
+    if (as_bytes) {
+        Py_ssize_t n = w - out;
+        out = NULL;  /* the result's own: not freed below */
+        if (_PyBytes_Resize(&result, n) < 0) result = NULL;
+    } else {
+        result = PyUnicode_DecodeUTF8(out, w - out, "strict");
+    }
 done:
-    PyMem_Free(out);
+    if (!as_bytes) PyMem_Free(out);
+    PyMem_Free(arena);
     PyMem_Free(spec);
     Py_XDECREF(parts);
     PyBuffer_Release(&view);
@@ -1689,6 +1832,132 @@ static PyObject *py_metadata_payload(PyObject *self, PyObject *const *args,
     return decode_value(args[0], args[1], args[2]);
 }
 
+/* ------------------------------------------------------------------ record lines */
+
+/* One plain record's line, as record_lines_py in kmeta/render/jsonl.py reads it. */
+typedef struct {
+    long long offset, timestamp;
+    PyObject *text;   /* the payload's JSON text (a str, owned) */
+    const char *utf8;
+    Py_ssize_t len;
+} RecordLine;
+
+/* 1: the int64 of a Python int; 0: not an int, or out of range (no error set). */
+static int int64_of(PyObject *v, long long *out) {
+    int overflow = 0;
+    if (!PyLong_CheckExact(v)) return 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow) return 0;
+    return !(*out == -1 && PyErr_Occurred());
+}
+
+/* record_lines(first, entries, head, mid, texts, payload_text): a v2 batch's record
+ * lines as UTF-8, after ``first`` (bytes, or None); None where an entry is not a plain
+ * record or a text is not UTF-8 (see record_lines_py, the reference). */
+static PyObject *py_record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || (args[0] != Py_None && !PyBytes_Check(args[0])) ||
+        !PyList_Check(args[1]) || !PyBytes_Check(args[2]) || !PyBytes_Check(args[3]) ||
+        !PyDict_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "record_lines(first: bytes | None, entries: list, "
+                        "head: bytes, mid: bytes, texts: dict, payload_text)");
+        return NULL;
+    }
+    PyObject *first = args[0], *entries = args[1], *texts = args[4], *payload_text = args[5];
+    PyObject *head = args[2], *mid = args[3];
+    Py_ssize_t n = PyList_GET_SIZE(entries), got = 0;
+    RecordLine *lines = PyMem_Calloc((size_t)n + 1, sizeof(RecordLine));
+    if (!lines) return PyErr_NoMemory();
+    PyObject *result = NULL;
+    int plain = 1;
+    size_t total = first == Py_None ? 0 : (size_t)PyBytes_GET_SIZE(first);
+    /* a payload's text may be made by payload_text, which runs Python code: the list is
+     * read again at each step and its items held while they are read */
+    for (Py_ssize_t i = 0; plain && i < n && i < PyList_GET_SIZE(entries); i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        Py_INCREF(e);
+        PyObject *r, *p;
+        if (!PyTuple_CheckExact(e) || PyTuple_GET_SIZE(e) != 2 ||
+            !PyTuple_Check(r = PyTuple_GET_ITEM(e, 0)) || PyTuple_GET_SIZE(r) < 5 ||
+            !PyTuple_Check(p = PyTuple_GET_ITEM(e, 1)) || PyTuple_GET_SIZE(p) < 6) {
+            plain = 0;
+            Py_DECREF(e);
+            break;
+        }
+        RecordLine *l = &lines[got];
+        int headers = PyObject_IsTrue(PyTuple_GET_ITEM(r, 4));
+        int redacted = headers ? headers : PyObject_IsTrue(PyTuple_GET_ITEM(p, 5));
+        if (headers < 0 || redacted < 0) { Py_DECREF(e); goto done; }
+        if (headers || redacted || !int64_of(PyTuple_GET_ITEM(r, 0), &l->offset) ||
+            !int64_of(PyTuple_GET_ITEM(r, 1), &l->timestamp)) {
+            plain = 0;
+            Py_DECREF(e);
+            break;
+        }
+        PyObject *key = PyLong_FromVoidPtr(p);
+        if (!key) { Py_DECREF(e); goto done; }
+        PyObject *hit = PyDict_GetItemWithError(texts, key);
+        Py_DECREF(key);
+        if (hit && PyTuple_Check(hit) && PyTuple_GET_SIZE(hit) == 2 &&
+            PyTuple_GET_ITEM(hit, 0) == p) {
+            l->text = Py_NewRef(PyTuple_GET_ITEM(hit, 1));
+        } else {
+            if (PyErr_Occurred()) { Py_DECREF(e); goto done; }
+            l->text = PyObject_CallOneArg(payload_text, p);
+            if (!l->text) { Py_DECREF(e); goto done; }
+        }
+        Py_DECREF(e);
+        got++;
+        if (!PyUnicode_Check(l->text)) {
+            PyErr_SetString(PyExc_TypeError, "a payload's text must be a str");
+            goto done;
+        }
+        l->utf8 = PyUnicode_AsUTF8AndSize(l->text, &l->len);
+        if (!l->utf8) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) goto done;
+            PyErr_Clear();  /* surrogates: the text is the writer's to encode */
+            plain = 0;
+            break;
+        }
+        /* "\n", head, offset, ',"timestamp":', timestamp, mid, text, "}" */
+        total += 1 + (size_t)PyBytes_GET_SIZE(head) + 20 + 13 + 20 +
+                 (size_t)PyBytes_GET_SIZE(mid) + (size_t)l->len + 1;
+    }
+    if (!plain || got < n) {  /* n < got cannot be; a list that shrank: not plain */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!result) goto done;
+    char *w = PyBytes_AS_STRING(result);
+    int sep = 0;
+    if (first != Py_None) {
+        memcpy(w, PyBytes_AS_STRING(first), (size_t)PyBytes_GET_SIZE(first));
+        w += PyBytes_GET_SIZE(first);
+        sep = 1;
+    }
+    for (Py_ssize_t i = 0; i < got; i++) {
+        RecordLine *l = &lines[i];
+        if (sep) *w++ = '\n';
+        sep = 1;
+        memcpy(w, PyBytes_AS_STRING(head), (size_t)PyBytes_GET_SIZE(head));
+        w += PyBytes_GET_SIZE(head);
+        w = put_int(w, l->offset);
+        memcpy(w, ",\"timestamp\":", 13);
+        w += 13;
+        w = put_int(w, l->timestamp);
+        memcpy(w, PyBytes_AS_STRING(mid), (size_t)PyBytes_GET_SIZE(mid));
+        w += PyBytes_GET_SIZE(mid);
+        memcpy(w, l->utf8, (size_t)l->len);
+        w += l->len;
+        *w++ = '}';
+    }
+    if (_PyBytes_Resize(&result, w - PyBytes_AS_STRING(result)) < 0) result = NULL;
+done:
+    for (Py_ssize_t i = 0; i < got; i++) Py_XDECREF(lines[i].text);
+    PyMem_Free(lines);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"crc32c", py_crc32c, METH_VARARGS, "CRC-32C of bytes (and a starting value)."},
     {"run_length", py_run_length, METH_VARARGS,
@@ -1718,6 +1987,8 @@ static PyMethodDef methods[] = {
     {"apply_changes", (PyCFunction)(void (*)(void))py_apply_changes, METH_FASTCALL,
      "Decode and apply the records of a batch that need no word of the Python path: see "
      "kmeta.ops.replay.engine.apply_changes_py."},
+    {"record_lines", (PyCFunction)(void (*)(void))py_record_lines, METH_FASTCALL,
+     "A v2 batch's plain record lines as UTF-8: see kmeta.render.jsonl.record_lines_py."},
     {"metadata_payload", (PyCFunction)(void (*)(void))py_metadata_payload, METH_FASTCALL,
      "decode_metadata's compiled twin as apply_changes decodes: see "
      "kmeta.formats.payload.DECODER."},

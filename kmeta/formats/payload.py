@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import struct
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kmeta.errors import FormatError
@@ -274,6 +275,15 @@ _PROGRAMS: dict[int, tuple[str, Any] | None] = {}
 DECODER = (decode_metadata, NOOP_VALUE, _NOOP_PAYLOAD, _PROGRAMS, _metadata_program,
            Payload, _DECODED_LIMIT, _DECODED_VALUE,
            metadata_message("PARTITION_CHANGE_RECORD").api_key, _plain_change_versions())
+
+
+def metadata_payload() -> Callable[[Any, dict[bytes, Payload], tuple], Payload] | None:
+    """:func:`decode_metadata` in the compiled core, called as ``f(value, _DECODED,
+    DECODER)``: the same payload, into the same memo, without a Python call for a value
+    it has met (tests/test_image_fast.py proves them one).  None where bodies are read by
+    the Python reference (``_compiled_body``: no core, or the tests' pure mode)."""
+    return CORE.metadata_payload if CORE is not None and _compiled_body is not None \
+        else None
 
 
 def encode_control(type_name: str, data: dict[str, Any]) -> tuple[bytes, bytes]:

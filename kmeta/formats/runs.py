@@ -127,18 +127,30 @@ def run_length_py(buf: Any, pos: int, limit: int, max_count: int) -> int:
 
 
 def fill_py(raw: Any, count: int, size: int, first_position: int,
-            parts: Sequence[str | Field], sep: str) -> str:
+            parts: Sequence[str | bytes | Field], sep: str | bytes) -> str | bytes:
     """``parts`` filled for each of ``count`` batches of ``size`` bytes laid end to end
     in ``raw`` (the first at ``first_position`` in its file), joined by ``sep``.  A str
-    part is copied; a :data:`Field` is written as a decimal integer."""
+    part is copied; a :data:`Field` is written as a decimal integer.
+
+    With a bytes ``sep`` the literal parts are bytes and so is the text: for a writer
+    that takes it as it is (``Environment.write_lines``), which a str would cost a
+    join and an encoding more."""
+    as_bytes = type(sep) is bytes
+    if not as_bytes and type(sep) is not str:
+        raise TypeError("sep must be str or bytes")
     if count < 0 or size <= 0 or count * size > len(raw):
         raise ValueError("count and size reach past the bytes given")
     for part in parts:
-        if type(part) is not str:
-            at, kind, _ = part
-            width = {AT_POSITION: 0, INT32: 4, UINT32: 4, INT64: 8}.get(kind)
-            if width is None or at < 0 or at + width > size:
-                raise ValueError("a field outside the batch")
+        if type(part) is str or type(part) is bytes:
+            if (type(part) is bytes) != as_bytes:
+                raise TypeError("a literal part of another type than sep")
+            continue
+        if type(part) is not tuple:
+            raise TypeError("a part must be a literal or a field tuple")
+        at, kind, _ = part
+        width = {AT_POSITION: 0, INT32: 4, UINT32: 4, INT64: 8}.get(kind)
+        if width is None or at < 0 or at + width > size:
+            raise ValueError("a field outside the batch")
     readers = {INT32: _INT32.unpack_from, UINT32: _UINT32.unpack_from,
                INT64: _INT64.unpack_from}
     out = []
@@ -146,14 +158,15 @@ def fill_py(raw: Any, count: int, size: int, first_position: int,
         start = k * size
         text = []
         for part in parts:
-            if type(part) is str:
+            if type(part) is not tuple:
                 text.append(part)
                 continue
             at, kind, add = part
             v = first_position + start if kind == AT_POSITION else \
                 readers[kind](raw, start + at)[0]
-            text.append(str(wrap64(v + add)))
-        out.append("".join(text))
+            number = str(wrap64(v + add))
+            text.append(number.encode("ascii") if as_bytes else number)
+        out.append((b"" if as_bytes else "").join(text))
     return sep.join(out)
 
 
@@ -385,15 +398,21 @@ def template(render: Callable[[Batch], str], ref: Batch) -> list[str | Field] | 
 
 class RunText:
     """The text of whole runs, each batch written as ``render(batch, payload)`` would
-    write it, from a template made once per kind of run (see :func:`template`)."""
+    write it, from a template made once per kind of run (see :func:`template`).
+
+    A run's text comes as its UTF-8 bytes, which ``Environment.write_lines`` writes as
+    they are: gigabytes of a dump, that a str would cost a join and an encoding more.
+    Where no template fits, or one would hold what UTF-8 cannot encode (a name that is
+    not UTF-8, as surrogates), each batch is rendered: text, which the writer encodes as
+    it encodes any."""
 
     __slots__ = ("_render", "_cache")
 
     def __init__(self, render: Callable[[Batch, Any], str]) -> None:
         self._render = render
-        self._cache: dict[tuple, tuple[Any, Any, list[str | Field] | None]] = {}
+        self._cache: dict[tuple, tuple[Any, Any, list[bytes | Field] | None]] = {}
 
-    def text(self, run: Run, payload: Any) -> str:
+    def text(self, run: Run, payload: Any) -> str | bytes:
         """The run's batches, their texts joined by newlines.  ``payload`` is the ref's
         record's (the same object for every batch: templates are kept by identity)."""
         ref, count, size, raw = run
@@ -403,14 +422,24 @@ class RunText:
         hit = self._cache.get(key)
         if hit is None or hit[0] is not payload or hit[1] is not ref[LONE]:
             render = self._render
-            hit = (payload, ref[LONE], template(lambda b: render(b, payload), ref))
+            hit = (payload, ref[LONE], _encoded(template(lambda b: render(b, payload), ref)))
             if len(self._cache) >= 1024:
                 self._cache.clear()
             self._cache[key] = hit
         parts = hit[2]
         if parts is None:
             return "\n".join(self._render(b, payload) for b in run.batches())
-        return fill(raw, count, size, ref[POSITION] + size, parts, "\n")
+        return fill(raw, count, size, ref[POSITION] + size, parts, b"\n")
+
+
+def _encoded(parts: list[str | Field] | None) -> list[bytes | Field] | None:
+    """A template's literals as UTF-8; None where one cannot be (it holds surrogates)."""
+    if parts is None:
+        return None
+    try:
+        return [p.encode("utf-8") if type(p) is str else p for p in parts]
+    except UnicodeEncodeError:
+        return None
 
 
 def run_stamps(run: Run) -> bytes:

@@ -15,10 +15,11 @@ from typing import Any, NamedTuple
 
 from kmeta.errors import UsageError
 from kmeta.findings import Finding
+from kmeta.formats import payload as payload_module
 from kmeta.formats.batch import ATTRIBUTES, CONTROL_FLAG, LONE, Batch, Record, RecordStream
 from kmeta.formats.decoders import default_decoder, record_decoder
 from kmeta.formats.legacy import LegacyBatch
-from kmeta.formats.payload import Payload, decode_control, decode_metadata
+from kmeta.formats.payload import Payload, decode_control, decode_metadata, metadata_payload
 from kmeta.formats.runs import Expandable, Run
 from kmeta.ops.redact import (
     SECRET_API_KEYS,
@@ -333,7 +334,9 @@ def _batch_dumps(batch: Batch | LegacyBatch, path: str, decoder: str,
     if type(records) is not RecordStream:
         dumped = _batch_dump(batch, records, findings, path, decoder, opts, metadata)
         if dumped is not None:
-            yield dumped._replace(masked=_masks(batch, opts, metadata))
+            masked = _masks(batch, opts, metadata)
+            # most batches mask nothing: the BatchDump as made (a _replace is a Python call)
+            yield dumped._replace(masked=masked) if masked else dumped
         return
     first = True
     for piece in _pieces(records):
@@ -365,13 +368,28 @@ def _batch_dump(batch: Batch | LegacyBatch, records: Iterable[Record],
     decode = record_decoder(decoder)
     findings = list(findings)
     entries: list[tuple[Record, Payload] | Finding] = list(findings)
+    append = entries.append
     control = batch.is_control
     secret_keys = SECRET_API_KEYS
     opaque = decoder != "metadata"  # a metadata value's payload does not say if it decodes
+    # The metadata decoder in the compiled core (decode_metadata's payloads, its memo).
+    fast = metadata_payload() if not (opaque or control) else None
+    memo, spec = payload_module._DECODED, payload_module.DECODER
+    # Most records of a metadata log: no filter, decoded cleanly, of a type framed as
+    # one without secrets; each is its (record, payload) entry as it stands.
+    quick = not (opaque or control or opts.types or opts.show_secrets)
     for r in records:
         if (lo is not None and r.offset < lo) or (hi is not None and r.offset > hi):
             continue
-        payload = decode_control(r.key, r.value) if control else decode(r.key, r.value)
+        v = r[3]
+        if fast is not None:
+            payload = fast(v, memo, spec)
+        else:
+            payload = decode_control(r[2], v) if control else decode(r[2], v)
+        if quick and payload[3] is None and v is not None and len(v) >= 3 and v[0] == 1 \
+                and v[1] < 0x80 and v[1] not in secret_keys:
+            append((r, payload))
+            continue
         if opts.types and not _type_matches(opts.types, payload.type):
             continue
         if payload.finding:

@@ -37,6 +37,7 @@ from kmeta.formats.batch import (
     RECORDS_COUNT,
     Batch,
 )
+from kmeta.formats.compiled import CORE
 from kmeta.formats.legacy import LegacyBatch
 from kmeta.formats.runs import RunText
 from kmeta.ops.dump import BatchDump, BatchMore, FileEvent, OneRecord, RecordRun
@@ -52,6 +53,26 @@ def _default(obj: Any) -> Any:
 
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_default).encode
+
+try:  # the encoder JSONEncoder.encode makes on each call, made once
+    from json.encoder import c_make_encoder
+except ImportError:  # a Python without the json accelerator
+    c_make_encoder = None
+
+
+def _data_encoder() -> Any:
+    """``encode(obj)``: :data:`_encode`'s text of ``obj``, for the decoded payloads a dump
+    encodes by the ten thousand: JSONEncoder.encode builds its C encoder again on every
+    call, which costs as much as the encoding of a small record.  Without the check for
+    circular references (a decoded payload holds none)."""
+    if c_make_encoder is None:
+        return _encode
+    chunks = c_make_encoder(None, _default, json.encoder.encode_basestring, None, ":", ",",
+                            False, False, True)
+    return lambda obj: "".join(chunks(obj, 0))
+
+
+_encode_data = _data_encoder()
 
 
 def dumps(obj: Any) -> str:
@@ -107,6 +128,51 @@ def file_object(ev: FileEvent) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------- fast path
 
+_INT64 = range(-(1 << 63), 1 << 63)
+
+
+def record_lines_py(first: bytes | None, entries: list[Any], head: bytes, mid: bytes,
+                    texts: dict[int, tuple[Any, str]], payload_text: Any) -> bytes | None:
+    """The record lines of a v2 batch's ``entries`` as UTF-8, after ``first`` (the batch's
+    own line, or None), joined by newlines: each ``head`` + offset + ``,"timestamp":`` +
+    timestamp + ``mid`` + the payload's text + ``}``, as ``_entry_texts`` writes a plain
+    record.  The payload's text is ``texts[id(p)]`` where it holds ``p``, else
+    ``payload_text(p)``.  None where an entry is not a plain record (a finding, headers,
+    masked bytes, an offset or timestamp that is not an int64) or a text is not UTF-8
+    (surrogates, which the writer escapes): the caller writes those as text.
+
+    The reference of the compiled core's ``record_lines`` (``kmeta/formats/_runs.c``),
+    which makes the lines of a batch of many records in one call."""
+    out = [] if first is None else [first]
+    for e in entries:
+        if type(e) is not tuple or len(e) != 2:
+            return None
+        r, p = e
+        if not isinstance(r, tuple) or len(r) < 5 or not isinstance(p, tuple) or len(p) < 6:
+            return None
+        if r[4] or p[5]:
+            return None
+        offset, timestamp = r[0], r[1]
+        if type(offset) is not int or offset not in _INT64 or type(timestamp) is not int \
+                or timestamp not in _INT64:
+            return None
+        hit = texts.get(id(p))
+        text = hit[1] if isinstance(hit, tuple) and len(hit) == 2 and hit[0] is p \
+            else payload_text(p)
+        if not isinstance(text, str):
+            raise TypeError("a payload's text must be a str")
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        out.append(b"%s%d,\"timestamp\":%d%s%s}" % (head, offset, timestamp, mid, data))
+    return b"\n".join(out)
+
+
+#: The compiled twin where it is built (the tests swap in the reference).
+record_lines = CORE.record_lines if CORE is not None else record_lines_py
+
+
 class _Texts:
     """JSON text that repeats across a dump."""
 
@@ -122,7 +188,7 @@ class _Texts:
         if hit is not None and hit[0] is p:
             return hit[1]
         version = "null" if p.version is None else p.version
-        text = f'"type":"{p.type}","version":{version},"data":{_encode(p.data)}'
+        text = f'"type":"{p.type}","version":{version},"data":{_encode_data(p.data)}'
         if len(self.payloads) >= 4096:
             self.payloads.clear()
         self.payloads[id(p)] = (p, text)
@@ -143,12 +209,17 @@ class _Texts:
         return text
 
 
-def render(events: Iterable[Any], show_hex: bool = False,
-           records_only: bool = False) -> Iterator[str]:
+def render(events: Iterable[Any], show_hex: bool = False, records_only: bool = False,
+           utf8: bool = False) -> Iterator[str | bytes]:
     """JSON text for each event: one line per object (a batch yields several lines).
 
     ``records_only`` (dump --type): record and finding objects only, no file or batch
     objects, so that ``jq .data`` prints records and nothing else.
+
+    ``utf8``: a run of batches (``RecordRun``) and a batch of many records may come as
+    the UTF-8 bytes of their lines, made so by the compiled core (``RunText``,
+    ``record_lines``), for ``Environment.write_lines``, which writes them as they are;
+    else every item is text.
 
     v2 batches and their plain records are written with f-strings (the fastest way
     CPython builds text); their keys and order are those of ``batch_object`` and
@@ -156,7 +227,7 @@ def render(events: Iterable[Any], show_hex: bool = False,
     """
     if records_only:
         return _records_only(events, show_hex)
-    return _all_objects(events, show_hex)
+    return _all_objects(events, show_hex, utf8)
 
 
 def _records_only(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
@@ -170,14 +241,19 @@ def _records_only(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
             yield _encode(ev.to_json())
 
 
-def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
+def _all_objects(events: Iterable[Any], show_hex: bool, utf8: bool) -> Iterator[str | bytes]:
     texts = _Texts()
     tails = texts.tails
     payload_text = texts.payload
+    payloads = texts.payloads
+    # read per render (the tests swap in the reference); None: every line made as text
+    lines_of = record_lines if utf8 else None
     last_payload: Any = None
     last_text = ""
     file = None
     f = '""'  # the current file name, JSON-quoted
+    # what starts a record line of the file, as UTF-8 (None: the name is not UTF-8)
+    record_head: bytes | None = None
     encode = _encode
     # The batch slots and flags as locals: this loop runs once per batch.
     at_base, at_length, at_epoch, at_crc, at_attrs = (BASE_OFFSET, BATCH_LENGTH, LEADER_EPOCH,
@@ -192,7 +268,8 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
     for ev in events:
         t = type(ev)
         if t is RecordRun:
-            yield runs.text(ev[0], ev[1])
+            text = runs.text(ev[0], ev[1])
+            yield text if utf8 or type(text) is str else text.decode()
             continue
         if t is BatchMore:  # more records of the batch just written
             b = ev[0]
@@ -202,6 +279,14 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
             if b[at_file] != file:
                 file = b[at_file]
                 f = encode(file)
+                record_head = _record_head(f)
+            if lines_of is not None and record_head is not None:
+                text = lines_of(None, ev.entries, record_head,
+                                f',"batch_position":{b[at_pos]},'.encode(), payloads,
+                                payload_text)
+                if text is not None:
+                    yield text
+                    continue
             yield "\n".join(_entry_texts(ev.entries, file, f, b, b[at_pos], payload_text))
             continue
         if t is OneRecord or t is BatchDump:
@@ -212,6 +297,7 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
             if b[at_file] != file:
                 file = b[at_file]
                 f = encode(file)
+                record_head = _record_head(f)
             if b[at_pid] == -1 and b[at_pepoch] == -1 and b[at_seq] == -1:
                 # No producer: the usual case.
                 key = (b[at_length], b[at_attrs], b[at_count])
@@ -236,7 +322,16 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
                        f'"timestamp":{b[at_base_ts] + lone[1]},"batch_position":{position},'
                        f'{last_text}}}')
                 continue
-            yield "\n".join(_entry_texts(ev.entries, file, f, b, position, payload_text,
+            entries = ev.entries
+            if lines_of is not None and record_head is not None and len(entries) > 1:
+                # many records: their lines made in one call, as the bytes written
+                text = lines_of(head.encode(), entries, record_head,
+                                f',"batch_position":{position},'.encode(), payloads,
+                                payload_text)
+                if text is not None:
+                    yield text
+                    continue
+            yield "\n".join(_entry_texts(entries, file, f, b, position, payload_text,
                                          [head]))
         elif type(ev) is Finding:
             yield encode(ev.to_json())
@@ -244,6 +339,15 @@ def _all_objects(events: Iterable[Any], show_hex: bool) -> Iterator[str]:
             yield encode(file_object(ev))
         else:
             yield encode(ev)
+
+
+def _record_head(f: str) -> bytes | None:
+    """What starts a record line of the file JSON-quoted as ``f``, as UTF-8; None for a
+    name that is not UTF-8 (its surrogates are escaped by the writer)."""
+    try:
+        return f'{{"kind":"record","file":{f},"offset":'.encode()
+    except UnicodeEncodeError:
+        return None
 
 
 def _entry_texts(entries: Iterable[Any], file: str, f: str, b: Batch, position: int,

@@ -338,16 +338,20 @@ def _entry_lines(b: Any, entries: Iterable[Any], records: bool, show_hex: bool,
 
 
 def render(events: Iterable[Any], *, records: bool, show_hex: bool = False,
-           only_matches: bool = False, colour: bool = False) -> Iterator[str]:
+           only_matches: bool = False, colour: bool = False,
+           utf8: bool = False) -> Iterator[str | bytes]:
     """``only_matches`` (dump --type): a file's header is shown only above a batch or
     finding of it, so that files without a matching record take no lines.  ``colour``:
-    finding codes painted by severity (stdout is a terminal)."""
+    finding codes painted by severity (stdout is a terminal).  ``utf8``: a run of
+    batches may come as the UTF-8 bytes of its lines (``formats.runs.RunText``), for
+    ``Environment.write_lines``; else every item is text."""
     pending: FileEvent | None = None
     runs = RunText((lambda b, p: f"{batch_line(b)}\n{record_line(b, b.records()[0], p)}")
                    if records else (lambda b, p: batch_line(b)))
     for ev in events:
         if type(ev) is RecordRun:
-            yield runs.text(ev[0], ev[1])
+            text = runs.text(ev[0], ev[1])
+            yield text if utf8 or type(text) is str else text.decode()
             continue
         if only_matches:
             if isinstance(ev, FileEvent):

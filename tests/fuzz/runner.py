@@ -203,10 +203,11 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     from kmeta.ops.export import chunks
     from kmeta.ops.replay import engine as replay
     from kmeta.ops.replay import process as replay_process
+    from kmeta.render import jsonl
 
     saved = (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
              payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
-             replay._compiled_changes)
+             replay._compiled_changes, jsonl.record_lines)
     fork_above, alone = replay_process.FORK_ABOVE, processes.no_other_thread
     runs.run_length = runs.run_length_py if runs_too else (lambda *args: 0)
     # walks are runs of a kind: the reference's, or none (each batch read by the scan)
@@ -217,6 +218,8 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     spans.plain_span = spans.plain_span_py if runs_too else \
         (lambda buf, pos, *rest: (pos, 0, 0, rest[2], [], [], [], 0, 0, []))
     runs.fill, runs.gather_int64 = runs.fill_py, runs.gather_int64_py
+    # a batch's record lines: the reference's, or as text (the path before either)
+    jsonl.record_lines = jsonl.record_lines_py if runs_too else (lambda *args: None)
     batch._compiled_records, payload._compiled_body = None, None
     replay._compiled_changes = None  # the replay's loop: apply_changes_py
     # and whatever threads the test process runs (pytest-xdist's, a Spark session's)
@@ -229,7 +232,7 @@ def pure_core(runs_too: bool = True) -> Iterator[None]:
     finally:
         (runs.run_length, runs.fill, runs.gather_int64, batch._compiled_records,
          payload._compiled_body, runs.walk, runs.walk_file, spans.plain_span,
-         replay._compiled_changes) = saved
+         replay._compiled_changes, jsonl.record_lines) = saved
         replay_process.FORK_ABOVE, processes.no_other_thread = fork_above, alone
         payload._DECODED.clear()
         chunks._COLUMNS.clear()
