@@ -37,6 +37,7 @@ from kmeta.ops.export import (
     task_groups,
     unit_chunks,
 )
+from kmeta.spark.daemon import keep_archives
 
 __all__ = ["KmetaDataSource", "input_paths"]
 
@@ -69,6 +70,7 @@ class KmetaReader(DataSourceReader):
         self.scope = scope
 
     def partitions(self) -> Sequence[InputPartition]:
+        keep_archives()  # here and below: each runs in a worker Spark forked
         units, problems = plan_units(self.paths, self.table, self.scope)
         parts: list[InputPartition] = [
             _UnitsPartition(g) for g in task_groups(units, os.cpu_count() or 1)]
@@ -78,6 +80,7 @@ class KmetaReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, _UnitsPartition)
+        keep_archives()
         # Arrow record batches built from columns, not rows: several times faster than
         # yielding a tuple per row for Spark to convert.
         schema = arrow_schema(self.table)
@@ -256,9 +259,11 @@ class KmetaDataSource(DataSource):
         return table
 
     def schema(self) -> str:
+        keep_archives()
         Scope.from_options(self.options)  # a bad option fails here, before any work
         return ddl(self._table())
 
     def reader(self, schema: Any) -> DataSourceReader:
+        keep_archives()
         return KmetaReader(self._table(), input_paths(dict(self.options)),
                            Scope.from_options(self.options))
