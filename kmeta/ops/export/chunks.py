@@ -236,12 +236,27 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     def fresh_records() -> tuple:
         ends: list[int] = []
         stamps, nulls = bytearray(), []
-        pos, pos_step, off, off_step, shift, epoch, ctl, idx = [], [], [], [], [], [], [], []
+        pos, pos_step, off, off_step, shift, epoch, ctl = [], [], [], [], [], [], []
         columns = {5: Spans(ends, pos, pos_step), 6: Spans(ends, off, off_step),
                    7: Stamps(stamps, Spans(ends, shift), nulls), 8: Spans(ends, epoch),
                    9: Spans(ends, ctl)}
-        return (columns, Spans(ends, idx), [c.append for c in (
-            ends, pos, pos_step, off, off_step, shift, epoch, ctl, idx)], stamps, nulls)
+        # The payload columns' index has spans of its own: the records of a batch share
+        # its span (offsets one apart) but not their payloads, and a run of NoOps and
+        # the lone NoOps after it share one payload.
+        tail_ends: list[int] = []
+        idx: list[int] = []
+
+        def tail_to(tail: int, end: int) -> None:
+            """The rows up to ``end`` hold the payload columns ``tail``."""
+            if idx and idx[-1] == tail:
+                tail_ends[-1] = end
+            else:
+                tail_ends.append(end)
+                idx.append(tail)
+
+        return (columns, Spans(tail_ends, idx), [c.append for c in (
+            ends, pos, pos_step, off, off_step, shift, epoch, ctl)] + [tail_to],
+            stamps, nulls)
 
     b_cols, b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
     (b_end, b_pos, b_pos_step, b_base, b_off_step, b_last, b_gap, b_epoch, b_size, b_count,
@@ -272,7 +287,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
         r_stamps.extend(stamp(wrap64(timestamp)))
         r_n += 1
         r_end(r_n), r_pos(pos), r_pos_step(0), r_off(offset), r_off_step(0), r_shift(0)
-        r_epoch(epoch), r_ctl(control), r_tail(tail)
+        r_epoch(epoch), r_ctl(control), r_tail(tail, r_n)
 
     # The batch slots and flags as locals: this loop runs once per batch.
     at_pos, at_base, at_attrs, at_epoch = POSITION, BASE_OFFSET, ATTRIBUTES, LEADER_EPOCH
@@ -310,7 +325,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 r_n += k
                 r_end(r_n), r_pos(pos), r_pos_step(length), r_off(first + lone[0])
                 r_off_step(step), r_shift(lone[1]), r_epoch(epoch), r_ctl(False)
-                r_tail(last_tail)
+                r_tail(last_tail, r_n)
         elif type(b) is not Batch:  # a legacy message, by attribute
             if b.max_timestamp is None:
                 b_mts_nulls.append(b_n)
@@ -347,11 +362,35 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 r_stamps.extend(stamp(base_ts))
                 r_n += 1
                 r_end(r_n), r_pos(pos), r_pos_step(0), r_off(base + lone[0]), r_off_step(0)
-                r_shift(lone[1]), r_epoch(epoch), r_ctl(False), r_tail(last_tail)
+                r_shift(lone[1]), r_epoch(epoch), r_ctl(False), r_tail(last_tail, r_n)
             elif with_records:
                 found, _ = batch_records(b)
-                for r in found:
-                    record(pos, r[0], r[1], epoch, control, tail_of(control, r[2], r[3]))
+                found = found if type(found) is list else list(found)
+                k = len(found)
+                if k:
+                    # The batch's records at once: their timestamps in one pack, one
+                    # span when their offsets are one apart (as Kafka writes them).
+                    stamps = [r[1] for r in found]
+                    try:
+                        r_stamps.extend(struct.pack(f"={k}q", *stamps))
+                    except struct.error:  # none, or beyond a long (Kafka's add wraps)
+                        for i, t in enumerate(stamps):
+                            if t is None:
+                                r_nulls.append(r_n + i)
+                            stamps[i] = 0 if t is None else wrap64(t)
+                        r_stamps.extend(struct.pack(f"={k}q", *stamps))
+                    first = found[0][0]
+                    if found[-1][0] - first == k - 1 and \
+                            [r[0] for r in found] == list(range(first, first + k)):
+                        r_end(r_n + k), r_pos(pos), r_pos_step(0), r_off(first)
+                        r_off_step(1), r_shift(0), r_epoch(epoch), r_ctl(control)
+                    else:
+                        for i, r in enumerate(found, start=r_n + 1):
+                            r_end(i), r_pos(pos), r_pos_step(0), r_off(r[0]), r_off_step(0)
+                            r_shift(0), r_epoch(epoch), r_ctl(control)
+                    for r in found:
+                        r_n += 1
+                        r_tail(tail_of(control, r[2], r[3]), r_n)
         if b_n >= size:
             yield "batches", Chunk(b_n, _constants(batch_unit), b_cols)
             b_cols, b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
