@@ -75,12 +75,15 @@ def main() -> None:
     spark = session(args.master)
     print(f"session on {args.master}: {time.perf_counter() - started:.1f} s")
     cold = {t: read_seconds(spark, t, log) for t in TABLES}
-    best: dict[str, float] = {}
+    times: dict[str, list[float]] = {}
     for _ in range(args.repeat):
         for name, run in (("verify", lambda: verify_seconds(log)),
                           *((t, lambda t=t: read_seconds(spark, t, log)) for t in TABLES)):
-            best[name] = min(best.get(name, float("inf")), run())
+            times.setdefault(name, []).append(run())
     spark.stop()
+    best = {name: min(ts) for name, ts in times.items()}
+    print("each run (s): " + "; ".join(f"{name} " + " ".join(f"{t:.2f}" for t in ts)
+                                       for name, ts in times.items()))
 
     rate = mb / best["verify"]
     print(f"kmeta verify, one process             {best['verify']:6.2f} s  {rate:6.1f} MB/s")
