@@ -84,12 +84,23 @@ class KmetaReader(DataSourceReader):
         # Arrow record batches built from columns, not rows: several times faster than
         # yielding a tuple per row for Spark to convert.
         schema = arrow_schema(self.table)
+        required = [i for i, c in enumerate(COMMON + TABLES[self.table]) if not c.nullable]
         if partition.problems:
             for chunk in row_chunks(iter(partition.problems), CHUNK_ROWS):
-                yield to_arrow(chunk, schema)
+                yield _checked(to_arrow(chunk, schema), required)
         for unit in partition.units:
             for chunk in unit_chunks(unit):
-                yield to_arrow(chunk, schema)
+                yield _checked(to_arrow(chunk, schema), required)
+
+
+def _checked(batch: Any, required: list[int]) -> Any:
+    """``batch``, whose ``required`` columns hold no null: Spark reads a NOT NULL column's
+    values without looking at its nulls, and would take a null for a value."""
+    for i in required:
+        if batch.column(i).null_count:
+            raise ValueError(f"kmeta: a null in column {batch.schema.names[i]}, which is "
+                             "declared NOT NULL")
+    return batch
 
 
 #: Spark SQL type -> pyarrow type, for the types kmeta's tables use
