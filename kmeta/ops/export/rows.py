@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -343,7 +344,9 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
     problems: list[tuple] = []
     for source in paths:
         try:
-            found = discover([source])
+            # a unit's path from the root: an executor of a cluster runs in a directory
+            # of its own, where a relative path names nothing (the rows keep ``source``)
+            found = discover([source if "://" in source else os.path.abspath(source)])
         except KmetaError as e:
             problems.append(_finding_row((source, None, None, None), e.finding(source)))
             continue
