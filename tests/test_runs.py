@@ -706,7 +706,7 @@ def test_export_rows_are_the_same_with_runs(tmp_path: Path, mode: str) -> None:
 
 def _wrapping_log(tmp_path: Path) -> Path:
     """Runs whose timestamps wrap (their gap is equal modulo 2**64), records a timestamp
-    delta apart from their batch's, and multi-record batches."""
+    delta apart from their batch's, multi-record batches and a compacted one."""
     part = tmp_path / "wrapping" / "__cluster_metadata-0"
     part.mkdir(parents=True)
     stamps = [(0, 65)] + [(2**63 - 40 + i, -2**63 + 25 + i) for i in range(39)]
@@ -715,6 +715,9 @@ def _wrapping_log(tmp_path: Path) -> Path:
     log += b"".join(build_batch(40 + 3 * i, [(None, FEATURE), (None, NOOP), (None, NOOP)],
                                 leader_epoch=1, base_timestamp=10**12 + i,
                                 max_timestamp=10**12 + i + 2) for i in range(20))
+    # a compacted batch: its records' offsets with gaps
+    log += build_batch(100, [(None, FEATURE), (None, NOOP), (None, NOOP)], leader_epoch=1,
+                       base_timestamp=10**12, offset_deltas=[0, 2, 5])
     (part / "00000000000000000000.log").write_bytes(log)
     return part
 

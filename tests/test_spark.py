@@ -150,6 +150,46 @@ def test_file_chunks_give_the_same_rows_as_each_table(real_data: Path) -> None:
             assert got[table] == list(unit_rows(replace(u, table=table))), (table, u.path)
 
 
+def test_not_null_columns_hold_a_value_in_every_row(real_data: Path) -> None:
+    """The columns the DDL declares NOT NULL (Spark then reads their values without a
+    null check) hold one in every row of every input, legacy and corrupt ones too; the
+    reader refuses a batch with a null there rather than let Spark read it as a value."""
+    from dataclasses import replace
+
+    import pyarrow as pa
+
+    from kmeta.ops.export import COMMON, TABLES, Scope, plan_units, unit_rows
+    from kmeta.spark.source import _checked
+
+    paths = [str(HEALTHY), str(real_data / "ldi-poc"),
+             str(REPO / "fixtures" / "data" / "corrupt"),
+             str(REPO / "fixtures" / "data" / "verify" / "v010-legacy-message")]
+    units, _ = plan_units(paths, "batches", Scope(data_topics=True, payloads=True))
+    for table in ("batches", "records"):
+        required = [i for i, c in enumerate(COMMON + TABLES[table]) if not c.nullable]
+        assert len(required) >= 7
+        rows = [r for u in units for r in unit_rows(replace(u, table=table))]
+        assert rows and not [r for r in rows if any(r[i] is None for i in required)]
+    batch = pa.RecordBatch.from_pydict({"source": ["a", None], "n": [1, None]})
+    assert _checked(batch, []) is batch
+    with pytest.raises(ValueError, match="a null in column source"):
+        _checked(batch, [0])
+
+
+def test_units_are_read_from_the_root_and_keep_the_source_given(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative input names a file from the driver's directory: its units' paths are
+    absolute (an executor of a cluster runs in a directory of its own), and the rows keep
+    the path as given."""
+    from kmeta.ops.export import plan_units, unit_rows
+
+    monkeypatch.chdir(HEALTHY.parent)
+    units, problems = plan_units([HEALTHY.name], "batches")
+    assert units and not problems
+    assert all(Path(u.path).is_absolute() and u.source == HEALTHY.name for u in units)
+    assert {r[0] for u in units for r in unit_rows(u)} == {HEALTHY.name}
+
+
 def test_partition_directory_names_follow_spark() -> None:
     from kmeta.spark.export import partition_dir
 

@@ -204,6 +204,42 @@ def test_spark_copies_are_the_archives_of_the_installed_pyspark(tmp_path: Path) 
     assert spark_copies([str(tmp_path / "x.zip"), str(site)]) == []
 
 
+def test_workers_keep_what_they_read_of_spark_copies(tmp_path: Path, monkeypatch) -> None:
+    """In a worker kmeta's daemon did not start (a planning worker, a user's session), the
+    data source stops the zip importers of Spark's copies re-reading their archives at
+    each task (importlib.invalidate_caches); another zip's importer still re-reads."""
+    import importlib
+    import sys
+    import zipfile
+    import zipimport
+
+    from kmeta.spark import daemon
+
+    site = tmp_path / "site"
+    lib = site / "pyspark" / "python" / "lib"
+    lib.mkdir(parents=True)
+    for pkg in ("pyspark", "py4j"):
+        (site / pkg).mkdir(exist_ok=True)
+        (site / pkg / "__init__.py").write_text("")
+    copy, other = lib / "pyspark.zip", tmp_path / "user.zip"
+    for archive, module in ((copy, "kmeta_copy_probe"), (other, "kmeta_user_probe")):
+        with zipfile.ZipFile(archive, "w") as z:
+            z.writestr(f"{module}.py", "")
+    monkeypatch.setattr(sys, "path", [str(copy), str(other), str(site), *sys.path])
+    monkeypatch.setattr(daemon, "_ARCHIVES", [])
+    for module in ("kmeta_copy_probe", "kmeta_user_probe"):
+        importlib.import_module(module)
+        monkeypatch.delitem(sys.modules, module)
+    finders = {a: sys.path_importer_cache[str(a)] for a in (copy, other)}
+    assert all(type(f) is zipimport.zipimporter for f in finders.values())
+    daemon.keep_archives()
+    assert finders[copy].invalidate_caches is daemon._keep
+    assert "invalidate_caches" not in vars(finders[other])
+    importlib.invalidate_caches()  # still runs
+    for a in (copy, other):
+        monkeypatch.delitem(sys.path_importer_cache, str(a))
+
+
 @pytest.mark.spark
 def test_embedded_export_runs_its_own_daemon(tmp_path: Path) -> None:
     """``kmeta export`` on an embedded session (its own JVM, its Python workers started by

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import zipimport
 from importlib.machinery import PathFinder
 
 
@@ -30,6 +31,35 @@ def spark_copies(path: list[str]) -> list[str]:
         return []
     home = os.path.join(os.path.realpath(spark.submodule_search_locations[0]), "")
     return [p for p in path if os.path.isfile(p) and os.path.realpath(p).startswith(home)]
+
+
+def keep_archives() -> None:
+    """In a Python worker this daemon did not start (the driver's planning workers, which
+    Spark forks from its own daemon, and every worker of a session not made by kmeta):
+    the zip importers of Spark's copies stop re-reading their archives at each task.
+    Their modules may come from those archives already, so the archives stay on the
+    path; what goes is the re-read, of files that are the installed package's own and do
+    not change while the worker lives.  About 0.1 s a task, and each query of the data
+    source starts two planning tasks one after the other.  Cheap to call again: an
+    importer made since (a package imported later) is caught then."""
+    if not _ARCHIVES:
+        _ARCHIVES.append({os.path.realpath(p) for p in spark_copies(sys.path)})
+    archives = _ARCHIVES[0]
+    if not archives:
+        return
+    for finder in list(sys.path_importer_cache.values()):
+        if isinstance(finder, zipimport.zipimporter) and \
+                "invalidate_caches" not in vars(finder) and \
+                os.path.realpath(finder.archive) in archives:
+            finder.invalidate_caches = _keep  # type: ignore[method-assign]
+
+
+def _keep() -> None:
+    """A zip importer's invalidate_caches that keeps what it read."""
+
+
+#: the realpaths of Spark's copies on this process's path (computed once)
+_ARCHIVES: list[set[str]] = []
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ from kmeta.ops.export import (
     task_groups,
     unit_chunks,
 )
+from kmeta.spark.daemon import keep_archives
 
 __all__ = ["KmetaDataSource", "input_paths"]
 
@@ -69,6 +70,7 @@ class KmetaReader(DataSourceReader):
         self.scope = scope
 
     def partitions(self) -> Sequence[InputPartition]:
+        keep_archives()  # here and below: each runs in a worker Spark forked
         units, problems = plan_units(self.paths, self.table, self.scope)
         parts: list[InputPartition] = [
             _UnitsPartition(g) for g in task_groups(units, os.cpu_count() or 1)]
@@ -78,15 +80,27 @@ class KmetaReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, _UnitsPartition)
+        keep_archives()
         # Arrow record batches built from columns, not rows: several times faster than
         # yielding a tuple per row for Spark to convert.
         schema = arrow_schema(self.table)
+        required = [i for i, c in enumerate(COMMON + TABLES[self.table]) if not c.nullable]
         if partition.problems:
             for chunk in row_chunks(iter(partition.problems), CHUNK_ROWS):
-                yield to_arrow(chunk, schema)
+                yield _checked(to_arrow(chunk, schema), required)
         for unit in partition.units:
             for chunk in unit_chunks(unit):
-                yield to_arrow(chunk, schema)
+                yield _checked(to_arrow(chunk, schema), required)
+
+
+def _checked(batch: Any, required: list[int]) -> Any:
+    """``batch``, whose ``required`` columns hold no null: Spark reads a NOT NULL column's
+    values without looking at its nulls, and would take a null for a value."""
+    for i in required:
+        if batch.column(i).null_count:
+            raise ValueError(f"kmeta: a null in column {batch.schema.names[i]}, which is "
+                             "declared NOT NULL")
+    return batch
 
 
 #: Spark SQL type -> pyarrow type, for the types kmeta's tables use
@@ -256,9 +270,11 @@ class KmetaDataSource(DataSource):
         return table
 
     def schema(self) -> str:
+        keep_archives()
         Scope.from_options(self.options)  # a bad option fails here, before any work
         return ddl(self._table())
 
     def reader(self, schema: Any) -> DataSourceReader:
+        keep_archives()
         return KmetaReader(self._table(), input_paths(dict(self.options)),
                            Scope.from_options(self.options))

@@ -134,10 +134,12 @@ def unit_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[Chunk]:
     batches and records of a metadata log without a tuple per row, its records as
     export's single read gives them)."""
     if unit.metadata and unit.table in ("batches", "records"):
-        # export's single read, without the records' work for the batches table
+        # export's single read, without the records' work for the batches table nor
+        # the batches' for the records table
         wanted = unit.table
         return (chunk for table, chunk in file_chunks(replace(
-            unit, records=unit.records and wanted == "records"), size) if table == wanted)
+            unit, records=unit.records and wanted == "records"), size,
+            batches=wanted == "batches") if table == wanted)
     if unit.table == "batches":
         return _batch_chunks(unit, size)
     return row_chunks(unit_rows(unit), size)
@@ -194,11 +196,12 @@ def _batch_chunks(unit: Unit, size: int) -> Iterator[Chunk]:
 _TAIL = tuple(range(10, 20))
 
 
-def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk]]:
+def file_chunks(unit: Unit, size: int = CHUNK_ROWS, *, batches: bool = True
+                ) -> Iterator[tuple[str, Chunk]]:
     """The batches and the records of one segment or snapshot file from a single read:
     ``("batches", chunk)`` and ``("records", chunk)`` pairs (records only when the unit's
-    scope puts them in the records table), the same rows as ``unit_chunks`` gives for
-    each table.  What ``kmeta export`` writes.
+    scope puts them in the records table; batches only with ``batches``), the same rows
+    as ``unit_chunks`` gives for each table.  What ``kmeta export`` writes.
 
     The loop is the hottest of an export (once per batch of every log of a fleet): it
     gives a run of alike batches as one span of rows (:class:`Spans`, :class:`Stamps`),
@@ -207,11 +210,13 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     batch_unit = replace(unit, table="batches")
     record_unit = replace(unit, table="records")
     if not unit.metadata:
-        yield from (("batches", c) for c in _batch_chunks(batch_unit, size))
+        if batches:
+            yield from (("batches", c) for c in _batch_chunks(batch_unit, size))
         if unit.records:
             yield from (("records", c) for c in unit_chunks(record_unit, size))
         return
     with_records = unit.records
+    with_batches = batches
     codecs = CODEC_NAMES
     # Each table's rows as spans (a run of batches is one) and its timestamps as int64s
     # (those of a run in one read): see Spans and Stamps.
@@ -236,12 +241,27 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
     def fresh_records() -> tuple:
         ends: list[int] = []
         stamps, nulls = bytearray(), []
-        pos, pos_step, off, off_step, shift, epoch, ctl, idx = [], [], [], [], [], [], [], []
+        pos, pos_step, off, off_step, shift, epoch, ctl = [], [], [], [], [], [], []
         columns = {5: Spans(ends, pos, pos_step), 6: Spans(ends, off, off_step),
                    7: Stamps(stamps, Spans(ends, shift), nulls), 8: Spans(ends, epoch),
                    9: Spans(ends, ctl)}
-        return (columns, Spans(ends, idx), [c.append for c in (
-            ends, pos, pos_step, off, off_step, shift, epoch, ctl, idx)], stamps, nulls)
+        # The payload columns' index has spans of its own: the records of a batch share
+        # its span (offsets one apart) but not their payloads, and a run of NoOps and
+        # the lone NoOps after it share one payload.
+        tail_ends: list[int] = []
+        idx: list[int] = []
+
+        def tail_to(tail: int, end: int) -> None:
+            """The rows up to ``end`` hold the payload columns ``tail``."""
+            if idx and idx[-1] == tail:
+                tail_ends[-1] = end
+            else:
+                tail_ends.append(end)
+                idx.append(tail)
+
+        return (columns, Spans(tail_ends, idx), [c.append for c in (
+            ends, pos, pos_step, off, off_step, shift, epoch, ctl)] + [tail_to],
+            stamps, nulls)
 
     b_cols, b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()
     (b_end, b_pos, b_pos_step, b_base, b_off_step, b_last, b_gap, b_epoch, b_size, b_count,
@@ -272,7 +292,7 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
         r_stamps.extend(stamp(wrap64(timestamp)))
         r_n += 1
         r_end(r_n), r_pos(pos), r_pos_step(0), r_off(offset), r_off_step(0), r_shift(0)
-        r_epoch(epoch), r_ctl(control), r_tail(tail)
+        r_epoch(epoch), r_ctl(control), r_tail(tail, r_n)
 
     # The batch slots and flags as locals: this loop runs once per batch.
     at_pos, at_base, at_attrs, at_epoch = POSITION, BASE_OFFSET, ATTRIBUTES, LEADER_EPOCH
@@ -294,13 +314,15 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             step, epoch = ref[at_delta] + 1, ref[at_epoch]
             first, pos = ref[at_base] + step, ref[at_pos] + length
             stamps = run_stamps(b)
-            b_stamps.extend(stamps)
-            b_n += k
-            b_end(b_n), b_pos(pos), b_pos_step(length), b_base(first), b_off_step(step)
-            b_last(first + ref[at_delta]), b_gap(wrap64(ref[at_max_ts] - ref[at_base_ts]))
-            b_epoch(epoch), b_size(length), b_count(ref[at_count]), b_magic(2)
-            b_codec(codecs.get(attrs & codec_mask, "unknown")), b_crc(True), b_ctl(False)
-            b_txn(attrs & txn_flag != 0), b_pid(ref[at_pid])
+            if with_batches:
+                b_stamps.extend(stamps)
+                b_n += k
+                b_end(b_n), b_pos(pos), b_pos_step(length), b_base(first), b_off_step(step)
+                b_last(first + ref[at_delta])
+                b_gap(wrap64(ref[at_max_ts] - ref[at_base_ts]))
+                b_epoch(epoch), b_size(length), b_count(ref[at_count]), b_magic(2)
+                b_codec(codecs.get(attrs & codec_mask, "unknown")), b_crc(True)
+                b_ctl(False), b_txn(attrs & txn_flag != 0), b_pid(ref[at_pid])
             if with_records:
                 value = lone[3]
                 if value is not last_value:
@@ -310,18 +332,19 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 r_n += k
                 r_end(r_n), r_pos(pos), r_pos_step(length), r_off(first + lone[0])
                 r_off_step(step), r_shift(lone[1]), r_epoch(epoch), r_ctl(False)
-                r_tail(last_tail)
+                r_tail(last_tail, r_n)
         elif type(b) is not Batch:  # a legacy message, by attribute
-            if b.max_timestamp is None:
-                b_mts_nulls.append(b_n)
-            b_bts_nulls.append(b_n)  # no baseTimestamp: the maxTimestamp stands in
-            b_stamps.extend(stamp(b.max_timestamp or 0))
-            b_n += 1
-            for add, v in zip(b_add, (b_n, b.position, 0, b.base_offset, 0, b.last_offset,
-                                      0, -1, b.size, b.records_count, b.magic,
-                                      b.compression, b.crc_valid, b.is_control, False, -1),
-                              strict=True):
-                add(v)
+            if with_batches:
+                if b.max_timestamp is None:
+                    b_mts_nulls.append(b_n)
+                b_bts_nulls.append(b_n)  # no baseTimestamp: the maxTimestamp stands in
+                b_stamps.extend(stamp(b.max_timestamp or 0))
+                b_n += 1
+                for add, v in zip(b_add, (b_n, b.position, 0, b.base_offset, 0,
+                                          b.last_offset, 0, -1, b.size, b.records_count,
+                                          b.magic, b.compression, b.crc_valid, b.is_control,
+                                          False, -1), strict=True):
+                    add(v)
             found, _ = batch_records(b) if with_records else ([], None)
             for r in found:
                 record(b.position, r.offset, r.timestamp, -1, b.is_control,
@@ -330,14 +353,15 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
             pos, base, attrs, epoch, base_ts = b[at_pos], b[at_base], b[at_attrs], \
                 b[at_epoch], b[at_base_ts]
             control = attrs & control_flag != 0
-            b_stamps.extend(stamp(base_ts))
-            b_n += 1
-            b_end(b_n), b_pos(pos), b_pos_step(0), b_base(base), b_off_step(0)
-            b_last(base + b[at_delta]), b_gap(wrap64(b[at_max_ts] - base_ts))
-            b_epoch(epoch), b_size(b[at_length] + overhead), b_count(b[at_count])
-            b_magic(2), b_codec(codecs.get(attrs & codec_mask, "unknown"))
-            b_crc(b[at_crc_valid]), b_ctl(control), b_txn(attrs & txn_flag != 0)
-            b_pid(b[at_pid])
+            if with_batches:
+                b_stamps.extend(stamp(base_ts))
+                b_n += 1
+                b_end(b_n), b_pos(pos), b_pos_step(0), b_base(base), b_off_step(0)
+                b_last(base + b[at_delta]), b_gap(wrap64(b[at_max_ts] - base_ts))
+                b_epoch(epoch), b_size(b[at_length] + overhead), b_count(b[at_count])
+                b_magic(2), b_codec(codecs.get(attrs & codec_mask, "unknown"))
+                b_crc(b[at_crc_valid]), b_ctl(control), b_txn(attrs & txn_flag != 0)
+                b_pid(b[at_pid])
             lone = b[at_lone]
             if with_records and lone is not None and not control:
                 value = lone[3]
@@ -347,11 +371,35 @@ def file_chunks(unit: Unit, size: int = CHUNK_ROWS) -> Iterator[tuple[str, Chunk
                 r_stamps.extend(stamp(base_ts))
                 r_n += 1
                 r_end(r_n), r_pos(pos), r_pos_step(0), r_off(base + lone[0]), r_off_step(0)
-                r_shift(lone[1]), r_epoch(epoch), r_ctl(False), r_tail(last_tail)
+                r_shift(lone[1]), r_epoch(epoch), r_ctl(False), r_tail(last_tail, r_n)
             elif with_records:
                 found, _ = batch_records(b)
-                for r in found:
-                    record(pos, r[0], r[1], epoch, control, tail_of(control, r[2], r[3]))
+                found = found if type(found) is list else list(found)
+                k = len(found)
+                if k:
+                    # The batch's records at once: their timestamps in one pack, one
+                    # span when their offsets are one apart (as Kafka writes them).
+                    stamps = [r[1] for r in found]
+                    try:
+                        r_stamps.extend(struct.pack(f"={k}q", *stamps))
+                    except struct.error:  # none, or beyond a long (Kafka's add wraps)
+                        for i, t in enumerate(stamps):
+                            if t is None:
+                                r_nulls.append(r_n + i)
+                            stamps[i] = 0 if t is None else wrap64(t)
+                        r_stamps.extend(struct.pack(f"={k}q", *stamps))
+                    first = found[0][0]
+                    if found[-1][0] - first == k - 1 and \
+                            [r[0] for r in found] == list(range(first, first + k)):
+                        r_end(r_n + k), r_pos(pos), r_pos_step(0), r_off(first)
+                        r_off_step(1), r_shift(0), r_epoch(epoch), r_ctl(control)
+                    else:
+                        for i, r in enumerate(found, start=r_n + 1):
+                            r_end(i), r_pos(pos), r_pos_step(0), r_off(r[0]), r_off_step(0)
+                            r_shift(0), r_epoch(epoch), r_ctl(control)
+                    for r in found:
+                        r_n += 1
+                        r_tail(tail_of(control, r[2], r[3]), r_n)
         if b_n >= size:
             yield "batches", Chunk(b_n, _constants(batch_unit), b_cols)
             b_cols, b_add, b_stamps, b_bts_nulls, b_mts_nulls = fresh_batches()

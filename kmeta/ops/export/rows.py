@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,19 +54,30 @@ class Column(NamedTuple):
     name: str
     type: str  # Spark SQL type
     doc: str
+    #: False: every row holds a value (``NOT NULL`` in the table's DDL).  Spark then
+    #: copies the column's values without asking each row whether it is null, in both of
+    #: the projections a Python data source's rows go through: a quarter of the JVM's
+    #: time on the batches table.  The data source refuses a null there
+    #: (kmeta.spark.source).
+    nullable: bool = True
 
 
-def _fact(kind: ObjectKind, key: str, doc: str | None = None) -> Column:
+def _fact(kind: ObjectKind, key: str, doc: str | None = None, *,
+          nullable: bool = True) -> Column:
     """The column holding the fact ``kmeta --json`` writes as ``key`` of ``kind`` objects:
     the key's name and type (one name and one type per fact, in JSON and in the tables),
     and its doc unless the table's rows need their own."""
     k = kind.key(key)
-    return Column(k.name, k.type.ddl, doc or k.doc)
+    return Column(k.name, k.type.ddl, doc or k.doc, nullable)
+
+
+#: what every row of the batches and records tables holds
+_SET = {"nullable": False}
 
 
 #: Columns every table starts with: where the row comes from.
 COMMON: tuple[Column, ...] = (
-    Column("source", "STRING", "the input path the row was found under"),
+    Column("source", "STRING", "the input path the row was found under", False),
     _fact(REPLICA, "cluster_id", "cluster.id from the data dir's meta.properties, or null"),
     _fact(REPLICA, "node_id", "node.id (broker.id) from meta.properties, or null"),
     Column("partition_dir", "STRING", "the partition directory's name, e.g. "
@@ -76,30 +88,32 @@ COMMON: tuple[Column, ...] = (
 TABLES: dict[str, tuple[Column, ...]] = {
     "batches": (
         Column("file_name", "STRING", "the segment or snapshot file's name (in ``partition``, "
-               "under ``source``)"),
-        _fact(BATCH, "position"),
-        _fact(BATCH, "base_offset"),
-        _fact(BATCH, "last_offset"),
-        _fact(BATCH, "leader_epoch"),
+               "under ``source``)", False),
+        _fact(BATCH, "position", **_SET),
+        _fact(BATCH, "base_offset", **_SET),
+        _fact(BATCH, "last_offset", **_SET),
+        _fact(BATCH, "leader_epoch", **_SET),
         Column("base_timestamp", "BIGINT", "first timestamp (ms); null for legacy messages"),
         _fact(BATCH, "max_timestamp"),
-        _fact(BATCH, "size"),
+        _fact(BATCH, "size", **_SET),
         _fact(BATCH, "record_count"),
-        _fact(BATCH, "magic"),
-        _fact(BATCH, "compression"),
-        _fact(BATCH, "crc_valid"),
-        _fact(BATCH, "is_control"),
-        _fact(BATCH, "is_transactional"),
-        _fact(BATCH, "producer_id"),
+        _fact(BATCH, "magic", **_SET),
+        _fact(BATCH, "compression", **_SET),
+        _fact(BATCH, "crc_valid", **_SET),
+        _fact(BATCH, "is_control", **_SET),
+        _fact(BATCH, "is_transactional", **_SET),
+        _fact(BATCH, "producer_id", **_SET),
     ),
     "records": (
-        Column("file_name", "STRING", "the segment or snapshot file's name"),
-        _fact(RECORD, "batch_position"),
-        _fact(RECORD, "offset"),
+        Column("file_name", "STRING", "the segment or snapshot file's name", False),
+        _fact(RECORD, "batch_position", **_SET),
+        _fact(RECORD, "offset", **_SET),
         _fact(RECORD, "timestamp"),
-        _fact(BATCH, "leader_epoch", "leader epoch of its batch (-1 for legacy messages)"),
-        _fact(BATCH, "is_control", "a control record (its batch's control attribute)"),
-        _fact(RECORD, "type", "Kafka's record type name (RAW for data topics)"),
+        _fact(BATCH, "leader_epoch", "leader epoch of its batch (-1 for legacy messages)",
+              **_SET),
+        _fact(BATCH, "is_control", "a control record (its batch's control attribute)",
+              **_SET),
+        _fact(RECORD, "type", "Kafka's record type name (RAW for data topics)", **_SET),
         _fact(RECORD, "version"),
         Column("topic_id", "STRING", "topic id the record names, or null"),
         Column("topic_name", "STRING", "topic name the record names, or null"),
@@ -174,7 +188,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
 
 def ddl(table: str) -> str:
     """The table's schema as a Spark DDL string."""
-    return ", ".join(f"{c.name} {c.type}" for c in COMMON + TABLES[table])
+    return ", ".join(f"{c.name} {c.type}{'' if c.nullable else ' NOT NULL'}"
+                     for c in COMMON + TABLES[table])
 
 
 _TRUTH = {"true": True, "false": False}
@@ -329,7 +344,9 @@ def plan_units(paths: Iterable[str], table: str, scope: Scope | None = None
     problems: list[tuple] = []
     for source in paths:
         try:
-            found = discover([source])
+            # a unit's path from the root: an executor of a cluster runs in a directory
+            # of its own, where a relative path names nothing (the rows keep ``source``)
+            found = discover([source if "://" in source else os.path.abspath(source)])
         except KmetaError as e:
             problems.append(_finding_row((source, None, None, None), e.finding(source)))
             continue
