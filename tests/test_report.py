@@ -248,3 +248,35 @@ def _retention_facts(r) -> tuple:  # noqa: ANN001
                        r.plan.stopped)
     return (r.snapshots, r.segments, r.log_start, r.log_end, r.now, r.startup, r.refusal,
             plan)
+
+
+@pytest.mark.parametrize("case", ["unclean-broker", "quorum3", "healthy", "torn-metadata",
+                                  "clean-but-cut", "inconsistent", "two-logs"])
+def test_startup_after_verify_loads_the_metadata_log_beside_it(
+        case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the metadata log is too long for startup to replay its own image beside
+    verify (above 64 MiB), startup waits for verify's image, and its recovery of the
+    metadata log is made in a process beside verify's pass: the report is the one the
+    whole startup made beside gives, on fixtures that take either way."""
+    from kmeta.ops.report import build as build_module
+    from kmeta.render.report.text import report_json
+
+    kraftstart = FIXTURES / "kraftstart"
+    paths = CASES.get(case) or [kraftstart / case]
+    beside = list(report_json(build_report([str(p) for p in paths])))
+    from kmeta.ops.startup import metadata_log
+
+    loads = []
+    real_load = metadata_log.load_metadata_log
+
+    def load(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        loads.append(args[0])
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(metadata_log, "load_metadata_log", load)
+    monkeypatch.setattr(build_module, "_BESIDE_REPLAY", -1)
+    after = list(report_json(build_report([str(p) for p in paths])))
+    assert after == beside, case
+    # each log loaded once (in the process beside, or here where none could start)
+    assert len(loads) == len(set(loads)), loads
+    assert any('"area":"startup"' in line for line in after)

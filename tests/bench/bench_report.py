@@ -82,12 +82,10 @@ def compare(label: str, paths: list[Path], repeat: int) -> None:
 
 
 def broker_dir() -> Path:
-    """The generated broker of bench_broker.py (built once)."""
-    out = REPO / "fixtures" / "big" / "broker-4000x10"
-    if not (out / "meta.properties").is_file():
-        subprocess.run([sys.executable, str(HERE / "broker.py"), "--out", str(out)],
-                       check=True)
-    return out
+    """The generated broker of bench_broker.py and bench_verify.py (built once)."""
+    import broker
+
+    return broker.generate(4000, 10)
 
 
 def main() -> None:

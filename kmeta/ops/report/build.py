@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kmeta.ops.replica import LogStats, replica_labels
 from kmeta.ops.report.areas import collect, judge
@@ -97,6 +97,10 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
     # metadata log is cheap (verify's image is then not waited for)
     starting = Beside(startups, (brokers_dirs,), default_jobs()) \
         if metadata_bytes <= _BESIDE_REPLAY else None
+    # else startup waits for verify's image, but its recovery of each metadata log (the
+    # byte walk, the same under every Kafka version's rules) runs beside verify's pass
+    recovering = None if starting is not None else \
+        Beside(metadata_loads, ([d.path for d in found.data_dirs],), default_jobs())
     lead_dir = _longest(metas)
     listeners = Listeners(
         # the brokers' lifecycles heard in verify's replay of the longest log: one replay
@@ -106,9 +110,9 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
     try:
         checked = verify_discovery(found, progress, default_jobs(), listeners=listeners)
     except BaseException:  # Relist (the report starts again) or an interrupt
-        side.close()
-        if starting is not None:
-            starting.close()
+        for beside in (side, starting, recovering):
+            if beside is not None:
+                beside.close()
         raise
     report.verify = checked
     for part, label in zip(metas, _labels(metas), strict=True):
@@ -141,9 +145,11 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
     if starting is not None:
         report.startup.extend(starting.result())
     else:
+        assert recovering is not None
+        loaded = recovering.result()
         images = {path: stats.image for path, stats in checked.logs.items()}
         for dirs in brokers_dirs:
-            report.startup.append(_startup(dirs, _image_among(dirs, found, images)))
+            report.startup.append(_startup(dirs, _image_among(dirs, found, images), loaded))
 
 
 #: The metadata log bytes below which startup replays its own image beside verify's pass
@@ -154,6 +160,21 @@ _BESIDE_REPLAY = 64 << 20
 def startups(brokers_dirs: list[list[Path]]) -> list:
     """startup of each broker, each replaying its own image (a process beside verify)."""
     return [_startup(dirs) for dirs in brokers_dirs]
+
+
+def metadata_loads(data_dirs: list[Path]) -> dict[Path, Any]:
+    """The metadata log's load (startup's recovery of it) in each data dir holding one
+    that no running broker holds (a process beside verify)."""
+    from kmeta.errors import KmetaError
+    from kmeta.ops.startup.metadata_log import load_metadata_log
+    from kmeta.storage.live import live_dirs
+
+    out: dict[Path, Any] = {}
+    for d in data_dirs:
+        if (d / "__cluster_metadata-0").is_dir() and not live_dirs([d]):
+            with contextlib.suppress(OSError, KmetaError):  # startup says so, reading it
+                out[d] = load_metadata_log(d)
+    return out
 
 
 def diff_groups(groups: list[list[str]]) -> list[DiffReport]:
@@ -271,14 +292,16 @@ def _image_among(dirs: list[Path], found: Discovery, images: dict[str, object]) 
     return None
 
 
-def _startup(dirs: list[Path], image: object = None):  # noqa: ANN202
+def _startup(dirs: list[Path], image: object = None,  # noqa: ANN202
+             metadata_loaded: dict[Path, Any] | None = None):
     from kmeta.ops.startup import image_judge, plan_startup, with_broker_findings
 
     names = [str(d) for d in dirs]
     judge, placed = image_judge(names, image=image)
     plan = plan_startup(names, placement=judge,
                         image=None if placed is None else placed.image,
-                        node_id=None if placed is None else placed.node_id)
+                        node_id=None if placed is None else placed.node_id,
+                        metadata_loaded=metadata_loaded)
     plan.placement_objects = with_broker_findings(plan, placed)
     return plan
 

@@ -340,6 +340,7 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
                  recovery_rate: float | None = None,
                  placement: PlacementJudge | None = None,
                  image: object | None = None, node_id: int | None = None,
+                 metadata_loaded: dict[Path, PartitionStartup] | None = None,
                  progress: Progress = QUIET) -> StartupReport:
     """What Kafka ``kafka_version`` does when it opens the log dirs ``paths`` of one broker.
 
@@ -352,7 +353,9 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
     judges each current log against the metadata image (None: stray logs are not
     judged); ``image``: that MetadataImage (node ``node_id``'s), for the topics' configs
     (remote storage, index interval; :mod:`kmeta.ops.startup.configs`) and the default
-    version; ``progress`` hears of the segments recovered.
+    version; ``metadata_loaded``: the metadata log's load by a log dir
+    (:func:`~kmeta.ops.startup.metadata_log.load_metadata_log`), where the caller made it
+    already; ``progress`` hears of the segments recovered.
     """
     dirs = [_check_log_dir(p) for p in paths]
     seen: dict[Path, str] = {}
@@ -384,7 +387,8 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
         loaded.offline = loaded.offline or str(d) in offline
         report.dirs.append(loaded)
     _duplicates(report)
-    _metadata_log(report, config, server, kafka_version, progress, broker.zookeeper)
+    _metadata_log(report, config, server, kafka_version, progress, broker.zookeeper,
+                  metadata_loaded or {})
     for p in report.partitions:
         report.findings.extend(p.findings)
     if all(d.clean_shutdown for d in report.dirs) and version_key(kafka_version) >= (3, 7):
@@ -428,7 +432,7 @@ def _metadata_dir(server: dict[str, str] | None) -> Path | None:
 
 def _metadata_log(report: StartupReport, config: str | None,
                   server: dict[str, str] | None, version: str, progress: Progress,
-                  zookeeper: bool) -> None:
+                  zookeeper: bool, loaded: dict[Path, PartitionStartup]) -> None:
     """The node's __cluster_metadata-0 (kmeta.ops.startup.metadata_log), and the refusal
     of one found elsewhere than metadata.log.dir (KafkaRaftServer.initializeLogDirs,
     "Found unexpected metadata location in data directory", 3.3 to 4.1).  Both come
@@ -464,9 +468,11 @@ def _metadata_log(report: StartupReport, config: str | None,
         return
     live = bool(live_dirs([chosen.path]))
     try:
-        m = again_while_live(lambda: open_metadata_log(chosen.path, version,
-                                                       progress=progress),
-                             chosen.path / METADATA_DIR)
+        # a running broker's log is read as it is now, never as it was loaded beside
+        m = again_while_live(lambda: open_metadata_log(
+            chosen.path, version, progress=progress,
+            loaded=None if live else _loaded_for(loaded, chosen.path)),
+            chosen.path / METADATA_DIR)
     except (OSError, KmetaError) as e:
         # LogLoader's "Could not read file" IOException: no offline dir for the metadata
         # log (its failure channel is its own), the node stops
@@ -483,6 +489,13 @@ def _metadata_log(report: StartupReport, config: str | None,
         report.refusals.append(f"{m.path}: {m.refusal}")
         report.refuses_before_loading = True
     report.findings.extend(f for f in m.findings if not (live and _in_flight(f)))
+
+
+def _loaded_for(loaded: dict[Path, PartitionStartup], log_dir: Path) -> PartitionStartup | None:
+    """The metadata log's load made beside for ``log_dir`` (the same dir by another name
+    too), or None."""
+    real = log_dir.resolve()
+    return next((part for d, part in loaded.items() if Path(d).resolve() == real), None)
 
 
 def _in_flight(f: Finding) -> bool:

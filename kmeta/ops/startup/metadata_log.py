@@ -228,13 +228,20 @@ def _quorum_state(path: Path, version: str, findings: list[Finding]) -> str | No
     return None
 
 
-def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET
-                      ) -> MetadataLogStartup:
-    """What a KRaft node does to ``log_dir``'s ``__cluster_metadata-0`` when it starts
-    under Kafka ``version``'s rules (the module docstring)."""
-    path = log_dir / METADATA_DIR
-    part = load_partition(log_dir, path, _NAME, False, 0, 0, topic_id=True,
+def load_metadata_log(log_dir: Path, progress: Progress = QUIET) -> PartitionStartup:
+    """LogLoader's part of opening ``log_dir``'s ``__cluster_metadata-0``: recovered whole,
+    whatever the Kafka version (the byte walk, most of the cost of a long log's start)."""
+    return load_partition(log_dir, log_dir / METADATA_DIR, _NAME, False, 0, 0, topic_id=True,
                           progress=progress)
+
+
+def open_metadata_log(log_dir: Path, version: str, *, progress: Progress = QUIET,
+                      loaded: PartitionStartup | None = None) -> MetadataLogStartup:
+    """What a KRaft node does to ``log_dir``'s ``__cluster_metadata-0`` when it starts
+    under Kafka ``version``'s rules (the module docstring); ``loaded``: what
+    :func:`load_metadata_log` made of it already (kmeta report: beside verify's pass)."""
+    path = log_dir / METADATA_DIR
+    part = loaded if loaded is not None else load_metadata_log(log_dir, progress)
     m = MetadataLogStartup(log_dir, path, part)
     for w in part.recover:
         w.why = "the metadata log is recovered whole on every start"
