@@ -166,7 +166,7 @@ def metadata_loads(data_dirs: list[Path]) -> dict[Path, Any]:
     """The metadata log's load (startup's recovery of it) in each data dir holding one
     that no running broker holds (a process beside verify)."""
     from kmeta.errors import KmetaError
-    from kmeta.ops.startup.metadata_log import load_metadata_log
+    from kmeta.ops.startup import load_metadata_log
     from kmeta.storage.live import live_dirs
 
     out: dict[Path, Any] = {}

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on 
     from kmeta.ops.startup.image import image_judge
     from kmeta.ops.startup.image import with_broker_findings
     from kmeta.ops.startup.manager import plan_startup
+    from kmeta.ops.startup.metadata_log import load_metadata_log
     from kmeta.ops.startup.manager import server_threads
     from kmeta.ops.startup.model import DEFAULT_RECOVERY_RATE
     from kmeta.ops.startup.model import KAFKA_VERSIONS
