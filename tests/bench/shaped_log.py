@@ -17,7 +17,6 @@ The replay of the whole is coherent: ``kmeta verify`` finds nothing to say of it
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import shutil
 import sys
 from collections.abc import Iterator
@@ -25,6 +24,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from broker import _generate_module  # noqa: E402
+from real_log import parse_size  # noqa: E402
 
 from kmeta.formats.filenames import classify  # noqa: E402
 
@@ -32,24 +35,6 @@ SEED = 20261202
 SEGMENT_BYTES = 16 << 20
 #: segments written beyond the size asked, then deleted below the log start
 DROPPED = 2
-_SIZES = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-
-
-def _generator():  # noqa: ANN202 - fixtures/generate.py is a script, not a package
-    spec = importlib.util.spec_from_file_location("kmeta_fixtures_generate",
-                                                  REPO / "fixtures" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def parse_size(text: str) -> int:
-    for unit, factor in _SIZES.items():
-        if text.endswith(unit):
-            return int(text[:-len(unit)]) * factor
-    return int(text)
 
 
 def shaped_log(size: str = "128MiB") -> Path:
@@ -58,7 +43,7 @@ def shaped_log(size: str = "128MiB") -> Path:
     if (out / "__cluster_metadata-0").is_dir():
         return out
     target = parse_size(size)
-    gen = _generator()
+    gen = _generate_module()
     tmp = out.with_name(out.name + ".part")
     shutil.rmtree(tmp, ignore_errors=True)
     # a snapshot every 16 MiB or so of log (about 21,000 records a MiB here)
