@@ -22,13 +22,14 @@ if TYPE_CHECKING:  # verify.py imports this module: the type only, for the hints
 
 
 def verify_indexes(part: PartitionDir, stats: LogStats | None = None,
-                   offset_found: dict[str, list[Finding]] | None = None) -> Iterator[Finding]:
+                   found_beside: dict[str, tuple[list[Finding], int | None]] | None = None
+                   ) -> Iterator[Finding]:
     """The indexes of one partition: each live index against its own segment.
 
     Kafka appends an offset-index entry (last offset of the appended batches, position of
     the first of them) every ``index.interval.bytes``, and a time-index entry with the
     largest timestamp so far: both only grow, and every position is a batch start.
-    ``offset_found``: what :func:`offset_index_findings` found, when it ran beside.
+    ``found_beside``: what :func:`indexes_beside` found, when it ran beside the pass.
     """
     segments = {f.kind.base_offset: f for f in part.segments}
     # the last offset of each segment, from the runs the verify pass recorded
@@ -37,22 +38,46 @@ def verify_indexes(part: PartitionDir, stats: LogStats | None = None,
         k = f.kind
         if not k.live or k.kind not in ("offset-index", "time-index"):
             continue
-        if offset_found is not None and k.kind == "offset-index":
-            yield from offset_found[str(f.path)]
-        else:
-            yield from _index_findings(f, segments, stats, lasts)
+        beside = None if found_beside is None else found_beside.get(str(f.path))
+        if beside is not None:
+            found, high = beside
+            last = _last_offset(k.base_offset, stats, lasts)
+            # a time index naming no offset past the segment's last: what the pass's
+            # last offset adds to its checks (V032, S015) cannot be said of it
+            if high is None or last is None or high <= last:
+                yield from found
+                continue
+        yield from _index_findings(f, segments, stats, lasts)
 
 
-def offset_index_findings(part: PartitionDir) -> dict[str, list[Finding]]:
-    """What :func:`verify_indexes` finds of each live offset index of ``part``, by path:
-    they need nothing of the verify pass, so they can run beside it."""
+def indexes_beside(part: PartitionDir) -> dict[str, tuple[list[Finding], int | None]]:
+    """What :func:`verify_indexes` finds of each live index of ``part`` without the verify
+    pass, by path, and the highest offset a time index names (None for an offset index):
+    an offset index needs nothing of the pass, and a time index only the segment's last
+    offset, where an entry names one past it; so both can be checked beside the pass."""
     segments = {f.kind.base_offset: f for f in part.segments}
-    return {str(f.path): list(_index_findings(f, segments, None, {})) for f in part.files
-            if f.kind.live and f.kind.kind == "offset-index"}
+    out: dict[str, tuple[list[Finding], int | None]] = {}
+    for f in part.files:
+        if f.kind.live and f.kind.kind in ("offset-index", "time-index"):
+            high: list[int] = []
+            found = list(_index_findings(f, segments, None, {}, high))
+            out[str(f.path)] = (found, max(high, default=None))
+    return out
+
+
+def _last_offset(base: int | None, stats: LogStats | None, lasts: dict[int, int]
+                 ) -> int | None:
+    """The segment's last offset as the verify pass read it (None: no pass)."""
+    if stats is None:
+        return None
+    last = lasts.get(base)  # type: ignore[arg-type]
+    return (base or 0) - 1 if last is None else last  # an empty segment: no entry fits
 
 
 def _index_findings(f: LogFile, segments: dict[int | None, LogFile],
-                    stats: LogStats | None, lasts: dict[int, int]) -> Iterator[Finding]:
+                    stats: LogStats | None, lasts: dict[int, int],
+                    high: list[int] | None = None) -> Iterator[Finding]:
+    """``high``: given, gets the highest offset a time index's entries name."""
     k = f.kind
     path = str(f.path)
     seg = segments.get(k.base_offset)
@@ -74,10 +99,10 @@ def _index_findings(f: LogFile, segments: dict[int | None, LogFile],
     if k.kind == "offset-index":
         yield from _offset_index_against(index.entries, seg, path)
     else:
-        last = lasts.get(k.base_offset) if stats else None
-        if stats is not None and last is None:
-            last = k.base_offset - 1  # an empty segment: no entry can name an offset
-        yield from _time_index_in_order(index.entries, path, last, seg)
+        if high is not None and index.entries:
+            high.append(max(map(itemgetter(1), index.entries)))
+        yield from _time_index_in_order(index.entries, path,
+                                        _last_offset(k.base_offset, stats, lasts), seg)
 
 
 def _offset_index_against(entries: tuple, seg: LogFile, path: str) -> Iterator[Finding]:

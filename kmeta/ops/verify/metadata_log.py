@@ -51,7 +51,7 @@ from kmeta.formats.runs import Expandable, Run, run_newest, run_timestamps
 from kmeta.formats.spans import NO_OFFSET, PlainSpan, Spans
 from kmeta.ops.replay import ForkedReplay, Replay, forked_replay, plan_replay
 from kmeta.ops.replica import LogStats
-from kmeta.ops.verify.indexes import offset_index_findings, verify_indexes
+from kmeta.ops.verify.indexes import indexes_beside, verify_indexes
 from kmeta.ops.verify.jobs import Beside
 from kmeta.ops.verify.model import verify_model
 from kmeta.ops.verify.records import _check_records, _rule_problem, record_rule_problem
@@ -439,8 +439,8 @@ def _first_offset(part: PartitionDir) -> int | None:
     return None
 
 
-#: A metadata log at least this long has its offset indexes checked in a process beside
-#: the pass (with more than one job): below it, the process costs more than it saves.
+#: A metadata log at least this long has its indexes checked in a process beside the pass
+#: (with more than one job): below it, the process costs more than it saves.
 INDEXES_BESIDE_FROM = 32 << 20
 
 
@@ -448,12 +448,12 @@ def verify_metadata_partition(part: PartitionDir, progress: Progress = QUIET,
                               jobs: int = 1, listeners: Listeners = NOBODY
                               ) -> tuple[list[Finding], LogStats]:
     """Batches, records, leader epochs, snapshots and indexes of one ``__cluster_metadata``
-    directory (see :func:`unreadable` first); with ``jobs`` > 1, the offset indexes are
-    checked by another process meanwhile (the findings are the same)."""
+    directory (see :func:`unreadable` first); with ``jobs`` > 1, the indexes are checked by
+    another process meanwhile (the findings are the same)."""
     stats = LogStats()
     size = _size(part.segments)
     # started first: the replay's fork below must not be copied into it
-    indexes = Beside(offset_index_findings, (part,),
+    indexes = Beside(indexes_beside, (part,),
                      jobs if size >= INDEXES_BESIDE_FROM else 1)
     replay = plan_replay(part, _first_offset(part), stats.snapshot_findings, progress)
     if listeners.tally is not None:
