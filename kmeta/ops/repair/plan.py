@@ -64,6 +64,7 @@ from kmeta.ops.verify import verify_indexes
 from kmeta.storage import tree
 from kmeta.storage.discover import QUARANTINE, LogFile, PartitionDir, discover
 from kmeta.storage.files import load_checked
+from kmeta.storage.live import again_while_live
 from kmeta.storage.progress import QUIET, Progress
 from kmeta.storage.regular import entry_problem
 from kmeta.storage.segments import RECOVERY_CUTS, batch_records, mapped, scan_batches
@@ -507,8 +508,17 @@ def plan_repair(part_dir: str | os.PathLike[str], truncate_to: int | None = None
     the plan does what Kafka does on start instead (``truncateToLatestSnapshot``): every
     segment goes, the log starts empty at the snapshot's end offset and older snapshots
     are quarantined.  Raises UsageError for a bad ``truncate_to`` or a path that is not a
-    metadata partition directory; never writes.  ``progress`` hears of the reading.
+    metadata partition directory; never writes.  ``progress`` hears of the reading.  On a
+    running broker's dir, a segment or snapshot Kafka deleted while it was read makes the
+    plan start again from a fresh listing
+    (:func:`kmeta.storage.live.again_while_live`).
     """
+    return again_while_live(lambda: _plan(part_dir, truncate_to, follow_snapshot,
+                                          progress), part_dir)
+
+
+def _plan(part_dir: str | os.PathLike[str], truncate_to: int | None,
+          follow_snapshot: bool, progress: Progress) -> RepairPlan:
     if follow_snapshot and truncate_to is not None:
         raise UsageError("truncating and following a snapshot contradict each other",
                          hint="truncating keeps the log below the snapshots; following a "
