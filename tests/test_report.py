@@ -251,32 +251,40 @@ def _retention_facts(r) -> tuple:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("case", ["unclean-broker", "quorum3", "healthy", "torn-metadata",
-                                  "clean-but-cut", "inconsistent", "two-logs"])
-def test_startup_after_verify_loads_the_metadata_log_beside_it(
+                                  "clean-but-cut", "inconsistent", "two-logs",
+                                  "startup-brokers", "startup-offsets", "placement"])
+def test_startup_made_ahead_and_beside_is_the_startup_made_after_verify(
         case: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the metadata log is too long for startup to replay its own image beside
-    verify (above 64 MiB), startup waits for verify's image, and its recovery of the
-    metadata log is made in a process beside verify's pass: the report is the one the
-    whole startup made beside gives, on fixtures that take either way."""
+    """The report's startup loads each log where verify's worker checks it (before the
+    image is known) and, above 64 MiB, recovers the metadata log in a process beside
+    verify's pass: the report is the one startup made wholly after verify gives, on
+    fixtures that take either way."""
     from kmeta.ops.report import build as build_module
+    from kmeta.ops.startup import manager
     from kmeta.render.report.text import report_json
 
     kraftstart = FIXTURES / "kraftstart"
-    paths = CASES.get(case) or [kraftstart / case]
-    beside = list(report_json(build_report([str(p) for p in paths])))
-    from kmeta.ops.startup import metadata_log
+    paths = CASES.get(case) or _MORE.get(case) or [kraftstart / case]
+    made = list(report_json(build_report([str(p) for p in paths])))
+    used = []
+    real = manager.load_partition
 
-    loads = []
-    real_load = metadata_log.load_metadata_log
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        used.append(args[1])
+        return real(*args, **kwargs)
 
-    def load(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        loads.append(args[0])
-        return real_load(*args, **kwargs)
+    # made ahead: plan_startup loads no log again but where the image's config differs
+    monkeypatch.setattr(processes, "default_jobs", lambda: 1)  # checked here, counted
+    monkeypatch.setattr(manager, "load_partition", counted)
+    assert list(report_json(build_report([str(p) for p in paths]))) == made, case
+    assert len(used) == len(set(used)), used  # each log loaded once
+    # nothing ahead, the metadata log recovered beside
+    monkeypatch.setattr(build_module, "_load_ahead", lambda _path, imaged: None)
+    monkeypatch.setattr(build_module, "_RECOVER_BESIDE", -1)
+    assert list(report_json(build_report([str(p) for p in paths]))) == made, case
+    assert any('"area":"startup"' in line for line in made)
 
-    monkeypatch.setattr(metadata_log, "load_metadata_log", load)
-    monkeypatch.setattr(build_module, "_BESIDE_REPLAY", -1)
-    after = list(report_json(build_report([str(p) for p in paths])))
-    assert after == beside, case
-    # each log loaded once (in the process beside, or here where none could start)
-    assert len(loads) == len(set(loads)), loads
-    assert any('"area":"startup"' in line for line in after)
+
+_MORE = {"startup-brokers": [FIXTURES / "startup" / "brokers"],
+         "startup-offsets": [FIXTURES / "startup" / "offsets"],
+         "placement": [FIXTURES / "placement"]}

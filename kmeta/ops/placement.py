@@ -472,19 +472,22 @@ def _image_of(part: PartitionDir | str, progress: Progress = QUIET) -> tuple[Any
 def broker_placement(log_dirs: Sequence[str | os.PathLike[str]], *,
                      metadata: str | os.PathLike[str] | None = None,
                      peers: Sequence[str | os.PathLike[str]] = (),
-                     image: Any = None, progress: Progress = QUIET) -> BrokerPlacement | None:
+                     image: Any = None, data_dirs: Sequence[DataDir] | None = None,
+                     progress: Progress = QUIET) -> BrokerPlacement | None:
     """Every log dir of ONE broker (and its metadata.log.dir) against the image at the end
     of its own ``__cluster_metadata-0`` — or of ``metadata`` (a data dir or metadata
     partition elsewhere), or ``image`` when the caller already replayed one.  ``peers``
     are other brokers' data dirs, read only to say how many bytes a missing replica
-    fetches.  None for a ZooKeeper-mode broker (no image).  ``progress`` hears of the
-    reading."""
-    # the partition dirs known by name: a broker's topic ids are read file by file,
-    # without listing the dirs (the judge needs no other file of them)
-    found = discover(log_dirs, defer=True, progress=progress)
+    fetches; ``data_dirs``: ``log_dirs`` as the caller's discovery found them (kmeta
+    report: verify's, whose checks read each partition's topic id already).  None for a
+    ZooKeeper-mode broker (no image).  ``progress`` hears of the reading."""
+    if data_dirs is None:
+        # the partition dirs known by name: a broker's topic ids are read file by file,
+        # without listing the dirs (the judge needs no other file of them)
+        data_dirs = discover(log_dirs, defer=True, progress=progress).data_dirs
     if metadata is not None and not os.path.exists(metadata):  # as verify --metadata
         raise UnreadableInput("--metadata: no such file or directory", context=str(metadata))
-    dirs = list(found.data_dirs)
+    dirs = list(data_dirs)
     source: str | None = None
     metadata_parts = [p for d in dirs for p in d.partitions if p.is_metadata]
     target: PartitionDir | str | None = (os.fspath(metadata) if metadata is not None

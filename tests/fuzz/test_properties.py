@@ -310,3 +310,54 @@ def test_the_silence_of_a_span_is_the_sum_of_its_overlaps(heard, start, length):
     end = start + length
     assert lives.silent_ms(start, end) == sum(
         max(0, min(end, s.end) - max(start, s.start)) for s in lives.silences)
+
+
+_CHECKPOINT_LINE = st.tuples(
+    st.sampled_from(["t", "orders.0", "__consumer_offsets", "a-b_c", "é", "t t", ""]),
+    st.sampled_from(["0", "7", "+1", "-1", "2147483647", "2147483648", "0012", "x"]),
+    st.sampled_from(["0", "5", "9223372036854775807", "9223372036854775808", "-3", "01"]),
+    st.sampled_from([" ", "  ", "\t"]), st.sampled_from(["\n", "\r\n", ""]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["0", "00", "1", "+0"]), st.integers(-1, 5),
+       st.lists(_CHECKPOINT_LINE, max_size=5), st.booleans())
+def test_the_offset_checkpoint_fast_path_reads_as_the_line_reader(version, count, lines,
+                                                                  cut):
+    """parse_offset_checkpoint's one-expression reading of the form Kafka writes
+    (_plain_offset_checkpoint) gives what the line-by-line reading gives, or steps aside."""
+    from kmeta.formats.textfiles import checkpoints
+
+    body = "".join(f"{t}{sep}{p}{sep}{o}{end or chr(10)}" for t, p, o, sep, end in lines)
+    data = f"{version}\n{count if count >= 0 else len(lines)}\n{body}".encode()
+    if cut and data:
+        data = data[:-1]
+    fast = checkpoints._plain_offset_checkpoint(data)
+    try:
+        want = _slow_offset_checkpoint(data)
+    except FormatError:
+        assert fast is None
+        return
+    if fast is not None:
+        assert fast == want
+
+
+def test_the_offset_checkpoint_fast_path_takes_what_kafka_writes():
+    from kmeta.formats.textfiles import checkpoints
+
+    data = b"0\n3\nt 0 5\n__consumer_offsets 49 9223372036854775807\na-b_c.d 2147483647 0\n"
+    fast = checkpoints._plain_offset_checkpoint(data)
+    assert fast is not None and fast == _slow_offset_checkpoint(data)
+    assert [e.partition for e in fast.entries] == [0, 49, 2147483647]
+
+
+def _slow_offset_checkpoint(data: bytes):  # noqa: ANN202
+    """parse_offset_checkpoint with its fast path switched off."""
+    from kmeta.formats.textfiles import checkpoints
+
+    real = checkpoints._plain_offset_checkpoint
+    checkpoints._plain_offset_checkpoint = lambda _data: None
+    try:
+        return checkpoints.parse_offset_checkpoint(data)
+    finally:
+        checkpoints._plain_offset_checkpoint = real

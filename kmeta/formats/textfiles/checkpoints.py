@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -174,8 +175,41 @@ class OffsetCheckpoint(_CheckpointFile):
 
 
 
+#: An offset checkpoint as Kafka writes it: version 0, the count, then one line per
+#: partition of a legal topic name and plain digits, each ended by a newline.
+_PLAIN_CHECKPOINT = re.compile(rb"0\n([0-9]{1,10})\n((?:[A-Za-z0-9._-]+ [0-9]{1,10} [0-9]{1,19}\n)*)\Z")
+_PLAIN_ENTRY = re.compile(rb"([A-Za-z0-9._-]+) ([0-9]+) ([0-9]+)\n")
+_set = object.__setattr__
+
+
+def _plain_offset_checkpoint(data: bytes) -> OffsetCheckpoint | None:
+    """The file read as :func:`parse_offset_checkpoint` reads it where it is in the form
+    Kafka writes (a broker's holds thousands of lines: each taken apart by one regular
+    expression, its values in range by construction or checked here); None for any other
+    form, which the line-by-line reading judges."""
+    m = _PLAIN_CHECKPOINT.match(data)
+    if m is None:
+        return None
+    entries = []
+    for topic, partition, offset in _PLAIN_ENTRY.findall(m.group(2)):
+        p, o = int(partition), int(offset)
+        if p > INT32_MAX or o > INT64_MAX:
+            return None
+        e = object.__new__(TopicPartitionOffset)  # what __post_init__ checks holds
+        _set(e, "topic", topic.decode("ascii"))
+        _set(e, "partition", p)
+        _set(e, "offset", o)
+        entries.append(e)
+    if len(entries) != int(m.group(1)):
+        return None
+    return OffsetCheckpoint(tuple(entries), CHECKPOINT_VERSION, 2)
+
+
 def parse_offset_checkpoint(data: bytes | bytearray | memoryview) -> OffsetCheckpoint:
     what = "offset checkpoint"
+    plain = _plain_offset_checkpoint(_as_bytes(data))
+    if plain is not None:
+        return plain
 
     def entry(parts: list[str], line: _Line) -> TopicPartitionOffset:
         if parts[0] == "":

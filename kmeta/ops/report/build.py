@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,6 +87,7 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
     from kmeta.core.log_tally import LogTally
     from kmeta.ops.brokers import brokers, brokers_heard, lifecycle_watch
     from kmeta.ops.processes import default_jobs
+    from kmeta.ops.startup import ahead_afresh
     from kmeta.ops.verify import Beside, Listeners, verify_discovery
 
     groups = [[str(p.path) for p in g] for g in _replica_groups(found, metas) if len(g) > 1]
@@ -93,24 +95,25 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
     # replay (with one job: here, after it)
     side = Beside(diff_groups, (groups,), default_jobs() if groups else 1)
     brokers_dirs = _brokers_dirs(found)
-    # startup's loading of every log, beside verify's pass where its own replay of the
-    # metadata log is cheap (verify's image is then not waited for)
-    starting = Beside(startups, (brokers_dirs,), default_jobs()) \
-        if metadata_bytes <= _BESIDE_REPLAY else None
-    # else startup waits for verify's image, but its recovery of each metadata log (the
-    # byte walk, the same under every Kafka version's rules) runs beside verify's pass
-    recovering = None if starting is not None else \
-        Beside(metadata_loads, ([d.path for d in found.data_dirs],), default_jobs())
+    # startup's recovery of each long metadata log (the byte walk, the same under every
+    # Kafka version's rules) beside verify's pass, and its load of each other log where
+    # verify's workers check it; the rest of startup, which judges by the image, waits
+    # for verify's replay of it
+    recover = [d.path for d in found.data_dirs] if metadata_bytes > _RECOVER_BESIDE else []
+    starting = Beside(metadata_loads, (recover,), default_jobs()) if recover else None
+    ahead_afresh()
     lead_dir = _longest(metas)
     listeners = Listeners(
         # the brokers' lifecycles heard in verify's replay of the longest log: one replay
         watch=lambda part, replay: lifecycle_watch(replay, part) if part is lead_dir else None,
         # and retention's reading of each log's headers, tallied by verify's pass
-        tally=lambda part: LogTally(_live_snapshot_ends(part)))
+        tally=lambda part: LogTally(_live_snapshot_ends(part)),
+        partition=functools.partial(_load_ahead, imaged=frozenset(
+            str(d) for dirs in brokers_dirs if _holds_metadata(dirs, found) for d in dirs)))
     try:
         checked = verify_discovery(found, progress, default_jobs(), listeners=listeners)
     except BaseException:  # Relist (the report starts again) or an interrupt
-        for beside in (side, starting, recovering):
+        for beside in (side, starting):
             if beside is not None:
                 beside.close()
         raise
@@ -142,24 +145,31 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
         from kmeta.ops.tiering import tiering
 
         report.tiering = tiering(str(holders[0]))
-    if starting is not None:
-        report.startup.extend(starting.result())
-    else:
-        assert recovering is not None
-        loaded = recovering.result()
-        images = {path: stats.image for path, stats in checked.logs.items()}
-        for dirs in brokers_dirs:
-            report.startup.append(_startup(dirs, _image_among(dirs, found, images), loaded))
+    loaded = {} if starting is None else starting.result()
+    ahead = {str(p.path): p.checked.heard for p in found.all_partitions()
+             if getattr(p, "checked", None) is not None and p.checked.heard is not None}
+    images = {path: stats.image for path, stats in checked.logs.items()}
+    for dirs in brokers_dirs:
+        report.startup.append(_startup(dirs, found, _image_among(dirs, found, images),
+                                       loaded, ahead))
 
 
-#: The metadata log bytes below which startup replays its own image beside verify's pass
-#: rather than wait for verify's: a replay of 64 MiB costs about what it saves.
-_BESIDE_REPLAY = 64 << 20
+#: The metadata log bytes above which startup's recovery of it runs beside verify's pass
+#: (below, the walk costs less than a process's start).
+_RECOVER_BESIDE = 64 << 20
 
 
-def startups(brokers_dirs: list[list[Path]]) -> list:
-    """startup of each broker, each replaying its own image (a process beside verify)."""
-    return [_startup(dirs) for dirs in brokers_dirs]
+def _load_ahead(part_dir: str, imaged: frozenset[str]) -> Any:
+    """startup's load of a log, made where verify's worker checks it (see
+    :func:`kmeta.ops.startup.manager.load_one_ahead`)."""
+    from kmeta.ops.startup import load_one_ahead
+
+    return load_one_ahead(part_dir, imaged)
+
+
+def _holds_metadata(dirs: list[Path], found: Discovery) -> bool:
+    """Whether a broker's log dirs hold its metadata log (startup then has an image)."""
+    return any(p.is_metadata for d in found.data_dirs if d.path in dirs for p in d.partitions)
 
 
 def metadata_loads(data_dirs: list[Path]) -> dict[Path, Any]:
@@ -292,16 +302,20 @@ def _image_among(dirs: list[Path], found: Discovery, images: dict[str, object]) 
     return None
 
 
-def _startup(dirs: list[Path], image: object = None,  # noqa: ANN202
-             metadata_loaded: dict[Path, Any] | None = None):
+def _startup(dirs: list[Path], found: Discovery, image: object,  # noqa: ANN202
+             metadata_loaded: dict[Path, Any], ahead: dict[str, Any]):
+    """startup of one broker's log dirs, judged by verify's image of its metadata log
+    (None: startup replays it) and its discovery of the dirs, with what startup did
+    before that image was known (:func:`startup_ahead`)."""
     from kmeta.ops.startup import image_judge, plan_startup, with_broker_findings
 
     names = [str(d) for d in dirs]
-    judge, placed = image_judge(names, image=image)
+    judge, placed = image_judge(names, image=image,
+                                data_dirs=[d for d in found.data_dirs if d.path in dirs])
     plan = plan_startup(names, placement=judge,
                         image=None if placed is None else placed.image,
                         node_id=None if placed is None else placed.node_id,
-                        metadata_loaded=metadata_loaded)
+                        metadata_loaded=metadata_loaded, ahead=ahead)
     plan.placement_objects = with_broker_findings(plan, placed)
     return plan
 

@@ -15,12 +15,16 @@ if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on 
     from kmeta.ops.startup.brokers import group_brokers
     from kmeta.ops.startup.image import image_judge
     from kmeta.ops.startup.image import with_broker_findings
+    from kmeta.ops.startup.manager import ahead_afresh
+    from kmeta.ops.startup.manager import load_ahead
+    from kmeta.ops.startup.manager import load_one_ahead
     from kmeta.ops.startup.manager import plan_startup
     from kmeta.ops.startup.metadata_log import load_metadata_log
     from kmeta.ops.startup.manager import server_threads
     from kmeta.ops.startup.model import DEFAULT_RECOVERY_RATE
     from kmeta.ops.startup.model import KAFKA_VERSIONS
     from kmeta.ops.startup.model import NEWEST
+    from kmeta.ops.startup.model import LoadedAhead
     from kmeta.ops.startup.model import LogDirStartup
     from kmeta.ops.startup.model import LogView
     from kmeta.ops.startup.model import PartitionStartup

@@ -15,6 +15,7 @@ from kmeta.core.kafka_releases import version_key
 from kmeta.findings import Finding
 from kmeta.ops.placement import BrokerPlacement, broker_placement
 from kmeta.ops.startup.model import LogView, Placement, PlacementJudge, StartupReport
+from kmeta.storage.discover import DataDir
 from kmeta.storage.progress import QUIET, Progress
 
 __all__ = ["image_judge", "with_broker_findings"]
@@ -70,8 +71,15 @@ class _Real:
 
     def __init__(self) -> None:
         self._dirs: dict[str, str] = {}
+        self._seen: dict[str | os.PathLike[str], str] = {}
 
     def __call__(self, path: str | os.PathLike[str]) -> str:
+        real = self._seen.get(path)
+        if real is None:
+            real = self._seen[path] = self._resolve(path)
+        return real
+
+    def _resolve(self, path: str | os.PathLike[str]) -> str:
         path = os.path.abspath(path)
         parent, name = os.path.split(path)
         if not name or os.path.islink(path):
@@ -85,17 +93,18 @@ class _Real:
 def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
                 metadata: str | os.PathLike[str] | None = None,
                 peers: Sequence[str | os.PathLike[str]] = (), image: Any = None,
-                progress: Progress = QUIET
+                data_dirs: Sequence[DataDir] | None = None, progress: Progress = QUIET
                 ) -> tuple[PlacementJudge | None, BrokerPlacement | None]:
     """The judge of each log of the broker whose log dirs are ``log_dirs`` (its image
     from its own metadata log, or ``metadata``), and the whole placement; (None, None)
-    for a ZooKeeper-mode broker, which has no image.  ``image``: that image, where the
-    caller already replayed it (kmeta report: verify's replay)."""
+    for a ZooKeeper-mode broker, which has no image.  ``image``: that image, and
+    ``data_dirs``: those log dirs as discovered, where the caller already replayed and
+    discovered them (kmeta report: verify's)."""
     placed = broker_placement(log_dirs, metadata=metadata, peers=peers, image=image,
-                              progress=progress)
+                              data_dirs=data_dirs, progress=progress)
     if placed is None or placed.placement is None:
         return None, placed
-    real = _Real()
+    real = placed.real = _Real()  # with_broker_findings resolves the same paths
     verdicts = {real(v.log.path): v for v in placed.placement.verdicts}
     by_file: dict[str, list[Finding]] = {}
     for f in placed.findings:
@@ -120,7 +129,7 @@ def with_broker_findings(report: StartupReport, placed: BrokerPlacement | None) 
     on disk, log dirs that disagree, checks not run) and return its JSON objects."""
     if placed is None:
         return []
-    real = _Real()
+    real = getattr(placed, "real", None) or _Real()
     judged = {real(p.path) for p in report.partitions}
     report.findings.extend(f for f in placed.findings if f.code not in _LOADER_SAYS and (
         f.file is None or real(f.file) not in judged))

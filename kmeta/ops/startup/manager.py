@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from kmeta.core import meta_ensemble as E
+from kmeta.core.kafka_releases import LAST_ZOOKEEPER, NEWEST
 from kmeta.errors import KmetaError, UnreadableInput, UsageError
 from kmeta.findings import Finding
-from kmeta.formats.filenames import classify, parse_partition_dir_name
+from kmeta.formats.filenames import PartitionDirName, classify, parse_partition_dir_name
 from kmeta.formats.primitives import INT32_MAX
 from kmeta.formats.textfiles import (
     parse_clean_shutdown,
@@ -43,6 +45,7 @@ from kmeta.ops.startup.metadata_log import METADATA_DIR, open_metadata_log
 from kmeta.ops.startup.model import (
     DEFAULT_RECOVERY_RATE,
     CheckpointUse,
+    LoadedAhead,
     LogDirStartup,
     LogView,
     PartitionStartup,
@@ -176,9 +179,94 @@ def _log_dirs_below(path: Path, depth: int = 3) -> list[Path]:
     return found[:20]
 
 
+def _logs(path: Path) -> list[tuple[os.DirEntry[str], PartitionDirName | None]]:
+    """The directories of a log dir LogManager takes for logs, by name, each with its name
+    parsed (None: one Kafka refuses)."""
+    with os.scandir(path) as it:
+        entries = sorted((e for e in it if e.is_dir()), key=lambda e: e.name)
+    return [(e, parse_partition_dir_name(e.name)) for e in entries if e.name != _SKIPPED]
+
+
+def load_ahead(paths: Sequence[str | os.PathLike[str]], imaged: Collection[str] = ()
+               ) -> dict[str, LoadedAhead]:
+    """Every log in the log dirs ``paths`` of one broker loaded as :func:`plan_startup`
+    loads it, before the broker's image is known, keyed by partition dir (see
+    :func:`load_one_ahead`)."""
+    ahead_afresh()
+    out: dict[str, LoadedAhead] = {}
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            continue
+        for e, _ in _logs(path):
+            made = load_one_ahead(e.path, imaged)
+            if made is not None:
+                out[e.path] = made
+    return out
+
+
+def load_one_ahead(part_dir: str, imaged: Collection[str] = ()) -> LoadedAhead | None:
+    """The log ``part_dir`` (a partition dir in a log dir) loaded as :func:`plan_startup`
+    loads it, before the broker's image is known (``kmeta report``: where verify's
+    workers check the partition, while verify replays that image): with the load config
+    of a topic that sets none of its own, as nearly every topic is, in the image of a
+    broker whose log dirs ``imaged`` name (else without an image).  plan_startup takes
+    it only where the image's config of its topic and the log dir's checkpoints are those
+    it was made with (its ``ahead``), and loads the log again otherwise.  None for a
+    running broker's dir, a dir no log, and a log that cannot be read: plan_startup says
+    what it meets there."""
+    log_dir, name = os.path.split(part_dir)
+    parsed = parse_partition_dir_name(name)
+    if parsed is None or parsed.topic == METADATA_TOPIC or name == _SKIPPED:
+        return None
+    context = _AHEAD.get(log_dir)
+    if context is None:
+        context = _AHEAD[log_dir] = _ahead_context(Path(log_dir), log_dir in imaged)
+    if context is False:
+        return None
+    clean, rps, lss, configs = context
+    tp = (parsed.topic, parsed.partition)
+    rp, ls = rps.get(tp, 0), lss.get(tp, 0)
+    config = configs.for_topic(parsed.topic)
+    try:
+        part = load_partition(Path(log_dir), Path(part_dir), parsed, clean, rp, ls,
+                              topic_id=True, config=config)
+    except (OSError, KmetaError):
+        return None
+    return LoadedAhead(clean, rp, ls, config, part)
+
+
+#: log dir -> what its logs are loaded ahead with (False: none are): per process, from
+#: the last :func:`ahead_afresh` on
+_AHEAD: dict[str, tuple[bool, dict, dict, LogConfigs] | bool] = {}
+
+
+def ahead_afresh() -> None:
+    """Forget the log dirs read for earlier loads ahead: a run's loads read them anew."""
+    _AHEAD.clear()
+
+
+def _ahead_context(log_dir: Path, imaged: bool) -> tuple[bool, dict, dict, LogConfigs] | bool:
+    """What loading ahead takes from a log dir: its clean-shutdown marker, its recovery
+    point and log start checkpoints, and the configs plan_startup gives a topic without
+    settings of its own (a ZooKeeper-mode broker has no image; a KRaft node has one where
+    ``imaged``); False for a running broker's dir."""
+    if live_dirs([log_dir]):
+        return False
+    meta = read_meta(log_dir)
+    broker = BrokerDirs([str(log_dir)], [meta])
+    configs = LogConfigs(LAST_ZOOKEEPER, topics=None) \
+        if broker.zookeeper or E.migrating(broker.metas) \
+        else LogConfigs(NEWEST, topics={} if imaged else None)
+    clean, _ = _marker(log_dir)
+    _, rps = _checkpoint(log_dir, "recovery-point-offset-checkpoint")
+    _, lss = _checkpoint(log_dir, "log-start-offset-checkpoint")
+    return clean, rps, lss, configs
+
+
 def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
               placement: PlacementJudge | None, configs: LogConfigs,
-              progress: Progress) -> LogDirStartup:
+              progress: Progress, ahead: Mapping[str, LoadedAhead]) -> LogDirStartup:
     clean, epoch = _marker(path)
     rp_use, rps = _checkpoint(path, "recovery-point-offset-checkpoint")
     ls_use, lss = _checkpoint(path, "log-start-offset-checkpoint")
@@ -201,13 +289,8 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
             report.findings.append(Finding(
                 "V176", f"{use.name} cannot be read ({use.problem}): Kafka warns, uses 0 "
                 "for every partition, and queues the log dir offline", str(path / use.name)))
-    with os.scandir(path) as it:
-        entries = sorted((e for e in it if e.is_dir()), key=lambda e: e.name)
     partitions = []
-    for e in entries:
-        if e.name == _SKIPPED:
-            continue
-        parsed = parse_partition_dir_name(e.name)
+    for e, parsed in _logs(path):
         if parsed is not None and parsed.state == "stray" and not knows_stray_dirs(version):
             parsed = None
         if parsed is None:
@@ -234,25 +317,34 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
             "unclean shutdown it recovers every segment of every log", str(path / rp_use.name)))
     for ppath, parsed in partitions:
         tp = (parsed.topic, parsed.partition)
-        try:
-            part = again_while_live(lambda ppath=ppath, parsed=parsed, tp=tp: (
-                load_partition(path, ppath, parsed, clean, rps.get(tp, 0), lss.get(tp, 0),
-                               topic_id=placement is not None,
-                               config=configs.for_topic(parsed.topic), progress=progress)),
-                ppath)
-        except (OSError, KmetaError) as e:
-            problem = e.strerror if isinstance(e, OSError) else e.message
-            if d.live and gone(e):
+        rp, ls = rps.get(tp, 0), lss.get(tp, 0)
+        config = configs.for_topic(parsed.topic)
+        made = None if d.live else ahead.get(str(ppath))
+        if made is not None and made[:4] == (clean, rp, ls, config):
+            part = made.part  # loaded ahead from what this load is made from
+            if placement is None:
+                part.topic_id = None
+        else:
+            try:
+                part = again_while_live(lambda ppath=ppath, parsed=parsed, rp=rp, ls=ls,
+                                        config=config: load_partition(
+                    path, ppath, parsed, clean, rp, ls, topic_id=placement is not None,
+                    config=config, progress=progress), ppath)
+            except (OSError, KmetaError) as e:
+                problem = e.strerror if isinstance(e, OSError) else e.message
+                if d.live and gone(e):
+                    report.findings.append(Finding(
+                        "S013", f"gone while kmeta read the dir ({problem}): the running "
+                        "broker removed it (a deleted topic, a replica moved away)",
+                        str(ppath)))
+                    continue
+                # LogManager.loadLogs: an IOException while loading a log takes its dir
+                # offline
+                d.offline = True
                 report.findings.append(Finding(
-                    "S013", f"gone while kmeta read the dir ({problem}): the running broker "
-                    "removed it (a deleted topic, a replica moved away)", str(ppath)))
+                    "S008", f"cannot be read ({problem}): an I/O error while Kafka loads "
+                    "it takes the whole log dir offline", str(ppath)))
                 continue
-            # LogManager.loadLogs: an IOException while loading a log takes its dir offline
-            d.offline = True
-            report.findings.append(Finding(
-                "S008", f"cannot be read ({problem}): an I/O error while Kafka loads it "
-                "takes the whole log dir offline", str(ppath)))
-            continue
         if part.load_failure is not None:
             report.refusals.append(f"{ppath}: {part.load_failure}")
         if part.offline is not None:
@@ -341,6 +433,7 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
                  placement: PlacementJudge | None = None,
                  image: object | None = None, node_id: int | None = None,
                  metadata_loaded: dict[Path, PartitionStartup] | None = None,
+                 ahead: Mapping[str, LoadedAhead] | None = None,
                  progress: Progress = QUIET) -> StartupReport:
     """What Kafka ``kafka_version`` does when it opens the log dirs ``paths`` of one broker.
 
@@ -355,7 +448,9 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
     (remote storage, index interval; :mod:`kmeta.ops.startup.configs`) and the default
     version; ``metadata_loaded``: the metadata log's load by a log dir
     (:func:`~kmeta.ops.startup.metadata_log.load_metadata_log`), where the caller made it
-    already; ``progress`` hears of the segments recovered.
+    already; ``ahead``: the logs' loads made before the image was known
+    (:func:`load_ahead`), each taken where it was made from what this load is;
+    ``progress`` hears of the segments recovered.
     """
     dirs = [_check_log_dir(p) for p in paths]
     seen: dict[Path, str] = {}
@@ -383,7 +478,8 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
     offline = _meta_faults(report, broker, kafka_version, _configured_node(server, broker))
     configs = log_configs(kafka_version, image=image, node_id=node_id, server=server)
     for d in dirs:
-        loaded = _load_dir(d, kafka_version, threads, report, placement, configs, progress)
+        loaded = _load_dir(d, kafka_version, threads, report, placement, configs, progress,
+                           ahead or {})
         loaded.offline = loaded.offline or str(d) in offline
         report.dirs.append(loaded)
     _duplicates(report)

@@ -277,6 +277,20 @@ class PartitionStartup:
     deleted_bytes: int = 0
 
 
+class LoadedAhead(NamedTuple):
+    """A partition's load made before the broker's image was known (kmeta report: in a
+    process beside verify's pass, :func:`~kmeta.ops.startup.manager.load_ahead`), with
+    what it was made from: it stands for the load only where the image's configs and the
+    log dir's files give the same."""
+
+    clean: bool
+    recovery_point: int
+    log_start: int
+    #: the topic's load config it was made with (the image's configs may differ)
+    config: Any
+    part: PartitionStartup
+
+
 @dataclass
 class CheckpointUse:
     """One of the two offset checkpoints ``loadLogs`` reads in a log dir."""

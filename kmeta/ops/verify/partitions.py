@@ -6,6 +6,8 @@ claimed (:mod:`.jobs`): a partition dir of a data dir left unlisted by discovery
 from __future__ import annotations
 
 import contextlib
+import functools
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError
@@ -40,13 +42,17 @@ class Checked(NamedTuple):
     topic_id: tuple[str, str] | None
     #: the topic id placement gives it (kmeta.ops.placement)
     placement_id: str | None
+    #: what the caller's listener made of the partition dir here (Listeners.partition:
+    #: kmeta report's startup loads it), else None
+    heard: Any = None
 
 
-def check_deferred(task: tuple[str, str, int]) -> Checked | None:
+def check_deferred(task: tuple[str, str, int],
+                   hear: Callable[[str], Any] | None = None) -> Checked | None:
     """Everything verify checks of one ordinary partition dir of a data dir, from its
-    listing on: its files classified, its segments scanned, its small files read.  None
-    when the dir is not the ordinary partition its name says (see
-    :func:`kmeta.storage.discover.list_deferred`)."""
+    listing on: its files classified, its segments scanned, its small files read; and
+    what ``hear`` makes of the dir.  None when the dir is not the ordinary partition its
+    name says (see :func:`kmeta.storage.discover.list_deferred`)."""
     listed = list_deferred(*task)
     if listed is None:
         return None
@@ -85,23 +91,29 @@ def check_deferred(task: tuple[str, str, int]) -> Checked | None:
     for f in segments:
         with contextlib.suppress(OSError):
             size += f.path.stat().st_size
-    return Checked(findings, found, end, len(part.files), len(segments), size, named, placed)
+    return Checked(findings, found, end, len(part.files), len(segments), size, named, placed,
+                   None if hear is None else hear(task[0]))
 
 
-def check_task(task: Any) -> Any:
+def check_task(task: Any, hear: Callable[[str], Any] | None = None) -> Any:
     """One task of verify's ordinary partitions: a deferred partition dir's
     (:func:`check_deferred`), or the segments of one listed already
     (:func:`.jobs.scan_partition`)."""
-    return check_deferred(task) if isinstance(task, tuple) else scan_partition(task)
+    if not isinstance(task, tuple):
+        return scan_partition(task)
+    return check_deferred(task) if hear is None else check_deferred(task, hear)
 
 
-def partition_scans(discovery: Discovery, jobs: int) -> PartitionScans:
+def partition_scans(discovery: Discovery, jobs: int,
+                    hear: Callable[[str], Any] | None = None) -> PartitionScans:
     """The checks of the ordinary partitions ``discovery`` found, in its order, with
-    ``jobs`` processes: a deferred partition dir's whole check, a listed one's scan."""
+    ``jobs`` processes: a deferred partition dir's whole check (and what ``hear``, a
+    module-level function, makes of the dir there), a listed one's scan."""
     ordinary = [p for p in discovery.all_partitions() if not p.is_metadata]
     if not any(isinstance(p, DeferredPartition) for p in ordinary):
         return PartitionScans(partitions_in([p.segments for p in ordinary]), jobs)
     tasks: list[tuple[Any, int | None]] = [
         ((str(p.path), p.topic, p.partition), None) if isinstance(p, DeferredPartition)
         else partitions_in([p.segments])[0] for p in ordinary]
-    return PartitionScans(tasks, jobs, check_task)
+    return PartitionScans(tasks, jobs, check_task if hear is None
+                          else functools.partial(check_task, hear=hear))

@@ -84,7 +84,7 @@ def verify_discovery(discovery: Discovery, progress: Progress = QUIET,
     """Run every check on what discovery found (also one made by hand: a repaired copy
     under a name of the user's); ``progress`` hears of each segment read, ``listeners``
     of each metadata log's pass."""
-    with partition_scans(discovery, jobs) as scans:
+    with partition_scans(discovery, jobs, listeners.partition) as scans:
         return verify_with(discovery, scans, progress, metadata, listeners)
 
 
