@@ -108,7 +108,7 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
         watch=lambda part, replay: lifecycle_watch(replay, part) if part is lead_dir else None,
         # and retention's reading of each log's headers, tallied by verify's pass
         tally=lambda part: LogTally(_live_snapshot_ends(part)),
-        partition=functools.partial(_load_ahead, imaged=frozenset(
+        partition=functools.partial(_ahead_loader(), imaged=frozenset(
             str(d) for dirs in brokers_dirs if _holds_metadata(dirs, found) for d in dirs)))
     try:
         checked = verify_discovery(found, progress, default_jobs(), listeners=listeners)
@@ -159,12 +159,13 @@ def _analyses(report: Report, found: Discovery, metas: list[PartitionDir],
 _RECOVER_BESIDE = 64 << 20
 
 
-def _load_ahead(part_dir: str, imaged: frozenset[str]) -> Any:
+def _ahead_loader() -> Any:
     """startup's load of a log, made where verify's worker checks it (see
-    :func:`kmeta.ops.startup.manager.load_one_ahead`)."""
-    from kmeta.ops.startup import load_one_ahead
+    :func:`kmeta.ops.startup.manager.load_one_ahead`): a module-level function, which a
+    worker started afresh imports."""
+    from kmeta.ops.startup.manager import load_one_ahead
 
-    return load_one_ahead(part_dir, imaged)
+    return load_one_ahead
 
 
 def _holds_metadata(dirs: list[Path], found: Discovery) -> bool:
