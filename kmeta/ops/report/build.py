@@ -163,7 +163,7 @@ def _ahead_loader() -> Any:
     """startup's load of a log, made where verify's worker checks it (see
     :func:`kmeta.ops.startup.manager.load_one_ahead`): a module-level function, which a
     worker started afresh imports."""
-    from kmeta.ops.startup.manager import load_one_ahead
+    from kmeta.ops.startup import load_one_ahead
 
     return load_one_ahead
 
