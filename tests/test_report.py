@@ -279,7 +279,7 @@ def test_startup_made_ahead_and_beside_is_the_startup_made_after_verify(
     assert list(report_json(build_report([str(p) for p in paths]))) == made, case
     assert len(used) == len(set(used)), used  # each log loaded once
     # nothing ahead, the metadata log recovered beside
-    monkeypatch.setattr(build_module, "_ahead_loader", lambda: lambda _path, imaged: None)
+    monkeypatch.setattr(build_module, "_ahead_loader", lambda: lambda _path, _seen, imaged: None)
     monkeypatch.setattr(build_module, "_RECOVER_BESIDE", -1)
     assert list(report_json(build_report([str(p) for p in paths]))) == made, case
     assert any('"area":"startup"' in line for line in made)

@@ -542,3 +542,33 @@ def test_a_command_without_all_points_to_the_one_that_lists_each() -> None:
     assert list(listed_findings(found, Paths(["."]), False, "more", every=False))[0] \
         .endswith("(--all lists each)")
     assert len(list(listed_findings(found, Paths(["."]), False, "more", every=True))) == 5
+
+
+def test_the_image_judges_a_log_reached_through_links(tmp_path: Path) -> None:
+    """The judge matches a log to its placement verdict by real path: the log dirs given
+    through a link, and a partition dir that is itself a link to a dir elsewhere, get the
+    verdicts and fates they get given plainly."""
+    import shutil
+
+    from kmeta.ops.startup import image_judge
+
+    jbod = Path(__file__).resolve().parents[1] / "fixtures" / "data" / "placement" / "jbod"
+    copy = tmp_path / "jbod"
+    shutil.copytree(jbod, copy, symlinks=True)
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    moved = next(p for p in sorted((copy / "logs-a").iterdir()) if p.name == "nameless-0")
+    shutil.move(str(moved), aside / moved.name)
+    (copy / "logs-a" / moved.name).symlink_to(aside / moved.name, target_is_directory=True)
+    (tmp_path / "via").symlink_to(copy, target_is_directory=True)
+
+    def fates(root: Path) -> dict[str, tuple]:
+        dirs = [str(root / "logs-a"), str(root / "logs-b")]
+        judge, placed = image_judge(dirs)
+        r = plan_startup(dirs, placement=judge, image=placed.image, node_id=placed.node_id)
+        return {p.name: (p.fate, p.placement and p.placement.stray) for p in r.partitions}
+
+    plain = fates(jbod)
+    assert "renamed -stray" in plain["nameless-0"][0]
+    assert fates(copy) == plain
+    assert fates(tmp_path / "via") == plain

@@ -35,6 +35,8 @@ same branches); a node whose log has finalized a level runs that release or a la
 
 from __future__ import annotations
 
+import functools
+
 from kmeta.core.versions import LEVEL_NAMES
 
 #: The Kafka versions whose rules kmeta knows, oldest first; rules read from trunk at
@@ -53,6 +55,7 @@ LAST_ZOOKEEPER = "3.9"
 DEFAULT_RECOVERY_RATE = 125_000_000
 
 
+@functools.lru_cache(maxsize=256)
 def version_key(version: str) -> tuple[int, ...]:
     """``"3.7.1"`` as ``(3, 7, 1)``, for comparing versions."""
     return tuple(int(p) for p in version.split("."))

@@ -582,8 +582,18 @@ def _refuse_alien(path: Path) -> None:
                               hint="point kmeta at a data dir, a partition dir or a file")
 
 
-def list_deferred(path: str, topic: str, partition: int
-                  ) -> tuple[PartitionDir, list[Finding]] | None:
+class Listed(NamedTuple):
+    """A deferred partition dir as :func:`list_deferred` lists it."""
+
+    part: PartitionDir
+    #: the findings of its listing
+    findings: list[Finding]
+    #: every regular file in it by name and kind, in name order, however Kafka names it;
+    #: None where an entry is neither a regular file nor a directory
+    regular: list[tuple[str, FileKind]] | None
+
+
+def list_deferred(path: str, topic: str, partition: int) -> Listed | None:
     """A deferred partition dir listed and classified, with the findings of its listing,
     as :func:`discover` would have found it; None when discover would not have taken it
     for that ordinary partition (not a partition dir, the metadata partition under another
@@ -596,7 +606,15 @@ def list_deferred(path: str, topic: str, partition: int
     if _is_partition_dir(directory, entries, True) != (topic, partition):
         return None
     findings: list[Finding] = []
-    return _scan_partition(directory, (topic, partition), findings, entries), findings
+    regular: list[tuple[str, FileKind]] | None = []
+    for e in entries:
+        if e.problem is None:
+            regular.append((e.name, e.kind))
+        elif e.problem != "a directory":
+            regular = None
+            break
+    return Listed(_scan_partition(directory, (topic, partition), findings, entries), findings,
+                  regular)
 
 
 def relisted(part: PartitionDir) -> list[LogFile]:

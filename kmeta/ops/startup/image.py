@@ -70,7 +70,9 @@ class _Real:
     dirs share one log dir, and a realpath is a stat per part of the path."""
 
     def __init__(self) -> None:
-        self._dirs: dict[str, str] = {}
+        #: a parent dir -> its real path and the names of the links in it (one listing:
+        #: a partition dir's own lstat, thousands of times, cost more)
+        self._dirs: dict[str, tuple[str, frozenset[str]]] = {}
         self._seen: dict[str | os.PathLike[str], str] = {}
 
     def __call__(self, path: str | os.PathLike[str]) -> str:
@@ -82,12 +84,19 @@ class _Real:
     def _resolve(self, path: str | os.PathLike[str]) -> str:
         path = os.path.abspath(path)
         parent, name = os.path.split(path)
-        if not name or os.path.islink(path):
+        if not name:
             return os.path.realpath(path)
-        real = self._dirs.get(parent)
-        if real is None:
-            real = self._dirs[parent] = os.path.realpath(parent)
-        return os.path.join(real, name)
+        known = self._dirs.get(parent)
+        if known is None:
+            try:
+                with os.scandir(parent) as it:
+                    links = frozenset(e.name for e in it if e.is_symlink())
+            except OSError:
+                return os.path.realpath(path)
+            known = self._dirs[parent] = (os.path.realpath(parent), links)
+        if name in known[1]:
+            return os.path.realpath(path)
+        return os.path.join(known[0], name)
 
 
 def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,

@@ -156,6 +156,16 @@ def _listing(path: Path) -> list[tuple[str, FileKind, int]]:
     return out
 
 
+def _sized(path: Path, files: list[tuple[str, FileKind, int | None]]
+           ) -> list[tuple[str, FileKind, int]]:
+    """:func:`_listing` from a listing made elsewhere: the sizes it lacks stat'ed here."""
+    root = os.path.join(str(path), "")
+    out = [(name, k, (size if size is not None else os.stat(root + name).st_size)
+            if k.kind in _STAT_KINDS else 0) for name, k, size in files]
+    out.sort()
+    return out
+
+
 def _next_offset(path: Path, start: int = 0) -> int | None:
     following, _ = next_offset_from(path, start)
     if following is None:  # legacy messages: the full scan knows them
@@ -520,10 +530,13 @@ class _MetadataFile:
     """A partition dir's partition.metadata, read once for the placement judge's topic id
     and for UnifiedLog.initializeTopicId (None where the listing has none)."""
 
-    def __init__(self, path: Path, listing: list[tuple[str, FileKind, int]]) -> None:
+    def __init__(self, path: Path, listing: list[tuple[str, FileKind, int]],
+                 data: bytes | None = None) -> None:
         self.path = path / "partition.metadata"
         self.present = any(name == "partition.metadata" for name, _, _ in listing)
-        self._read: bytes | KmetaError | OSError | None = None
+        # (bytes read elsewhere stand for a read here only where this one takes them)
+        self._read: bytes | KmetaError | OSError | None = \
+            data if data is not None and len(data) <= _SMALL and self.present else None
 
     def data(self) -> bytes:
         """Its bytes; raises what reading it raised."""
@@ -548,15 +561,21 @@ class _MetadataFile:
 def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: bool,
                    recovery_point: int, log_start: int, *, topic_id: bool = False,
                    config: TopicLoadConfig | None = None,
+                   seen: tuple[list[tuple[str, FileKind, int | None]] | None,
+                               bytes | None] | None = None,
                    progress: Progress = QUIET) -> PartitionStartup:
     """What LogLoader does to the partition dir ``path`` (see the module docstring);
     ``topic_id``: read partition.metadata too (what the placement judge needs);
     ``config``: the topic's log config (remote storage, index interval, record format);
-    ``progress``: hears of the segments recovered.  An I/O error reading the dir raises
-    OSError or KmetaError: Kafka's IOException (the caller takes the log dir offline)."""
+    ``seen``: the dir's regular files (name, kind, a segment's size where known) and
+    partition.metadata's bytes, where the caller read them just now (kmeta report:
+    verify's check of the dir), either None where it did not; ``progress``: hears of the
+    segments recovered.  An I/O error reading the dir raises OSError or KmetaError:
+    Kafka's IOException (the caller takes the log dir offline)."""
     config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
-    listing = _listing(path)
-    metadata_file = _MetadataFile(path, listing)
+    files_seen, metadata_seen = seen or (None, None)
+    listing = _listing(path) if files_seen is None else _sized(path, files_seen)
+    metadata_file = _MetadataFile(path, listing, metadata_seen)
     part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
                             metadata_file.topic_id() if topic_id else None, 0, 0,
                             recovery_point, log_start)

@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from kmeta.core import meta_ensemble as E
 from kmeta.core.kafka_releases import LAST_ZOOKEEPER, NEWEST
@@ -199,18 +200,21 @@ def load_ahead(paths: Sequence[str | os.PathLike[str]], imaged: Collection[str] 
         if not path.is_dir():
             continue
         for e, _ in _logs(path):
-            made = load_one_ahead(e.path, imaged)
+            made = load_one_ahead(e.path, imaged=imaged)
             if made is not None:
                 out[e.path] = made
     return out
 
 
-def load_one_ahead(part_dir: str, imaged: Collection[str] = ()) -> LoadedAhead | None:
+def load_one_ahead(part_dir: str, seen: Any = None, imaged: Collection[str] = ()
+                   ) -> LoadedAhead | None:
     """The log ``part_dir`` (a partition dir in a log dir) loaded as :func:`plan_startup`
     loads it, before the broker's image is known (``kmeta report``: where verify's
     workers check the partition, while verify replays that image): with the load config
     of a topic that sets none of its own, as nearly every topic is, in the image of a
-    broker whose log dirs ``imaged`` name (else without an image).  plan_startup takes
+    broker whose log dirs ``imaged`` name (else without an image); ``seen``: what
+    verify's check read of the dir just now (its ``files`` and ``partition_metadata``:
+    see :func:`~kmeta.ops.startup.loader.load_partition`), or None.  plan_startup takes
     it only where the image's config of its topic and the log dir's checkpoints are those
     it was made with (its ``ahead``), and loads the log again otherwise.  None for a
     running broker's dir, a dir no log, and a log that cannot be read: plan_startup says
@@ -230,7 +234,9 @@ def load_one_ahead(part_dir: str, imaged: Collection[str] = ()) -> LoadedAhead |
     config = configs.for_topic(parsed.topic)
     try:
         part = load_partition(Path(log_dir), Path(part_dir), parsed, clean, rp, ls,
-                              topic_id=True, config=config)
+                              topic_id=True, config=config,
+                              seen=None if seen is None else (seen.files,
+                                                              seen.partition_metadata))
     except (OSError, KmetaError):
         return None
     return LoadedAhead(clean, rp, ls, config, part)

@@ -74,9 +74,10 @@ class Listeners:
     watch: Callable[[PartitionDir, Replay], Any] | None = None
     tally: Callable[[PartitionDir], Any] | None = None
     #: hears each ordinary partition dir of a data dir where verify checks it, in the
-    #: process that checks it (a module-level function, given the dir's path): what it
-    #: returns is the partition's ``checked.heard`` (kmeta report: startup's load of it)
-    partition: Callable[[str], Any] | None = None
+    #: process that checks it (a module-level function, given the dir's path and what
+    #: the check read of it, a :class:`~.partitions.Seen`): what it returns is the
+    #: partition's ``checked.heard`` (kmeta report: startup's load of it)
+    partition: Callable[[str, Any], Any] | None = None
 
 
 #: Nobody listens: a verify run of its own.

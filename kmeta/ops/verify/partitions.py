@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from kmeta.errors import KmetaError
 from kmeta.findings import Finding
+from kmeta.formats.filenames import FileKind
 from kmeta.formats.textfiles.partition_metadata import topic_id_in
 from kmeta.ops.verify.dirs import small_files
 from kmeta.ops.verify.jobs import PartitionScans, partitions_in, scan_partition
@@ -47,16 +48,28 @@ class Checked(NamedTuple):
     heard: Any = None
 
 
+class Seen(NamedTuple):
+    """What checking a partition dir read, for a listener to take instead of reading it
+    again (kmeta report's startup: a broker's thousands of dirs)."""
+
+    #: every regular file, by name: its kind and, for a segment verify measured, its
+    #: size (else None); None where the dir held something else (the listener lists it)
+    files: list[tuple[str, FileKind, int | None]] | None
+    #: partition.metadata's bytes as verify read them, None where it did not
+    partition_metadata: bytes | None
+
+
 def check_deferred(task: tuple[str, str, int],
-                   hear: Callable[[str], Any] | None = None) -> Checked | None:
+                   hear: Callable[[str, Seen], Any] | None = None) -> Checked | None:
     """Everything verify checks of one ordinary partition dir of a data dir, from its
     listing on: its files classified, its segments scanned, its small files read; and
-    what ``hear`` makes of the dir.  None when the dir is not the ordinary partition its
-    name says (see :func:`kmeta.storage.discover.list_deferred`)."""
+    what ``hear`` makes of the dir and what was read of it.  None when the dir is not the
+    ordinary partition its name says (see :func:`kmeta.storage.discover.list_deferred`)."""
     listed = list_deferred(*task)
     if listed is None:
         return None
-    part, findings = listed
+    part, findings, regular = listed
+    metadata_bytes: bytes | None = None
     segments = part.segments
     found, end = scan_partition([(str(f.path), f.kind.base_offset) for f in segments])
     # partition.metadata read once for all three (small_files, topic_ids, placement)
@@ -83,19 +96,28 @@ def check_deferred(task: tuple[str, str, int],
             named = (str(f.path), loaded.topic_id)
         if f.kind.live:
             placed = topic_id_in(data, lambda loaded=loaded: loaded)
+        if f.path.name == "partition.metadata":
+            metadata_bytes = data
     if placed is None and not first:  # a partition.metadata that is not live came first
         from kmeta.ops.placement import partition_topic_id as placement_id
 
         placed = placement_id(part)
     size = 0
+    sizes: dict[str, int] = {}
     for f in segments:
         with contextlib.suppress(OSError):
-            size += f.path.stat().st_size
+            size += (n := f.path.stat().st_size)
+            sizes[f.path.name] = n
+    heard = None
+    if hear is not None:
+        files = None if regular is None else \
+            [(name, kind, sizes.get(name)) for name, kind in regular]
+        heard = hear(task[0], Seen(files, metadata_bytes))
     return Checked(findings, found, end, len(part.files), len(segments), size, named, placed,
-                   None if hear is None else hear(task[0]))
+                   heard)
 
 
-def check_task(task: Any, hear: Callable[[str], Any] | None = None) -> Any:
+def check_task(task: Any, hear: Callable[[str, Seen], Any] | None = None) -> Any:
     """One task of verify's ordinary partitions: a deferred partition dir's
     (:func:`check_deferred`), or the segments of one listed already
     (:func:`.jobs.scan_partition`)."""
@@ -105,7 +127,7 @@ def check_task(task: Any, hear: Callable[[str], Any] | None = None) -> Any:
 
 
 def partition_scans(discovery: Discovery, jobs: int,
-                    hear: Callable[[str], Any] | None = None) -> PartitionScans:
+                    hear: Callable[[str, Seen], Any] | None = None) -> PartitionScans:
     """The checks of the ordinary partitions ``discovery`` found, in its order, with
     ``jobs`` processes: a deferred partition dir's whole check (and what ``hear``, a
     module-level function, makes of the dir there), a listed one's scan."""
