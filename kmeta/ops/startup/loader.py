@@ -531,12 +531,14 @@ class _MetadataFile:
     and for UnifiedLog.initializeTopicId (None where the listing has none)."""
 
     def __init__(self, path: Path, listing: list[tuple[str, FileKind, int]],
-                 data: bytes | None = None) -> None:
+                 data: bytes | None = None, topic_id: str | None = None) -> None:
         self.path = path / "partition.metadata"
         self.present = any(name == "partition.metadata" for name, _, _ in listing)
-        # (bytes read elsewhere stand for a read here only where this one takes them)
-        self._read: bytes | KmetaError | OSError | None = \
-            data if data is not None and len(data) <= _SMALL and self.present else None
+        # (bytes read elsewhere stand for a read here only where this one takes them,
+        # and the topic id parsed from them for the parse here)
+        taken = data is not None and len(data) <= _SMALL and self.present
+        self._read: bytes | KmetaError | OSError | None = data if taken else None
+        self._topic_id = topic_id if taken else None
 
     def data(self) -> bytes:
         """Its bytes; raises what reading it raised."""
@@ -552,6 +554,8 @@ class _MetadataFile:
     def topic_id(self) -> str | None:
         if not self.present:
             return None
+        if self._topic_id is not None:
+            return self._topic_id
         try:
             return parse_partition_metadata(self.data()).topic_id
         except (KmetaError, FormatError, OSError):
@@ -562,20 +566,20 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
                    recovery_point: int, log_start: int, *, topic_id: bool = False,
                    config: TopicLoadConfig | None = None,
                    seen: tuple[list[tuple[str, FileKind, int | None]] | None,
-                               bytes | None] | None = None,
+                               bytes | None, str | None] | None = None,
                    progress: Progress = QUIET) -> PartitionStartup:
     """What LogLoader does to the partition dir ``path`` (see the module docstring);
     ``topic_id``: read partition.metadata too (what the placement judge needs);
     ``config``: the topic's log config (remote storage, index interval, record format);
-    ``seen``: the dir's regular files (name, kind, a segment's size where known) and
-    partition.metadata's bytes, where the caller read them just now (kmeta report:
-    verify's check of the dir), either None where it did not; ``progress``: hears of the
+    ``seen``: the dir's regular files (name, kind, a segment's size where known),
+    partition.metadata's bytes and the topic id parsed from them, where the caller read
+    them just now (kmeta report: verify's check of the dir), each None where it did not; ``progress``: hears of the
     segments recovered.  An I/O error reading the dir raises OSError or KmetaError:
     Kafka's IOException (the caller takes the log dir offline)."""
     config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
-    files_seen, metadata_seen = seen or (None, None)
+    files_seen, metadata_seen, id_seen = seen or (None, None, None)
     listing = _listing(path) if files_seen is None else _sized(path, files_seen)
-    metadata_file = _MetadataFile(path, listing, metadata_seen)
+    metadata_file = _MetadataFile(path, listing, metadata_seen, id_seen)
     part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
                             metadata_file.topic_id() if topic_id else None, 0, 0,
                             recovery_point, log_start)

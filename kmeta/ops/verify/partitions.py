@@ -57,6 +57,8 @@ class Seen(NamedTuple):
     files: list[tuple[str, FileKind, int | None]] | None
     #: partition.metadata's bytes as verify read them, None where it did not
     partition_metadata: bytes | None
+    #: the topic id verify parsed from them, None where it could not
+    topic_id: str | None
 
 
 def check_deferred(task: tuple[str, str, int],
@@ -70,6 +72,7 @@ def check_deferred(task: tuple[str, str, int],
         return None
     part, findings, regular = listed
     metadata_bytes: bytes | None = None
+    metadata_id: str | None = None
     segments = part.segments
     found, end = scan_partition([(str(f.path), f.kind.base_offset) for f in segments])
     # partition.metadata read once for all three (small_files, topic_ids, placement)
@@ -98,6 +101,7 @@ def check_deferred(task: tuple[str, str, int],
             placed = topic_id_in(data, lambda loaded=loaded: loaded)
         if f.path.name == "partition.metadata":
             metadata_bytes = data
+            metadata_id = None if loaded is None else loaded.topic_id
     if placed is None and not first:  # a partition.metadata that is not live came first
         from kmeta.ops.placement import partition_topic_id as placement_id
 
@@ -112,7 +116,7 @@ def check_deferred(task: tuple[str, str, int],
     if hear is not None:
         files = None if regular is None else \
             [(name, kind, sizes.get(name)) for name, kind in regular]
-        heard = hear(task[0], Seen(files, metadata_bytes))
+        heard = hear(task[0], Seen(files, metadata_bytes, metadata_id))
     return Checked(findings, found, end, len(part.files), len(segments), size, named, placed,
                    heard)
 
