@@ -66,6 +66,7 @@ import bisect
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kmeta.errors import FormatError, KmetaError
 from kmeta.findings import Finding
@@ -565,21 +566,22 @@ class _MetadataFile:
 def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: bool,
                    recovery_point: int, log_start: int, *, topic_id: bool = False,
                    config: TopicLoadConfig | None = None,
-                   seen: tuple[list[tuple[str, FileKind, int | None]] | None,
-                               bytes | None, str | None] | None = None,
+                   seen: Any = None,
                    progress: Progress = QUIET) -> PartitionStartup:
     """What LogLoader does to the partition dir ``path`` (see the module docstring);
     ``topic_id``: read partition.metadata too (what the placement judge needs);
     ``config``: the topic's log config (remote storage, index interval, record format);
-    ``seen``: the dir's regular files (name, kind, a segment's size where known),
-    partition.metadata's bytes and the topic id parsed from them, where the caller read
-    them just now (kmeta report: verify's check of the dir), each None where it did not; ``progress``: hears of the
+    ``seen``: what the caller read of the dir just now (kmeta report: verify's check of
+    it), or None: its regular ``files`` (name, kind, a segment's size where known),
+    ``partition_metadata``'s bytes and the ``topic_id`` parsed from them, and the bytes
+    of the producer ``snapshots`` by name (each None or missing where it did not); ``progress``: hears of the
     segments recovered.  An I/O error reading the dir raises OSError or KmetaError:
     Kafka's IOException (the caller takes the log dir offline)."""
     config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
-    files_seen, metadata_seen, id_seen = seen or (None, None, None)
-    listing = _listing(path) if files_seen is None else _sized(path, files_seen)
-    metadata_file = _MetadataFile(path, listing, metadata_seen, id_seen)
+    listing = _listing(path) if seen is None or seen.files is None else \
+        _sized(path, seen.files)
+    metadata_file = _MetadataFile(path, listing, *(
+        (None, None) if seen is None else (seen.partition_metadata, seen.topic_id)))
     part = PartitionStartup(log_dir, path, parsed.topic, parsed.partition, parsed.state,
                             metadata_file.topic_id() if topic_id else None, 0, 0,
                             recovery_point, log_start)
@@ -607,7 +609,8 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     part.bytes = sum(s.size for s in segs)
     snapshots = {k.base_offset: name for name, k, _ in files
                  if k.kind == "producer-snapshot" and k.suffix is None}
-    producer = ProducerRebuild(path, snapshots, part, config.epochs_cleared is not None)
+    producer = ProducerRebuild(path, snapshots, part, config.epochs_cleared is not None,
+                               None if seen is None else seen.snapshots)
     sim = _Simulation(part, config.index_interval, cache, producer, progress)
     for seg in segs:  # loadSegmentFiles, clean or not
         txn = None if "offset-index" not in seg.indexes else _txn_index_rejected(seg)

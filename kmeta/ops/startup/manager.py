@@ -213,8 +213,8 @@ def load_one_ahead(part_dir: str, seen: Any = None, imaged: Collection[str] = ()
     workers check the partition, while verify replays that image): with the load config
     of a topic that sets none of its own, as nearly every topic is, in the image of a
     broker whose log dirs ``imaged`` name (else without an image); ``seen``: what
-    verify's check read of the dir just now (its ``files``, ``partition_metadata`` and
-    ``topic_id``: see :func:`~kmeta.ops.startup.loader.load_partition`), or None.  plan_startup takes
+    verify's check read of the dir just now (see
+    :func:`~kmeta.ops.startup.loader.load_partition`), or None.  plan_startup takes
     it only where the image's config of its topic and the log dir's checkpoints are those
     it was made with (its ``ahead``), and loads the log again otherwise.  None for a
     running broker's dir, a dir no log, and a log that cannot be read: plan_startup says
@@ -234,9 +234,7 @@ def load_one_ahead(part_dir: str, seen: Any = None, imaged: Collection[str] = ()
     config = configs.for_topic(parsed.topic)
     try:
         part = load_partition(Path(log_dir), Path(part_dir), parsed, clean, rp, ls,
-                              topic_id=True, config=config,
-                              seen=None if seen is None else (
-                                  seen.files, seen.partition_metadata, seen.topic_id))
+                              topic_id=True, config=config, seen=seen)
     except (OSError, KmetaError):
         return None
     return LoadedAhead(clean, rp, ls, config, part)

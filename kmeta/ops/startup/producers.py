@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,8 +93,10 @@ class ProducerRebuild:
     """The snapshots on disk through the load, and each rebuild's read."""
 
     def __init__(self, path: Path, snapshots: dict[int, str], part: PartitionStartup,
-                 legacy_format: bool) -> None:
+                 legacy_format: bool, read: Mapping[str, bytes] | None = None) -> None:
         self.path = path
+        #: file name -> the bytes of a snapshot the caller read just now
+        self.read = read or {}
         #: offset -> file name, the .snapshot files on disk now
         self.files = dict(snapshots)
         self.original = set(snapshots)
@@ -126,7 +128,10 @@ class ProducerRebuild:
         if offset not in self.original:
             return None  # written by this load
         # an I/O error here is an IOException: the caller takes the log dir offline
-        return snapshot_rejected(read_regular(self.path / name, _SNAPSHOT_MOST, name))
+        data = self.read.get(name)
+        if data is None:
+            data = read_regular(self.path / name, _SNAPSHOT_MOST, name)
+        return snapshot_rejected(data)
 
     def remove_strays(self, bases: list[int]) -> None:
         """ProducerStateManager.removeStraySnapshots(segment base offsets)."""

@@ -59,6 +59,8 @@ class Seen(NamedTuple):
     partition_metadata: bytes | None
     #: the topic id verify parsed from them, None where it could not
     topic_id: str | None
+    #: the producer snapshots (not deleted ones) verify read, by name: their bytes
+    snapshots: dict[str, bytes]
 
 
 def check_deferred(task: tuple[str, str, int],
@@ -73,6 +75,7 @@ def check_deferred(task: tuple[str, str, int],
     part, findings, regular = listed
     metadata_bytes: bytes | None = None
     metadata_id: str | None = None
+    snapshots: dict[str, bytes] = {}
     segments = part.segments
     found, end = scan_partition([(str(f.path), f.kind.base_offset) for f in segments])
     # partition.metadata read once for all three (small_files, topic_ids, placement)
@@ -82,6 +85,17 @@ def check_deferred(task: tuple[str, str, int],
     for f in part.files:
         kind = f.kind.kind
         if kind not in ("partition-metadata", "txn-index", "producer-snapshot"):
+            continue
+        if kind == "producer-snapshot" and f.kind.live:
+            try:  # as small_files reads it, its bytes kept for the listener
+                snapshot = read_small(f)
+            except KmetaError as e:
+                found.append(e.finding(str(f.path)))
+                continue
+            _, problem = load_checked(f, snapshot)
+            if problem:
+                found.append(problem)
+            snapshots[f.path.name] = snapshot
             continue
         if kind != "partition-metadata" or not first:
             found.extend(small_files([f]))
@@ -116,7 +130,7 @@ def check_deferred(task: tuple[str, str, int],
     if hear is not None:
         files = None if regular is None else \
             [(name, kind, sizes.get(name)) for name, kind in regular]
-        heard = hear(task[0], Seen(files, metadata_bytes, metadata_id))
+        heard = hear(task[0], Seen(files, metadata_bytes, metadata_id, snapshots))
     return Checked(findings, found, end, len(part.files), len(segments), size, named, placed,
                    heard)
 
