@@ -57,6 +57,7 @@ def report(
     next, each with the kmeta command that shows more; then the findings, each once.
     Exit 1 when any finding is an error.
     """
+    from kmeta.ops.processes import few_collections
     from kmeta.ops.report import build_report
     from kmeta.render.console import clip_width
     from kmeta.render.report import report_json, report_lines
@@ -64,7 +65,8 @@ def report(
     env = current_env()
     if html is not None:
         _check_html(html, paths)
-    with reading_progress(env, "report") as progress:
+    # as verify's pass, the analyses make trees freed as they go
+    with reading_progress(env, "report") as progress, few_collections():
         result = build_report(paths, pictures=html is not None, progress=progress)
     if html is not None:
         from kmeta.render.report import report_html

@@ -25,7 +25,6 @@ report.  ``KMETA_ONE_PROCESS`` (non-empty) keeps the replay in the one process.
 from __future__ import annotations
 
 import contextlib
-import gc
 import marshal
 import os
 import pickle
@@ -49,8 +48,6 @@ CHUNK = 2048
 #: The pipe's capacity asked for (Linux's default is 64 KiB, less than a chunk).
 PIPE_BYTES = 1 << 20
 
-#: The child's first-generation collection threshold (Python's default is 2,000).
-CHILD_GC_THRESHOLD = 20_000
 
 _LENGTH = struct.Struct("<Q")
 # what the queue holds: a record decoded by the pass (to apply), one it did not decode,
@@ -109,12 +106,9 @@ class ForkedReplay:
         if pid == 0:  # the child: replay what comes down, send back what it found
             os.close(down_w)
             os.close(up_r)
-            # What the child inherited lives as long as it does: the collector need not
-            # walk it.  And what the replay makes is trees (the image, payloads, rows),
-            # freed as they go: collections a few times less often spare a tenth of
-            # the child's time on the generated benchmark log.
-            gc.freeze()
-            gc.set_threshold(CHILD_GC_THRESHOLD)
+            # What the child inherited lives as long as it does, and what the replay
+            # makes is trees (the image, payloads, rows), freed as they go
+            processes.collect_rarely()
             status = 1
             try:
                 _serve(replay, report, down_r, up_w)

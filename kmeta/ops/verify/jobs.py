@@ -127,6 +127,7 @@ def _serve(conn: Connection, tasks: list[Any], claims: Any, owner: Any, me: int,
     check = check or scan_partition
     done: list[tuple[int, Any]] = []
     try:
+        processes.collect_rarely()  # for the worker's life, which ends with the run
         while (k := _claim(claims, owner, me, len(tasks))) is not None:
             try:
                 done.append((k, check(tasks[k])))
@@ -199,7 +200,9 @@ class PartitionScans:
         # makes in /dev/shm on Linux: where it cannot, this process checks them all.
         if not processes.shared_memory():
             return
-        preload = [] if self._check is None else [self._check.__module__]
+        # (the module of a partial's function: the caller's listener, say)
+        preload = [] if self._check is None else \
+            [getattr(self._check, "func", self._check).__module__]
         ctx = _context(preload)
         try:
             claims = ctx.Value("q", self._next)
