@@ -70,9 +70,10 @@ class _Real:
     dirs share one log dir, and a realpath is a stat per part of the path."""
 
     def __init__(self) -> None:
-        #: a parent dir -> its real path and the names of the links in it (one listing:
-        #: a partition dir's own lstat, thousands of times, cost more)
-        self._dirs: dict[str, tuple[str, frozenset[str]]] = {}
+        #: a parent dir as given -> its real path and the names of the links in it (one
+        #: listing: a partition dir's own lstat, thousands of times, cost more), None
+        #: where it cannot be listed
+        self._dirs: dict[str, tuple[str, frozenset[str]] | None] = {}
         self._seen: dict[str | os.PathLike[str], str] = {}
 
     def __call__(self, path: str | os.PathLike[str]) -> str:
@@ -82,21 +83,27 @@ class _Real:
         return real
 
     def _resolve(self, path: str | os.PathLike[str]) -> str:
-        path = os.path.abspath(path)
-        parent, name = os.path.split(path)
-        if not name:
-            return os.path.realpath(path)
-        known = self._dirs.get(parent)
-        if known is None:
-            try:
-                with os.scandir(parent) as it:
-                    links = frozenset(e.name for e in it if e.is_symlink())
-            except OSError:
-                return os.path.realpath(path)
-            known = self._dirs[parent] = (os.path.realpath(parent), links)
-        if name in known[1]:
-            return os.path.realpath(path)
-        return os.path.join(known[0], name)
+        text = os.fspath(path)
+        parent, name = os.path.split(text)
+        if name not in ("", ".", ".."):
+            if parent not in self._dirs:
+                self._dirs[parent] = self._parent(parent)
+            known = self._dirs[parent]
+            if known is not None and name not in known[1]:
+                return os.path.join(known[0], name)
+        return os.path.realpath(os.path.abspath(text))
+
+    @staticmethod
+    def _parent(parent: str) -> tuple[str, frozenset[str]] | None:
+        """A dir's real path and the names of the links in it; None where it cannot be
+        listed (each path in it is then resolved whole)."""
+        where = os.path.abspath(parent or os.curdir)
+        try:
+            with os.scandir(where) as it:
+                links = frozenset(e.name for e in it if e.is_symlink())
+        except OSError:
+            return None
+        return os.path.realpath(where), links
 
 
 def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
