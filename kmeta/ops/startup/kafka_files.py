@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 
 #: (kind, text): "stop" (the exception escapes loadLogs) or "offline" (an IOException)
@@ -80,6 +81,9 @@ def _decode(data: bytes, name: str) -> str | Verdict:
                            "while Kafka reads it")
 
 
+#: (a broker's thousands of partitions hold a few distinct files of each kind: each
+#: judged once)
+@functools.lru_cache(maxsize=1024)
 def epoch_checkpoint_verdict(data: bytes) -> Verdict | None:
     """Kafka's verdict on a leader-epoch-checkpoint holding ``data``; None when it reads."""
     name = "leader-epoch-checkpoint"
@@ -119,6 +123,7 @@ def epoch_checkpoint_verdict(data: bytes) -> Verdict | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def partition_metadata_verdict(data: bytes) -> Verdict | None:
     """Kafka's verdict on a partition.metadata holding ``data``; None when it reads."""
     name = "partition.metadata"
