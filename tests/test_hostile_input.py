@@ -377,6 +377,24 @@ def test_records_of_a_large_batch_are_a_stream(command: tuple[str, ...],
     assert peak_mib < 100
 
 
+@pytest.mark.parametrize("bounds", [("--from-offset", "100"), ("--to-offset", "9"),
+                                    ("--from-offset", "600009")])
+def test_records_of_a_large_batch_filtered_out_leave_no_empty_lines(
+        bounds: tuple[str, str], tmp_path: Path) -> None:
+    """The 600,000 records of one batch all sit at offset 10 (offset deltas 0): an offset
+    range past them printed the batch and then an empty line per piece of 4,096 records
+    the filter emptied (146 of them)."""
+    part = corpus_copy("zstd-many-records", tmp_path)
+    for json_out in (["--json"], []):
+        proc = run("dump", *json_out, "-r", *bounds, part)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines and "" not in lines, (bounds, json_out, len(lines))
+        if json_out:
+            records = [o for o in map(json.loads, lines) if o["kind"] == "record"]
+            assert all(o["offset"] != 10 for o in records)
+
+
 # ------------------------------------------------------------------ many files
 
 

@@ -342,8 +342,8 @@ def _batch_dumps(batch: Batch | LegacyBatch, path: str, decoder: str,
     for piece in _pieces(records):
         dumped = _batch_dump(batch, piece, findings if first else [], path, decoder, opts,
                              metadata)
-        if dumped is None:
-            continue
+        if dumped is None or (not first and not dumped.entries):
+            continue  # (a piece the offsets filter empties says nothing: no empty line)
         yield dumped._replace(masked=_masks(batch, opts, metadata)) if first \
             else BatchMore(*dumped[:3])
         first = False
