@@ -178,7 +178,10 @@ def _next_offset(path: Path, start: int = 0) -> int | None:
 
 def _temp_files(path: Path, files: list[tuple[str, FileKind, int]], part: PartitionStartup
                 ) -> list[tuple[str, FileKind, int]]:
-    """Step 1: the files left once temp files are gone and swaps are in."""
+    """Step 1: the files left once temp files are gone and swaps are in (``files`` in
+    name order, as listed)."""
+    if not any(k.suffix for _, k, _ in files):
+        return files  # nothing deleted, cleaned or swapped: nearly every partition dir
     cleaned = [k.base_offset for _, k, _ in files if k.suffix == "cleaned"]
     least = min(cleaned) if cleaned else None
     keep, swaps = [], []
@@ -587,8 +590,8 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
                             recovery_point, log_start)
     part.remote_storage = config.remote_storage
     # what is on disk (said even when the load stops before the segments are opened)
-    part.segments = sum(1 for _, k, _ in listing if k.kind == "segment" and not k.suffix)
-    part.bytes = sum(n for _, k, n in listing if k.kind == "segment" and not k.suffix)
+    on_disk = [n for _, k, n in listing if k.kind == "segment" and not k.suffix]
+    part.segments, part.bytes = len(on_disk), sum(on_disk)
     # UnifiedLog.apply reads leader-epoch-checkpoint, then builds the
     # ProducerStateManager (it parses the .snapshot names), then runs LogLoader.load
     cache = _EpochCache(path, config.epochs_cleared, part)
