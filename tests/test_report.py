@@ -285,6 +285,31 @@ def test_startup_made_ahead_and_beside_is_the_startup_made_after_verify(
     assert any('"area":"startup"' in line for line in made)
 
 
+def test_startup_loads_ahead_the_logs_of_the_current_dir(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kmeta report .`` in a data dir: the logs loaded where verify checks them are
+    taken (their log dir is the current dir, named ``.``), none loaded twice."""
+    from kmeta.ops.startup import manager
+    from kmeta.render.report.text import report_json
+
+    data = FIXTURES / "placement" / "jbod" / "logs-a"
+    want = [line.replace(str(data), ".") for line in report_json(build_report([str(data)]))]
+    used = []
+    real = manager.load_partition
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        used.append(str(args[1]))
+        return real(*args, **kwargs)
+
+    monkeypatch.chdir(data)
+    monkeypatch.setattr(processes, "default_jobs", lambda: 1)
+    monkeypatch.setattr(manager, "load_partition", counted)
+    got = list(report_json(build_report(["."])))
+    assert len(used) == len(set(used)) == 6, used
+    assert [json.loads(line) for line in got if '"area":"startup"' in line] == \
+        [json.loads(line) for line in want if '"area":"startup"' in line]
+
+
 _MORE = {"startup-brokers": [FIXTURES / "startup" / "brokers"],
          "startup-offsets": [FIXTURES / "startup" / "offsets"],
          "placement": [FIXTURES / "placement"]}

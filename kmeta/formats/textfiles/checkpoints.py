@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -182,6 +183,7 @@ _PLAIN_ENTRY = re.compile(rb"([A-Za-z0-9._-]+) ([0-9]+) ([0-9]+)\n")
 _set = object.__setattr__
 
 
+@functools.lru_cache(maxsize=16)  # verify, placement and startup read each one
 def _plain_offset_checkpoint(data: bytes) -> OffsetCheckpoint | None:
     """The file read as :func:`parse_offset_checkpoint` reads it where it is in the form
     Kafka writes (a broker's holds thousands of lines: each taken apart by one regular

@@ -40,7 +40,7 @@ from kmeta.formats.textfiles import (
     parse_properties,
 )
 from kmeta.ops.startup.brokers import BrokerDirs, default_version, read_meta
-from kmeta.ops.startup.configs import LogConfigs, log_configs
+from kmeta.ops.startup.configs import LogConfigs, TopicLoadConfig, log_configs
 from kmeta.ops.startup.loader import load_partition
 from kmeta.ops.startup.metadata_log import METADATA_DIR, open_metadata_log
 from kmeta.ops.startup.model import (
@@ -220,6 +220,7 @@ def load_one_ahead(part_dir: str, seen: Any = None, imaged: Collection[str] = ()
     running broker's dir, a dir no log, and a log that cannot be read: plan_startup says
     what it meets there."""
     log_dir, name = os.path.split(part_dir)
+    log_dir = log_dir or os.curdir  # a partition dir of the current dir, as given
     parsed = parse_partition_dir_name(name)
     if parsed is None or parsed.topic == METADATA_TOPIC or name == _SKIPPED:
         return None
@@ -314,15 +315,19 @@ def _load_dir(path: Path, version: str, threads: int, report: StartupReport,
         if parsed.topic == METADATA_TOPIC:
             d.metadata_log = True
             continue
-        partitions.append((Path(e.path), parsed))
+        partitions.append((e.path, parsed))
     if partitions and not clean and rp_use.state == "missing":
         report.findings.append(Finding(
             "V203", f"{rp_use.name} is missing: Kafka creates it empty, so after this "
             "unclean shutdown it recovers every segment of every log", str(path / rp_use.name)))
-    for ppath, parsed in partitions:
+    topic_configs: dict[str, TopicLoadConfig] = {}
+    for where, parsed in partitions:
+        ppath = Path(where)
         tp = (parsed.topic, parsed.partition)
         rp, ls = rps.get(tp, 0), lss.get(tp, 0)
-        config = configs.for_topic(parsed.topic)
+        config = topic_configs.get(parsed.topic)
+        if config is None:
+            config = topic_configs[parsed.topic] = configs.for_topic(parsed.topic)
         made = None if d.live else ahead.get(str(ppath))
         if made is not None and made[:4] == (clean, rp, ls, config):
             part = made.part  # loaded ahead from what this load is made from
