@@ -16,7 +16,7 @@ from kmeta.formats.filenames import FileKind
 from kmeta.formats.textfiles.partition_metadata import topic_id_in
 from kmeta.ops.verify.dirs import small_files
 from kmeta.ops.verify.jobs import PartitionScans, partitions_in, scan_partition
-from kmeta.storage.discover import DeferredPartition, Discovery, list_deferred
+from kmeta.storage.discover import DeferredPartition, Discovery, LogFile, list_deferred
 from kmeta.storage.files import load_checked, read_small
 
 
@@ -87,28 +87,18 @@ def check_deferred(task: tuple[str, str, int],
         if kind not in ("partition-metadata", "txn-index", "producer-snapshot"):
             continue
         if kind == "producer-snapshot" and f.kind.live:
-            try:  # as small_files reads it, its bytes kept for the listener
-                snapshot = read_small(f)
-            except KmetaError as e:
-                found.append(e.finding(str(f.path)))
-                continue
-            _, problem = load_checked(f, snapshot)
-            if problem:
-                found.append(problem)
-            snapshots[f.path.name] = snapshot
+            read = _read_checked(f, found)  # its bytes kept for the listener
+            if read is not None:
+                snapshots[f.path.name] = read[0]
             continue
         if kind != "partition-metadata" or not first:
             found.extend(small_files([f]))
             continue
         first = False  # what topic_ids and placement read: the first one
-        try:
-            data = read_small(f)
-        except KmetaError as e:
-            found.append(e.finding(str(f.path)))
+        read = _read_checked(f, found)
+        if read is None:
             continue
-        loaded, problem = load_checked(f, data)
-        if problem:
-            found.append(problem)
+        data, loaded = read
         if loaded is not None:
             named = (str(f.path), loaded.topic_id)
         if f.kind.live:
@@ -133,6 +123,20 @@ def check_deferred(task: tuple[str, str, int],
         heard = hear(task[0], Seen(files, metadata_bytes, metadata_id, snapshots))
     return Checked(findings, found, end, len(part.files), len(segments), size, named, placed,
                    heard)
+
+
+def _read_checked(f: LogFile, found: list[Finding]) -> tuple[bytes, Any] | None:
+    """A small file's bytes and content, read and checked as small_files does (its
+    findings onto ``found``); None where it cannot be read."""
+    try:
+        data = read_small(f)
+    except KmetaError as e:
+        found.append(e.finding(str(f.path)))
+        return None
+    loaded, problem = load_checked(f, data)
+    if problem:
+        found.append(problem)
+    return data, loaded
 
 
 def check_task(task: Any, hear: Callable[[str, Seen], Any] | None = None) -> Any:
