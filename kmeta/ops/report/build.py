@@ -307,7 +307,9 @@ def _startup(dirs: list[Path], found: Discovery, image: object,  # noqa: ANN202
              metadata_loaded: dict[Path, Any], ahead: dict[str, Any]):
     """startup of one broker's log dirs, judged by verify's image of its metadata log
     (None: startup replays it) and its discovery of the dirs, with what startup did
-    before that image was known (:func:`startup_ahead`)."""
+    before that image was known: the logs loaded where verify's workers checked them
+    (``ahead``) and the long metadata logs recovered beside verify's pass
+    (``metadata_loaded``)."""
     from kmeta.ops.startup import image_judge, plan_startup, with_broker_findings
 
     names = [str(d) for d in dirs]

@@ -16,7 +16,6 @@ if TYPE_CHECKING:  # what the rest of kmeta may use (kmeta.face: each loaded on 
     from kmeta.ops.startup.image import image_judge
     from kmeta.ops.startup.image import with_broker_findings
     from kmeta.ops.startup.manager import ahead_afresh
-    from kmeta.ops.startup.manager import load_ahead
     from kmeta.ops.startup.manager import load_one_ahead
     from kmeta.ops.startup.manager import plan_startup
     from kmeta.ops.startup.metadata_log import load_metadata_log

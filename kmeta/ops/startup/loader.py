@@ -577,9 +577,9 @@ def load_partition(log_dir: Path, path: Path, parsed: PartitionDirName, clean: b
     ``seen``: what the caller read of the dir just now (kmeta report: verify's check of
     it), or None: its regular ``files`` (name, kind, a segment's size where known),
     ``partition_metadata``'s bytes and the ``topic_id`` parsed from them, and the bytes
-    of the producer ``snapshots`` by name (each None or missing where it did not); ``progress``: hears of the
-    segments recovered.  An I/O error reading the dir raises OSError or KmetaError:
-    Kafka's IOException (the caller takes the log dir offline)."""
+    of the producer ``snapshots`` by name (each None or missing where it did not);
+    ``progress``: hears of the segments recovered.  An I/O error reading the dir raises
+    OSError or KmetaError: Kafka's IOException (the caller takes the log dir offline)."""
     config = config or TopicLoadConfig(False, "", DEFAULT_INDEX_INTERVAL)
     listing = _listing(path) if seen is None or seen.files is None else \
         _sized(path, seen.files)

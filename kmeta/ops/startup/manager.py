@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -186,24 +186,6 @@ def _logs(path: Path) -> list[tuple[os.DirEntry[str], PartitionDirName | None]]:
     with os.scandir(path) as it:
         entries = sorted((e for e in it if e.is_dir()), key=lambda e: e.name)
     return [(e, parse_partition_dir_name(e.name)) for e in entries if e.name != _SKIPPED]
-
-
-def load_ahead(paths: Sequence[str | os.PathLike[str]], imaged: Collection[str] = ()
-               ) -> dict[str, LoadedAhead]:
-    """Every log in the log dirs ``paths`` of one broker loaded as :func:`plan_startup`
-    loads it, before the broker's image is known, keyed by partition dir (see
-    :func:`load_one_ahead`)."""
-    ahead_afresh()
-    out: dict[str, LoadedAhead] = {}
-    for raw in paths:
-        path = Path(raw)
-        if not path.is_dir():
-            continue
-        for e, _ in _logs(path):
-            made = load_one_ahead(e.path, imaged=imaged)
-            if made is not None:
-                out[e.path] = made
-    return out
 
 
 def load_one_ahead(part_dir: str, seen: Any = None, imaged: Collection[str] = ()
@@ -458,7 +440,7 @@ def plan_startup(paths: list[str], *, kafka_version: str | None = None,
     version; ``metadata_loaded``: the metadata log's load by a log dir
     (:func:`~kmeta.ops.startup.metadata_log.load_metadata_log`), where the caller made it
     already; ``ahead``: the logs' loads made before the image was known
-    (:func:`load_ahead`), each taken where it was made from what this load is;
+    (:func:`load_one_ahead`), each taken where it was made from what this load is;
     ``progress`` hears of the segments recovered.
     """
     dirs = [_check_log_dir(p) for p in paths]

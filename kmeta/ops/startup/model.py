@@ -278,8 +278,8 @@ class PartitionStartup:
 
 
 class LoadedAhead(NamedTuple):
-    """A partition's load made before the broker's image was known (kmeta report: in a
-    process beside verify's pass, :func:`~kmeta.ops.startup.manager.load_ahead`), with
+    """A partition's load made before the broker's image was known (kmeta report: where
+    verify's worker checks it, :func:`~kmeta.ops.startup.manager.load_one_ahead`), with
     what it was made from: it stands for the load only where the image's configs and the
     log dir's files give the same."""
 
