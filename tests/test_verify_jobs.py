@@ -388,10 +388,10 @@ def test_a_worker_that_dies_leaves_its_partition_dirs_to_the_caller(
     caller = os.getpid()
     real_check = verify_dirs.check_deferred
 
-    def dying(task: tuple) -> object:
+    def dying(task: tuple, hear: object = None) -> object:
         if os.getpid() != caller:
             os.kill(os.getpid(), signal.SIGKILL)
-        return real_check(task)
+        return real_check(task, hear)
 
     monkeypatch.setattr(verify_dirs, "check_deferred", dying)
     monkeypatch.setattr(processes, "no_other_thread", lambda: True)
@@ -413,9 +413,9 @@ def test_with_a_thread_alive_partition_dirs_are_checked_by_the_forkserver(
     want = [check_task(t) for t, _ in tasks]
     real_check = verify_dirs.check_deferred
 
-    def slow(task: tuple) -> object:  # here only: the forkserver's worker imports its own
-        time.sleep(0.3)  # twelve of them: seconds for the worker to start and claim some
-        return real_check(task)
+    def slow(task: tuple, hear: object = None) -> object:  # here only: the forkserver's
+        time.sleep(0.3)  # worker imports its own; twelve of them: seconds for the worker
+        return real_check(task, hear)  # to start and claim some
 
     monkeypatch.setattr(verify_dirs, "check_deferred", slow)
     stop = threading.Event()

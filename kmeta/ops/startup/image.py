@@ -120,7 +120,7 @@ def image_judge(log_dirs: Sequence[str | os.PathLike[str]], *,
                               data_dirs=data_dirs, progress=progress)
     if placed is None or placed.placement is None:
         return None, placed
-    real = placed.real = _Real()  # with_broker_findings resolves the same paths
+    real = _Real()
     verdicts = {real(v.log.path): v for v in placed.placement.verdicts}
     by_file: dict[str, list[Finding]] = {}
     for f in placed.findings:
@@ -145,9 +145,17 @@ def with_broker_findings(report: StartupReport, placed: BrokerPlacement | None) 
     on disk, log dirs that disagree, checks not run) and return its JSON objects."""
     if placed is None:
         return []
-    real = getattr(placed, "real", None) or _Real()
-    judged = {real(p.path) for p in report.partitions}
-    report.findings.extend(f for f in placed.findings if f.code not in _LOADER_SAYS and (
-        f.file is None or real(f.file) not in judged))
+    named = {str(p.path) for p in report.partitions}
+    real = _Real()
+    judged: set[str] | None = None  # by real path: made only for a file named otherwise
+    for f in placed.findings:
+        if f.code in _LOADER_SAYS or f.file in named:
+            continue
+        if f.file is not None:
+            if judged is None:
+                judged = {real(p.path) for p in report.partitions}
+            if real(f.file) in judged:
+                continue
+        report.findings.append(f)
     report.notes.extend(placed.not_run)
     return placed.json_objects()

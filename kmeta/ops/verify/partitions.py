@@ -143,9 +143,7 @@ def check_task(task: Any, hear: Callable[[str, Seen], Any] | None = None) -> Any
     """One task of verify's ordinary partitions: a deferred partition dir's
     (:func:`check_deferred`), or the segments of one listed already
     (:func:`.jobs.scan_partition`)."""
-    if not isinstance(task, tuple):
-        return scan_partition(task)
-    return check_deferred(task) if hear is None else check_deferred(task, hear)
+    return check_deferred(task, hear) if isinstance(task, tuple) else scan_partition(task)
 
 
 def partition_scans(discovery: Discovery, jobs: int,
