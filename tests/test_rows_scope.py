@@ -120,18 +120,27 @@ def test_empty_files_are_no_work(tmp_path: Path) -> None:
     assert units and str(empty) not in {u.path for u in units}
 
 
-def test_export_tasks_share_the_files_out_by_size() -> None:
-    from kmeta.ops.export import task_groups
+def test_export_tasks_share_the_files_out_by_size(monkeypatch) -> None:
+    """A task per core, in full waves of tasks under TASK_BYTES each, the files shared
+    out by size."""
+    from kmeta.ops.export import chunks, task_groups
 
     units, _ = plan_units([str(HEALTHY)], "batches")
+    assert len(units) > 4
     groups = task_groups(units, 2)
-    assert len(groups) == 8 and sorted(u.path for g in groups for u in g) == \
+    assert len(groups) == 2 and sorted(u.path for g in groups for u in g) == \
         sorted(u.path for u in units)
     sizes = [sum(Path(u.path).stat().st_size for u in g) for g in groups]
     biggest = max(Path(u.path).stat().st_size for u in units)
     assert max(sizes) - min(sizes) <= biggest  # greedy by size: no group far behind
-    assert len(task_groups(units[:3], 2)) == 3  # never more tasks than files
+    assert len(task_groups(units[:3], 4)) == 3  # never more tasks than files
     assert task_groups([], 2) == []
+    total = sum(Path(u.path).stat().st_size for u in units)
+    # more than a wave of TASK_BYTES: two full waves of two
+    monkeypatch.setattr(chunks, "TASK_BYTES", -(-total // 3))
+    assert len(task_groups(units, 2)) == 4
+    monkeypatch.setattr(chunks, "TASK_BYTES", 1)  # tiny tasks: one per file
+    assert len(task_groups(units, 2)) == len(units)
 
 
 def test_internal_topics_are_decoded_in_the_records_table() -> None:

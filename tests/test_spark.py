@@ -41,7 +41,7 @@ def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
     # the metadata log's records by default, every topic's with data_topics
     assert records.count() == want["metadata_record"] < want["record"]
     assert read.option("data_topics", "true").load(paths).count() == want["record"]
-    # files shared out over a few tasks per core, not a task per file or directory
+    # files shared out over a task per core, not a task per file or directory
     import os
 
     from kmeta.ops.export import plan_units, task_groups
@@ -51,7 +51,8 @@ def test_counts_equal_kmeta_dump(spark, real_data: Path) -> None:
         units, _ = plan_units(paths, table)
         tasks = df.rdd.getNumPartitions()
         assert tasks == len(task_groups(units, os.cpu_count() or 1)), table
-        assert 4 <= tasks < len(units), (table, tasks, len(units))
+        assert min(os.cpu_count() or 1, len(units)) <= tasks < len(units), \
+            (table, tasks, len(units))
 
 
 def test_tables_have_their_documented_schema(spark) -> None:
@@ -95,8 +96,10 @@ def test_inputs_are_shared_out_over_tasks(spark, real_data: Path) -> None:
     """Many files give several input partitions, which together hold every row once.
     (That local[2] runs them two at a time is measured by tests/bench/bench_export.py.)"""
     paths = [str(real_data / "quorum3-boaz" / "data" / f"kafka-{n}") for n in (1, 2, 3)]
+    import os
+
     df = spark.read.format("kmeta").option("table", "records").load(paths + [str(HEALTHY)])
-    assert df.rdd.getNumPartitions() >= 4
+    assert df.rdd.getNumPartitions() >= min(2, os.cpu_count() or 1)
     per_task = df.rdd.mapPartitions(lambda rows: [sum(1 for _ in rows)]).collect()
     assert len(per_task) == df.rdd.getNumPartitions() and sum(per_task) == df.count()
 

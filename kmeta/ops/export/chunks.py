@@ -450,8 +450,8 @@ _COLUMNS: dict[Any, tuple] = {}
 _COLUMNS_KEPT = 1 << 15
 
 
-#: bytes of segment and snapshot files one export task reads, when there are many
-TASK_BYTES = 32 << 20
+#: bytes of segment and snapshot files one export task reads at most, when there are many
+TASK_BYTES = 256 << 20
 
 
 def _unit_bytes(u: Unit) -> int:
@@ -466,14 +466,15 @@ def _unit_bytes(u: Unit) -> int:
 
 
 def task_groups(units: Sequence[Unit], parallelism: int) -> list[list[Unit]]:
-    """The units cut into Spark tasks of similar size: a task per file or partition
-    directory costs as much as parsing a megabyte or two (Python worker set-up), and a
-    fleet holds thousands of them.  Enough tasks to keep every core busy (four per core)
-    or to read about TASK_BYTES each, never more than one per unit; each unit goes to the
-    task with the fewest bytes so far, biggest first."""
+    """The units cut into Spark tasks of similar size, as few as keep every core busy:
+    each task costs a Python worker's turn (about 20 ms on a laptop, for parsing 4 MB),
+    and a fleet holds thousands of files.  One task per core, or as many full waves of
+    them as keep each task under TASK_BYTES; never more than one task per unit; each
+    unit goes to the task with the fewest bytes so far, biggest first."""
     sized = sorted(((_unit_bytes(u), u) for u in units), key=lambda su: su[0], reverse=True)
     total = sum(s for s, _ in sized)
-    n = min(len(sized), max(4 * max(parallelism, 1), -(-total // TASK_BYTES)))
+    cores = max(parallelism, 1)
+    n = min(len(sized), cores * max(1, -(-total // (TASK_BYTES * cores))))
     groups: list[list[Unit]] = [[] for _ in range(n)]
     lightest = [(0, i) for i in range(n)]  # a heap of (bytes so far, group)
     for s, u in sized:
