@@ -81,14 +81,18 @@ def test_the_daemon_opens_other_descriptors_as_os_does(tmp_path: Path) -> None:
 
 
 def test_a_worker_spares_the_collector_what_lived_before_its_task() -> None:
+    from kmeta.ops.processes import FEW_COLLECTIONS
+
     seen = []
 
     def worker(sock, authenticated):
-        seen.append(gc.get_freeze_count())
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))
         return 0
 
+    threshold = gc.get_threshold()
     try:
         assert daemon._sparing(worker)(None, True) == 0
-        assert seen and seen[0] > 0
+        assert seen and seen[0][0] > 0 and seen[0][1] == FEW_COLLECTIONS
     finally:
+        gc.set_threshold(*threshold)
         gc.unfreeze()

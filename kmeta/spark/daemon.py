@@ -15,7 +15,6 @@ before pyspark is imported.
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 import socket
@@ -23,6 +22,8 @@ import sys
 import zipimport
 from importlib.machinery import PathFinder
 from typing import Any
+
+from kmeta.ops.processes import collect_rarely
 
 
 def spark_copies(path: list[str]) -> list[str]:
@@ -128,12 +129,13 @@ class _DaemonOs:
 
 
 def _sparing(worker: Any) -> Any:
-    """pyspark's per-task ``worker``, with what is alive before the task frozen out of
-    the collector's reach: the daemon collects after every task, and a collection
-    through the modules a worker holds (kmeta, pyarrow, pyspark: 50,000 objects) took
-    15 ms of each task."""
+    """pyspark's per-task ``worker``, its collector run rarely and never over what lived
+    before the task (``collect_rarely``): the daemon collects after every task, and a
+    collection through the modules a worker holds (kmeta, pyarrow, pyspark: 50,000
+    objects) took 15 ms of each task; during a task the records table's columns, freed
+    as they go, set off collections that found nothing (a twentieth of its parsing)."""
     def sparing_worker(sock: socket.socket, authenticated: bool) -> int:
-        gc.freeze()
+        collect_rarely()
         return worker(sock, authenticated)
     return sparing_worker
 
