@@ -17,14 +17,18 @@ The first read of each table in the session (its Python workers started, the JVM
 not yet compiled) is timed apart from the steady ones.  With ``--floor``, each table is
 also read through a source that plans the same tasks but yields, for each file, its first
 Arrow batch over and over up to the file's rows: what Spark's side of the read costs
-(planning, the Arrow stream, the rows made of it) when kmeta's parsing costs nothing.  Target: the slower table at
-least 0.3x verify's rate.  The machine's load average is printed before and after:
-other processes share the CPUs, so compare the ratios, not the seconds.
+(planning, the Arrow stream, the rows made of it) when kmeta's parsing costs nothing.  On a
+``local`` master each read's CPU time is printed too, split between the JVM and the
+Python processes under it (the daemon and its workers): on two cores they take turns on
+the same CPUs.  Target: the slower table at least 0.3x verify's rate.  The machine's load
+average is printed before and after: other processes share the CPUs, so compare the
+ratios, not the seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -48,6 +52,32 @@ def verify_seconds(log: Path) -> float:
     if done.returncode not in (0, 1):
         raise SystemExit(f"kmeta verify {log} exited {done.returncode}")
     return time.perf_counter() - t
+
+
+def _ticks(pid: int) -> tuple[int, int, int]:
+    """(parent pid, CPU ticks of the process, CPU ticks of its waited-for children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+
+
+def cpu_seconds(jvm: int) -> tuple[float, float]:
+    """CPU seconds so far of the JVM ``jvm`` and of every process under it (Python's
+    daemon and workers, those that ended included)."""
+    procs = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):  # ended meanwhile
+                procs[int(entry.name)] = _ticks(int(entry.name))
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    under, todo = 0, list(children.get(jvm, []))
+    while todo:
+        pid = todo.pop()
+        under += procs[pid][1] + procs[pid][2]
+        todo += children.get(pid, [])
+    hz = os.sysconf("SC_CLK_TCK")
+    return procs[jvm][1] / hz, under / hz
 
 
 def read_seconds(spark: object, table: str, log: Path) -> float:
@@ -141,16 +171,30 @@ def main() -> None:
             floor_seconds(spark, t, log, counts[t])  # its first read
         runs += [(f"floor {t}", lambda t=t: floor_seconds(spark, t, log, counts[t]))
                  for t in TABLES]
+    local = args.master.startswith("local")
+    jvm = spark.sparkContext._gateway.proc.pid if local else 0  # type: ignore[attr-defined]
     times: dict[str, list[float]] = {}
+    cpu: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.repeat):
         for name, run in runs:
+            before = cpu_seconds(jvm) if local and name != "verify" else (0.0, 0.0)
             times.setdefault(name, []).append(run())
+            after = cpu_seconds(jvm) if local and name != "verify" else (0.0, 0.0)
+            cpu.setdefault(name, []).append((after[0] - before[0], after[1] - before[1]))
     spark.stop()
     best = {name: min(ts) for name, ts in times.items()}
     print("each run (s): " + "; ".join(f"{name} " + " ".join(f"{t:.2f}" for t in ts)
                                        for name, ts in times.items()))
 
     rate = mb / best["verify"]
+
+    def split(name: str) -> str:
+        """The CPU seconds of the best run of ``name``."""
+        if not local:
+            return ""
+        j, p = cpu[name][times[name].index(best[name])]
+        return f"; CPU: JVM {j:.2f} s, Python {p:.2f} s"
+
     print(f"kmeta verify, one process             {best['verify']:6.2f} s  {rate:6.1f} MB/s")
     for t in TABLES:
         print(f"read {t:<8} {args.master}, first read   {cold[t]:6.2f} s  "
@@ -159,11 +203,11 @@ def main() -> None:
     for t in TABLES:
         r = mb / best[t]
         print(f"read {t:<8} {args.master}, steady       {best[t]:6.2f} s  {r:6.1f} MB/s = "
-              f"{r / rate:.2f}x verify")
+              f"{r / rate:.2f}x verify{split(t)}")
     for t in TABLES if args.floor else ():
         r = mb / best[f"floor {t}"]
         print(f"floor {t:<7} {args.master}, no parsing   {best[f'floor {t}']:6.2f} s  "
-              f"{r:6.1f} MB/s = {r / rate:.2f}x verify")
+              f"{r:6.1f} MB/s = {r / rate:.2f}x verify{split(f'floor {t}')}")
     print(f"slower table: {worst / rate:.2f}x verify (target >= {TARGET}x); "
           f"load average {load()}")
 
