@@ -52,7 +52,8 @@ def test_a_task_input_is_not_held_by_a_delayed_acknowledgement() -> None:
     daemon it comes at once."""
     plain = _second_write_waits(lambda fd: os.fdopen(fd, "rb", 65536))
     acking = _second_write_waits(lambda fd: daemon._DaemonOs.fdopen(fd, "rb", 65536))
-    assert plain[len(plain) // 2] >= 20, f"no delayed acknowledgement to undo here: {plain}"
+    if plain[len(plain) // 2] < 20:
+        pytest.skip(f"this kernel does not delay the acknowledgement: {plain}")
     assert acking[len(acking) // 2] < 10, acking
 
 
