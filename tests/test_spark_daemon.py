@@ -57,9 +57,10 @@ def test_a_task_input_is_not_held_by_a_delayed_acknowledgement() -> None:
     assert acking[len(acking) // 2] < 10, acking
 
 
-def test_the_daemon_opens_other_descriptors_as_os_does(tmp_path: Path) -> None:
-    """Only a TCP socket opened for reading becomes an AckingReader; a file, a Unix
-    socket and any socket opened for writing are opened by ``os.fdopen``."""
+def test_the_daemon_opens_other_descriptors_as_os_does(tmp_path: Path, monkeypatch) -> None:
+    """Only a TCP socket opened for reading becomes an AckingReader, where the system has
+    TCP_QUICKACK; a file, a Unix socket and any socket opened for writing are opened by
+    ``os.fdopen``."""
     f = tmp_path / "f"
     f.write_bytes(b"kafka")
     with daemon._DaemonOs.fdopen(os.open(f, os.O_RDONLY), "rb", 65536) as r:
@@ -78,6 +79,9 @@ def test_the_daemon_opens_other_descriptors_as_os_does(tmp_path: Path) -> None:
         with daemon._DaemonOs.fdopen(os.dup(c.fileno()), "rb", 65536) as r:
             assert type(r.raw) is (daemon.AckingReader if daemon._QUICKACK else io.FileIO)
             assert r.read() == b""  # the other end closed above
+        monkeypatch.setattr(daemon, "_QUICKACK", None)  # not Linux
+        with daemon._DaemonOs.fdopen(os.dup(c.fileno()), "rb", 65536) as r:
+            assert type(r.raw) is io.FileIO
     assert daemon._DaemonOs().getpid() == os.getpid()  # the rest of os, as it is
 
 

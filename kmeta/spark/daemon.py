@@ -108,14 +108,15 @@ _QUICKACK: int | None = getattr(socket, "TCP_QUICKACK", None)
 
 class _DaemonOs:
     """``os`` as pyspark's daemon sees it: its worker's socket opened for reading as an
-    AckingReader (a descriptor that is not a TCP socket: as ``os.fdopen`` opens it)."""
+    AckingReader where the system has TCP_QUICKACK (a descriptor that is not a TCP
+    socket, or a system without it: as ``os.fdopen`` opens it)."""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(os, name)
 
     @staticmethod
     def fdopen(fd: int, mode: str = "r", buffering: int = -1, *args: Any, **kw: Any) -> Any:
-        if mode == "rb" and not args and not kw:
+        if mode == "rb" and _QUICKACK is not None and not args and not kw:
             try:
                 sock = socket.socket(fileno=fd)
             except OSError:
@@ -147,8 +148,7 @@ def main() -> None:
         sys.path_importer_cache.pop(p, None)
     import pyspark.daemon as daemon
 
-    if _QUICKACK is not None:
-        daemon.os = _DaemonOs()  # type: ignore[assignment]
+    daemon.os = _DaemonOs()  # type: ignore[assignment]
     daemon.worker = _sparing(daemon.worker)
     daemon.manager()
 
